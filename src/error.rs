@@ -1,0 +1,176 @@
+//! Error types, one per layer, each with a position or a meaning a user can act on.
+
+use thiserror::Error;
+
+/// A line of exposition text that could not be parsed or that breaks a format rule.
+///
+/// `line` and `column` are 1-based; `column` counts characters (not bytes) from the start
+/// of the line, pointing at the first character that is wrong.
+///
+/// # Example
+/// ```
+/// let err = promrate::parse("a{b\"c\"} 1\n").next().unwrap().unwrap_err();
+/// assert_eq!((err.line, err.column), (1, 4));
+/// assert_eq!(err.to_string(), "line 1, column 4: expected '=' after label name");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("line {line}, column {column}: {kind}")]
+pub struct ParseError {
+    /// 1-based line number.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What went wrong.
+    pub kind: ParseErrorKind,
+}
+
+/// What went wrong on a line. New kinds may be added in minor releases.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// The parser expected a specific token here.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// A metric name is empty or contains a character outside `[a-zA-Z_:][a-zA-Z0-9_:]*`.
+    #[error("invalid metric name")]
+    InvalidMetricName,
+    /// A label name is empty or contains a character outside `[a-zA-Z_][a-zA-Z0-9_]*`.
+    #[error("invalid label name")]
+    InvalidLabelName,
+    /// A quoted string (label value, quoted name) has no closing quote on its line.
+    #[error("unterminated quoted string")]
+    UnterminatedString,
+    /// A backslash escape other than `\\`, `\"` or `\n`.
+    #[error("invalid escape sequence '\\{0}'")]
+    InvalidEscape(char),
+    /// Quoted metric or label names may not contain escapes (a documented limitation:
+    /// names are returned as borrowed `&str`).
+    #[error("escape sequences are not supported in quoted names")]
+    EscapeInQuotedName,
+    /// The same label name appears twice in one label set.
+    #[error("duplicate label name '{0}'")]
+    DuplicateLabel(String),
+    /// The sample value is not a valid float.
+    #[error("invalid sample value '{0}'")]
+    InvalidValue(String),
+    /// The timestamp is not valid for the format (integer milliseconds in Prometheus text,
+    /// finite float seconds in OpenMetrics).
+    #[error("invalid timestamp '{0}'")]
+    InvalidTimestamp(String),
+    /// A `# TYPE` line names a type the format does not know.
+    #[error("invalid metric type '{0}'")]
+    InvalidType(String),
+    /// Unexpected characters after the end of what a line may hold.
+    #[error("unexpected text after {0}")]
+    TrailingText(&'static str),
+    /// The line is longer than [`Parser::max_line_len`](crate::Parser::max_line_len).
+    #[error("line longer than the limit of {limit} bytes")]
+    LineTooLong {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// A label set has more labels than [`Parser::max_labels`](crate::Parser::max_labels).
+    #[error("more than {limit} labels")]
+    TooManyLabels {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// OpenMetrics forbids blank lines.
+    #[error("blank line (not allowed in OpenMetrics)")]
+    BlankLine,
+    /// OpenMetrics input must end with `# EOF`.
+    #[error("missing '# EOF' at end of input")]
+    MissingEof,
+    /// Nothing may follow `# EOF` (but one final newline).
+    #[error("text after '# EOF'")]
+    TextAfterEof,
+    /// An OpenMetrics rule about families, metadata, groups or values was broken.
+    #[error("metric family '{family}': {rule}")]
+    Family {
+        /// The family name the rule applies to.
+        family: String,
+        /// The rule that was broken.
+        rule: &'static str,
+    },
+}
+
+impl ParseError {
+    pub(crate) fn new(line: usize, column: usize, kind: ParseErrorKind) -> Self {
+        ParseError { line, column, kind }
+    }
+}
+
+/// A PromQL selector that could not be parsed or compiled.
+///
+/// # Example
+/// ```
+/// let err = promrate::Selector::parse("up{job=}").unwrap_err();
+/// assert_eq!(err.column, 8);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("column {column}: {kind}")]
+pub struct SelectorError {
+    /// 1-based column (characters) in the selector text.
+    pub column: usize,
+    /// What went wrong.
+    pub kind: SelectorErrorKind,
+}
+
+/// What went wrong in a selector. New kinds may be added in minor releases.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum SelectorErrorKind {
+    /// The parser expected a specific token here.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// A string literal has no closing quote.
+    #[error("unterminated string")]
+    UnterminatedString,
+    /// An escape sequence PromQL does not know.
+    #[error("invalid escape sequence in string")]
+    InvalidEscape,
+    /// PromQL requires a metric name or a matcher that does not match the empty string.
+    #[error("vector selector must contain at least one non-empty matcher")]
+    EmptyMatchers,
+    /// The metric name is given twice (as a name and as a `__name__` matcher both is fine in
+    /// PromQL only when they are not both plain names).
+    #[error("metric name given twice")]
+    DuplicateName,
+    /// A regular expression did not compile.
+    #[error("invalid regular expression: {0}")]
+    InvalidRegex(String),
+    /// `=~` or `!~` was used but the crate was built without the `regex` feature.
+    #[error("regex matchers need the `regex` feature")]
+    RegexUnsupported,
+    /// Text after the closing brace.
+    #[error("unexpected text after selector")]
+    TrailingText,
+}
+
+/// A sample a live series refused; the series is unchanged.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// use promrate::{CounterSeries, SeriesError};
+/// let mut series = CounterSeries::new(TimeDelta::minutes(5));
+/// let t = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+/// series.push(t, 10.0)?;
+/// assert!(matches!(series.push(t, 11.0), Err(SeriesError::NotAfterLast { .. })));
+/// # Ok::<(), SeriesError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum SeriesError {
+    /// The timestamp is not after the last accepted one.
+    #[error("sample at {at_ms} ms is not after the last sample at {last_ms} ms")]
+    NotAfterLast {
+        /// Timestamp of the refused sample, ms since the epoch.
+        at_ms: i64,
+        /// Timestamp of the last accepted sample.
+        last_ms: i64,
+    },
+    /// Counter values must be finite and not negative.
+    #[error("invalid counter value {0}")]
+    InvalidValue(f64),
+}

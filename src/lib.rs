@@ -1,0 +1,14 @@
+//! # promrate
+//!
+//! Turns Prometheus exposition text into trustworthy rates.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+pub mod text;
+
+pub use error::{ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
+pub use text::{
+    parse, Entries, Entry, Exemplar, Format, HelpText, LabelValue, Labels, LabelsIter, MetricType, Parser, Sample,
+    UnescapedBytes,
+};

@@ -1,0 +1,509 @@
+//! One line at a time: metadata lines (nom) and sample lines (hand-written byte scan).
+//!
+//! Both return the byte offset within the line of the first wrong character on error; the
+//! iterator turns that into a line and column.
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_while, take_while1};
+use nom::character::complete::{space0, space1};
+use nom::combinator::rest;
+use nom::sequence::preceded;
+use nom::{IResult, Parser as _};
+
+use super::labels::{metric_name_len, scan_quoted, scan_term, Dialect, HelpText, Labels};
+use super::sample::{Entry, Exemplar, MetricType, Sample};
+use super::value::{parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms};
+use crate::error::ParseErrorKind;
+
+/// A failure: byte offset in the line and what went wrong.
+pub(crate) type Fail = (usize, ParseErrorKind);
+
+/// OpenMetrics caps exemplar label sets at 128 characters of names and values.
+const MAX_EXEMPLAR_LABEL_CHARS: usize = 128;
+
+#[derive(Clone, Copy)]
+enum Keyword {
+    Help,
+    Type,
+    Unit,
+}
+
+/// Offset of `remaining` within `line` (both slices of the same line).
+fn offset(line: &str, remaining: &str) -> usize {
+    line.len() - remaining.len()
+}
+
+fn keyword(input: &str) -> IResult<&str, Keyword> {
+    alt((
+        tag("HELP").map(|_| Keyword::Help),
+        tag("TYPE").map(|_| Keyword::Type),
+        tag("UNIT").map(|_| Keyword::Unit),
+    ))
+    .parse(input)
+}
+
+/// A metric name in metadata: plain, or quoted (Prometheus 3 UTF-8 names).
+fn family_name<'a>(line: &'a str, input: &'a str) -> Result<(&'a str, &'a str), Fail> {
+    let at = offset(line, input);
+    if input.starts_with('"') {
+        let (end, escaped) = scan_quoted(input.as_bytes(), 0, true).map_err(|(o, k)| (at + o, k))?;
+        if escaped {
+            return Err((at, ParseErrorKind::EscapeInQuotedName));
+        }
+        if end == 2 {
+            return Err((at, ParseErrorKind::InvalidMetricName));
+        }
+        return Ok((&input[end..], &input[1..end - 1]));
+    }
+    let len = metric_name_len(input.as_bytes());
+    if len == 0 {
+        return Err((at, ParseErrorKind::InvalidMetricName));
+    }
+    Ok((&input[len..], &input[..len]))
+}
+
+/// Parses a line whose first non-blank character is `#`.
+pub(crate) fn metadata(line: &str, openmetrics: bool) -> Result<Entry<'_>, Fail> {
+    if openmetrics {
+        metadata_openmetrics(line)
+    } else {
+        metadata_text(line)
+    }
+}
+
+/// A free comment: the text after `#` and one optional space.
+fn comment(line: &str) -> Entry<'_> {
+    let body = line.trim_start_matches([' ', '\t']);
+    let body = body.strip_prefix('#').unwrap_or(body);
+    Entry::Comment(body.strip_prefix(' ').unwrap_or(body))
+}
+
+fn metadata_text(line: &str) -> Result<Entry<'_>, Fail> {
+    // `#`, blanks, keyword, blanks, name; anything else (`#HELP`, `# HELPER`, `# HELP`
+    // alone) is a free comment, as Prometheus reads it.
+    let header: IResult<&str, Keyword> = preceded((space0, tag("#"), space1), keyword).parse(line);
+    let Ok((after_kw, kw)) = header else {
+        return Ok(comment(line));
+    };
+    let Ok((after_blank, _)) = space1::<_, nom::error::Error<&str>>(after_kw) else {
+        return Ok(comment(line));
+    };
+    let (after_name, name) = family_name(line, after_blank)?;
+    match kw {
+        Keyword::Help => {
+            let text = match after_name.as_bytes().first() {
+                None => "",
+                Some(b' ' | b'\t') => after_name.trim_start_matches([' ', '\t']),
+                Some(_) => return Err((offset(line, after_name), ParseErrorKind::InvalidMetricName)),
+            };
+            Ok(Entry::Help {
+                name,
+                text: HelpText::new(text, false),
+            })
+        }
+        Keyword::Type => {
+            let parsed: IResult<&str, &str> = preceded(space1, take_while1(|c: char| c != ' ' && c != '\t')).parse(after_name);
+            let Ok((after_type, word)) = parsed else {
+                return Err((offset(line, after_name), ParseErrorKind::Expected("a metric type after the name")));
+            };
+            let kind = match word {
+                "counter" | "gauge" | "histogram" | "summary" | "untyped" => MetricType::from_name(word),
+                _ => None,
+            }
+            .ok_or_else(|| (offset(line, word), ParseErrorKind::InvalidType(word.to_string())))?;
+            if !after_type.trim_matches([' ', '\t']).is_empty() {
+                return Err((offset(line, after_type), ParseErrorKind::TrailingText("the metric type")));
+            }
+            Ok(Entry::Type { name, kind })
+        }
+        // The text format has no UNIT; Prometheus reads such a line as a comment.
+        Keyword::Unit => Ok(comment(line)),
+    }
+}
+
+fn metadata_openmetrics(line: &str) -> Result<Entry<'_>, Fail> {
+    if line == "# EOF" {
+        return Ok(Entry::Eof);
+    }
+    let header: IResult<&str, Keyword> = preceded(tag("# "), keyword).parse(line);
+    let Ok((after_kw, kw)) = header else {
+        return Err((0, ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'")));
+    };
+    let Some(after_space) = after_kw.strip_prefix(' ') else {
+        return Err((offset(line, after_kw), ParseErrorKind::Expected("a space after the keyword")));
+    };
+    let (after_name, name) = family_name(line, after_space)?;
+    // OpenMetrics requires exactly one space after the name, even before an empty value.
+    let parsed: IResult<&str, &str> = preceded(tag(" "), rest).parse(after_name);
+    let Ok((_, value)) = parsed else {
+        return Err((offset(line, after_name), ParseErrorKind::Expected("a space after the metric name")));
+    };
+    let value_at = offset(line, value);
+    match kw {
+        Keyword::Help => Ok(Entry::Help {
+            name,
+            text: HelpText::new(value, true),
+        }),
+        Keyword::Type => {
+            // `untyped` is Prometheus-text only; OpenMetrics says `unknown`.
+            let kind = MetricType::from_name(value)
+                .filter(|_| value != "untyped")
+                .ok_or_else(|| (value_at, ParseErrorKind::InvalidType(value.to_string())))?;
+            Ok(Entry::Type { name, kind })
+        }
+        Keyword::Unit => {
+            let unit_chars: IResult<&str, &str> = take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':').parse(value);
+            match unit_chars {
+                Ok(("", unit)) => Ok(Entry::Unit { name, unit }),
+                Ok((trailing, _)) => Err((offset(line, trailing), ParseErrorKind::TrailingText("the unit"))),
+                Err(_) => Err((value_at, ParseErrorKind::Expected("a unit"))),
+            }
+        }
+    }
+}
+
+#[inline]
+fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
+    while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// Cheap 6-bit fingerprint of a label name for the duplicate check: only when two names
+/// share a fingerprint are earlier names compared in full.
+#[inline]
+fn name_bit(name: &[u8]) -> u64 {
+    let first = name.first().copied().unwrap_or(0) as usize;
+    let last = name.last().copied().unwrap_or(0) as usize;
+    1u64 << ((name.len().wrapping_mul(7) ^ first ^ (last << 2)) & 63)
+}
+
+/// Parses a `{...}` label set whose `{` is at `open`. Returns the index after `}`, the raw
+/// text between the braces, the label count and a quoted metric name if one was inside.
+#[inline]
+fn label_set(
+    line: &str,
+    open: usize,
+    dialect: Dialect,
+    max_labels: usize,
+) -> Result<(usize, &str, u32, Option<&str>), Fail> {
+    let bytes = line.as_bytes();
+    let mut i = open + 1;
+    let mut count: usize = 0;
+    let mut quoted_name = None;
+    let mut seen: u64 = 0;
+    let ws = !dialect.openmetrics;
+    loop {
+        if ws {
+            i = skip_blanks(bytes, i);
+        }
+        if bytes.get(i) == Some(&b'}') {
+            // An empty set, or a trailing comma (allowed in the text format only).
+            if count > 0 && dialect.openmetrics {
+                return Err((i, ParseErrorKind::InvalidLabelName));
+            }
+            break;
+        }
+        let term = scan_term(bytes, i, dialect)?;
+        match term.value {
+            None => {
+                if quoted_name.is_some() || count > 0 && dialect.openmetrics {
+                    return Err((term.end, ParseErrorKind::Expected("'=' after label name")));
+                }
+                quoted_name = Some(&line[term.name.0..term.name.1]);
+            }
+            Some(_) => {
+                count += 1;
+                if count > max_labels {
+                    return Err((term.name.0, ParseErrorKind::TooManyLabels { limit: max_labels }));
+                }
+                let name = &line[term.name.0..term.name.1];
+                let bit = name_bit(name.as_bytes());
+                if seen & bit != 0 {
+                    let earlier = Labels::new(&line[open + 1..i], count as u32, dialect);
+                    if earlier.iter().any(|(n, _)| n == name) {
+                        return Err((term.name.0, ParseErrorKind::DuplicateLabel(name.to_string())));
+                    }
+                }
+                seen |= bit;
+            }
+        }
+        i = term.end;
+        if ws {
+            i = skip_blanks(bytes, i);
+        }
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => break,
+            None => return Err((i, ParseErrorKind::Expected("'}' to close the label set"))),
+            Some(_) => return Err((i, ParseErrorKind::Expected("',' or '}' after a label"))),
+        }
+    }
+    Ok((i + 1, &line[open + 1..i], count as u32, quoted_name))
+}
+
+/// End of a space-delimited token starting at `i`.
+#[inline]
+fn token_end(bytes: &[u8], i: usize, tabs: bool) -> usize {
+    let rest = &bytes[i.min(bytes.len())..];
+    let found = if tabs {
+        memchr::memchr2(b' ', b'\t', rest)
+    } else {
+        memchr::memchr(b' ', rest)
+    };
+    found.map_or(bytes.len(), |o| i + o)
+}
+
+/// Parses a sample line.
+#[inline]
+pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<Sample<'_>, Fail> {
+    let bytes = line.as_bytes();
+    let om = dialect.openmetrics;
+    let mut i = if om { 0 } else { skip_blanks(bytes, 0) };
+    let mut name = "";
+    if bytes.get(i) != Some(&b'{') {
+        let len = metric_name_len(&bytes[i..]);
+        if len == 0 {
+            return Err((i, ParseErrorKind::InvalidMetricName));
+        }
+        name = &line[i..i + len];
+        i += len;
+        if !om {
+            let j = skip_blanks(bytes, i);
+            if bytes.get(j) == Some(&b'{') {
+                i = j;
+            }
+        }
+    }
+    let mut labels = Labels::new("", 0, dialect);
+    if bytes.get(i) == Some(&b'{') {
+        let open = i;
+        let (end, raw, count, quoted) = label_set(line, open, dialect, max_labels)?;
+        if let Some(quoted) = quoted {
+            if !name.is_empty() {
+                return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
+            }
+            name = quoted;
+        }
+        if name.is_empty() {
+            return Err((open, ParseErrorKind::InvalidMetricName));
+        }
+        labels = Labels::new(raw, count, dialect);
+        i = end;
+    }
+    // Value.
+    if om {
+        if bytes.get(i) != Some(&b' ') {
+            return Err((i, ParseErrorKind::Expected("a space before the value")));
+        }
+        i += 1;
+    } else {
+        let j = skip_blanks(bytes, i);
+        if j == i && bytes.get(i).is_some() && name_follows_directly(bytes, i) {
+            return Err((i, ParseErrorKind::InvalidMetricName));
+        }
+        i = j;
+    }
+    let value_end = token_end(bytes, i, !om);
+    if value_end == i {
+        return Err((i, ParseErrorKind::Expected("a sample value")));
+    }
+    let value_text = &line[i..value_end];
+    let value = parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+    i = value_end;
+    let mut sample = Sample {
+        name,
+        labels,
+        value,
+        timestamp_ms: None,
+        exemplar: None,
+    };
+    if om {
+        openmetrics_tail(line, i, &mut sample)?;
+    } else {
+        i = skip_blanks(bytes, i);
+        if i < bytes.len() {
+            let ts_end = token_end(bytes, i, true);
+            let ts_text = &line[i..ts_end];
+            sample.timestamp_ms = Some(
+                parse_timestamp_ms(ts_text)
+                    .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?,
+            );
+            let after = skip_blanks(bytes, ts_end);
+            if after < bytes.len() {
+                return Err((after, ParseErrorKind::TrailingText("the timestamp")));
+            }
+        }
+    }
+    Ok(sample)
+}
+
+/// In the text format a name must be followed by blanks, `{` or the end; a byte that is
+/// neither means the name itself has a bad character (`a.b 1`).
+#[inline]
+fn name_follows_directly(bytes: &[u8], i: usize) -> bool {
+    i > 0 && bytes[i - 1] != b'}'
+}
+
+/// Timestamp and exemplar after an OpenMetrics value: ` ts`, ` # {..} v`, ` ts # {..} v ts`.
+fn openmetrics_tail<'a>(line: &'a str, mut i: usize, sample: &mut Sample<'a>) -> Result<(), Fail> {
+    let bytes = line.as_bytes();
+    if i == bytes.len() {
+        return Ok(());
+    }
+    // token_end stopped at a space.
+    i += 1;
+    if bytes.get(i) != Some(&b'#') {
+        let ts_end = token_end(bytes, i, false);
+        if ts_end == i {
+            return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
+        }
+        let ts_text = &line[i..ts_end];
+        let seconds = parse_timestamp_seconds(ts_text)
+            .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
+        sample.timestamp_ms = Some(seconds_to_ms(seconds));
+        i = ts_end;
+        if i == bytes.len() {
+            return Ok(());
+        }
+        i += 1;
+        if bytes.get(i) != Some(&b'#') {
+            return Err((i, ParseErrorKind::TrailingText("the timestamp")));
+        }
+    }
+    sample.exemplar = Some(exemplar(line, i)?);
+    Ok(())
+}
+
+/// Parses ` # {labels} value [timestamp]` starting at the `#`.
+fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
+    let bytes = line.as_bytes();
+    let dialect = Dialect {
+        openmetrics: true,
+        strict_escapes: false,
+    };
+    if bytes.get(hash + 1) != Some(&b' ') || bytes.get(hash + 2) != Some(&b'{') {
+        return Err((hash, ParseErrorKind::Expected("'# {' to start an exemplar")));
+    }
+    let open = hash + 2;
+    let (mut i, raw, count, quoted) = label_set(line, open, dialect, MAX_EXEMPLAR_LABEL_CHARS)?;
+    if quoted.is_some() {
+        return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
+    }
+    let labels = Labels::new(raw, count, dialect);
+    let chars: usize = labels
+        .iter()
+        .map(|(n, v)| n.chars().count() + v.unescaped().chars().count())
+        .sum();
+    if chars > MAX_EXEMPLAR_LABEL_CHARS {
+        return Err((open, ParseErrorKind::Expected("exemplar labels of at most 128 characters")));
+    }
+    if bytes.get(i) != Some(&b' ') {
+        return Err((i, ParseErrorKind::Expected("a space before the exemplar value")));
+    }
+    i += 1;
+    let value_end = token_end(bytes, i, false);
+    let value_text = &line[i..value_end];
+    let value = parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+    let mut timestamp_ms = None;
+    if value_end < bytes.len() {
+        let ts_start = value_end + 1;
+        let ts_text = &line[ts_start..];
+        let seconds = parse_timestamp_seconds(ts_text)
+            .ok_or_else(|| (ts_start, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
+        timestamp_ms = Some(seconds_to_ms(seconds));
+    }
+    Ok(Exemplar {
+        labels,
+        value,
+        timestamp_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: Dialect = Dialect {
+        openmetrics: false,
+        strict_escapes: true,
+    };
+    const OM: Dialect = Dialect {
+        openmetrics: true,
+        strict_escapes: false,
+    };
+
+    fn ok(line: &str) -> Sample<'_> {
+        sample(line, TEXT, 64).unwrap_or_else(|e| panic!("{line:?}: {e:?}"))
+    }
+
+    #[test]
+    fn sample_shapes() {
+        let s = ok("a 1");
+        assert_eq!((s.name(), s.value(), s.labels().len()), ("a", 1.0, 0));
+        let s = ok("  vllm:x{model_name=\"m/a:b\" , engine=\"0\",} 2.5e3 17  ");
+        assert_eq!(s.name(), "vllm:x");
+        assert_eq!(s.labels().len(), 2);
+        assert_eq!(s.timestamp_ms(), Some(17));
+        assert!(s.labels().get("engine").unwrap() == "0");
+        let s = ok("{\"my.metric\", \"label.x\"=\"v\"} 3");
+        assert_eq!(s.name(), "my.metric");
+        assert!(s.labels().get("label.x").unwrap() == "v");
+        let s = ok("a{b=\"x,y}z=\\\"\"} NaN");
+        assert!(s.value().is_nan());
+        assert!(s.labels().get("b").unwrap() == "x,y}z=\"");
+        let s = ok("a\t{}\t+Inf\t-5");
+        assert_eq!((s.value(), s.timestamp_ms()), (f64::INFINITY, Some(-5)));
+    }
+
+    #[test]
+    fn sample_errors() {
+        let cases: &[(&str, usize, ParseErrorKind)] = &[
+            ("a{b\"c\"} 1", 3, ParseErrorKind::Expected("'=' after label name")),
+            ("a{b=\"c\",b=\"d\"} 1", 8, ParseErrorKind::DuplicateLabel("b".into())),
+            ("a{b=\"c} 1", 4, ParseErrorKind::UnterminatedString),
+            ("a{b=\"\\q\"} 1", 5, ParseErrorKind::InvalidEscape('q')),
+            ("a 1x", 2, ParseErrorKind::InvalidValue("1x".into())),
+            ("a 1 2.5", 4, ParseErrorKind::InvalidTimestamp("2.5".into())),
+            ("a 1 2 3", 6, ParseErrorKind::TrailingText("the timestamp")),
+            ("a", 1, ParseErrorKind::Expected("a sample value")),
+            ("a.b 1", 1, ParseErrorKind::InvalidMetricName),
+            ("{b=\"c\"} 1", 0, ParseErrorKind::InvalidMetricName),
+            ("a{b=\"c\" 1", 8, ParseErrorKind::Expected("',' or '}' after a label")),
+            ("a{b=c} 1", 4, ParseErrorKind::Expected("'\"' to open the label value")),
+            ("\"a\"{} 1", 0, ParseErrorKind::InvalidMetricName),
+        ];
+        for (line, at, kind) in cases {
+            assert_eq!(sample(line, TEXT, 64).unwrap_err(), (*at, kind.clone()), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn openmetrics_samples() {
+        let s = sample("a_total 1 1.5 # {id=\"x\"} 2 3", OM, 64).unwrap();
+        assert_eq!(s.timestamp_ms(), Some(1500));
+        let ex = s.exemplar().unwrap();
+        assert_eq!((ex.value(), ex.timestamp_ms()), (2.0, Some(3000)));
+        for bad in ["a  1", "a 1 ", "a{a=\"1\",} 1", "a{ a=\"1\"} 1", "a 1 # {} 1 ", "a 1 #{} 1", "a 1# {} 1"] {
+            assert!(sample(bad, OM, 64).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn metadata_lines() {
+        assert!(matches!(metadata("# TYPE a counter", false), Ok(Entry::Type { name: "a", kind: MetricType::Counter })));
+        assert!(matches!(metadata("#  HELP  a  some text", false), Ok(Entry::Help { name: "a", .. })));
+        assert!(matches!(metadata("# HELP a", false), Ok(Entry::Help { name: "a", .. })));
+        assert!(matches!(metadata("# just words", false), Ok(Entry::Comment("just words"))));
+        assert!(matches!(metadata("#HELP a x", false), Ok(Entry::Comment("HELP a x"))));
+        assert!(matches!(metadata("# TYPE a gaugehistogram", false), Err((9, ParseErrorKind::InvalidType(_)))));
+        assert!(matches!(metadata("# TYPE a", false), Err((8, ParseErrorKind::Expected(_)))));
+        assert!(matches!(metadata("# HELP a x", true), Ok(Entry::Help { name: "a", .. })));
+        assert!(matches!(metadata("# UNIT a_s s", true), Ok(Entry::Unit { name: "a_s", unit: "s" })));
+        assert!(matches!(metadata("# EOF", true), Ok(Entry::Eof)));
+        for bad in ["# HELP a", "# TYPE a untyped", "# TYPE a gauge ", "# FOO a x", "#a_sum 0", "# UNIT a_s s "] {
+            assert!(metadata(bad, true).is_err(), "{bad:?}");
+        }
+    }
+}

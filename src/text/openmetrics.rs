@@ -1,0 +1,396 @@
+//! OpenMetrics rules that span lines: families, metadata placement, name clashes, label
+//! groups, timestamps, per-type suffixes and values, histogram consistency.
+//!
+//! The rules are those of the OpenMetrics 1.0 specification as its reference parser
+//! (Python `prometheus_client.openmetrics.parser`) and conformance suite apply them.
+//! Memory grows with the number of families and label groups (hashes, amortised), never
+//! per sample.
+
+use std::collections::HashSet;
+
+use super::labels::{LabelValue, Labels};
+use super::sample::{Entry, MetricType, Sample};
+use super::value::parse_float;
+use crate::error::ParseErrorKind;
+
+/// Why a line was refused: the line itself, or a family it closed.
+#[derive(Debug)]
+pub(crate) enum Rejection {
+    /// The line breaks a rule; offset within the line.
+    Line(usize, ParseErrorKind),
+    /// The family this line closed breaks a rule; the line itself is fine.
+    Earlier(ParseErrorKind),
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Validator<'a> {
+    family: Option<Family<'a>>,
+    /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
+    reserved: HashSet<u64>,
+    /// Label groups already closed in the current family.
+    seen_groups: Vec<u64>,
+    eof: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Family<'a> {
+    name: &'a str,
+    kind: MetricType,
+    has_help: bool,
+    has_type: bool,
+    unit: Option<&'a str>,
+    has_samples: bool,
+    /// Current label group and the timestamp of its last sample (`Some(None)`: no timestamp).
+    group: Option<(u64, Option<i64>)>,
+    histogram: HistogramCheck,
+}
+
+/// Running consistency check of one histogram group (one label set and timestamp).
+#[derive(Debug, Clone, Default)]
+struct HistogramCheck {
+    key: Option<(u64, Option<i64>)>,
+    count: Option<f64>,
+    last_le: Option<f64>,
+    last_bucket_value: f64,
+    negative_buckets: bool,
+    has_sum: bool,
+    has_gsum: bool,
+    negative_gsum: bool,
+}
+
+fn family_error(name: &str, rule: &'static str) -> ParseErrorKind {
+    ParseErrorKind::Family {
+        family: name.to_string(),
+        rule,
+    }
+}
+
+/// FNV-1a over the concatenation of the parts (a name and a suffix), avalanched.
+fn hash_parts(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in parts.iter().flat_map(|p| p.iter()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h
+}
+
+fn label_hash(name: &str, value: LabelValue<'_>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes().chain([0xff]).chain(value.unescaped_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    h
+}
+
+/// Order-independent identity of a label set without the label `skip`.
+fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
+    labels
+        .iter()
+        .filter(|(name, _)| Some(*name) != skip)
+        .fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| acc ^ label_hash(name, value))
+}
+
+fn suffixes(kind: MetricType) -> &'static [&'static str] {
+    match kind {
+        MetricType::Counter => &["_total", "_created"],
+        MetricType::Summary => &["", "_count", "_sum", "_created"],
+        MetricType::Histogram => &["_count", "_sum", "_bucket", "_created"],
+        MetricType::GaugeHistogram => &["_gcount", "_gsum", "_bucket"],
+        MetricType::Info => &["_info"],
+        _ => &[""],
+    }
+}
+
+fn is_whole(value: f64) -> bool {
+    value.is_finite() && value.fract() == 0.0
+}
+
+impl<'a> Family<'a> {
+    fn new(name: &'a str) -> Self {
+        Family {
+            name,
+            kind: MetricType::Unknown,
+            has_help: false,
+            has_type: false,
+            unit: None,
+            has_samples: false,
+            group: None,
+            histogram: HistogramCheck::default(),
+        }
+    }
+
+    fn allows(&self, sample_name: &str) -> bool {
+        sample_name
+            .strip_prefix(self.name)
+            .is_some_and(|suffix| suffixes(self.kind).contains(&suffix))
+    }
+}
+
+impl HistogramCheck {
+    fn close(&mut self, family: &str) -> Result<(), ParseErrorKind> {
+        if self.key.take().is_none() {
+            return Ok(());
+        }
+        let rule = if self.last_le != Some(f64::INFINITY) {
+            Some("the +Inf bucket is missing")
+        } else if self.count.is_some_and(|c| c != self.last_bucket_value) {
+            Some("the count does not match the +Inf bucket")
+        } else if self.has_sum && self.count.is_none() {
+            Some("_count must be present if _sum is present")
+        } else if self.has_gsum && self.count.is_none() {
+            Some("_gcount must be present if _gsum is present")
+        } else if !(self.has_sum || self.has_gsum) && self.count.is_some() {
+            Some("_sum must be present if _count is present")
+        } else if self.negative_buckets && self.has_sum {
+            Some("_sum is not allowed with negative buckets")
+        } else if !self.negative_buckets && self.negative_gsum {
+            Some("a negative _gsum needs negative buckets")
+        } else {
+            None
+        };
+        match rule {
+            Some(rule) => Err(family_error(family, rule)),
+            None => Ok(()),
+        }
+    }
+
+    fn observe(
+        &mut self,
+        family: &str,
+        key: (u64, Option<i64>),
+        suffix: &str,
+        sample: &Sample<'_>,
+        le: Option<f64>,
+    ) -> Result<(), ParseErrorKind> {
+        if self.key != Some(key) {
+            self.close(family)?;
+            *self = HistogramCheck {
+                key: Some(key),
+                ..HistogramCheck::default()
+            };
+        }
+        match suffix {
+            "_bucket" => {
+                let le = le.unwrap_or(f64::NAN);
+                if le < 0.0 {
+                    self.negative_buckets = true;
+                }
+                if self.last_le.is_some_and(|last| le <= last) {
+                    return Err(family_error(family, "buckets are out of order"));
+                }
+                if sample.value() < self.last_bucket_value {
+                    return Err(family_error(family, "bucket values decrease"));
+                }
+                self.last_le = Some(le);
+                self.last_bucket_value = sample.value();
+            }
+            "_count" | "_gcount" => self.count = Some(sample.value()),
+            "_sum" => self.has_sum = true,
+            "_gsum" => {
+                self.has_gsum = true;
+                if sample.value() < 0.0 {
+                    self.negative_gsum = true;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Validator<'a> {
+    pub(crate) fn eof_seen(&self) -> bool {
+        self.eof
+    }
+
+    /// Closes the current family at end of input (or `# EOF`). Idempotent.
+    pub(crate) fn finish(&mut self) -> Result<(), ParseErrorKind> {
+        self.close_family()
+    }
+
+    fn close_family(&mut self) -> Result<(), ParseErrorKind> {
+        let Some(mut family) = self.family.take() else {
+            return Ok(());
+        };
+        self.seen_groups.clear();
+        let name = family.name;
+        let listed = suffixes(family.kind);
+        let bare: &[&str] = if listed.contains(&"") { &[] } else { &[""] };
+        let mut clash = false;
+        for suffix in listed.iter().chain(bare) {
+            clash |= !self.reserved.insert(hash_parts(&[name.as_bytes(), suffix.as_bytes()]));
+        }
+        if clash {
+            return Err(family_error(name, "the family repeats or clashes with an earlier family"));
+        }
+        if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
+            let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
+            if !matches {
+                return Err(family_error(name, "the metric name must end with '_' and the unit"));
+            }
+            if matches!(family.kind, MetricType::Info | MetricType::StateSet) {
+                return Err(family_error(name, "info and stateset families cannot have a unit"));
+            }
+        }
+        family.histogram.close(name)
+    }
+
+    /// Starts a family, closing the previous one; its errors are reported as `Earlier`.
+    fn open_family(&mut self, name: &'a str) -> Result<(), Rejection> {
+        let closed = self.close_family();
+        self.family = Some(Family::new(name));
+        closed.map_err(Rejection::Earlier)
+    }
+
+    pub(crate) fn check(&mut self, entry: &Entry<'a>) -> Result<(), Rejection> {
+        match entry {
+            Entry::Eof => {
+                self.eof = true;
+                self.close_family().map_err(Rejection::Earlier)
+            }
+            Entry::Help { name, .. } | Entry::Type { name, .. } | Entry::Unit { name, .. } => {
+                self.metadata(entry, name)
+            }
+            Entry::Sample(sample) => self.sample(sample),
+            Entry::Comment(_) => Err(Rejection::Line(0, ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'"))),
+        }
+    }
+
+    fn metadata(&mut self, entry: &Entry<'a>, name: &'a str) -> Result<(), Rejection> {
+        let same = self.family.as_ref().is_some_and(|f| f.name == name);
+        if same && self.family.as_ref().is_some_and(|f| f.has_samples) {
+            return Err(Rejection::Line(0, family_error(name, "metadata must come before the family's samples")));
+        }
+        if !same {
+            self.open_family(name)?;
+        }
+        let family = self.family.as_mut().expect("a family was just opened");
+        let repeated = |flag: &mut bool| {
+            let was = *flag;
+            *flag = true;
+            if was {
+                Err(Rejection::Line(0, family_error(name, "metadata is repeated")))
+            } else {
+                Ok(())
+            }
+        };
+        match entry {
+            Entry::Help { .. } => repeated(&mut family.has_help),
+            Entry::Type { kind, .. } => {
+                repeated(&mut family.has_type)?;
+                family.kind = *kind;
+                Ok(())
+            }
+            Entry::Unit { unit, .. } => {
+                let mut has_unit = family.unit.is_some();
+                repeated(&mut has_unit)?;
+                family.unit = Some(unit);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn sample(&mut self, sample: &Sample<'a>) -> Result<(), Rejection> {
+        if !self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
+            self.open_family(sample.name())?;
+        }
+        let family = self.family.as_mut().expect("a family was just opened");
+        let name = family.name;
+        let kind = family.kind;
+        let line = |rule| Rejection::Line(0, family_error(name, rule));
+        let suffix = &sample.name()[name.len()..];
+        let labels = sample.labels();
+        if kind == MetricType::StateSet && labels.get(name).is_none() {
+            return Err(line("a stateset sample needs a label named after the family"));
+        }
+        let mut le = None;
+        if suffix == "_bucket" {
+            let bound = labels.get("le");
+            let parsed = bound.and_then(|v| parse_float(v.raw())).filter(|b| !b.is_nan());
+            let canonical = parsed.is_some_and(|b| b != f64::INFINITY || bound.is_some_and(|v| v == "+Inf"));
+            if !canonical {
+                return Err(line("a bucket needs a valid 'le' label (+Inf spelled '+Inf')"));
+            }
+            le = parsed;
+            if !is_whole(sample.value()) {
+                return Err(line("bucket values must be integers"));
+            }
+        }
+        if matches!(suffix, "_count" | "_gcount") && !is_whole(sample.value()) {
+            return Err(line("count values must be integers"));
+        }
+        let is_quantile = kind == MetricType::Summary && suffix.is_empty();
+        if is_quantile {
+            let q = labels.get("quantile").and_then(|v| parse_float(v.raw()));
+            if !q.is_some_and(|q| (0.0..=1.0).contains(&q)) {
+                return Err(line("a summary quantile needs a 'quantile' label between 0 and 1"));
+            }
+        }
+        // Label groups must be contiguous, and timestamps within a group must not go back.
+        let skip = match kind {
+            MetricType::Summary if is_quantile => Some("quantile"),
+            MetricType::StateSet => Some(name),
+            MetricType::Histogram | MetricType::GaugeHistogram if suffix == "_bucket" => Some("le"),
+            _ => None,
+        };
+        let group = if kind == MetricType::Info { 0 } else { group_of(labels, skip) };
+        let ts = sample.timestamp_ms();
+        match family.group {
+            Some((current, last_ts)) if current == group => {
+                if last_ts.is_some() != ts.is_some() {
+                    return Err(line("samples of one group must all have timestamps or none"));
+                }
+                if kind != MetricType::Info && last_ts > ts {
+                    return Err(line("timestamps went backwards within a group"));
+                }
+            }
+            Some((current, _)) => {
+                if self.seen_groups.contains(&group) {
+                    return Err(line("a label group is split by another group"));
+                }
+                self.seen_groups.push(current);
+            }
+            None => {}
+        }
+        family.group = Some((group, ts));
+        family.has_samples = true;
+        let value = sample.value();
+        if kind == MetricType::StateSet && value != 0.0 && value != 1.0 {
+            return Err(line("stateset values must be 0 or 1"));
+        }
+        if kind == MetricType::Info && value != 1.0 {
+            return Err(line("info values must be 1"));
+        }
+        if is_quantile && value < 0.0 {
+            return Err(line("quantile values cannot be negative"));
+        }
+        let counter_like = matches!(suffix, "_total" | "_sum" | "_count" | "_bucket" | "_gcount" | "_gsum");
+        if counter_like && value.is_nan() {
+            return Err(line("counter-like values cannot be NaN"));
+        }
+        if counter_like && suffix != "_gsum" && value < 0.0 {
+            return Err(line("counter-like values cannot be negative"));
+        }
+        if sample.exemplar().is_some() {
+            let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && suffix == "_bucket"
+                || kind == MetricType::Counter && suffix == "_total";
+            if !allowed {
+                return Err(line("only counter totals and histogram buckets can have exemplars"));
+            }
+        }
+        if matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && !suffix.is_empty() {
+            family
+                .histogram
+                .observe(name, (group, ts), suffix, sample, le)
+                .map_err(|kind| Rejection::Line(0, kind))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,312 @@
+//! The items a page yields: samples, exemplars, metadata entries, metric types.
+
+use chrono::{DateTime, Utc};
+
+use super::labels::{HelpText, Labels};
+
+/// One line of an exposition page, as the parser yields it.
+///
+/// # Example
+/// ```
+/// use promrate::{Entry, MetricType};
+/// let text = "# TYPE up gauge\nup 1\n";
+/// let entries: Vec<Entry> = promrate::parse(text).collect::<Result<_, _>>()?;
+/// assert!(matches!(entries[0], Entry::Type { name: "up", kind: MetricType::Gauge }));
+/// assert_eq!(entries[1].as_sample().unwrap().value(), 1.0);
+/// # Ok::<(), promrate::ParseError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Entry<'a> {
+    /// A sample line.
+    Sample(Sample<'a>),
+    /// `# HELP name text`.
+    Help {
+        /// Family name.
+        name: &'a str,
+        /// Help text, still escaped.
+        text: HelpText<'a>,
+    },
+    /// `# TYPE name kind`.
+    Type {
+        /// Family name.
+        name: &'a str,
+        /// Declared type.
+        kind: MetricType,
+    },
+    /// `# UNIT name unit` (OpenMetrics).
+    Unit {
+        /// Family name.
+        name: &'a str,
+        /// Unit, e.g. `seconds`; may be empty.
+        unit: &'a str,
+    },
+    /// Any other comment line (Prometheus text format), without the leading `#` and one
+    /// following space.
+    Comment(&'a str),
+    /// `# EOF` (OpenMetrics).
+    Eof,
+}
+
+impl<'a> Entry<'a> {
+    /// The sample, if this entry is one.
+    ///
+    /// # Example
+    /// ```
+    /// let e = promrate::parse("a 1").next().unwrap()?;
+    /// assert_eq!(e.as_sample().map(|s| s.name()), Some("a"));
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn as_sample(&self) -> Option<&Sample<'a>> {
+        match self {
+            Entry::Sample(sample) => Some(sample),
+            _ => None,
+        }
+    }
+
+    /// The sample, if this entry is one, by value.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::parse("a 1").next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.value(), 1.0);
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn into_sample(self) -> Option<Sample<'a>> {
+        match self {
+            Entry::Sample(sample) => Some(sample),
+            _ => None,
+        }
+    }
+}
+
+/// A metric family type, as declared by `# TYPE`.
+///
+/// # Example
+/// ```
+/// use promrate::MetricType;
+/// assert_eq!(MetricType::from_name("gaugehistogram"), Some(MetricType::GaugeHistogram));
+/// assert_eq!(MetricType::Counter.as_str(), "counter");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MetricType {
+    /// Monotonic counter.
+    Counter,
+    /// Gauge.
+    Gauge,
+    /// Classic histogram (`_bucket`, `_sum`, `_count`).
+    Histogram,
+    /// OpenMetrics gauge histogram (`_bucket`, `_gsum`, `_gcount`).
+    GaugeHistogram,
+    /// Summary (quantiles, `_sum`, `_count`).
+    Summary,
+    /// OpenMetrics info (`_info`, value 1).
+    Info,
+    /// OpenMetrics state set (values 0 or 1).
+    StateSet,
+    /// `unknown` (OpenMetrics) or `untyped` (Prometheus text).
+    Unknown,
+}
+
+impl MetricType {
+    /// Parses a type word of either format (`untyped` and `unknown` both give `Unknown`).
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::MetricType::from_name("untyped"), Some(promrate::MetricType::Unknown));
+    /// assert_eq!(promrate::MetricType::from_name("Counter"), None);
+    /// ```
+    pub fn from_name(word: &str) -> Option<MetricType> {
+        Some(match word {
+            "counter" => MetricType::Counter,
+            "gauge" => MetricType::Gauge,
+            "histogram" => MetricType::Histogram,
+            "gaugehistogram" => MetricType::GaugeHistogram,
+            "summary" => MetricType::Summary,
+            "info" => MetricType::Info,
+            "stateset" => MetricType::StateSet,
+            "unknown" | "untyped" => MetricType::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// The OpenMetrics spelling of the type.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::MetricType::StateSet.as_str(), "stateset");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricType::Counter => "counter",
+            MetricType::Gauge => "gauge",
+            MetricType::Histogram => "histogram",
+            MetricType::GaugeHistogram => "gaugehistogram",
+            MetricType::Summary => "summary",
+            MetricType::Info => "info",
+            MetricType::StateSet => "stateset",
+            MetricType::Unknown => "unknown",
+        }
+    }
+}
+
+/// One sample: a name, labels, a value and an optional timestamp, all borrowed from the page.
+///
+/// # Example
+/// ```
+/// let s = promrate::parse("http_requests_total{code=\"200\"} 1027 1395066363000\n")
+///     .next().unwrap()?.into_sample().unwrap();
+/// assert_eq!(s.name(), "http_requests_total");
+/// assert_eq!(s.value(), 1027.0);
+/// assert_eq!(s.timestamp_ms(), Some(1_395_066_363_000));
+/// assert_eq!(s.timestamp().unwrap().to_rfc3339(), "2014-03-17T14:26:03+00:00");
+/// # Ok::<(), promrate::ParseError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Sample<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) labels: Labels<'a>,
+    pub(crate) value: f64,
+    pub(crate) timestamp_ms: Option<i64>,
+    pub(crate) exemplar: Option<Exemplar<'a>>,
+}
+
+impl<'a> Sample<'a> {
+    /// The metric name (without quotes if it was quoted).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::parse("{\"http.requests\"} 1").next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.name(), "http.requests");
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// The labels, in input order.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::parse("a{b=\"c\"} 1").next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.labels().len(), 1);
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn labels(&self) -> Labels<'a> {
+        self.labels
+    }
+
+    /// The value.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::parse("a -Inf").next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.value(), f64::NEG_INFINITY);
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// The timestamp in milliseconds since the epoch; OpenMetrics float seconds are
+    /// converted (rounded to the nearest millisecond, saturating at the `i64` range).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let mut entries = Parser::new(Format::OpenMetrics).parse("a 1 1.5\n# EOF\n");
+    /// let s = entries.next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.timestamp_ms(), Some(1500));
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn timestamp_ms(&self) -> Option<i64> {
+        self.timestamp_ms
+    }
+
+    /// The timestamp as a UTC date-time (`None` if absent or outside chrono's range).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::parse("a 1 0").next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.timestamp().unwrap().timestamp(), 0);
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn timestamp(&self) -> Option<DateTime<Utc>> {
+        self.timestamp_ms.and_then(DateTime::from_timestamp_millis)
+    }
+
+    /// The exemplar attached to this sample (OpenMetrics only).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let text = "# TYPE a counter\na_total 1 # {trace_id=\"x\"} 0.5\n# EOF\n";
+    /// let sample = Parser::new(Format::OpenMetrics).parse(text)
+    ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// let ex = sample.exemplar().unwrap();
+    /// assert_eq!(ex.value(), 0.5);
+    /// assert!(ex.labels().get("trace_id").unwrap() == "x");
+    /// ```
+    pub fn exemplar(&self) -> Option<Exemplar<'a>> {
+        self.exemplar
+    }
+}
+
+/// An OpenMetrics exemplar: a labelled example observation attached to a sample.
+///
+/// # Example
+/// ```
+/// use promrate::{Format, Parser};
+/// let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5 2.5\n# EOF\n";
+/// let s = Parser::new(Format::OpenMetrics).parse(text)
+///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+/// assert_eq!(s.exemplar().unwrap().timestamp_ms(), Some(2500));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Exemplar<'a> {
+    pub(crate) labels: Labels<'a>,
+    pub(crate) value: f64,
+    pub(crate) timestamp_ms: Option<i64>,
+}
+
+impl<'a> Exemplar<'a> {
+    /// The exemplar's labels.
+    ///
+    /// # Example
+    /// ```
+    /// # use promrate::{Format, Parser};
+    /// # let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
+    /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.exemplar().unwrap().labels().len(), 1);
+    /// ```
+    pub fn labels(&self) -> Labels<'a> {
+        self.labels
+    }
+
+    /// The observed value.
+    ///
+    /// # Example
+    /// ```
+    /// # use promrate::{Format, Parser};
+    /// # let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
+    /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.exemplar().unwrap().value(), 0.5);
+    /// ```
+    pub fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// The exemplar's timestamp in milliseconds, if given.
+    ///
+    /// # Example
+    /// ```
+    /// # use promrate::{Format, Parser};
+    /// # let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
+    /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.exemplar().unwrap().timestamp_ms(), None);
+    /// ```
+    pub fn timestamp_ms(&self) -> Option<i64> {
+        self.timestamp_ms
+    }
+}

@@ -1,0 +1,239 @@
+//! Rendering samples and families back into the text formats, escaped correctly.
+//!
+//! Values are written the way Go's `strconv.FormatFloat(v, 'g', -1, 64)` and Python
+//! `prometheus_client` write them (`1.950573e+06`, `680175.0`, `NaN`, `+Inf`), so a page
+//! rendered here looks like the exporters promrate is tested against.
+//!
+//! # Example
+//! ```
+//! use promrate::{text::write, MetricType};
+//! let mut page = String::new();
+//! write::help(&mut page, "vllm:num_requests_running", "Number of requests in model execution batches.")?;
+//! write::metric_type(&mut page, "vllm:num_requests_running", MetricType::Gauge)?;
+//! write::sample(&mut page, "vllm:num_requests_running", &[("engine", "0"), ("model_name", "m")], 3.0, None)?;
+//! assert!(page.ends_with("vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n"));
+//! let parsed = promrate::parse(&page).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+//! assert_eq!(parsed.value(), 3.0);
+//! # Ok::<(), std::fmt::Error>(())
+//! ```
+
+use std::fmt::{self, Write};
+
+use super::labels::{is_label_name, is_metric_name};
+use super::sample::MetricType;
+
+/// A float formatted like prometheus_client's `floatToGoString`: Python `repr`, except that
+/// positive values with more than six integer digits switch to Go's exponent form.
+///
+/// # Example
+/// ```
+/// use promrate::text::write::GoFloat;
+/// assert_eq!(GoFloat(4404533.0).to_string(), "4.404533e+06");
+/// assert_eq!(GoFloat(680175.0).to_string(), "680175.0");
+/// assert_eq!(GoFloat(0.25).to_string(), "0.25");
+/// assert_eq!(GoFloat(1e-7).to_string(), "1e-07");
+/// assert_eq!(GoFloat(f64::NEG_INFINITY).to_string(), "-Inf");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GoFloat(pub f64);
+
+impl fmt::Display for GoFloat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v.is_nan() {
+            return f.write_str("NaN");
+        }
+        if v.is_infinite() {
+            return f.write_str(if v > 0.0 { "+Inf" } else { "-Inf" });
+        }
+        // Shortest round-trip digits and decimal exponent, e.g. "4.404533e6".
+        let sci = format!("{:e}", v.abs());
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+        let sign = if v.is_sign_negative() { "-" } else { "" };
+        if v > 0.0 && exp >= 6 && exp < 16 {
+            // Go's exponent form where Python would print fixed notation with >6 digits.
+            let (first, rest) = digits.split_at(1);
+            let rest = rest.trim_end_matches('0');
+            let dot = if rest.is_empty() { "" } else { "." };
+            return write!(f, "{first}{dot}{rest}e+{exp:02}");
+        }
+        if (-4..16).contains(&exp) {
+            // Python repr: fixed notation with at least one fractional digit.
+            let point = exp + 1;
+            if point <= 0 {
+                let zeros = "0".repeat((-point) as usize);
+                write!(f, "{sign}0.{zeros}{digits}")
+            } else {
+                let point = point as usize;
+                if digits.len() > point {
+                    write!(f, "{sign}{}.{}", &digits[..point], &digits[point..])
+                } else {
+                    let zeros = "0".repeat(point - digits.len());
+                    write!(f, "{sign}{digits}{zeros}.0")
+                }
+            }
+        } else {
+            let (first, rest) = digits.split_at(1);
+            let dot = if rest.is_empty() { "" } else { "." };
+            let esign = if exp < 0 { '-' } else { '+' };
+            write!(f, "{sign}{first}{dot}{rest}e{esign}{:02}", exp.abs())
+        }
+    }
+}
+
+/// Writes `text` with `\\`, `\n` (and `\"` when `quote`) escaped.
+///
+/// # Example
+/// ```
+/// let mut out = String::new();
+/// promrate::text::write::escaped(&mut out, "a\"b\\c\nd", true)?;
+/// assert_eq!(out, r#"a\"b\\c\nd"#);
+/// # Ok::<(), std::fmt::Error>(())
+/// ```
+pub fn escaped<W: Write + ?Sized>(out: &mut W, text: &str, quote: bool) -> fmt::Result {
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        let replacement = match c {
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '"' if quote => "\\\"",
+            _ => continue,
+        };
+        out.write_str(&text[start..i])?;
+        out.write_str(replacement)?;
+        start = i + c.len_utf8();
+    }
+    out.write_str(&text[start..])
+}
+
+fn quoted<W: Write + ?Sized>(out: &mut W, text: &str) -> fmt::Result {
+    out.write_char('"')?;
+    escaped(out, text, true)?;
+    out.write_char('"')
+}
+
+fn family_name<W: Write + ?Sized>(out: &mut W, name: &str) -> fmt::Result {
+    if is_metric_name(name) {
+        out.write_str(name)
+    } else {
+        quoted(out, name)
+    }
+}
+
+/// Writes `# HELP name text` and a newline, escaping the text as the 0.0.4 format does.
+///
+/// # Example
+/// ```
+/// let mut out = String::new();
+/// promrate::text::write::help(&mut out, "a", "two\nlines")?;
+/// assert_eq!(out, "# HELP a two\\nlines\n");
+/// # Ok::<(), std::fmt::Error>(())
+/// ```
+pub fn help<W: Write + ?Sized>(out: &mut W, name: &str, text: &str) -> fmt::Result {
+    out.write_str("# HELP ")?;
+    family_name(out, name)?;
+    out.write_char(' ')?;
+    escaped(out, text, false)?;
+    out.write_char('\n')
+}
+
+/// Writes `# TYPE name kind` and a newline (`Unknown` as `untyped`, the 0.0.4 spelling).
+///
+/// # Example
+/// ```
+/// let mut out = String::new();
+/// promrate::text::write::metric_type(&mut out, "a", promrate::MetricType::Unknown)?;
+/// assert_eq!(out, "# TYPE a untyped\n");
+/// # Ok::<(), std::fmt::Error>(())
+/// ```
+pub fn metric_type<W: Write + ?Sized>(out: &mut W, name: &str, kind: MetricType) -> fmt::Result {
+    out.write_str("# TYPE ")?;
+    family_name(out, name)?;
+    let word = match kind {
+        MetricType::Unknown => "untyped",
+        other => other.as_str(),
+    };
+    writeln!(out, " {word}")
+}
+
+/// Writes one sample line: name, labels (values escaped; names that are not plain
+/// identifiers quoted, Prometheus 3 style), value as [`GoFloat`], optional ms timestamp.
+///
+/// # Example
+/// ```
+/// let mut out = String::new();
+/// promrate::text::write::sample(&mut out, "http.requests", &[("code", "200")], 1.0, Some(5))?;
+/// assert_eq!(out, "{\"http.requests\",code=\"200\"} 1.0 5\n");
+/// # Ok::<(), std::fmt::Error>(())
+/// ```
+pub fn sample<W, K, V>(out: &mut W, name: &str, labels: &[(K, V)], value: f64, timestamp_ms: Option<i64>) -> fmt::Result
+where
+    W: Write + ?Sized,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let plain_name = is_metric_name(name);
+    if plain_name {
+        out.write_str(name)?;
+    }
+    if !labels.is_empty() || !plain_name {
+        out.write_char('{')?;
+        let mut first = true;
+        if !plain_name {
+            quoted(out, name)?;
+            first = false;
+        }
+        for (label, value) in labels {
+            if !first {
+                out.write_char(',')?;
+            }
+            first = false;
+            let label = label.as_ref();
+            if is_label_name(label) {
+                out.write_str(label)?;
+            } else {
+                quoted(out, label)?;
+            }
+            out.write_char('=')?;
+            quoted(out, value.as_ref())?;
+        }
+        out.write_char('}')?;
+    }
+    write!(out, " {}", GoFloat(value))?;
+    if let Some(ts) = timestamp_ms {
+        write!(out, " {ts}")?;
+    }
+    out.write_char('\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_floats() {
+        let cases = [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (-2.5, "-2.5"),
+            (123456.0, "123456.0"),
+            (1234567.0, "1.234567e+06"),
+            (1.76448001237e9, "1.76448001237e+09"),
+            (1e16, "1e+16"),
+            (-1e16, "-1e+16"),
+            (-1234567.0, "-1234567.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (2351.5699999999997, "2351.5699999999997"),
+            (1e300, "1e+300"),
+            (5e-324, "5e-324"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(GoFloat(v).to_string(), want, "{v:e}");
+            assert_eq!(GoFloat(v).to_string().parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests: one binary, one module per concern.
+
+mod openmetrics_suite;
+mod shared;
+mod text_corpus;

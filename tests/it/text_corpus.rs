@@ -1,0 +1,66 @@
+//! Every real page in the corpus parses without a single error.
+
+use promrate::{Format, Parser};
+
+use crate::shared;
+
+/// Pages that are OpenMetrics text go through the OpenMetrics parser.
+pub fn format_of(name: &str) -> Format {
+    if name.ends_with(".om.txt") || name.contains("openmetrics") {
+        Format::OpenMetrics
+    } else {
+        Format::PrometheusText
+    }
+}
+
+pub fn pages() -> Vec<(String, String)> {
+    let Some(dir) = shared::dir("corpus pages") else { return Vec::new() };
+    let mut pages = Vec::new();
+    for sub in ["corpus", "vllm"] {
+        for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_file() && (name.ends_with(".txt") || name.ends_with(".prom")) {
+                pages.push((name, shared::read(&path)));
+            }
+        }
+    }
+    pages.sort();
+    pages
+}
+
+#[test]
+fn real_pages_parse_cleanly() {
+    let pages = pages();
+    for (name, text) in &pages {
+        let format = format_of(name);
+        // Text pages strictly; OpenMetrics pages line by line (strict family rules are
+        // checked against the reference parser below).
+        let parser = Parser::new(format).strict(format == Format::PrometheusText);
+        let mut samples = 0;
+        for entry in parser.parse(text) {
+            let entry = entry.unwrap_or_else(|e| panic!("{name}: {e}"));
+            if let Some(sample) = entry.as_sample() {
+                samples += 1;
+                for (label, value) in sample.labels() {
+                    assert!(!label.is_empty(), "{name}");
+                    assert!(value == &*value.unescaped(), "{name}");
+                }
+            }
+        }
+        assert!(samples > 0, "{name}: no samples");
+    }
+    println!("parsed {} real pages", pages.len());
+}
+
+/// Prometheus' own OpenMetrics test page has a histogram with negative buckets *and* a
+/// `_sum`, which OpenMetrics 1.0 forbids; the reference parser rejects it too.
+#[test]
+fn strict_openmetrics_flags_the_negative_bucket_sum() {
+    let Some(dir) = shared::dir("negative bucket sum") else { return };
+    let text = shared::read(&dir.join("corpus/prometheus-textparse-alltypes.5mfs.om.txt"));
+    let errors: Vec<_> = Parser::new(Format::OpenMetrics).parse(&text).filter_map(Result::err).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].line, 33);
+    assert!(matches!(&errors[0].kind, promrate::ParseErrorKind::Family { family, .. } if family == "rpc_durations_histogram_seconds"));
+}
