@@ -361,6 +361,14 @@ impl<'a> Validator<'a> {
         }
         family.group = Some((group, ts));
         family.has_samples = true;
+        // Histogram state is updated before the value rules so that one bad value does not
+        // cascade into errors about the samples after it.
+        if matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && !suffix.is_empty() {
+            family
+                .histogram
+                .observe(name, (group, ts), suffix, sample, le)
+                .map_err(|kind| Rejection::Line(0, kind))?;
+        }
         let value = sample.value();
         if kind == MetricType::StateSet && value != 0.0 && value != 1.0 {
             return Err(line("stateset values must be 0 or 1"));
@@ -384,12 +392,6 @@ impl<'a> Validator<'a> {
             if !allowed {
                 return Err(line("only counter totals and histogram buckets can have exemplars"));
             }
-        }
-        if matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && !suffix.is_empty() {
-            family
-                .histogram
-                .observe(name, (group, ts), suffix, sample, le)
-                .map_err(|kind| Rejection::Line(0, kind))?;
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod differential;
 mod openmetrics_suite;
 mod shared;
 mod text_corpus;
