@@ -1,1 +1,107 @@
-fn main() {}
+//! Parsing throughput on real pages: promrate against two peer crates in the same group,
+//! so criterion's report reads as ratios. Every iteration counts samples and labels, so
+//! no parser can skip work the caller would do.
+//!
+//! Run: `cargo bench --bench parse`. Needs `../shared` beside the checkout.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+const PAGES: &[&str] = &[
+    "corpus/node_exporter-e2e-output.txt",
+    "corpus/cadvisor-prometheus_metrics.txt",
+    "corpus/prometheus-textparse-alltypes.237mfs.prom.txt",
+    "vllm/vllm-0.33-v1-single-t0.prom",
+];
+
+fn read(page: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared").join(page);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
+}
+
+/// (samples, labels) as promrate sees them; panics on any error.
+fn promrate_counts(text: &str) -> (usize, usize) {
+    let mut samples = 0;
+    let mut labels = 0;
+    for entry in promrate::parse(text) {
+        if let promrate::Entry::Sample(s) = entry.expect("real pages parse") {
+            samples += 1;
+            labels += s.labels().iter().count();
+            black_box(s.value());
+        }
+    }
+    (samples, labels)
+}
+
+/// prometheus-parse folds histogram and summary lines into one value per series.
+fn prometheus_parse_counts(text: &str) -> Option<(usize, usize)> {
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).ok()?;
+    let mut samples = 0;
+    let mut labels = 0;
+    for s in &scrape.samples {
+        let points = match &s.value {
+            prometheus_parse::Value::Histogram(b) => b.len(),
+            prometheus_parse::Value::Summary(q) => q.len(),
+            _ => 1,
+        };
+        samples += points;
+        labels += s.labels.len() * points;
+        black_box(&s.value);
+    }
+    Some((samples, labels))
+}
+
+fn prom_text_format_parser_counts(text: &str) -> Option<(usize, usize)> {
+    let scrape = prom_text_format_parser::Scrape::parse(text).ok()?;
+    let mut samples = 0;
+    let mut labels = 0;
+    for metric in &scrape.metrics {
+        for s in &metric.samples {
+            samples += 1;
+            labels += s.labels.len();
+            black_box(&s.value);
+        }
+    }
+    Some((samples, labels))
+}
+
+fn parse(c: &mut Criterion) {
+    for page in PAGES {
+        let text = read(page);
+        let ours = promrate_counts(&text);
+        let name = page.rsplit('/').next().unwrap();
+        // Say up front which peers return every sample (the comparison that counts).
+        for (peer, counts) in [
+            ("prometheus-parse", prometheus_parse_counts(&text)),
+            ("prom_text_format_parser", prom_text_format_parser_counts(&text)),
+        ] {
+            let verdict = match counts {
+                None => "fails on this page".to_string(),
+                Some(c) if c.0 == ours.0 => format!("returns all {} samples", c.0),
+                Some(c) => format!("returns {} of {} samples", c.0, ours.0),
+            };
+            eprintln!("{name}: {peer} {verdict}");
+        }
+        let mut group = c.benchmark_group(format!("parse/{name}"));
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function("promrate", |b| b.iter(|| promrate_counts(black_box(&text))));
+        if prometheus_parse_counts(&text).is_some() {
+            group.bench_function("prometheus-parse", |b| b.iter(|| prometheus_parse_counts(black_box(&text))));
+        }
+        if prom_text_format_parser_counts(&text).is_some() {
+            group.bench_function("prom_text_format_parser", |b| {
+                b.iter(|| prom_text_format_parser_counts(black_box(&text)))
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
+    targets = parse
+}
+criterion_main!(benches);

@@ -260,13 +260,16 @@ impl<'a> Entries<'a> {
         if validator.eof_seen() {
             return None;
         }
+        // Errors at the end point just past the last character of the last line.
+        let body = self.text.strip_suffix('\n').unwrap_or(self.text);
+        let last_line = body.rsplit('\n').next().unwrap_or("");
+        let (line, column) = (self.line.max(1), last_line.chars().count() + 1);
         // Report family errors first; the missing EOF follows on the next call.
-        let line = self.line + 1;
         if let Err(kind) = validator.finish() {
             self.finished = false;
-            return Some(Err(ParseError::new(line, 1, kind)));
+            return Some(Err(ParseError::new(line, column, kind)));
         }
-        Some(Err(ParseError::new(line, 1, ParseErrorKind::MissingEof)))
+        Some(Err(ParseError::new(line, column, ParseErrorKind::MissingEof)))
     }
 
     fn parse_line(&mut self, line_text: &'a str) -> Option<Result<Entry<'a>, ParseError>> {

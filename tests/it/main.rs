@@ -2,5 +2,6 @@
 
 mod differential;
 mod openmetrics_suite;
+mod proptests;
 mod shared;
 mod text_corpus;

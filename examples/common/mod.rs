@@ -1,0 +1,67 @@
+//! Code shared by the examples: fetching a page over HTTP or from a file.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use promrate::Format;
+
+/// What the examples send: the plain text format, which vLLM's prometheus_client serves
+/// with `vllm:` names intact (its OpenMetrics output renames them to `vllm_`).
+pub const ACCEPT: &str = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1";
+
+/// A fetched page and the format its Content-Type announced.
+pub struct Page {
+    pub body: String,
+    pub format: Format,
+}
+
+/// An HTTP agent with one overall deadline per request and non-2xx answers as values.
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// GETs `url`; a non-200 status, a transport error or a body that is not UTF-8 is an error
+/// message fit to print.
+pub fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, String> {
+    let mut response = agent
+        .get(url)
+        .header("Accept", ACCEPT)
+        .call()
+        .map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status();
+    if status != 200 {
+        return Err(format!("HTTP {}", status.as_u16()));
+    }
+    let format = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map_or(Format::PrometheusText, Format::from_content_type);
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_string()
+        .map_err(|e| format!("reading body failed: {e}"))?;
+    Ok(Page { body, format })
+}
+
+/// Reads a file, `-` for standard input, or an `http://` URL.
+pub fn read_source(source: &str, agent: &ureq::Agent) -> Result<Page, String> {
+    if source.starts_with("http://") || source.starts_with("https://") {
+        return fetch(agent, source);
+    }
+    let body = if source == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| format!("stdin: {e}"))?;
+        text
+    } else {
+        std::fs::read_to_string(source).map_err(|e| format!("{source}: {e}"))?
+    };
+    // A file says nothing about its format (a `# EOF` line is also a valid text comment).
+    Ok(Page { body, format: Format::PrometheusText })
+}
