@@ -17,8 +17,11 @@ const PAGES: &[&str] = &[
 ];
 
 fn read(page: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared").join(page);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(page);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
 }
 
 /// (samples, labels) as promrate sees them; panics on any error.
@@ -88,7 +91,9 @@ fn parse(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function("promrate", |b| b.iter(|| promrate_counts(black_box(&text))));
         if prometheus_parse_counts(&text).is_some() {
-            group.bench_function("prometheus-parse", |b| b.iter(|| prometheus_parse_counts(black_box(&text))));
+            group.bench_function("prometheus-parse", |b| {
+                b.iter(|| prometheus_parse_counts(black_box(&text)))
+            });
         }
         if prom_text_format_parser_counts(&text).is_some() {
             group.bench_function("prom_text_format_parser", |b| {
@@ -99,9 +104,46 @@ fn parse(c: &mut Criterion) {
     }
 }
 
+/// Parse and filter with a three-matcher selector (one regex), against parsing alone.
+fn filter(c: &mut Criterion) {
+    let selector = promrate::Selector::parse(
+        r#"{__name__=~"vllm:(generation|prompt)_tokens_total|node_cpu_seconds_total", mode!="idle", model_name!="none"}"#,
+    )
+    .expect("valid selector");
+    for page in [
+        "corpus/node_exporter-e2e-output.txt",
+        "vllm/vllm-0.33-v1-single-t0.prom",
+    ] {
+        let text = read(page);
+        let name = page.rsplit('/').next().unwrap();
+        let matched = promrate::parse(&text)
+            .filter_map(|e| e.ok()?.into_sample())
+            .filter(|s| selector.matches(s))
+            .count();
+        eprintln!("{name}: selector matches {matched} samples");
+        assert!(matched > 0);
+        let mut group = c.benchmark_group(format!("filter/{name}"));
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function("parse", |b| b.iter(|| promrate_counts(black_box(&text))));
+        group.bench_function("parse+select", |b| {
+            b.iter(|| {
+                let mut matched = 0;
+                for entry in promrate::parse(black_box(&text)) {
+                    if let promrate::Entry::Sample(s) = entry.expect("real pages parse") {
+                        matched += usize::from(selector.matches(&s));
+                        black_box(s.value());
+                    }
+                }
+                matched
+            })
+        });
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
-    targets = parse
+    targets = parse, filter
 }
 criterion_main!(benches);

@@ -3,7 +3,8 @@
 //! ```text
 //! promcat [FILE|URL|-] [--selector SEL] [--openmetrics] [--json]
 //! ```
-//! Bad lines go to stderr as `line:column: message`. Exit status: 0 all lines good,
+//! `--selector` takes a PromQL selector (`vllm:generation_tokens_total{engine="0"}`);
+//! ':' and '_' compare equal in metric names. Bad lines go to stderr as `line:column: message`. Exit status: 0 all lines good,
 //! 1 some line was bad, 2 the input could not be read (or the arguments were wrong).
 
 mod common;
@@ -24,7 +25,12 @@ struct Args {
 const USAGE: &str = "usage: promcat [FILE|URL|-] [--selector SEL] [--openmetrics] [--json]";
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { source: "-".into(), selector: None, openmetrics: false, json: false };
+    let mut args = Args {
+        source: "-".into(),
+        selector: None,
+        openmetrics: false,
+        json: false,
+    };
     let mut source = None;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -75,7 +81,11 @@ fn write_sample(out: &mut impl Write, sample: &Sample<'_>, json: bool) -> std::i
         promrate::text::write::sample(
             &mut line,
             sample.name(),
-            &sample.labels().iter().map(|(k, v)| (k, v.unescaped())).collect::<Vec<_>>(),
+            &sample
+                .labels()
+                .iter()
+                .map(|(k, v)| (k, v.unescaped()))
+                .collect::<Vec<_>>(),
             sample.value(),
             sample.timestamp_ms(),
         )
@@ -92,10 +102,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.selector.is_some() {
-        eprintln!("promcat: --selector is not supported yet");
-        return ExitCode::from(2);
-    }
+    let selector = match args
+        .selector
+        .as_deref()
+        .map(promrate::Selector::parse)
+        .transpose()
+    {
+        Ok(selector) => selector.map(|s| s.normalize_names(true)),
+        Err(e) => {
+            eprintln!("promcat: --selector: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let agent = common::agent(Duration::from_secs(10));
     let page = match common::read_source(&args.source, &agent) {
         Ok(page) => page,
@@ -104,13 +122,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let format = if args.openmetrics { Format::OpenMetrics } else { page.format };
+    let format = if args.openmetrics {
+        Format::OpenMetrics
+    } else {
+        page.format
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut bad_lines = 0;
     for entry in Parser::new(format).parse(&page.body) {
         match entry {
             Ok(promrate::Entry::Sample(sample)) => {
+                if selector.as_ref().is_some_and(|s| !s.matches(&sample)) {
+                    continue;
+                }
                 if write_sample(&mut out, &sample, args.json).is_err() {
                     // stdout closed (e.g. piped into `head`): stop quietly.
                     return ExitCode::SUCCESS;

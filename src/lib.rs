@@ -5,10 +5,12 @@
 #![deny(missing_docs)]
 
 mod error;
+mod select;
 pub mod text;
 
 pub use error::{ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
+pub use select::{MatchOp, Matcher, Selector};
 pub use text::{
-    parse, Entries, Entry, Exemplar, Format, HelpText, LabelValue, Labels, LabelsIter, MetricType, Parser, Sample,
-    UnescapedBytes,
+    parse, Entries, Entry, Exemplar, Format, HelpText, LabelValue, Labels, LabelsIter, MetricType, Parser,
+    Sample, UnescapedBytes,
 };

@@ -1,26 +1,36 @@
-//! Zero-allocation proofs with a counting global allocator (its own test binary, so no other
-//! test's allocations are counted). Tests here run one at a time through a lock.
+//! Zero-allocation proofs with a counting global allocator (its own test binary). Counts
+//! are per thread, so the test harness's own threads are never counted.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
 static SERIAL: Mutex<()> = Mutex::new(());
+
+fn bump() {
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        bump();
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        bump();
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -30,9 +40,9 @@ static GLOBAL: Counting = Counting;
 
 /// Allocations made while running `f`.
 fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = allocations();
     let r = f();
-    (ALLOCATIONS.load(Ordering::SeqCst) - before, r)
+    (allocations() - before, r)
 }
 
 fn shared_dir(test: &str) -> Option<PathBuf> {
@@ -40,7 +50,10 @@ fn shared_dir(test: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    assert!(std::env::var_os("CI").is_none(), "{test}: ../shared missing under CI");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: ../shared missing under CI"
+    );
     eprintln!("SKIPPED {test}: ../shared not found");
     None
 }
@@ -64,7 +77,9 @@ fn pages(dir: &std::path::Path) -> Vec<(String, String)> {
 fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
     let (mut samples, mut labels, mut sum) = (0, 0, 0.0);
     for entry in entries {
-        let Ok(promrate::Entry::Sample(s)) = entry else { continue };
+        let Ok(promrate::Entry::Sample(s)) = entry else {
+            continue;
+        };
         samples += 1;
         sum += s.value() + s.timestamp_ms().unwrap_or(0) as f64 + s.name().len() as f64;
         for (name, value) in s.labels() {
@@ -82,8 +97,10 @@ fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
 
 #[test]
 fn iterating_every_text_page_allocates_nothing() {
-    let _serial = SERIAL.lock().unwrap();
-    let Some(dir) = shared_dir("zero allocations") else { return };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dir) = shared_dir("zero allocations") else {
+        return;
+    };
     let mut total_samples = 0;
     for (name, text) in pages(&dir) {
         let format = if name.ends_with(".om.txt") || name.contains("openmetrics") {
@@ -94,7 +111,10 @@ fn iterating_every_text_page_allocates_nothing() {
         // Line-by-line OpenMetrics (no family bookkeeping) is allocation-free too.
         let parser = promrate::Parser::new(format).strict(format == promrate::Format::PrometheusText);
         let (allocations, (samples, labels, _)) = count(|| consume(parser.parse(&text)));
-        assert_eq!(allocations, 0, "{name}: {allocations} allocations for {samples} samples");
+        assert_eq!(
+            allocations, 0,
+            "{name}: {allocations} allocations for {samples} samples"
+        );
         assert!(samples > 0 && labels > 0, "{name}");
         total_samples += samples;
     }
@@ -103,23 +123,79 @@ fn iterating_every_text_page_allocates_nothing() {
 
 #[test]
 fn strict_openmetrics_allocates_per_family_not_per_sample() {
-    let _serial = SERIAL.lock().unwrap();
-    let Some(dir) = shared_dir("openmetrics allocations") else { return };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dir) = shared_dir("openmetrics allocations") else {
+        return;
+    };
     let text = std::fs::read_to_string(dir.join("corpus/prometheus-textparse-1histogram.om.txt")).unwrap();
     let parser = promrate::Parser::new(promrate::Format::OpenMetrics);
     let (allocations, (samples, _, _)) = count(|| consume(parser.parse(&text)));
     let families = text.lines().filter(|l| l.starts_with("# TYPE")).count();
     // Two amortised, doubling collections (reserved names, label groups): logarithmic.
-    assert!(allocations <= 64, "{allocations} allocations for {families} families / {samples} samples");
+    assert!(
+        allocations <= 64,
+        "{allocations} allocations for {families} families / {samples} samples"
+    );
     assert!(samples > 30, "{samples}");
 }
 
 #[test]
 fn error_lines_allocate_only_for_their_message() {
-    let _serial = SERIAL.lock().unwrap();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let text = "ok 1\nbad{ 2\nok 3\n";
     let (allocations, results) = count(|| promrate::parse(text).map(|r| r.is_ok()).collect::<Vec<_>>());
     assert_eq!(results, [true, false, true]);
     // The Vec of results itself; the error kind here holds no String.
     assert!(allocations <= 2, "{allocations}");
+}
+
+#[test]
+fn selector_matching_allocates_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dir) = shared_dir("selector allocations") else {
+        return;
+    };
+    let selectors = [
+        promrate::Selector::parse(r#"vllm:generation_tokens_total{model_name=~"meta-llama/.*",engine!="1"}"#)
+            .unwrap(),
+        promrate::Selector::parse(
+            r#"{__name__=~"node_cpu_.*|vllm:.*_seconds_bucket", le!="+Inf", cpu=~"[0-9]+|"}"#,
+        )
+        .unwrap(),
+        promrate::Selector::parse(r#"{job="x", path=~"a.*b"}"#).unwrap(),
+        promrate::Selector::parse("vllm_num_requests_running")
+            .unwrap()
+            .normalize_names(true),
+    ];
+    for page in [
+        "corpus/node_exporter-e2e-output.txt",
+        "vllm/vllm-0.33-v1-single-t0.prom",
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        let samples: Vec<_> = promrate::parse(&text)
+            .filter_map(|e| e.ok()?.into_sample())
+            .collect();
+        let match_all = || {
+            samples
+                .iter()
+                .map(|s| selectors.iter().filter(|sel| sel.matches(s)).count())
+                .sum::<usize>()
+        };
+        // The regex engine builds its per-thread scratch space on first use; after that,
+        // matching allocates nothing.
+        let warm = match_all();
+        let (allocations, matched) = count(match_all);
+        assert_eq!(warm, matched);
+        assert_eq!(allocations, 0, "{page}");
+        assert!(matched > 0, "{page}");
+    }
+    // A regex over an escaped value unescapes into a stack buffer, not the heap.
+    let escaped = promrate::parse("x{path=\"a\\\"b\"} 1")
+        .next()
+        .unwrap()
+        .unwrap()
+        .into_sample()
+        .unwrap();
+    let (allocations, hit) = count(|| selectors[2].matches(&escaped));
+    assert_eq!((allocations, hit), (0, false));
 }

@@ -7,7 +7,8 @@ use promrate::Format;
 
 /// What the examples send: the plain text format, which vLLM's prometheus_client serves
 /// with `vllm:` names intact (its OpenMetrics output renames them to `vllm_`).
-pub const ACCEPT: &str = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1";
+pub const ACCEPT: &str =
+    "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1";
 
 /// A fetched page and the format its Content-Type announced.
 pub struct Page {
@@ -63,5 +64,8 @@ pub fn read_source(source: &str, agent: &ureq::Agent) -> Result<Page, String> {
         std::fs::read_to_string(source).map_err(|e| format!("{source}: {e}"))?
     };
     // A file says nothing about its format (a `# EOF` line is also a valid text comment).
-    Ok(Page { body, format: Format::PrometheusText })
+    Ok(Page {
+        body,
+        format: Format::PrometheusText,
+    })
 }

@@ -132,11 +132,7 @@ fn skip_blanks(bytes: &[u8], mut i: usize, dialect: Dialect) -> usize {
 
 /// Scans one term starting at `i` (after any separator). Quoted names may not hold escapes.
 #[inline]
-pub(crate) fn scan_term(
-    bytes: &[u8],
-    i: usize,
-    dialect: Dialect,
-) -> Result<Term, (usize, ParseErrorKind)> {
+pub(crate) fn scan_term(bytes: &[u8], i: usize, dialect: Dialect) -> Result<Term, (usize, ParseErrorKind)> {
     let name = match bytes.get(i) {
         Some(b'"') => {
             let (end, escaped) = scan_quoted(bytes, i, true)?;
@@ -506,7 +502,9 @@ pub(crate) fn unescape(raw: &str, quote: bool) -> Cow<'_, str> {
     }
     .collect();
     // Escapes only replace ASCII with ASCII, so the result stays valid UTF-8.
-    Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Cow::Owned(
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 /// Help text as written, with lazy unescaping.
@@ -606,8 +604,14 @@ mod tests {
         let strict = |s: &str| scan_quoted(s.as_bytes(), 0, true);
         assert_eq!(strict(r#""abc" rest"#), Ok((5, false)));
         assert_eq!(strict(r#""a\"c""#), Ok((6, true)));
-        assert_eq!(strict(r#""abc"#).unwrap_err().1, ParseErrorKind::UnterminatedString);
-        assert_eq!(strict(r#""a\"#).unwrap_err().1, ParseErrorKind::UnterminatedString);
+        assert_eq!(
+            strict(r#""abc"#).unwrap_err().1,
+            ParseErrorKind::UnterminatedString
+        );
+        assert_eq!(
+            strict(r#""a\"#).unwrap_err().1,
+            ParseErrorKind::UnterminatedString
+        );
         assert_eq!(strict(r#""a\zc""#), Err((2, ParseErrorKind::InvalidEscape('z'))));
         assert_eq!(scan_quoted(br#""a\zc""#, 0, false), Ok((6, true)));
     }

@@ -102,9 +102,13 @@ fn metadata_text(line: &str) -> Result<Entry<'_>, Fail> {
             })
         }
         Keyword::Type => {
-            let parsed: IResult<&str, &str> = preceded(space1, take_while1(|c: char| c != ' ' && c != '\t')).parse(after_name);
+            let parsed: IResult<&str, &str> =
+                preceded(space1, take_while1(|c: char| c != ' ' && c != '\t')).parse(after_name);
             let Ok((after_type, word)) = parsed else {
-                return Err((offset(line, after_name), ParseErrorKind::Expected("a metric type after the name")));
+                return Err((
+                    offset(line, after_name),
+                    ParseErrorKind::Expected("a metric type after the name"),
+                ));
             };
             let kind = match word {
                 "counter" | "gauge" | "histogram" | "summary" | "untyped" => MetricType::from_name(word),
@@ -112,7 +116,10 @@ fn metadata_text(line: &str) -> Result<Entry<'_>, Fail> {
             }
             .ok_or_else(|| (offset(line, word), ParseErrorKind::InvalidType(word.to_string())))?;
             if !after_type.trim_matches([' ', '\t']).is_empty() {
-                return Err((offset(line, after_type), ParseErrorKind::TrailingText("the metric type")));
+                return Err((
+                    offset(line, after_type),
+                    ParseErrorKind::TrailingText("the metric type"),
+                ));
             }
             Ok(Entry::Type { name, kind })
         }
@@ -127,16 +134,25 @@ fn metadata_openmetrics(line: &str) -> Result<Entry<'_>, Fail> {
     }
     let header: IResult<&str, Keyword> = preceded(tag("# "), keyword).parse(line);
     let Ok((after_kw, kw)) = header else {
-        return Err((0, ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'")));
+        return Err((
+            0,
+            ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'"),
+        ));
     };
     let Some(after_space) = after_kw.strip_prefix(' ') else {
-        return Err((offset(line, after_kw), ParseErrorKind::Expected("a space after the keyword")));
+        return Err((
+            offset(line, after_kw),
+            ParseErrorKind::Expected("a space after the keyword"),
+        ));
     };
     let (after_name, name) = family_name(line, after_space)?;
     // OpenMetrics requires exactly one space after the name, even before an empty value.
     let parsed: IResult<&str, &str> = preceded(tag(" "), rest).parse(after_name);
     let Ok((_, value)) = parsed else {
-        return Err((offset(line, after_name), ParseErrorKind::Expected("a space after the metric name")));
+        return Err((
+            offset(line, after_name),
+            ParseErrorKind::Expected("a space after the metric name"),
+        ));
     };
     let value_at = offset(line, value);
     match kw {
@@ -152,7 +168,8 @@ fn metadata_openmetrics(line: &str) -> Result<Entry<'_>, Fail> {
             Ok(Entry::Type { name, kind })
         }
         Keyword::Unit => {
-            let unit_chars: IResult<&str, &str> = take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':').parse(value);
+            let unit_chars: IResult<&str, &str> =
+                take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':').parse(value);
             match unit_chars {
                 Ok(("", unit)) => Ok(Entry::Unit { name, unit }),
                 Ok((trailing, _)) => Err((offset(line, trailing), ParseErrorKind::TrailingText("the unit"))),
@@ -310,7 +327,8 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
         return Err((i, ParseErrorKind::Expected("a sample value")));
     }
     let value_text = &line[i..value_end];
-    let value = parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+    let value =
+        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
     i = value_end;
     let mut sample = Sample {
         name,
@@ -397,7 +415,10 @@ fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
         .map(|(n, v)| n.chars().count() + v.unescaped().chars().count())
         .sum();
     if chars > MAX_EXEMPLAR_LABEL_CHARS {
-        return Err((open, ParseErrorKind::Expected("exemplar labels of at most 128 characters")));
+        return Err((
+            open,
+            ParseErrorKind::Expected("exemplar labels of at most 128 characters"),
+        ));
     }
     if bytes.get(i) != Some(&b' ') {
         return Err((i, ParseErrorKind::Expected("a space before the exemplar value")));
@@ -405,7 +426,8 @@ fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
     i += 1;
     let value_end = token_end(bytes, i, false);
     let value_text = &line[i..value_end];
-    let value = parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+    let value =
+        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
     let mut timestamp_ms = None;
     if value_end < bytes.len() {
         let ts_start = value_end + 1;
@@ -461,7 +483,11 @@ mod tests {
     fn sample_errors() {
         let cases: &[(&str, usize, ParseErrorKind)] = &[
             ("a{b\"c\"} 1", 3, ParseErrorKind::Expected("'=' after label name")),
-            ("a{b=\"c\",b=\"d\"} 1", 8, ParseErrorKind::DuplicateLabel("b".into())),
+            (
+                "a{b=\"c\",b=\"d\"} 1",
+                8,
+                ParseErrorKind::DuplicateLabel("b".into()),
+            ),
             ("a{b=\"c} 1", 4, ParseErrorKind::UnterminatedString),
             ("a{b=\"\\q\"} 1", 5, ParseErrorKind::InvalidEscape('q')),
             ("a 1x", 2, ParseErrorKind::InvalidValue("1x".into())),
@@ -470,12 +496,24 @@ mod tests {
             ("a", 1, ParseErrorKind::Expected("a sample value")),
             ("a.b 1", 1, ParseErrorKind::InvalidMetricName),
             ("{b=\"c\"} 1", 0, ParseErrorKind::InvalidMetricName),
-            ("a{b=\"c\" 1", 8, ParseErrorKind::Expected("',' or '}' after a label")),
-            ("a{b=c} 1", 4, ParseErrorKind::Expected("'\"' to open the label value")),
+            (
+                "a{b=\"c\" 1",
+                8,
+                ParseErrorKind::Expected("',' or '}' after a label"),
+            ),
+            (
+                "a{b=c} 1",
+                4,
+                ParseErrorKind::Expected("'\"' to open the label value"),
+            ),
             ("\"a\"{} 1", 0, ParseErrorKind::InvalidMetricName),
         ];
         for (line, at, kind) in cases {
-            assert_eq!(sample(line, TEXT, 64).unwrap_err(), (*at, kind.clone()), "{line:?}");
+            assert_eq!(
+                sample(line, TEXT, 64).unwrap_err(),
+                (*at, kind.clone()),
+                "{line:?}"
+            );
         }
     }
 
@@ -485,24 +523,72 @@ mod tests {
         assert_eq!(s.timestamp_ms(), Some(1500));
         let ex = s.exemplar().unwrap();
         assert_eq!((ex.value(), ex.timestamp_ms()), (2.0, Some(3000)));
-        for bad in ["a  1", "a 1 ", "a{a=\"1\",} 1", "a{ a=\"1\"} 1", "a 1 # {} 1 ", "a 1 #{} 1", "a 1# {} 1"] {
+        for bad in [
+            "a  1",
+            "a 1 ",
+            "a{a=\"1\",} 1",
+            "a{ a=\"1\"} 1",
+            "a 1 # {} 1 ",
+            "a 1 #{} 1",
+            "a 1# {} 1",
+        ] {
             assert!(sample(bad, OM, 64).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn metadata_lines() {
-        assert!(matches!(metadata("# TYPE a counter", false), Ok(Entry::Type { name: "a", kind: MetricType::Counter })));
-        assert!(matches!(metadata("#  HELP  a  some text", false), Ok(Entry::Help { name: "a", .. })));
-        assert!(matches!(metadata("# HELP a", false), Ok(Entry::Help { name: "a", .. })));
-        assert!(matches!(metadata("# just words", false), Ok(Entry::Comment("just words"))));
-        assert!(matches!(metadata("#HELP a x", false), Ok(Entry::Comment("HELP a x"))));
-        assert!(matches!(metadata("# TYPE a gaugehistogram", false), Err((9, ParseErrorKind::InvalidType(_)))));
-        assert!(matches!(metadata("# TYPE a", false), Err((8, ParseErrorKind::Expected(_)))));
-        assert!(matches!(metadata("# HELP a x", true), Ok(Entry::Help { name: "a", .. })));
-        assert!(matches!(metadata("# UNIT a_s s", true), Ok(Entry::Unit { name: "a_s", unit: "s" })));
+        assert!(matches!(
+            metadata("# TYPE a counter", false),
+            Ok(Entry::Type {
+                name: "a",
+                kind: MetricType::Counter
+            })
+        ));
+        assert!(matches!(
+            metadata("#  HELP  a  some text", false),
+            Ok(Entry::Help { name: "a", .. })
+        ));
+        assert!(matches!(
+            metadata("# HELP a", false),
+            Ok(Entry::Help { name: "a", .. })
+        ));
+        assert!(matches!(
+            metadata("# just words", false),
+            Ok(Entry::Comment("just words"))
+        ));
+        assert!(matches!(
+            metadata("#HELP a x", false),
+            Ok(Entry::Comment("HELP a x"))
+        ));
+        assert!(matches!(
+            metadata("# TYPE a gaugehistogram", false),
+            Err((9, ParseErrorKind::InvalidType(_)))
+        ));
+        assert!(matches!(
+            metadata("# TYPE a", false),
+            Err((8, ParseErrorKind::Expected(_)))
+        ));
+        assert!(matches!(
+            metadata("# HELP a x", true),
+            Ok(Entry::Help { name: "a", .. })
+        ));
+        assert!(matches!(
+            metadata("# UNIT a_s s", true),
+            Ok(Entry::Unit {
+                name: "a_s",
+                unit: "s"
+            })
+        ));
         assert!(matches!(metadata("# EOF", true), Ok(Entry::Eof)));
-        for bad in ["# HELP a", "# TYPE a untyped", "# TYPE a gauge ", "# FOO a x", "#a_sum 0", "# UNIT a_s s "] {
+        for bad in [
+            "# HELP a",
+            "# TYPE a untyped",
+            "# TYPE a gauge ",
+            "# FOO a x",
+            "#a_sum 0",
+            "# UNIT a_s s ",
+        ] {
             assert!(metadata(bad, true).is_err(), "{bad:?}");
         }
     }

@@ -93,7 +93,9 @@ fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
     labels
         .iter()
         .filter(|(name, _)| Some(*name) != skip)
-        .fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| acc ^ label_hash(name, value))
+        .fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
+            acc ^ label_hash(name, value)
+        })
 }
 
 fn suffixes(kind: MetricType) -> &'static [&'static str] {
@@ -224,18 +226,29 @@ impl<'a> Validator<'a> {
         let bare: &[&str] = if listed.contains(&"") { &[] } else { &[""] };
         let mut clash = false;
         for suffix in listed.iter().chain(bare) {
-            clash |= !self.reserved.insert(hash_parts(&[name.as_bytes(), suffix.as_bytes()]));
+            clash |= !self
+                .reserved
+                .insert(hash_parts(&[name.as_bytes(), suffix.as_bytes()]));
         }
         if clash {
-            return Err(family_error(name, "the family repeats or clashes with an earlier family"));
+            return Err(family_error(
+                name,
+                "the family repeats or clashes with an earlier family",
+            ));
         }
         if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
             let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
             if !matches {
-                return Err(family_error(name, "the metric name must end with '_' and the unit"));
+                return Err(family_error(
+                    name,
+                    "the metric name must end with '_' and the unit",
+                ));
             }
             if matches!(family.kind, MetricType::Info | MetricType::StateSet) {
-                return Err(family_error(name, "info and stateset families cannot have a unit"));
+                return Err(family_error(
+                    name,
+                    "info and stateset families cannot have a unit",
+                ));
             }
         }
         family.histogram.close(name)
@@ -258,14 +271,20 @@ impl<'a> Validator<'a> {
                 self.metadata(entry, name)
             }
             Entry::Sample(sample) => self.sample(sample),
-            Entry::Comment(_) => Err(Rejection::Line(0, ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'"))),
+            Entry::Comment(_) => Err(Rejection::Line(
+                0,
+                ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'"),
+            )),
         }
     }
 
     fn metadata(&mut self, entry: &Entry<'a>, name: &'a str) -> Result<(), Rejection> {
         let same = self.family.as_ref().is_some_and(|f| f.name == name);
         if same && self.family.as_ref().is_some_and(|f| f.has_samples) {
-            return Err(Rejection::Line(0, family_error(name, "metadata must come before the family's samples")));
+            return Err(Rejection::Line(
+                0,
+                family_error(name, "metadata must come before the family's samples"),
+            ));
         }
         if !same {
             self.open_family(name)?;
@@ -330,7 +349,9 @@ impl<'a> Validator<'a> {
         if is_quantile {
             let q = labels.get("quantile").and_then(|v| parse_float(v.raw()));
             if !q.is_some_and(|q| (0.0..=1.0).contains(&q)) {
-                return Err(line("a summary quantile needs a 'quantile' label between 0 and 1"));
+                return Err(line(
+                    "a summary quantile needs a 'quantile' label between 0 and 1",
+                ));
             }
         }
         // Label groups must be contiguous, and timestamps within a group must not go back.
@@ -340,7 +361,11 @@ impl<'a> Validator<'a> {
             MetricType::Histogram | MetricType::GaugeHistogram if suffix == "_bucket" => Some("le"),
             _ => None,
         };
-        let group = if kind == MetricType::Info { 0 } else { group_of(labels, skip) };
+        let group = if kind == MetricType::Info {
+            0
+        } else {
+            group_of(labels, skip)
+        };
         let ts = sample.timestamp_ms();
         match family.group {
             Some((current, last_ts)) if current == group => {
@@ -379,7 +404,10 @@ impl<'a> Validator<'a> {
         if is_quantile && value < 0.0 {
             return Err(line("quantile values cannot be negative"));
         }
-        let counter_like = matches!(suffix, "_total" | "_sum" | "_count" | "_bucket" | "_gcount" | "_gsum");
+        let counter_like = matches!(
+            suffix,
+            "_total" | "_sum" | "_count" | "_bucket" | "_gcount" | "_gsum"
+        );
         if counter_like && value.is_nan() {
             return Err(line("counter-like values cannot be NaN"));
         }
@@ -387,10 +415,13 @@ impl<'a> Validator<'a> {
             return Err(line("counter-like values cannot be negative"));
         }
         if sample.exemplar().is_some() {
-            let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && suffix == "_bucket"
+            let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram)
+                && suffix == "_bucket"
                 || kind == MetricType::Counter && suffix == "_total";
             if !allowed {
-                return Err(line("only counter totals and histogram buckets can have exemplars"));
+                return Err(line(
+                    "only counter totals and histogram buckets can have exemplars",
+                ));
             }
         }
         Ok(())

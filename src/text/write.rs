@@ -52,7 +52,7 @@ impl fmt::Display for GoFloat {
         let exp: i32 = exp.parse().unwrap_or(0);
         let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
         let sign = if v.is_sign_negative() { "-" } else { "" };
-        if v > 0.0 && exp >= 6 && exp < 16 {
+        if v > 0.0 && (6..16).contains(&exp) {
             // Go's exponent form where Python would print fixed notation with >6 digits.
             let (first, rest) = digits.split_at(1);
             let rest = rest.trim_end_matches('0');
@@ -168,7 +168,13 @@ pub fn metric_type<W: Write + ?Sized>(out: &mut W, name: &str, kind: MetricType)
 /// assert_eq!(out, "{\"http.requests\",code=\"200\"} 1.0 5\n");
 /// # Ok::<(), std::fmt::Error>(())
 /// ```
-pub fn sample<W, K, V>(out: &mut W, name: &str, labels: &[(K, V)], value: f64, timestamp_ms: Option<i64>) -> fmt::Result
+pub fn sample<W, K, V>(
+    out: &mut W,
+    name: &str,
+    labels: &[(K, V)],
+    value: f64,
+    timestamp_ms: Option<i64>,
+) -> fmt::Result
 where
     W: Write + ?Sized,
     K: AsRef<str>,
@@ -233,7 +239,10 @@ mod tests {
         ];
         for (v, want) in cases {
             assert_eq!(GoFloat(v).to_string(), want, "{v:e}");
-            assert_eq!(GoFloat(v).to_string().parse::<f64>().unwrap().to_bits(), v.to_bits());
+            assert_eq!(
+                GoFloat(v).to_string().parse::<f64>().unwrap().to_bits(),
+                v.to_bits()
+            );
         }
     }
 }

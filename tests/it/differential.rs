@@ -35,7 +35,9 @@ pub fn reference_available(test: &str) -> bool {
         .is_ok_and(|o| o.status.success());
     if !ok {
         if std::env::var_os("CI").is_some() {
-            panic!("{test}: python3 with prometheus_client is required in CI (pip install prometheus_client)");
+            panic!(
+                "{test}: python3 with prometheus_client is required in CI (pip install prometheus_client)"
+            );
         }
         eprintln!("SKIPPED {test}: python3 with prometheus_client not found (pip install prometheus_client)");
     }
@@ -44,8 +46,17 @@ pub fn reference_available(test: &str) -> bool {
 
 fn reference(format: Format, path: &Path) -> Result<Vec<Row>, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/dump_samples.py");
-    let fmt = if format == Format::OpenMetrics { "openmetrics" } else { "text" };
-    let out = Command::new("python3").arg(&script).arg(fmt).arg(path).output().expect("python3 runs");
+    let fmt = if format == Format::OpenMetrics {
+        "openmetrics"
+    } else {
+        "text"
+    };
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(fmt)
+        .arg(path)
+        .output()
+        .expect("python3 runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut rows = Vec::new();
     for line in String::from_utf8(out.stdout).unwrap().lines() {
@@ -83,10 +94,11 @@ fn ours(format: Format, text: &str) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     for entry in Parser::new(format).parse(text) {
         match entry.map_err(|e| e.to_string())? {
-            Entry::Type { name, kind: MetricType::Counter } if format == Format::PrometheusText => {
-                if !name.ends_with("_total") {
-                    renamed_counters.insert(name.to_string());
-                }
+            Entry::Type {
+                name,
+                kind: MetricType::Counter,
+            } if format == Format::PrometheusText && !name.ends_with("_total") => {
+                renamed_counters.insert(name.to_string());
             }
             Entry::Sample(s) => {
                 let mut name = s.name().to_string();
@@ -114,14 +126,19 @@ fn ours(format: Format, text: &str) -> Result<Vec<Row>, String> {
 
 #[test]
 fn same_samples_as_prometheus_client() {
-    let Some(dir) = shared::dir("differential vs prometheus_client") else { return };
+    let Some(dir) = shared::dir("differential vs prometheus_client") else {
+        return;
+    };
     if !reference_available("differential vs prometheus_client") {
         return;
     }
     let mut pages = 0;
     let mut samples = 0;
     for sub in ["corpus", "vllm"] {
-        let mut paths: Vec<_> = std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut paths: Vec<_> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         paths.sort();
         for path in paths {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -3,5 +3,6 @@
 mod differential;
 mod openmetrics_suite;
 mod proptests;
+mod selectors;
 mod shared;
 mod text_corpus;

@@ -18,9 +18,14 @@ fn should_parse(json: &str) -> bool {
 
 #[test]
 fn every_case_agrees_with_test_json() {
-    let Some(dir) = shared::dir("openmetrics suite") else { return };
+    let Some(dir) = shared::dir("openmetrics suite") else {
+        return;
+    };
     let suite = dir.join("corpus/openmetrics-suite");
-    let mut cases: Vec<_> = std::fs::read_dir(&suite).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut cases: Vec<_> = std::fs::read_dir(&suite)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     cases.retain(|p| p.join("test.json").is_file());
     cases.sort();
     assert_eq!(cases.len(), 211, "the suite has 211 cases");
@@ -35,6 +40,15 @@ fn every_case_agrees_with_test_json() {
             disagreements.push(format!("{name}: expected {expected}, got {first_error:?}"));
         }
     }
-    println!("openmetrics suite: {}/{} cases agree", cases.len() - disagreements.len(), cases.len());
-    assert!(disagreements.is_empty(), "{} disagreements:\n{}", disagreements.len(), disagreements.join("\n"));
+    println!(
+        "openmetrics suite: {}/{} cases agree",
+        cases.len() - disagreements.len(),
+        cases.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
 }

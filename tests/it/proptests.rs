@@ -130,7 +130,11 @@ proptest! {
 }
 
 fn check_positions(text: &str, om: bool) -> Result<(), TestCaseError> {
-    let format = if om { Format::OpenMetrics } else { Format::PrometheusText };
+    let format = if om {
+        Format::OpenMetrics
+    } else {
+        Format::PrometheusText
+    };
     let lines: Vec<&str> = text.split('\n').collect();
     for entry in Parser::new(format).parse(text) {
         if let Err(e) = entry {

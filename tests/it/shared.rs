@@ -12,9 +12,15 @@ pub fn dir(test: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("{test}: {} is missing; CI must have ../shared beside the checkout", dir.display());
+        panic!(
+            "{test}: {} is missing; CI must have ../shared beside the checkout",
+            dir.display()
+        );
     }
-    eprintln!("SKIPPED {test}: {} not found (set PROMRATE_SHARED to run it)", dir.display());
+    eprintln!(
+        "SKIPPED {test}: {} not found (set PROMRATE_SHARED to run it)",
+        dir.display()
+    );
     None
 }
 

@@ -14,7 +14,9 @@ pub fn format_of(name: &str) -> Format {
 }
 
 pub fn pages() -> Vec<(String, String)> {
-    let Some(dir) = shared::dir("corpus pages") else { return Vec::new() };
+    let Some(dir) = shared::dir("corpus pages") else {
+        return Vec::new();
+    };
     let mut pages = Vec::new();
     for sub in ["corpus", "vllm"] {
         for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
@@ -44,7 +46,7 @@ fn real_pages_parse_cleanly() {
                 samples += 1;
                 for (label, value) in sample.labels() {
                     assert!(!label.is_empty(), "{name}");
-                    assert!(value == &*value.unescaped(), "{name}");
+                    assert!(value == *value.unescaped(), "{name}");
                 }
             }
         }
@@ -57,10 +59,22 @@ fn real_pages_parse_cleanly() {
 /// `_sum`, which OpenMetrics 1.0 forbids; the reference parser rejects it too.
 #[test]
 fn strict_openmetrics_flags_the_negative_bucket_sum() {
-    let Some(dir) = shared::dir("negative bucket sum") else { return };
+    let Some(dir) = shared::dir("negative bucket sum") else {
+        return;
+    };
     let text = shared::read(&dir.join("corpus/prometheus-textparse-alltypes.5mfs.om.txt"));
-    let errors: Vec<_> = Parser::new(Format::OpenMetrics).parse(&text).filter_map(Result::err).collect();
+    let errors: Vec<_> = Parser::new(Format::OpenMetrics)
+        .parse(&text)
+        .filter_map(Result::err)
+        .collect();
     assert_eq!(errors[0].line, 33, "{errors:?}");
-    assert!(matches!(&errors[0].kind, promrate::ParseErrorKind::Family { family, .. } if family == "rpc_durations_histogram_seconds"));
-    assert!(errors.iter().all(|e| matches!(e.kind, promrate::ParseErrorKind::Family { .. })), "{errors:?}");
+    assert!(
+        matches!(&errors[0].kind, promrate::ParseErrorKind::Family { family, .. } if family == "rpc_durations_histogram_seconds")
+    );
+    assert!(
+        errors
+            .iter()
+            .all(|e| matches!(e.kind, promrate::ParseErrorKind::Family { .. })),
+        "{errors:?}"
+    );
 }
