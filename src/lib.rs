@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod promql;
 mod select;
 pub mod text;
 

@@ -2,6 +2,7 @@
 
 mod differential;
 mod openmetrics_suite;
+mod oracle;
 mod proptests;
 mod selectors;
 mod shared;

@@ -1,0 +1,172 @@
+//! The rate engine against real Prometheus answers (`../shared/oracle`), bit for bit.
+
+use chrono::{DateTime, TimeDelta};
+use promrate::promql::{Point, Range, Semantics};
+use serde_json::Value;
+
+use crate::shared;
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(match s.as_str() {
+            "NaN" => f64::NAN,
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            other => other.parse().unwrap(),
+        }),
+        other => Some(other.as_f64().unwrap()),
+    }
+}
+
+fn points(series: &Value) -> Vec<Point> {
+    series
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Point::from_millis(p[0].as_i64().unwrap(), number(&p[1]).unwrap()))
+        .collect()
+}
+
+fn same(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan(),
+        _ => false,
+    }
+}
+
+/// Evaluates `fn` the way the case says; `None` for "no output".
+fn evaluate(fun: &str, modifier: Option<&str>, range: Range, pts: &[Point], at_ms: i64) -> Option<f64> {
+    let at = DateTime::from_timestamp_millis(at_ms).unwrap();
+    match (modifier, fun) {
+        (None, "rate") => range.rate(pts, at),
+        (None, "increase") => range.increase(pts, at),
+        (None, "delta") => range.delta(pts, at),
+        (None, "irate") => range.irate(pts, at),
+        (None, "idelta") => range.idelta(pts, at),
+        (None, "resets") => range.resets(pts, at),
+        (None, "changes") => range.changes(pts, at),
+        (Some("anchored"), "rate") => range.anchored().rate(pts, at),
+        (Some("anchored"), "increase") => range.anchored().increase(pts, at),
+        (Some("anchored"), "delta") => range.anchored().delta(pts, at),
+        (Some("anchored"), "resets") => range.anchored().resets(pts, at),
+        (Some("anchored"), "changes") => range.anchored().changes(pts, at),
+        (Some("smoothed"), "rate") => range.smoothed().rate(pts, at),
+        (Some("smoothed"), "increase") => range.smoothed().increase(pts, at),
+        (Some("smoothed"), "delta") => range.smoothed().delta(pts, at),
+        other => panic!("unexpected case {other:?}"),
+    }
+}
+
+/// promqltest files hold expected values as people wrote them (`0.333333333`, or
+/// `0.26666666666666666` for 800/3000), and Prometheus' own promqltest compares them with a
+/// relative tolerance of 1e-6 (`almost.Equal`, `defaultEpsilon`). A value that is not
+/// bit-equal must pass that same comparison. Returns (agrees, bit-exact).
+fn promqltest_agrees(got: Option<f64>, want: Option<f64>) -> (bool, bool) {
+    if same(got, want) {
+        return (true, true);
+    }
+    match (got, want) {
+        (Some(g), Some(w)) if g.is_finite() && w.is_finite() => {
+            let close = g == w || (g - w).abs() <= 1e-6 * g.abs().max(w.abs()).max(f64::MIN_POSITIVE);
+            (close, false)
+        }
+        _ => (false, false),
+    }
+}
+
+fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize) {
+    let Some(dir) = shared::dir("oracle") else {
+        return (0, 0);
+    };
+    let cases: Value = serde_json::from_str(&shared::read(&dir.join("oracle").join(name))).unwrap();
+    let mut checked = 0;
+    let mut bit_exact = 0;
+    let mut failures = Vec::new();
+    for case in cases.as_array().unwrap() {
+        let range =
+            Range::new(TimeDelta::milliseconds(case["window_ms"].as_i64().unwrap())).semantics(semantics);
+        let fun = case["fn"].as_str().unwrap();
+        let modifier = case["modifier"].as_str();
+        let at = case["time_ms"].as_i64().unwrap();
+        let expected = case["expected"].as_object().unwrap();
+        for (labels, series) in case["series"].as_object().unwrap() {
+            let got = evaluate(fun, modifier, range, &points(series), at);
+            let want = expected.get(labels).and_then(number);
+            let (ok, exact) = promqltest_agrees(got, want);
+            checked += 1;
+            bit_exact += usize::from(exact);
+            if !ok {
+                failures.push(format!("{} {labels}: got {got:?}, want {want:?}", case["expr"]));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{name}: {} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    (checked, bit_exact)
+}
+
+#[test]
+fn promqltest_v3_answers() {
+    let (checked, exact) = promqltest_file("promqltest-v3.json", Semantics::Prometheus3);
+    println!(
+        "promqltest-v3: {checked} answers agree, {exact} bit for bit, the rest within promqltest's 1e-6"
+    );
+}
+
+#[test]
+fn promqltest_v2_answers() {
+    let (checked, exact) = promqltest_file("promqltest-v2.42.json", Semantics::Prometheus2);
+    println!(
+        "promqltest-v2.42: {checked} answers agree, {exact} bit for bit, the rest within promqltest's 1e-6"
+    );
+}
+
+#[test]
+fn random_series_answers_bit_for_bit() {
+    let Some(dir) = shared::dir("oracle random") else {
+        return;
+    };
+    let data: Value = serde_json::from_str(&shared::read(&dir.join("oracle/random.json"))).unwrap();
+    let series: Vec<Vec<Point>> = data["series"].as_array().unwrap().iter().map(points).collect();
+    let lookback = TimeDelta::milliseconds(data["lookback_ms"].as_i64().unwrap());
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for query in data["queries"].as_array().unwrap() {
+        let fun = query["fn"].as_str().unwrap();
+        let window = TimeDelta::milliseconds(query["range_ms"].as_i64().unwrap());
+        let at = query["at_ms"].as_i64().unwrap();
+        for (key, semantics, modifier) in [
+            ("v2", Semantics::Prometheus2, None),
+            ("v3", Semantics::Prometheus3, None),
+            ("v3_anchored", Semantics::Prometheus3, Some("anchored")),
+            ("v3_smoothed", Semantics::Prometheus3, Some("smoothed")),
+        ] {
+            let Some(answers) = query.get(key).and_then(Value::as_array) else {
+                continue;
+            };
+            let range = Range::new(window).semantics(semantics).lookback(lookback);
+            for (i, want) in answers.iter().enumerate() {
+                let got = evaluate(fun, modifier, range, &series[i], at);
+                checked += 1;
+                if !same(got, number(want)) {
+                    failures.push(format!(
+                        "{key} {fun}[{window}] at {at} series {i}: got {got:?}, want {want}"
+                    ));
+                }
+            }
+        }
+    }
+    println!("random.json: {checked} answers checked bit for bit");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(30)].join("\n")
+    );
+}
