@@ -23,9 +23,10 @@
 //!     .map(|(i, v)| Point::new(t0 + TimeDelta::seconds(15 * i as i64), *v))
 //!     .collect();
 //! let at = t0 + TimeDelta::seconds(60);
-//! let range = Range::new(TimeDelta::seconds(60));
-//! assert_eq!(range.increase(&points, at), Some(120.0));
-//! assert_eq!(range.rate(&points, at), Some(2.0));
+//! // A 75 s window holds all five points (3.x windows are open on the left).
+//! let range = Range::new(TimeDelta::seconds(75));
+//! assert_eq!(range.increase(&points, at), Some(90.0)); // 60 before the reset, 30 after
+//! assert!((range.rate(&points, at).unwrap() - 1.2).abs() < 1e-12);
 //! assert_eq!(range.resets(&points, at), Some(1.0));
 //! ```
 
@@ -110,7 +111,9 @@ pub const DEFAULT_LOOKBACK: TimeDelta = TimeDelta::minutes(5);
 /// use promrate::promql::{Point, Range};
 /// let points = [Point::from_millis(0, 1.0), Point::from_millis(10_000, 3.0)];
 /// let at = DateTime::from_timestamp_millis(10_000).unwrap();
-/// assert_eq!(Range::new(TimeDelta::seconds(10)).irate(&points, at), Some(0.2));
+/// assert_eq!(Range::new(TimeDelta::seconds(20)).irate(&points, at), Some(0.2));
+/// // A [10s] window at 10 s excludes the point at 0 s: Prometheus 3 windows are (start, end].
+/// assert_eq!(Range::new(TimeDelta::seconds(10)).irate(&points, at), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
@@ -378,7 +381,8 @@ impl Range {
     /// use promrate::promql::{Point, Range};
     /// let points: Vec<Point> = (0..5).map(|i| Point::from_millis(i * 15_000, i as f64 * 30.0)).collect();
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).rate(&points, at), Some(2.0));
+    /// let rate = Range::new(chrono::TimeDelta::seconds(60)).rate(&points, at).unwrap();
+    /// assert!((rate - 2.0).abs() < 1e-12); // 2/s, up to float rounding
     /// ```
     pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.extrapolated(points, at, true, true)
@@ -391,7 +395,8 @@ impl Range {
     /// use promrate::promql::{Point, Range};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 60.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).increase(&points, at), Some(60.0));
+    /// // Extrapolation towards the window's start stops where the counter would reach 0.
+    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(90)).increase(&points, at), Some(60.0));
     /// ```
     pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.extrapolated(points, at, true, false)
@@ -404,7 +409,8 @@ impl Range {
     /// use promrate::promql::{Point, Range};
     /// let points = [Point::from_millis(0, 5.0), Point::from_millis(60_000, 2.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).delta(&points, at), Some(-3.0));
+    /// // -3 over 60 s, extrapolated by 30 s to the start of the 90 s window.
+    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(90)).delta(&points, at), Some(-4.5));
     /// ```
     pub fn delta(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.extrapolated(points, at, false, false)

@@ -18,8 +18,8 @@ use crate::text::{LabelValue, Sample};
 /// # Example
 /// ```
 /// use promrate::{MatchOp, Selector};
-/// let s = Selector::parse(r#"{job!~"test.*"}"#)?;
-/// assert_eq!(s.matchers()[0].op(), MatchOp::RegexNotMatch);
+/// let s = Selector::parse(r#"up{job!~"test.*"}"#)?;
+/// assert_eq!(s.matchers()[1].op(), MatchOp::RegexNotMatch);
 /// # Ok::<(), promrate::SelectorError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -177,8 +177,8 @@ impl Matcher {
     ///
     /// # Example
     /// ```
-    /// let s = promrate::Selector::parse(r#"{a!="b"}"#)?;
-    /// assert_eq!(s.matchers()[0].op(), promrate::MatchOp::NotEqual);
+    /// let s = promrate::Selector::parse(r#"up{a!="b"}"#)?;
+    /// assert_eq!(s.matchers()[1].op(), promrate::MatchOp::NotEqual);
     /// # Ok::<(), promrate::SelectorError>(())
     /// ```
     pub fn op(&self) -> MatchOp {

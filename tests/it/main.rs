@@ -7,3 +7,4 @@ mod proptests;
 mod selectors;
 mod shared;
 mod text_corpus;
+mod vllm;

@@ -1,0 +1,158 @@
+//! Classic-histogram quantiles with PromQL `histogram_quantile` semantics.
+//!
+//! Feed it the per-bucket figures you want the quantile of: usually the windowed increases
+//! (or rates) of each `_bucket` series, as in
+//! `histogram_quantile(0.95, sum by (le) (rate(x_bucket[5m])))`.
+
+/// One cumulative bucket: its upper bound (`le`) and its count (or increase, or rate).
+///
+/// # Example
+/// ```
+/// let b = promrate::histogram::Bucket { upper_bound: 0.5, count: 3.0 };
+/// assert_eq!(b.upper_bound, 0.5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bucket {
+    /// The bucket's `le` bound; `f64::INFINITY` for `+Inf`.
+    pub upper_bound: f64,
+    /// Cumulative count of observations `<= upper_bound`.
+    pub count: f64,
+}
+
+/// The `q`-quantile of a classic histogram, exactly as PromQL's `histogram_quantile`
+/// computes it (`bucketQuantile`): buckets are sorted by bound, equal bounds merged, counts
+/// forced monotonic; the answer is linearly interpolated inside the bucket holding rank
+/// `q * total`, the lowest bucket starting at 0 (or at its bound if that is <= 0), and a
+/// rank in the `+Inf` bucket answers the highest finite bound.
+///
+/// `q < 0` gives `-Inf`, `q > 1` `+Inf`, NaN `q` NaN; fewer than two buckets, no `+Inf`
+/// bucket, or no observations give NaN.
+///
+/// # Example
+/// ```
+/// use promrate::histogram::{quantile, Bucket};
+/// let buckets = [
+///     Bucket { upper_bound: 0.1, count: 10.0 },
+///     Bucket { upper_bound: 0.5, count: 30.0 },
+///     Bucket { upper_bound: f64::INFINITY, count: 40.0 },
+/// ];
+/// let p50 = quantile(0.5, &mut buckets.clone()); // rank 20 of 40: halfway through (0.1, 0.5]
+/// assert!((p50 - 0.3).abs() < 1e-12);
+/// assert_eq!(quantile(0.99, &mut buckets.clone()), 0.5); // in +Inf: highest finite bound
+/// ```
+pub fn quantile(q: f64, buckets: &mut [Bucket]) -> f64 {
+    if q.is_nan() {
+        return f64::NAN;
+    }
+    if q < 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if q > 1.0 {
+        return f64::INFINITY;
+    }
+    buckets.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
+    let n = coalesce(buckets);
+    let buckets = &mut buckets[..n];
+    if buckets.len() < 2 || buckets[buckets.len() - 1].upper_bound != f64::INFINITY {
+        return f64::NAN;
+    }
+    ensure_monotonic(buckets);
+    let observations = buckets[buckets.len() - 1].count;
+    if observations == 0.0 || observations.is_nan() {
+        return f64::NAN;
+    }
+    let mut rank = q * observations;
+    let b = buckets.partition_point(|bucket| bucket.count < rank);
+    if b == buckets.len() - 1 {
+        return buckets[buckets.len() - 2].upper_bound;
+    }
+    if b == 0 && buckets[0].upper_bound <= 0.0 {
+        return buckets[0].upper_bound;
+    }
+    let mut start = 0.0;
+    let end = buckets[b].upper_bound;
+    let mut count = buckets[b].count;
+    if b > 0 {
+        start = buckets[b - 1].upper_bound;
+        count -= buckets[b - 1].count;
+        rank -= buckets[b - 1].count;
+    }
+    start + (end - start) * (rank / count)
+}
+
+/// Merges buckets with equal bounds (summing counts) in place; returns the new length.
+fn coalesce(buckets: &mut [Bucket]) -> usize {
+    let mut len = 0;
+    for i in 0..buckets.len() {
+        if len > 0 && buckets[len - 1].upper_bound == buckets[i].upper_bound {
+            buckets[len - 1].count += buckets[i].count;
+        } else {
+            buckets[len] = buckets[i];
+            len += 1;
+        }
+    }
+    len
+}
+
+/// Forces counts to be non-decreasing (a bucket lower than the one before takes its
+/// value), repairing rate/increase jitter across buckets as PromQL does.
+fn ensure_monotonic(buckets: &mut [Bucket]) {
+    let mut max = f64::NEG_INFINITY;
+    for bucket in buckets {
+        if bucket.count > max {
+            max = bucket.count;
+        } else if bucket.count < max {
+            bucket.count = max;
+        }
+    }
+}
+
+/// The mean observation from the `_sum` and `_count` figures (e.g. their rates):
+/// `sum / count`, `None` when `count` is 0.
+///
+/// # Example
+/// ```
+/// assert_eq!(promrate::histogram::mean(6.0, 3.0), Some(2.0));
+/// assert_eq!(promrate::histogram::mean(0.0, 0.0), None);
+/// ```
+pub fn mean(sum: f64, count: f64) -> Option<f64> {
+    (count != 0.0).then(|| sum / count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(upper_bound: f64, count: f64) -> Bucket {
+        Bucket { upper_bound, count }
+    }
+
+    #[test]
+    fn promql_cases() {
+        let inf = f64::INFINITY;
+        // From Prometheus' histograms.test: buckets 0.1:50? Simplified table of behaviours.
+        let cases: Vec<(f64, Vec<Bucket>, f64)> = vec![
+            (0.5, vec![b(1.0, 1.0), b(2.0, 3.0), b(inf, 4.0)], 1.5),
+            (0.0, vec![b(1.0, 1.0), b(2.0, 3.0), b(inf, 4.0)], 0.0),
+            (1.0, vec![b(1.0, 1.0), b(2.0, 3.0), b(inf, 4.0)], 2.0),
+            (0.25, vec![b(-1.0, 1.0), b(2.0, 3.0), b(inf, 4.0)], -1.0),
+            (0.5, vec![b(inf, 4.0), b(2.0, 3.0), b(1.0, 1.0)], 1.5),
+            (0.5, vec![b(1.0, 1.0), b(1.0, 1.0), b(inf, 4.0)], 1.0),
+            (0.5, vec![b(1.0, 3.0), b(2.0, 1.0), b(inf, 4.0)], 2.0 / 3.0),
+            (-0.1, vec![b(1.0, 1.0), b(inf, 2.0)], f64::NEG_INFINITY),
+            (1.1, vec![b(1.0, 1.0), b(inf, 2.0)], inf),
+        ];
+        for (q, mut buckets, want) in cases {
+            let got = quantile(q, &mut buckets);
+            assert_eq!(got.to_bits(), want.to_bits(), "q={q}: got {got}, want {want}");
+        }
+        for mut nan_case in [
+            vec![b(inf, 4.0)],
+            vec![b(1.0, 1.0), b(2.0, 2.0)],
+            vec![b(1.0, 0.0), b(inf, 0.0)],
+        ] {
+            assert!(quantile(0.5, &mut nan_case).is_nan());
+        }
+        assert!(quantile(f64::NAN, &mut [b(1.0, 1.0), b(inf, 2.0)]).is_nan());
+    }
+}

@@ -1,0 +1,775 @@
+//! Live series fed one scrape at a time: counters that survive restarts, and gauges.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::error::SeriesError;
+use crate::promql::{Point, Range};
+
+/// Default time constant of [`CounterSeries::ewma_rate`]: 30 s.
+pub const DEFAULT_EWMA_TAU: TimeDelta = TimeDelta::seconds(30);
+
+/// Why a counter was found to have restarted.
+///
+/// # Example
+/// ```
+/// use promrate::{CounterSeries, ResetCause};
+/// let mut s = CounterSeries::new(chrono::TimeDelta::minutes(5));
+/// let t = chrono::DateTime::from_timestamp(1_000, 0).unwrap();
+/// s.push(t, 100.0)?;
+/// let pushed = s.push(t + chrono::TimeDelta::seconds(10), 3.0)?;
+/// assert_eq!(pushed, Some(ResetCause::ValueDropped));
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResetCause {
+    /// The value went down.
+    ValueDropped,
+    /// The `_created` time changed: a restart that may have climbed past the old value
+    /// before this scrape, which value-only detection cannot see.
+    CreatedChanged,
+}
+
+/// What a counter stores beside each point.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    /// Created time in ms, 0 when unknown (Prometheus' convention).
+    created_ms: i64,
+    /// Reset-corrected running total since tracking began.
+    cumulative: f64,
+    /// Whether this point follows a restart.
+    reset: bool,
+}
+
+/// Points (and, for counters, their metadata) in parallel contiguous columns: evicts from
+/// the front by moving a start index and compacts in place, so memory stays bounded,
+/// slices stay contiguous for [`crate::promql`], and steady-state pushes never allocate.
+#[derive(Debug, Clone, Default)]
+struct Window {
+    points: Vec<Point>,
+    created: Vec<i64>,
+    meta: Vec<Meta>,
+    start: usize,
+}
+
+impl Window {
+    fn points(&self) -> &[Point] {
+        &self.points[self.start..]
+    }
+
+    fn created(&self) -> &[i64] {
+        &self.created[self.start..]
+    }
+
+    fn meta(&self) -> &[Meta] {
+        &self.meta[self.start..]
+    }
+
+    fn len(&self) -> usize {
+        self.points.len() - self.start
+    }
+
+    fn push(&mut self, point: Point, meta: Meta, max_len: usize) {
+        if self.start > 0 && self.points.len() == self.points.capacity() {
+            self.points.drain(..self.start);
+            self.created.drain(..self.start);
+            self.meta.drain(..self.start);
+            self.start = 0;
+        }
+        self.points.push(point);
+        self.created.push(meta.created_ms);
+        self.meta.push(meta);
+        if self.len() > max_len {
+            self.start += self.len() - max_len;
+        }
+    }
+
+    /// Drops points older than `keep_from_ms`, keeping the newest one at or before it as
+    /// the anchor for increases that start there.
+    fn evict_before(&mut self, keep_from_ms: i64) {
+        let at_or_before = self.points().partition_point(|p| p.timestamp_ms <= keep_from_ms);
+        if at_or_before > 1 {
+            self.start += at_or_before - 1;
+        }
+    }
+}
+
+/// One live counter: push scrapes in time order; it detects restarts (a value drop, or a
+/// changed `_created` time), keeps points for a retention window in bounded memory, and
+/// answers PromQL rates, exact increases and an EWMA-smoothed rate.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// use promrate::CounterSeries;
+/// use promrate::promql::Range;
+/// let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+/// let mut tokens = CounterSeries::new(TimeDelta::minutes(5));
+/// for (i, v) in [1000.0, 1800.0, 2600.0, 400.0, 1200.0].into_iter().enumerate() {
+///     tokens.push(t0 + TimeDelta::seconds(10 * i as i64), v)?; // restart before the 4th scrape
+/// }
+/// let now = t0 + TimeDelta::seconds(40);
+/// assert_eq!(tokens.resets(), 1);
+/// // 800 + 800, then the restart counts from 0: 400 + 800.
+/// assert_eq!(tokens.exact_increase(TimeDelta::seconds(40), now), Some(2800.0));
+/// assert_eq!(tokens.exact_rate(TimeDelta::seconds(40), now), Some(70.0));
+/// assert!(tokens.rate(&Range::new(TimeDelta::seconds(60)), now).unwrap() > 0.0);
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct CounterSeries {
+    window: Window,
+    retention_ms: i64,
+    max_points: usize,
+    tau_ms: i64,
+    ewma: Option<f64>,
+    /// Intervals folded into `ewma` (the first one sets it outright).
+    ewma_intervals: u64,
+    resets: u64,
+    last_reset: Option<(i64, ResetCause)>,
+}
+
+impl CounterSeries {
+    /// A series keeping `retention` of history (at least the two newest points), with the
+    /// default EWMA time constant and at most 100,000 points.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(5));
+    /// assert!(s.is_empty());
+    /// ```
+    pub fn new(retention: TimeDelta) -> Self {
+        CounterSeries {
+            window: Window::default(),
+            retention_ms: retention.num_milliseconds().max(0),
+            max_points: 100_000,
+            tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
+            ewma: None,
+            ewma_intervals: 0,
+            resets: 0,
+            last_reset: None,
+        }
+    }
+
+    /// Caps the points kept, whatever the retention (memory bound). Minimum 2.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::CounterSeries::new(chrono::TimeDelta::hours(1)).max_points(720);
+    /// # let _ = s;
+    /// ```
+    pub fn max_points(mut self, max_points: usize) -> Self {
+        self.max_points = max_points.max(2);
+        self
+    }
+
+    /// The EWMA time constant `tau`: each interval `dt` moves the average by
+    /// `alpha = 1 - exp(-dt / tau)` towards the interval's rate, so uneven scrape
+    /// intervals weigh by their length. Default [`DEFAULT_EWMA_TAU`].
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(5)).ewma_time_constant(chrono::TimeDelta::seconds(10));
+    /// # let _ = s;
+    /// ```
+    pub fn ewma_time_constant(mut self, tau: TimeDelta) -> Self {
+        self.tau_ms = tau.num_milliseconds().max(1);
+        self
+    }
+
+    /// Appends a scrape. Returns why the counter restarted, if it did.
+    ///
+    /// # Errors
+    /// [`SeriesError::NotAfterLast`] for a timestamp not after the last one;
+    /// [`SeriesError::InvalidValue`] for NaN, infinite or negative values. The series is
+    /// unchanged on error.
+    ///
+    /// # Example
+    /// ```
+    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(5));
+    /// let t = chrono::DateTime::from_timestamp(10, 0).unwrap();
+    /// assert_eq!(s.push(t, 1.0)?, None);
+    /// assert!(s.push(t + chrono::TimeDelta::seconds(1), f64::NAN).is_err());
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<Option<ResetCause>, SeriesError> {
+        self.push_point(at.timestamp_millis(), value, 0)
+    }
+
+    /// Appends a scrape with the counter's `_created` time: a created time different from
+    /// the previous one is a restart even if the value did not drop.
+    ///
+    /// # Errors
+    /// As [`CounterSeries::push`].
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{CounterSeries, ResetCause};
+    /// let t = DateTime::from_timestamp(1_000, 0).unwrap();
+    /// let mut s = CounterSeries::new(TimeDelta::minutes(5));
+    /// s.push_with_created(t, 50.0, t - TimeDelta::hours(1))?;
+    /// // Restarted 5 s ago and already past 50: only the created time tells.
+    /// let cause = s.push_with_created(t + TimeDelta::seconds(10), 80.0, t + TimeDelta::seconds(5))?;
+    /// assert_eq!(cause, Some(ResetCause::CreatedChanged));
+    /// assert_eq!(s.exact_increase(TimeDelta::seconds(10), t + TimeDelta::seconds(10)), Some(80.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn push_with_created(
+        &mut self,
+        at: DateTime<Utc>,
+        value: f64,
+        created: DateTime<Utc>,
+    ) -> Result<Option<ResetCause>, SeriesError> {
+        self.push_point(at.timestamp_millis(), value, created.timestamp_millis())
+    }
+
+    fn push_point(
+        &mut self,
+        at_ms: i64,
+        value: f64,
+        created_ms: i64,
+    ) -> Result<Option<ResetCause>, SeriesError> {
+        if !value.is_finite() || value < 0.0 {
+            return Err(SeriesError::InvalidValue(value));
+        }
+        let previous = self
+            .window
+            .points()
+            .last()
+            .copied()
+            .zip(self.window.meta().last().copied());
+        if let Some((prev, _)) = previous {
+            if at_ms <= prev.timestamp_ms {
+                return Err(SeriesError::NotAfterLast {
+                    at_ms,
+                    last_ms: prev.timestamp_ms,
+                });
+            }
+        }
+        let cause =
+            previous.and_then(|(prev, meta)| reset_cause(prev.value, meta.created_ms, value, created_ms));
+        let (cumulative, increment) = match previous {
+            None => (0.0, None),
+            Some((prev, meta)) => {
+                let increment = if cause.is_some() {
+                    value
+                } else {
+                    value - prev.value
+                };
+                (
+                    meta.cumulative + increment,
+                    Some((increment, at_ms - prev.timestamp_ms)),
+                )
+            }
+        };
+        if let Some(cause) = cause {
+            self.resets += 1;
+            self.last_reset = Some((at_ms, cause));
+        }
+        if let Some((increment, dt_ms)) = increment {
+            self.update_ewma(increment, dt_ms);
+        }
+        let meta = Meta {
+            created_ms,
+            cumulative,
+            reset: cause.is_some(),
+        };
+        self.window
+            .push(Point::from_millis(at_ms, value), meta, self.max_points);
+        self.window.evict_before(at_ms - self.retention_ms);
+        Ok(cause)
+    }
+
+    fn update_ewma(&mut self, increment: f64, dt_ms: i64) {
+        let dt = dt_ms as f64 / 1000.0;
+        let rate = increment / dt;
+        self.ewma_intervals += 1;
+        self.ewma = Some(match self.ewma {
+            None => rate,
+            Some(avg) => {
+                let alpha = 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp();
+                avg + alpha * (rate - avg)
+            }
+        });
+    }
+
+    /// Sets the created time of the newest point, for pages that print `x_created` after
+    /// `x_total` (prometheus_client does). If it reveals a restart the value alone did not
+    /// show, the newest point becomes a reset and the cause is returned.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{CounterSeries, ResetCause};
+    /// let t = DateTime::from_timestamp(1_000, 0).unwrap();
+    /// let mut s = CounterSeries::new(TimeDelta::minutes(5));
+    /// s.push(t, 50.0)?;
+    /// s.amend_created(t - TimeDelta::hours(1));
+    /// s.push(t + TimeDelta::seconds(10), 80.0)?;
+    /// assert_eq!(s.amend_created(t + TimeDelta::seconds(5)), Some(ResetCause::CreatedChanged));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn amend_created(&mut self, created: DateTime<Utc>) -> Option<ResetCause> {
+        let created_ms = created.timestamp_millis();
+        let n = self.window.points.len();
+        if n == self.window.start {
+            return None;
+        }
+        let last = n - 1;
+        self.window.created[last] = created_ms;
+        self.window.meta[last].created_ms = created_ms;
+        if last == self.window.start || self.window.meta[last].reset {
+            return None;
+        }
+        let (prev, prev_meta) = (self.window.points[last - 1], self.window.meta[last - 1]);
+        let point = self.window.points[last];
+        reset_cause(prev.value, prev_meta.created_ms, point.value, created_ms)?;
+        // Re-book the newest interval as a restart from zero.
+        let old_increment = point.value - prev.value;
+        self.window.meta[last].reset = true;
+        self.window.meta[last].cumulative = prev_meta.cumulative + point.value;
+        let dt_ms = point.timestamp_ms - prev.timestamp_ms;
+        self.resets += 1;
+        self.last_reset = Some((point.timestamp_ms, ResetCause::CreatedChanged));
+        // The newest interval entered the average with the old increment; shift it by the
+        // difference, weighted as that interval was (or replace it if it was the first).
+        let dt = dt_ms as f64 / 1000.0;
+        if let Some(avg) = self.ewma {
+            let alpha = if self.ewma_intervals <= 1 {
+                1.0
+            } else {
+                1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp()
+            };
+            self.ewma = Some(avg + alpha * ((point.value - old_increment) / dt));
+        }
+        Some(ResetCause::CreatedChanged)
+    }
+
+    /// Whether no point has been pushed (or all were evicted).
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.window.len() == 0
+    }
+
+    /// Number of points kept.
+    ///
+    /// # Example
+    /// ```
+    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
+    /// assert_eq!(s.len(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.window.len()
+    }
+
+    /// The newest point.
+    ///
+    /// # Example
+    /// ```
+    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 7.0)?;
+    /// assert_eq!(s.last().unwrap().value, 7.0);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn last(&self) -> Option<Point> {
+        self.window.points().last().copied()
+    }
+
+    /// Restarts detected since tracking began.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).resets(), 0);
+    /// ```
+    pub fn resets(&self) -> u64 {
+        self.resets
+    }
+
+    /// The newest restart: when (ms) and why.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).last_reset().is_none());
+    /// ```
+    pub fn last_reset(&self) -> Option<(DateTime<Utc>, ResetCause)> {
+        self.last_reset
+            .and_then(|(ms, cause)| DateTime::from_timestamp_millis(ms).map(|t| (t, cause)))
+    }
+
+    /// The kept points, oldest first, for any [`crate::promql`] function.
+    ///
+    /// # Example
+    /// ```
+    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
+    /// assert_eq!(s.points().len(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn points(&self) -> &[Point] {
+        self.window.points()
+    }
+
+    /// The created time (ms, 0 = unknown) of each kept point, parallel to
+    /// [`CounterSeries::points`].
+    ///
+    /// # Example
+    /// ```
+    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
+    /// assert_eq!(s.created_times(), &[0]);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn created_times(&self) -> &[i64] {
+        self.window.created()
+    }
+
+    fn has_created(&self) -> bool {
+        self.window.created().iter().any(|&c| c != 0)
+    }
+
+    /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
+    /// times are known, Prometheus' start-timestamp-aware rate (a changed created time is a
+    /// reset).
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
+    /// let range = promrate::promql::Range::new(TimeDelta::seconds(60));
+    /// assert!((s.rate(&range, t + TimeDelta::seconds(60)).unwrap() - 2.0).abs() < 1e-12);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn rate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+        self.extrapolated(range, at, true)
+    }
+
+    /// PromQL `increase` (see [`CounterSeries::rate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
+    /// let range = promrate::promql::Range::new(TimeDelta::seconds(60));
+    /// assert_eq!(s.increase(&range, t + TimeDelta::seconds(60)), Some(120.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn increase(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+        self.extrapolated(range, at, false)
+    }
+
+    fn extrapolated(&self, range: &Range, at: DateTime<Utc>, rate: bool) -> Option<f64> {
+        let (points, starts) = (self.window.points(), self.window.created());
+        match (self.has_created(), rate) {
+            (true, true) => range.with_start_times(starts).rate(points, at),
+            (true, false) => range.with_start_times(starts).increase(points, at),
+            (false, true) => range.rate(points, at),
+            (false, false) => range.increase(points, at),
+        }
+    }
+
+    /// PromQL `irate` over the kept points.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// s.push(t, 10.0)?;
+    /// s.push(t + TimeDelta::seconds(2), 14.0)?;
+    /// let range = promrate::promql::Range::new(TimeDelta::seconds(30));
+    /// assert_eq!(s.irate(&range, t + TimeDelta::seconds(2)), Some(2.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn irate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+        let at_ms = at.timestamp_millis();
+        let (points, meta) = (self.window.points(), self.window.meta());
+        // A restart the created time revealed counts as a restart here too.
+        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
+        if end >= 2 && meta[end - 1].reset && points[end - 1].value >= points[end - 2].value {
+            let (a, b) = (points[end - 2], points[end - 1]);
+            if a.timestamp_ms <= at_ms - range.window().num_milliseconds() {
+                return None;
+            }
+            return Some(b.value / ((b.timestamp_ms - a.timestamp_ms) as f64 / 1000.0));
+        }
+        range.irate(points, at)
+    }
+
+    /// The exact, non-extrapolated increase over `(at - window, at]`: from the newest point
+    /// at or before the window's start (else the first point) to the newest point at or
+    /// before `at`, restarts counted from zero. Integer for integer counters, and additive
+    /// over adjacent windows. `None` with fewer than two points to compare.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// for (i, v) in [5.0, 9.0, 2.0, 6.0].into_iter().enumerate() { s.push(t + TimeDelta::seconds(10 * i as i64), v)?; }
+    /// // +4, then a restart (counted from 0: +2), then +4.
+    /// assert_eq!(s.exact_increase(TimeDelta::seconds(30), t + TimeDelta::seconds(30)), Some(10.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn exact_increase(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<f64> {
+        self.exact_span(window, at).map(|(increase, _)| increase)
+    }
+
+    /// [`CounterSeries::exact_increase`] divided by the seconds actually elapsed between the
+    /// two points it compares (not by the window), so irregular scrapes do not bias it.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// s.push(t, 0.0)?;
+    /// s.push(t + TimeDelta::seconds(8), 40.0)?;
+    /// assert_eq!(s.exact_rate(TimeDelta::seconds(10), t + TimeDelta::seconds(9)), Some(5.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn exact_rate(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<f64> {
+        let (increase, elapsed_ms) = self.exact_span(window, at)?;
+        Some(increase / (elapsed_ms as f64 / 1000.0))
+    }
+
+    fn exact_span(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<(f64, i64)> {
+        let (points, meta) = (self.window.points(), self.window.meta());
+        let at_ms = at.timestamp_millis();
+        let start_ms = at_ms - window.num_milliseconds();
+        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
+        let anchor = points
+            .partition_point(|p| p.timestamp_ms <= start_ms)
+            .saturating_sub(1);
+        if end == 0 || end - 1 <= anchor {
+            return None;
+        }
+        let last = end - 1;
+        Some((
+            meta[last].cumulative - meta[anchor].cumulative,
+            points[last].timestamp_ms - points[anchor].timestamp_ms,
+        ))
+    }
+
+    /// The EWMA-smoothed rate (per second) over all intervals seen, `None` before the
+    /// second point. See [`CounterSeries::ewma_time_constant`].
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// for (i, dt) in [0, 3, 10, 11, 25].into_iter().enumerate() {
+    ///     s.push(t + TimeDelta::seconds(dt), 7.0 * dt as f64)?; // 7/s, uneven scrapes
+    ///     let _ = i;
+    /// }
+    /// assert!((s.ewma_rate().unwrap() - 7.0).abs() < 1e-9);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn ewma_rate(&self) -> Option<f64> {
+        self.ewma
+    }
+}
+
+fn reset_cause(prev_value: f64, prev_created_ms: i64, value: f64, created_ms: i64) -> Option<ResetCause> {
+    if value < prev_value {
+        Some(ResetCause::ValueDropped)
+    } else if created_ms != 0 && prev_created_ms != 0 && created_ms != prev_created_ms {
+        Some(ResetCause::CreatedChanged)
+    } else {
+        None
+    }
+}
+
+/// One live gauge: the last value and an average over a window.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// let t = DateTime::from_timestamp(0, 0).unwrap();
+/// let mut kv = promrate::GaugeSeries::new(TimeDelta::minutes(1));
+/// kv.push(t, 0.25)?;
+/// kv.push(t + TimeDelta::seconds(10), 0.75)?;
+/// assert_eq!(kv.last().unwrap().value, 0.75);
+/// assert_eq!(kv.avg_over(TimeDelta::seconds(30), t + TimeDelta::seconds(10)), Some(0.5));
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct GaugeSeries {
+    window: Window,
+    retention_ms: i64,
+    max_points: usize,
+}
+
+impl GaugeSeries {
+    /// A gauge keeping `retention` of history.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).last().is_none());
+    /// ```
+    pub fn new(retention: TimeDelta) -> Self {
+        GaugeSeries {
+            window: Window::default(),
+            retention_ms: retention.num_milliseconds().max(0),
+            max_points: 100_000,
+        }
+    }
+
+    /// Appends a sample (any float, NaN included).
+    ///
+    /// # Errors
+    /// [`SeriesError::NotAfterLast`] for a timestamp not after the last one.
+    ///
+    /// # Example
+    /// ```
+    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
+    /// g.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), -3.0)?;
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<(), SeriesError> {
+        let at_ms = at.timestamp_millis();
+        if let Some(last) = self.window.points().last() {
+            if at_ms <= last.timestamp_ms {
+                return Err(SeriesError::NotAfterLast {
+                    at_ms,
+                    last_ms: last.timestamp_ms,
+                });
+            }
+        }
+        let meta = Meta {
+            created_ms: 0,
+            cumulative: 0.0,
+            reset: false,
+        };
+        self.window
+            .push(Point::from_millis(at_ms, value), meta, self.max_points);
+        self.window.evict_before(at_ms - self.retention_ms);
+        Ok(())
+    }
+
+    /// The newest point.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).last().is_none());
+    /// ```
+    pub fn last(&self) -> Option<Point> {
+        self.window.points().last().copied()
+    }
+
+    /// The kept points, oldest first.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).points().is_empty());
+    /// ```
+    pub fn points(&self) -> &[Point] {
+        self.window.points()
+    }
+
+    /// Mean of the points in `(at - window, at]` (PromQL `avg_over_time` without its
+    /// overflow handling); `None` if there are none.
+    ///
+    /// # Example
+    /// ```
+    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
+    /// let t = chrono::DateTime::from_timestamp(1, 0).unwrap();
+    /// g.push(t, 2.0)?;
+    /// assert_eq!(g.avg_over(chrono::TimeDelta::seconds(5), t), Some(2.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn avg_over(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<f64> {
+        let at_ms = at.timestamp_millis();
+        let start_ms = at_ms - window.num_milliseconds();
+        let (sum, n) = self
+            .window
+            .points()
+            .iter()
+            .filter(|p| p.timestamp_ms > start_ms && p.timestamp_ms <= at_ms)
+            .fold((0.0, 0u32), |(sum, n), p| (sum + p.value, n + 1));
+        (n > 0).then(|| sum / f64::from(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(s, 0).unwrap()
+    }
+
+    #[test]
+    fn errors_leave_state_unchanged() {
+        let mut s = CounterSeries::new(TimeDelta::minutes(1));
+        s.push(t(10), 5.0).unwrap();
+        for (at, v) in [
+            (10, 6.0),
+            (9, 6.0),
+            (11, f64::NAN),
+            (11, -1.0),
+            (11, f64::INFINITY),
+        ] {
+            assert!(s.push(t(at), v).is_err(), "{at} {v}");
+        }
+        assert_eq!((s.len(), s.resets(), s.ewma_rate()), (1, 0, None));
+        assert_eq!(s.last(), Some(Point::from_millis(10_000, 5.0)));
+    }
+
+    #[test]
+    fn retention_is_bounded_and_keeps_an_anchor() {
+        let mut s = CounterSeries::new(TimeDelta::seconds(60));
+        for i in 0..10_000 {
+            s.push(t(i), i as f64).unwrap();
+        }
+        // 60 s of points plus the anchor at or before the boundary.
+        assert_eq!(s.len(), 61);
+        assert!(
+            s.window.points.capacity() <= 4 * 61 + 16,
+            "{}",
+            s.window.points.capacity()
+        );
+        assert_eq!(s.exact_increase(TimeDelta::seconds(60), t(9_999)), Some(60.0));
+        let capped = {
+            let mut c = CounterSeries::new(TimeDelta::hours(1)).max_points(10);
+            for i in 0..100 {
+                c.push(t(i), i as f64).unwrap();
+            }
+            c
+        };
+        assert_eq!(capped.len(), 10);
+    }
+
+    #[test]
+    fn created_time_reset_and_amend() {
+        let mut s = CounterSeries::new(TimeDelta::minutes(5));
+        s.push_with_created(t(100), 10.0, t(1)).unwrap();
+        assert_eq!(s.push_with_created(t(110), 30.0, t(1)).unwrap(), None);
+        assert_eq!(
+            s.push_with_created(t(120), 40.0, t(115)).unwrap(),
+            Some(ResetCause::CreatedChanged)
+        );
+        assert_eq!(s.exact_increase(TimeDelta::seconds(20), t(120)), Some(60.0));
+        let mut a = CounterSeries::new(TimeDelta::minutes(5));
+        a.push(t(100), 10.0).unwrap();
+        assert_eq!(a.amend_created(t(1)), None);
+        a.push(t(110), 30.0).unwrap();
+        assert_eq!(a.amend_created(t(105)), Some(ResetCause::CreatedChanged));
+        assert_eq!(a.amend_created(t(105)), None, "amending twice is idempotent");
+        assert_eq!(a.exact_increase(TimeDelta::seconds(10), t(110)), Some(30.0));
+        assert_eq!(a.resets(), 1);
+        // irate sees the created-time restart too: 30 since the restart over 10 s.
+        assert_eq!(a.irate(&Range::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
+    }
+}

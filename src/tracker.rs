@@ -1,0 +1,894 @@
+//! Many live series fed whole scrapes: identity by name and label set, staleness, resets,
+//! and PromQL-style `sum by` / `avg by` aggregation.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::error::{ParseError, SeriesError};
+use crate::histogram::{self, Bucket};
+use crate::select::Selector;
+use crate::series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU};
+use crate::text::{Entry, Format, Labels, MetricType, Parser, Sample};
+
+/// Default [`Tracker::retention`]: 10 minutes of points per series.
+pub const DEFAULT_RETENTION: TimeDelta = TimeDelta::minutes(10);
+/// Default [`Tracker::stale_after`]: a series missing from 5 scrapes in a row is dropped.
+pub const DEFAULT_STALE_AFTER: u32 = 5;
+
+/// What a tracked series holds.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// t.ingest("# TYPE a counter\na_total 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// assert!(t.series().next().unwrap().counter().is_some());
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SeriesData {
+    /// Counters, and the `_bucket`/`_sum`/`_count` of histograms and summaries.
+    Counter(CounterSeries),
+    /// Gauges and anything untyped that is not named like a counter.
+    Gauge(GaugeSeries),
+}
+
+/// One series the tracker follows.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// t.ingest("up{job=\"a\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// let s = t.series().next().unwrap();
+/// assert_eq!((s.name(), s.label("job")), ("up", Some("a")));
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct TrackedSeries {
+    name: String,
+    /// Sorted by label name, unescaped.
+    labels: Vec<(String, String)>,
+    data: SeriesData,
+    last_seen: u64,
+}
+
+impl TrackedSeries {
+    /// The metric name as first seen.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().name(), "up");
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The labels, sorted by name, unescaped.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up{b=\"2\",a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// let labels = t.series().next().unwrap().labels();
+    /// assert_eq!(labels[0], ("a".to_string(), "1".to_string()));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn labels(&self) -> &[(String, String)] {
+        &self.labels
+    }
+
+    /// One label's value.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up{a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().label("b"), None);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn label(&self, name: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| k.as_str().cmp(name))
+            .ok()
+            .map(|i| self.labels[i].1.as_str())
+    }
+
+    /// The series' data.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert!(matches!(t.series().next().unwrap().data(), promrate::SeriesData::Gauge(_)));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn data(&self) -> &SeriesData {
+        &self.data
+    }
+
+    /// The counter, if this series is one.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("x_total 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().counter().unwrap().len(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn counter(&self) -> Option<&CounterSeries> {
+        match &self.data {
+            SeriesData::Counter(c) => Some(c),
+            SeriesData::Gauge(_) => None,
+        }
+    }
+
+    /// The gauge, if this series is one.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().gauge().unwrap().last().unwrap().value, 1.0);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn gauge(&self) -> Option<&GaugeSeries> {
+        match &self.data {
+            SeriesData::Gauge(g) => Some(g),
+            SeriesData::Counter(_) => None,
+        }
+    }
+
+    /// The newest value, whatever the kind.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().last_value(), Some(3.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn last_value(&self) -> Option<f64> {
+        match &self.data {
+            SeriesData::Counter(c) => c.last().map(|p| p.value),
+            SeriesData::Gauge(g) => g.last().map(|p| p.value),
+        }
+    }
+}
+
+/// A counter restart seen while ingesting.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("x_total 10\n", at(1))?;
+/// let report = t.ingest("x_total 2\n", at(2))?;
+/// assert_eq!(report.resets[0].name, "x_total");
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResetEvent {
+    /// The series' metric name.
+    pub name: String,
+    /// Its labels, sorted.
+    pub labels: Vec<(String, String)>,
+    /// Why it counts as a restart.
+    pub cause: ResetCause,
+}
+
+/// What one [`Tracker::ingest`] did.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let report = t.ingest("a 1\nb{ 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// assert_eq!((report.samples, report.bad_lines), (1, 1));
+/// assert_eq!(report.first_error.unwrap().line, 2);
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct IngestReport {
+    /// Samples that matched the selectors and were recorded.
+    pub samples: usize,
+    /// Series seen for the first time.
+    pub new_series: usize,
+    /// Series dropped for not appearing in [`Tracker::stale_after`] scrapes.
+    pub dropped_stale: usize,
+    /// Lines that did not parse.
+    pub bad_lines: usize,
+    /// The first parse error, with its line and column.
+    pub first_error: Option<ParseError>,
+    /// Samples a series refused (e.g. an exposed timestamp that did not advance).
+    pub refused: usize,
+    /// Counter restarts detected in this scrape.
+    pub resets: Vec<ResetEvent>,
+}
+
+/// A group of an aggregation: the grouping labels' values and the aggregate.
+///
+/// # Example
+/// ```
+/// let g = promrate::Group { labels: vec![("engine".into(), "0".into())], value: 2.0, series: 1 };
+/// assert_eq!(g.label("engine"), Some("0"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// `(label, value)` for each grouping label, in the order asked (missing labels: "").
+    pub labels: Vec<(String, String)>,
+    /// The aggregate.
+    pub value: f64,
+    /// How many series contributed.
+    pub series: usize,
+}
+
+impl Group {
+    /// The value of one grouping label.
+    ///
+    /// # Example
+    /// ```
+    /// let g = promrate::Group { labels: vec![], value: 1.0, series: 1 };
+    /// assert_eq!(g.label("x"), None);
+    /// ```
+    pub fn label(&self, name: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Bytes of a metric name for hashing and comparison, with ':' read as '_' when
+/// normalizing (vLLM's OpenMetrics output renames `vllm:x` to `vllm_x`).
+fn name_byte(b: u8, normalize: bool) -> u8 {
+    if normalize && b == b':' {
+        b'_'
+    } else {
+        b
+    }
+}
+
+fn names_equal(a: &str, b_parts: &[&str], normalize: bool) -> bool {
+    let mut b_bytes = b_parts.iter().flat_map(|p| p.bytes());
+    let mut a_bytes = a.bytes();
+    loop {
+        match (a_bytes.next(), b_bytes.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if name_byte(x, normalize) == name_byte(y, normalize) => {}
+            _ => return false,
+        }
+    }
+}
+
+/// The values of the grouping labels of one series (missing labels read as "").
+type GroupKey = Vec<(String, String)>;
+
+fn group_key(series: &TrackedSeries, by: &[&str]) -> GroupKey {
+    by.iter()
+        .map(|l| (l.to_string(), series.label(l).unwrap_or("").to_string()))
+        .collect()
+}
+
+fn mix(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+fn fnv<I: IntoIterator<Item = u8>>(bytes: I) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Identity of a series: name (parts concatenated) and label set, independent of label
+/// order, computed without allocating.
+fn series_key(name_parts: &[&str], labels: Labels<'_>, normalize: bool) -> u64 {
+    let name = mix(fnv(name_parts
+        .iter()
+        .flat_map(|p| p.bytes())
+        .map(|b| name_byte(b, normalize))));
+    labels.iter().fold(name, |acc, (k, v)| {
+        acc ^ mix(fnv(k.bytes().chain([0xff]).chain(v.unescaped_bytes())))
+    })
+}
+
+fn same_labels(stored: &[(String, String)], labels: Labels<'_>) -> bool {
+    stored.len() == labels.len()
+        && labels.iter().all(|(k, v)| {
+            stored
+                .binary_search_by(|(sk, _)| sk.as_str().cmp(k))
+                .is_ok_and(|i| v == stored[i].1.as_str())
+        })
+}
+
+/// How a sample is recorded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Counter,
+    Gauge,
+    /// `<family>_created`: the created time of the family's counters with these labels.
+    Created,
+}
+
+/// The role of `name` given the family declared by the last `# TYPE`.
+fn role(name: &str, family: Option<(&str, MetricType)>, normalize: bool) -> Role {
+    // `x_created` is a created time, whether typed as part of its family (OpenMetrics) or
+    // as a gauge family of its own (prometheus_client's text output).
+    if name.ends_with("_created") {
+        return Role::Created;
+    }
+    if let Some((family, kind)) = family {
+        if let Some(suffix) = family_suffix(name, family, normalize) {
+            return match (kind, suffix) {
+                (MetricType::Counter, "" | "_total") => Role::Counter,
+                (MetricType::Histogram, "_bucket" | "_count" | "_sum") => Role::Counter,
+                (MetricType::Summary, "_count" | "_sum") => Role::Counter,
+                _ => Role::Gauge,
+            };
+        }
+    }
+    // Untyped: go by the name, as dashboards do.
+    if name.ends_with("_total") {
+        Role::Counter
+    } else {
+        Role::Gauge
+    }
+}
+
+/// The suffix of `name` after `family` (compared with normalization), if it has one.
+fn family_suffix<'n>(name: &'n str, family: &str, normalize: bool) -> Option<&'n str> {
+    let head = name.get(..family.len())?;
+    names_equal(head, &[family], normalize).then(|| &name[family.len()..])
+}
+
+/// Follows many series across scrapes: parse a whole page once, update every series that
+/// matches the selectors, then ask for rates per series or aggregated.
+///
+/// Counters are told apart from gauges by the page's `# TYPE` lines (names ending in
+/// `_total` count as counters when untyped); `<family>_created` samples feed the created
+/// time of the family's counters, so a restart that climbed past the old value is caught.
+/// Once a series exists, ingesting allocates nothing.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// use promrate::{Selector, Tracker};
+/// let mut tracker = Tracker::new([Selector::parse("vllm:generation_tokens_total")?]);
+/// let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+/// let page = |a: u32, b: u32| format!(
+///     "# TYPE vllm:generation_tokens counter\n\
+///      vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {a}\n\
+///      vllm:generation_tokens_total{{engine=\"1\",model_name=\"m\"}} {b}\n");
+/// tracker.ingest(&page(1000, 2000), t0).unwrap();
+/// tracker.ingest(&page(1500, 2300), t0 + TimeDelta::seconds(10)).unwrap();
+/// let window = TimeDelta::seconds(10);
+/// let at = t0 + TimeDelta::seconds(10);
+/// let total = tracker.sum_by("vllm:generation_tokens_total", &[], |s| s.counter()?.exact_rate(window, at));
+/// assert_eq!(total[0].value, 80.0); // (500 + 300) tokens / 10 s
+/// let per_engine = tracker.sum_by("vllm:generation_tokens_total", &["engine"], |s| s.counter()?.exact_rate(window, at));
+/// assert_eq!(per_engine.len(), 2);
+/// # Ok::<(), promrate::SelectorError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    selectors: Vec<Selector>,
+    parser: Parser,
+    normalize_names: bool,
+    retention: TimeDelta,
+    stale_after: u32,
+    ewma_tau: TimeDelta,
+    slots: Vec<Option<TrackedSeries>>,
+    free: Vec<usize>,
+    /// Series key to slot; a key collision (different identity) probes key + 1.
+    index: HashMap<u64, usize>,
+    scrapes: u64,
+    last_at_ms: Option<i64>,
+}
+
+impl Tracker {
+    /// A tracker for the samples matching any of `selectors` (everything if none), with
+    /// default retention, staleness and parser.
+    ///
+    /// # Example
+    /// ```
+    /// let t = promrate::Tracker::new([promrate::Selector::parse("up").unwrap()]);
+    /// assert_eq!(t.len(), 0);
+    /// ```
+    pub fn new(selectors: impl IntoIterator<Item = Selector>) -> Self {
+        Tracker {
+            selectors: selectors.into_iter().collect(),
+            parser: Parser::new(Format::PrometheusText),
+            normalize_names: false,
+            retention: DEFAULT_RETENTION,
+            stale_after: DEFAULT_STALE_AFTER,
+            ewma_tau: DEFAULT_EWMA_TAU,
+            slots: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::new(),
+            scrapes: 0,
+            last_at_ms: None,
+        }
+    }
+
+    /// The parser (format, limits) to read pages with. Default: Prometheus text.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser, Tracker};
+    /// let t = Tracker::new([]).parser(Parser::new(Format::OpenMetrics).strict(false));
+    /// # let _ = t;
+    /// ```
+    pub fn parser(mut self, parser: Parser) -> Self {
+        self.parser = parser;
+        self
+    }
+
+    /// Treat ':' and '_' as equal in metric names (series identity, `# TYPE` families,
+    /// selectors and queries), so `vllm:x` and `vllm_x` are one series.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]).normalize_names(true);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("vllm:x_total 1\n", at(1))?;
+    /// t.ingest("vllm_x_total 2\n", at(2))?;
+    /// assert_eq!(t.len(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn normalize_names(mut self, on: bool) -> Self {
+        self.normalize_names = on;
+        self.selectors = std::mem::take(&mut self.selectors)
+            .into_iter()
+            .map(|s| s.normalize_names(on))
+            .collect();
+        self
+    }
+
+    /// How much history each series keeps. Default [`DEFAULT_RETENTION`].
+    ///
+    /// # Example
+    /// ```
+    /// let t = promrate::Tracker::new([]).retention(chrono::TimeDelta::minutes(1));
+    /// # let _ = t;
+    /// ```
+    pub fn retention(mut self, retention: TimeDelta) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Drop a series after it is missing from this many consecutive scrapes (min 1).
+    /// Default [`DEFAULT_STALE_AFTER`].
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]).stale_after(1);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\n", at(1))?;
+    /// assert_eq!(t.ingest("b 1\n", at(2))?.dropped_stale, 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn stale_after(mut self, scrapes: u32) -> Self {
+        self.stale_after = scrapes.max(1);
+        self
+    }
+
+    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`]).
+    ///
+    /// # Example
+    /// ```
+    /// let t = promrate::Tracker::new([]).ewma_time_constant(chrono::TimeDelta::seconds(10));
+    /// # let _ = t;
+    /// ```
+    pub fn ewma_time_constant(mut self, tau: TimeDelta) -> Self {
+        self.ewma_tau = tau;
+        self
+    }
+
+    /// Number of series tracked.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::Tracker::new([]).is_empty());
+    /// ```
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no series is tracked.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::Tracker::new([]).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Scrapes ingested so far.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::Tracker::new([]).scrapes(), 0);
+    /// ```
+    pub fn scrapes(&self) -> u64 {
+        self.scrapes
+    }
+
+    /// Every tracked series.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::Tracker::new([]).series().count(), 0);
+    /// ```
+    pub fn series(&self) -> impl Iterator<Item = &TrackedSeries> {
+        self.slots.iter().flatten()
+    }
+
+    /// The series with this name and exactly these labels (any order).
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("up{a=\"1\",b=\"2\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert!(t.get("up", &[("b", "2"), ("a", "1")]).is_some());
+    /// assert!(t.get("up", &[("a", "1")]).is_none());
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn get(&self, name: &str, labels: &[(&str, &str)]) -> Option<&TrackedSeries> {
+        self.series().find(|s| {
+            names_equal(&s.name, &[name], self.normalize_names)
+                && s.labels.len() == labels.len()
+                && labels.iter().all(|(k, v)| s.label(k) == Some(*v))
+        })
+    }
+
+    /// Parses `text` (a whole scrape taken at `at`) and records every matching sample.
+    /// Samples with their own timestamp are recorded at it. Bad lines are counted and the
+    /// first is reported; the rest of the page is still used.
+    ///
+    /// # Errors
+    /// [`SeriesError::NotAfterLast`] if `at` is not after the previous scrape; nothing is
+    /// recorded then.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = chrono::DateTime::from_timestamp(5, 0).unwrap();
+    /// t.ingest("a_total 1\n", at)?;
+    /// assert!(t.ingest("a_total 2\n", at).is_err());
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn ingest(&mut self, text: &str, at: DateTime<Utc>) -> Result<IngestReport, SeriesError> {
+        let at_ms = at.timestamp_millis();
+        if let Some(last_ms) = self.last_at_ms {
+            if at_ms <= last_ms {
+                return Err(SeriesError::NotAfterLast { at_ms, last_ms });
+            }
+        }
+        self.last_at_ms = Some(at_ms);
+        self.scrapes += 1;
+        let mut report = IngestReport::default();
+        let mut family: Option<(&str, MetricType)> = None;
+        for entry in self.parser.parse(text) {
+            match entry {
+                Ok(Entry::Type { name, kind }) => family = Some((name, kind)),
+                Ok(Entry::Sample(sample)) => self.record(&sample, family, at, &mut report),
+                Ok(_) => {}
+                Err(e) => {
+                    report.bad_lines += 1;
+                    if report.first_error.is_none() {
+                        report.first_error = Some(e);
+                    }
+                }
+            }
+        }
+        self.drop_stale(&mut report);
+        Ok(report)
+    }
+
+    fn selected(&self, sample: &Sample<'_>) -> bool {
+        self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches(sample))
+    }
+
+    fn record(
+        &mut self,
+        sample: &Sample<'_>,
+        family: Option<(&str, MetricType)>,
+        at: DateTime<Utc>,
+        report: &mut IngestReport,
+    ) {
+        let normalize = self.normalize_names;
+        let at = sample.timestamp().unwrap_or(at);
+        let role = role(sample.name(), family, normalize);
+        if role == Role::Created {
+            self.apply_created(sample, report);
+            return;
+        }
+        if !self.selected(sample) {
+            return;
+        }
+        let slot = match self.find(&[sample.name()], sample.labels()) {
+            Some(slot) => slot,
+            None => {
+                report.new_series += 1;
+                self.insert(sample, role)
+            }
+        };
+        let scrapes = self.scrapes;
+        let Some(series) = self.slots[slot].as_mut() else {
+            return;
+        };
+        series.last_seen = scrapes;
+        let outcome = match &mut series.data {
+            SeriesData::Counter(c) => c.push(at, sample.value()),
+            SeriesData::Gauge(g) => g.push(at, sample.value()).map(|()| None),
+        };
+        match outcome {
+            Ok(cause) => {
+                report.samples += 1;
+                if let Some(cause) = cause {
+                    report.resets.push(ResetEvent {
+                        name: series.name.clone(),
+                        labels: series.labels.clone(),
+                        cause,
+                    });
+                }
+            }
+            Err(_) => report.refused += 1,
+        }
+    }
+
+    /// `<x>_created` → created time of the counters `<x>_total`, `<x>_count` and `<x>_sum`
+    /// with the same labels (counters, histograms, summaries).
+    fn apply_created(&mut self, sample: &Sample<'_>, report: &mut IngestReport) {
+        let Some(prefix) = sample.name().strip_suffix("_created") else {
+            return;
+        };
+        let Some(created) = DateTime::from_timestamp_millis((sample.value() * 1000.0).round() as i64) else {
+            return;
+        };
+        for suffix in ["_total", "_count", "_sum"] {
+            let Some(slot) = self.find(&[prefix, suffix], sample.labels()) else {
+                continue;
+            };
+            let Some(series) = self.slots[slot].as_mut() else {
+                continue;
+            };
+            if let SeriesData::Counter(c) = &mut series.data {
+                if let Some(cause) = c.amend_created(created) {
+                    report.resets.push(ResetEvent {
+                        name: series.name.clone(),
+                        labels: series.labels.clone(),
+                        cause,
+                    });
+                }
+            }
+        }
+    }
+
+    fn find(&self, name_parts: &[&str], labels: Labels<'_>) -> Option<usize> {
+        let mut key = series_key(name_parts, labels, self.normalize_names);
+        loop {
+            let &slot = self.index.get(&key)?;
+            let series = self.slots[slot].as_ref()?;
+            if names_equal(&series.name, name_parts, self.normalize_names)
+                && same_labels(&series.labels, labels)
+            {
+                return Some(slot);
+            }
+            key = key.wrapping_add(1);
+        }
+    }
+
+    fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
+        let mut labels: Vec<(String, String)> = sample
+            .labels()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+            .collect();
+        labels.sort();
+        let data = match role {
+            Role::Counter => {
+                SeriesData::Counter(CounterSeries::new(self.retention).ewma_time_constant(self.ewma_tau))
+            }
+            _ => SeriesData::Gauge(GaugeSeries::new(self.retention)),
+        };
+        let series = TrackedSeries {
+            name: sample.name().to_string(),
+            labels,
+            data,
+            last_seen: self.scrapes,
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some(series);
+                slot
+            }
+            None => {
+                self.slots.push(Some(series));
+                self.slots.len() - 1
+            }
+        };
+        let mut key = series_key(&[sample.name()], sample.labels(), self.normalize_names);
+        while self.index.contains_key(&key) {
+            key = key.wrapping_add(1);
+        }
+        self.index.insert(key, slot);
+        slot
+    }
+
+    fn drop_stale(&mut self, report: &mut IngestReport) {
+        let horizon = self.scrapes.saturating_sub(u64::from(self.stale_after));
+        if !self.slots.iter().flatten().any(|s| s.last_seen <= horizon) {
+            return;
+        }
+        // Rebuild the index: probing chains may pass through removed keys.
+        let mut keep: Vec<(u64, usize)> = Vec::with_capacity(self.index.len());
+        for (&key, &slot) in &self.index {
+            if self.slots[slot].as_ref().is_some_and(|s| s.last_seen <= horizon) {
+                self.slots[slot] = None;
+                self.free.push(slot);
+                report.dropped_stale += 1;
+            } else {
+                keep.push((key, slot));
+            }
+        }
+        self.index.clear();
+        for (_, slot) in keep {
+            let Some(series) = self.slots[slot].as_ref() else {
+                continue;
+            };
+            let names = [series.name.as_str()];
+            let mut key = mix(fnv(names[0].bytes().map(|b| name_byte(b, self.normalize_names))));
+            for (k, v) in &series.labels {
+                key ^= mix(fnv(k.bytes().chain([0xff]).chain(v.bytes())));
+            }
+            while self.index.contains_key(&key) {
+                key = key.wrapping_add(1);
+            }
+            self.index.insert(key, slot);
+        }
+    }
+
+    fn matching<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s TrackedSeries> + 's {
+        self.series()
+            .filter(move |s| names_equal(&s.name, &[name], self.normalize_names))
+    }
+
+    /// PromQL `sum by (by...) (f(series))` over the series named `name`: `f` gives each
+    /// series' figure (`None` leaves it out). Groups are sorted by their label values.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("q{e=\"0\"} 2\nq{e=\"1\"} 3\nq{e=\"1\",x=\"y\"} 4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// let groups = t.sum_by("q", &["e"], |s| s.last_value());
+    /// assert_eq!(groups.iter().map(|g| g.value).collect::<Vec<_>>(), [2.0, 7.0]);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn sum_by(&self, name: &str, by: &[&str], f: impl Fn(&TrackedSeries) -> Option<f64>) -> Vec<Group> {
+        let mut groups: Vec<Group> = Vec::new();
+        for series in self.matching(name) {
+            let Some(value) = f(series) else { continue };
+            let key = group_key(series, by);
+            match groups.iter_mut().find(|g| g.labels == key) {
+                Some(group) => {
+                    group.value += value;
+                    group.series += 1;
+                }
+                None => groups.push(Group {
+                    labels: key,
+                    value,
+                    series: 1,
+                }),
+            }
+        }
+        groups.sort_by(|a, b| a.labels.cmp(&b.labels));
+        groups
+    }
+
+    /// PromQL `avg by (by...) (f(series))`, e.g. KV-cache usage across engines.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("kv{e=\"0\"} 0.2\nkv{e=\"1\"} 0.4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// let avg = t.avg_by("kv", &[], |s| s.last_value());
+    /// assert!((avg[0].value - 0.3).abs() < 1e-12);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn avg_by(&self, name: &str, by: &[&str], f: impl Fn(&TrackedSeries) -> Option<f64>) -> Vec<Group> {
+        let mut groups = self.sum_by(name, by, f);
+        for group in &mut groups {
+            group.value /= group.series as f64;
+        }
+        groups
+    }
+
+    /// PromQL `histogram_quantile(q, sum by (le, by...) (f(<name>_bucket)))`: `f` gives each
+    /// bucket series' figure, typically a windowed increase or rate.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// let page = |a: u32, b: u32, c: u32| format!("# TYPE ttft histogram\nttft_bucket{{le=\"0.1\"}} {a}\nttft_bucket{{le=\"1\"}} {b}\nttft_bucket{{le=\"+Inf\"}} {c}\n");
+    /// t.ingest(&page(0, 0, 0), at(0))?;
+    /// t.ingest(&page(10, 30, 40), at(10))?;
+    /// let p50 = t.histogram_quantile(0.5, "ttft", &[], |s| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10)));
+    /// assert!((p50[0].value - 0.55).abs() < 1e-12); // rank 20: halfway through (0.1, 1]
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn histogram_quantile(
+        &self,
+        q: f64,
+        name: &str,
+        by: &[&str],
+        f: impl Fn(&TrackedSeries) -> Option<f64>,
+    ) -> Vec<Group> {
+        let bucket_name = format!("{name}_bucket");
+        let mut groups: Vec<(GroupKey, Vec<Bucket>)> = Vec::new();
+        for series in self.matching(&bucket_name) {
+            let Some(upper_bound) = series.label("le").and_then(|le| le.parse::<f64>().ok()) else {
+                continue;
+            };
+            let Some(count) = f(series) else { continue };
+            let key = group_key(series, by);
+            let bucket = Bucket { upper_bound, count };
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, buckets)) => buckets.push(bucket),
+                None => groups.push((key, vec![bucket])),
+            }
+        }
+        let mut out: Vec<Group> = groups
+            .into_iter()
+            .map(|(labels, mut buckets)| Group {
+                labels,
+                series: buckets.len(),
+                value: histogram::quantile(q, &mut buckets),
+            })
+            .collect();
+        out.sort_by(|a, b| a.labels.cmp(&b.labels));
+        out
+    }
+
+    /// Mean observation per group: `sum by (by) (f(<name>_sum)) / sum by (by) (f(<name>_count))`.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("# TYPE l histogram\nl_sum 0\nl_count 0\n", at(0))?;
+    /// t.ingest("# TYPE l histogram\nl_sum 3\nl_count 4\n", at(10))?;
+    /// let mean = t.histogram_mean("l", &[], |s| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10)));
+    /// assert_eq!(mean[0].value, 0.75);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn histogram_mean(
+        &self,
+        name: &str,
+        by: &[&str],
+        f: impl Fn(&TrackedSeries) -> Option<f64>,
+    ) -> Vec<Group> {
+        let sums = self.sum_by(&format!("{name}_sum"), by, &f);
+        let counts = self.sum_by(&format!("{name}_count"), by, &f);
+        sums.into_iter()
+            .filter_map(|sum| {
+                let count = counts.iter().find(|c| c.labels == sum.labels)?;
+                Some(Group {
+                    value: histogram::mean(sum.value, count.value)?,
+                    ..sum
+                })
+            })
+            .collect()
+    }
+}

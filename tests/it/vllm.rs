@@ -1,0 +1,320 @@
+//! The tracker on real vLLM pages: the figures in `../shared/vllm/*.expected.json`.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use promrate::text::write;
+use promrate::{Entry, MetricType, TrackedSeries, Tracker};
+use serde_json::Value;
+
+use crate::shared;
+
+fn close(got: f64, want: f64, what: &str) {
+    let tolerance = 1e-9 * want.abs().max(1.0);
+    assert!((got - want).abs() <= tolerance, "{what}: got {got}, want {want}");
+}
+
+fn t0() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_764_480_500, 0).unwrap()
+}
+
+fn one(groups: Vec<promrate::Group>, what: &str) -> f64 {
+    assert_eq!(groups.len(), 1, "{what}: {groups:?}");
+    groups[0].value
+}
+
+#[test]
+fn single_engine_two_scrapes_match_expected() {
+    let Some(dir) = shared::dir("vllm expected figures") else {
+        return;
+    };
+    let vllm = dir.join("vllm");
+    let expected: Value =
+        serde_json::from_str(&shared::read(&vllm.join("vllm-0.33-v1-single.expected.json"))).unwrap();
+    let want = |key: &str| expected[key].as_f64().unwrap_or_else(|| panic!("{key}"));
+    let window = TimeDelta::milliseconds((want("window_s") * 1000.0) as i64);
+    let (a, b) = (t0(), t0() + window);
+    let mut tracker = Tracker::new([]).normalize_names(true);
+    let first = tracker
+        .ingest(&shared::read(&vllm.join("vllm-0.33-v1-single-t0.prom")), a)
+        .unwrap();
+    let second = tracker
+        .ingest(&shared::read(&vllm.join("vllm-0.33-v1-single-t10.prom")), b)
+        .unwrap();
+    assert_eq!((first.bad_lines, second.bad_lines), (0, 0));
+    assert!(second.resets.is_empty(), "{:?}", second.resets);
+
+    let rate = |s: &TrackedSeries| s.counter()?.exact_rate(window, b);
+    let increase = |s: &TrackedSeries| s.counter()?.exact_increase(window, b);
+    let last = |s: &TrackedSeries| s.last_value();
+    let sum = |name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| one(tracker.sum_by(name, &[], f), name);
+
+    close(
+        sum("vllm:generation_tokens_total", &increase),
+        want("generation_tokens_delta"),
+        "generation delta",
+    );
+    close(
+        sum("vllm:generation_tokens_total", &rate),
+        want("generation_tokens_per_s"),
+        "generation tok/s",
+    );
+    close(
+        sum("vllm:prompt_tokens_total", &rate),
+        want("prompt_tokens_per_s"),
+        "prompt tok/s",
+    );
+    let computed = tracker.sum_by("vllm:prompt_tokens_by_source_total", &["source"], rate);
+    let local = computed
+        .iter()
+        .find(|g| g.label("source") == Some("local_compute"))
+        .unwrap();
+    close(
+        local.value,
+        want("prompt_computed_tokens_per_s"),
+        "computed prompt tok/s",
+    );
+    close(
+        sum("vllm:request_success_total", &rate),
+        want("requests_finished_per_s"),
+        "finished req/s",
+    );
+    let hits = sum("vllm:prefix_cache_hits_total", &increase);
+    let queries = sum("vllm:prefix_cache_queries_total", &increase);
+    close(
+        hits / queries,
+        want("prefix_cache_hit_rate_window"),
+        "prefix hit rate (window)",
+    );
+    let lifetime = sum("vllm:prefix_cache_hits_total", &last) / sum("vllm:prefix_cache_queries_total", &last);
+    close(
+        lifetime,
+        want("prefix_cache_hit_rate_lifetime_t10"),
+        "prefix hit rate (lifetime)",
+    );
+    close(
+        sum("vllm:num_requests_running", &last),
+        want("running_t10"),
+        "running",
+    );
+    close(
+        sum("vllm:num_requests_waiting", &last),
+        want("waiting_t10"),
+        "waiting",
+    );
+    close(
+        one(tracker.avg_by("vllm:kv_cache_usage_perc", &[], last), "kv"),
+        want("kv_cache_usage_t10"),
+        "kv usage",
+    );
+    close(
+        sum("vllm:time_to_first_token_seconds_count", &increase),
+        want("ttft_count_delta"),
+        "ttft count",
+    );
+
+    let quantile = |q: f64, name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| {
+        one(tracker.histogram_quantile(q, name, &[], f), name)
+    };
+    let ttft = "vllm:time_to_first_token_seconds";
+    let itl = "vllm:inter_token_latency_seconds";
+    close(
+        quantile(0.5, ttft, &increase),
+        want("ttft_window_p50_s"),
+        "ttft p50 (window)",
+    );
+    close(
+        quantile(0.95, ttft, &increase),
+        want("ttft_window_p95_s"),
+        "ttft p95 (window)",
+    );
+    close(
+        quantile(0.5, ttft, &last),
+        want("ttft_lifetime_t10_p50_s"),
+        "ttft p50 (lifetime)",
+    );
+    close(
+        quantile(0.95, ttft, &last),
+        want("ttft_lifetime_t10_p95_s"),
+        "ttft p95 (lifetime)",
+    );
+    close(
+        quantile(0.99, ttft, &last),
+        want("ttft_lifetime_t10_p99_s"),
+        "ttft p99 (lifetime)",
+    );
+    close(
+        quantile(0.5, itl, &increase),
+        want("itl_window_p50_s"),
+        "itl p50 (window)",
+    );
+    close(
+        quantile(0.99, itl, &increase),
+        want("itl_window_p99_s"),
+        "itl p99 (window)",
+    );
+    close(
+        one(tracker.histogram_mean(itl, &[], increase), "itl mean"),
+        want("itl_window_mean_s"),
+        "itl mean (window)",
+    );
+    close(
+        one(tracker.histogram_mean(ttft, &[], last), "ttft mean"),
+        want("ttft_lifetime_t10_mean_s"),
+        "ttft mean (lifetime)",
+    );
+}
+
+/// Renders a page like `text` with every counter-like sample raised by `bump(name, labels)`.
+fn advance(text: &str, bump: impl Fn(&str, &[(String, String)]) -> f64) -> String {
+    let mut out = String::new();
+    let mut family: Option<(String, MetricType)> = None;
+    for entry in promrate::parse(text) {
+        match entry.unwrap() {
+            Entry::Help { name, text } => write::help(&mut out, name, &text.unescaped()).unwrap(),
+            Entry::Type { name, kind } => {
+                write::metric_type(&mut out, name, kind).unwrap();
+                family = Some((name.to_string(), kind));
+            }
+            Entry::Sample(s) => {
+                let labels: Vec<(String, String)> = s
+                    .labels()
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+                    .collect();
+                let counter_like = matches!(&family, Some((_, MetricType::Counter | MetricType::Histogram)));
+                let value = if counter_like {
+                    s.value() + bump(s.name(), &labels)
+                } else {
+                    s.value()
+                };
+                write::sample(&mut out, s.name(), &labels, value, None).unwrap();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn data_parallel_spec_decode_page_per_engine_and_summed() {
+    let Some(dir) = shared::dir("vllm dp2 figures") else {
+        return;
+    };
+    let vllm = dir.join("vllm");
+    let expected: Value = serde_json::from_str(&shared::read(
+        &vllm.join("vllm-0.33-v1-dp2-apiserver2-specdecode.expected.json"),
+    ))
+    .unwrap();
+    let want = |key: &str| expected[key].as_f64().unwrap_or_else(|| panic!("{key}"));
+    let page = shared::read(&vllm.join("vllm-0.33-v1-dp2-apiserver2-specdecode.prom"));
+    let engine =
+        |labels: &[(String, String)]| labels.iter().find(|(k, _)| k == "engine").map(|(_, v)| v.clone());
+    // Known increments over 10 s: engine 0 generates 1200 tokens, engine 1 2500.
+    let second = advance(&page, |name, labels| match (name, engine(labels).as_deref()) {
+        ("vllm:generation_tokens_total", Some("0")) => 1200.0,
+        ("vllm:generation_tokens_total", Some("1")) => 2500.0,
+        ("vllm:spec_decode_num_drafts_total", Some("0")) => 300.0,
+        ("vllm:spec_decode_num_accepted_tokens_total", Some("0")) => 450.0,
+        _ => 0.0,
+    });
+    let window = TimeDelta::seconds(10);
+    let (a, b) = (t0(), t0() + window);
+    let mut tracker = Tracker::new([]);
+    assert_eq!(tracker.ingest(&page, a).unwrap().bad_lines, 0);
+    assert_eq!(tracker.ingest(&second, b).unwrap().bad_lines, 0);
+
+    let rate = |s: &TrackedSeries| s.counter()?.exact_rate(window, b);
+    let last = |s: &TrackedSeries| s.last_value();
+    let per_engine = tracker.sum_by("vllm:generation_tokens_total", &["engine"], rate);
+    assert_eq!(
+        per_engine
+            .iter()
+            .map(|g| (g.label("engine").unwrap(), g.value))
+            .collect::<Vec<_>>(),
+        [("0", 120.0), ("1", 250.0)]
+    );
+    assert_eq!(
+        one(tracker.sum_by("vllm:generation_tokens_total", &[], rate), "sum"),
+        370.0
+    );
+    let accepted = tracker.sum_by("vllm:spec_decode_num_accepted_tokens_total", &["engine"], rate);
+    let drafts = tracker.sum_by("vllm:spec_decode_num_drafts_total", &["engine"], rate);
+    assert_eq!(
+        1.0 + accepted[0].value / drafts[0].value,
+        2.5,
+        "engine 0 mean acceptance length (window)"
+    );
+
+    // Lifetime figures from the first scrape's values, as the expected file computes them.
+    let mut first_only = Tracker::new([]);
+    first_only.ingest(&page, a).unwrap();
+    let by_engine = |name: &str| first_only.sum_by(name, &["engine"], last);
+    let all = |name: &str| one(first_only.sum_by(name, &[], last), name);
+    let accepted = by_engine("vllm:spec_decode_num_accepted_tokens_total");
+    let draft_tokens = by_engine("vllm:spec_decode_num_draft_tokens_total");
+    let drafts = by_engine("vllm:spec_decode_num_drafts_total");
+    for e in 0..2 {
+        close(
+            accepted[e].value / draft_tokens[e].value,
+            want(&format!("engine{e}_acceptance_rate")),
+            "acceptance rate",
+        );
+        close(
+            1.0 + accepted[e].value / drafts[e].value,
+            want(&format!("engine{e}_mean_acceptance_length")),
+            "acceptance length",
+        );
+        let per_pos = first_only.sum_by(
+            "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+            &["engine", "position"],
+            last,
+        );
+        let wanted = expected[format!("engine{e}_per_pos_acceptance")]
+            .as_array()
+            .unwrap();
+        for (pos, w) in wanted.iter().enumerate() {
+            let g = per_pos
+                .iter()
+                .find(|g| {
+                    g.label("engine") == Some(&e.to_string()) && g.label("position") == Some(&pos.to_string())
+                })
+                .unwrap();
+            close(
+                g.value / drafts[e].value,
+                w.as_f64().unwrap(),
+                "per-position acceptance",
+            );
+        }
+    }
+    let total_accepted = all("vllm:spec_decode_num_accepted_tokens_total");
+    close(
+        total_accepted / all("vllm:spec_decode_num_draft_tokens_total"),
+        want("all_engines_acceptance_rate"),
+        "all acceptance",
+    );
+    close(
+        1.0 + total_accepted / all("vllm:spec_decode_num_drafts_total"),
+        want("all_engines_mean_acceptance_length"),
+        "all length",
+    );
+    close(all("vllm:num_requests_running"), want("running_sum"), "running");
+    close(all("vllm:num_requests_waiting"), want("waiting_sum"), "waiting");
+    close(
+        one(first_only.avg_by("vllm:kv_cache_usage_perc", &[], last), "kv"),
+        want("kv_cache_usage_mean_of_engines"),
+        "kv",
+    );
+    close(
+        all("vllm:generation_tokens_total"),
+        want("generation_tokens_total_sum"),
+        "generation total",
+    );
+    let p95 = one(
+        first_only.histogram_quantile(0.95, "vllm:time_to_first_token_seconds", &[], last),
+        "p95",
+    );
+    close(
+        p95,
+        want("ttft_lifetime_p95_all_engines_s"),
+        "ttft p95 all engines",
+    );
+}
