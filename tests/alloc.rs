@@ -199,3 +199,27 @@ fn selector_matching_allocates_nothing() {
     let (allocations, hit) = count(|| selectors[2].matches(&escaped));
     assert_eq!((allocations, hit), (0, false));
 }
+
+#[test]
+fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dir) = shared_dir("tracker allocations") else { return };
+    let page = std::fs::read_to_string(dir.join("vllm/vllm-0.33-v1-single-t0.prom")).unwrap();
+    let selectors = [
+        promrate::Selector::parse("vllm:generation_tokens_total").unwrap(),
+        promrate::Selector::parse(r#"{__name__=~"vllm:.*", model_name=~"meta-llama/.*"}"#).unwrap(),
+    ];
+    let mut tracker = promrate::Tracker::new(selectors).normalize_names(true);
+    let t0 = chrono::DateTime::from_timestamp(1_764_480_500, 0).unwrap();
+    let at = |i: i64| t0 + chrono::TimeDelta::seconds(2 * i);
+    // Warm up: series created, retention windows and the regex scratch at steady size.
+    for i in 0..400 {
+        tracker.ingest(&page, at(i)).unwrap();
+    }
+    let tracked = tracker.len();
+    let (allocations, samples) = count(|| {
+        (400..500).map(|i| tracker.ingest(&page, at(i)).unwrap().samples).sum::<usize>()
+    });
+    assert_eq!(allocations, 0, "{allocations} allocations over 100 scrapes");
+    assert!(tracked > 100 && samples == 100 * tracked, "{tracked} series, {samples} samples");
+}

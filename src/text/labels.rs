@@ -82,6 +82,15 @@ pub(crate) fn scan_quoted(
 ) -> Result<(usize, bool), (usize, ParseErrorKind)> {
     let mut i = start + 1;
     let mut escaped = false;
+    // Most values are short: a plain loop beats setting up a vector search for them.
+    let short_end = bytes.len().min(i + 24);
+    while i < short_end {
+        match bytes[i] {
+            b'"' => return Ok((i + 1, escaped)),
+            b'\\' => break,
+            _ => i += 1,
+        }
+    }
     loop {
         let rest = bytes.get(i..).unwrap_or(&[]);
         match memchr::memchr2(b'"', b'\\', rest) {

@@ -81,7 +81,12 @@ fn comment(line: &str) -> Entry<'_> {
 fn metadata_text(line: &str) -> Result<Entry<'_>, Fail> {
     // `#`, blanks, keyword, blanks, name; anything else (`#HELP`, `# HELPER`, `# HELP`
     // alone) is a free comment, as Prometheus reads it.
-    let header: IResult<&str, Keyword> = preceded((space0, tag("#"), space1), keyword).parse(line);
+    // Exporters write `# HELP ` / `# TYPE ` exactly; skip the general header parser then.
+    let header: IResult<&str, Keyword> = match line.as_bytes().get(..7) {
+        Some(b"# HELP ") => Ok((&line[6..], Keyword::Help)),
+        Some(b"# TYPE ") => Ok((&line[6..], Keyword::Type)),
+        _ => preceded((space0, tag("#"), space1), keyword).parse(line),
+    };
     let Ok((after_kw, kw)) = header else {
         return Ok(comment(line));
     };
@@ -187,13 +192,16 @@ fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Cheap 6-bit fingerprint of a label name for the duplicate check: only when two names
-/// share a fingerprint are earlier names compared in full.
+/// Two-bit fingerprint (a 128-bit Bloom filter) of a label name for the duplicate check:
+/// only when every bit of a name is already set are earlier names compared in full.
 #[inline]
-fn name_bit(name: &[u8]) -> u64 {
-    let first = name.first().copied().unwrap_or(0) as usize;
-    let last = name.last().copied().unwrap_or(0) as usize;
-    1u64 << ((name.len().wrapping_mul(7) ^ first ^ (last << 2)) & 63)
+fn name_bits(name: &[u8]) -> u128 {
+    let first = name.first().copied().unwrap_or(0) as u32;
+    let last = name.last().copied().unwrap_or(0) as u32;
+    let second = name.get(1).copied().unwrap_or(0) as u32;
+    let h = (name.len() as u32).wrapping_mul(0x9E37_79B1) ^ first.wrapping_mul(0x85EB_CA77) ^ last.wrapping_mul(0xC2B2_AE3D) ^ second;
+    let h = h ^ (h >> 15);
+    (1u128 << (h & 127)) | (1u128 << ((h >> 7) & 127))
 }
 
 /// Parses a `{...}` label set whose `{` is at `open`. Returns the index after `}`, the raw
@@ -209,7 +217,7 @@ fn label_set(
     let mut i = open + 1;
     let mut count: usize = 0;
     let mut quoted_name = None;
-    let mut seen: u64 = 0;
+    let mut seen: u128 = 0;
     let ws = !dialect.openmetrics;
     loop {
         if ws {
@@ -236,8 +244,8 @@ fn label_set(
                     return Err((term.name.0, ParseErrorKind::TooManyLabels { limit: max_labels }));
                 }
                 let name = &line[term.name.0..term.name.1];
-                let bit = name_bit(name.as_bytes());
-                if seen & bit != 0 {
+                let bit = name_bits(name.as_bytes());
+                if seen & bit == bit {
                     let earlier = Labels::new(&line[open + 1..i], count as u32, dialect);
                     if earlier.iter().any(|(n, _)| n == name) {
                         return Err((term.name.0, ParseErrorKind::DuplicateLabel(name.to_string())));
@@ -260,16 +268,17 @@ fn label_set(
     Ok((i + 1, &line[open + 1..i], count as u32, quoted_name))
 }
 
-/// End of a space-delimited token starting at `i`.
+/// End of a space-delimited token starting at `i` (values and timestamps are short, so a
+/// plain loop).
 #[inline]
-fn token_end(bytes: &[u8], i: usize, tabs: bool) -> usize {
-    let rest = &bytes[i.min(bytes.len())..];
-    let found = if tabs {
-        memchr::memchr2(b' ', b'\t', rest)
-    } else {
-        memchr::memchr(b' ', rest)
-    };
-    found.map_or(bytes.len(), |o| i + o)
+fn token_end(bytes: &[u8], mut i: usize, tabs: bool) -> usize {
+    while let Some(&b) = bytes.get(i) {
+        if b == b' ' || (tabs && b == b'\t') {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Parses a sample line.
@@ -390,12 +399,13 @@ fn openmetrics_tail<'a>(line: &'a str, mut i: usize, sample: &mut Sample<'a>) ->
             return Err((i, ParseErrorKind::TrailingText("the timestamp")));
         }
     }
-    sample.exemplar = Some(exemplar(line, i)?);
+    exemplar(line, i)?;
+    sample.exemplar = Some(&line[i..]);
     Ok(())
 }
 
 /// Parses ` # {labels} value [timestamp]` starting at the `#`.
-fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
+pub(crate) fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
     let bytes = line.as_bytes();
     let dialect = Dialect {
         openmetrics: true,

@@ -322,8 +322,8 @@ impl<'a> Iterator for Entries<'a> {
     type Item = Result<Entry<'a>, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(entry) = self.pending.take() {
-            return Some(Ok(entry));
+        if self.pending.is_some() {
+            return self.pending.take().map(Ok);
         }
         let bytes = self.text.as_bytes();
         loop {

@@ -169,7 +169,9 @@ pub struct Sample<'a> {
     pub(crate) labels: Labels<'a>,
     pub(crate) value: f64,
     pub(crate) timestamp_ms: Option<i64>,
-    pub(crate) exemplar: Option<Exemplar<'a>>,
+    /// The validated exemplar text from its `#` to the end of the line, parsed on request
+    /// (keeps `Sample` small: it is moved once per line).
+    pub(crate) exemplar: Option<&'a str>,
 }
 
 impl<'a> Sample<'a> {
@@ -249,7 +251,7 @@ impl<'a> Sample<'a> {
     /// assert!(ex.labels().get("trace_id").unwrap() == "x");
     /// ```
     pub fn exemplar(&self) -> Option<Exemplar<'a>> {
-        self.exemplar
+        super::line::exemplar(self.exemplar?, 0).ok()
     }
 }
 

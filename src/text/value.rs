@@ -4,19 +4,96 @@
 /// optional sign and exponent, `NaN`, `Inf`/`+Inf`/`-Inf` (any case, also `Infinity`).
 /// Hex floats and `_` digit separators are refused.
 pub(crate) fn parse_float(token: &str) -> Option<f64> {
-    let bytes = token.as_bytes();
-    // Fast path: short plain integers are the most common value on real pages.
-    if !bytes.is_empty() && bytes.len() <= 15 && bytes.iter().all(u8::is_ascii_digit) {
-        let mut n: u64 = 0;
-        for &b in bytes {
-            n = n * 10 + u64::from(b - b'0');
-        }
-        // Exact: every integer below 10^15 is representable.
-        return Some(n as f64);
+    if let Some(v) = parse_simple_decimal(token.as_bytes()) {
+        return Some(v);
     }
     // `f64::from_str` is correctly rounded and rejects hex, `_` and whitespace; it accepts
     // exactly the spellings of NaN and infinity that Go's ParseFloat and Python's float do.
     token.parse::<f64>().ok()
+}
+
+/// Powers of ten that are exact in an f64.
+const EXACT_POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+    1e19, 1e20, 1e21, 1e22,
+];
+
+/// Clinger's fast path: a decimal whose digits fit in 2^53 and whose exponent is within
+/// ±22 is one exact integer times or divided by one exact power of ten, so a single IEEE
+/// operation gives the correctly rounded result. Covers nearly every exporter value
+/// (`0`, `680175.0`, `4.404533e+06`, `1.6e-05`); anything else returns `None`.
+fn parse_simple_decimal(b: &[u8]) -> Option<f64> {
+    let (negative, mut i) = match b.first()? {
+        b'-' => (true, 1),
+        b'+' => (false, 1),
+        _ => (false, 0),
+    };
+    let mut mantissa: u64 = 0;
+    let mut significant = 0u32;
+    let mut exponent: i32 = 0;
+    let mut digits = 0u32;
+    let mut seen_point = false;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                if mantissa != 0 || c != b'0' {
+                    significant += 1;
+                    if significant > 19 {
+                        return None;
+                    }
+                    mantissa = mantissa * 10 + u64::from(c - b'0');
+                }
+                if seen_point {
+                    exponent -= 1;
+                }
+            }
+            b'.' if !seen_point => seen_point = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        let negative_exp = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i32 = 0;
+        while let Some(&c @ b'0'..=b'9') = b.get(i) {
+            if i - start >= 4 {
+                return None;
+            }
+            e = e * 10 + i32::from(c - b'0');
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        exponent += if negative_exp { -e } else { e };
+    }
+    if i != b.len() || mantissa > 1 << 53 {
+        return None;
+    }
+    let m = mantissa as f64;
+    let value = match exponent {
+        0..=22 => m * EXACT_POWERS_OF_TEN[exponent as usize],
+        -22..=-1 => m / EXACT_POWERS_OF_TEN[(-exponent) as usize],
+        _ if mantissa == 0 => 0.0,
+        _ => return None,
+    };
+    Some(if negative { -value } else { value })
 }
 
 /// Parses a Prometheus text-format timestamp: a base-10 `i64` of milliseconds.
@@ -71,6 +148,23 @@ mod tests {
             assert_eq!(parse_float(text), *want, "{text:?}");
         }
         assert!(parse_float("NaN").unwrap().is_nan());
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_standard_parser() {
+        let samples = [
+            "0", "-0", "0.0", "1.0", "680175.0", "4.404533e+06", "1.6e-05", "3.4359738368e+10", "2351.5699999999997",
+            "1.7644801077700212e+09", "0.06860010275898172", "9007199254740993", "123456789012345678", "1e22",
+            "1e-22", "1e23", "5e-324", ".5", "5.", "+.5e1", "0.000000000000000000000000001", "1E5", "00012",
+        ];
+        for text in samples {
+            let expected = text.parse::<f64>().unwrap();
+            let got = parse_float(text).unwrap();
+            assert_eq!(got.to_bits(), expected.to_bits(), "{text}");
+        }
+        for bad in ["", "-", ".", "e5", "1e", "1e+", "1.2.3", "1e5e5", "--1", "1x"] {
+            assert_eq!(parse_float(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

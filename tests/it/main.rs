@@ -4,6 +4,7 @@ mod differential;
 mod openmetrics_suite;
 mod oracle;
 mod proptests;
+mod rate_props;
 mod selectors;
 mod shared;
 mod text_corpus;

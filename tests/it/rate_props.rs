@@ -1,0 +1,154 @@
+//! Property tests of the rate engine: restarts do not change increases, exact increases
+//! add up, a line's rate is its slope, EWMA of a constant rate is that rate, and no
+//! sequence of operations panics.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use proptest::prelude::*;
+
+use promrate::promql::{Point, Range, Semantics};
+use promrate::CounterSeries;
+
+fn at(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap()
+}
+
+/// Scrape times: a start and positive, uneven gaps (1 ms to 60 s).
+fn times(n: usize) -> impl Strategy<Value = Vec<i64>> {
+    prop::collection::vec(1i64..60_000, n).prop_map(|gaps| {
+        let mut t = 1_700_000_000_000;
+        gaps.into_iter()
+            .map(|g| {
+                t += g;
+                t
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn restarts_do_not_change_the_increase(
+        (ts, increments, resets) in (2usize..40).prop_flat_map(|n| (
+            times(n),
+            prop::collection::vec(0u32..1_000, n),
+            prop::collection::vec(any::<bool>(), n),
+        )),
+        window_s in 1i64..3_000,
+    ) {
+        // Counter A never restarts; counter B restarts (from 0) wherever `resets` says,
+        // except at the first point. Both see the same increments.
+        let mut a = CounterSeries::new(TimeDelta::days(1));
+        let mut b = CounterSeries::new(TimeDelta::days(1));
+        let (mut va, mut vb) = (0.0f64, 0.0f64);
+        let mut created = 1;
+        let mut points_a = Vec::new();
+        let mut points_b = Vec::new();
+        for (i, (&t, &inc)) in ts.iter().zip(&increments).enumerate() {
+            va += f64::from(inc);
+            let restart = i > 0 && resets[i] && f64::from(inc) < vb;
+            if restart {
+                vb = f64::from(inc);
+                created += 1;
+            } else {
+                vb += f64::from(inc);
+            }
+            a.push_with_created(at(t), va, at(1)).unwrap();
+            b.push_with_created(at(t), vb, at(created)).unwrap();
+            points_a.push(Point::from_millis(t, va));
+            points_b.push(Point::from_millis(t, vb));
+        }
+        let end = at(*ts.last().unwrap());
+        let window = TimeDelta::seconds(window_s);
+        prop_assert_eq!(a.exact_increase(window, end), b.exact_increase(window, end));
+        // PromQL's extrapolation looks at the first value in the window (the zero-point
+        // clamp), so compare windows that hold every point: the same first value in both.
+        let covering = TimeDelta::milliseconds(ts.last().unwrap() - ts[0]) + window;
+        for semantics in [Semantics::Prometheus3, Semantics::Prometheus2] {
+            let range = Range::new(covering).semantics(semantics);
+            let (x, y) = (range.increase(&points_a, end), range.increase(&points_b, end));
+            prop_assert_eq!(x.is_some(), y.is_some());
+            if let (Some(x), Some(y)) = (x, y) {
+                prop_assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{x} vs {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn exact_increase_is_additive(
+        (ts, values) in (3usize..40).prop_flat_map(|n| (times(n), prop::collection::vec(0u32..10_000, n))),
+        cut in 0.0f64..1.0,
+    ) {
+        let mut s = CounterSeries::new(TimeDelta::days(1));
+        for (&t, &v) in ts.iter().zip(&values) {
+            s.push(at(t), f64::from(v)).unwrap();
+        }
+        let (first, last) = (ts[0], *ts.last().unwrap());
+        let middle = first + ((last - first) as f64 * cut) as i64;
+        let whole = s.exact_increase(TimeDelta::milliseconds(last - first), at(last));
+        let left = s.exact_increase(TimeDelta::milliseconds(middle - first), at(middle)).unwrap_or(0.0);
+        let right = s.exact_increase(TimeDelta::milliseconds(last - middle), at(last)).unwrap_or(0.0);
+        prop_assert_eq!(whole, Some(left + right));
+        // Integer counters give integer increases.
+        prop_assert_eq!(whole.unwrap().fract(), 0.0);
+    }
+
+    #[test]
+    fn a_linear_counter_rate_is_its_slope(
+        slope in 0.001f64..10_000.0,
+        interval_ms in 1_000i64..60_000,
+        points in 5usize..200,
+        windows in 2usize..5,
+    ) {
+        let start = 1_700_000_000_000i64;
+        let mut s = CounterSeries::new(TimeDelta::days(1));
+        let mut pts = Vec::new();
+        for i in 0..points as i64 {
+            let t = start + i * interval_ms;
+            let v = slope * ((t - start) as f64 / 1000.0) + 1e6;
+            s.push(at(t), v).unwrap();
+            pts.push(Point::from_millis(t, v));
+        }
+        let end = start + (points as i64 - 1) * interval_ms;
+        let window = TimeDelta::milliseconds(interval_ms * windows.min(points - 1) as i64);
+        let rate = Range::new(window).rate(&pts, at(end)).unwrap();
+        prop_assert!((rate - slope).abs() <= 1e-6 * slope, "rate {rate} vs slope {slope}");
+        let exact = s.exact_rate(window, at(end)).unwrap();
+        prop_assert!((exact - slope).abs() <= 1e-6 * slope, "exact {exact} vs slope {slope}");
+    }
+
+    #[test]
+    fn ewma_of_a_constant_rate_is_that_rate(rate in 0.0f64..1e6, ts in times(50)) {
+        let mut s = CounterSeries::new(TimeDelta::days(1));
+        for &t in &ts {
+            s.push(at(t), rate * ((t - ts[0]) as f64 / 1000.0)).unwrap();
+        }
+        let ewma = s.ewma_rate().unwrap();
+        prop_assert!((ewma - rate).abs() <= 1e-6 * rate.max(1.0), "{ewma} vs {rate}");
+    }
+
+    #[test]
+    fn no_operation_sequence_panics(ops in prop::collection::vec((0u8..8, -5_000i64..60_000, any::<f64>(), 0i64..100_000), 0..60)) {
+        let mut s = CounterSeries::new(TimeDelta::seconds(120)).max_points(16);
+        let mut t = 1_000_000i64;
+        for (op, dt, value, extra) in ops {
+            t += dt;
+            let now = at(t);
+            let window = TimeDelta::milliseconds(extra);
+            let range = Range::new(window);
+            match op {
+                0 => { let _ = s.push(now, value); }
+                1 => { let _ = s.push_with_created(now, value.abs(), at(t - extra)); }
+                2 => { let _ = s.amend_created(at(t - extra)); }
+                3 => { let _ = (s.rate(&range, now), s.increase(&range, now)); }
+                4 => { let _ = (s.irate(&range, now), s.ewma_rate()); }
+                5 => { let _ = (s.exact_increase(window, now), s.exact_rate(window, now)); }
+                6 => { let _ = (range.anchored().increase(s.points(), now), range.smoothed().rate(s.points(), now)); }
+                _ => { let _ = (range.resets(s.points(), now), range.changes(s.points(), now), range.idelta(s.points(), now)); }
+            }
+            prop_assert!(s.len() <= 16);
+            prop_assert!(s.points().windows(2).all(|w| w[0].timestamp_ms < w[1].timestamp_ms));
+        }
+    }
+}
