@@ -13,8 +13,11 @@ use promrate::promql::{Point, Range};
 use promrate::{Selector, Tracker};
 
 fn read(page: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared").join(page);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(page);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
 }
 
 fn ingest(c: &mut Criterion) {
@@ -36,7 +39,10 @@ fn ingest(c: &mut Criterion) {
     });
     for (label, selectors) in [
         ("tracker, every series", Vec::new()),
-        ("tracker, vllm:* selector", vec![Selector::parse(r#"{__name__=~"vllm:.*"}"#).unwrap()]),
+        (
+            "tracker, vllm:* selector",
+            vec![Selector::parse(r#"{__name__=~"vllm:.*"}"#).unwrap()],
+        ),
     ] {
         let mut tracker = Tracker::new(selectors).normalize_names(true);
         let mut i = 0i64;
@@ -48,7 +54,10 @@ fn ingest(c: &mut Criterion) {
         group.bench_function(label, |b| {
             b.iter(|| {
                 i += 1;
-                tracker.ingest(black_box(&page), t0 + TimeDelta::seconds(2 * i)).unwrap().samples
+                tracker
+                    .ingest(black_box(&page), t0 + TimeDelta::seconds(2 * i))
+                    .unwrap()
+                    .samples
             })
         });
     }
@@ -67,8 +76,12 @@ fn promql(c: &mut Criterion) {
     group.bench_function("rate", |b| b.iter(|| range.rate(black_box(&points), at)));
     group.bench_function("irate", |b| b.iter(|| range.irate(black_box(&points), at)));
     group.bench_function("resets", |b| b.iter(|| range.resets(black_box(&points), at)));
-    group.bench_function("anchored increase", |b| b.iter(|| range.anchored().increase(black_box(&points), at)));
-    group.bench_function("smoothed rate", |b| b.iter(|| range.smoothed().rate(black_box(&points), at)));
+    group.bench_function("anchored increase", |b| {
+        b.iter(|| range.anchored().increase(black_box(&points), at))
+    });
+    group.bench_function("smoothed rate", |b| {
+        b.iter(|| range.smoothed().rate(black_box(&points), at))
+    });
     group.finish();
 }
 

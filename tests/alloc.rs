@@ -203,7 +203,9 @@ fn selector_matching_allocates_nothing() {
 #[test]
 fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("tracker allocations") else { return };
+    let Some(dir) = shared_dir("tracker allocations") else {
+        return;
+    };
     let page = std::fs::read_to_string(dir.join("vllm/vllm-0.33-v1-single-t0.prom")).unwrap();
     let selectors = [
         promrate::Selector::parse("vllm:generation_tokens_total").unwrap(),
@@ -218,8 +220,13 @@ fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
     }
     let tracked = tracker.len();
     let (allocations, samples) = count(|| {
-        (400..500).map(|i| tracker.ingest(&page, at(i)).unwrap().samples).sum::<usize>()
+        (400..500)
+            .map(|i| tracker.ingest(&page, at(i)).unwrap().samples)
+            .sum::<usize>()
     });
     assert_eq!(allocations, 0, "{allocations} allocations over 100 scrapes");
-    assert!(tracked > 100 && samples == 100 * tracked, "{tracked} series, {samples} samples");
+    assert!(
+        tracked > 100 && samples == 100 * tracked,
+        "{tracked} series, {samples} samples"
+    );
 }

@@ -10,7 +10,9 @@ use nom::combinator::rest;
 use nom::sequence::preceded;
 use nom::{IResult, Parser as _};
 
-use super::labels::{metric_name_len, scan_quoted, scan_term, Dialect, HelpText, Labels};
+use super::labels::{
+    has_byte, label_name_len, metric_name_len, scan_quoted, scan_term, Dialect, HelpText, Labels,
+};
 use super::sample::{Entry, Exemplar, MetricType, Sample};
 use super::value::{parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms};
 use crate::error::ParseErrorKind;
@@ -184,7 +186,7 @@ fn metadata_openmetrics(line: &str) -> Result<Entry<'_>, Fail> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b' ' | b'\t')) {
         i += 1;
@@ -194,19 +196,22 @@ fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
 
 /// Two-bit fingerprint (a 128-bit Bloom filter) of a label name for the duplicate check:
 /// only when every bit of a name is already set are earlier names compared in full.
-#[inline]
+#[inline(always)]
 fn name_bits(name: &[u8]) -> u128 {
     let first = name.first().copied().unwrap_or(0) as u32;
     let last = name.last().copied().unwrap_or(0) as u32;
     let second = name.get(1).copied().unwrap_or(0) as u32;
-    let h = (name.len() as u32).wrapping_mul(0x9E37_79B1) ^ first.wrapping_mul(0x85EB_CA77) ^ last.wrapping_mul(0xC2B2_AE3D) ^ second;
+    let h = (name.len() as u32).wrapping_mul(0x9E37_79B1)
+        ^ first.wrapping_mul(0x85EB_CA77)
+        ^ last.wrapping_mul(0xC2B2_AE3D)
+        ^ second;
     let h = h ^ (h >> 15);
     (1u128 << (h & 127)) | (1u128 << ((h >> 7) & 127))
 }
 
 /// Parses a `{...}` label set whose `{` is at `open`. Returns the index after `}`, the raw
 /// text between the braces, the label count and a quoted metric name if one was inside.
-#[inline]
+#[inline(always)]
 fn label_set(
     line: &str,
     open: usize,
@@ -270,7 +275,7 @@ fn label_set(
 
 /// End of a space-delimited token starting at `i` (values and timestamps are short, so a
 /// plain loop).
-#[inline]
+#[inline(always)]
 fn token_end(bytes: &[u8], mut i: usize, tabs: bool) -> usize {
     while let Some(&b) = bytes.get(i) {
         if b == b' ' || (tabs && b == b'\t') {
@@ -364,6 +369,105 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
         }
     }
     Ok(sample)
+}
+
+/// The common shape of a Prometheus-text sample line, parsed straight from the page with
+/// no separate search for the line's end: `name{a="b",...} value[ timestamp]` then `\n` or
+/// the end, single spaces, no escapes. Returns the sample and the line's length, or `None`
+/// for anything else (including every error), which the general path then parses (and
+/// reports) exactly. Both paths give identical samples for the lines this one accepts.
+#[inline(always)]
+pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) -> Option<(Sample<'_>, usize)> {
+    let b = text.as_bytes();
+    let name_len = metric_name_len(b);
+    if name_len == 0 {
+        return None;
+    }
+    let mut i = name_len;
+    let dialect = Dialect {
+        openmetrics: false,
+        strict_escapes: true,
+    };
+    let mut labels = Labels::new("", 0, dialect);
+    if b.get(i) == Some(&b'{') {
+        let open = i;
+        i += 1;
+        let mut count = 0usize;
+        let mut seen: u128 = 0;
+        while b.get(i) != Some(&b'}') {
+            let label_len = label_name_len(&b[i..]);
+            let bits = name_bits(&b[i..i + label_len]);
+            if label_len == 0
+                || seen & bits == bits
+                || b.get(i + label_len..i + label_len + 2) != Some(b"=\"")
+            {
+                return None;
+            }
+            seen |= bits;
+            count += 1;
+            i += label_len + 2;
+            // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
+            loop {
+                let chunk = u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?);
+                let stops = has_byte(chunk, b'"') | has_byte(chunk, b'\\') | has_byte(chunk, b'\n');
+                if stops == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += (stops.trailing_zeros() / 8) as usize;
+                break;
+            }
+            if b[i] != b'"' {
+                return None;
+            }
+            i += 1;
+            match b.get(i) {
+                Some(b',') => i += 1,
+                Some(b'}') => {}
+                _ => return None,
+            }
+        }
+        if count > max_labels {
+            return None;
+        }
+        labels = Labels::new(&text[open + 1..i], count as u32, dialect);
+        i += 1;
+    }
+    if b.get(i) != Some(&b' ') {
+        return None;
+    }
+    i += 1;
+    let value_start = i;
+    while let Some(&c) = b.get(i) {
+        if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
+            break;
+        }
+        i += 1;
+    }
+    let value = parse_float(&text[value_start..i])?;
+    let mut timestamp_ms = None;
+    if b.get(i) == Some(&b' ') {
+        i += 1;
+        let ts_start = i;
+        while let Some(&c) = b.get(i) {
+            if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
+                break;
+            }
+            i += 1;
+        }
+        timestamp_ms = Some(parse_timestamp_ms(&text[ts_start..i])?);
+    }
+    if !matches!(b.get(i), None | Some(b'\n')) || i > max_line_len {
+        return None;
+    }
+    let sample = Sample {
+        name: &text[..name_len],
+        labels,
+        value,
+        timestamp_ms,
+        exemplar: None,
+    };
+    Some((sample, i))
 }
 
 /// In the text format a name must be followed by blanks, `{` or the end; a byte that is
@@ -543,6 +647,57 @@ mod tests {
             "a 1# {} 1",
         ] {
             assert!(sample(bad, OM, 64).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn fast_path_takes_the_common_shapes() {
+        let (s, len) = sample_fast(
+            "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
+            8,
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.name(), s.labels().len(), s.value(), s.timestamp_ms(), len),
+            ("a", 2, 1500.0, Some(17), 47)
+        );
+        assert_eq!(
+            sample_fast("vllm:x 4", 8, 100).map(|(s, l)| (s.value(), l)),
+            Some((4.0, 8))
+        );
+        for other in [
+            "a  1",
+            "a{b=\"\\n\"} 1",
+            "a 1 \n",
+            "a 1\r\n",
+            "a{b=\"c\",b=\"d\"} 1",
+            " a 1",
+            "a{ b=\"c\"} 1",
+        ] {
+            assert!(sample_fast(other, 8, 100).is_none(), "{other:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// Whatever the fast path accepts, the general path parses to the same sample.
+        #[test]
+        fn fast_path_agrees_with_general_path(
+            text in "[a-z_:]{1,6}(\\{([a-z_]{1,4}=\"[a-z0-9 ,{}=\\\\\"\t\n]{0,12}\",?){0,4}\\})? ?[-+0-9.eE]{0,8}( [-0-9]{0,4})?[ \t\r]?\n?[a-z]{0,3}",
+            max_labels in 0usize..5,
+        ) {
+            if let Some((fast, len)) = sample_fast(&text, max_labels, 64) {
+                let general = sample(&text[..len], TEXT, max_labels);
+                proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
+                let general = general.unwrap();
+                proptest::prop_assert_eq!(fast.name(), general.name());
+                proptest::prop_assert_eq!(fast.labels().as_raw(), general.labels().as_raw());
+                proptest::prop_assert_eq!(fast.labels().len(), general.labels().len());
+                proptest::prop_assert_eq!(fast.value().to_bits(), general.value().to_bits());
+                proptest::prop_assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
+            }
         }
     }
 

@@ -331,6 +331,16 @@ impl<'a> Iterator for Entries<'a> {
                 return self.end_of_input();
             }
             let start = self.pos;
+            if !self.dialect.openmetrics {
+                let rest = &self.text[start..];
+                if let Some((sample, len)) =
+                    line::sample_fast(rest, self.config.max_labels, self.config.max_line_len)
+                {
+                    self.pos = start + len + 1;
+                    self.line += 1;
+                    return Some(Ok(Entry::Sample(sample)));
+                }
+            }
             let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |o| start + o);
             self.pos = end + 1;
             self.line += 1;

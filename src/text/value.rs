@@ -3,6 +3,7 @@
 /// Parses a sample value as Prometheus and prometheus_client accept it: decimal floats with
 /// optional sign and exponent, `NaN`, `Inf`/`+Inf`/`-Inf` (any case, also `Infinity`).
 /// Hex floats and `_` digit separators are refused.
+#[inline(always)]
 pub(crate) fn parse_float(token: &str) -> Option<f64> {
     if let Some(v) = parse_simple_decimal(token.as_bytes()) {
         return Some(v);
@@ -22,6 +23,7 @@ const EXACT_POWERS_OF_TEN: [f64; 23] = [
 /// ±22 is one exact integer times or divided by one exact power of ten, so a single IEEE
 /// operation gives the correctly rounded result. Covers nearly every exporter value
 /// (`0`, `680175.0`, `4.404533e+06`, `1.6e-05`); anything else returns `None`.
+#[inline(always)]
 fn parse_simple_decimal(b: &[u8]) -> Option<f64> {
     let (negative, mut i) = match b.first()? {
         b'-' => (true, 1),
@@ -153,9 +155,29 @@ mod tests {
     #[test]
     fn fast_path_agrees_with_the_standard_parser() {
         let samples = [
-            "0", "-0", "0.0", "1.0", "680175.0", "4.404533e+06", "1.6e-05", "3.4359738368e+10", "2351.5699999999997",
-            "1.7644801077700212e+09", "0.06860010275898172", "9007199254740993", "123456789012345678", "1e22",
-            "1e-22", "1e23", "5e-324", ".5", "5.", "+.5e1", "0.000000000000000000000000001", "1E5", "00012",
+            "0",
+            "-0",
+            "0.0",
+            "1.0",
+            "680175.0",
+            "4.404533e+06",
+            "1.6e-05",
+            "3.4359738368e+10",
+            "2351.5699999999997",
+            "1.7644801077700212e+09",
+            "0.06860010275898172",
+            "9007199254740993",
+            "123456789012345678",
+            "1e22",
+            "1e-22",
+            "1e23",
+            "5e-324",
+            ".5",
+            "5.",
+            "+.5e1",
+            "0.000000000000000000000000001",
+            "1E5",
+            "00012",
         ];
         for text in samples {
             let expected = text.parse::<f64>().unwrap();
