@@ -1,6 +1,72 @@
 //! # promrate
 //!
-//! Turns Prometheus exposition text into trustworthy rates.
+//! Turns Prometheus exposition text into trustworthy rates: the measurement that
+//! `curl /metrics | grep | awk`, twice, then `bc` gets quietly wrong (restarts, label sets,
+//! scrape timing, jitter), done exactly and IO-free.
+//!
+//! Three layers, data flowing one way:
+//!
+//! ```text
+//! /metrics page ──► text (parse) ──► Selector (match) ──► CounterSeries / Tracker (rates)
+//! ```
+//!
+//! ## Parse: zero-copy, no allocation per sample
+//! [`parse`] reads the Prometheus text format 0.0.4 (with Prometheus 3's quoted UTF-8
+//! names); [`Parser`] also reads OpenMetrics 1.0 with full validation. Samples borrow from
+//! the page; label values stay escaped until asked ([`LabelValue::unescaped`]). Errors
+//! carry line and column, and iteration resumes at the next line.
+//!
+//! ```
+//! let page = "# TYPE vllm:generation_tokens counter\n\
+//!             vllm:generation_tokens_total{engine=\"0\",model_name=\"llama\"} 7852.0\n\
+//!             up{job=\"a\" 1\n";
+//! for entry in promrate::parse(page) {
+//!     match entry {
+//!         Ok(promrate::Entry::Sample(s)) => assert_eq!(s.value(), 7852.0),
+//!         Ok(_) => {}
+//!         Err(e) => assert_eq!(e.to_string(), "line 3, column 12: expected ',' or '}' after a label"),
+//!     }
+//! }
+//! ```
+//!
+//! ## Select: PromQL matchers
+//! ```
+//! let selector = promrate::Selector::parse(r#"vllm:generation_tokens_total{model_name=~"llama.*"}"#)?;
+//! let sample = promrate::parse("vllm:generation_tokens_total{model_name=\"llama-3\"} 1")
+//!     .next().unwrap().unwrap().into_sample().unwrap();
+//! assert!(selector.matches(&sample));
+//! # Ok::<(), promrate::SelectorError>(())
+//! ```
+//!
+//! ## Rates: bit-exact PromQL, restarts handled
+//! [`promql::Range`] computes `rate`, `increase`, `irate`, ... exactly as Prometheus does
+//! (same float operations in the same order). [`CounterSeries`] follows one live counter
+//! across restarts; [`Tracker`] follows every series of a page, scrape after scrape, and
+//! aggregates like `sum by`.
+//!
+//! ```
+//! use chrono::{DateTime, TimeDelta};
+//! use promrate::Tracker;
+//! let mut tracker = Tracker::new([promrate::Selector::parse("tokens_total")?]);
+//! let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+//! tracker.ingest("tokens_total 5000\n", t0).unwrap();
+//! // The server restarted in between: 300 new tokens, not -4700.
+//! let report = tracker.ingest("tokens_total 300\n", t0 + TimeDelta::seconds(10)).unwrap();
+//! assert_eq!(report.resets.len(), 1);
+//! let rate = tracker.sum_by("tokens_total", &[], |s| s.counter()?.exact_rate(TimeDelta::seconds(10), t0 + TimeDelta::seconds(10)));
+//! assert_eq!(rate[0].value, 30.0);
+//! # Ok::<(), promrate::SelectorError>(())
+//! ```
+//!
+//! ## Features
+//! - `regex` (default): `=~` and `!~` matchers. Without it they are a
+//!   [`SelectorErrorKind::RegexUnsupported`] error.
+//!
+//! ## Limits
+//! Lines longer than [`text::DEFAULT_MAX_LINE_LEN`] and samples with more than
+//! [`text::DEFAULT_MAX_LABELS`] labels are errors (both configurable on [`Parser`]).
+//! Quoted metric and label names may not contain escape sequences (names are returned as
+//! borrowed `&str`). Timestamps are milliseconds (Prometheus' resolution).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
