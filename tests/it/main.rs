@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
 mod differential;
+mod monitor;
 mod openmetrics_suite;
 mod oracle;
 mod proptests;

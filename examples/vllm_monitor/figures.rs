@@ -1,0 +1,387 @@
+//! The monitor's figures, computed from promrate trackers (one per URL) with the metric
+//! names of vLLM V1 and V0, SGLang and TGI. No arithmetic on raw samples happens here:
+//! every number comes from a tracker query.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use promrate::histogram::{self, Bucket};
+use promrate::promql::Range;
+use promrate::{TrackedSeries, Tracker};
+
+/// Which server a page comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    Vllm,
+    Sglang,
+    Tgi,
+}
+
+impl ServerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerKind::Vllm => "vllm",
+            ServerKind::Sglang => "sglang",
+            ServerKind::Tgi => "tgi",
+        }
+    }
+
+    /// Recognises the server from the series a tracker holds.
+    pub fn detect(tracker: &Tracker) -> Option<ServerKind> {
+        let mut kind = None;
+        for s in tracker.series() {
+            let name = s.name();
+            if name.starts_with("vllm:") || name.starts_with("vllm_") {
+                return Some(ServerKind::Vllm);
+            } else if name.starts_with("sglang:") || name.starts_with("sglang_") {
+                kind = Some(ServerKind::Sglang);
+            } else if name.starts_with("tgi_") && kind.is_none() {
+                kind = Some(ServerKind::Tgi);
+            }
+        }
+        kind
+    }
+}
+
+// Alternatives in order of preference: vLLM V1, vLLM V0, SGLang, TGI. The trackers
+// normalize names, so `vllm:x` also finds vLLM's OpenMetrics spelling `vllm_x`.
+const GENERATION: &[&str] = &[
+    "vllm:generation_tokens_total",
+    "sglang:generation_tokens_total",
+    "tgi_request_generated_tokens_sum",
+];
+const PROMPT: &[&str] = &[
+    "vllm:prompt_tokens_total",
+    "sglang:prompt_tokens_total",
+    "tgi_request_input_length_sum",
+];
+const PROMPT_BY_SOURCE: &[&str] = &["vllm:prompt_tokens_by_source_total"];
+const PROMPT_CACHED: &[&str] = &["vllm:prompt_tokens_cached_total", "sglang:cached_tokens_total"];
+const FINISHED: &[&str] = &[
+    "vllm:request_success_total",
+    "sglang:num_requests_total",
+    "tgi_request_success",
+];
+const RUNNING: &[&str] = &[
+    "vllm:num_requests_running",
+    "sglang:num_running_reqs",
+    "tgi_batch_current_size",
+];
+const WAITING: &[&str] = &[
+    "vllm:num_requests_waiting",
+    "sglang:num_queue_reqs",
+    "tgi_queue_size",
+];
+const KV_USAGE: &[&str] = &[
+    "vllm:kv_cache_usage_perc",
+    "vllm:gpu_cache_usage_perc",
+    "sglang:token_usage",
+];
+const PREFIX_HITS: &[&str] = &["vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"];
+const PREFIX_QUERIES: &[&str] = &[
+    "vllm:prefix_cache_queries_total",
+    "vllm:gpu_prefix_cache_queries_total",
+];
+const PREFIX_HIT_RATE_GAUGE: &[&str] = &["vllm:gpu_prefix_cache_hit_rate", "sglang:cache_hit_rate"];
+const SPEC_ACCEPTED: &[&str] = &["vllm:spec_decode_num_accepted_tokens_total"];
+const SPEC_DRAFT_TOKENS: &[&str] = &["vllm:spec_decode_num_draft_tokens_total"];
+const SPEC_DRAFTS: &[&str] = &["vllm:spec_decode_num_drafts_total"];
+const SPEC_RATE_GAUGE: &[&str] = &[
+    "vllm:spec_decode_draft_acceptance_rate",
+    "sglang:spec_accept_rate",
+];
+const SPEC_LENGTH_GAUGE: &[&str] = &["sglang:spec_accept_length"];
+const TTFT: &[&str] = &[
+    "vllm:time_to_first_token_seconds",
+    "sglang:time_to_first_token_seconds",
+];
+const ITL: &[&str] = &[
+    "vllm:inter_token_latency_seconds",
+    "vllm:time_per_output_token_seconds",
+    "sglang:inter_token_latency_seconds",
+    "tgi_request_mean_time_per_token_duration",
+];
+
+/// One URL's tracker and the time of its newest successful scrape.
+#[derive(Clone, Copy)]
+pub struct Source<'a> {
+    pub tracker: &'a Tracker,
+    pub at: DateTime<Utc>,
+    /// When monitoring of this URL began (for totals since start).
+    pub since: DateTime<Utc>,
+    pub url: &'a str,
+    /// Only series with this label value count (for `--by`).
+    pub only: Option<(&'a str, &'a str)>,
+}
+
+impl Source<'_> {
+    fn admits(&self, series: &TrackedSeries) -> bool {
+        self.only
+            .is_none_or(|(label, value)| series.label(label).unwrap_or("") == value)
+    }
+}
+
+/// A rate three ways: exact over the window, EWMA, and PromQL `rate()` over the window.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rate {
+    pub window: Option<f64>,
+    pub ewma: Option<f64>,
+    pub promql: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quantiles {
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SpecDecode {
+    pub acceptance_rate: Option<f64>,
+    pub mean_acceptance_length: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    pub generation: Rate,
+    pub prompt: Rate,
+    /// Prompt tokens computed (not served from a cache), as vLLM's log line counts them.
+    pub prompt_computed: Option<f64>,
+    pub prompt_cached: Option<f64>,
+    pub finished: Option<f64>,
+    pub finished_by_reason: Vec<(String, f64)>,
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub prefix_hit_rate: Option<f64>,
+    pub spec_decode: Option<SpecDecode>,
+    pub ttft: Quantiles,
+    pub itl: Quantiles,
+    /// Requests finished and tokens generated since monitoring began.
+    pub finished_since_start: Option<f64>,
+    pub generated_since_start: Option<f64>,
+}
+
+/// Sums `f` over every series named `name` in every source (`None` if none has a figure).
+fn sum(
+    sources: &[Source<'_>],
+    name: &str,
+    f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
+) -> Option<f64> {
+    let mut total = None;
+    for source in sources {
+        for group in source
+            .tracker
+            .sum_by(name, &[], |s| if source.admits(s) { f(s, source) } else { None })
+        {
+            *total.get_or_insert(0.0) += group.value;
+        }
+    }
+    total
+}
+
+/// The first name of `names` that any source has series for.
+fn present<'n>(sources: &[Source<'_>], names: &[&'n str]) -> Option<&'n str> {
+    names.iter().copied().find(|name| {
+        sources.iter().any(|s| {
+            s.tracker
+                .series()
+                .any(|x| same_name(x.name(), name) && s.admits(x))
+        })
+    })
+}
+
+fn sum_first(
+    sources: &[Source<'_>],
+    names: &[&str],
+    f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
+) -> Option<f64> {
+    sum(sources, present(sources, names)?, f)
+}
+
+/// `histogram_quantile(q, sum by (le) (increase(<name>_bucket[window])))` over all sources.
+fn quantile(sources: &[Source<'_>], names: &[&str], q: f64, window: TimeDelta) -> Option<f64> {
+    let bucket_names: Vec<String> = names.iter().map(|n| format!("{n}_bucket")).collect();
+    let bucket_refs: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
+    let name = present(sources, &bucket_refs)?;
+    let mut buckets = Vec::new();
+    for source in sources {
+        for series in source.tracker.series() {
+            if !same_name(series.name(), name) || !source.admits(series) {
+                continue;
+            }
+            let Some(upper_bound) = series.label("le").and_then(|le| le.parse().ok()) else {
+                continue;
+            };
+            let Some(count) = series.counter().and_then(|c| c.exact_increase(window, source.at)) else {
+                continue;
+            };
+            buckets.push(Bucket { upper_bound, count });
+        }
+    }
+    let value = histogram::quantile(q, &mut buckets);
+    value.is_finite().then_some(value)
+}
+
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .all(|(x, y)| x == y || (x == b':' && y == b'_') || (x == b'_' && y == b':'))
+}
+
+impl Figures {
+    /// Computes every figure over `sources` for a window ending at each source's newest scrape.
+    pub fn compute(sources: &[Source<'_>], window: TimeDelta) -> Figures {
+        let range = Range::new(window);
+        let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
+        let ewma = |s: &TrackedSeries, _: &Source<'_>| s.counter()?.ewma_rate();
+        let promql = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.rate(&range, src.at);
+        let increase = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_increase(window, src.at);
+        let since_start = |s: &TrackedSeries, src: &Source<'_>| {
+            s.counter()?
+                .exact_increase(src.at.signed_duration_since(src.since), src.at)
+        };
+        let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
+        let rate_of = |names: &[&str]| Rate {
+            window: sum_first(sources, names, &window_rate),
+            ewma: sum_first(sources, names, &ewma),
+            promql: sum_first(sources, names, &promql),
+        };
+
+        let mut f = Figures {
+            generation: rate_of(GENERATION),
+            prompt: rate_of(PROMPT),
+            ..Figures::default()
+        };
+        if let Some(name) = present(sources, PROMPT_BY_SOURCE) {
+            let by = |source: &'static str| {
+                move |s: &TrackedSeries, src: &Source<'_>| {
+                    (s.label("source") == Some(source))
+                        .then(|| window_rate(s, src))
+                        .flatten()
+                }
+            };
+            f.prompt_computed = sum(sources, name, &by("local_compute"));
+            let local = sum(sources, name, &by("local_cache_hit"));
+            let external = sum(sources, name, &by("external_kv_transfer"));
+            f.prompt_cached = local.map(|l| l + external.unwrap_or(0.0));
+        } else if let (Some(prompt), Some(cached)) =
+            (f.prompt.window, sum_first(sources, PROMPT_CACHED, &window_rate))
+        {
+            f.prompt_cached = Some(cached);
+            f.prompt_computed = Some(prompt - cached);
+        }
+        if let Some(name) = present(sources, FINISHED) {
+            f.finished = sum(sources, name, &window_rate);
+            f.finished_since_start = sum(sources, name, &since_start);
+            let mut by_reason: Vec<(String, f64)> = Vec::new();
+            for source in sources {
+                let admitted = |s: &TrackedSeries| {
+                    if source.admits(s) {
+                        window_rate(s, source)
+                    } else {
+                        None
+                    }
+                };
+                for g in source.tracker.sum_by(name, &["finished_reason"], admitted) {
+                    let reason = g.label("finished_reason").unwrap_or("").to_string();
+                    match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+                        Some((_, v)) => *v += g.value,
+                        None => by_reason.push((reason, g.value)),
+                    }
+                }
+            }
+            by_reason.retain(|(reason, _)| !reason.is_empty());
+            f.finished_by_reason = by_reason;
+        }
+        f.generated_since_start = sum_first(sources, GENERATION, &since_start);
+        f.running = sum_first(sources, RUNNING, &last);
+        f.waiting = sum_first(sources, WAITING, &last);
+        if let Some(name) = present(sources, KV_USAGE) {
+            // Average across engines and servers: summing fractions would be meaningless.
+            let (mut total, mut n) = (0.0, 0usize);
+            for source in sources {
+                for g in
+                    source.tracker.sum_by(
+                        name,
+                        &[],
+                        |s| if source.admits(s) { s.last_value() } else { None },
+                    )
+                {
+                    total += g.value;
+                    n += g.series;
+                }
+            }
+            f.kv_usage = (n > 0).then(|| total / n as f64);
+        }
+        f.prefix_hit_rate = match (
+            sum_first(sources, PREFIX_HITS, &increase),
+            sum_first(sources, PREFIX_QUERIES, &increase),
+        ) {
+            (Some(hits), Some(queries)) if queries > 0.0 => Some(hits / queries),
+            (Some(_), Some(_)) => None,
+            _ => sum_first(sources, PREFIX_HIT_RATE_GAUGE, &last).filter(|r| *r >= 0.0),
+        };
+        let accepted = sum_first(sources, SPEC_ACCEPTED, &increase);
+        if let Some(accepted) = accepted {
+            let draft_tokens = sum_first(sources, SPEC_DRAFT_TOKENS, &increase).filter(|d| *d > 0.0);
+            let drafts = sum_first(sources, SPEC_DRAFTS, &increase).filter(|d| *d > 0.0);
+            f.spec_decode = Some(SpecDecode {
+                acceptance_rate: draft_tokens.map(|d| accepted / d),
+                mean_acceptance_length: drafts.map(|d| 1.0 + accepted / d),
+            });
+        } else if let Some(rate) = sum_first(sources, SPEC_RATE_GAUGE, &last) {
+            f.spec_decode = Some(SpecDecode {
+                acceptance_rate: Some(rate),
+                mean_acceptance_length: sum_first(sources, SPEC_LENGTH_GAUGE, &last),
+            });
+        }
+        f.ttft = Quantiles {
+            p50: quantile(sources, TTFT, 0.5, window),
+            p95: quantile(sources, TTFT, 0.95, window),
+        };
+        f.itl = Quantiles {
+            p50: quantile(sources, ITL, 0.5, window),
+            p95: quantile(sources, ITL, 0.95, window),
+        };
+        f
+    }
+}
+
+/// Figures per value of `label` (`url` groups by server), for `--by`.
+pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(String, Figures)> {
+    if label == "url" {
+        return sources
+            .iter()
+            .map(|s| {
+                (
+                    s.url.to_string(),
+                    Figures::compute(std::slice::from_ref(s), window),
+                )
+            })
+            .collect();
+    }
+    let mut values: Vec<String> = sources
+        .iter()
+        .flat_map(|s| {
+            s.tracker
+                .series()
+                .filter_map(|x| x.label(label).map(str::to_string))
+        })
+        .collect();
+    values.sort();
+    values.dedup();
+    values
+        .into_iter()
+        .map(|value| {
+            let subset: Vec<Source<'_>> = sources
+                .iter()
+                .map(|s| Source {
+                    only: Some((label, value.as_str())),
+                    ..*s
+                })
+                .collect();
+            let figures = Figures::compute(&subset, window);
+            (value, figures)
+        })
+        .collect()
+}

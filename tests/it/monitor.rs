@@ -1,0 +1,255 @@
+//! vllm_monitor end to end: against the real renderer vLLM uses (Python prometheus_client)
+//! and against servers that fail in every way a scrape can fail.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::differential::reference_available;
+
+/// The example binary `cargo test` built beside this test binary.
+fn monitor_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = dir
+        .join("examples")
+        .join(format!("vllm_monitor{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} missing: cargo test builds examples",
+        path.display()
+    );
+    path
+}
+
+fn run_monitor(args: &[&str]) -> (Vec<Value>, std::process::ExitStatus) {
+    let output = Command::new(monitor_binary())
+        .args(args)
+        .output()
+        .expect("monitor runs");
+    let rows = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (rows, output.status)
+}
+
+#[test]
+fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() {
+    if !reference_available("vllm_monitor vs prometheus_client exporter") {
+        return;
+    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/vllm_exporter.py");
+    let mut exporter = Command::new("python3")
+        .arg(&script)
+        .args(["9", "24"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("exporter starts");
+    let mut first_line = String::new();
+    BufReader::new(exporter.stdout.take().unwrap())
+        .read_line(&mut first_line)
+        .unwrap();
+    let port = first_line
+        .trim()
+        .strip_prefix("PORT ")
+        .expect("exporter prints its port")
+        .to_string();
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let (rows, status) = run_monitor(&[
+        "--url",
+        &url,
+        "--json",
+        "--interval",
+        "1s",
+        "--window",
+        "4s",
+        "--duration",
+        "19s",
+    ]);
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    assert!(status.success(), "{status}");
+
+    let known = 1000.0;
+    let mut checked_after_fill = 0;
+    let mut rows_since_restart: Option<usize> = None;
+    let mut restarts = 0;
+    for row in &rows {
+        if row["event"] == "restart" {
+            restarts += 1;
+            rows_since_restart = Some(0);
+            continue;
+        }
+        let Some(elapsed) = row["elapsed_s"].as_f64() else {
+            continue;
+        };
+        if row["event"] == "summary" {
+            continue;
+        }
+        if let Some(n) = rows_since_restart.as_mut() {
+            *n += 1;
+        }
+        let Some(rate) = row["generation_tokens_per_s"]["window"].as_f64() else {
+            continue;
+        };
+        // Never negative, never a spike, whatever the window holds.
+        assert!((0.0..=known * 1.02).contains(&rate), "rate {rate} at {elapsed} s");
+        let ewma = row["generation_tokens_per_s"]["ewma"].as_f64().unwrap();
+        assert!((0.0..=known * 1.02).contains(&ewma), "ewma {ewma} at {elapsed} s");
+        // Once the 4 s window holds no restart, the rate is the known one.
+        let window_clear = match rows_since_restart {
+            None => elapsed >= 5.0,
+            Some(n) => n >= 6,
+        };
+        if window_clear {
+            assert!(
+                (rate - known).abs() <= 0.01 * known,
+                "rate {rate} at {elapsed} s, want {known} ± 1%"
+            );
+            checked_after_fill += 1;
+        }
+    }
+    assert_eq!(restarts, 1, "the restart is reported once: {rows:?}");
+    assert!(checked_after_fill >= 8, "only {checked_after_fill} rows checked");
+    let summary = rows.last().unwrap();
+    assert_eq!(summary["event"], "summary");
+}
+
+/// A server answering every connection with `respond`, on its own thread.
+fn serve(respond: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let respond = std::sync::Arc::new(respond);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let respond = std::sync::Arc::clone(&respond);
+            std::thread::spawn(move || respond(stream));
+        }
+    });
+    format!("http://{addr}/metrics")
+}
+
+fn read_request(stream: &mut TcpStream) {
+    let mut buf = [0u8; 4096];
+    let mut seen = Vec::new();
+    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Answers with `body`; `claimed_length` overrides the Content-Length (to truncate).
+fn reply(
+    status: &str,
+    body: &str,
+    claimed_length: Option<usize>,
+) -> impl Fn(TcpStream) + Send + Sync + 'static {
+    let content_length = claimed_length.unwrap_or(body.len());
+    let response = format!("HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {content_length}\r\nConnection: close\r\n\r\n{body}");
+    move |mut stream| {
+        read_request(&mut stream);
+        let _ = stream.write_all(response.as_bytes());
+    }
+}
+
+#[test]
+fn every_fault_is_reported_and_monitoring_goes_on() {
+    let refused = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/metrics", listener.local_addr().unwrap())
+    };
+    let hanging = serve(|mut stream| {
+        read_request(&mut stream);
+        std::thread::sleep(Duration::from_secs(60));
+    });
+    let error_500 = serve(reply("500 Internal Server Error", "boom", None));
+    let truncated = serve(reply(
+        "200 OK",
+        "vllm:generation_tokens_total{engine=\"0\"} 12",
+        Some(1000),
+    ));
+    let unparsable = serve(reply(
+        "200 OK",
+        "vllm:num_requests_running{engine=\"0\" 3\n",
+        None,
+    ));
+    let not_vllm = serve(reply("200 OK", "up 1\n", None));
+    let started = Instant::now();
+    let good = serve(move |mut stream| {
+        read_request(&mut stream);
+        let tokens = started.elapsed().as_millis() as f64 / 2.0; // 500 tok/s
+        let body = format!("# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\"}} {tokens}\n");
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let urls = [
+        &refused,
+        &hanging,
+        &error_500,
+        &truncated,
+        &unparsable,
+        &not_vllm,
+        &good,
+    ];
+    let mut args = vec![
+        "--json",
+        "--interval",
+        "1s",
+        "--timeout",
+        "2s",
+        "--duration",
+        "6s",
+        "--window",
+        "3s",
+    ];
+    for url in urls {
+        args.extend(["--url", url.as_str()]);
+    }
+    let (rows, status) = run_monitor(&args);
+    assert!(
+        status.success(),
+        "{status}: one URL worked, so the run counts as a success"
+    );
+    let ticks: Vec<&Value> = rows.iter().filter(|r| r.get("urls").is_some()).collect();
+    // The hanging server (2 s timeout) does not hold back the 1 s reports.
+    assert!(ticks.len() >= 5, "only {} reports: {rows:?}", ticks.len());
+    let last = ticks.last().unwrap();
+    let status_of = |url: &str| -> String {
+        last["urls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["url"] == url)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let expect = [
+        (&refused, "request failed"),
+        (&hanging, "request failed"),
+        (&error_500, "HTTP 500"),
+        (&truncated, "reading body failed"),
+        (&unparsable, "bad line(s), first at 1:"),
+        (&not_vllm, "no vLLM, SGLang or TGI metrics"),
+        (&good, "ok (vllm)"),
+    ];
+    for (url, want) in expect {
+        let got = status_of(url);
+        assert!(got.contains(want), "{url}: status {got:?}, want {want:?}");
+    }
+    let rate = last["generation_tokens_per_s"]["window"]
+        .as_f64()
+        .expect("the good server's rate");
+    assert!((rate - 500.0).abs() < 25.0, "rate {rate}");
+}
