@@ -87,9 +87,13 @@ impl Window {
     /// Drops points older than `keep_from_ms`, keeping the newest one at or before it as
     /// the anchor for increases that start there.
     fn evict_before(&mut self, keep_from_ms: i64) {
-        let at_or_before = self.points().partition_point(|p| p.timestamp_ms <= keep_from_ms);
-        if at_or_before > 1 {
-            self.start += at_or_before - 1;
+        // Points arrive in order, so only the front can expire: amortised O(1) per push.
+        while self
+            .points
+            .get(self.start + 1)
+            .is_some_and(|p| p.timestamp_ms <= keep_from_ms)
+        {
+            self.start += 1;
         }
     }
 }
@@ -125,6 +129,8 @@ pub struct CounterSeries {
     ewma: Option<f64>,
     /// Intervals folded into `ewma` (the first one sets it outright).
     ewma_intervals: u64,
+    /// The EWMA weight of the last interval length: `(dt_ms, alpha)`.
+    alpha_for: (i64, f64),
     resets: u64,
     last_reset: Option<(i64, ResetCause)>,
 }
@@ -146,6 +152,7 @@ impl CounterSeries {
             tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
             ewma: None,
             ewma_intervals: 0,
+            alpha_for: (0, 0.0),
             resets: 0,
             last_reset: None,
         }
@@ -193,7 +200,7 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<Option<ResetCause>, SeriesError> {
-        self.push_point(at.timestamp_millis(), value, 0)
+        self.push_ms(at.timestamp_millis(), value, 0)
     }
 
     /// Appends a scrape with the counter's `_created` time: a created time different from
@@ -221,10 +228,10 @@ impl CounterSeries {
         value: f64,
         created: DateTime<Utc>,
     ) -> Result<Option<ResetCause>, SeriesError> {
-        self.push_point(at.timestamp_millis(), value, created.timestamp_millis())
+        self.push_ms(at.timestamp_millis(), value, created.timestamp_millis())
     }
 
-    fn push_point(
+    pub(crate) fn push_ms(
         &mut self,
         at_ms: i64,
         value: f64,
@@ -288,8 +295,11 @@ impl CounterSeries {
         self.ewma = Some(match self.ewma {
             None => rate,
             Some(avg) => {
-                let alpha = 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp();
-                avg + alpha * (rate - avg)
+                // Scrape intervals repeat: reuse the last interval's weight when dt is the same.
+                if self.alpha_for.0 != dt_ms {
+                    self.alpha_for = (dt_ms, 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp());
+                }
+                avg + self.alpha_for.1 * (rate - avg)
             }
         });
     }
@@ -311,7 +321,10 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn amend_created(&mut self, created: DateTime<Utc>) -> Option<ResetCause> {
-        let created_ms = created.timestamp_millis();
+        self.amend_created_ms(created.timestamp_millis())
+    }
+
+    pub(crate) fn amend_created_ms(&mut self, created_ms: i64) -> Option<ResetCause> {
         let n = self.window.points.len();
         if n == self.window.start {
             return None;
@@ -638,7 +651,10 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<(), SeriesError> {
-        let at_ms = at.timestamp_millis();
+        self.push_ms(at.timestamp_millis(), value)
+    }
+
+    pub(crate) fn push_ms(&mut self, at_ms: i64, value: f64) -> Result<(), SeriesError> {
         if let Some(last) = self.window.points().last() {
             if at_ms <= last.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {

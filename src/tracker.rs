@@ -308,6 +308,59 @@ fn same_labels(stored: &[(String, String)], labels: Labels<'_>) -> bool {
         })
 }
 
+/// What the sample at one position of the page was found to be last time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Not selected.
+    Ignored,
+    /// Recorded in this slot.
+    Series(usize),
+    /// A `_created` sample amending these counter slots.
+    Created([Option<usize>; 3]),
+}
+
+/// A page's sample at position `i` is almost always the same series as last scrape's
+/// sample at position `i`. Remembering the raw name and label text per position turns
+/// series identity into two byte comparisons, and skips selector evaluation for samples
+/// that were not selected. Steady state allocates nothing (strings keep their capacity).
+#[derive(Debug, Clone, Default)]
+struct PositionCache {
+    entries: Vec<CacheEntry>,
+}
+
+#[derive(Debug, Clone)]
+struct CacheEntry {
+    name: String,
+    labels: String,
+    target: Target,
+}
+
+impl PositionCache {
+    fn lookup(&self, position: usize, sample: &Sample<'_>) -> Option<Target> {
+        let entry = self.entries.get(position)?;
+        (entry.name == sample.name() && entry.labels == sample.labels().as_raw()).then_some(entry.target)
+    }
+
+    fn store(&mut self, position: usize, sample: &Sample<'_>, target: Target) {
+        if position >= self.entries.len() {
+            self.entries.resize(
+                position + 1,
+                CacheEntry {
+                    name: String::new(),
+                    labels: String::new(),
+                    target: Target::Ignored,
+                },
+            );
+        }
+        let entry = &mut self.entries[position];
+        entry.name.clear();
+        entry.name.push_str(sample.name());
+        entry.labels.clear();
+        entry.labels.push_str(sample.labels().as_raw());
+        entry.target = target;
+    }
+}
+
 /// How a sample is recorded.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -388,6 +441,9 @@ pub struct Tracker {
     free: Vec<usize>,
     /// Series key to slot; a key collision (different identity) probes key + 1.
     index: HashMap<u64, usize>,
+    positions: PositionCache,
+    /// Distinct series recorded in the current scrape (all of them: nothing went stale).
+    touched: usize,
     scrapes: u64,
     last_at_ms: Option<i64>,
 }
@@ -412,6 +468,8 @@ impl Tracker {
             slots: Vec::new(),
             free: Vec::new(),
             index: HashMap::new(),
+            positions: PositionCache::default(),
+            touched: 0,
             scrapes: 0,
             last_at_ms: None,
         }
@@ -576,10 +634,15 @@ impl Tracker {
         self.scrapes += 1;
         let mut report = IngestReport::default();
         let mut family: Option<(&str, MetricType)> = None;
+        let mut position = 0;
+        self.touched = 0;
         for entry in self.parser.parse(text) {
             match entry {
                 Ok(Entry::Type { name, kind }) => family = Some((name, kind)),
-                Ok(Entry::Sample(sample)) => self.record(&sample, family, at, &mut report),
+                Ok(Entry::Sample(sample)) => {
+                    self.record(position, &sample, family, at_ms, &mut report);
+                    position += 1;
+                }
                 Ok(_) => {}
                 Err(e) => {
                     report.bad_lines += 1;
@@ -599,36 +662,81 @@ impl Tracker {
 
     fn record(
         &mut self,
+        position: usize,
         sample: &Sample<'_>,
         family: Option<(&str, MetricType)>,
-        at: DateTime<Utc>,
+        at_ms: i64,
         report: &mut IngestReport,
     ) {
-        let normalize = self.normalize_names;
-        let at = sample.timestamp().unwrap_or(at);
-        let role = role(sample.name(), family, normalize);
-        if role == Role::Created {
-            self.apply_created(sample, report);
-            return;
-        }
-        if !self.selected(sample) {
-            return;
-        }
-        let slot = match self.find(&[sample.name()], sample.labels()) {
-            Some(slot) => slot,
+        let target = match self.positions.lookup(position, sample) {
+            Some(target) => target,
             None => {
-                report.new_series += 1;
-                self.insert(sample, role)
+                let target = self.resolve(sample, family, report);
+                self.positions.store(position, sample, target);
+                target
             }
         };
+        let at_ms = sample.timestamp_ms().unwrap_or(at_ms);
+        match target {
+            Target::Ignored => {}
+            Target::Series(slot) => self.push(slot, at_ms, sample.value(), report),
+            Target::Created(slots) => {
+                let created_ms = (sample.value() * 1000.0).round() as i64;
+                for slot in slots.into_iter().flatten() {
+                    self.amend_created(slot, created_ms, report);
+                }
+            }
+        }
+    }
+
+    /// Finds (or creates) what a sample at a new position is.
+    fn resolve(
+        &mut self,
+        sample: &Sample<'_>,
+        family: Option<(&str, MetricType)>,
+        report: &mut IngestReport,
+    ) -> Target {
+        let role = role(sample.name(), family, self.normalize_names);
+        if role == Role::Created {
+            let Some(prefix) = sample.name().strip_suffix("_created") else {
+                return Target::Ignored;
+            };
+            let mut slots = [None; 3];
+            for (slot, suffix) in slots.iter_mut().zip(["_total", "_count", "_sum"]) {
+                *slot = self.find(&[prefix, suffix], sample.labels());
+            }
+            // Counters seen later in the page are not amended until the next new position.
+            return if slots.iter().any(Option::is_some) {
+                Target::Created(slots)
+            } else {
+                Target::Ignored
+            };
+        }
+        if !self.selected(sample) {
+            return Target::Ignored;
+        }
+        match self.find(&[sample.name()], sample.labels()) {
+            Some(slot) => Target::Series(slot),
+            None => {
+                report.new_series += 1;
+                self.touched += 1;
+                Target::Series(self.insert(sample, role))
+            }
+        }
+    }
+
+    fn push(&mut self, slot: usize, at_ms: i64, value: f64, report: &mut IngestReport) {
         let scrapes = self.scrapes;
         let Some(series) = self.slots[slot].as_mut() else {
             return;
         };
-        series.last_seen = scrapes;
+        if series.last_seen != scrapes {
+            series.last_seen = scrapes;
+            self.touched += 1;
+        }
         let outcome = match &mut series.data {
-            SeriesData::Counter(c) => c.push(at, sample.value()),
-            SeriesData::Gauge(g) => g.push(at, sample.value()).map(|()| None),
+            SeriesData::Counter(c) => c.push_ms(at_ms, value, 0),
+            SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
         };
         match outcome {
             Ok(cause) => {
@@ -645,31 +753,19 @@ impl Tracker {
         }
     }
 
-    /// `<x>_created` → created time of the counters `<x>_total`, `<x>_count` and `<x>_sum`
-    /// with the same labels (counters, histograms, summaries).
-    fn apply_created(&mut self, sample: &Sample<'_>, report: &mut IngestReport) {
-        let Some(prefix) = sample.name().strip_suffix("_created") else {
+    fn amend_created(&mut self, slot: usize, created_ms: i64, report: &mut IngestReport) {
+        let Some(series) = self.slots[slot].as_mut() else {
             return;
         };
-        let Some(created) = DateTime::from_timestamp_millis((sample.value() * 1000.0).round() as i64) else {
+        let SeriesData::Counter(counter) = &mut series.data else {
             return;
         };
-        for suffix in ["_total", "_count", "_sum"] {
-            let Some(slot) = self.find(&[prefix, suffix], sample.labels()) else {
-                continue;
-            };
-            let Some(series) = self.slots[slot].as_mut() else {
-                continue;
-            };
-            if let SeriesData::Counter(c) = &mut series.data {
-                if let Some(cause) = c.amend_created(created) {
-                    report.resets.push(ResetEvent {
-                        name: series.name.clone(),
-                        labels: series.labels.clone(),
-                        cause,
-                    });
-                }
-            }
+        if let Some(cause) = counter.amend_created_ms(created_ms) {
+            report.resets.push(ResetEvent {
+                name: series.name.clone(),
+                labels: series.labels.clone(),
+                cause,
+            });
         }
     }
 
@@ -726,9 +822,11 @@ impl Tracker {
 
     fn drop_stale(&mut self, report: &mut IngestReport) {
         let horizon = self.scrapes.saturating_sub(u64::from(self.stale_after));
-        if !self.slots.iter().flatten().any(|s| s.last_seen <= horizon) {
+        if self.touched == self.index.len() || !self.slots.iter().flatten().any(|s| s.last_seen <= horizon) {
             return;
         }
+        // Slots are about to be reused: forget which positions pointed where.
+        self.positions.entries.clear();
         // Rebuild the index: probing chains may pass through removed keys.
         let mut keep: Vec<(u64, usize)> = Vec::with_capacity(self.index.len());
         for (&key, &slot) in &self.index {
