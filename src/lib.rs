@@ -80,7 +80,7 @@ mod tracker;
 
 pub use error::{ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
 pub use select::{MatchOp, Matcher, Selector};
-pub use series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU};
+pub use series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 pub use text::{
     parse, Entries, Entry, Exemplar, Format, HelpText, LabelValue, Labels, LabelsIter, MetricType, Parser,
     Sample, UnescapedBytes,

@@ -5,6 +5,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use crate::error::SeriesError;
 use crate::promql::{Point, Range};
 
+/// Default cap on the points a series keeps, whatever its retention.
+pub const DEFAULT_MAX_POINTS: usize = 100_000;
+
 /// Default time constant of [`CounterSeries::ewma_rate`]: 30 s.
 pub const DEFAULT_EWMA_TAU: TimeDelta = TimeDelta::seconds(30);
 
@@ -30,71 +33,82 @@ pub enum ResetCause {
     CreatedChanged,
 }
 
-/// What a counter stores beside each point.
-#[derive(Debug, Clone, Copy)]
-struct Meta {
-    /// Created time in ms, 0 when unknown (Prometheus' convention).
-    created_ms: i64,
-    /// Reset-corrected running total since tracking began.
-    cumulative: f64,
-    /// Whether this point follows a restart.
-    reset: bool,
-}
-
-/// Points (and, for counters, their metadata) in parallel contiguous columns: evicts from
-/// the front by moving a start index and compacts in place, so memory stays bounded,
-/// slices stay contiguous for [`crate::promql`], and steady-state pushes never allocate.
-#[derive(Debug, Clone, Default)]
-struct Window {
+/// Points and, beside each, metadata `M` (counters: the created time; gauges: nothing) in
+/// two parallel contiguous columns, holding `retention_ms` of history (plus the anchor point
+/// at or before its start) and at most `max_len` points.
+///
+/// Expired points are cut off lazily: a push touches only the tail, and the front is
+/// trimmed (by moving a start index, then compacting in place) when the columns are full.
+/// Readers see exactly the retained points either way. Memory stays bounded, points stay
+/// one slice for [`crate::promql`], and steady-state pushes never allocate.
+#[derive(Debug, Clone)]
+struct Window<M> {
     points: Vec<Point>,
-    created: Vec<i64>,
-    meta: Vec<Meta>,
+    meta: Vec<M>,
     start: usize,
+    retention_ms: i64,
+    max_len: usize,
 }
 
-impl Window {
+impl<M: Copy> Window<M> {
+    fn new(retention_ms: i64, max_len: usize) -> Self {
+        Window {
+            points: Vec::new(),
+            meta: Vec::new(),
+            start: 0,
+            retention_ms,
+            max_len,
+        }
+    }
+
+    /// First retained index: the newest point at or before (newest - retention).
+    fn visible_start(&self) -> usize {
+        let stored = &self.points[self.start..];
+        let Some(last) = stored.last() else {
+            return self.start;
+        };
+        let keep_from = last.timestamp_ms.saturating_sub(self.retention_ms);
+        let at_or_before = stored.partition_point(|p| p.timestamp_ms <= keep_from);
+        let by_time = self.start + at_or_before.saturating_sub(1);
+        by_time.max(self.points.len().saturating_sub(self.max_len))
+    }
+
     fn points(&self) -> &[Point] {
-        &self.points[self.start..]
+        &self.points[self.visible_start()..]
     }
 
-    fn created(&self) -> &[i64] {
-        &self.created[self.start..]
-    }
-
-    fn meta(&self) -> &[Meta] {
-        &self.meta[self.start..]
+    fn meta(&self) -> &[M] {
+        &self.meta[self.visible_start()..]
     }
 
     fn len(&self) -> usize {
-        self.points.len() - self.start
+        self.points.len() - self.visible_start()
     }
 
-    fn push(&mut self, point: Point, meta: Meta, max_len: usize) {
-        if self.start > 0 && self.points.len() == self.points.capacity() {
-            self.points.drain(..self.start);
-            self.created.drain(..self.start);
-            self.meta.drain(..self.start);
-            self.start = 0;
+    fn push(&mut self, point: Point, meta: M) {
+        if self.points.len() == self.points.capacity() && !self.points.is_empty() {
+            // Full: trim what has expired, then compact; only if nothing has may it grow.
+            self.start = self.visible_start();
+            if self.start > 0 {
+                self.points.drain(..self.start);
+                self.meta.drain(..self.start);
+                self.start = 0;
+            }
+            // Keep room for as many pushes as there are points, so compaction stays
+            // amortised O(1); in steady state the capacity is already there.
+            let live = self.points.len();
+            if live * 2 > self.points.capacity() {
+                self.points.reserve(live);
+                self.meta.reserve(live);
+            }
         }
         self.points.push(point);
-        self.created.push(meta.created_ms);
         self.meta.push(meta);
-        if self.len() > max_len {
-            self.start += self.len() - max_len;
-        }
     }
 
-    /// Drops points older than `keep_from_ms`, keeping the newest one at or before it as
-    /// the anchor for increases that start there.
-    fn evict_before(&mut self, keep_from_ms: i64) {
-        // Points arrive in order, so only the front can expire: amortised O(1) per push.
-        while self
-            .points
-            .get(self.start + 1)
-            .is_some_and(|p| p.timestamp_ms <= keep_from_ms)
-        {
-            self.start += 1;
-        }
+    /// The newest point and its metadata.
+    fn last(&self) -> Option<(Point, M)> {
+        self.points.last().copied().zip(self.meta.last().copied())
     }
 }
 
@@ -122,9 +136,9 @@ impl Window {
 /// ```
 #[derive(Debug, Clone)]
 pub struct CounterSeries {
-    window: Window,
-    retention_ms: i64,
-    max_points: usize,
+    /// Points and their created times (ms, 0 = unknown). Restarts and the reset-corrected
+    /// increments are derived from these two columns, never stored: 24 bytes per scrape.
+    window: Window<i64>,
     tau_ms: i64,
     ewma: Option<f64>,
     /// Intervals folded into `ewma` (the first one sets it outright).
@@ -146,9 +160,7 @@ impl CounterSeries {
     /// ```
     pub fn new(retention: TimeDelta) -> Self {
         CounterSeries {
-            window: Window::default(),
-            retention_ms: retention.num_milliseconds().max(0),
-            max_points: 100_000,
+            window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
             tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
             ewma: None,
             ewma_intervals: 0,
@@ -166,7 +178,7 @@ impl CounterSeries {
     /// # let _ = s;
     /// ```
     pub fn max_points(mut self, max_points: usize) -> Self {
-        self.max_points = max_points.max(2);
+        self.window.max_len = max_points.max(2);
         self
     }
 
@@ -240,12 +252,7 @@ impl CounterSeries {
         if !value.is_finite() || value < 0.0 {
             return Err(SeriesError::InvalidValue(value));
         }
-        let previous = self
-            .window
-            .points()
-            .last()
-            .copied()
-            .zip(self.window.meta().last().copied());
+        let previous = self.window.last();
         if let Some((prev, _)) = previous {
             if at_ms <= prev.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
@@ -254,37 +261,21 @@ impl CounterSeries {
                 });
             }
         }
-        let cause =
-            previous.and_then(|(prev, meta)| reset_cause(prev.value, meta.created_ms, value, created_ms));
-        let (cumulative, increment) = match previous {
-            None => (0.0, None),
-            Some((prev, meta)) => {
-                let increment = if cause.is_some() {
-                    value
-                } else {
-                    value - prev.value
-                };
-                (
-                    meta.cumulative + increment,
-                    Some((increment, at_ms - prev.timestamp_ms)),
-                )
-            }
-        };
+        let cause = previous
+            .and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms));
         if let Some(cause) = cause {
             self.resets += 1;
             self.last_reset = Some((at_ms, cause));
         }
-        if let Some((increment, dt_ms)) = increment {
-            self.update_ewma(increment, dt_ms);
+        if let Some((prev, _)) = previous {
+            let increment = if cause.is_some() {
+                value
+            } else {
+                value - prev.value
+            };
+            self.update_ewma(increment, at_ms - prev.timestamp_ms);
         }
-        let meta = Meta {
-            created_ms,
-            cumulative,
-            reset: cause.is_some(),
-        };
-        self.window
-            .push(Point::from_millis(at_ms, value), meta, self.max_points);
-        self.window.evict_before(at_ms - self.retention_ms);
+        self.window.push(Point::from_millis(at_ms, value), created_ms);
         Ok(cause)
     }
 
@@ -326,22 +317,22 @@ impl CounterSeries {
 
     pub(crate) fn amend_created_ms(&mut self, created_ms: i64) -> Option<ResetCause> {
         let n = self.window.points.len();
-        if n == self.window.start {
+        if n <= self.window.start + 1 {
+            if n > self.window.start {
+                self.window.meta[n - 1] = created_ms;
+            }
             return None;
         }
         let last = n - 1;
-        self.window.created[last] = created_ms;
-        self.window.meta[last].created_ms = created_ms;
-        if last == self.window.start || self.window.meta[last].reset {
+        let (prev, point) = (self.window.points[last - 1], self.window.points[last]);
+        let prev_created = self.window.meta[last - 1];
+        if reset_cause(prev.value, prev_created, point.value, self.window.meta[last]).is_some() {
+            // Already a restart; the newest interval is booked as one.
             return None;
         }
-        let (prev, prev_meta) = (self.window.points[last - 1], self.window.meta[last - 1]);
-        let point = self.window.points[last];
-        reset_cause(prev.value, prev_meta.created_ms, point.value, created_ms)?;
-        // Re-book the newest interval as a restart from zero.
+        self.window.meta[last] = created_ms;
+        reset_cause(prev.value, prev_created, point.value, created_ms)?;
         let old_increment = point.value - prev.value;
-        self.window.meta[last].reset = true;
-        self.window.meta[last].cumulative = prev_meta.cumulative + point.value;
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
         self.resets += 1;
         self.last_reset = Some((point.timestamp_ms, ResetCause::CreatedChanged));
@@ -429,6 +420,10 @@ impl CounterSeries {
         self.window.points()
     }
 
+    fn has_created(&self) -> bool {
+        self.window.meta().iter().any(|&c| c != 0)
+    }
+
     /// The created time (ms, 0 = unknown) of each kept point, parallel to
     /// [`CounterSeries::points`].
     ///
@@ -436,15 +431,11 @@ impl CounterSeries {
     /// ```
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
-    /// assert_eq!(s.created_times(), &[0]);
+    /// assert_eq!(s.created_times().collect::<Vec<_>>(), [0]);
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn created_times(&self) -> &[i64] {
-        self.window.created()
-    }
-
-    fn has_created(&self) -> bool {
-        self.window.created().iter().any(|&c| c != 0)
+    pub fn created_times(&self) -> impl ExactSizeIterator<Item = i64> + '_ {
+        self.window.meta().iter().copied()
     }
 
     /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
@@ -482,12 +473,21 @@ impl CounterSeries {
     }
 
     fn extrapolated(&self, range: &Range, at: DateTime<Utc>, rate: bool) -> Option<f64> {
-        let (points, starts) = (self.window.points(), self.window.created());
-        match (self.has_created(), rate) {
-            (true, true) => range.with_start_times(starts).rate(points, at),
-            (true, false) => range.with_start_times(starts).increase(points, at),
-            (false, true) => range.rate(points, at),
-            (false, false) => range.increase(points, at),
+        let points = self.window.points();
+        if !self.has_created() {
+            return if rate {
+                range.rate(points, at)
+            } else {
+                range.increase(points, at)
+            };
+        }
+        // Created times live beside the values; queries (not ingestion) may allocate.
+        let starts: Vec<i64> = self.created_times().collect();
+        let aware = range.with_start_times(&starts);
+        if rate {
+            aware.rate(points, at)
+        } else {
+            aware.increase(points, at)
         }
     }
 
@@ -506,10 +506,17 @@ impl CounterSeries {
     /// ```
     pub fn irate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
         let at_ms = at.timestamp_millis();
-        let (points, meta) = (self.window.points(), self.window.meta());
+        let (points, created) = (self.window.points(), self.window.meta());
         // A restart the created time revealed counts as a restart here too.
         let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
-        if end >= 2 && meta[end - 1].reset && points[end - 1].value >= points[end - 2].value {
+        let created_reset = end >= 2
+            && reset_cause(
+                points[end - 2].value,
+                created[end - 2],
+                points[end - 1].value,
+                created[end - 1],
+            ) == Some(ResetCause::CreatedChanged);
+        if created_reset {
             let (a, b) = (points[end - 2], points[end - 1]);
             if a.timestamp_ms <= at_ms - range.window().num_milliseconds() {
                 return None;
@@ -557,7 +564,7 @@ impl CounterSeries {
     }
 
     fn exact_span(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<(f64, i64)> {
-        let (points, meta) = (self.window.points(), self.window.meta());
+        let points = self.window.points();
         let at_ms = at.timestamp_millis();
         let start_ms = at_ms - window.num_milliseconds();
         let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
@@ -567,10 +574,11 @@ impl CounterSeries {
         if end == 0 || end - 1 <= anchor {
             return None;
         }
-        let last = end - 1;
+        let created = self.window.meta();
+        let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
         Some((
-            meta[last].cumulative - meta[anchor].cumulative,
-            points[last].timestamp_ms - points[anchor].timestamp_ms,
+            increase,
+            points[end - 1].timestamp_ms - points[anchor].timestamp_ms,
         ))
     }
 
@@ -591,6 +599,17 @@ impl CounterSeries {
     /// ```
     pub fn ewma_rate(&self) -> Option<f64> {
         self.ewma
+    }
+}
+
+/// The reset-corrected increment from point `i - 1` to point `i`: after a restart the
+/// counter counted up from zero.
+fn increment(points: &[Point], created: &[i64], i: usize) -> f64 {
+    let (prev, point) = (points[i - 1], points[i]);
+    if reset_cause(prev.value, created[i - 1], point.value, created[i]).is_some() {
+        point.value
+    } else {
+        point.value - prev.value
     }
 }
 
@@ -619,9 +638,7 @@ fn reset_cause(prev_value: f64, prev_created_ms: i64, value: f64, created_ms: i6
 /// ```
 #[derive(Debug, Clone)]
 pub struct GaugeSeries {
-    window: Window,
-    retention_ms: i64,
-    max_points: usize,
+    window: Window<()>,
 }
 
 impl GaugeSeries {
@@ -633,9 +650,7 @@ impl GaugeSeries {
     /// ```
     pub fn new(retention: TimeDelta) -> Self {
         GaugeSeries {
-            window: Window::default(),
-            retention_ms: retention.num_milliseconds().max(0),
-            max_points: 100_000,
+            window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
         }
     }
 
@@ -663,14 +678,7 @@ impl GaugeSeries {
                 });
             }
         }
-        let meta = Meta {
-            created_ms: 0,
-            cumulative: 0.0,
-            reset: false,
-        };
-        self.window
-            .push(Point::from_millis(at_ms, value), meta, self.max_points);
-        self.window.evict_before(at_ms - self.retention_ms);
+        self.window.push(Point::from_millis(at_ms, value), ());
         Ok(())
     }
 

@@ -330,33 +330,49 @@ struct PositionCache {
 
 #[derive(Debug, Clone)]
 struct CacheEntry {
-    name: String,
-    labels: String,
+    /// The page text from the sample's name to the end of its labels.
+    key: String,
     target: Target,
 }
 
+/// The text of `page` that spans a sample's name and raw labels (both borrow from it): one
+/// comparison decides identity, since the same bytes always parse to the same series.
+fn identity_span<'a>(page: &'a str, sample: &Sample<'a>) -> &'a str {
+    let base = page.as_ptr() as usize;
+    let offsets = |s: &str| {
+        let start = (s.as_ptr() as usize).wrapping_sub(base);
+        (start, start + s.len())
+    };
+    let (name_start, name_end) = offsets(sample.name());
+    let labels = sample.labels().as_raw();
+    let (start, end) = if labels.is_empty() {
+        (name_start, name_end)
+    } else {
+        let (labels_start, labels_end) = offsets(labels);
+        (name_start.min(labels_start), name_end.max(labels_end))
+    };
+    page.get(start..end).unwrap_or("")
+}
+
 impl PositionCache {
-    fn lookup(&self, position: usize, sample: &Sample<'_>) -> Option<Target> {
+    fn lookup(&self, position: usize, key: &str) -> Option<Target> {
         let entry = self.entries.get(position)?;
-        (entry.name == sample.name() && entry.labels == sample.labels().as_raw()).then_some(entry.target)
+        (!key.is_empty() && entry.key == key).then_some(entry.target)
     }
 
-    fn store(&mut self, position: usize, sample: &Sample<'_>, target: Target) {
+    fn store(&mut self, position: usize, key: &str, target: Target) {
         if position >= self.entries.len() {
             self.entries.resize(
                 position + 1,
                 CacheEntry {
-                    name: String::new(),
-                    labels: String::new(),
+                    key: String::new(),
                     target: Target::Ignored,
                 },
             );
         }
         let entry = &mut self.entries[position];
-        entry.name.clear();
-        entry.name.push_str(sample.name());
-        entry.labels.clear();
-        entry.labels.push_str(sample.labels().as_raw());
+        entry.key.clear();
+        entry.key.push_str(key);
         entry.target = target;
     }
 }
@@ -637,17 +653,19 @@ impl Tracker {
         let mut position = 0;
         self.touched = 0;
         for entry in self.parser.parse(text) {
-            match entry {
-                Ok(Entry::Type { name, kind }) => family = Some((name, kind)),
+            // Matched by reference: the sample is read in place, not copied out.
+            match &entry {
+                Ok(Entry::Type { name, kind }) => family = Some((name, *kind)),
                 Ok(Entry::Sample(sample)) => {
-                    self.record(position, &sample, family, at_ms, &mut report);
+                    let key = identity_span(text, sample);
+                    self.record(position, key, sample, family, at_ms, &mut report);
                     position += 1;
                 }
                 Ok(_) => {}
                 Err(e) => {
                     report.bad_lines += 1;
                     if report.first_error.is_none() {
-                        report.first_error = Some(e);
+                        report.first_error = Some(e.clone());
                     }
                 }
             }
@@ -663,16 +681,17 @@ impl Tracker {
     fn record(
         &mut self,
         position: usize,
+        key: &str,
         sample: &Sample<'_>,
         family: Option<(&str, MetricType)>,
         at_ms: i64,
         report: &mut IngestReport,
     ) {
-        let target = match self.positions.lookup(position, sample) {
+        let target = match self.positions.lookup(position, key) {
             Some(target) => target,
             None => {
                 let target = self.resolve(sample, family, report);
-                self.positions.store(position, sample, target);
+                self.positions.store(position, key, target);
                 target
             }
         };
@@ -988,5 +1007,83 @@ impl Tracker {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
+    }
+
+    fn exact(t: &Tracker, name: &str, labels: &[(&str, &str)], window: i64, now: i64) -> Option<f64> {
+        t.get(name, labels)?
+            .counter()?
+            .exact_increase(TimeDelta::seconds(window), at(now))
+    }
+
+    #[test]
+    fn identity_ignores_label_order_and_positions() {
+        let mut t = Tracker::new([]);
+        t.ingest("a_total{x=\"1\",y=\"2\"} 1\nb_total 10\n", at(0))
+            .unwrap();
+        // Same series, labels reordered and the lines swapped.
+        let report = t
+            .ingest("b_total 15\na_total{y=\"2\",x=\"1\"} 4\n", at(10))
+            .unwrap();
+        assert_eq!((t.len(), report.new_series, report.samples), (2, 0, 2));
+        assert_eq!(exact(&t, "a_total", &[("x", "1"), ("y", "2")], 10, 10), Some(3.0));
+        assert_eq!(exact(&t, "b_total", &[], 10, 10), Some(5.0));
+        // A different series at a cached position is not mistaken for the old one.
+        t.ingest("a_total{x=\"1\",y=\"3\"} 7\nb_total 20\n", at(20))
+            .unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!(exact(&t, "a_total", &[("x", "1"), ("y", "3")], 10, 20), None);
+    }
+
+    #[test]
+    fn stale_series_are_dropped_and_can_come_back() {
+        let mut t = Tracker::new([]).stale_after(2);
+        t.ingest("a_total 1\nb_total 1\n", at(0)).unwrap();
+        assert_eq!(t.ingest("b_total 2\n", at(1)).unwrap().dropped_stale, 0);
+        assert_eq!(t.ingest("b_total 3\n", at(2)).unwrap().dropped_stale, 1);
+        assert!(t.get("a_total", &[]).is_none());
+        let report = t.ingest("a_total 5\nb_total 4\n", at(3)).unwrap();
+        assert_eq!((report.new_series, t.len()), (1, 2));
+        assert_eq!(t.get("b_total", &[]).unwrap().last_value(), Some(4.0));
+    }
+
+    #[test]
+    fn created_time_reveals_a_restart_the_value_hides() {
+        let page = |v: u32, created: u32| {
+            format!("# TYPE x_total counter\nx_total{{k=\"a\"}} {v}\n# TYPE x_created gauge\nx_created{{k=\"a\"}} {created}\n")
+        };
+        let mut t = Tracker::new([]);
+        t.ingest(&page(100, 1000), at(0)).unwrap();
+        assert!(t.ingest(&page(150, 1000), at(10)).unwrap().resets.is_empty());
+        let report = t.ingest(&page(170, 1_700_000_015), at(20)).unwrap();
+        assert_eq!(report.resets.len(), 1);
+        assert_eq!(report.resets[0].cause, ResetCause::CreatedChanged);
+        // 50, then 170 counted from zero after the restart.
+        assert_eq!(exact(&t, "x_total", &[("k", "a")], 20, 20), Some(220.0));
+    }
+
+    #[test]
+    fn selectors_and_roles() {
+        let page = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n\
+                    # TYPE g gauge\ng 5\nu_total 7\nother 1\n";
+        let mut t = Tracker::new([Selector::parse(r#"{__name__=~"h_.*|g|u_total"}"#).unwrap()]);
+        t.ingest(page, at(0)).unwrap();
+        assert_eq!(t.len(), 6);
+        assert!(t.get("h_sum", &[]).unwrap().counter().is_some());
+        assert!(t.get("g", &[]).unwrap().gauge().is_some());
+        assert!(t.get("u_total", &[]).unwrap().counter().is_some());
+        assert!(t.get("other", &[]).is_none());
+        assert!(matches!(
+            t.ingest(page, at(0)),
+            Err(SeriesError::NotAfterLast { .. })
+        ));
     }
 }

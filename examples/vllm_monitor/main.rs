@@ -162,6 +162,10 @@ struct Target {
     kind: Option<ServerKind>,
     process_start: Option<f64>,
     errors: u64,
+    /// Successful scrapes so far, and the one that last showed a restart: resets seen in
+    /// the scrape right after it belong to the same restart (series that reappear late).
+    scrapes: u64,
+    restart_scrape: Option<u64>,
 }
 
 impl Target {
@@ -175,6 +179,8 @@ impl Target {
             kind: None,
             process_start: None,
             errors: 0,
+            scrapes: 0,
+            restart_scrape: None,
         }
     }
 }
@@ -236,6 +242,7 @@ fn ingest(target: &mut Target, scrape: Scrape) -> Vec<Event> {
     }
     target.since.get_or_insert(scrape.at);
     target.last_ok = Some(scrape.at);
+    target.scrapes += 1;
     let start = target
         .tracker
         .get("process_start_time_seconds", &[])
@@ -249,7 +256,11 @@ fn ingest(target: &mut Target, scrape: Scrape) -> Vec<Event> {
         }
     }
     target.process_start = start.or(target.process_start);
-    if !report.resets.is_empty() {
+    let continues_restart = target.restart_scrape.is_some_and(|n| n + 1 == target.scrapes);
+    if !report.resets.is_empty() || !events.is_empty() {
+        target.restart_scrape = Some(target.scrapes);
+    }
+    if !report.resets.is_empty() && !(continues_restart && events.is_empty()) {
         let by_created = report
             .resets
             .iter()
@@ -278,9 +289,9 @@ fn fmt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{:.0}ms", v * 1000.0))
 }
 
-fn text_line(elapsed: f64, f: &Figures) -> String {
+fn text_line(f: &Figures) -> String {
     let mut line = format!(
-        "{elapsed:6.1}s  gen {} tok/s (ewma {})  prompt {} tok/s (computed {}, cached {})  req/s {}  run {} wait {}  kv {}",
+        "gen {} tok/s (ewma {})  prompt {} tok/s (computed {}, cached {})  req/s {}  run {} wait {}  kv {}",
         fmt_opt(f.generation.window, 1),
         fmt_opt(f.generation.ewma, 1),
         fmt_opt(f.prompt.window, 1),
@@ -289,7 +300,8 @@ fn text_line(elapsed: f64, f: &Figures) -> String {
         fmt_opt(f.finished, 2),
         fmt_opt(f.running, 0),
         fmt_opt(f.waiting, 0),
-        f.kv_usage.map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0)),
+        f.kv_usage
+            .map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0)),
     );
     if let Some(rate) = f.prefix_hit_rate {
         line += &format!("  prefix-hit {:.1}%", rate * 100.0);
@@ -589,7 +601,7 @@ fn run(mut args: Args) -> ExitCode {
             }
             let _ = writeln!(stdout.lock(), "{row}");
         } else {
-            println!("{}", text_line(elapsed, &f));
+            println!("{elapsed:6.1}s  {}", text_line(&f));
             for t in targets
                 .iter()
                 .filter(|t| targets.len() > 1 || !t.status.starts_with("ok"))
@@ -599,9 +611,9 @@ fn run(mut args: Args) -> ExitCode {
             if let Some(groups) = &groups {
                 for (value, g) in groups {
                     println!(
-                        "    {}={value}: {}",
+                        "         {}={value}: {}",
                         args.by.as_deref().unwrap_or(""),
-                        text_line(elapsed, g)
+                        text_line(g)
                     );
                 }
             }

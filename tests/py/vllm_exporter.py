@@ -28,9 +28,10 @@ LABELS = ["model_name", "engine"]
 
 
 class Engine:
-    """One vLLM process's collectors."""
+    """One vLLM process's collectors, in a registry of its own."""
 
-    def __init__(self, registry):
+    def __init__(self):
+        registry = CollectorRegistry()
         self.registry = registry
         self.collectors = [
             Counter("vllm:generation_tokens", "Number of generation tokens processed.", LABELS, registry=registry),
@@ -54,17 +55,29 @@ class Engine:
         self.waiting.labels(MODEL, "0").set(0)
         self.kv.labels(MODEL, "0").set(0.25)
 
-    def close(self):
-        for c in self.collectors:
-            self.registry.unregister(c)
+
+
+class Current:
+    """The collector the HTTP server sees: whatever engine is current. Swapping engines
+    under the lock makes the restart atomic for scrapes, as a real restart is."""
+
+    def __init__(self, engine, lock):
+        self.engine = engine
+        self.lock = lock
+
+    def collect(self):
+        with self.lock:
+            return list(self.engine.registry.collect())
 
 
 def main():
     restart_after = float(sys.argv[1])
     lifetime = float(sys.argv[2])
-    registry = CollectorRegistry()
-    engine = Engine(registry)
     lock = threading.Lock()
+    engine = Engine()
+    current = Current(engine, lock)
+    registry = CollectorRegistry()
+    registry.register(current)
     server, _ = start_http_server(0, addr="127.0.0.1", registry=registry)
     print(f"PORT {server.server_port}", flush=True)
     start = time.monotonic()
@@ -76,11 +89,12 @@ def main():
         now = time.monotonic()
         dt = now - last
         last = now
+        if not restarted and now - start >= restart_after:
+            fresh = Engine()
+            with lock:
+                engine = current.engine = fresh
+            restarted = True
         with lock:
-            if not restarted and now - start >= restart_after:
-                engine.close()
-                engine = Engine(registry)
-                restarted = True
             engine.generation.labels(MODEL, "0").inc(GENERATION_RATE * dt)
             engine.prompt.labels(MODEL, "0").inc(PROMPT_RATE * dt)
             finished_carry += REQUEST_RATE * dt
