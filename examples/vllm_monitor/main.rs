@@ -260,7 +260,8 @@ fn ingest(target: &mut Target, scrape: Scrape) -> Vec<Event> {
     if !report.resets.is_empty() || !events.is_empty() {
         target.restart_scrape = Some(target.scrapes);
     }
-    if !report.resets.is_empty() && !(continues_restart && events.is_empty()) {
+    let already_announced = continues_restart && events.is_empty();
+    if !report.resets.is_empty() && !already_announced {
         let by_created = report
             .resets
             .iter()
