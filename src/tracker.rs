@@ -967,10 +967,10 @@ impl Tracker {
         }
         let mut out: Vec<Group> = groups
             .into_iter()
-            .map(|(labels, mut buckets)| Group {
+            .map(|(labels, buckets)| Group {
                 labels,
                 series: buckets.len(),
-                value: histogram::quantile(q, &mut buckets),
+                value: histogram::quantile(q, &buckets),
             })
             .collect();
         out.sort_by(|a, b| a.labels.cmp(&b.labels));

@@ -217,7 +217,7 @@ fn quantile(sources: &[Source<'_>], names: &[&str], q: f64, window: TimeDelta) -
             buckets.push(Bucket { upper_bound, count });
         }
     }
-    let value = histogram::quantile(q, &mut buckets);
+    let value = histogram::quantile(q, &buckets);
     value.is_finite().then_some(value)
 }
 

@@ -589,6 +589,8 @@ pub(crate) fn unescape(raw: &str, quote: bool) -> Cow<'_, str> {
 /// if let promrate::Entry::Help { name, text } = entry {
 ///     assert_eq!(name, "a");
 ///     assert_eq!(text.unescaped(), "line\nbreak");
+///     assert!(text == "line\nbreak");
+///     assert_eq!(text.to_string(), "line\nbreak");
 /// }
 /// # Ok::<(), promrate::ParseError>(())
 /// ```
@@ -625,6 +627,30 @@ impl<'a> HelpText<'a> {
     /// ```
     pub fn unescaped(&self) -> Cow<'a, str> {
         unescape(self.raw, self.quote)
+    }
+}
+
+impl fmt::Display for HelpText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.unescaped())
+    }
+}
+
+impl PartialEq<str> for HelpText<'_> {
+    /// Compares the unescaped text.
+    fn eq(&self, other: &str) -> bool {
+        UnescapedBytes {
+            raw: self.raw.as_bytes(),
+            pos: 0,
+            quote: self.quote,
+        }
+        .eq(other.bytes())
+    }
+}
+
+impl PartialEq<&str> for HelpText<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
     }
 }
 

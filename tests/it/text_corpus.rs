@@ -78,3 +78,29 @@ fn strict_openmetrics_flags_the_negative_bucket_sum() {
         "{errors:?}"
     );
 }
+
+/// A page with CRLF line ends and no final newline reads like its LF original.
+#[test]
+fn crlf_and_missing_final_newline_read_like_the_original() {
+    let pages = pages();
+    for (name, text) in pages
+        .iter()
+        .filter(|(n, _)| format_of(n) == Format::PrometheusText)
+    {
+        let crlf = text.trim_end_matches('\n').replace('\n', "\r\n");
+        let collect = |t: &str| -> Vec<(String, String, u64)> {
+            promrate::parse(t)
+                .map(|e| e.unwrap_or_else(|e| panic!("{name}: {e}")))
+                .filter_map(|e| e.into_sample())
+                .map(|s| {
+                    (
+                        s.name().to_string(),
+                        s.labels().as_raw().to_string(),
+                        s.value().to_bits(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(collect(&crlf), collect(text), "{name}");
+    }
+}
