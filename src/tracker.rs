@@ -1074,7 +1074,7 @@ mod tests {
     fn selectors_and_roles() {
         let page = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n\
                     # TYPE g gauge\ng 5\nu_total 7\nother 1\n";
-        let mut t = Tracker::new([Selector::parse(r#"{__name__!="other"}"#).unwrap()]);
+        let mut t = Tracker::new([Selector::parse(r#"{__name__!="other", __name__!=""}"#).unwrap()]);
         t.ingest(page, at(0)).unwrap();
         assert_eq!(t.len(), 6);
         assert!(t.get("h_sum", &[]).unwrap().counter().is_some());
