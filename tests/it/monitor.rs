@@ -253,3 +253,61 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         .expect("the good server's rate");
     assert!((rate - 500.0).abs() < 25.0, "rate {rate}");
 }
+
+/// SGLang, TGI and vLLM V0 pages are recognised and their gauges shown.
+#[test]
+fn sglang_tgi_and_vllm_v0_pages_are_recognised() {
+    let Some(dir) = crate::shared::dir("monitor on SGLang/TGI/V0 pages") else {
+        return;
+    };
+    let page = |name: &str| crate::shared::read(&dir.join("vllm").join(name));
+    let sglang = serve(reply("200 OK", &page("sglang-datadog-0.5.10.prom"), None));
+    let tgi = serve(reply("200 OK", &page("tgi-datadog-excerpt.prom"), None));
+    let v0 = serve(reply("200 OK", &page("vllm-v0-0.7-multiproc.prom"), None));
+    let mut args = vec![
+        "--json",
+        "--interval",
+        "500ms",
+        "--duration",
+        "1600ms",
+        "--by",
+        "url",
+    ];
+    for url in [&sglang, &tgi, &v0] {
+        args.extend(["--url", url.as_str()]);
+    }
+    let (rows, status) = run_monitor(&args);
+    assert!(status.success(), "{status}");
+    let last = rows
+        .iter()
+        .filter(|r| r.get("groups").is_some())
+        .last()
+        .expect("a report");
+    let servers: Vec<&str> = last["urls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["sglang", "tgi", "vllm"]);
+    let group = |url: &str| {
+        last["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["url"] == url)
+            .unwrap()
+            .clone()
+    };
+    let sg = group(&sglang);
+    assert_eq!(sg["kv_cache_usage"], 0.25, "sglang:token_usage");
+    assert_eq!(sg["prefix_cache_hit_rate"], 0.2, "sglang:cache_hit_rate");
+    assert_eq!(sg["running"], 0.0);
+    assert_eq!(group(&tgi)["waiting"], 0.0, "tgi_queue_size");
+    let v0 = group(&v0);
+    assert_eq!(
+        v0["kv_cache_usage"], 0.0022442598298122065,
+        "vllm:gpu_cache_usage_perc"
+    );
+    assert_eq!(v0["running"], 1.0);
+}
