@@ -280,8 +280,7 @@ fn sglang_tgi_and_vllm_v0_pages_are_recognised() {
     assert!(status.success(), "{status}");
     let last = rows
         .iter()
-        .filter(|r| r.get("groups").is_some())
-        .last()
+        .rfind(|r| r.get("groups").is_some())
         .expect("a report");
     let servers: Vec<&str> = last["urls"]
         .as_array()
