@@ -62,27 +62,51 @@ fn evaluate(fun: &str, modifier: Option<&str>, range: Range, pts: &[Point], at_m
 /// promqltest files hold expected values as people wrote them (`0.333333333`, or
 /// `0.26666666666666666` for 800/3000), and Prometheus' own promqltest compares them with a
 /// relative tolerance of 1e-6 (`almost.Equal`, `defaultEpsilon`). A value that is not
-/// bit-equal must pass that same comparison. Returns (agrees, bit-exact).
-fn promqltest_agrees(got: Option<f64>, want: Option<f64>) -> (bool, bool) {
+/// bit-equal must pass that comparison, and a literal written to full precision (16 or
+/// more significant digits) may be off by at most one ulp.
+#[derive(PartialEq)]
+enum Agreement {
+    BitExact,
+    /// The literal has fewer than 16 significant digits; within promqltest's 1e-6.
+    ShortLiteral,
+    /// A full-precision literal one ulp away (a hand-written fraction such as 800/3000).
+    OneUlp,
+    Differs,
+}
+
+fn promqltest_agrees(got: Option<f64>, want: Option<f64>) -> Agreement {
     if same(got, want) {
-        return (true, true);
+        return Agreement::BitExact;
     }
     match (got, want) {
         (Some(g), Some(w)) if g.is_finite() && w.is_finite() => {
-            let close = g == w || (g - w).abs() <= 1e-6 * g.abs().max(w.abs()).max(f64::MIN_POSITIVE);
-            (close, false)
+            let shortest = format!("{w:e}");
+            let digits = shortest
+                .split('e')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(char::is_ascii_digit)
+                .count();
+            let close = (g - w).abs() <= 1e-6 * g.abs().max(w.abs()).max(f64::MIN_POSITIVE);
+            let ulps = (g.to_bits() as i64 - w.to_bits() as i64).unsigned_abs();
+            match (close, digits < 16, ulps <= 1) {
+                (true, true, _) => Agreement::ShortLiteral,
+                (true, false, true) => Agreement::OneUlp,
+                _ => Agreement::Differs,
+            }
         }
-        _ => (false, false),
+        _ => Agreement::Differs,
     }
 }
 
-fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize) {
+/// Checks one promqltest file; returns (answers, bit-exact, short literals, one ulp).
+fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize, usize, usize) {
     let Some(dir) = shared::dir("oracle") else {
-        return (0, 0);
+        return (0, 0, 0, 0);
     };
     let cases: Value = serde_json::from_str(&shared::read(&dir.join("oracle").join(name))).unwrap();
-    let mut checked = 0;
-    let mut bit_exact = 0;
+    let (mut checked, mut bit_exact, mut short, mut one_ulp) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for case in cases.as_array().unwrap() {
         let range =
@@ -94,10 +118,12 @@ fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize) {
         for (labels, series) in case["series"].as_object().unwrap() {
             let got = evaluate(fun, modifier, range, &points(series), at);
             let want = expected.get(labels).and_then(number);
-            let (ok, exact) = promqltest_agrees(got, want);
+            let agreement = promqltest_agrees(got, want);
             checked += 1;
-            bit_exact += usize::from(exact);
-            if !ok {
+            bit_exact += usize::from(agreement == Agreement::BitExact);
+            short += usize::from(agreement == Agreement::ShortLiteral);
+            one_ulp += usize::from(agreement == Agreement::OneUlp);
+            if agreement == Agreement::Differs {
                 failures.push(format!("{} {labels}: got {got:?}, want {want:?}", case["expr"]));
             }
         }
@@ -108,22 +134,24 @@ fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize) {
         failures.len(),
         failures.join("\n")
     );
-    (checked, bit_exact)
+    (checked, bit_exact, short, one_ulp)
 }
 
 #[test]
 fn promqltest_v3_answers() {
-    let (checked, exact) = promqltest_file("promqltest-v3.json", Semantics::Prometheus3);
+    let (checked, exact, short, ulp) = promqltest_file("promqltest-v3.json", Semantics::Prometheus3);
     println!(
-        "promqltest-v3: {checked} answers agree, {exact} bit for bit, the rest within promqltest's 1e-6"
+        "promqltest-v3: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
+         fewer digits (within promqltest's 1e-6), {ulp} one ulp from a full-precision literal"
     );
 }
 
 #[test]
 fn promqltest_v2_answers() {
-    let (checked, exact) = promqltest_file("promqltest-v2.42.json", Semantics::Prometheus2);
+    let (checked, exact, short, ulp) = promqltest_file("promqltest-v2.42.json", Semantics::Prometheus2);
     println!(
-        "promqltest-v2.42: {checked} answers agree, {exact} bit for bit, the rest within promqltest's 1e-6"
+        "promqltest-v2.42: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
+         fewer digits (within promqltest's 1e-6), {ulp} one ulp from a full-precision literal"
     );
 }
 
