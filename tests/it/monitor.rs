@@ -46,7 +46,7 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/vllm_exporter.py");
     let mut exporter = Command::new("python3")
         .arg(&script)
-        .args(["9", "24"])
+        .args(["10", "28"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("exporter starts");
@@ -67,9 +67,9 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         "--interval",
         "1s",
         "--window",
-        "4s",
+        "5s",
         "--duration",
-        "19s",
+        "22s",
     ]);
     let _ = exporter.kill();
     let _ = exporter.wait();
@@ -77,6 +77,7 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
 
     let known = 1000.0;
     let mut checked_after_fill = 0;
+    let mut worst = 0.0f64;
     let mut rows_since_restart: Option<usize> = None;
     let mut restarts = 0;
     for row in &rows {
@@ -101,10 +102,10 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         assert!((0.0..=known * 1.02).contains(&rate), "rate {rate} at {elapsed} s");
         let ewma = row["generation_tokens_per_s"]["ewma"].as_f64().unwrap();
         assert!((0.0..=known * 1.02).contains(&ewma), "ewma {ewma} at {elapsed} s");
-        // Once the 4 s window holds no restart, the rate is the known one.
+        // Once the 5 s window holds no restart, the rate is the known one.
         let window_clear = match rows_since_restart {
-            None => elapsed >= 5.0,
-            Some(n) => n >= 6,
+            None => elapsed >= 6.0,
+            Some(n) => n >= 7,
         };
         if window_clear {
             assert!(
@@ -112,10 +113,15 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
                 "rate {rate} at {elapsed} s, want {known} ± 1%"
             );
             checked_after_fill += 1;
+            worst = worst.max((rate - known).abs() / known);
         }
     }
     assert_eq!(restarts, 1, "the restart is reported once: {rows:?}");
     assert!(checked_after_fill >= 8, "only {checked_after_fill} rows checked");
+    println!(
+        "monitor vs prometheus_client: {checked_after_fill} rows, worst error {:.3}%",
+        worst * 100.0
+    );
     let summary = rows.last().unwrap();
     assert_eq!(summary["event"], "summary");
 }

@@ -85,7 +85,7 @@ def main():
     finished_carry = 0.0
     restarted = False
     while time.monotonic() - start < lifetime:
-        time.sleep(0.02)
+        time.sleep(0.01)
         now = time.monotonic()
         dt = now - last
         last = now
