@@ -530,7 +530,11 @@ fn run(mut args: Args) -> ExitCode {
                     json!({ "event": "restart", "url": event.url, "message": event.message })
                 );
             } else {
-                println!("  ! {}: {}", event.url, event.message);
+                let line = format!("  ! {}: {}", event.url, event.message);
+                match &progress {
+                    Some(bar) => bar.suspend(|| println!("{line}")),
+                    None => println!("{line}"),
+                }
             }
         }
         if Instant::now() < next_tick {
@@ -602,21 +606,23 @@ fn run(mut args: Args) -> ExitCode {
             }
             let _ = writeln!(stdout.lock(), "{row}");
         } else {
-            println!("{elapsed:6.1}s  {}", text_line(&f));
+            let mut report = format!("{elapsed:6.1}s  {}", text_line(&f));
             for t in targets
                 .iter()
                 .filter(|t| targets.len() > 1 || !t.status.starts_with("ok"))
             {
-                println!("    {}: {}", t.url, t.status);
+                report += &format!("\n    {}: {}", t.url, t.status);
             }
             if let Some(groups) = &groups {
                 for (value, g) in groups {
-                    println!(
-                        "         {}={value}: {}",
-                        args.by.as_deref().unwrap_or(""),
-                        text_line(g)
-                    );
+                    let label = args.by.as_deref().unwrap_or("");
+                    report += &format!("\n         {label}={value}: {}", text_line(g));
                 }
+            }
+            // Lines printed above a live progress bar must go through it, or they tear it.
+            match &progress {
+                Some(bar) => bar.suspend(|| println!("{report}")),
+                None => println!("{report}"),
             }
             if let Some(bar) = &progress {
                 bar.set_position(f.finished_since_start.unwrap_or(0.0) as u64);
