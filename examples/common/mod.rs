@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use promrate::Format;
 
-/// What the examples send: the plain text format, which vLLM's prometheus_client serves
-/// with `vllm:` names intact (its OpenMetrics output renames them to `vllm_`).
-pub const ACCEPT: &str =
-    "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1";
+/// What the examples send: only the plain text format. prometheus_client (which vLLM and
+/// SGLang use) answers OpenMetrics whenever the header merely mentions it, whatever its
+/// q-value, and its OpenMetrics output renames `vllm:x` samples to `vllm_x`.
+pub const ACCEPT: &str = "text/plain;version=0.0.4";
 
 /// A fetched page and the format its Content-Type announced.
 pub struct Page {

@@ -159,6 +159,8 @@ struct Target {
     since: Option<DateTime<Utc>>,
     last_ok: Option<DateTime<Utc>>,
     status: String,
+    /// The format of the last page (servers may ignore our Accept header).
+    format: Option<Format>,
     kind: Option<ServerKind>,
     process_start: Option<f64>,
     errors: u64,
@@ -176,6 +178,7 @@ impl Target {
             since: None,
             last_ok: None,
             status: "waiting for first scrape".into(),
+            format: None,
             kind: None,
             process_start: None,
             errors: 0,
@@ -210,6 +213,7 @@ fn ingest(target: &mut Target, scrape: Scrape) -> Vec<Event> {
             return events;
         }
     };
+    target.format = Some(page.format);
     if page.format == Format::OpenMetrics {
         // The server ignored our Accept header; read what it sent.
         target.tracker = std::mem::replace(&mut target.tracker, new_tracker(Format::PrometheusText))
@@ -291,8 +295,19 @@ fn fmt_ms(v: Option<f64>) -> String {
 }
 
 fn text_line(f: &Figures) -> String {
+    let reasons: Vec<String> = f
+        .finished_by_reason
+        .iter()
+        .filter(|(_, rate)| *rate > 0.0)
+        .map(|(reason, rate)| format!("{reason} {rate:.2}"))
+        .collect();
+    let reasons = if reasons.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", reasons.join(", "))
+    };
     let mut line = format!(
-        "gen {} tok/s (ewma {})  prompt {} tok/s (computed {}, cached {})  req/s {}  run {} wait {}  kv {}",
+        "gen {} tok/s (ewma {})  prompt {} tok/s (computed {}, cached {})  req/s {}{reasons}  run {} wait {}  kv {}",
         fmt_opt(f.generation.window, 1),
         fmt_opt(f.generation.ewma, 1),
         fmt_opt(f.prompt.window, 1),
@@ -575,6 +590,7 @@ fn run(mut args: Args) -> ExitCode {
                 "urls": targets.iter().map(|t| json!({
                     "url": t.url, "status": t.status, "ok": t.status.starts_with("ok"),
                     "server": t.kind.map(ServerKind::as_str), "errors": t.errors,
+                    "format": t.format.map(|f| if f == Format::OpenMetrics { "openmetrics" } else { "text" }),
                 })).collect::<Vec<_>>(),
             });
             let fields = figures_json(&f);

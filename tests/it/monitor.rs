@@ -122,6 +122,18 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         "monitor vs prometheus_client: {checked_after_fill} rows, worst error {:.3}%",
         worst * 100.0
     );
+    // prometheus_client answered the plain text format we asked for (it would rename
+    // `vllm:` to `vllm_` in OpenMetrics).
+    let formats: Vec<&Value> = rows
+        .iter()
+        .filter_map(|r| r["urls"].get(0))
+        .map(|u| &u["format"])
+        .filter(|f| !f.is_null())
+        .collect();
+    assert!(
+        !formats.is_empty() && formats.iter().all(|f| *f == "text"),
+        "{formats:?}"
+    );
     let summary = rows.last().unwrap();
     assert_eq!(summary["event"], "summary");
 }
