@@ -325,6 +325,9 @@ impl<'a> Iterator for Entries<'a> {
         if self.pending.is_some() {
             return self.pending.take().map(Ok);
         }
+        if let Some(kind) = self.validator.as_mut().and_then(Validator::take_deferred) {
+            return Some(Err(ParseError::new(self.line, 1, kind)));
+        }
         let bytes = self.text.as_bytes();
         loop {
             if self.pos >= bytes.len() {

@@ -30,6 +30,8 @@ pub(crate) struct Validator<'a> {
     /// Label groups already closed in the current family.
     seen_groups: Vec<u64>,
     eof: bool,
+    /// A closed family's error waiting behind the current line's own error.
+    deferred: Option<ParseErrorKind>,
 }
 
 #[derive(Debug, Clone)]
@@ -254,11 +256,34 @@ impl<'a> Validator<'a> {
         family.histogram.close(name)
     }
 
-    /// Starts a family, closing the previous one; its errors are reported as `Earlier`.
-    fn open_family(&mut self, name: &'a str) -> Result<(), Rejection> {
-        let closed = self.close_family();
+    /// Starts a family, closing the previous one; returns what was wrong with the closed
+    /// family, if anything (the new family is open either way).
+    fn open_family(&mut self, name: &'a str) -> Option<ParseErrorKind> {
+        let closed = self.close_family().err();
         self.family = Some(Family::new(name));
-        closed.map_err(Rejection::Earlier)
+        closed
+    }
+
+    /// A family error found while closing a family, to report after the current line's own
+    /// error (both are reported; the iterator asks for it).
+    pub(crate) fn take_deferred(&mut self) -> Option<ParseErrorKind> {
+        self.deferred.take()
+    }
+
+    /// Combines the verdict on a line with an error about the family it closed.
+    fn with_earlier(
+        &mut self,
+        earlier: Option<ParseErrorKind>,
+        verdict: Result<(), Rejection>,
+    ) -> Result<(), Rejection> {
+        match (earlier, verdict) {
+            (None, verdict) => verdict,
+            (Some(kind), Ok(())) => Err(Rejection::Earlier(kind)),
+            (Some(kind), Err(line)) => {
+                self.deferred = Some(kind);
+                Err(line)
+            }
+        }
     }
 
     pub(crate) fn check(&mut self, entry: &Entry<'a>) -> Result<(), Rejection> {
@@ -286,10 +311,15 @@ impl<'a> Validator<'a> {
                 family_error(name, "metadata must come before the family's samples"),
             ));
         }
-        if !same {
-            self.open_family(name)?;
-        }
-        let family = self.family.as_mut().expect("a family was just opened");
+        let earlier = if same { None } else { self.open_family(name) };
+        let verdict = self.apply_metadata(entry, name);
+        self.with_earlier(earlier, verdict)
+    }
+
+    fn apply_metadata(&mut self, entry: &Entry<'a>, name: &'a str) -> Result<(), Rejection> {
+        let Some(family) = self.family.as_mut() else {
+            return Ok(());
+        };
         let repeated = |flag: &mut bool| {
             let was = *flag;
             *flag = true;
@@ -317,10 +347,19 @@ impl<'a> Validator<'a> {
     }
 
     fn sample(&mut self, sample: &Sample<'a>) -> Result<(), Rejection> {
-        if !self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
-            self.open_family(sample.name())?;
-        }
-        let family = self.family.as_mut().expect("a family was just opened");
+        let earlier = if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
+            None
+        } else {
+            self.open_family(sample.name())
+        };
+        let verdict = self.check_sample(sample);
+        self.with_earlier(earlier, verdict)
+    }
+
+    fn check_sample(&mut self, sample: &Sample<'a>) -> Result<(), Rejection> {
+        let Some(family) = self.family.as_mut() else {
+            return Ok(());
+        };
         let name = family.name;
         let kind = family.kind;
         let line = |rule| Rejection::Line(0, family_error(name, rule));
@@ -425,5 +464,105 @@ impl<'a> Validator<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Format, ParseErrorKind, Parser};
+
+    fn errors(text: &str) -> Vec<(usize, ParseErrorKind)> {
+        Parser::new(Format::OpenMetrics)
+            .parse(text)
+            .filter_map(Result::err)
+            .map(|e| (e.line, e.kind))
+            .collect()
+    }
+
+    fn family(name: &str, rule: &'static str) -> ParseErrorKind {
+        ParseErrorKind::Family {
+            family: name.to_string(),
+            rule,
+        }
+    }
+
+    #[test]
+    fn a_family_error_does_not_lose_the_line_that_revealed_it() {
+        // The histogram's error shows at the TYPE line that closes it; that TYPE still
+        // applies, so `b_total` is read as b's counter sample and nothing else is wrong.
+        let text = "# TYPE a histogram\na_bucket{le=\"1\"} 1\n# TYPE b counter\nb_total 1\n# EOF\n";
+        assert_eq!(errors(text), [(3, family("a", "the +Inf bucket is missing"))]);
+        let samples = Parser::new(Format::OpenMetrics)
+            .parse(text)
+            .filter_map(|e| e.ok()?.into_sample())
+            .count();
+        assert_eq!(samples, 2, "both samples are yielded");
+    }
+
+    #[test]
+    fn both_errors_are_reported_when_the_closing_line_is_bad_too() {
+        let text = "# TYPE a histogram\na_bucket{le=\"1\"} 1\nc 1 # {x=\"y\"} 1\n# EOF\n";
+        assert_eq!(
+            errors(text),
+            [
+                (
+                    3,
+                    family(
+                        "c",
+                        "only counter totals and histogram buckets can have exemplars"
+                    )
+                ),
+                (3, family("a", "the +Inf bucket is missing")),
+            ]
+        );
+    }
+
+    #[test]
+    fn rules_table() {
+        let cases: &[(&str, &str, &'static str)] = &[
+            (
+                "# TYPE a counter\na_total -1\n# EOF\n",
+                "a",
+                "counter-like values cannot be negative",
+            ),
+            (
+                "# TYPE a gauge\na 1\n# HELP a x\n# EOF\n",
+                "a",
+                "metadata must come before the family's samples",
+            ),
+            (
+                "a{x=\"1\"} 1\na{x=\"2\"} 1\na{x=\"1\"} 1\n# EOF\n",
+                "a",
+                "a label group is split by another group",
+            ),
+            (
+                "# TYPE a stateset\na{a=\"x\"} 2\n# EOF\n",
+                "a",
+                "stateset values must be 0 or 1",
+            ),
+            (
+                "# TYPE a summary\na{quantile=\"2\"} 1\n# EOF\n",
+                "a",
+                "a summary quantile needs a 'quantile' label between 0 and 1",
+            ),
+            (
+                "# TYPE a gauge\na 1 2\na 1 1\n# EOF\n",
+                "a",
+                "timestamps went backwards within a group",
+            ),
+            (
+                "# UNIT a_s s\n# TYPE a_s info\n# EOF\n",
+                "a_s",
+                "info and stateset families cannot have a unit",
+            ),
+        ];
+        for (text, name, rule) in cases {
+            let got = errors(text);
+            assert_eq!(
+                got.first().map(|e| &e.1),
+                Some(&family(name, rule)),
+                "{text:?}: {got:?}"
+            );
+        }
     }
 }
