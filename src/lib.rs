@@ -71,6 +71,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod fingerprint;
 pub mod histogram;
 pub mod promql;
 mod select;

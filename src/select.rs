@@ -11,7 +11,7 @@ use nom::sequence::pair;
 use nom::{IResult, Parser as _};
 
 use crate::error::{SelectorError, SelectorErrorKind};
-use crate::text::{LabelValue, Sample};
+use crate::text::{names_equal, LabelValue, Sample};
 
 /// How a matcher compares, as in PromQL.
 ///
@@ -512,12 +512,6 @@ impl<'a> SelectorParser<'a> {
     }
 }
 
-/// Byte equality where ':' and '_' are the same character.
-fn eq_normalized(a: &str, b: &str) -> bool {
-    let norm = |c: u8| if c == b':' { b'_' } else { c };
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
-}
-
 impl Selector {
     /// Parses a PromQL vector selector: an optional metric name, then optional
     /// `{matchers}`. Strings may use `"`, `'` or backticks with PromQL (Go) escapes;
@@ -625,7 +619,7 @@ impl Selector {
     pub fn matches_name(&self, name: &str) -> bool {
         self.matchers.iter().filter(|m| m.label == "__name__").all(|m| {
             if self.normalize_names && matches!(m.op, MatchOp::Equal | MatchOp::NotEqual) {
-                eq_normalized(name, &m.value) == (m.op == MatchOp::Equal)
+                names_equal(name, &[&m.value], true) == (m.op == MatchOp::Equal)
             } else {
                 m.matches_value(name)
             }

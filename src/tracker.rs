@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::error::{ParseError, SeriesError};
+use crate::fingerprint;
 use crate::histogram::{self, Bucket};
 use crate::select::Selector;
 use crate::series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU};
-use crate::text::{Entry, Format, Labels, MetricType, Parser, Sample};
+use crate::text::{names_equal, normalized_name_byte, Entry, Format, Labels, MetricType, Parser, Sample};
 
 /// Default [`Tracker::retention`]: 10 minutes of points per series.
 pub const DEFAULT_RETENTION: TimeDelta = TimeDelta::minutes(10);
@@ -242,28 +243,6 @@ impl Group {
     }
 }
 
-/// Bytes of a metric name for hashing and comparison, with ':' read as '_' when
-/// normalizing (vLLM's OpenMetrics output renames `vllm:x` to `vllm_x`).
-fn name_byte(b: u8, normalize: bool) -> u8 {
-    if normalize && b == b':' {
-        b'_'
-    } else {
-        b
-    }
-}
-
-fn names_equal(a: &str, b_parts: &[&str], normalize: bool) -> bool {
-    let mut b_bytes = b_parts.iter().flat_map(|p| p.bytes());
-    let mut a_bytes = a.bytes();
-    loop {
-        match (a_bytes.next(), b_bytes.next()) {
-            (None, None) => return true,
-            (Some(x), Some(y)) if name_byte(x, normalize) == name_byte(y, normalize) => {}
-            _ => return false,
-        }
-    }
-}
-
 /// The values of the grouping labels of one series (missing labels read as "").
 type GroupKey = Vec<(String, String)>;
 
@@ -273,30 +252,26 @@ fn group_key(series: &TrackedSeries, by: &[&str]) -> GroupKey {
         .collect()
 }
 
-fn mix(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-fn fnv<I: IntoIterator<Item = u8>>(bytes: I) -> u64 {
-    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Identity of a series: name (parts concatenated) and label set, independent of label
-/// order, computed without allocating.
-fn series_key(name_parts: &[&str], labels: Labels<'_>, normalize: bool) -> u64 {
-    let name = mix(fnv(name_parts
+/// Identity of a series: its name (from parts, ':' read as '_' when normalizing) and its
+/// label set, independent of label order. Parsed and stored series give the same key.
+fn series_key<'n, V: IntoIterator<Item = u8>>(
+    name_parts: &[&str],
+    labels: impl IntoIterator<Item = (&'n str, V)>,
+    normalize: bool,
+) -> u64 {
+    let name = name_parts
         .iter()
         .flat_map(|p| p.bytes())
-        .map(|b| name_byte(b, normalize))));
-    labels.iter().fold(name, |acc, (k, v)| {
-        acc ^ mix(fnv(k.bytes().chain([0xff]).chain(v.unescaped_bytes())))
-    })
+        .map(|b| normalized_name_byte(b, normalize));
+    fingerprint::of_label_set(fingerprint::of_bytes(name), labels)
+}
+
+fn parsed_key(name_parts: &[&str], labels: Labels<'_>, normalize: bool) -> u64 {
+    series_key(
+        name_parts,
+        labels.iter().map(|(k, v)| (k, v.unescaped_bytes())),
+        normalize,
+    )
 }
 
 fn same_labels(stored: &[(String, String)], labels: Labels<'_>) -> bool {
@@ -789,7 +764,7 @@ impl Tracker {
     }
 
     fn find(&self, name_parts: &[&str], labels: Labels<'_>) -> Option<usize> {
-        let mut key = series_key(name_parts, labels, self.normalize_names);
+        let mut key = parsed_key(name_parts, labels, self.normalize_names);
         loop {
             let &slot = self.index.get(&key)?;
             let series = self.slots[slot].as_ref()?;
@@ -831,7 +806,7 @@ impl Tracker {
                 self.slots.len() - 1
             }
         };
-        let mut key = series_key(&[sample.name()], sample.labels(), self.normalize_names);
+        let mut key = parsed_key(&[sample.name()], sample.labels(), self.normalize_names);
         while self.index.contains_key(&key) {
             key = key.wrapping_add(1);
         }
@@ -862,11 +837,8 @@ impl Tracker {
             let Some(series) = self.slots[slot].as_ref() else {
                 continue;
             };
-            let names = [series.name.as_str()];
-            let mut key = mix(fnv(names[0].bytes().map(|b| name_byte(b, self.normalize_names))));
-            for (k, v) in &series.labels {
-                key ^= mix(fnv(k.bytes().chain([0xff]).chain(v.bytes())));
-            }
+            let labels = series.labels.iter().map(|(k, v)| (k.as_str(), v.bytes()));
+            let mut key = series_key(&[series.name.as_str()], labels, self.normalize_names);
             while self.index.contains_key(&key) {
                 key = key.wrapping_add(1);
             }

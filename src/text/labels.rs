@@ -106,6 +106,25 @@ pub(crate) fn is_label_name(name: &str) -> bool {
     !name.is_empty() && label_name_len(name.as_bytes()) == name.len()
 }
 
+/// A metric-name byte for comparison and hashing, with ':' read as '_' when `normalize`
+/// (vLLM's OpenMetrics output renames `vllm:x` samples to `vllm_x`).
+pub(crate) fn normalized_name_byte(b: u8, normalize: bool) -> u8 {
+    if normalize && b == b':' {
+        b'_'
+    } else {
+        b
+    }
+}
+
+/// Whether metric name `a` equals the concatenation of `b_parts`, optionally normalized.
+pub(crate) fn names_equal(a: &str, b_parts: &[&str], normalize: bool) -> bool {
+    let b = b_parts.iter().flat_map(|p| p.bytes());
+    a.len() == b_parts.iter().map(|p| p.len()).sum::<usize>()
+        && a.bytes()
+            .zip(b)
+            .all(|(x, y)| normalized_name_byte(x, normalize) == normalized_name_byte(y, normalize))
+}
+
 /// The lexical rules that differ between the two text formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Dialect {

@@ -13,7 +13,7 @@ pub mod write;
 pub use labels::{HelpText, LabelValue, Labels, LabelsIter, UnescapedBytes};
 pub use sample::{Entry, Exemplar, MetricType, Sample};
 
-pub(crate) use labels::is_label_name;
+pub(crate) use labels::{is_label_name, names_equal, normalized_name_byte};
 
 use crate::error::{ParseError, ParseErrorKind};
 use labels::Dialect;

@@ -8,10 +8,11 @@
 
 use std::collections::HashSet;
 
-use super::labels::{LabelValue, Labels};
+use super::labels::Labels;
 use super::sample::{Entry, MetricType, Sample};
 use super::value::parse_float;
 use crate::error::ParseErrorKind;
+use crate::fingerprint;
 
 /// Why a line was refused: the line itself, or a family it closed.
 #[derive(Debug)]
@@ -67,37 +68,13 @@ fn family_error(name: &str, rule: &'static str) -> ParseErrorKind {
     }
 }
 
-/// FNV-1a over the concatenation of the parts (a name and a suffix), avalanched.
-fn hash_parts(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in parts.iter().flat_map(|p| p.iter()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h
-}
-
-fn label_hash(name: &str, value: LabelValue<'_>) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes().chain([0xff]).chain(value.unescaped_bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^= h >> 33;
-    h
-}
-
 /// Order-independent identity of a label set without the label `skip`.
 fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
-    labels
-        .iter()
-        .filter(|(name, _)| Some(*name) != skip)
-        .fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
-            acc ^ label_hash(name, value)
-        })
+    let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
+    fingerprint::of_label_set(
+        0x9e37_79b9_7f4a_7c15,
+        kept.map(|(name, value)| (name, value.unescaped_bytes())),
+    )
 }
 
 fn suffixes(kind: MetricType) -> &'static [&'static str] {
@@ -230,7 +207,7 @@ impl<'a> Validator<'a> {
         for suffix in listed.iter().chain(bare) {
             clash |= !self
                 .reserved
-                .insert(hash_parts(&[name.as_bytes(), suffix.as_bytes()]));
+                .insert(fingerprint::of_bytes(name.bytes().chain(suffix.bytes())));
         }
         if clash {
             return Err(family_error(
