@@ -87,6 +87,6 @@ pub use text::{
     Sample, UnescapedBytes,
 };
 pub use tracker::{
-    Group, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker, DEFAULT_RETENTION,
+    Group, GroupLabels, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker, DEFAULT_RETENTION,
     DEFAULT_STALE_AFTER,
 };

@@ -243,10 +243,11 @@ impl Group {
     }
 }
 
-/// The values of the grouping labels of one series (missing labels read as "").
-type GroupKey = Vec<(String, String)>;
+/// `(label, value)` of each grouping label of an aggregation, in the order asked (a missing
+/// label reads as "").
+pub type GroupLabels = Vec<(String, String)>;
 
-fn group_key(series: &TrackedSeries, by: &[&str]) -> GroupKey {
+fn group_key(series: &TrackedSeries, by: &[&str]) -> GroupLabels {
     by.iter()
         .map(|l| (l.to_string(), series.label(l).unwrap_or("").to_string()))
         .collect()
@@ -846,7 +847,16 @@ impl Tracker {
         }
     }
 
-    fn matching<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s TrackedSeries> + 's {
+    /// The series called `name` (':' and '_' equal when normalizing names).
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]).normalize_names(true);
+    /// t.ingest("vllm_x{e=\"0\"} 1\nvllm_x{e=\"1\"} 2\nother 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series_named("vllm:x").count(), 2);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn series_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s TrackedSeries> + 's {
         self.series()
             .filter(move |s| names_equal(&s.name, &[name], self.normalize_names))
     }
@@ -864,7 +874,7 @@ impl Tracker {
     /// ```
     pub fn sum_by(&self, name: &str, by: &[&str], f: impl Fn(&TrackedSeries) -> Option<f64>) -> Vec<Group> {
         let mut groups: Vec<Group> = Vec::new();
-        for series in self.matching(name) {
+        for series in self.series_named(name) {
             let Some(value) = f(series) else { continue };
             let key = group_key(series, by);
             match groups.iter_mut().find(|g| g.labels == key) {
@@ -923,9 +933,39 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
+        let mut out: Vec<Group> = self
+            .histogram_buckets(name, by, f)
+            .into_iter()
+            .map(|(labels, buckets)| Group {
+                labels,
+                series: buckets.len(),
+                value: histogram::quantile(q, &buckets),
+            })
+            .collect();
+        out.sort_by(|a, b| a.labels.cmp(&b.labels));
+        out
+    }
+
+    /// The buckets behind [`Tracker::histogram_quantile`], per group: `(le, f(series))` of
+    /// every `<name>_bucket` series, for combining histograms across trackers.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// let groups = t.histogram_buckets("h", &[], |s| s.last_value());
+    /// assert_eq!(groups[0].1.len(), 2);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn histogram_buckets(
+        &self,
+        name: &str,
+        by: &[&str],
+        f: impl Fn(&TrackedSeries) -> Option<f64>,
+    ) -> Vec<(GroupLabels, Vec<Bucket>)> {
         let bucket_name = format!("{name}_bucket");
-        let mut groups: Vec<(GroupKey, Vec<Bucket>)> = Vec::new();
-        for series in self.matching(&bucket_name) {
+        let mut groups: Vec<(GroupLabels, Vec<Bucket>)> = Vec::new();
+        for series in self.series_named(&bucket_name) {
             let Some(upper_bound) = series.label("le").and_then(|le| le.parse::<f64>().ok()) else {
                 continue;
             };
@@ -937,16 +977,7 @@ impl Tracker {
                 None => groups.push((key, vec![bucket])),
             }
         }
-        let mut out: Vec<Group> = groups
-            .into_iter()
-            .map(|(labels, buckets)| Group {
-                labels,
-                series: buckets.len(),
-                value: histogram::quantile(q, &buckets),
-            })
-            .collect();
-        out.sort_by(|a, b| a.labels.cmp(&b.labels));
-        out
+        groups
     }
 
     /// Mean observation per group: `sum by (by) (f(<name>_sum)) / sum by (by) (f(<name>_count))`.

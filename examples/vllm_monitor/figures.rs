@@ -3,7 +3,7 @@
 //! every number comes from a tracker query.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use promrate::histogram::{self, Bucket};
+use promrate::histogram;
 use promrate::promql::Range;
 use promrate::{TrackedSeries, Tracker};
 
@@ -181,11 +181,9 @@ fn sum(
 /// The first name of `names` that any source has series for.
 fn present<'n>(sources: &[Source<'_>], names: &[&'n str]) -> Option<&'n str> {
     names.iter().copied().find(|name| {
-        sources.iter().any(|s| {
-            s.tracker
-                .series()
-                .any(|x| same_name(x.name(), name) && s.admits(x))
-        })
+        sources
+            .iter()
+            .any(|s| s.tracker.series_named(name).any(|x| s.admits(x)))
     })
 }
 
@@ -201,31 +199,22 @@ fn sum_first(
 fn quantile(sources: &[Source<'_>], names: &[&str], q: f64, window: TimeDelta) -> Option<f64> {
     let bucket_names: Vec<String> = names.iter().map(|n| format!("{n}_bucket")).collect();
     let bucket_refs: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
-    let name = present(sources, &bucket_refs)?;
+    let base = present(sources, &bucket_refs)?.strip_suffix("_bucket")?;
     let mut buckets = Vec::new();
     for source in sources {
-        for series in source.tracker.series() {
-            if !same_name(series.name(), name) || !source.admits(series) {
-                continue;
+        let increase = |s: &TrackedSeries| {
+            if source.admits(s) {
+                s.counter()?.exact_increase(window, source.at)
+            } else {
+                None
             }
-            let Some(upper_bound) = series.label("le").and_then(|le| le.parse().ok()) else {
-                continue;
-            };
-            let Some(count) = series.counter().and_then(|c| c.exact_increase(window, source.at)) else {
-                continue;
-            };
-            buckets.push(Bucket { upper_bound, count });
+        };
+        for (_, group) in source.tracker.histogram_buckets(base, &[], increase) {
+            buckets.extend(group);
         }
     }
     let value = histogram::quantile(q, &buckets);
     value.is_finite().then_some(value)
-}
-
-fn same_name(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .all(|(x, y)| x == y || (x == b':' && y == b'_') || (x == b'_' && y == b':'))
 }
 
 impl Figures {
