@@ -356,21 +356,8 @@ impl Range {
         if n < 2 {
             return None;
         }
-        let last = sel.get(n - 1);
-        let previous = sel.get(n - 2);
-        let mut result = if rate && last.value < previous.value {
-            last.value
-        } else {
-            last.value - previous.value
-        };
-        let interval = last.timestamp_ms - previous.timestamp_ms;
-        if interval == 0 {
-            return None;
-        }
-        if rate {
-            result /= interval as f64 / 1000.0;
-        }
-        Some(result)
+        let (previous, last) = (sel.get(n - 2), sel.get(n - 1));
+        instant_value(previous, last, rate, last.value < previous.value)
     }
 
     /// `rate(x[window])` evaluated at `at`: the per-second increase, extrapolated to the
@@ -470,6 +457,24 @@ impl Range {
         let (sel, _, _) = self.select(points, at.timestamp_millis());
         count_changes(sel)
     }
+}
+
+/// `instantValue`: the change from `previous` to `last` (per second for `irate`, where a
+/// restart means `last` counted up from zero). `None` for equal timestamps.
+fn instant_value(previous: Point, last: Point, rate: bool, restarted: bool) -> Option<f64> {
+    let mut result = if rate && restarted {
+        last.value
+    } else {
+        last.value - previous.value
+    };
+    let interval = last.timestamp_ms - previous.timestamp_ms;
+    if interval == 0 {
+        return None;
+    }
+    if rate {
+        result /= interval as f64 / 1000.0;
+    }
+    Some(result)
 }
 
 fn count_resets(sel: Selection<'_>) -> Option<f64> {
@@ -909,6 +914,34 @@ impl StartAware<'_> {
             factor /= go_seconds(self.range.window_ms);
         }
         Some(result * factor)
+    }
+
+    /// Start-timestamp-aware `irate`: a changed created time between the last two points is
+    /// a restart even when the value did not drop (Prometheus' `instantValue` with start
+    /// timestamps).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::promql::{Point, Range};
+    /// let points = [Point::from_millis(10_000, 50.0), Point::from_millis(20_000, 80.0)];
+    /// let at = chrono::DateTime::from_timestamp_millis(20_000).unwrap();
+    /// let range = Range::new(chrono::TimeDelta::seconds(30));
+    /// assert_eq!(range.irate(&points, at), Some(3.0));
+    /// // Restarted at 15 s: the 80 were counted in the last 10 s.
+    /// assert_eq!(range.with_start_times(&[1_000, 15_000]).irate(&points, at), Some(8.0));
+    /// ```
+    pub fn irate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
+        let end = at.timestamp_millis();
+        let start = end - self.range.window_ms;
+        let lo = points.partition_point(|p| p.timestamp_ms <= start);
+        let hi = points.partition_point(|p| p.timestamp_ms <= end).max(lo);
+        let mut live = (lo..hi).rev().filter(|&i| !points[i].is_stale());
+        let (b, a) = (live.next()?, live.next()?);
+        let st = |i: usize| self.start_ms.get(i).copied().unwrap_or(0);
+        let (previous, last) = (points[a], points[b]);
+        let restarted = last.value < previous.value
+            || is_start_reset(st(a), previous.timestamp_ms, st(b), last.timestamp_ms);
+        instant_value(previous, last, true, restarted)
     }
 
     /// Start-timestamp-aware `rate`.

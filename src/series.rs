@@ -491,7 +491,8 @@ impl CounterSeries {
         }
     }
 
-    /// PromQL `irate` over the kept points.
+    /// PromQL `irate` over the kept points; when created times are known, the
+    /// start-timestamp-aware form (a changed created time is a restart too).
     ///
     /// # Example
     /// ```
@@ -505,25 +506,12 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn irate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
-        let at_ms = at.timestamp_millis();
-        let (points, created) = (self.window.points(), self.window.meta());
-        // A restart the created time revealed counts as a restart here too.
-        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
-        let created_reset = end >= 2
-            && reset_cause(
-                points[end - 2].value,
-                created[end - 2],
-                points[end - 1].value,
-                created[end - 1],
-            ) == Some(ResetCause::CreatedChanged);
-        if created_reset {
-            let (a, b) = (points[end - 2], points[end - 1]);
-            if a.timestamp_ms <= at_ms - range.window().num_milliseconds() {
-                return None;
-            }
-            return Some(b.value / ((b.timestamp_ms - a.timestamp_ms) as f64 / 1000.0));
+        let points = self.window.points();
+        if !self.has_created() {
+            return range.irate(points, at);
         }
-        range.irate(points, at)
+        let starts: Vec<i64> = self.created_times().collect();
+        range.with_start_times(&starts).irate(points, at)
     }
 
     /// The exact, non-extrapolated increase over `(at - window, at]`: from the newest point
