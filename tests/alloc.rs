@@ -3,8 +3,10 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::path::PathBuf;
 use std::sync::Mutex;
+
+#[path = "it/shared.rs"]
+mod shared;
 
 struct Counting;
 
@@ -45,19 +47,6 @@ fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
     (allocations() - before, r)
 }
 
-fn shared_dir(test: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: ../shared missing under CI"
-    );
-    eprintln!("SKIPPED {test}: ../shared not found");
-    None
-}
-
 fn pages(dir: &std::path::Path) -> Vec<(String, String)> {
     let mut pages = Vec::new();
     for sub in ["corpus", "vllm"] {
@@ -65,7 +54,7 @@ fn pages(dir: &std::path::Path) -> Vec<(String, String)> {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             if name.ends_with(".txt") || name.ends_with(".prom") {
-                pages.push((name, std::fs::read_to_string(&path).unwrap()));
+                pages.push((name, shared::read(&path)));
             }
         }
     }
@@ -98,7 +87,7 @@ fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
 #[test]
 fn iterating_every_text_page_allocates_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("zero allocations") else {
+    let Some(dir) = shared::dir("zero allocations") else {
         return;
     };
     let mut total_samples = 0;
@@ -124,10 +113,10 @@ fn iterating_every_text_page_allocates_nothing() {
 #[test]
 fn strict_openmetrics_allocates_per_family_not_per_sample() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("openmetrics allocations") else {
+    let Some(dir) = shared::dir("openmetrics allocations") else {
         return;
     };
-    let text = std::fs::read_to_string(dir.join("corpus/prometheus-textparse-1histogram.om.txt")).unwrap();
+    let text = shared::read(&dir.join("corpus/prometheus-textparse-1histogram.om.txt"));
     let parser = promrate::Parser::new(promrate::Format::OpenMetrics);
     let (allocations, (samples, _, _)) = count(|| consume(parser.parse(&text)));
     let families = text.lines().filter(|l| l.starts_with("# TYPE")).count();
@@ -152,7 +141,7 @@ fn error_lines_allocate_only_for_their_message() {
 #[test]
 fn selector_matching_allocates_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("selector allocations") else {
+    let Some(dir) = shared::dir("selector allocations") else {
         return;
     };
     let selectors = [
@@ -171,7 +160,7 @@ fn selector_matching_allocates_nothing() {
         "corpus/node_exporter-e2e-output.txt",
         "vllm/vllm-0.33-v1-single-t0.prom",
     ] {
-        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        let text = shared::read(&dir.join(page));
         let samples: Vec<_> = promrate::parse(&text)
             .filter_map(|e| e.ok()?.into_sample())
             .collect();
@@ -203,10 +192,10 @@ fn selector_matching_allocates_nothing() {
 #[test]
 fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("tracker allocations") else {
+    let Some(dir) = shared::dir("tracker allocations") else {
         return;
     };
-    let page = std::fs::read_to_string(dir.join("vllm/vllm-0.33-v1-single-t0.prom")).unwrap();
+    let page = shared::read(&dir.join("vllm/vllm-0.33-v1-single-t0.prom"));
     let selectors = [
         promrate::Selector::parse("vllm:generation_tokens_total").unwrap(),
         promrate::Selector::parse(r#"{__name__=~"vllm:.*", model_name=~"meta-llama/.*"}"#).unwrap(),

@@ -430,7 +430,8 @@ impl<'a> Validator<'a> {
         if counter_like && suffix != "_gsum" && value < 0.0 {
             return Err(line("counter-like values cannot be negative"));
         }
-        if sample.exemplar().is_some() {
+        // The raw exemplar text was validated with the line; no need to parse it again.
+        if sample.exemplar.is_some() {
             let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram)
                 && suffix == "_bucket"
                 || kind == MetricType::Counter && suffix == "_total";
