@@ -256,21 +256,23 @@ impl<'a> Entries<'a> {
         if self.finished {
             return None;
         }
-        self.finished = true;
-        let validator = self.validator.as_mut()?;
-        if validator.eof_seen() {
+        let Some(validator) = self.validator.as_mut().filter(|v| !v.eof_seen()) else {
+            self.finished = true;
             return None;
-        }
+        };
         // Errors at the end point just past the last character of the last line.
         let body = self.text.strip_suffix('\n').unwrap_or(self.text);
         let last_line = body.rsplit('\n').next().unwrap_or("");
         let (line, column) = (self.line.max(1), last_line.chars().count() + 1);
-        // Report family errors first; the missing EOF follows on the next call.
-        if let Err(kind) = validator.finish() {
-            self.finished = false;
-            return Some(Err(ParseError::new(line, column, kind)));
-        }
-        Some(Err(ParseError::new(line, column, ParseErrorKind::MissingEof)))
+        // The last family's error first (closing it again is a no-op); then the missing EOF.
+        let kind = match validator.finish() {
+            Err(kind) => kind,
+            Ok(()) => {
+                self.finished = true;
+                ParseErrorKind::MissingEof
+            }
+        };
+        Some(Err(ParseError::new(line, column, kind)))
     }
 
     fn parse_line(&mut self, line_text: &'a str) -> Option<Result<Entry<'a>, ParseError>> {

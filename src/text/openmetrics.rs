@@ -496,6 +496,18 @@ mod tests {
     }
 
     #[test]
+    fn at_the_end_the_last_family_then_the_missing_eof() {
+        let text = "# TYPE a histogram\na_bucket{le=\"1\"} 1";
+        assert_eq!(
+            errors(text),
+            [
+                (2, family("a", "the +Inf bucket is missing")),
+                (2, ParseErrorKind::MissingEof)
+            ]
+        );
+    }
+
+    #[test]
     fn rules_table() {
         let cases: &[(&str, &str, &'static str)] = &[
             (
