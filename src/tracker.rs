@@ -592,11 +592,15 @@ impl Tracker {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn get(&self, name: &str, labels: &[(&str, &str)]) -> Option<&TrackedSeries> {
-        self.series().find(|s| {
-            names_equal(&s.name, &[name], self.normalize_names)
-                && s.labels.len() == labels.len()
-                && labels.iter().all(|(k, v)| s.label(k) == Some(*v))
-        })
+        // The same key and probing as ingestion uses, so a lookup is a hash away.
+        let pairs = labels.iter().map(|(k, v)| (*k, v.bytes()));
+        let key = series_key(&[name], pairs, self.normalize_names);
+        let slot = self.probe(key, |series| {
+            names_equal(&series.name, &[name], self.normalize_names)
+                && series.labels.len() == labels.len()
+                && labels.iter().all(|(k, v)| series.label(k) == Some(*v))
+        })?;
+        self.slots[slot].as_ref()
     }
 
     /// Parses `text` (a whole scrape taken at `at`) and records every matching sample.
@@ -765,13 +769,18 @@ impl Tracker {
     }
 
     fn find(&self, name_parts: &[&str], labels: Labels<'_>) -> Option<usize> {
-        let mut key = parsed_key(name_parts, labels, self.normalize_names);
+        let key = parsed_key(name_parts, labels, self.normalize_names);
+        self.probe(key, |series| {
+            names_equal(&series.name, name_parts, self.normalize_names) && same_labels(&series.labels, labels)
+        })
+    }
+
+    /// Follows the probe chain from `key` (a collision moves to key + 1) to the slot whose
+    /// series `is_it` accepts.
+    fn probe(&self, mut key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {
         loop {
             let &slot = self.index.get(&key)?;
-            let series = self.slots[slot].as_ref()?;
-            if names_equal(&series.name, name_parts, self.normalize_names)
-                && same_labels(&series.labels, labels)
-            {
+            if is_it(self.slots[slot].as_ref()?) {
                 return Some(slot);
             }
             key = key.wrapping_add(1);
