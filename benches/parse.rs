@@ -2,7 +2,7 @@
 //! so criterion's report reads as ratios. Every iteration counts samples and labels, so
 //! no parser can skip work the caller would do.
 //!
-//! Run: `cargo bench --bench parse`. Needs `../shared` beside the checkout.
+//! Run: `cargo bench --bench parse`. Reads its pages from `tests/data`.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -18,10 +18,10 @@ const PAGES: &[&str] = &[
 
 fn read(page: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
+        .join("tests/data")
         .join(page);
     std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
+        .unwrap_or_else(|e| panic!("{}: {e} (benches read tests/data)", path.display()))
 }
 
 /// (samples, labels) as promrate sees them; panics on any error.

@@ -2,7 +2,7 @@
 //! parsing the same page alone (same group, so the report is the ratio), and PromQL range
 //! functions over 10,000 points.
 //!
-//! Run: `cargo bench --bench rate`. Needs `../shared` beside the checkout.
+//! Run: `cargo bench --bench rate`. Reads its pages from `tests/data`.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -14,10 +14,10 @@ use promrate::{Selector, Tracker};
 
 fn read(page: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
+        .join("tests/data")
         .join(page);
     std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (benches need ../shared)", path.display()))
+        .unwrap_or_else(|e| panic!("{}: {e} (benches read tests/data)", path.display()))
 }
 
 fn ingest(c: &mut Criterion) {

@@ -86,6 +86,11 @@ pub use text::{
     parse, Entries, Entry, Exemplar, Format, HelpText, LabelValue, Labels, LabelsIter, MetricType, Parser,
     Sample, UnescapedBytes,
 };
+/// The README's Rust examples, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use tracker::{
     Group, GroupLabels, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker, DEFAULT_RETENTION,
     DEFAULT_STALE_AFTER,

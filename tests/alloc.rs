@@ -5,8 +5,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Mutex;
 
-#[path = "it/shared.rs"]
-mod shared;
+#[path = "it/data.rs"]
+mod data;
 
 struct Counting;
 
@@ -47,21 +47,6 @@ fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
     (allocations() - before, r)
 }
 
-fn pages(dir: &std::path::Path) -> Vec<(String, String)> {
-    let mut pages = Vec::new();
-    for sub in ["corpus", "vllm"] {
-        for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.ends_with(".txt") || name.ends_with(".prom") {
-                pages.push((name, shared::read(&path)));
-            }
-        }
-    }
-    pages.sort();
-    pages
-}
-
 /// Touches everything a caller can read from a sample without asking for an owned copy.
 fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
     let (mut samples, mut labels, mut sum) = (0, 0, 0.0);
@@ -87,11 +72,9 @@ fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
 #[test]
 fn iterating_every_text_page_allocates_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared::dir("zero allocations") else {
-        return;
-    };
+    let dir = data::dir();
     let mut total_samples = 0;
-    for (name, text) in pages(&dir) {
+    for (name, text) in data::pages() {
         let format = if name.ends_with(".om.txt") || name.contains("openmetrics") {
             promrate::Format::OpenMetrics
         } else {
@@ -113,10 +96,8 @@ fn iterating_every_text_page_allocates_nothing() {
 #[test]
 fn strict_openmetrics_allocates_per_family_not_per_sample() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared::dir("openmetrics allocations") else {
-        return;
-    };
-    let text = shared::read(&dir.join("corpus/prometheus-textparse-1histogram.om.txt"));
+    let dir = data::dir();
+    let text = data::read(&dir.join("corpus/prometheus-textparse-1histogram.om.txt"));
     let parser = promrate::Parser::new(promrate::Format::OpenMetrics);
     let (allocations, (samples, _, _)) = count(|| consume(parser.parse(&text)));
     let families = text.lines().filter(|l| l.starts_with("# TYPE")).count();
@@ -141,9 +122,7 @@ fn error_lines_allocate_only_for_their_message() {
 #[test]
 fn selector_matching_allocates_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared::dir("selector allocations") else {
-        return;
-    };
+    let dir = data::dir();
     let selectors = [
         promrate::Selector::parse(r#"vllm:generation_tokens_total{model_name=~"meta-llama/.*",engine!="1"}"#)
             .unwrap(),
@@ -160,7 +139,7 @@ fn selector_matching_allocates_nothing() {
         "corpus/node_exporter-e2e-output.txt",
         "vllm/vllm-0.33-v1-single-t0.prom",
     ] {
-        let text = shared::read(&dir.join(page));
+        let text = data::read(&dir.join(page));
         let samples: Vec<_> = promrate::parse(&text)
             .filter_map(|e| e.ok()?.into_sample())
             .collect();
@@ -192,10 +171,8 @@ fn selector_matching_allocates_nothing() {
 #[test]
 fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared::dir("tracker allocations") else {
-        return;
-    };
-    let page = shared::read(&dir.join("vllm/vllm-0.33-v1-single-t0.prom"));
+    let dir = data::dir();
+    let page = data::read(&dir.join("vllm/vllm-0.33-v1-single-t0.prom"));
     let selectors = [
         promrate::Selector::parse("vllm:generation_tokens_total").unwrap(),
         promrate::Selector::parse(r#"{__name__=~"vllm:.*", model_name=~"meta-llama/.*"}"#).unwrap(),

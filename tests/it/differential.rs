@@ -1,14 +1,16 @@
 //! Differential test against the reference parser, Python `prometheus_client`: every real
 //! page yields exactly the samples it yields (names, label sets, values bit for bit,
-//! timestamps), in the same order.
+//! timestamps), in the same order. Its readings are committed as golden files
+//! (`tests/data/reference`), so plain `cargo test` needs no Python; an ignored test checks
+//! the golden files against a live prometheus_client of the pinned version.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use promrate::{Entry, Format, MetricType, Parser};
 
-use crate::{shared, text_corpus};
+use crate::{data, text_corpus};
 
 #[derive(Debug, PartialEq)]
 struct Row {
@@ -27,39 +29,27 @@ fn bits(v: f64) -> u64 {
     }
 }
 
-/// `python3` with prometheus_client, or `None` after saying why the test is skipped.
-pub fn reference_available(test: &str) -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import prometheus_client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "{test}: python3 with prometheus_client is required in CI (pip install prometheus_client)"
-            );
-        }
-        eprintln!("SKIPPED {test}: python3 with prometheus_client not found (pip install prometheus_client)");
-    }
-    ok
-}
-
-fn reference(format: Format, path: &Path) -> Result<Vec<Row>, String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/dump_samples.py");
-    let fmt = if format == Format::OpenMetrics {
+/// The golden file of one page: prometheus_client's samples, or its error message.
+fn reference(page: &str, format: Format) -> Result<Vec<Row>, String> {
+    let path = data::dir().join("reference").join(format!("{page}.jsonl"));
+    let golden = data::read(&path);
+    let mut lines = golden.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().expect("header")).unwrap();
+    assert_eq!(header["page"], page, "{}", path.display());
+    let want_format = if format == Format::OpenMetrics {
         "openmetrics"
     } else {
         "text"
     };
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(fmt)
-        .arg(path)
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(header["format"], want_format, "{}", path.display());
+    assert_eq!(
+        header["reference"],
+        format!("prometheus_client {}", pinned_version()),
+        "{}: regenerate with tests/py/regenerate_reference.sh --write",
+        path.display()
+    );
     let mut rows = Vec::new();
-    for line in String::from_utf8(out.stdout).unwrap().lines() {
+    for line in lines {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         if let Some(err) = v.get("error") {
             return Err(err.to_string());
@@ -85,6 +75,17 @@ fn reference(format: Format, path: &Path) -> Result<Vec<Row>, String> {
         });
     }
     Ok(rows)
+}
+
+/// The prometheus_client version the golden files were made with.
+fn pinned_version() -> String {
+    let requirements = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/requirements.txt");
+    data::read(&requirements)
+        .lines()
+        .find_map(|l| l.strip_prefix("prometheus_client=="))
+        .expect("prometheus_client pinned in tests/py/requirements.txt")
+        .trim()
+        .to_string()
 }
 
 fn ours(format: Format, text: &str) -> Result<Vec<Row>, String> {
@@ -126,41 +127,68 @@ fn ours(format: Format, text: &str) -> Result<Vec<Row>, String> {
 
 #[test]
 fn same_samples_as_prometheus_client() {
-    let Some(dir) = shared::dir("differential vs prometheus_client") else {
-        return;
-    };
-    if !reference_available("differential vs prometheus_client") {
-        return;
-    }
-    let mut pages = 0;
-    let mut samples = 0;
-    for sub in ["corpus", "vllm"] {
-        let mut paths: Vec<_> = std::fs::read_dir(dir.join(sub))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        paths.sort();
-        for path in paths {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if !(name.ends_with(".txt") || name.ends_with(".prom")) {
-                continue;
-            }
-            let format = text_corpus::format_of(&name);
-            let text = shared::read(&path);
-            match (reference(format, &path), ours(format, &text)) {
-                (Ok(want), Ok(got)) => {
-                    assert_eq!(got.len(), want.len(), "{name}: sample count");
-                    for (g, w) in got.iter().zip(&want) {
-                        assert_eq!(g, w, "{name}");
-                    }
-                    samples += got.len();
+    let (mut pages, mut samples, mut rejected) = (0, 0, 0);
+    for (name, text) in data::pages() {
+        let format = text_corpus::format_of(&name);
+        match (reference(&name, format), ours(format, &text)) {
+            (Ok(want), Ok(got)) => {
+                assert_eq!(got.len(), want.len(), "{name}: sample count");
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g, w, "{name}");
                 }
-                (Err(_), Err(_)) => {}
-                (want, got) => panic!("{name}: reference {:?} vs ours {:?}", want.err(), got.err()),
+                samples += got.len();
             }
-            pages += 1;
+            (Err(_), Err(_)) => rejected += 1,
+            (want, got) => panic!("{name}: reference {:?} vs ours {:?}", want.err(), got.err()),
         }
+        pages += 1;
     }
-    println!("differential: {pages} pages, {samples} samples identical to prometheus_client");
-    assert!(pages >= 15);
+    assert!(pages >= 18, "only {pages} pages");
+    assert!(samples >= 13_000, "only {samples} samples");
+    println!(
+        "reference parser: {pages} pages ({rejected} rejected by both), {samples} samples identical to \
+         prometheus_client {}",
+        pinned_version()
+    );
+}
+
+/// The golden files are what the pinned prometheus_client really reads today.
+#[test]
+#[ignore = "needs python3 with the pinned prometheus_client (pip install -r tests/py/requirements.txt); \
+            run with `cargo test -- --include-ignored`"]
+fn golden_files_are_what_prometheus_client_reads() {
+    let out = std::env::temp_dir().join(format!("promrate-reference-{}", std::process::id()));
+    let pages: Vec<PathBuf> = data::pages()
+        .iter()
+        .map(|(name, _)| {
+            let sub = if data::dir().join("corpus").join(name).is_file() {
+                "corpus"
+            } else {
+                "vllm"
+            };
+            data::dir().join(sub).join(name)
+        })
+        .collect();
+    let status = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/dump_samples.py"))
+        .arg(&out)
+        .args(&pages)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "dump_samples.py: {status}");
+    for page in &pages {
+        let file = format!("{}.jsonl", page.file_name().unwrap().to_string_lossy());
+        let live = data::read(&out.join(&file));
+        let golden = data::read(&data::dir().join("reference").join(&file));
+        assert!(
+            live == golden,
+            "{file} differs from prometheus_client: tests/py/regenerate_reference.sh shows how"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    println!(
+        "reference golden files: {} pages identical to a live prometheus_client {}",
+        pages.len(),
+        pinned_version()
+    );
 }

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod data;
 mod differential;
 mod monitor;
 mod openmetrics_suite;
@@ -7,6 +8,5 @@ mod oracle;
 mod proptests;
 mod rate_props;
 mod selectors;
-mod shared;
 mod text_corpus;
 mod vllm;

@@ -3,7 +3,7 @@
 
 use promrate::{Format, Parser};
 
-use crate::shared;
+use crate::data;
 
 fn should_parse(json: &str) -> bool {
     let compact: String = json.chars().filter(|c| !c.is_whitespace()).collect();
@@ -18,10 +18,8 @@ fn should_parse(json: &str) -> bool {
 
 #[test]
 fn every_case_agrees_with_test_json() {
-    let Some(dir) = shared::dir("openmetrics suite") else {
-        return;
-    };
-    let suite = dir.join("corpus/openmetrics-suite");
+    let dir = data::dir();
+    let suite = dir.join("openmetrics-suite");
     let mut cases: Vec<_> = std::fs::read_dir(&suite)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -32,8 +30,8 @@ fn every_case_agrees_with_test_json() {
     let parser = Parser::new(Format::OpenMetrics);
     let mut disagreements = Vec::new();
     for case in &cases {
-        let expected = should_parse(&shared::read(&case.join("test.json")));
-        let text = shared::read(&case.join("metrics"));
+        let expected = should_parse(&data::read(&case.join("test.json")));
+        let text = data::read(&case.join("metrics"));
         let first_error = parser.parse(&text).find_map(Result::err);
         if expected != first_error.is_none() {
             let name = case.file_name().unwrap().to_string_lossy().into_owned();

@@ -1,10 +1,10 @@
-//! The rate engine against real Prometheus answers (`../shared/oracle`), bit for bit.
+//! The rate engine against real Prometheus answers (`tests/data/oracle`), bit for bit.
 
 use chrono::{DateTime, TimeDelta};
 use promrate::promql::{Point, Range, Semantics};
 use serde_json::Value;
 
-use crate::shared;
+use crate::data;
 
 fn number(v: &Value) -> Option<f64> {
     match v {
@@ -102,10 +102,8 @@ fn promqltest_agrees(got: Option<f64>, want: Option<f64>) -> Agreement {
 
 /// Checks one promqltest file; returns (answers, bit-exact, short literals, one ulp).
 fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize, usize, usize) {
-    let Some(dir) = shared::dir("oracle") else {
-        return (0, 0, 0, 0);
-    };
-    let cases: Value = serde_json::from_str(&shared::read(&dir.join("oracle").join(name))).unwrap();
+    let dir = data::dir();
+    let cases: Value = serde_json::from_str(&data::read(&dir.join("oracle").join(name))).unwrap();
     let (mut checked, mut bit_exact, mut short, mut one_ulp) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for case in cases.as_array().unwrap() {
@@ -140,6 +138,8 @@ fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize, usize, us
 #[test]
 fn promqltest_v3_answers() {
     let (checked, exact, short, ulp) = promqltest_file("promqltest-v3.json", Semantics::Prometheus3);
+    assert_eq!(checked, 276, "promqltest-v3.json holds 276 answers");
+    assert_eq!((exact, short, ulp), (251, 23, 2), "how the 276 answers agree");
     println!(
         "promqltest-v3: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
          fewer digits (within promqltest's 1e-6), {ulp} one ulp from a full-precision literal"
@@ -149,6 +149,8 @@ fn promqltest_v3_answers() {
 #[test]
 fn promqltest_v2_answers() {
     let (checked, exact, short, ulp) = promqltest_file("promqltest-v2.42.json", Semantics::Prometheus2);
+    assert_eq!(checked, 92, "promqltest-v2.42.json holds 92 answers");
+    assert_eq!((exact, short, ulp), (91, 1, 0), "how the 92 answers agree");
     println!(
         "promqltest-v2.42: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
          fewer digits (within promqltest's 1e-6), {ulp} one ulp from a full-precision literal"
@@ -157,15 +159,13 @@ fn promqltest_v2_answers() {
 
 #[test]
 fn random_series_answers_bit_for_bit() {
-    let Some(dir) = shared::dir("oracle random") else {
-        return;
-    };
-    let data: Value = serde_json::from_str(&shared::read(&dir.join("oracle/random.json"))).unwrap();
-    let series: Vec<Vec<Point>> = data["series"].as_array().unwrap().iter().map(points).collect();
-    let lookback = TimeDelta::milliseconds(data["lookback_ms"].as_i64().unwrap());
+    let dir = data::dir();
+    let oracle: Value = serde_json::from_str(&data::read(&dir.join("oracle/random.json"))).unwrap();
+    let series: Vec<Vec<Point>> = oracle["series"].as_array().unwrap().iter().map(points).collect();
+    let lookback = TimeDelta::milliseconds(oracle["lookback_ms"].as_i64().unwrap());
     let mut checked = 0;
     let mut failures = Vec::new();
-    for query in data["queries"].as_array().unwrap() {
+    for query in oracle["queries"].as_array().unwrap() {
         let fun = query["fn"].as_str().unwrap();
         let window = TimeDelta::milliseconds(query["range_ms"].as_i64().unwrap());
         let at = query["at_ms"].as_i64().unwrap();
@@ -190,7 +190,11 @@ fn random_series_answers_bit_for_bit() {
             }
         }
     }
-    println!("random.json: {checked} answers checked bit for bit");
+    assert_eq!(checked, 45_888, "random.json holds 45,888 answers");
+    println!(
+        "promql oracle: {} of {checked} random.json answers bit for bit",
+        checked - failures.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {checked} differ:\n{}",

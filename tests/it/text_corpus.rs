@@ -2,7 +2,7 @@
 
 use promrate::{Format, Parser};
 
-use crate::shared;
+use crate::data;
 
 /// Pages that are OpenMetrics text go through the OpenMetrics parser.
 pub fn format_of(name: &str) -> Format {
@@ -13,27 +13,9 @@ pub fn format_of(name: &str) -> Format {
     }
 }
 
-pub fn pages() -> Vec<(String, String)> {
-    let Some(dir) = shared::dir("corpus pages") else {
-        return Vec::new();
-    };
-    let mut pages = Vec::new();
-    for sub in ["corpus", "vllm"] {
-        for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if path.is_file() && (name.ends_with(".txt") || name.ends_with(".prom")) {
-                pages.push((name, shared::read(&path)));
-            }
-        }
-    }
-    pages.sort();
-    pages
-}
-
 #[test]
 fn real_pages_parse_cleanly() {
-    let pages = pages();
+    let pages = data::pages();
     for (name, text) in &pages {
         let format = format_of(name);
         // Text pages strictly; OpenMetrics pages line by line (strict family rules are
@@ -52,17 +34,15 @@ fn real_pages_parse_cleanly() {
         }
         assert!(samples > 0, "{name}: no samples");
     }
-    println!("parsed {} real pages", pages.len());
+    println!("real pages: {} pages parse without an error", pages.len());
 }
 
 /// Prometheus' own OpenMetrics test page has a histogram with negative buckets *and* a
 /// `_sum`, which OpenMetrics 1.0 forbids; the reference parser rejects it too.
 #[test]
 fn strict_openmetrics_flags_the_negative_bucket_sum() {
-    let Some(dir) = shared::dir("negative bucket sum") else {
-        return;
-    };
-    let text = shared::read(&dir.join("corpus/prometheus-textparse-alltypes.5mfs.om.txt"));
+    let dir = data::dir();
+    let text = data::read(&dir.join("corpus/prometheus-textparse-alltypes.5mfs.om.txt"));
     let errors: Vec<_> = Parser::new(Format::OpenMetrics)
         .parse(&text)
         .filter_map(Result::err)
@@ -82,7 +62,7 @@ fn strict_openmetrics_flags_the_negative_bucket_sum() {
 /// A page with CRLF line ends and no final newline reads like its LF original.
 #[test]
 fn crlf_and_missing_final_newline_read_like_the_original() {
-    let pages = pages();
+    let pages = data::pages();
     for (name, text) in pages
         .iter()
         .filter(|(n, _)| format_of(n) == Format::PrometheusText)

@@ -1,11 +1,11 @@
-//! The tracker on real vLLM pages: the figures in `../shared/vllm/*.expected.json`.
+//! The tracker on real vLLM pages: the figures in `tests/data/vllm/*.expected.json`.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::text::write;
 use promrate::{Entry, MetricType, TrackedSeries, Tracker};
 use serde_json::Value;
 
-use crate::shared;
+use crate::data;
 
 fn close(got: f64, want: f64, what: &str) {
     let tolerance = 1e-9 * want.abs().max(1.0);
@@ -23,21 +23,19 @@ fn one(groups: Vec<promrate::Group>, what: &str) -> f64 {
 
 #[test]
 fn single_engine_two_scrapes_match_expected() {
-    let Some(dir) = shared::dir("vllm expected figures") else {
-        return;
-    };
+    let dir = data::dir();
     let vllm = dir.join("vllm");
     let expected: Value =
-        serde_json::from_str(&shared::read(&vllm.join("vllm-0.33-v1-single.expected.json"))).unwrap();
+        serde_json::from_str(&data::read(&vllm.join("vllm-0.33-v1-single.expected.json"))).unwrap();
     let want = |key: &str| expected[key].as_f64().unwrap_or_else(|| panic!("{key}"));
     let window = TimeDelta::milliseconds((want("window_s") * 1000.0) as i64);
     let (a, b) = (t0(), t0() + window);
     let mut tracker = Tracker::new([]).normalize_names(true);
     let first = tracker
-        .ingest(&shared::read(&vllm.join("vllm-0.33-v1-single-t0.prom")), a)
+        .ingest(&data::read(&vllm.join("vllm-0.33-v1-single-t0.prom")), a)
         .unwrap();
     let second = tracker
-        .ingest(&shared::read(&vllm.join("vllm-0.33-v1-single-t10.prom")), b)
+        .ingest(&data::read(&vllm.join("vllm-0.33-v1-single-t10.prom")), b)
         .unwrap();
     assert_eq!((first.bad_lines, second.bad_lines), (0, 0));
     assert!(second.resets.is_empty(), "{:?}", second.resets);
@@ -196,16 +194,14 @@ fn advance(text: &str, bump: impl Fn(&str, &[(String, String)]) -> f64) -> Strin
 
 #[test]
 fn data_parallel_spec_decode_page_per_engine_and_summed() {
-    let Some(dir) = shared::dir("vllm dp2 figures") else {
-        return;
-    };
+    let dir = data::dir();
     let vllm = dir.join("vllm");
-    let expected: Value = serde_json::from_str(&shared::read(
+    let expected: Value = serde_json::from_str(&data::read(
         &vllm.join("vllm-0.33-v1-dp2-apiserver2-specdecode.expected.json"),
     ))
     .unwrap();
     let want = |key: &str| expected[key].as_f64().unwrap_or_else(|| panic!("{key}"));
-    let page = shared::read(&vllm.join("vllm-0.33-v1-dp2-apiserver2-specdecode.prom"));
+    let page = data::read(&vllm.join("vllm-0.33-v1-dp2-apiserver2-specdecode.prom"));
     let engine =
         |labels: &[(String, String)]| labels.iter().find(|(k, _)| k == "engine").map(|(_, v)| v.clone());
     // Known increments over 10 s: engine 0 generates 1200 tokens, engine 1 2500.
