@@ -72,7 +72,6 @@ fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
 #[test]
 fn iterating_every_text_page_allocates_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = data::dir();
     let mut total_samples = 0;
     for (name, text) in data::pages() {
         let format = if name.ends_with(".om.txt") || name.contains("openmetrics") {
