@@ -136,9 +136,10 @@ impl<M: Copy> Window<M> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct CounterSeries {
-    /// Points and their created times (ms, 0 = unknown). Restarts and the reset-corrected
-    /// increments are derived from these two columns, never stored: 24 bytes per scrape.
-    window: Window<i64>,
+    /// Points and their created times (ms, `None` when unknown). Restarts and the
+    /// reset-corrected increments are derived from these two columns, never stored: 32 bytes
+    /// per scrape.
+    window: Window<Option<i64>>,
     tau_ms: i64,
     ewma: Option<f64>,
     /// Intervals folded into `ewma` (the first one sets it outright).
@@ -212,7 +213,7 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<Option<ResetCause>, SeriesError> {
-        self.push_ms(at.timestamp_millis(), value, 0)
+        self.push_ms(at.timestamp_millis(), value, None)
     }
 
     /// Appends a scrape with the counter's `_created` time: a created time different from
@@ -240,14 +241,14 @@ impl CounterSeries {
         value: f64,
         created: DateTime<Utc>,
     ) -> Result<Option<ResetCause>, SeriesError> {
-        self.push_ms(at.timestamp_millis(), value, created.timestamp_millis())
+        self.push_ms(at.timestamp_millis(), value, Some(created.timestamp_millis()))
     }
 
     pub(crate) fn push_ms(
         &mut self,
         at_ms: i64,
         value: f64,
-        created_ms: i64,
+        created_ms: Option<i64>,
     ) -> Result<Option<ResetCause>, SeriesError> {
         if !value.is_finite() || value < 0.0 {
             return Err(SeriesError::InvalidValue(value));
@@ -319,7 +320,7 @@ impl CounterSeries {
         let n = self.window.points.len();
         if n <= self.window.start + 1 {
             if n > self.window.start {
-                self.window.meta[n - 1] = created_ms;
+                self.window.meta[n - 1] = Some(created_ms);
             }
             return None;
         }
@@ -330,8 +331,8 @@ impl CounterSeries {
             // Already a restart; the newest interval is booked as one.
             return None;
         }
-        self.window.meta[last] = created_ms;
-        reset_cause(prev.value, prev_created, point.value, created_ms)?;
+        self.window.meta[last] = Some(created_ms);
+        reset_cause(prev.value, prev_created, point.value, Some(created_ms))?;
         let old_increment = point.value - prev.value;
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
         self.resets += 1;
@@ -421,21 +422,22 @@ impl CounterSeries {
     }
 
     fn has_created(&self) -> bool {
-        self.window.meta().iter().any(|&c| c != 0)
+        self.window.meta().iter().any(Option::is_some)
     }
 
-    /// The created time (ms, 0 = unknown) of each kept point, parallel to
-    /// [`CounterSeries::points`].
+    /// The created time of each kept point (milliseconds since the epoch, `None` when
+    /// unknown), parallel to [`CounterSeries::points`].
     ///
     /// # Example
     /// ```
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
-    /// assert_eq!(s.created_times().collect::<Vec<_>>(), [0]);
+    /// s.push_with_created(chrono::DateTime::from_timestamp(2, 0).unwrap(), 2.0, chrono::DateTime::from_timestamp(0, 0).unwrap())?;
+    /// assert_eq!(s.created_times(), [None, Some(0)]);
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn created_times(&self) -> impl ExactSizeIterator<Item = i64> + '_ {
-        self.window.meta().iter().copied()
+    pub fn created_times(&self) -> &[Option<i64>] {
+        self.window.meta()
     }
 
     /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
@@ -481,9 +483,7 @@ impl CounterSeries {
                 range.increase(points, at)
             };
         }
-        // Created times live beside the values; queries (not ingestion) may allocate.
-        let starts: Vec<i64> = self.created_times().collect();
-        let aware = range.with_start_times(&starts);
+        let aware = range.with_start_times(self.window.meta());
         if rate {
             aware.rate(points, at)
         } else {
@@ -510,8 +510,7 @@ impl CounterSeries {
         if !self.has_created() {
             return range.irate(points, at);
         }
-        let starts: Vec<i64> = self.created_times().collect();
-        range.with_start_times(&starts).irate(points, at)
+        range.with_start_times(self.window.meta()).irate(points, at)
     }
 
     /// The exact, non-extrapolated increase over `(at - window, at]`: from the newest point
@@ -592,7 +591,7 @@ impl CounterSeries {
 
 /// The reset-corrected increment from point `i - 1` to point `i`: after a restart the
 /// counter counted up from zero.
-fn increment(points: &[Point], created: &[i64], i: usize) -> f64 {
+fn increment(points: &[Point], created: &[Option<i64>], i: usize) -> f64 {
     let (prev, point) = (points[i - 1], points[i]);
     if reset_cause(prev.value, created[i - 1], point.value, created[i]).is_some() {
         point.value
@@ -601,13 +600,16 @@ fn increment(points: &[Point], created: &[i64], i: usize) -> f64 {
     }
 }
 
-fn reset_cause(prev_value: f64, prev_created_ms: i64, value: f64, created_ms: i64) -> Option<ResetCause> {
-    if value < prev_value {
-        Some(ResetCause::ValueDropped)
-    } else if created_ms != 0 && prev_created_ms != 0 && created_ms != prev_created_ms {
-        Some(ResetCause::CreatedChanged)
-    } else {
-        None
+fn reset_cause(
+    prev_value: f64,
+    prev_created_ms: Option<i64>,
+    value: f64,
+    created_ms: Option<i64>,
+) -> Option<ResetCause> {
+    match (prev_created_ms, created_ms) {
+        _ if value < prev_value => Some(ResetCause::ValueDropped),
+        (Some(before), Some(now)) if before != now => Some(ResetCause::CreatedChanged),
+        _ => None,
     }
 }
 

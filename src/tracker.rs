@@ -734,7 +734,7 @@ impl Tracker {
             self.touched += 1;
         }
         let outcome = match &mut series.data {
-            SeriesData::Counter(c) => c.push_ms(at_ms, value, 0),
+            SeriesData::Counter(c) => c.push_ms(at_ms, value, None),
             SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
         };
         match outcome {

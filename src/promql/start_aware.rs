@@ -1,0 +1,181 @@
+//! Start-timestamp-aware `rate`, `increase` and `irate` (Prometheus 3.12+
+//! `use-start-timestamps`; `tests/data/oracle/SEMANTICS.md` section 5).
+
+use chrono::{DateTime, Utc};
+
+use super::extrapolate::{extrapolate, instant_value, Function, Instant, Sampled, Start};
+use super::window::Reach;
+use super::{Point, Range, Semantics};
+
+/// `rate` / `increase` that use each point's created time: a changed created time is a
+/// reset even when the value did not drop, and a series created inside the window counts
+/// from 0 at its created time instead of extrapolating. Prometheus 3.x selection.
+///
+/// # Example
+/// ```
+/// use promrate::promql::{Point, Range};
+/// // The counter restarted at 25 s and climbed past its old value by the next scrape.
+/// let points = [Point::from_millis(10_000, 5.0), Point::from_millis(20_000, 10.0), Point::from_millis(30_000, 12.0)];
+/// let starts = [Some(1_000), Some(1_000), Some(25_000)];
+/// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
+/// let range = Range::new(chrono::TimeDelta::seconds(20));
+/// // Value-only detection sees +2 (extrapolated to 4); the created time reveals the restart.
+/// assert_eq!(range.increase(&points, at), Some(4.0));
+/// assert!(range.with_start_times(&starts).increase(&points, at).unwrap() > 12.0);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct StartAware<'s> {
+    range: Range,
+    start_ms: &'s [Option<i64>],
+}
+
+/// Whether a created (start) time marks a restart between two samples, as Prometheus'
+/// `isStartTimestampReset` decides.
+fn is_start_reset(previous_start: Option<i64>, previous_t: i64, start: Option<i64>, t: i64) -> bool {
+    let Some(start) = start else {
+        return false;
+    };
+    if start >= t || start < previous_t {
+        return false;
+    }
+    if start > previous_t {
+        return true;
+    }
+    // start == previous_t: a delta-style series; a reset only if the previous start was known.
+    previous_start.is_some_and(|s| s < previous_t)
+}
+
+impl<'s> StartAware<'s> {
+    pub(super) fn new(range: Range, start_ms: &'s [Option<i64>]) -> Self {
+        // The created-time rules exist only in 3.x: always its window selection.
+        StartAware {
+            range: range.semantics(Semantics::Prometheus3),
+            start_ms,
+        }
+    }
+
+    fn start_of(&self, i: usize) -> Option<i64> {
+        self.start_ms.get(i).copied().flatten()
+    }
+
+    fn compute(&self, points: &[Point], at: DateTime<Utc>, function: Function) -> Option<f64> {
+        let window = self.range.select(points, at, Reach::Window);
+        let selection = window.points;
+        let n = selection.len();
+        let (i0, first) = selection.indexed().next()?;
+        let (_, last) = selection.indexed().next_back()?;
+        // A series created inside the window counts from a synthetic zero at its creation.
+        let created = self
+            .start_of(i0)
+            .filter(|&st| window.start < st && st < first.timestamp_ms);
+        if n < 2 && created.is_none() {
+            return None;
+        }
+        let mut change = last.value - first.value;
+        let mut previous = (i0, first);
+        for (i, point) in selection.indexed().skip(1) {
+            let (pi, pp) = previous;
+            if point.value < pp.value
+                || is_start_reset(
+                    self.start_of(pi),
+                    pp.timestamp_ms,
+                    self.start_of(i),
+                    point.timestamp_ms,
+                )
+            {
+                change += pp.value;
+            }
+            previous = (i, point);
+        }
+        let (first_t, intervals, start) = match created {
+            Some(st) => {
+                change += first.value;
+                (st, n as f64, Start::CreatedTime)
+            }
+            None => (first.timestamp_ms, (n - 1) as f64, Start::FirstPoint),
+        };
+        let seconds = (last.timestamp_ms - first_t) as f64 / 1000.0;
+        if seconds == 0.0 {
+            return None;
+        }
+        let to_start = match start {
+            Start::CreatedTime => 0.0,
+            Start::FirstPoint => (first_t - window.start) as f64 / 1000.0,
+        };
+        // A lone point after its creation: nothing to extrapolate on either side.
+        let to_end = if start == Start::CreatedTime && n == 1 {
+            0.0
+        } else {
+            (window.end - last.timestamp_ms) as f64 / 1000.0
+        };
+        let sampled = Sampled {
+            change,
+            first_value: first.value,
+            seconds,
+            intervals,
+            to_start,
+            to_end,
+            start,
+        };
+        Some(extrapolate(
+            sampled,
+            Semantics::Prometheus3,
+            function,
+            self.range.window_ms,
+        ))
+    }
+
+    /// Start-timestamp-aware `irate`: a changed created time between the last two points is
+    /// a restart even when the value did not drop (Prometheus' `instantValue` with start
+    /// timestamps).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::promql::{Point, Range};
+    /// let points = [Point::from_millis(10_000, 50.0), Point::from_millis(20_000, 80.0)];
+    /// let at = chrono::DateTime::from_timestamp_millis(20_000).unwrap();
+    /// let range = Range::new(chrono::TimeDelta::seconds(30));
+    /// assert_eq!(range.irate(&points, at), Some(3.0));
+    /// // Restarted at 15 s: the 80 were counted in the last 10 s.
+    /// assert_eq!(range.with_start_times(&[Some(1_000), Some(15_000)]).irate(&points, at), Some(8.0));
+    /// ```
+    pub fn irate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
+        let ((a, previous), (b, last)) = self.range.select(points, at, Reach::Window).points.last_two()?;
+        let restarted = last.value < previous.value
+            || is_start_reset(
+                self.start_of(a),
+                previous.timestamp_ms,
+                self.start_of(b),
+                last.timestamp_ms,
+            );
+        instant_value(previous, last, Instant::Irate, restarted)
+    }
+
+    /// Start-timestamp-aware `rate`.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::promql::{Point, Range};
+    /// let points = [Point::from_millis(20_000, 5.0), Point::from_millis(30_000, 15.0)];
+    /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
+    /// let r = Range::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000), Some(10_000)]);
+    /// assert_eq!(r.rate(&points, at), Some(0.25));
+    /// ```
+    pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
+        self.compute(points, at, Function::Rate)
+    }
+
+    /// Start-timestamp-aware `increase`.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::promql::{Point, Range};
+    /// let points = [Point::from_millis(20_000, 5.0)];
+    /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
+    /// let r = Range::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000)]);
+    /// assert_eq!(r.increase(&points, at), Some(5.0));
+    /// ```
+    pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
+        self.compute(points, at, Function::Increase)
+    }
+}
