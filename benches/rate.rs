@@ -44,7 +44,8 @@ fn ingest(c: &mut Criterion) {
             vec![Selector::parse(r#"{__name__=~"vllm:.*"}"#).unwrap()],
         ),
     ] {
-        let mut tracker = Tracker::new(selectors).normalize_names(true);
+        let mut tracker = Tracker::new(selectors);
+        tracker.normalize_names(true);
         let mut i = 0i64;
         // Warm up past the retention so every series is at its steady size.
         for _ in 0..400 {

@@ -47,15 +47,17 @@
 //! ```
 //! use chrono::{DateTime, TimeDelta};
 //! use promrate::Tracker;
-//! let mut tracker = Tracker::new([promrate::Selector::parse("tokens_total")?]);
+//! let tokens = promrate::Selector::parse("tokens_total")?;
+//! let mut tracker = Tracker::new([tokens.clone()]);
 //! let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
-//! tracker.ingest("tokens_total 5000\n", t0).unwrap();
+//! tracker.ingest("tokens_total 5000\n", t0)?;
 //! // The server restarted in between: 300 new tokens, not -4700.
-//! let report = tracker.ingest("tokens_total 300\n", t0 + TimeDelta::seconds(10)).unwrap();
+//! let t1 = t0 + TimeDelta::seconds(10);
+//! let report = tracker.ingest("tokens_total 300\n", t1)?;
 //! assert_eq!(report.resets.len(), 1);
-//! let rate = tracker.sum_by("tokens_total", &[], |s| s.counter()?.exact_rate(TimeDelta::seconds(10), t0 + TimeDelta::seconds(10)));
+//! let rate = tracker.sum_by(&tokens, &[], |s| s.counter()?.exact_rate(TimeDelta::seconds(10), t1));
 //! assert_eq!(rate[0].value, 30.0);
-//! # Ok::<(), promrate::SelectorError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! ## Features

@@ -608,6 +608,18 @@ impl Selector {
         self.matches_name(sample.name()) && self.matches_labels(sample)
     }
 
+    /// Whether metric names compare with ':' and '_' alike ([`Selector::normalize_names`]).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse("vllm:x")?;
+    /// assert!(!s.normalizes_names() && s.normalize_names(true).normalizes_names());
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn normalizes_names(&self) -> bool {
+        self.normalize_names
+    }
+
     /// Whether the metric-name matchers accept `name` (cheap pre-filter).
     ///
     /// # Example
@@ -617,13 +629,48 @@ impl Selector {
     /// # Ok::<(), promrate::SelectorError>(())
     /// ```
     pub fn matches_name(&self, name: &str) -> bool {
+        self.name_matches(name, self.normalize_names)
+    }
+
+    fn name_matches(&self, name: &str, normalize: bool) -> bool {
         self.matchers.iter().filter(|m| m.label == "__name__").all(|m| {
-            if self.normalize_names && matches!(m.op, MatchOp::Equal | MatchOp::NotEqual) {
+            if normalize && matches!(m.op, MatchOp::Equal | MatchOp::NotEqual) {
                 names_equal(name, &[&m.value], true) == (m.op == MatchOp::Equal)
             } else {
                 m.matches_value(name)
             }
         })
+    }
+
+    /// Whether a series given by its name and a lookup of its (unescaped) label values
+    /// matches, for series kept outside a page (such as [`crate::TrackedSeries`]).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse(r#"up{job=~"a|b", env!="dev"}"#)?;
+    /// let labels = [("job", "a")];
+    /// let lookup = |name: &str| labels.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    /// assert!(s.matches_series("up", lookup));
+    /// assert!(!s.matches_series("down", lookup));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn matches_series<'v>(&self, name: &str, label: impl Fn(&str) -> Option<&'v str>) -> bool {
+        self.matches_series_normalized(name, label, self.normalize_names)
+    }
+
+    /// [`Selector::matches_series`], with names compared as `normalize` says.
+    pub(crate) fn matches_series_normalized<'v>(
+        &self,
+        name: &str,
+        label: impl Fn(&str) -> Option<&'v str>,
+        normalize: bool,
+    ) -> bool {
+        self.name_matches(name, normalize)
+            && self
+                .matchers
+                .iter()
+                .filter(|m| m.label != "__name__")
+                .all(|m| m.matches_value(label(&m.label).unwrap_or("")))
     }
 
     fn matches_labels(&self, sample: &Sample<'_>) -> bool {

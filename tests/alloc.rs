@@ -176,7 +176,8 @@ fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
         promrate::Selector::parse("vllm:generation_tokens_total").unwrap(),
         promrate::Selector::parse(r#"{__name__=~"vllm:.*", model_name=~"meta-llama/.*"}"#).unwrap(),
     ];
-    let mut tracker = promrate::Tracker::new(selectors).normalize_names(true);
+    let mut tracker = promrate::Tracker::new(selectors);
+    tracker.normalize_names(true);
     let t0 = chrono::DateTime::from_timestamp(1_764_480_500, 0).unwrap();
     let at = |i: i64| t0 + chrono::TimeDelta::seconds(2 * i);
     // Warm up: series created, retention windows and the regex scratch at steady size.

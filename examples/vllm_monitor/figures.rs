@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::histogram;
 use promrate::promql::Range;
-use promrate::{TrackedSeries, Tracker};
+use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker};
 
 /// Which server a page comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +160,12 @@ pub struct Figures {
     pub generated_since_start: Option<f64>,
 }
 
+/// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the tracker).
+fn named(name: &str) -> Selector {
+    let matcher = Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher");
+    Selector::from_matchers(vec![matcher])
+}
+
 /// Sums `f` over every series named `name` in every source (`None` if none has a figure).
 fn sum(
     sources: &[Source<'_>],
@@ -168,10 +174,13 @@ fn sum(
 ) -> Option<f64> {
     let mut total = None;
     for source in sources {
-        for group in source
-            .tracker
-            .sum_by(name, &[], |s| if source.admits(s) { f(s, source) } else { None })
-        {
+        for group in source.tracker.sum_by(&named(name), &[], |s| {
+            if source.admits(s) {
+                f(s, source)
+            } else {
+                None
+            }
+        }) {
             *total.get_or_insert(0.0) += group.value;
         }
     }
@@ -183,7 +192,7 @@ fn present<'n>(sources: &[Source<'_>], names: &[&'n str]) -> Option<&'n str> {
     names.iter().copied().find(|name| {
         sources
             .iter()
-            .any(|s| s.tracker.series_named(name).any(|x| s.admits(x)))
+            .any(|s| s.tracker.matching(&named(name)).any(|x| s.admits(x)))
     })
 }
 
@@ -209,7 +218,7 @@ fn quantile(sources: &[Source<'_>], names: &[&str], q: f64, window: TimeDelta) -
                 None
             }
         };
-        for (_, group) in source.tracker.histogram_buckets(base, &[], increase) {
+        for (_, group) in source.tracker.histogram_buckets(&named(base), &[], increase) {
             buckets.extend(group);
         }
     }
@@ -271,7 +280,10 @@ impl Figures {
                         None
                     }
                 };
-                for g in source.tracker.sum_by(name, &["finished_reason"], admitted) {
+                for g in source
+                    .tracker
+                    .sum_by(&named(name), &["finished_reason"], admitted)
+                {
                     let reason = g.label("finished_reason").unwrap_or("").to_string();
                     match by_reason.iter_mut().find(|(r, _)| *r == reason) {
                         Some((_, v)) => *v += g.value,
@@ -289,13 +301,13 @@ impl Figures {
             // Average across engines and servers: summing fractions would be meaningless.
             let (mut total, mut n) = (0.0, 0usize);
             for source in sources {
-                for g in
-                    source.tracker.sum_by(
-                        name,
-                        &[],
-                        |s| if source.admits(s) { s.last_value() } else { None },
-                    )
-                {
+                for g in source.tracker.sum_by(&named(name), &[], |s| {
+                    if source.admits(s) {
+                        s.last_value()
+                    } else {
+                        None
+                    }
+                }) {
                     total += g.value;
                     n += g.series;
                 }

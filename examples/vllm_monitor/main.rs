@@ -190,10 +190,12 @@ impl Target {
 
 fn new_tracker(format: Format) -> Tracker {
     // Lenient: unknown escapes kept as written, as the Prometheus server reads them.
-    Tracker::new([])
+    let mut tracker = Tracker::new([]);
+    tracker
         .normalize_names(true)
         .parser(Parser::new(format).strict(false))
-        .retention(TimeDelta::minutes(15))
+        .retention(TimeDelta::minutes(15));
+    tracker
 }
 
 /// One announced event (restart, fault) for the text and JSON outputs.
@@ -216,7 +218,8 @@ fn ingest(target: &mut Target, scrape: Scrape) -> Vec<Event> {
     target.format = Some(page.format);
     if page.format == Format::OpenMetrics {
         // The server ignored our Accept header; read what it sent.
-        target.tracker = std::mem::replace(&mut target.tracker, new_tracker(Format::PrometheusText))
+        target
+            .tracker
             .parser(Parser::new(Format::OpenMetrics).strict(false));
     }
     let report = match target.tracker.ingest(&page.body, scrape.at) {

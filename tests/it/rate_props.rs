@@ -130,7 +130,8 @@ proptest! {
 
     #[test]
     fn no_operation_sequence_panics(ops in prop::collection::vec((0u8..8, -5_000i64..60_000, any::<f64>(), 0i64..100_000), 0..60)) {
-        let mut s = CounterSeries::new(TimeDelta::seconds(120)).max_points(16);
+        let mut s = CounterSeries::new(TimeDelta::seconds(120));
+        s.max_points(16);
         let mut t = 1_000_000i64;
         for (op, dt, value, extra) in ops {
             t += dt;

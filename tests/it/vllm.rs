@@ -2,10 +2,15 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::text::write;
-use promrate::{Entry, MetricType, TrackedSeries, Tracker};
+use promrate::{Entry, MetricType, Selector, TrackedSeries, Tracker};
 use serde_json::Value;
 
 use crate::data;
+
+/// A selector for one metric name.
+fn sel(name: &str) -> Selector {
+    Selector::parse(name).unwrap()
+}
 
 fn close(got: f64, want: f64, what: &str) {
     let tolerance = 1e-9 * want.abs().max(1.0);
@@ -30,7 +35,8 @@ fn single_engine_two_scrapes_match_expected() {
     let want = |key: &str| expected[key].as_f64().unwrap_or_else(|| panic!("{key}"));
     let window = TimeDelta::milliseconds((want("window_s") * 1000.0) as i64);
     let (a, b) = (t0(), t0() + window);
-    let mut tracker = Tracker::new([]).normalize_names(true);
+    let mut tracker = Tracker::new([]);
+    tracker.normalize_names(true);
     let first = tracker
         .ingest(&data::read(&vllm.join("vllm-0.33-v1-single-t0.prom")), a)
         .unwrap();
@@ -43,7 +49,8 @@ fn single_engine_two_scrapes_match_expected() {
     let rate = |s: &TrackedSeries| s.counter()?.exact_rate(window, b);
     let increase = |s: &TrackedSeries| s.counter()?.exact_increase(window, b);
     let last = |s: &TrackedSeries| s.last_value();
-    let sum = |name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| one(tracker.sum_by(name, &[], f), name);
+    let sum =
+        |name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| one(tracker.sum_by(&sel(name), &[], f), name);
 
     close(
         sum("vllm:generation_tokens_total", &increase),
@@ -60,7 +67,7 @@ fn single_engine_two_scrapes_match_expected() {
         want("prompt_tokens_per_s"),
         "prompt tok/s",
     );
-    let computed = tracker.sum_by("vllm:prompt_tokens_by_source_total", &["source"], rate);
+    let computed = tracker.sum_by(&sel("vllm:prompt_tokens_by_source_total"), &["source"], rate);
     let local = computed
         .iter()
         .find(|g| g.label("source") == Some("local_compute"))
@@ -99,7 +106,7 @@ fn single_engine_two_scrapes_match_expected() {
         "waiting",
     );
     close(
-        one(tracker.avg_by("vllm:kv_cache_usage_perc", &[], last), "kv"),
+        one(tracker.avg_by(&sel("vllm:kv_cache_usage_perc"), &[], last), "kv"),
         want("kv_cache_usage_t10"),
         "kv usage",
     );
@@ -110,7 +117,7 @@ fn single_engine_two_scrapes_match_expected() {
     );
 
     let quantile = |q: f64, name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| {
-        one(tracker.histogram_quantile(q, name, &[], f), name)
+        one(tracker.histogram_quantile(q, &sel(name), &[], f), name)
     };
     let ttft = "vllm:time_to_first_token_seconds";
     let itl = "vllm:inter_token_latency_seconds";
@@ -150,12 +157,12 @@ fn single_engine_two_scrapes_match_expected() {
         "itl p99 (window)",
     );
     close(
-        one(tracker.histogram_mean(itl, &[], increase), "itl mean"),
+        one(tracker.histogram_mean(&sel(itl), &[], increase), "itl mean"),
         want("itl_window_mean_s"),
         "itl mean (window)",
     );
     close(
-        one(tracker.histogram_mean(ttft, &[], last), "ttft mean"),
+        one(tracker.histogram_mean(&sel(ttft), &[], last), "ttft mean"),
         want("ttft_lifetime_t10_mean_s"),
         "ttft mean (lifetime)",
     );
@@ -220,7 +227,7 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
 
     let rate = |s: &TrackedSeries| s.counter()?.exact_rate(window, b);
     let last = |s: &TrackedSeries| s.last_value();
-    let per_engine = tracker.sum_by("vllm:generation_tokens_total", &["engine"], rate);
+    let per_engine = tracker.sum_by(&sel("vllm:generation_tokens_total"), &["engine"], rate);
     assert_eq!(
         per_engine
             .iter()
@@ -229,11 +236,18 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
         [("0", 120.0), ("1", 250.0)]
     );
     assert_eq!(
-        one(tracker.sum_by("vllm:generation_tokens_total", &[], rate), "sum"),
+        one(
+            tracker.sum_by(&sel("vllm:generation_tokens_total"), &[], rate),
+            "sum"
+        ),
         370.0
     );
-    let accepted = tracker.sum_by("vllm:spec_decode_num_accepted_tokens_total", &["engine"], rate);
-    let drafts = tracker.sum_by("vllm:spec_decode_num_drafts_total", &["engine"], rate);
+    let accepted = tracker.sum_by(
+        &sel("vllm:spec_decode_num_accepted_tokens_total"),
+        &["engine"],
+        rate,
+    );
+    let drafts = tracker.sum_by(&sel("vllm:spec_decode_num_drafts_total"), &["engine"], rate);
     assert_eq!(
         1.0 + accepted[0].value / drafts[0].value,
         2.5,
@@ -243,8 +257,8 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
     // Lifetime figures from the first scrape's values, as the expected file computes them.
     let mut first_only = Tracker::new([]);
     first_only.ingest(&page, a).unwrap();
-    let by_engine = |name: &str| first_only.sum_by(name, &["engine"], last);
-    let all = |name: &str| one(first_only.sum_by(name, &[], last), name);
+    let by_engine = |name: &str| first_only.sum_by(&sel(name), &["engine"], last);
+    let all = |name: &str| one(first_only.sum_by(&sel(name), &[], last), name);
     let accepted = by_engine("vllm:spec_decode_num_accepted_tokens_total");
     let draft_tokens = by_engine("vllm:spec_decode_num_draft_tokens_total");
     let drafts = by_engine("vllm:spec_decode_num_drafts_total");
@@ -260,7 +274,7 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
             "acceptance length",
         );
         let per_pos = first_only.sum_by(
-            "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+            &sel("vllm:spec_decode_num_accepted_tokens_per_pos_total"),
             &["engine", "position"],
             last,
         );
@@ -295,7 +309,10 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
     close(all("vllm:num_requests_running"), want("running_sum"), "running");
     close(all("vllm:num_requests_waiting"), want("waiting_sum"), "waiting");
     close(
-        one(first_only.avg_by("vllm:kv_cache_usage_perc", &[], last), "kv"),
+        one(
+            first_only.avg_by(&sel("vllm:kv_cache_usage_perc"), &[], last),
+            "kv",
+        ),
         want("kv_cache_usage_mean_of_engines"),
         "kv",
     );
@@ -305,7 +322,7 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
         "generation total",
     );
     let p95 = one(
-        first_only.histogram_quantile(0.95, "vllm:time_to_first_token_seconds", &[], last),
+        first_only.histogram_quantile(0.95, &sel("vllm:time_to_first_token_seconds"), &[], last),
         "p95",
     );
     close(

@@ -1,116 +1,11 @@
-//! Live series fed one scrape at a time: counters that survive restarts, and gauges.
+//! One live counter: restarts, retention, PromQL and exact rates, EWMA.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::window::Window;
+use super::{ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 use crate::error::SeriesError;
 use crate::promql::{Point, Range};
-
-/// Default cap on the points a series keeps, whatever its retention.
-pub const DEFAULT_MAX_POINTS: usize = 100_000;
-
-/// Default time constant of [`CounterSeries::ewma_rate`]: 30 s.
-pub const DEFAULT_EWMA_TAU: TimeDelta = TimeDelta::seconds(30);
-
-/// Why a counter was found to have restarted.
-///
-/// # Example
-/// ```
-/// use promrate::{CounterSeries, ResetCause};
-/// let mut s = CounterSeries::new(chrono::TimeDelta::minutes(5));
-/// let t = chrono::DateTime::from_timestamp(1_000, 0).unwrap();
-/// s.push(t, 100.0)?;
-/// let pushed = s.push(t + chrono::TimeDelta::seconds(10), 3.0)?;
-/// assert_eq!(pushed, Some(ResetCause::ValueDropped));
-/// # Ok::<(), promrate::SeriesError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ResetCause {
-    /// The value went down.
-    ValueDropped,
-    /// The `_created` time changed: a restart that may have climbed past the old value
-    /// before this scrape, which value-only detection cannot see.
-    CreatedChanged,
-}
-
-/// Points and, beside each, metadata `M` (counters: the created time; gauges: nothing) in
-/// two parallel contiguous columns, holding `retention_ms` of history (plus the anchor point
-/// at or before its start) and at most `max_len` points.
-///
-/// Expired points are cut off lazily: a push touches only the tail, and the front is
-/// trimmed (by moving a start index, then compacting in place) when the columns are full.
-/// Readers see exactly the retained points either way. Memory stays bounded, points stay
-/// one slice for [`crate::promql`], and steady-state pushes never allocate.
-#[derive(Debug, Clone)]
-struct Window<M> {
-    points: Vec<Point>,
-    meta: Vec<M>,
-    start: usize,
-    retention_ms: i64,
-    max_len: usize,
-}
-
-impl<M: Copy> Window<M> {
-    fn new(retention_ms: i64, max_len: usize) -> Self {
-        Window {
-            points: Vec::new(),
-            meta: Vec::new(),
-            start: 0,
-            retention_ms,
-            max_len,
-        }
-    }
-
-    /// First retained index: the newest point at or before (newest - retention).
-    fn visible_start(&self) -> usize {
-        let stored = &self.points[self.start..];
-        let Some(last) = stored.last() else {
-            return self.start;
-        };
-        let keep_from = last.timestamp_ms.saturating_sub(self.retention_ms);
-        let at_or_before = stored.partition_point(|p| p.timestamp_ms <= keep_from);
-        let by_time = self.start + at_or_before.saturating_sub(1);
-        by_time.max(self.points.len().saturating_sub(self.max_len))
-    }
-
-    fn points(&self) -> &[Point] {
-        &self.points[self.visible_start()..]
-    }
-
-    fn meta(&self) -> &[M] {
-        &self.meta[self.visible_start()..]
-    }
-
-    fn len(&self) -> usize {
-        self.points.len() - self.visible_start()
-    }
-
-    fn push(&mut self, point: Point, meta: M) {
-        if self.points.len() == self.points.capacity() && !self.points.is_empty() {
-            // Full: trim what has expired, then compact; only if nothing has may it grow.
-            self.start = self.visible_start();
-            if self.start > 0 {
-                self.points.drain(..self.start);
-                self.meta.drain(..self.start);
-                self.start = 0;
-            }
-            // Keep room for as many pushes as there are points, so compaction stays
-            // amortised O(1); in steady state the capacity is already there.
-            let live = self.points.len();
-            if live * 2 > self.points.capacity() {
-                self.points.reserve(live);
-                self.meta.reserve(live);
-            }
-        }
-        self.points.push(point);
-        self.meta.push(meta);
-    }
-
-    /// The newest point and its metadata.
-    fn last(&self) -> Option<(Point, M)> {
-        self.points.last().copied().zip(self.meta.last().copied())
-    }
-}
 
 /// One live counter: push scrapes in time order; it detects restarts (a value drop, or a
 /// changed `_created` time), keeps points for a retention window in bounded memory, and
@@ -175,10 +70,16 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let s = promrate::CounterSeries::new(chrono::TimeDelta::hours(1)).max_points(720);
-    /// # let _ = s;
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::hours(1));
+    /// s.max_points(3);
+    /// for i in 0..10 {
+    ///     s.push(DateTime::from_timestamp(i, 0).unwrap(), i as f64)?;
+    /// }
+    /// assert_eq!(s.len(), 3);
+    /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn max_points(mut self, max_points: usize) -> Self {
+    pub fn max_points(&mut self, max_points: usize) -> &mut Self {
         self.window.max_len = max_points.max(2);
         self
     }
@@ -189,10 +90,17 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(5)).ewma_time_constant(chrono::TimeDelta::seconds(10));
-    /// # let _ = s;
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// s.ewma_time_constant(TimeDelta::seconds(10));
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// s.push(at(0), 0.0)?;
+    /// s.push(at(10), 100.0)?; // the first interval sets the average: 10/s
+    /// s.push(at(20), 100.0)?; // 0/s, weighted by 1 - exp(-10 s / 10 s)
+    /// assert!((s.ewma_rate().unwrap() - 10.0 * (-1.0f64).exp()).abs() < 1e-12);
+    /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn ewma_time_constant(mut self, tau: TimeDelta) -> Self {
+    pub fn ewma_time_constant(&mut self, tau: TimeDelta) -> &mut Self {
         self.tau_ms = tau.num_milliseconds().max(1);
         self
     }
@@ -317,21 +225,17 @@ impl CounterSeries {
     }
 
     pub(crate) fn amend_created_ms(&mut self, created_ms: i64) -> Option<ResetCause> {
-        let n = self.window.points.len();
-        if n <= self.window.start + 1 {
-            if n > self.window.start {
-                self.window.meta[n - 1] = Some(created_ms);
-            }
+        let (previous, newest) = self.window.last_two();
+        let (point, created) = newest?;
+        let Some((prev, prev_created)) = previous else {
+            self.window.set_last_meta(Some(created_ms));
             return None;
-        }
-        let last = n - 1;
-        let (prev, point) = (self.window.points[last - 1], self.window.points[last]);
-        let prev_created = self.window.meta[last - 1];
-        if reset_cause(prev.value, prev_created, point.value, self.window.meta[last]).is_some() {
+        };
+        if reset_cause(prev.value, prev_created, point.value, created).is_some() {
             // Already a restart; the newest interval is booked as one.
             return None;
         }
-        self.window.meta[last] = Some(created_ms);
+        self.window.set_last_meta(Some(created_ms));
         reset_cause(prev.value, prev_created, point.value, Some(created_ms))?;
         let old_increment = point.value - prev.value;
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
@@ -613,177 +517,5 @@ fn reset_cause(
     }
 }
 
-/// One live gauge: the last value and an average over a window.
-///
-/// # Example
-/// ```
-/// use chrono::{DateTime, TimeDelta};
-/// let t = DateTime::from_timestamp(0, 0).unwrap();
-/// let mut kv = promrate::GaugeSeries::new(TimeDelta::minutes(1));
-/// kv.push(t, 0.25)?;
-/// kv.push(t + TimeDelta::seconds(10), 0.75)?;
-/// assert_eq!(kv.last().unwrap().value, 0.75);
-/// assert_eq!(kv.avg_over(TimeDelta::seconds(30), t + TimeDelta::seconds(10)), Some(0.5));
-/// # Ok::<(), promrate::SeriesError>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct GaugeSeries {
-    window: Window<()>,
-}
-
-impl GaugeSeries {
-    /// A gauge keeping `retention` of history.
-    ///
-    /// # Example
-    /// ```
-    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).last().is_none());
-    /// ```
-    pub fn new(retention: TimeDelta) -> Self {
-        GaugeSeries {
-            window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
-        }
-    }
-
-    /// Appends a sample (any float, NaN included).
-    ///
-    /// # Errors
-    /// [`SeriesError::NotAfterLast`] for a timestamp not after the last one.
-    ///
-    /// # Example
-    /// ```
-    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
-    /// g.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), -3.0)?;
-    /// # Ok::<(), promrate::SeriesError>(())
-    /// ```
-    pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<(), SeriesError> {
-        self.push_ms(at.timestamp_millis(), value)
-    }
-
-    pub(crate) fn push_ms(&mut self, at_ms: i64, value: f64) -> Result<(), SeriesError> {
-        if let Some(last) = self.window.points().last() {
-            if at_ms <= last.timestamp_ms {
-                return Err(SeriesError::NotAfterLast {
-                    at_ms,
-                    last_ms: last.timestamp_ms,
-                });
-            }
-        }
-        self.window.push(Point::from_millis(at_ms, value), ());
-        Ok(())
-    }
-
-    /// The newest point.
-    ///
-    /// # Example
-    /// ```
-    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).last().is_none());
-    /// ```
-    pub fn last(&self) -> Option<Point> {
-        self.window.points().last().copied()
-    }
-
-    /// The kept points, oldest first.
-    ///
-    /// # Example
-    /// ```
-    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).points().is_empty());
-    /// ```
-    pub fn points(&self) -> &[Point] {
-        self.window.points()
-    }
-
-    /// Mean of the points in `(at - window, at]` (PromQL `avg_over_time` without its
-    /// overflow handling); `None` if there are none.
-    ///
-    /// # Example
-    /// ```
-    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
-    /// let t = chrono::DateTime::from_timestamp(1, 0).unwrap();
-    /// g.push(t, 2.0)?;
-    /// assert_eq!(g.avg_over(chrono::TimeDelta::seconds(5), t), Some(2.0));
-    /// # Ok::<(), promrate::SeriesError>(())
-    /// ```
-    pub fn avg_over(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<f64> {
-        let at_ms = at.timestamp_millis();
-        let start_ms = at_ms - window.num_milliseconds();
-        let (sum, n) = self
-            .window
-            .points()
-            .iter()
-            .filter(|p| p.timestamp_ms > start_ms && p.timestamp_ms <= at_ms)
-            .fold((0.0, 0u32), |(sum, n), p| (sum + p.value, n + 1));
-        (n > 0).then(|| sum / f64::from(n))
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn t(s: i64) -> DateTime<Utc> {
-        DateTime::from_timestamp(s, 0).unwrap()
-    }
-
-    #[test]
-    fn errors_leave_state_unchanged() {
-        let mut s = CounterSeries::new(TimeDelta::minutes(1));
-        s.push(t(10), 5.0).unwrap();
-        for (at, v) in [
-            (10, 6.0),
-            (9, 6.0),
-            (11, f64::NAN),
-            (11, -1.0),
-            (11, f64::INFINITY),
-        ] {
-            assert!(s.push(t(at), v).is_err(), "{at} {v}");
-        }
-        assert_eq!((s.len(), s.resets(), s.ewma_rate()), (1, 0, None));
-        assert_eq!(s.last(), Some(Point::from_millis(10_000, 5.0)));
-    }
-
-    #[test]
-    fn retention_is_bounded_and_keeps_an_anchor() {
-        let mut s = CounterSeries::new(TimeDelta::seconds(60));
-        for i in 0..10_000 {
-            s.push(t(i), i as f64).unwrap();
-        }
-        // 60 s of points plus the anchor at or before the boundary.
-        assert_eq!(s.len(), 61);
-        assert!(
-            s.window.points.capacity() <= 4 * 61 + 16,
-            "{}",
-            s.window.points.capacity()
-        );
-        assert_eq!(s.exact_increase(TimeDelta::seconds(60), t(9_999)), Some(60.0));
-        let capped = {
-            let mut c = CounterSeries::new(TimeDelta::hours(1)).max_points(10);
-            for i in 0..100 {
-                c.push(t(i), i as f64).unwrap();
-            }
-            c
-        };
-        assert_eq!(capped.len(), 10);
-    }
-
-    #[test]
-    fn created_time_reset_and_amend() {
-        let mut s = CounterSeries::new(TimeDelta::minutes(5));
-        s.push_with_created(t(100), 10.0, t(1)).unwrap();
-        assert_eq!(s.push_with_created(t(110), 30.0, t(1)).unwrap(), None);
-        assert_eq!(
-            s.push_with_created(t(120), 40.0, t(115)).unwrap(),
-            Some(ResetCause::CreatedChanged)
-        );
-        assert_eq!(s.exact_increase(TimeDelta::seconds(20), t(120)), Some(60.0));
-        let mut a = CounterSeries::new(TimeDelta::minutes(5));
-        a.push(t(100), 10.0).unwrap();
-        assert_eq!(a.amend_created(t(1)), None);
-        a.push(t(110), 30.0).unwrap();
-        assert_eq!(a.amend_created(t(105)), Some(ResetCause::CreatedChanged));
-        assert_eq!(a.amend_created(t(105)), None, "amending twice is idempotent");
-        assert_eq!(a.exact_increase(TimeDelta::seconds(10), t(110)), Some(30.0));
-        assert_eq!(a.resets(), 1);
-        // irate sees the created-time restart too: 30 since the restart over 10 s.
-        assert_eq!(a.irate(&Range::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
-    }
-}
+mod tests;

@@ -1,0 +1,68 @@
+//! Counter series: errors, retention, created times.
+
+use super::*;
+use crate::series::ResetCause;
+
+fn t(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(s, 0).unwrap()
+}
+
+#[test]
+fn errors_leave_state_unchanged() {
+    let mut s = CounterSeries::new(TimeDelta::minutes(1));
+    s.push(t(10), 5.0).unwrap();
+    for (at, v) in [
+        (10, 6.0),
+        (9, 6.0),
+        (11, f64::NAN),
+        (11, -1.0),
+        (11, f64::INFINITY),
+    ] {
+        assert!(s.push(t(at), v).is_err(), "{at} {v}");
+    }
+    assert_eq!((s.len(), s.resets(), s.ewma_rate()), (1, 0, None));
+    assert_eq!(s.last(), Some(Point::from_millis(10_000, 5.0)));
+}
+
+#[test]
+fn retention_is_bounded_and_keeps_an_anchor() {
+    let mut s = CounterSeries::new(TimeDelta::seconds(60));
+    for i in 0..10_000 {
+        s.push(t(i), i as f64).unwrap();
+    }
+    // 60 s of points plus the anchor at or before the boundary.
+    assert_eq!(s.len(), 61);
+    assert!(s.window.capacity() <= 4 * 61 + 16, "{}", s.window.capacity());
+    assert_eq!(s.exact_increase(TimeDelta::seconds(60), t(9_999)), Some(60.0));
+    let capped = {
+        let mut c = CounterSeries::new(TimeDelta::hours(1));
+        c.max_points(10);
+        for i in 0..100 {
+            c.push(t(i), i as f64).unwrap();
+        }
+        c
+    };
+    assert_eq!(capped.len(), 10);
+}
+
+#[test]
+fn created_time_reset_and_amend() {
+    let mut s = CounterSeries::new(TimeDelta::minutes(5));
+    s.push_with_created(t(100), 10.0, t(1)).unwrap();
+    assert_eq!(s.push_with_created(t(110), 30.0, t(1)).unwrap(), None);
+    assert_eq!(
+        s.push_with_created(t(120), 40.0, t(115)).unwrap(),
+        Some(ResetCause::CreatedChanged)
+    );
+    assert_eq!(s.exact_increase(TimeDelta::seconds(20), t(120)), Some(60.0));
+    let mut a = CounterSeries::new(TimeDelta::minutes(5));
+    a.push(t(100), 10.0).unwrap();
+    assert_eq!(a.amend_created(t(1)), None);
+    a.push(t(110), 30.0).unwrap();
+    assert_eq!(a.amend_created(t(105)), Some(ResetCause::CreatedChanged));
+    assert_eq!(a.amend_created(t(105)), None, "amending twice is idempotent");
+    assert_eq!(a.exact_increase(TimeDelta::seconds(10), t(110)), Some(30.0));
+    assert_eq!(a.resets(), 1);
+    // irate sees the created-time restart too: 30 since the restart over 10 s.
+    assert_eq!(a.irate(&Range::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
+}

@@ -1,0 +1,490 @@
+//! Many live series fed whole scrapes: identity by name and label set, staleness, resets,
+//! and PromQL-style aggregation.
+//!
+//! # For the next maintainer
+//! - **Identity**: a series is its metric name plus its label set, label order ignored
+//!   (`index.rs`). Parsed samples are looked up without building owned strings: a
+//!   fingerprint of the name parts and unescaped label bytes, then a comparison with the
+//!   stored identity. With `normalize_names`, ':' and '_' are one character everywhere
+//!   (fingerprints, comparisons, `# TYPE` families, selectors).
+//! - **Cache**: steady-state pages repeat their series in the same order, so the position
+//!   cache (`positions.rs`) maps "sample number `i` with this exact name-and-labels text" to
+//!   what it was last time (a slot, a created-time target, or ignored). A hit costs one
+//!   byte comparison and skips selectors, hashing and role rules. Anything that changes
+//!   what a position means (a slot reused after staleness) must clear the cache.
+//! - **Roles** (`roles.rs`): the last `# TYPE` decides whether a sample is a counter, a
+//!   gauge or a created time; untyped samples go by name.
+//! - **Staleness**: each series remembers the last scrape that recorded it; a series
+//!   missing from `stale_after` scrapes is removed, and only then is the cache cleared.
+//! - `aggregate.rs` reads the tracked series; nothing there runs during ingestion.
+
+mod aggregate;
+mod index;
+mod positions;
+mod roles;
+mod tracked;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+pub use aggregate::{Group, GroupLabels};
+use index::SeriesIndex;
+use positions::{identity_span, PositionCache, Target};
+use roles::Role;
+pub use tracked::{IngestReport, ResetEvent, SeriesData, TrackedSeries};
+
+use crate::error::SeriesError;
+use crate::select::Selector;
+use crate::series::{CounterSeries, GaugeSeries, DEFAULT_EWMA_TAU};
+use crate::text::{Entry, Format, MetricType, Parser, Sample};
+
+/// Default [`Tracker::retention`]: 10 minutes of points per series.
+pub const DEFAULT_RETENTION: TimeDelta = TimeDelta::minutes(10);
+/// Default [`Tracker::stale_after`]: a series missing from 5 scrapes in a row is dropped.
+pub const DEFAULT_STALE_AFTER: u32 = 5;
+
+/// Follows many series across scrapes: parse a whole page once, update every series that
+/// matches the selectors, then ask for rates per series or aggregated.
+///
+/// Counters are told apart from gauges by the page's `# TYPE` lines (names ending in
+/// `_total` count as counters when untyped); `<family>_created` samples feed the created
+/// time of the family's counters, so a restart that climbed past the old value is caught,
+/// whether the page prints `_created` before or after the counter. Once a series exists,
+/// ingesting allocates nothing.
+///
+/// Settings are changed through `&mut` (the setters return `&mut Self` to chain), so a
+/// tracker that holds history can be reconfigured in place.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// use promrate::{Selector, Tracker};
+/// let tokens = Selector::parse("vllm:generation_tokens_total")?;
+/// let mut tracker = Tracker::new([tokens.clone()]);
+/// let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+/// let page = |a: u32, b: u32| format!(
+///     "# TYPE vllm:generation_tokens counter\n\
+///      vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {a}\n\
+///      vllm:generation_tokens_total{{engine=\"1\",model_name=\"m\"}} {b}\n");
+/// tracker.ingest(&page(1000, 2000), t0)?;
+/// tracker.ingest(&page(1500, 2300), t0 + TimeDelta::seconds(10))?;
+/// let window = TimeDelta::seconds(10);
+/// let at = t0 + TimeDelta::seconds(10);
+/// let total = tracker.sum_by(&tokens, &[], |s| s.counter()?.exact_rate(window, at));
+/// assert_eq!(total[0].value, 80.0); // (500 + 300) tokens / 10 s
+/// let per_engine = tracker.sum_by(&tokens, &["engine"], |s| s.counter()?.exact_rate(window, at));
+/// assert_eq!(per_engine.iter().map(|g| g.value).collect::<Vec<_>>(), [50.0, 30.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    selectors: Vec<Selector>,
+    parser: Parser,
+    retention: TimeDelta,
+    stale_after: u32,
+    ewma_tau: TimeDelta,
+    index: SeriesIndex,
+    positions: PositionCache,
+    /// Series inserted so far (tells the position cache when a miss may have become a hit).
+    insertions: u64,
+    /// Distinct series recorded in the current scrape (all of them: nothing went stale).
+    touched: usize,
+    scrapes: u64,
+    last_at_ms: Option<i64>,
+}
+
+impl Tracker {
+    /// A tracker for the samples matching any of `selectors` (everything if none), with
+    /// default retention, staleness and parser.
+    ///
+    /// # Example
+    /// ```
+    /// let t = promrate::Tracker::new([promrate::Selector::parse("up").unwrap()]);
+    /// assert_eq!((t.len(), t.scrapes()), (0, 0));
+    /// ```
+    pub fn new(selectors: impl IntoIterator<Item = Selector>) -> Self {
+        Tracker {
+            selectors: selectors.into_iter().collect(),
+            parser: Parser::new(Format::PrometheusText),
+            retention: DEFAULT_RETENTION,
+            stale_after: DEFAULT_STALE_AFTER,
+            ewma_tau: DEFAULT_EWMA_TAU,
+            index: SeriesIndex::default(),
+            positions: PositionCache::default(),
+            insertions: 0,
+            touched: 0,
+            scrapes: 0,
+            last_at_ms: None,
+        }
+    }
+
+    /// The parser (format, limits) to read pages with. Default: Prometheus text. May change
+    /// between scrapes (a server that starts answering OpenMetrics).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// t.parser(Parser::new(Format::OpenMetrics).strict(false));
+    /// let report = t.ingest("# TYPE a counter\na_total 1 5.5\n# EOF\n", chrono::DateTime::from_timestamp(9, 0).unwrap())?;
+    /// assert_eq!(report.samples, 1);
+    /// assert_eq!(t.get("a_total", &[]).unwrap().counter().unwrap().last().unwrap().timestamp_ms, 5_500);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn parser(&mut self, parser: Parser) -> &mut Self {
+        self.parser = parser;
+        self
+    }
+
+    /// Treat ':' and '_' as equal in metric names (series identity, `# TYPE` families,
+    /// selectors and queries), so `vllm:x` and `vllm_x` are one series.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.normalize_names(true);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("vllm:x_total 1\n", at(1))?;
+    /// t.ingest("vllm_x_total 2\n", at(2))?;
+    /// assert_eq!(t.len(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn normalize_names(&mut self, on: bool) -> &mut Self {
+        self.index.set_normalize_names(on);
+        for selector in &mut self.selectors {
+            *selector = std::mem::replace(selector, Selector::from_matchers(Vec::new())).normalize_names(on);
+        }
+        self.positions.clear();
+        self
+    }
+
+    /// How much history each new series keeps. Default [`DEFAULT_RETENTION`].
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.retention(TimeDelta::seconds(15));
+    /// for s in 0..10 {
+    ///     t.ingest(&format!("a_total {s}\n"), DateTime::from_timestamp(s * 10, 0).unwrap())?;
+    /// }
+    /// // 15 s of history plus the point at or before its start.
+    /// assert_eq!(t.get("a_total", &[]).unwrap().counter().unwrap().len(), 3);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn retention(&mut self, retention: TimeDelta) -> &mut Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Drop a series after it is missing from this many consecutive scrapes (min 1).
+    /// Default [`DEFAULT_STALE_AFTER`].
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.stale_after(1);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\n", at(1))?;
+    /// assert_eq!(t.ingest("b 1\n", at(2))?.dropped_stale, 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn stale_after(&mut self, scrapes: u32) -> &mut Self {
+        self.stale_after = scrapes.max(1);
+        self
+    }
+
+    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ewma_time_constant(TimeDelta::seconds(10));
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a_total 0\n", at(0))?;
+    /// t.ingest("a_total 100\n", at(10))?;
+    /// t.ingest("a_total 100\n", at(20))?;
+    /// // 10/s, then 0/s weighted by 1 - exp(-10 s / 10 s).
+    /// let ewma = t.get("a_total", &[]).unwrap().counter().unwrap().ewma_rate().unwrap();
+    /// assert!((ewma - 10.0 * (-1.0f64).exp()).abs() < 1e-12);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn ewma_time_constant(&mut self, tau: TimeDelta) -> &mut Self {
+        self.ewma_tau = tau;
+        self
+    }
+
+    /// Number of series tracked.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("a 1\nb 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.len(), 2);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no series is tracked.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(promrate::Tracker::new([]).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.index.len() == 0
+    }
+
+    /// Scrapes ingested so far.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("a 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.scrapes(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn scrapes(&self) -> u64 {
+        self.scrapes
+    }
+
+    /// Every tracked series.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("a 1\nb 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// let mut names: Vec<&str> = t.series().map(|s| s.name()).collect();
+    /// names.sort();
+    /// assert_eq!(names, ["a", "b"]);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn series(&self) -> impl Iterator<Item = &TrackedSeries> {
+        self.index.iter()
+    }
+
+    /// The series with this name and exactly these labels (any order).
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ingest("up{a=\"1\",b=\"2\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert!(t.get("up", &[("b", "2"), ("a", "1")]).is_some());
+    /// assert!(t.get("up", &[("a", "1")]).is_none());
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn get(&self, name: &str, labels: &[(&str, &str)]) -> Option<&TrackedSeries> {
+        self.index.get(self.index.find_owned(name, labels)?)
+    }
+
+    /// Parses `text` (a whole scrape taken at `at`) and records every matching sample.
+    /// Samples with their own timestamp are recorded at it. Bad lines are counted and the
+    /// first is reported; the rest of the page is still used.
+    ///
+    /// # Errors
+    /// [`SeriesError::NotAfterLast`] if `at` is not after the previous scrape; nothing is
+    /// recorded then.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = chrono::DateTime::from_timestamp(5, 0).unwrap();
+    /// t.ingest("a_total 1\n", at)?;
+    /// assert!(matches!(t.ingest("a_total 2\n", at), Err(promrate::SeriesError::NotAfterLast { .. })));
+    /// assert_eq!(t.scrapes(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn ingest(&mut self, text: &str, at: DateTime<Utc>) -> Result<IngestReport, SeriesError> {
+        let at_ms = at.timestamp_millis();
+        if let Some(last_ms) = self.last_at_ms {
+            if at_ms <= last_ms {
+                return Err(SeriesError::NotAfterLast { at_ms, last_ms });
+            }
+        }
+        self.last_at_ms = Some(at_ms);
+        self.scrapes += 1;
+        let mut report = IngestReport::default();
+        let mut family: Option<(&str, MetricType)> = None;
+        let mut position = 0;
+        self.touched = 0;
+        for entry in self.parser.parse(text) {
+            // Matched by reference: the sample is read in place, not copied out.
+            match &entry {
+                Ok(Entry::Type { name, kind }) => family = Some((name, *kind)),
+                Ok(Entry::Sample(sample)) => {
+                    let key = identity_span(text, sample);
+                    self.record(position, key, sample, family, at_ms, &mut report);
+                    position += 1;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    report.bad_lines += 1;
+                    if report.first_error.is_none() {
+                        report.first_error = Some(e.clone());
+                    }
+                }
+            }
+        }
+        self.drop_stale(&mut report);
+        Ok(report)
+    }
+
+    fn selected(&self, sample: &Sample<'_>) -> bool {
+        self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches(sample))
+    }
+
+    fn record(
+        &mut self,
+        position: usize,
+        key: &str,
+        sample: &Sample<'_>,
+        family: Option<(&str, MetricType)>,
+        at_ms: i64,
+        report: &mut IngestReport,
+    ) {
+        let target = match self.positions.lookup(position, key, self.insertions) {
+            Some(target) => target,
+            None => {
+                let target = self.resolve(sample, family, report);
+                self.positions.store(position, key, target, self.insertions);
+                target
+            }
+        };
+        let at_ms = sample.timestamp_ms().unwrap_or(at_ms);
+        match target {
+            Target::Ignored => {}
+            Target::Series(slot) => self.push(slot, at_ms, sample.value(), report),
+            Target::Created(slots) => {
+                let created_ms = (sample.value() * 1000.0).round() as i64;
+                for slot in slots.into_iter().flatten() {
+                    self.set_created(slot, created_ms, report);
+                }
+            }
+        }
+    }
+
+    /// Finds (or creates) what a sample at a new position is.
+    fn resolve(
+        &mut self,
+        sample: &Sample<'_>,
+        family: Option<(&str, MetricType)>,
+        report: &mut IngestReport,
+    ) -> Target {
+        let role = roles::role(sample.name(), family, self.index.normalize_names());
+        if role == Role::Created {
+            let Some(prefix) = sample.name().strip_suffix("_created") else {
+                return Target::Ignored;
+            };
+            let mut slots = [None; 3];
+            for (slot, suffix) in slots.iter_mut().zip(["_total", "_count", "_sum"]) {
+                *slot = self.index.find_parsed(&[prefix, suffix], sample.labels());
+            }
+            return Target::Created(slots);
+        }
+        if !self.selected(sample) {
+            return Target::Ignored;
+        }
+        match self.index.find_parsed(&[sample.name()], sample.labels()) {
+            Some(slot) => Target::Series(slot),
+            None => {
+                report.new_series += 1;
+                self.touched += 1;
+                Target::Series(self.insert(sample, role))
+            }
+        }
+    }
+
+    fn push(&mut self, slot: usize, at_ms: i64, value: f64, report: &mut IngestReport) {
+        let scrapes = self.scrapes;
+        let Some(series) = self.index.get_mut(slot) else {
+            return;
+        };
+        if series.last_seen != scrapes {
+            series.last_seen = scrapes;
+            self.touched += 1;
+        }
+        let outcome = match &mut series.data {
+            SeriesData::Counter(c) => c.push_ms(at_ms, value, series.pending_created_ms.take()),
+            SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
+        };
+        match outcome {
+            Ok(cause) => {
+                report.samples += 1;
+                if let Some(cause) = cause {
+                    report.resets.push(ResetEvent {
+                        name: series.name.clone(),
+                        labels: series.labels.clone(),
+                        cause,
+                    });
+                }
+            }
+            Err(_) => report.refused += 1,
+        }
+    }
+
+    /// A `_created` time for the counter in `slot`: its newest point's if this scrape
+    /// already recorded it, else the point this scrape is about to record.
+    fn set_created(&mut self, slot: usize, created_ms: i64, report: &mut IngestReport) {
+        let scrapes = self.scrapes;
+        let Some(series) = self.index.get_mut(slot) else {
+            return;
+        };
+        let SeriesData::Counter(counter) = &mut series.data else {
+            return;
+        };
+        if series.last_seen != scrapes {
+            series.pending_created_ms = Some(created_ms);
+            return;
+        }
+        if let Some(cause) = counter.amend_created_ms(created_ms) {
+            report.resets.push(ResetEvent {
+                name: series.name.clone(),
+                labels: series.labels.clone(),
+                cause,
+            });
+        }
+    }
+
+    fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
+        let mut labels: Vec<(String, String)> = sample
+            .labels()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+            .collect();
+        labels.sort();
+        let data = match role {
+            Role::Counter => {
+                let mut counter = CounterSeries::new(self.retention);
+                counter.ewma_time_constant(self.ewma_tau);
+                SeriesData::Counter(counter)
+            }
+            Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
+        };
+        self.insertions += 1;
+        self.index.insert(TrackedSeries {
+            name: sample.name().to_string(),
+            labels,
+            data,
+            last_seen: self.scrapes,
+            pending_created_ms: None,
+        })
+    }
+
+    fn drop_stale(&mut self, report: &mut IngestReport) {
+        if self.touched == self.index.len() {
+            return;
+        }
+        let horizon = self.scrapes.saturating_sub(u64::from(self.stale_after));
+        let dropped = self.index.remove_where(|s| s.last_seen <= horizon);
+        if dropped > 0 {
+            // Their slots will be reused: forget which positions pointed where.
+            self.positions.clear();
+            report.dropped_stale += dropped;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

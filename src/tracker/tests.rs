@@ -1,0 +1,114 @@
+//! Tracker behaviour over whole scrapes: identity, staleness, created times, roles.
+
+use super::*;
+use crate::series::ResetCause;
+
+fn at(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
+}
+
+fn exact(t: &Tracker, name: &str, labels: &[(&str, &str)], window: i64, now: i64) -> Option<f64> {
+    t.get(name, labels)?
+        .counter()?
+        .exact_increase(TimeDelta::seconds(window), at(now))
+}
+
+#[test]
+fn identity_ignores_label_order_and_positions() {
+    let mut t = Tracker::new([]);
+    t.ingest("a_total{x=\"1\",y=\"2\"} 1\nb_total 10\n", at(0))
+        .unwrap();
+    // Same series, labels reordered and the lines swapped.
+    let report = t
+        .ingest("b_total 15\na_total{y=\"2\",x=\"1\"} 4\n", at(10))
+        .unwrap();
+    assert_eq!((t.len(), report.new_series, report.samples), (2, 0, 2));
+    assert_eq!(exact(&t, "a_total", &[("x", "1"), ("y", "2")], 10, 10), Some(3.0));
+    assert_eq!(exact(&t, "b_total", &[], 10, 10), Some(5.0));
+    // A different series at a cached position is not mistaken for the old one.
+    t.ingest("a_total{x=\"1\",y=\"3\"} 7\nb_total 20\n", at(20))
+        .unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(exact(&t, "a_total", &[("x", "1"), ("y", "3")], 10, 20), None);
+}
+
+#[test]
+fn stale_series_are_dropped_and_can_come_back() {
+    let mut t = Tracker::new([]);
+    t.stale_after(2);
+    t.ingest("a_total 1\nb_total 1\n", at(0)).unwrap();
+    assert_eq!(t.ingest("b_total 2\n", at(1)).unwrap().dropped_stale, 0);
+    assert_eq!(t.ingest("b_total 3\n", at(2)).unwrap().dropped_stale, 1);
+    assert!(t.get("a_total", &[]).is_none());
+    let report = t.ingest("a_total 5\nb_total 4\n", at(3)).unwrap();
+    assert_eq!((report.new_series, t.len()), (1, 2));
+    assert_eq!(t.get("b_total", &[]).unwrap().last_value(), Some(4.0));
+}
+
+#[test]
+fn created_time_reveals_a_restart_the_value_hides() {
+    let page = |v: u32, created: u32| {
+        format!("# TYPE x_total counter\nx_total{{k=\"a\"}} {v}\n# TYPE x_created gauge\nx_created{{k=\"a\"}} {created}\n")
+    };
+    let mut t = Tracker::new([]);
+    t.ingest(&page(100, 1000), at(0)).unwrap();
+    assert!(t.ingest(&page(150, 1000), at(10)).unwrap().resets.is_empty());
+    let report = t.ingest(&page(170, 1_700_000_015), at(20)).unwrap();
+    assert_eq!(report.resets.len(), 1);
+    assert_eq!(report.resets[0].cause, ResetCause::CreatedChanged);
+    // 50, then 170 counted from zero after the restart.
+    assert_eq!(exact(&t, "x_total", &[("k", "a")], 20, 20), Some(220.0));
+}
+
+#[test]
+fn selectors_and_roles() {
+    let page = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n\
+                # TYPE g gauge\ng 5\nu_total 7\nother 1\n";
+    let mut t = Tracker::new([Selector::parse(r#"{__name__!="other", __name__!=""}"#).unwrap()]);
+    t.ingest(page, at(0)).unwrap();
+    assert_eq!(t.len(), 6);
+    assert!(t.get("h_sum", &[]).unwrap().counter().is_some());
+    assert!(t.get("g", &[]).unwrap().gauge().is_some());
+    assert!(t.get("u_total", &[]).unwrap().counter().is_some());
+    assert!(t.get("other", &[]).is_none());
+    assert!(matches!(
+        t.ingest(page, at(0)),
+        Err(SeriesError::NotAfterLast { .. })
+    ));
+}
+
+/// prometheus_client prints `x_created` after `x_total`; other exporters print it
+/// first. Either way a changed created time is a restart.
+#[test]
+fn created_time_printed_before_its_counter_is_used() {
+    let page = |v: u32, created: u32| {
+        format!("# TYPE x_created gauge\nx_created{{k=\"a\"}} {created}\n# TYPE x_total counter\nx_total{{k=\"a\"}} {v}\n")
+    };
+    let mut t = Tracker::new([]);
+    t.ingest(&page(100, 1000), at(0)).unwrap();
+    assert!(t.ingest(&page(150, 1000), at(10)).unwrap().resets.is_empty());
+    let report = t.ingest(&page(170, 1_700_000_015), at(20)).unwrap();
+    assert_eq!(report.resets.len(), 1, "{report:?}");
+    assert_eq!(report.resets[0].cause, ResetCause::CreatedChanged);
+    assert_eq!(exact(&t, "x_total", &[("k", "a")], 20, 20), Some(220.0));
+    let created = t
+        .get("x_total", &[("k", "a")])
+        .unwrap()
+        .counter()
+        .unwrap()
+        .created_times()
+        .to_vec();
+    assert_eq!(created, [None, Some(1_000_000), Some(1_700_000_015_000)]);
+}
+
+#[test]
+fn a_reused_slot_is_not_mistaken_for_its_old_series() {
+    let mut t = Tracker::new([]);
+    t.stale_after(1);
+    t.ingest("a_total 1\n", at(0)).unwrap();
+    t.ingest("b_total 5\n", at(1)).unwrap();
+    let report = t.ingest("b_total 7\n", at(2)).unwrap();
+    assert_eq!((report.samples, report.new_series), (1, 0));
+    assert!(t.get("a_total", &[]).is_none());
+    assert_eq!(exact(&t, "b_total", &[], 1, 2), Some(2.0));
+}

@@ -1,0 +1,202 @@
+//! What the tracker holds and reports: tracked series, reset events, ingest reports.
+
+use crate::error::ParseError;
+use crate::series::{CounterSeries, GaugeSeries, ResetCause};
+
+/// What a tracked series holds.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// t.ingest("# TYPE a counter\na_total 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// assert!(t.series().next().unwrap().counter().is_some());
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SeriesData {
+    /// Counters, and the `_bucket`/`_sum`/`_count` of histograms and summaries.
+    Counter(CounterSeries),
+    /// Gauges and anything untyped that is not named like a counter.
+    Gauge(GaugeSeries),
+}
+
+/// One series the tracker follows.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// t.ingest("up{job=\"a\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// let s = t.series().next().unwrap();
+/// assert_eq!((s.name(), s.label("job")), ("up", Some("a")));
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct TrackedSeries {
+    pub(super) name: String,
+    /// Sorted by label name, unescaped.
+    pub(super) labels: Vec<(String, String)>,
+    pub(super) data: SeriesData,
+    /// The scrape that last recorded it (for staleness).
+    pub(super) last_seen: u64,
+    /// A `_created` time read before this scrape's counter sample (pages that print
+    /// `x_created` first): applied when the sample is recorded.
+    pub(super) pending_created_ms: Option<i64>,
+}
+
+impl TrackedSeries {
+    /// The metric name as first seen.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().name(), "up");
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The labels, sorted by name, unescaped.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up{b=\"2\",a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// let labels = t.series().next().unwrap().labels();
+    /// assert_eq!(labels[0], ("a".to_string(), "1".to_string()));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn labels(&self) -> &[(String, String)] {
+        &self.labels
+    }
+
+    /// One label's value.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up{a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().label("b"), None);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn label(&self, name: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| k.as_str().cmp(name))
+            .ok()
+            .map(|i| self.labels[i].1.as_str())
+    }
+
+    /// The series' data.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert!(matches!(t.series().next().unwrap().data(), promrate::SeriesData::Gauge(_)));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn data(&self) -> &SeriesData {
+        &self.data
+    }
+
+    /// The counter, if this series is one.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("x_total 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().counter().unwrap().len(), 1);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn counter(&self) -> Option<&CounterSeries> {
+        match &self.data {
+            SeriesData::Counter(c) => Some(c),
+            SeriesData::Gauge(_) => None,
+        }
+    }
+
+    /// The gauge, if this series is one.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().gauge().unwrap().last().unwrap().value, 1.0);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn gauge(&self) -> Option<&GaugeSeries> {
+        match &self.data {
+            SeriesData::Gauge(g) => Some(g),
+            SeriesData::Counter(_) => None,
+        }
+    }
+
+    /// The newest value, whatever the kind.
+    ///
+    /// # Example
+    /// ```
+    /// # let mut t = promrate::Tracker::new([]);
+    /// # t.ingest("up 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.series().next().unwrap().last_value(), Some(3.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn last_value(&self) -> Option<f64> {
+        match &self.data {
+            SeriesData::Counter(c) => c.last().map(|p| p.value),
+            SeriesData::Gauge(g) => g.last().map(|p| p.value),
+        }
+    }
+}
+
+/// A counter restart seen while ingesting.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("x_total 10\n", at(1))?;
+/// let report = t.ingest("x_total 2\n", at(2))?;
+/// assert_eq!(report.resets[0].name, "x_total");
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResetEvent {
+    /// The series' metric name.
+    pub name: String,
+    /// Its labels, sorted.
+    pub labels: Vec<(String, String)>,
+    /// Why it counts as a restart.
+    pub cause: ResetCause,
+}
+
+/// What one [`Tracker::ingest`] did.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let report = t.ingest("a 1\nb{ 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// assert_eq!((report.samples, report.bad_lines), (1, 1));
+/// assert_eq!(report.first_error.unwrap().line, 2);
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct IngestReport {
+    /// Samples that matched the selectors and were recorded.
+    pub samples: usize,
+    /// Series seen for the first time.
+    pub new_series: usize,
+    /// Series dropped for not appearing in [`Tracker::stale_after`] scrapes.
+    pub dropped_stale: usize,
+    /// Lines that did not parse.
+    pub bad_lines: usize,
+    /// The first parse error, with its line and column.
+    pub first_error: Option<ParseError>,
+    /// Samples a series refused (e.g. an exposed timestamp that did not advance).
+    pub refused: usize,
+    /// Counter restarts detected in this scrape.
+    pub resets: Vec<ResetEvent>,
+}
