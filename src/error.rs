@@ -90,8 +90,108 @@ pub enum ParseErrorKind {
         /// The family name the rule applies to.
         family: String,
         /// The rule that was broken.
-        rule: &'static str,
+        rule: FamilyRule,
     },
+}
+
+/// An OpenMetrics rule about families, metadata, label groups or values, as
+/// [`ParseErrorKind::Family`] reports it. The message is its `Display`.
+///
+/// # Example
+/// ```
+/// use promrate::{FamilyRule, Format, ParseErrorKind, Parser};
+/// let page = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\n# EOF\n";
+/// let err = Parser::new(Format::OpenMetrics).parse(page).find_map(Result::err).unwrap();
+/// assert!(matches!(err.kind, ParseErrorKind::Family { rule: FamilyRule::InfBucketMissing, .. }));
+/// assert_eq!(FamilyRule::InfBucketMissing.to_string(), "the +Inf bucket is missing");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
+#[non_exhaustive]
+pub enum FamilyRule {
+    #[error("the +Inf bucket is missing")]
+    /// The +Inf bucket is missing.
+    InfBucketMissing,
+    #[error("the count does not match the +Inf bucket")]
+    /// The count does not match the +Inf bucket.
+    CountDoesNotMatchInfBucket,
+    #[error("_count must be present if _sum is present")]
+    /// _count must be present if _sum is present.
+    SumWithoutCount,
+    #[error("_gcount must be present if _gsum is present")]
+    /// _gcount must be present if _gsum is present.
+    GsumWithoutGcount,
+    #[error("_sum must be present if _count is present")]
+    /// _sum must be present if _count is present.
+    CountWithoutSum,
+    #[error("_sum is not allowed with negative buckets")]
+    /// _sum is not allowed with negative buckets.
+    SumWithNegativeBuckets,
+    #[error("a negative _gsum needs negative buckets")]
+    /// A negative _gsum needs negative buckets.
+    NegativeGsumWithoutNegativeBuckets,
+    #[error("buckets are out of order")]
+    /// Buckets are out of order.
+    BucketsOutOfOrder,
+    #[error("bucket values decrease")]
+    /// Bucket values decrease.
+    BucketValuesDecrease,
+    #[error("metadata is repeated")]
+    /// Metadata is repeated.
+    MetadataRepeated,
+    #[error("metadata must come before the family's samples")]
+    /// Metadata must come before the family's samples.
+    MetadataAfterSamples,
+    #[error("the family repeats or clashes with an earlier family")]
+    /// The family repeats or clashes with an earlier family.
+    NameClash,
+    #[error("the metric name must end with '_' and the unit")]
+    /// The metric name must end with '_' and the unit.
+    NameLacksUnitSuffix,
+    #[error("info and stateset families cannot have a unit")]
+    /// Info and stateset families cannot have a unit.
+    UnitNotAllowed,
+    #[error("a bucket needs a valid 'le' label (+Inf spelled '+Inf')")]
+    /// A bucket needs a valid 'le' label (+Inf spelled '+Inf').
+    InvalidBucketBound,
+    #[error("a label group is split by another group")]
+    /// A label group is split by another group.
+    GroupSplit,
+    #[error("a stateset sample needs a label named after the family")]
+    /// A stateset sample needs a label named after the family.
+    StateSetLabelMissing,
+    #[error("bucket values must be integers")]
+    /// Bucket values must be integers.
+    NonIntegerBucket,
+    #[error("count values must be integers")]
+    /// Count values must be integers.
+    NonIntegerCount,
+    #[error("counter-like values cannot be NaN")]
+    /// Counter-like values cannot be NaN.
+    NanCounterValue,
+    #[error("counter-like values cannot be negative")]
+    /// Counter-like values cannot be negative.
+    NegativeCounterValue,
+    #[error("info values must be 1")]
+    /// Info values must be 1.
+    InfoValueNotOne,
+    #[error("quantile values cannot be negative")]
+    /// Quantile values cannot be negative.
+    NegativeQuantileValue,
+    #[error("samples of one group must all have timestamps or none")]
+    /// Samples of one group must all have timestamps or none.
+    MixedTimestamps,
+    #[error("timestamps went backwards within a group")]
+    /// Timestamps went backwards within a group.
+    TimestampsBackwards,
+    #[error("stateset values must be 0 or 1")]
+    /// Stateset values must be 0 or 1.
+    StateSetValueNotBoolean,
+    #[error("a summary quantile needs a 'quantile' label between 0 and 1")]
+    /// A summary quantile needs a 'quantile' label between 0 and 1.
+    InvalidQuantileLabel,
+    #[error("only counter totals and histogram buckets can have exemplars")]
+    /// Only counter totals and histogram buckets can have exemplars.
+    ExemplarNotAllowed,
 }
 
 impl ParseError {

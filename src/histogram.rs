@@ -132,7 +132,9 @@ mod tests {
     #[test]
     fn promql_cases() {
         let inf = f64::INFINITY;
-        // From Prometheus' histograms.test: buckets 0.1:50? Simplified table of behaviours.
+        // PromQL's bucketQuantile behaviours: interpolation within a bucket, q at 0 and 1,
+        // a negative lowest bound, unsorted buckets, duplicate bounds, non-monotonic counts
+        // (repaired), and q outside [0, 1].
         let cases: Vec<(f64, Vec<Bucket>, f64)> = vec![
             (0.5, vec![b(1.0, 1.0), b(2.0, 3.0), b(inf, 4.0)], 1.5),
             (0.0, vec![b(1.0, 1.0), b(2.0, 3.0), b(inf, 4.0)], 0.0),

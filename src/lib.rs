@@ -60,13 +60,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Where things are
+//! Every type has one path. Types are at the crate root (`promrate::Parser`,
+//! `promrate::Sample`, `promrate::Tracker`, ...), with two exceptions where the path says
+//! something the name alone does not: [`promql`] holds PromQL's own vocabulary
+//! ([`promql::Range`], [`promql::Point`], [`promql::Semantics`] and the modifiers), as in
+//! `promql::Range::new(..).rate(..)`; [`histogram`] holds classic-histogram arithmetic
+//! ([`histogram::quantile`], [`histogram::Bucket`]). [`text`] is public only for
+//! [`text::write`], which renders pages back.
+//!
+//! Settings of values a caller keeps and changes ([`Tracker`], [`CounterSeries`],
+//! [`GaugeSeries`]) are set through `&mut self`; [`Parser`] and [`promql::Range`] are small
+//! `Copy` values, built by chaining methods that take and return `self`.
+//!
 //! ## Features
 //! - `regex` (default): `=~` and `!~` matchers. Without it they are a
 //!   [`SelectorErrorKind::RegexUnsupported`] error.
 //!
 //! ## Limits
-//! Lines longer than [`text::DEFAULT_MAX_LINE_LEN`] and samples with more than
-//! [`text::DEFAULT_MAX_LABELS`] labels are errors (both configurable on [`Parser`]).
+//! Lines longer than [`DEFAULT_MAX_LINE_LEN`] and samples with more than
+//! [`DEFAULT_MAX_LABELS`] labels are errors (both configurable on [`Parser`]).
 //! Quoted metric and label names may not contain escape sequences (names are returned as
 //! borrowed `&str`). Timestamps are milliseconds (Prometheus' resolution).
 #![forbid(unsafe_code)]
@@ -81,19 +94,19 @@ mod series;
 pub mod text;
 mod tracker;
 
-pub use error::{ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
+pub use error::{FamilyRule, ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
 pub use select::{MatchOp, Matcher, Selector};
 pub use series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
-pub use text::{
-    parse, Entries, Entry, Exemplar, Format, HelpText, LabelValue, Labels, LabelsIter, MetricType, Parser,
-    Sample, UnescapedBytes,
-};
-/// The README's Rust examples, compiled and run by `cargo test --doc`.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
-
+pub use text::escape::UnescapedBytes;
+pub use text::labels::{LabelValue, Labels, LabelsIter};
+pub use text::parser::{parse, Entries, Format, Parser, DEFAULT_MAX_LABELS, DEFAULT_MAX_LINE_LEN};
+pub use text::sample::{Entry, Exemplar, HelpText, MetricType, Sample};
 pub use tracker::{
     Group, GroupLabels, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker, DEFAULT_RETENTION,
     DEFAULT_STALE_AFTER,
 };
+
+/// The README's Rust examples, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

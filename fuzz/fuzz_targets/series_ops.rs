@@ -15,8 +15,10 @@ fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
 
 fuzz_target!(|bytes: &[u8]| {
     let mut data = bytes;
-    let mut series = CounterSeries::new(TimeDelta::seconds(300)).max_points(64);
-    let mut tracker = Tracker::new([]).stale_after(2);
+    let mut series = CounterSeries::new(TimeDelta::seconds(300));
+    series.max_points(64);
+    let mut tracker = Tracker::new([]);
+    tracker.stale_after(2);
     let mut t_ms: i64 = 1_700_000_000_000;
     while let Some([op, a, b, c]) = take::<4>(&mut data) {
         let value_bits = take::<8>(&mut data).map_or(0, u64::from_le_bytes);

@@ -443,24 +443,16 @@ mod tests {
                         same(&|p| range.anchored().changes(p, at));
                         same(&|p| range.smoothed().rate(p, at));
                         same(&|p| range.smoothed().delta(p, at));
-                        let aware = |p: &[Point]| {
-                            let s: &[Option<i64>] = if p.len() == clean.len() {
+                        // Created times travel with their points, markers included.
+                        let starts_of = |p: &[Point]| -> &[Option<i64>] {
+                            if p.len() == clean.len() {
                                 &starts
                             } else {
                                 &with_starts
-                            };
-                            range.with_start_times(s).increase(p, at)
+                            }
                         };
-                        same(&aware);
-                        let aware_irate = |p: &[Point]| {
-                            let s: &[Option<i64>] = if p.len() == clean.len() {
-                                &starts
-                            } else {
-                                &with_starts
-                            };
-                            range.with_start_times(s).irate(p, at)
-                        };
-                        same(&aware_irate);
+                        same(&|p| range.with_start_times(starts_of(p)).increase(p, at));
+                        same(&|p| range.with_start_times(starts_of(p)).irate(p, at));
                     }
                 }
             }

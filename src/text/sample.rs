@@ -1,8 +1,12 @@
 //! The items a page yields: samples, exemplars, metadata entries, metric types.
 
+use std::borrow::Cow;
+use std::fmt;
+
 use chrono::{DateTime, Utc};
 
-use super::labels::{HelpText, Labels};
+use super::escape::{unescape, UnescapedBytes};
+use super::labels::Labels;
 
 /// One line of an exposition page, as the parser yields it.
 ///
@@ -17,38 +21,38 @@ use super::labels::{HelpText, Labels};
 /// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
-pub enum Entry<'a> {
+pub enum Entry<'page> {
     /// A sample line.
-    Sample(Sample<'a>),
+    Sample(Sample<'page>),
     /// `# HELP name text`.
     Help {
         /// Family name.
-        name: &'a str,
+        name: &'page str,
         /// Help text, still escaped.
-        text: HelpText<'a>,
+        text: HelpText<'page>,
     },
     /// `# TYPE name kind`.
     Type {
         /// Family name.
-        name: &'a str,
+        name: &'page str,
         /// Declared type.
         kind: MetricType,
     },
     /// `# UNIT name unit` (OpenMetrics).
     Unit {
         /// Family name.
-        name: &'a str,
+        name: &'page str,
         /// Unit, e.g. `seconds`; may be empty.
-        unit: &'a str,
+        unit: &'page str,
     },
     /// Any other comment line (Prometheus text format), without the leading `#` and one
     /// following space.
-    Comment(&'a str),
+    Comment(&'page str),
     /// `# EOF` (OpenMetrics).
     Eof,
 }
 
-impl<'a> Entry<'a> {
+impl<'page> Entry<'page> {
     /// The sample, if this entry is one.
     ///
     /// # Example
@@ -57,7 +61,7 @@ impl<'a> Entry<'a> {
     /// assert_eq!(e.as_sample().map(|s| s.name()), Some("a"));
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
-    pub fn as_sample(&self) -> Option<&Sample<'a>> {
+    pub fn as_sample(&self) -> Option<&Sample<'page>> {
         match self {
             Entry::Sample(sample) => Some(sample),
             _ => None,
@@ -72,7 +76,7 @@ impl<'a> Entry<'a> {
     /// assert_eq!(s.value(), 1.0);
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
-    pub fn into_sample(self) -> Option<Sample<'a>> {
+    pub fn into_sample(self) -> Option<Sample<'page>> {
         match self {
             Entry::Sample(sample) => Some(sample),
             _ => None,
@@ -164,17 +168,17 @@ impl MetricType {
 /// # Ok::<(), promrate::ParseError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Sample<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) labels: Labels<'a>,
+pub struct Sample<'page> {
+    pub(crate) name: &'page str,
+    pub(crate) labels: Labels<'page>,
     pub(crate) value: f64,
     pub(crate) timestamp_ms: Option<i64>,
     /// The validated exemplar text from its `#` to the end of the line, parsed on request
     /// (keeps `Sample` small: it is moved once per line).
-    pub(crate) exemplar: Option<&'a str>,
+    pub(crate) exemplar: Option<&'page str>,
 }
 
-impl<'a> Sample<'a> {
+impl<'page> Sample<'page> {
     /// The metric name (without quotes if it was quoted).
     ///
     /// # Example
@@ -183,7 +187,7 @@ impl<'a> Sample<'a> {
     /// assert_eq!(s.name(), "http.requests");
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
-    pub fn name(&self) -> &'a str {
+    pub fn name(&self) -> &'page str {
         self.name
     }
 
@@ -195,7 +199,7 @@ impl<'a> Sample<'a> {
     /// assert_eq!(s.labels().len(), 1);
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
-    pub fn labels(&self) -> Labels<'a> {
+    pub fn labels(&self) -> Labels<'page> {
         self.labels
     }
 
@@ -250,8 +254,8 @@ impl<'a> Sample<'a> {
     /// assert_eq!(ex.value(), 0.5);
     /// assert!(ex.labels().get("trace_id").unwrap() == "x");
     /// ```
-    pub fn exemplar(&self) -> Option<Exemplar<'a>> {
-        super::line::exemplar(self.exemplar?, 0).ok()
+    pub fn exemplar(&self) -> Option<Exemplar<'page>> {
+        super::sample_line::exemplar(self.exemplar?, 0).ok()
     }
 }
 
@@ -266,13 +270,13 @@ impl<'a> Sample<'a> {
 /// assert_eq!(s.exemplar().unwrap().timestamp_ms(), Some(2500));
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Exemplar<'a> {
-    pub(crate) labels: Labels<'a>,
+pub struct Exemplar<'page> {
+    pub(crate) labels: Labels<'page>,
     pub(crate) value: f64,
     pub(crate) timestamp_ms: Option<i64>,
 }
 
-impl<'a> Exemplar<'a> {
+impl<'page> Exemplar<'page> {
     /// The exemplar's labels.
     ///
     /// # Example
@@ -282,7 +286,7 @@ impl<'a> Exemplar<'a> {
     /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
     /// assert_eq!(s.exemplar().unwrap().labels().len(), 1);
     /// ```
-    pub fn labels(&self) -> Labels<'a> {
+    pub fn labels(&self) -> Labels<'page> {
         self.labels
     }
 
@@ -310,5 +314,81 @@ impl<'a> Exemplar<'a> {
     /// ```
     pub fn timestamp_ms(&self) -> Option<i64> {
         self.timestamp_ms
+    }
+}
+
+/// Help text as written, with lazy unescaping.
+///
+/// In the Prometheus text format `\\` and `\n` are escapes; OpenMetrics adds `\"`.
+///
+/// # Example
+/// ```
+/// let entry = promrate::parse("# HELP a line\\nbreak\n").next().unwrap()?;
+/// if let promrate::Entry::Help { name, text } = entry {
+///     assert_eq!(name, "a");
+///     assert_eq!(text.unescaped(), "line\nbreak");
+///     assert!(text == "line\nbreak");
+///     assert_eq!(text.to_string(), "line\nbreak");
+/// }
+/// # Ok::<(), promrate::ParseError>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct HelpText<'page> {
+    raw: &'page str,
+    quote: bool,
+}
+
+impl<'page> HelpText<'page> {
+    pub(crate) fn new(raw: &'page str, quote: bool) -> Self {
+        HelpText { raw, quote }
+    }
+
+    /// The text as written.
+    ///
+    /// # Example
+    /// ```
+    /// let e = promrate::parse("# HELP a x\\\\y").next().unwrap()?;
+    /// if let promrate::Entry::Help { text, .. } = e { assert_eq!(text.raw(), "x\\\\y"); }
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn raw(&self) -> &'page str {
+        self.raw
+    }
+
+    /// The text with escapes resolved; borrows when there are none.
+    ///
+    /// # Example
+    /// ```
+    /// let e = promrate::parse("# HELP a x\\\\y").next().unwrap()?;
+    /// if let promrate::Entry::Help { text, .. } = e { assert_eq!(text.unescaped(), "x\\y"); }
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn unescaped(&self) -> Cow<'page, str> {
+        unescape(self.raw, self.quote)
+    }
+}
+
+impl fmt::Display for HelpText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.unescaped())
+    }
+}
+
+impl PartialEq<str> for HelpText<'_> {
+    /// Compares the unescaped text.
+    fn eq(&self, other: &str) -> bool {
+        UnescapedBytes::new(self.raw, self.quote).eq(other.bytes())
+    }
+}
+
+impl PartialEq<&str> for HelpText<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl fmt::Debug for HelpText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.unescaped(), f)
     }
 }

@@ -19,7 +19,7 @@
 
 use std::fmt::{self, Write};
 
-use super::labels::{is_label_name, is_metric_name};
+use super::names::{is_label_name, is_metric_name};
 use super::sample::MetricType;
 
 /// A float formatted like prometheus_client's `floatToGoString`: Python `repr`, except that

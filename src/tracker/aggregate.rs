@@ -56,21 +56,6 @@ fn group_key(series: &TrackedSeries, by: &[&str]) -> GroupLabels {
         .collect()
 }
 
-/// Adds `value` to the group `key` of `groups`, creating it.
-fn add_to_group(groups: &mut Vec<Group>, key: GroupLabels, value: f64) {
-    match groups.iter_mut().find(|g| g.labels == key) {
-        Some(group) => {
-            group.value += value;
-            group.series += 1;
-        }
-        None => groups.push(Group {
-            labels: key,
-            value,
-            series: 1,
-        }),
-    }
-}
-
 impl Tracker {
     /// The series `selector` picks. Names compare with ':' and '_' alike when either the
     /// tracker or the selector normalizes names.
@@ -108,6 +93,28 @@ impl Tracker {
         })
     }
 
+    /// The figures `value` gives for the series `selector` picks (name plus `suffix`), by
+    /// group of the `by` labels, in series order; groups sorted by their label values.
+    fn grouped<T>(
+        &self,
+        selector: &Selector,
+        suffix: &str,
+        by: &[&str],
+        value: impl Fn(&TrackedSeries) -> Option<T>,
+    ) -> Vec<(GroupLabels, Vec<T>)> {
+        let mut groups: Vec<(GroupLabels, Vec<T>)> = Vec::new();
+        for series in self.matching_family(selector, suffix) {
+            let Some(value) = value(series) else { continue };
+            let key = group_key(series, by);
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, values)) => values.push(value),
+                None => groups.push((key, vec![value])),
+            }
+        }
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups
+    }
+
     fn sum_family(
         &self,
         selector: &Selector,
@@ -115,14 +122,15 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
-        let mut groups: Vec<Group> = Vec::new();
-        for series in self.matching_family(selector, suffix) {
-            if let Some(value) = f(series) {
-                add_to_group(&mut groups, group_key(series, by), value);
-            }
-        }
-        groups.sort_by(|a, b| a.labels.cmp(&b.labels));
-        groups
+        self.grouped(selector, suffix, by, f)
+            .into_iter()
+            .map(|(labels, values)| Group {
+                labels,
+                series: values.len(),
+                // Added in series order, as PromQL's sum does.
+                value: values.iter().copied().reduce(|a, b| a + b).unwrap_or(0.0),
+            })
+            .collect()
     }
 
     /// PromQL `sum by (by...) (f(series))` over the series `selector` picks: `f` gives each
@@ -192,17 +200,14 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
-        let mut out: Vec<Group> = self
-            .histogram_buckets(selector, by, f)
+        self.histogram_buckets(selector, by, f)
             .into_iter()
             .map(|(labels, buckets)| Group {
                 labels,
                 series: buckets.len(),
                 value: histogram::quantile(q, &buckets),
             })
-            .collect();
-        out.sort_by(|a, b| a.labels.cmp(&b.labels));
-        out
+            .collect()
     }
 
     /// The buckets behind [`Tracker::histogram_quantile`], per group: `(le, f(series))` of
@@ -223,20 +228,13 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<(GroupLabels, Vec<Bucket>)> {
-        let mut groups: Vec<(GroupLabels, Vec<Bucket>)> = Vec::new();
-        for series in self.matching_family(selector, "_bucket") {
-            let Some(upper_bound) = series.label("le").and_then(|le| le.parse::<f64>().ok()) else {
-                continue;
-            };
-            let Some(count) = f(series) else { continue };
-            let key = group_key(series, by);
-            let bucket = Bucket { upper_bound, count };
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, buckets)) => buckets.push(bucket),
-                None => groups.push((key, vec![bucket])),
-            }
-        }
-        groups
+        self.grouped(selector, "_bucket", by, |series| {
+            let upper_bound = series.label("le")?.parse::<f64>().ok()?;
+            Some(Bucket {
+                upper_bound,
+                count: f(series)?,
+            })
+        })
     }
 
     /// Mean observation per group of the histogram(s) `selector` names:

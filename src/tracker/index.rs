@@ -6,7 +6,8 @@ use hashbrown::HashTable;
 
 use super::tracked::TrackedSeries;
 use crate::fingerprint;
-use crate::text::{names_equal, normalized_name_byte, Labels};
+use crate::text::names::{names_equal, normalized_name_byte};
+use crate::text::Labels;
 
 /// Identity fingerprint of a series: its name (from parts, ':' read as '_' when
 /// normalizing) and its label set, independent of label order. A parsed sample and the

@@ -1,6 +1,7 @@
 //! Which role a sample plays in its family: a counter, a gauge, or a created time.
 
-use crate::text::{names_equal, MetricType};
+use crate::text::names::names_equal;
+use crate::text::MetricType;
 
 /// How a sample is recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

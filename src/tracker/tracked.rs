@@ -172,7 +172,7 @@ pub struct ResetEvent {
     pub cause: ResetCause,
 }
 
-/// What one [`Tracker::ingest`] did.
+/// What one [`Tracker::ingest`](crate::Tracker::ingest) did.
 ///
 /// # Example
 /// ```
@@ -189,7 +189,7 @@ pub struct IngestReport {
     pub samples: usize,
     /// Series seen for the first time.
     pub new_series: usize,
-    /// Series dropped for not appearing in [`Tracker::stale_after`] scrapes.
+    /// Series dropped for not appearing in [`Tracker::stale_after`](crate::Tracker::stale_after) scrapes.
     pub dropped_stale: usize,
     /// Lines that did not parse.
     pub bad_lines: usize,

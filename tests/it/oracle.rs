@@ -135,26 +135,29 @@ fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize, usize, us
     (checked, bit_exact, short, one_ulp)
 }
 
-#[test]
-fn promqltest_v3_answers() {
-    let (checked, exact, short, ulp) = promqltest_file("promqltest-v3.json", Semantics::Prometheus3);
-    assert_eq!(checked, 276, "promqltest-v3.json holds 276 answers");
-    assert_eq!((exact, short, ulp), (251, 23, 2), "how the 276 answers agree");
+/// Checks every answer of a promqltest file and how each agrees: (answers, bit for bit,
+/// short literals, one ulp).
+fn promqltest_agreement(name: &str, semantics: Semantics, want: (usize, usize, usize, usize)) {
+    let (checked, exact, short, ulp) = promqltest_file(name, semantics);
+    assert_eq!(
+        (checked, exact, short, ulp),
+        want,
+        "{name}: (answers, bit for bit, short, one ulp)"
+    );
     println!(
-        "promqltest-v3: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
+        "{name}: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
          fewer digits (within promqltest's 1e-6), {ulp} one ulp from a full-precision literal"
     );
 }
 
 #[test]
+fn promqltest_v3_answers() {
+    promqltest_agreement("promqltest-v3.json", Semantics::Prometheus3, (276, 251, 23, 2));
+}
+
+#[test]
 fn promqltest_v2_answers() {
-    let (checked, exact, short, ulp) = promqltest_file("promqltest-v2.42.json", Semantics::Prometheus2);
-    assert_eq!(checked, 92, "promqltest-v2.42.json holds 92 answers");
-    assert_eq!((exact, short, ulp), (91, 1, 0), "how the 92 answers agree");
-    println!(
-        "promqltest-v2.42: {checked} answers agree: {exact} bit for bit, {short} against literals written with \
-         fewer digits (within promqltest's 1e-6), {ulp} one ulp from a full-precision literal"
-    );
+    promqltest_agreement("promqltest-v2.42.json", Semantics::Prometheus2, (92, 91, 1, 0));
 }
 
 #[test]

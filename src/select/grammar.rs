@@ -1,0 +1,199 @@
+//! The PromQL selector grammar, with `nom`: names (the crate's one name grammar), match
+//! operators, the three string literal forms, and positions for errors.
+
+use std::fmt::{self, Write as _};
+
+use nom::branch::alt;
+use nom::bytes::complete::tag;
+use nom::character::complete::multispace0;
+use nom::combinator::map;
+use nom::{IResult, Parser as _};
+
+use super::{MatchOp, Matcher, Selector};
+use crate::error::{SelectorError, SelectorErrorKind};
+use crate::text::names::{label_name, metric_name};
+
+/// Writes a double-quoted PromQL string literal that [`Selector::parse`] reads back.
+pub(super) fn write_promql_string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    f.write_str("\"")?;
+    for c in s.chars() {
+        match c {
+            '"' => f.write_str("\\\"")?,
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            '\r' => f.write_str("\\r")?,
+            '\t' => f.write_str("\\t")?,
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => write!(f, "\\x{:02x}", c as u32)?,
+            c if c.is_control() => write!(f, "\\u{:04x}", c as u32)?,
+            c => f.write_char(c)?,
+        }
+    }
+    f.write_str("\"")
+}
+
+fn match_op(i: &str) -> IResult<&str, MatchOp> {
+    alt((
+        map(tag("=~"), |_| MatchOp::RegexMatch),
+        map(tag("!~"), |_| MatchOp::RegexNotMatch),
+        map(tag("!="), |_| MatchOp::NotEqual),
+        map(tag("="), |_| MatchOp::Equal),
+    ))
+    .parse(i)
+}
+
+/// Parses a PromQL string literal (`"..."`, `'...'` with Go escapes, or a raw backtick
+/// string) at the start of `i`. Errors carry the offset within `i`.
+pub(super) fn string_literal(i: &str) -> Result<(&str, String), (usize, SelectorErrorKind)> {
+    let quote = match i.chars().next() {
+        Some(q @ ('"' | '\'' | '`')) => q,
+        _ => return Err((0, SelectorErrorKind::Expected("a quoted string"))),
+    };
+    let body = &i[1..];
+    if quote == '`' {
+        let end = body.find('`').ok_or((0, SelectorErrorKind::UnterminatedString))?;
+        return Ok((&body[end + 1..], body[..end].to_string()));
+    }
+    let mut out = String::new();
+    let mut chars = body.char_indices();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            c if c == quote => return Ok((&body[at + 1..], out)),
+            '\n' => return Err((0, SelectorErrorKind::UnterminatedString)),
+            '\\' => {
+                let (_, e) = chars.next().ok_or((0, SelectorErrorKind::UnterminatedString))?;
+                let simple = match e {
+                    'a' => Some('\x07'),
+                    'b' => Some('\x08'),
+                    'f' => Some('\x0c'),
+                    'n' => Some('\n'),
+                    'r' => Some('\r'),
+                    't' => Some('\t'),
+                    'v' => Some('\x0b'),
+                    '\\' => Some('\\'),
+                    q if q == quote => Some(q),
+                    _ => None,
+                };
+                if let Some(s) = simple {
+                    out.push(s);
+                    continue;
+                }
+                let (digits, radix) = match e {
+                    'x' => (2, 16),
+                    'u' => (4, 16),
+                    'U' => (8, 16),
+                    '0'..='7' => (2, 8),
+                    _ => return Err((1 + at, SelectorErrorKind::InvalidEscape)),
+                };
+                let mut code = if radix == 8 { e.to_digit(8).unwrap_or(0) } else { 0 };
+                for _ in 0..digits {
+                    let (_, d) = chars.next().ok_or((1 + at, SelectorErrorKind::InvalidEscape))?;
+                    let d = d
+                        .to_digit(radix)
+                        .ok_or((1 + at, SelectorErrorKind::InvalidEscape))?;
+                    code = code * radix + d;
+                }
+                // \x and octal escapes are bytes in Go; only ASCII ones make valid UTF-8 alone.
+                let c = match e {
+                    'x' | '0'..='7' if code > 0x7f => None,
+                    _ => char::from_u32(code),
+                };
+                out.push(c.ok_or((1 + at, SelectorErrorKind::InvalidEscape))?);
+            }
+            c => out.push(c),
+        }
+    }
+    Err((0, SelectorErrorKind::UnterminatedString))
+}
+
+/// Parser state: the whole selector, for turning remaining input into columns.
+pub(super) struct SelectorParser<'a> {
+    pub whole: &'a str,
+}
+
+impl<'a> SelectorParser<'a> {
+    fn error(&self, rest: &str, kind: SelectorErrorKind) -> SelectorError {
+        let offset = self.whole.len() - rest.len();
+        SelectorError {
+            column: self.whole[..offset].chars().count() + 1,
+            kind,
+        }
+    }
+
+    fn blank(rest: &'a str) -> &'a str {
+        multispace0::<_, nom::error::Error<&str>>(rest).map_or(rest, |(r, _)| r)
+    }
+
+    fn string(&self, rest: &'a str) -> Result<(&'a str, String), SelectorError> {
+        string_literal(rest).map_err(|(at, kind)| self.error(&rest[at.min(rest.len())..], kind))
+    }
+
+    pub fn parse(&self) -> Result<Selector, SelectorError> {
+        let mut rest = Self::blank(self.whole);
+        let mut matchers = Vec::new();
+        let mut name_set = false;
+        if let Ok((r, name)) = metric_name(rest) {
+            matchers.push(Matcher::new("__name__", MatchOp::Equal, name)?);
+            name_set = true;
+            rest = Self::blank(r);
+        }
+        if let Some(r) = rest.strip_prefix('{') {
+            rest = Self::blank(r);
+            loop {
+                if let Some(r) = rest.strip_prefix('}') {
+                    rest = r;
+                    break;
+                }
+                let item_start = rest;
+                // A label name, quoted label name, or a quoted metric name (Prometheus 3).
+                let (r, label, quoted) = if rest.starts_with(['"', '\'', '`']) {
+                    let (r, s) = self.string(rest)?;
+                    (r, s, true)
+                } else {
+                    let (r, l) = label_name(rest)
+                        .map_err(|_| self.error(rest, SelectorErrorKind::Expected("a label name or '}'")))?;
+                    (r, l.to_string(), false)
+                };
+                rest = Self::blank(r);
+                if quoted && (rest.starts_with(',') || rest.starts_with('}')) {
+                    if name_set {
+                        return Err(self.error(item_start, SelectorErrorKind::DuplicateName));
+                    }
+                    matchers.push(Matcher::new("__name__", MatchOp::Equal, &label)?);
+                    name_set = true;
+                } else {
+                    let (r, op) = match_op(rest).map_err(|_| {
+                        self.error(rest, SelectorErrorKind::Expected("'=', '!=', '=~' or '!~'"))
+                    })?;
+                    rest = Self::blank(r);
+                    let value_start = rest;
+                    let (r, value) = self.string(rest)?;
+                    rest = Self::blank(r);
+                    if label == "__name__" && op == MatchOp::Equal && name_set {
+                        return Err(self.error(item_start, SelectorErrorKind::DuplicateName));
+                    }
+                    let matcher =
+                        Matcher::new(&label, op, &value).map_err(|e| self.error(value_start, e.kind))?;
+                    matchers.push(matcher);
+                }
+                if let Some(r) = rest.strip_prefix(',') {
+                    rest = Self::blank(r);
+                } else if !rest.starts_with('}') {
+                    return Err(self.error(rest, SelectorErrorKind::Expected("',' or '}'")));
+                }
+            }
+            rest = Self::blank(rest);
+        } else if !name_set {
+            return Err(self.error(rest, SelectorErrorKind::Expected("a metric name or '{'")));
+        }
+        if !rest.is_empty() {
+            return Err(self.error(rest, SelectorErrorKind::TrailingText));
+        }
+        if matchers.iter().all(Matcher::matches_empty) {
+            return Err(SelectorError {
+                column: 1,
+                kind: SelectorErrorKind::EmptyMatchers,
+            });
+        }
+        Ok(Selector::from_matchers(matchers))
+    }
+}

@@ -1,0 +1,358 @@
+//! PromQL selectors (`name{label="v", other=~"re.*"}`) and their matching against borrowed
+//! samples and tracked series.
+
+mod grammar;
+mod matcher;
+
+use std::fmt;
+
+use grammar::{write_promql_string, SelectorParser};
+pub use matcher::{MatchOp, Matcher};
+
+use crate::error::SelectorError;
+use crate::text::names::names_equal;
+use crate::text::Sample;
+
+/// A parsed PromQL vector selector.
+///
+/// # Example
+/// ```
+/// use promrate::Selector;
+/// let selector = Selector::parse(r#"vllm:generation_tokens_total{model_name=~"llama.*",engine!="1"}"#)?;
+/// let page = "vllm:generation_tokens_total{engine=\"0\",model_name=\"llama-3\"} 10\n\
+///             vllm:generation_tokens_total{engine=\"1\",model_name=\"llama-3\"} 20\n\
+///             vllm:prompt_tokens_total{engine=\"0\",model_name=\"llama-3\"} 30\n";
+/// let total: f64 = promrate::parse(page)
+///     .filter_map(|e| e.ok()?.into_sample())
+///     .filter(|s| selector.matches(s))
+///     .map(|s| s.value())
+///     .sum();
+/// assert_eq!(total, 10.0);
+/// # Ok::<(), promrate::SelectorError>(())
+/// ```
+#[derive(Clone)]
+pub struct Selector {
+    matchers: Vec<Matcher>,
+    /// The metric name when one `__name__="..."` matcher fixes it.
+    metric_name: Option<String>,
+    normalize_names: bool,
+}
+
+impl fmt::Debug for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Selector")
+            .field("matchers", &self.matchers)
+            .field("normalize_names", &self.normalize_names)
+            .finish()
+    }
+}
+
+impl fmt::Display for Selector {
+    /// Renders the selector back in PromQL syntax (always with braces and `__name__`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, m) in self.matchers.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            if crate::text::names::is_label_name(m.label()) {
+                f.write_str(m.label())?;
+            } else {
+                write_promql_string(f, m.label())?;
+            }
+            f.write_str(m.op().as_str())?;
+            write_promql_string(f, m.value())?;
+        }
+        f.write_str("}")
+    }
+}
+
+impl Selector {
+    /// Parses a PromQL vector selector: an optional metric name, then optional
+    /// `{matchers}`. Strings may use `"`, `'` or backticks with PromQL (Go) escapes;
+    /// regexes are anchored (`^(?s:re)$`) and compiled once, here.
+    ///
+    /// # Errors
+    /// [`SelectorError`] with the column and what was expected; also when no matcher
+    /// rejects the empty string (PromQL's rule) or a regex is invalid.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse(r#"{"http.requests", code=~'5..'}"#)?;
+    /// assert_eq!(s.metric_name(), Some("http.requests"));
+    /// assert!(promrate::Selector::parse(r#"{job=~".*"}"#).is_err());
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Selector, SelectorError> {
+        SelectorParser { whole: text }.parse()
+    }
+
+    /// A selector from matchers built with [`Matcher::new`].
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Matcher, MatchOp, Selector};
+    /// let s = Selector::from_matchers(vec![Matcher::new("__name__", MatchOp::Equal, "up")?]);
+    /// assert_eq!(s.metric_name(), Some("up"));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn from_matchers(matchers: Vec<Matcher>) -> Selector {
+        let mut names = matchers
+            .iter()
+            .filter(|m| m.label() == "__name__" && m.op() == MatchOp::Equal);
+        let metric_name = match (names.next(), names.next()) {
+            (Some(m), None) => Some(m.value().to_string()),
+            _ => None,
+        };
+        Selector {
+            matchers,
+            metric_name,
+            normalize_names: false,
+        }
+    }
+
+    /// Treat ':' and '_' as equal in metric names given with `=` / `!=` (vLLM's
+    /// OpenMetrics output writes `vllm:x` samples as `vllm_x`). Regex name matchers see
+    /// the name as written.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse("vllm:generation_tokens_total")?.normalize_names(true);
+    /// let sample = promrate::parse("vllm_generation_tokens_total 5").next().unwrap().unwrap().into_sample().unwrap();
+    /// assert!(s.matches(&sample));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn normalize_names(mut self, on: bool) -> Self {
+        self.normalize_names = on;
+        self
+    }
+
+    /// The metric name fixed by the selector, if exactly one `__name__` equality gives it.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::Selector::parse(r#"{job="a"}"#)?.metric_name(), None);
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn metric_name(&self) -> Option<&str> {
+        self.metric_name.as_deref()
+    }
+
+    /// The matchers, the metric name first as a `__name__` matcher.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::Selector::parse(r#"up{a="b"}"#)?.matchers().len(), 2);
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn matchers(&self) -> &[Matcher] {
+        &self.matchers
+    }
+
+    /// Whether a sample satisfies every matcher; a missing label matches like an empty
+    /// value. Compares unescaped values without allocating.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse(r#"{path="/a\"b"}"#)?;
+    /// let sample = promrate::parse(r#"req{path="/a\"b"} 1"#).next().unwrap().unwrap().into_sample().unwrap();
+    /// assert!(s.matches(&sample));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn matches(&self, sample: &Sample<'_>) -> bool {
+        self.matches_name(sample.name()) && self.matches_labels(sample)
+    }
+
+    /// Whether metric names compare with ':' and '_' alike ([`Selector::normalize_names`]).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse("vllm:x")?;
+    /// assert!(!s.normalizes_names() && s.normalize_names(true).normalizes_names());
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn normalizes_names(&self) -> bool {
+        self.normalize_names
+    }
+
+    /// Whether the metric-name matchers accept `name` (cheap pre-filter).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse(r#"up{job="a"}"#)?;
+    /// assert!(s.matches_name("up") && !s.matches_name("down"));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn matches_name(&self, name: &str) -> bool {
+        self.name_matches(name, self.normalize_names)
+    }
+
+    fn name_matches(&self, name: &str, normalize: bool) -> bool {
+        self.matchers.iter().filter(|m| m.label() == "__name__").all(|m| {
+            if normalize && matches!(m.op(), MatchOp::Equal | MatchOp::NotEqual) {
+                names_equal(name, &[m.value()], true) == (m.op() == MatchOp::Equal)
+            } else {
+                m.matches_value(name)
+            }
+        })
+    }
+
+    /// Whether a series given by its name and a lookup of its (unescaped) label values
+    /// matches, for series kept outside a page (such as [`crate::TrackedSeries`]).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse(r#"up{job=~"a|b", env!="dev"}"#)?;
+    /// let labels = [("job", "a")];
+    /// let lookup = |name: &str| labels.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    /// assert!(s.matches_series("up", lookup));
+    /// assert!(!s.matches_series("down", lookup));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn matches_series<'v>(&self, name: &str, label: impl Fn(&str) -> Option<&'v str>) -> bool {
+        self.matches_series_normalized(name, label, self.normalize_names)
+    }
+
+    /// [`Selector::matches_series`], with names compared as `normalize` says.
+    pub(crate) fn matches_series_normalized<'v>(
+        &self,
+        name: &str,
+        label: impl Fn(&str) -> Option<&'v str>,
+        normalize: bool,
+    ) -> bool {
+        self.name_matches(name, normalize)
+            && self
+                .matchers
+                .iter()
+                .filter(|m| m.label() != "__name__")
+                .all(|m| m.matches_value(label(m.label()).unwrap_or("")))
+    }
+
+    fn matches_labels(&self, sample: &Sample<'_>) -> bool {
+        let labels = sample.labels();
+        self.matchers
+            .iter()
+            .filter(|m| m.label() != "__name__")
+            .all(|m| m.matches_label(labels.get(m.label())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grammar::string_literal;
+    use super::*;
+    use crate::error::SelectorErrorKind;
+
+    #[cfg(feature = "regex")]
+    fn sample(line: &str) -> Sample<'_> {
+        crate::parse(line).next().unwrap().unwrap().into_sample().unwrap()
+    }
+
+    #[test]
+    #[cfg(feature = "regex")]
+    fn matching_table() {
+        let line = r#"vllm:generation_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B",path="a\"b\\c"} 1"#;
+        let s = sample(line);
+        let cases = [
+            ("vllm:generation_tokens_total", true),
+            ("vllm_generation_tokens_total", false),
+            (r#"{__name__="vllm:generation_tokens_total"}"#, true),
+            (r#"{__name__=~"vllm:.*_total"}"#, true),
+            (r#"{__name__!~"vllm:.*", engine="0"}"#, false),
+            (r#"vllm:generation_tokens_total{engine="0"}"#, true),
+            (r#"vllm:generation_tokens_total{engine!="0"}"#, false),
+            (r#"{engine=~"0|1"}"#, true),
+            (r#"{engine=~"1|2"}"#, false),
+            (r#"{model_name=~"meta-llama/.*"}"#, true),
+            (r#"{model_name=~"llama.*"}"#, false),
+            (r#"{model_name=~"(?i)META-llama/.*"}"#, true),
+            (r#"{engine="0", model_name!~"x.*"}"#, true),
+            (r#"{path="a\"b\\c"}"#, true),
+            (r#"{path='a"b\\c'}"#, true),
+            (r#"{path=~`a"b\\c`}"#, true),
+            (r#"{path=~'a"b.c'}"#, true),
+            (r#"{engine="0", missing=""}"#, true),
+            (r#"{engine="0", missing!=""}"#, false),
+            (r#"{engine="0", missing=~"x|"}"#, true),
+            (r#"  vllm:generation_tokens_total  {  engine = "0" , }  "#, true),
+            (r#"{engine=~"0\n"}"#, false),
+        ];
+        for (text, want) in cases {
+            let selector = Selector::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(selector.matches(&s), want, "{text}");
+        }
+        let normalized = Selector::parse("vllm_generation_tokens_total")
+            .unwrap()
+            .normalize_names(true);
+        assert!(normalized.matches(&s));
+    }
+
+    #[test]
+    fn string_escapes() {
+        let cases = [
+            (r#""a\tb""#, "a\tb"),
+            (r#""\x41\u00e9\U0001F600\101""#, "Aé😀A"),
+            (r#"'it\'s'"#, "it's"),
+            (r#"`raw\n`"#, "raw\\n"),
+        ];
+        for (lit, want) in cases {
+            assert_eq!(string_literal(lit).unwrap().1, want, "{lit}");
+        }
+    }
+
+    #[test]
+    fn errors_with_columns() {
+        let cases: &[(&str, usize, SelectorErrorKind)] = &[
+            ("up{job=}", 8, SelectorErrorKind::Expected("a quoted string")),
+            (r#"up{job="x"#, 8, SelectorErrorKind::UnterminatedString),
+            (
+                r#"up{job~"x"}"#,
+                7,
+                SelectorErrorKind::Expected("'=', '!=', '=~' or '!~'"),
+            ),
+            (
+                r#"up{job="x" a="b"}"#,
+                12,
+                SelectorErrorKind::Expected("',' or '}'"),
+            ),
+            (r#"{job=""}"#, 1, SelectorErrorKind::EmptyMatchers),
+            (r#"{job=~".*"}"#, 1, SelectorErrorKind::EmptyMatchers),
+            (r#"up{__name__="x"}"#, 4, SelectorErrorKind::DuplicateName),
+            (r#"up{"x"}"#, 4, SelectorErrorKind::DuplicateName),
+            (r#"up{a="\q"}"#, 7, SelectorErrorKind::InvalidEscape),
+            ("up x", 4, SelectorErrorKind::TrailingText),
+            ("", 1, SelectorErrorKind::Expected("a metric name or '{'")),
+            (
+                "{1a=\"x\"}",
+                2,
+                SelectorErrorKind::Expected("a label name or '}'"),
+            ),
+        ];
+        for (text, column, kind) in cases {
+            if !cfg!(feature = "regex") && text.contains("=~") {
+                continue;
+            }
+            let err = Selector::parse(text).unwrap_err();
+            assert_eq!((err.column, &err.kind), (*column, kind), "{text}");
+        }
+        let err = Selector::parse(r#"{a=~"("}"#).unwrap_err();
+        #[cfg(feature = "regex")]
+        assert!(
+            matches!(err.kind, SelectorErrorKind::InvalidRegex(_)) && err.column == 5,
+            "{err}"
+        );
+        #[cfg(not(feature = "regex"))]
+        assert_eq!(err.kind, SelectorErrorKind::RegexUnsupported);
+    }
+
+    #[test]
+    #[cfg(feature = "regex")]
+    fn fast_paths_agree_with_anchored_semantics() {
+        let m = Matcher::new("a", MatchOp::RegexMatch, "foo").unwrap();
+        assert!(m.matches_value("foo") && !m.matches_value("foobar") && !m.matches_value("xfoo"));
+        let m = Matcher::new("a", MatchOp::RegexMatch, "a|b").unwrap();
+        assert!(m.matches_value("a") && m.matches_value("b") && !m.matches_value("ab"));
+        let m = Matcher::new("a", MatchOp::RegexMatch, ".+").unwrap();
+        assert!(m.matches_value("\n") && !m.matches_value(""));
+    }
+}

@@ -1,0 +1,240 @@
+//! Metadata lines (`# HELP`, `# TYPE`, `# UNIT`, free comments), parsed with `nom`.
+//!
+//! Errors are the byte offset within the line of the first wrong character; the page
+//! iterator turns that into a line and column.
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_while, take_while1};
+use nom::character::complete::{space0, space1};
+use nom::combinator::rest;
+use nom::sequence::preceded;
+use nom::{IResult, Parser as _};
+
+use super::lexer::scan_quoted;
+use super::names::metric_name;
+use super::sample::{Entry, HelpText, MetricType};
+use crate::error::ParseErrorKind;
+
+/// A failure: byte offset in the line and what went wrong.
+pub(crate) type Fail = (usize, ParseErrorKind);
+
+#[derive(Clone, Copy)]
+enum Keyword {
+    Help,
+    Type,
+    Unit,
+}
+
+/// Offset of `remaining` within `line` (both slices of the same line).
+fn offset(line: &str, remaining: &str) -> usize {
+    line.len() - remaining.len()
+}
+
+fn keyword(input: &str) -> IResult<&str, Keyword> {
+    alt((
+        tag("HELP").map(|_| Keyword::Help),
+        tag("TYPE").map(|_| Keyword::Type),
+        tag("UNIT").map(|_| Keyword::Unit),
+    ))
+    .parse(input)
+}
+
+/// A metric name in metadata: plain, or quoted (Prometheus 3 UTF-8 names).
+fn family_name<'page>(line: &'page str, input: &'page str) -> Result<(&'page str, &'page str), Fail> {
+    let at = offset(line, input);
+    if input.starts_with('"') {
+        let (end, escaped) = scan_quoted(input.as_bytes(), 0, true).map_err(|(o, k)| (at + o, k))?;
+        if escaped {
+            return Err((at, ParseErrorKind::EscapeInQuotedName));
+        }
+        if end == 2 {
+            return Err((at, ParseErrorKind::InvalidMetricName));
+        }
+        return Ok((&input[end..], &input[1..end - 1]));
+    }
+    metric_name(input).map_err(|_| (at, ParseErrorKind::InvalidMetricName))
+}
+
+/// Parses a line whose first non-blank character is `#`.
+pub(crate) fn metadata(line: &str, openmetrics: bool) -> Result<Entry<'_>, Fail> {
+    if openmetrics {
+        metadata_openmetrics(line)
+    } else {
+        metadata_text(line)
+    }
+}
+
+/// A free comment: the text after `#` and one optional space.
+fn comment(line: &str) -> Entry<'_> {
+    let body = line.trim_start_matches([' ', '\t']);
+    let body = body.strip_prefix('#').unwrap_or(body);
+    Entry::Comment(body.strip_prefix(' ').unwrap_or(body))
+}
+
+fn metadata_text(line: &str) -> Result<Entry<'_>, Fail> {
+    // `#`, blanks, keyword, blanks, name; anything else (`#HELP`, `# HELPER`, `# HELP`
+    // alone) is a free comment, as Prometheus reads it.
+    // Exporters write `# HELP ` / `# TYPE ` exactly; skip the general header parser then.
+    let header: IResult<&str, Keyword> = match line.as_bytes().get(..7) {
+        Some(b"# HELP ") => Ok((&line[6..], Keyword::Help)),
+        Some(b"# TYPE ") => Ok((&line[6..], Keyword::Type)),
+        _ => preceded((space0, tag("#"), space1), keyword).parse(line),
+    };
+    let Ok((after_kw, kw)) = header else {
+        return Ok(comment(line));
+    };
+    let Ok((after_blank, _)) = space1::<_, nom::error::Error<&str>>(after_kw) else {
+        return Ok(comment(line));
+    };
+    let (after_name, name) = family_name(line, after_blank)?;
+    match kw {
+        Keyword::Help => {
+            let text = match after_name.as_bytes().first() {
+                None => "",
+                Some(b' ' | b'\t') => after_name.trim_start_matches([' ', '\t']),
+                Some(_) => return Err((offset(line, after_name), ParseErrorKind::InvalidMetricName)),
+            };
+            Ok(Entry::Help {
+                name,
+                text: HelpText::new(text, false),
+            })
+        }
+        Keyword::Type => {
+            let parsed: IResult<&str, &str> =
+                preceded(space1, take_while1(|c: char| c != ' ' && c != '\t')).parse(after_name);
+            let Ok((after_type, word)) = parsed else {
+                return Err((
+                    offset(line, after_name),
+                    ParseErrorKind::Expected("a metric type after the name"),
+                ));
+            };
+            let kind = match word {
+                "counter" | "gauge" | "histogram" | "summary" | "untyped" => MetricType::from_name(word),
+                _ => None,
+            }
+            .ok_or_else(|| (offset(line, word), ParseErrorKind::InvalidType(word.to_string())))?;
+            if !after_type.trim_matches([' ', '\t']).is_empty() {
+                return Err((
+                    offset(line, after_type),
+                    ParseErrorKind::TrailingText("the metric type"),
+                ));
+            }
+            Ok(Entry::Type { name, kind })
+        }
+        // The text format has no UNIT; Prometheus reads such a line as a comment.
+        Keyword::Unit => Ok(comment(line)),
+    }
+}
+
+fn metadata_openmetrics(line: &str) -> Result<Entry<'_>, Fail> {
+    if line == "# EOF" {
+        return Ok(Entry::Eof);
+    }
+    let header: IResult<&str, Keyword> = preceded(tag("# "), keyword).parse(line);
+    let Ok((after_kw, kw)) = header else {
+        return Err((
+            0,
+            ParseErrorKind::Expected("'# HELP', '# TYPE', '# UNIT' or '# EOF'"),
+        ));
+    };
+    let Some(after_space) = after_kw.strip_prefix(' ') else {
+        return Err((
+            offset(line, after_kw),
+            ParseErrorKind::Expected("a space after the keyword"),
+        ));
+    };
+    let (after_name, name) = family_name(line, after_space)?;
+    // OpenMetrics requires exactly one space after the name, even before an empty value.
+    let parsed: IResult<&str, &str> = preceded(tag(" "), rest).parse(after_name);
+    let Ok((_, value)) = parsed else {
+        return Err((
+            offset(line, after_name),
+            ParseErrorKind::Expected("a space after the metric name"),
+        ));
+    };
+    let value_at = offset(line, value);
+    match kw {
+        Keyword::Help => Ok(Entry::Help {
+            name,
+            text: HelpText::new(value, true),
+        }),
+        Keyword::Type => {
+            // `untyped` is Prometheus-text only; OpenMetrics says `unknown`.
+            let kind = MetricType::from_name(value)
+                .filter(|_| value != "untyped")
+                .ok_or_else(|| (value_at, ParseErrorKind::InvalidType(value.to_string())))?;
+            Ok(Entry::Type { name, kind })
+        }
+        Keyword::Unit => {
+            let unit_chars: IResult<&str, &str> =
+                take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':').parse(value);
+            match unit_chars {
+                Ok(("", unit)) => Ok(Entry::Unit { name, unit }),
+                Ok((trailing, _)) => Err((offset(line, trailing), ParseErrorKind::TrailingText("the unit"))),
+                Err(_) => Err((value_at, ParseErrorKind::Expected("a unit"))),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_lines() {
+        assert!(matches!(
+            metadata("# TYPE a counter", false),
+            Ok(Entry::Type {
+                name: "a",
+                kind: MetricType::Counter
+            })
+        ));
+        assert!(matches!(
+            metadata("#  HELP  a  some text", false),
+            Ok(Entry::Help { name: "a", .. })
+        ));
+        assert!(matches!(
+            metadata("# HELP a", false),
+            Ok(Entry::Help { name: "a", .. })
+        ));
+        assert!(matches!(
+            metadata("# just words", false),
+            Ok(Entry::Comment("just words"))
+        ));
+        assert!(matches!(
+            metadata("#HELP a x", false),
+            Ok(Entry::Comment("HELP a x"))
+        ));
+        assert!(matches!(
+            metadata("# TYPE a gaugehistogram", false),
+            Err((9, ParseErrorKind::InvalidType(_)))
+        ));
+        assert!(matches!(
+            metadata("# TYPE a", false),
+            Err((8, ParseErrorKind::Expected(_)))
+        ));
+        assert!(matches!(
+            metadata("# HELP a x", true),
+            Ok(Entry::Help { name: "a", .. })
+        ));
+        assert!(matches!(
+            metadata("# UNIT a_s s", true),
+            Ok(Entry::Unit {
+                name: "a_s",
+                unit: "s"
+            })
+        ));
+        assert!(matches!(metadata("# EOF", true), Ok(Entry::Eof)));
+        for bad in [
+            "# HELP a",
+            "# TYPE a untyped",
+            "# TYPE a gauge ",
+            "# FOO a x",
+            "#a_sum 0",
+            "# UNIT a_s s ",
+        ] {
+            assert!(metadata(bad, true).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! The page iterator: [`Parser`] (format, limits, strictness), [`Format`], [`Entries`].
+
+use super::lexer::Dialect;
+use super::openmetrics::{self, Validator};
+use super::sample::Entry;
+use super::{metadata, sample_line};
+use crate::error::{ParseError, ParseErrorKind};
+
+/// The two text formats.
+///
+/// # Example
+/// ```
+/// use promrate::Format;
+/// assert_eq!(
+///     Format::from_content_type("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+///     Format::OpenMetrics,
+/// );
+/// assert_eq!(Format::from_content_type("text/plain; version=0.0.4"), Format::PrometheusText);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Format {
+    /// Prometheus text format 0.0.4, with the Prometheus 3 additions (quoted UTF-8 names).
+    #[default]
+    PrometheusText,
+    /// OpenMetrics 1.0 text, fully validated.
+    OpenMetrics,
+}
+
+impl Format {
+    /// Picks the format from an HTTP `Content-Type` header value. Anything that is not
+    /// `application/openmetrics-text` is read as the Prometheus text format, which is what
+    /// Prometheus itself falls back to.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::Format::from_content_type(""), promrate::Format::PrometheusText);
+    /// ```
+    pub fn from_content_type(content_type: &str) -> Format {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        if media.eq_ignore_ascii_case("application/openmetrics-text") {
+            Format::OpenMetrics
+        } else {
+            Format::PrometheusText
+        }
+    }
+}
+
+/// Default for [`Parser::max_line_len`]: 1 MiB, far above any real exporter line
+/// (vLLM's 37-label `cache_config_info` is under 2 KiB).
+pub const DEFAULT_MAX_LINE_LEN: usize = 1 << 20;
+/// Default for [`Parser::max_labels`]: 256 labels per sample.
+pub const DEFAULT_MAX_LABELS: usize = 256;
+
+/// Parser configuration: the format, limits and strictness. Cheap to copy.
+///
+/// # Example
+/// ```
+/// use promrate::{Format, Parser, ParseErrorKind};
+/// let parser = Parser::new(Format::PrometheusText).max_labels(1);
+/// let err = parser.parse("a{x=\"1\",y=\"2\"} 1\n").next().unwrap().unwrap_err();
+/// assert_eq!(err.kind, ParseErrorKind::TooManyLabels { limit: 1 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parser {
+    format: Format,
+    max_line_len: usize,
+    max_labels: usize,
+    strict: bool,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Parser::new(Format::PrometheusText)
+    }
+}
+
+impl Parser {
+    /// A parser for `format` with default limits, strict.
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::new(promrate::Format::OpenMetrics);
+    /// assert_eq!(parser.parse("a 1\n# EOF\n").count(), 2);
+    /// ```
+    pub fn new(format: Format) -> Self {
+        Parser {
+            format,
+            max_line_len: DEFAULT_MAX_LINE_LEN,
+            max_labels: DEFAULT_MAX_LABELS,
+            strict: true,
+        }
+    }
+
+    /// Lines longer than `bytes` (excluding the newline) are errors
+    /// ([`ParseErrorKind::LineTooLong`]). Default [`DEFAULT_MAX_LINE_LEN`].
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default().max_line_len(4);
+    /// assert!(parser.parse("abcde 1").next().unwrap().is_err());
+    /// ```
+    pub fn max_line_len(mut self, bytes: usize) -> Self {
+        self.max_line_len = bytes;
+        self
+    }
+
+    /// Samples with more than `count` labels are errors ([`ParseErrorKind::TooManyLabels`]).
+    /// Default [`DEFAULT_MAX_LABELS`].
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default().max_labels(0);
+    /// assert!(parser.parse("a{b=\"c\"} 1").next().unwrap().is_err());
+    /// ```
+    pub fn max_labels(mut self, count: usize) -> Self {
+        self.max_labels = count;
+        self
+    }
+
+    /// Strict (the default) refuses escapes other than `\\`, `\"` and `\n` in Prometheus-text
+    /// label values, as the format's specification and Go's reference `expfmt` do, and in
+    /// OpenMetrics applies every rule that spans lines (families, metadata placement, name
+    /// clashes, label groups, timestamps, histogram consistency, `# EOF`).
+    ///
+    /// Lenient keeps unknown escapes as written, as the Prometheus server does, and in
+    /// OpenMetrics checks each line on its own, which is about what Prometheus' own
+    /// OpenMetrics parser does. OpenMetrics always keeps unknown escapes (its conformance
+    /// suite requires accepting `\z`).
+    ///
+    /// # Example
+    /// ```
+    /// let text = "a{b=\"\\z\"} 1";
+    /// assert!(promrate::Parser::default().parse(text).next().unwrap().is_err());
+    /// assert!(promrate::Parser::default().strict(false).parse(text).next().unwrap().is_ok());
+    /// ```
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// The configured format.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(promrate::Parser::default().format(), promrate::Format::PrometheusText);
+    /// ```
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Iterates the entries of `text`. Nothing is allocated per entry; samples borrow
+    /// from `text`.
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default();
+    /// let samples = parser.parse("a 1\nb 2\n").filter_map(|e| e.ok()?.into_sample()).count();
+    /// assert_eq!(samples, 2);
+    /// ```
+    pub fn parse<'page>(&self, text: &'page str) -> Entries<'page> {
+        let openmetrics = self.format == Format::OpenMetrics;
+        Entries {
+            text,
+            pos: 0,
+            line: 0,
+            config: *self,
+            dialect: Dialect {
+                openmetrics,
+                strict_escapes: self.strict && !openmetrics,
+            },
+            validator: if openmetrics && self.strict {
+                Some(Validator::default())
+            } else {
+                None
+            },
+            pending: None,
+            finished: false,
+        }
+    }
+}
+
+/// Parses `text` in the Prometheus text format 0.0.4 with default limits.
+///
+/// # Example
+/// ```
+/// let text = "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n\
+///             # TYPE vllm:generation_tokens_total counter\n\
+///             vllm:generation_tokens_total{engine=\"0\",model_name=\"llama\"} 7852.0\n";
+/// let total: f64 = promrate::parse(text)
+///     .filter_map(|entry| entry.ok()?.into_sample())
+///     .map(|sample| sample.value())
+///     .sum();
+/// assert_eq!(total, 7852.0);
+/// ```
+pub fn parse(text: &str) -> Entries<'_> {
+    Parser::new(Format::PrometheusText).parse(text)
+}
+
+/// Iterator over the entries of a page: `Result<Entry, ParseError>`, one per non-blank line
+/// (plus, in OpenMetrics, errors about whole families). After an error it resumes at the
+/// next line, so callers can count bad lines and keep the good ones.
+///
+/// # Example
+/// ```
+/// let results: Vec<_> = promrate::parse("a 1\nb{ 2\nc 3\n").collect();
+/// assert_eq!(results.len(), 3);
+/// assert!(results[1].is_err());
+/// assert_eq!(results[2].as_ref().unwrap().as_sample().unwrap().name(), "c");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Entries<'page> {
+    text: &'page str,
+    pos: usize,
+    line: usize,
+    config: Parser,
+    dialect: Dialect,
+    validator: Option<Validator<'page>>,
+    /// An entry held back while an error about the family it closed is reported first.
+    pending: Option<Entry<'page>>,
+    finished: bool,
+}
+
+impl<'page> Entries<'page> {
+    /// The 1-based number of the line the last entry came from.
+    ///
+    /// # Example
+    /// ```
+    /// let mut entries = promrate::parse("\n\na 1\n");
+    /// entries.next();
+    /// assert_eq!(entries.line(), 3);
+    /// ```
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    fn error_at(&self, line_text: &str, offset: usize, kind: ParseErrorKind) -> ParseError {
+        let prefix = line_text.get(..offset.min(line_text.len())).unwrap_or(line_text);
+        ParseError::new(self.line, prefix.chars().count() + 1, kind)
+    }
+
+    fn end_of_input(&mut self) -> Option<Result<Entry<'page>, ParseError>> {
+        if self.finished {
+            return None;
+        }
+        let Some(validator) = self.validator.as_mut().filter(|v| !v.eof_seen()) else {
+            self.finished = true;
+            return None;
+        };
+        // Errors at the end point just past the last character of the last line.
+        let body = self.text.strip_suffix('\n').unwrap_or(self.text);
+        let last_line = body.rsplit('\n').next().unwrap_or("");
+        let (line, column) = (self.line.max(1), last_line.chars().count() + 1);
+        // The last family's error first (closing it again is a no-op); then the missing EOF.
+        let kind = match validator.finish() {
+            Err(kind) => kind,
+            Ok(()) => {
+                self.finished = true;
+                ParseErrorKind::MissingEof
+            }
+        };
+        Some(Err(ParseError::new(line, column, kind)))
+    }
+
+    fn parse_line(&mut self, line_text: &'page str) -> Option<Result<Entry<'page>, ParseError>> {
+        let om = self.dialect.openmetrics;
+        if line_text.len() > self.config.max_line_len {
+            let kind = ParseErrorKind::LineTooLong {
+                limit: self.config.max_line_len,
+            };
+            return Some(Err(ParseError::new(self.line, 1, kind)));
+        }
+        if let Some(validator) = &self.validator {
+            if validator.eof_seen() {
+                return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::TextAfterEof)));
+            }
+        }
+        let bytes = line_text.as_bytes();
+        let first = if om {
+            bytes.first().copied()
+        } else {
+            bytes.iter().copied().find(|b| !matches!(b, b' ' | b'\t'))
+        };
+        let parsed = match first {
+            None if om => return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::BlankLine))),
+            None => return None,
+            Some(b'#') => metadata::metadata(line_text, om),
+            Some(_) => {
+                sample_line::sample(line_text, self.dialect, self.config.max_labels).map(Entry::Sample)
+            }
+        };
+        let entry = match parsed {
+            Ok(entry) => entry,
+            Err((offset, kind)) => return Some(Err(self.error_at(line_text, offset, kind))),
+        };
+        let Some(validator) = self.validator.as_mut() else {
+            return Some(Ok(entry));
+        };
+        match validator.check(&entry) {
+            Ok(()) => Some(Ok(entry)),
+            Err(openmetrics::Rejection::Line(offset, kind)) => {
+                Some(Err(self.error_at(line_text, offset, kind)))
+            }
+            Err(openmetrics::Rejection::Earlier(kind)) => {
+                self.pending = Some(entry);
+                Some(Err(ParseError::new(self.line, 1, kind)))
+            }
+        }
+    }
+}
+
+impl<'page> Iterator for Entries<'page> {
+    type Item = Result<Entry<'page>, ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pending.is_some() {
+            return self.pending.take().map(Ok);
+        }
+        if let Some(kind) = self.validator.as_mut().and_then(Validator::take_deferred) {
+            return Some(Err(ParseError::new(self.line, 1, kind)));
+        }
+        let bytes = self.text.as_bytes();
+        loop {
+            if self.pos >= bytes.len() {
+                return self.end_of_input();
+            }
+            let start = self.pos;
+            if !self.dialect.openmetrics {
+                let rest = &self.text[start..];
+                if let Some((sample, len)) =
+                    sample_line::sample_fast(rest, self.config.max_labels, self.config.max_line_len)
+                {
+                    self.pos = start + len + 1;
+                    self.line += 1;
+                    return Some(Ok(Entry::Sample(sample)));
+                }
+            }
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |o| start + o);
+            self.pos = end + 1;
+            self.line += 1;
+            let mut line_text = &self.text[start..end];
+            if !self.dialect.openmetrics {
+                // CRLF pages are common from Windows exporters; Prometheus tolerates them.
+                line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+            }
+            if let Some(result) = self.parse_line(line_text) {
+                return Some(result);
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for Entries<'_> {}

@@ -1,0 +1,54 @@
+//! Eight bytes at a time (SWAR): byte-class tests on a `u64` instead of a loop, the hot
+//! scans' alternative to `unsafe` SIMD. Every function here sets the high bit of each
+//! matching byte; callers find the first with `trailing_zeros() / 8`.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// The high bit of every byte.
+pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in each byte of `v` (all bytes < 0x80) within `lo..=hi`.
+#[inline(always)]
+pub(crate) fn bytes_in_range(v: u64, lo: u8, hi: u8) -> u64 {
+    let at_least_lo = v + ONES * u64::from(0x80 - lo);
+    let above_hi = v + ONES * u64::from(0x7f - hi);
+    at_least_lo & !above_hi & HIGH
+}
+
+/// High bit set in each byte of `chunk` that equals `byte` (exact: no false positives
+/// below the first match, which is all the callers use).
+#[inline(always)]
+pub(crate) fn has_byte(chunk: u64, byte: u8) -> u64 {
+    let x = chunk ^ (ONES * u64::from(byte));
+    x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// The eight bytes at `i` as a little-endian word, if there are eight.
+#[inline(always)]
+pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(i..i.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_tests_agree_with_a_byte_loop() {
+        let words: Vec<[u8; 8]> = (0..=127u8)
+            .map(|b| [b, b'a', b'z', b'0', b'9', b'_', b':', b.wrapping_add(3) & 0x7f])
+            .collect();
+        for word in words {
+            let v = u64::from_le_bytes(word);
+            for (lo, hi) in [(b'a', b'z'), (b'0', b'9'), (b'_', b'_')] {
+                let want = word.iter().enumerate().fold(0u64, |acc, (i, &b)| {
+                    acc | (u64::from((lo..=hi).contains(&b)) << (8 * i + 7))
+                });
+                assert_eq!(bytes_in_range(v, lo, hi), want, "{word:?} {lo}..={hi}");
+            }
+            let first = |bits: u64| (bits != 0).then(|| bits.trailing_zeros() / 8);
+            let want = word.iter().position(|&b| b == b'_').map(|p| p as u32);
+            assert_eq!(first(has_byte(v, b'_')), want, "{word:?}");
+        }
+    }
+}
