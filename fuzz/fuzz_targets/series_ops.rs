@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta};
 use libfuzzer_sys::fuzz_target;
 use promrate::promql::{Range, Semantics};
-use promrate::{CounterSeries, Tracker};
+use promrate::{CounterSeries, Selector, Tracker};
 
 fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
     let (head, rest) = data.split_first_chunk::<N>()?;
@@ -19,6 +19,8 @@ fuzz_target!(|bytes: &[u8]| {
     series.max_points(64);
     let mut tracker = Tracker::new([]);
     tracker.stale_after(2);
+    let x_total = Selector::parse("x_total").expect("a valid selector");
+    let x = Selector::parse("x").expect("a valid selector");
     let mut t_ms: i64 = 1_700_000_000_000;
     while let Some([op, a, b, c]) = take::<4>(&mut data) {
         let value_bits = take::<8>(&mut data).map_or(0, u64::from_le_bytes);
@@ -66,8 +68,8 @@ fuzz_target!(|bytes: &[u8]| {
             _ => {
                 let page = format!("# TYPE x counter\nx_total{{k=\"{}\"}} {}\nx_created{{k=\"{}\"}} {}\n", a % 3, value, a % 3, c);
                 let _ = tracker.ingest(&page, now);
-                let _ = tracker.sum_by("x_total", &["k"], |s| s.counter()?.exact_rate(window, now));
-                let _ = tracker.histogram_quantile(0.5, "x", &[], |s| s.last_value());
+                let _ = tracker.sum_by(&x_total, &["k"], |s| s.counter()?.exact_rate(window, now));
+                let _ = tracker.histogram_quantile(0.5, &x, &[], |s| s.last_value());
             }
         }
         assert!(series.len() <= 64);
