@@ -342,6 +342,11 @@ impl<'page> Iterator for Entries<'page> {
             if !self.dialect.openmetrics {
                 // CRLF pages are common from Windows exporters; Prometheus tolerates them.
                 line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+                if bytes[start] == b'#' && line_text.len() <= self.config.max_line_len {
+                    if let Some(entry) = metadata::metadata_fast(line_text) {
+                        return Some(Ok(entry));
+                    }
+                }
             }
             if let Some(result) = self.parse_line(line_text) {
                 return Some(result);
