@@ -6,6 +6,8 @@ use std::fmt;
 
 use super::escape::{unescape, UnescapedBytes};
 use super::lexer::{scan_term, Dialect};
+use super::names::label_name_len;
+use super::swar::{has_byte, word_at};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///
@@ -27,11 +29,33 @@ pub struct Labels<'page> {
     raw: &'page str,
     len: u32,
     dialect: Dialect,
+    /// Known to hold only `name="value"` terms joined by single commas, with unquoted
+    /// names, no blanks and no backslash (the fast path's shape): iteration then needs no
+    /// lexer, only a search for each closing quote.
+    simple: bool,
 }
 
 impl<'page> Labels<'page> {
     pub(crate) fn new(raw: &'page str, len: u32, dialect: Dialect) -> Self {
-        Labels { raw, len, dialect }
+        Labels {
+            raw,
+            len,
+            dialect,
+            simple: false,
+        }
+    }
+
+    /// Labels the caller checked to be of the simple shape (see the field).
+    pub(crate) fn simple(raw: &'page str, len: u32) -> Self {
+        Labels {
+            raw,
+            len,
+            dialect: Dialect {
+                openmetrics: false,
+                strict_escapes: true,
+            },
+            simple: true,
+        }
     }
 
     /// An empty label set.
@@ -41,14 +65,7 @@ impl<'page> Labels<'page> {
     /// assert!(promrate::Labels::empty().is_empty());
     /// ```
     pub fn empty() -> Labels<'static> {
-        Labels {
-            raw: "",
-            len: 0,
-            dialect: Dialect {
-                openmetrics: false,
-                strict_escapes: false,
-            },
-        }
+        Labels::simple("", 0)
     }
 
     /// The number of labels (a metric name written inside the braces is not a label).
@@ -100,7 +117,13 @@ impl<'page> Labels<'page> {
             raw: self.raw,
             pos: 0,
             dialect: self.dialect,
+            simple: self.simple,
         }
+    }
+
+    /// Whether a label is named `name` (bytes), for the fast path's duplicate check.
+    pub(crate) fn get_bytes(&self, name: &[u8]) -> bool {
+        self.iter().any(|(n, _)| n.as_bytes() == name)
     }
 
     /// The value of the label called `name`, if present.
@@ -154,12 +177,50 @@ pub struct LabelsIter<'page> {
     raw: &'page str,
     pos: usize,
     dialect: Dialect,
+    simple: bool,
+}
+
+impl<'page> LabelsIter<'page> {
+    /// The next `name="value"` of a simple label set: the name's end, then the closing
+    /// quote (the value holds no backslash).
+    #[inline(always)]
+    fn next_simple(&mut self) -> Option<(&'page str, LabelValue<'page>)> {
+        let bytes = self.raw.as_bytes();
+        let start = self.pos;
+        if start >= bytes.len() {
+            return None;
+        }
+        let value_start = start + label_name_len(&bytes[start..]) + 2;
+        let mut i = value_start;
+        let value_end = loop {
+            match word_at(bytes, i) {
+                Some(chunk) => {
+                    let quotes = has_byte(chunk, b'"');
+                    if quotes != 0 {
+                        break i + (quotes.trailing_zeros() / 8) as usize;
+                    }
+                    i += 8;
+                }
+                // Fewer than eight bytes left: the closing quote is among them.
+                None => break i + bytes.get(i..)?.iter().position(|&c| c == b'"')?,
+            }
+        };
+        // Past the closing quote and the comma.
+        self.pos = value_end + 2;
+        let name = self.raw.get(start..value_start - 2)?;
+        let value = self.raw.get(value_start..value_end)?;
+        Some((name, LabelValue { raw: value }))
+    }
 }
 
 impl<'page> Iterator for LabelsIter<'page> {
     type Item = (&'page str, LabelValue<'page>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if self.simple {
+            return self.next_simple();
+        }
         let bytes = self.raw.as_bytes();
         loop {
             // The text was validated when the sample was parsed; this replay stops quietly

@@ -5,12 +5,14 @@
 //! `fast_path_agrees_with_the_general_path` and the fuzz target `fast_path_agrees` check it.
 
 use super::labels::Labels;
-use super::lexer::{label_set, name_bits, skip_blanks, token_end, Dialect};
+use super::lexer::{label_set, skip_blanks, token_end, Dialect};
 use super::metadata::Fail;
 use super::names::{label_name_len, metric_name_len};
 use super::sample::{Exemplar, Sample};
 use super::swar::{has_byte, word_at};
-use super::value::{parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms};
+use super::value::{
+    decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
+};
 use crate::error::ParseErrorKind;
 
 /// OpenMetrics caps exemplar label sets at 128 characters of names and values.
@@ -103,9 +105,10 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
 
 /// The common shape of a Prometheus-text sample line, parsed straight from the page with
 /// no separate search for the line's end: `name{a="b",...} value[ timestamp]` then `\n` or
-/// the end, single spaces, no escapes. Returns the sample and the line's length, or `None`
-/// for anything else (including every error), which the general path then parses (and
-/// reports) exactly. Both paths give identical samples for the lines this one accepts.
+/// the end, single spaces, no escapes, decimal values. Returns the sample and the line's
+/// length, or `None` for anything else (including every error), which the general path then
+/// parses (and reports) exactly. Both paths give identical samples for the lines this one
+/// accepts.
 #[inline(always)]
 pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) -> Option<(Sample<'_>, usize)> {
     let b = text.as_bytes();
@@ -114,26 +117,26 @@ pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) ->
         return None;
     }
     let mut i = name_len;
-    let dialect = Dialect {
-        openmetrics: false,
-        strict_escapes: true,
-    };
-    let mut labels = Labels::new("", 0, dialect);
+    let mut labels = Labels::simple("", 0);
     if b.get(i) == Some(&b'{') {
         let open = i;
         i += 1;
         let mut count = 0usize;
-        let mut seen: u128 = 0;
+        // One bit per label name, keyed by its length and first and last bytes: a bit seen
+        // before is checked exactly (rare); a new bit cannot be a duplicate.
+        let mut seen: u64 = 0;
         while b.get(i) != Some(&b'}') {
             let label_len = label_name_len(&b[i..]);
-            let bits = name_bits(&b[i..i + label_len]);
-            if label_len == 0
-                || seen & bits == bits
-                || b.get(i + label_len..i + label_len + 2) != Some(b"=\"")
-            {
+            if label_len == 0 || b.get(i + label_len..i + label_len + 2) != Some(b"=\"") {
                 return None;
             }
-            seen |= bits;
+            let name = &b[i..i + label_len];
+            let key = usize::from(name[0]) + usize::from(name[label_len - 1]) * 3 + label_len * 7;
+            let bit = 1u64 << (key & 63);
+            if seen & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).get_bytes(name) {
+                return None;
+            }
+            seen |= bit;
             count += 1;
             i += label_len + 2;
             // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
@@ -160,21 +163,19 @@ pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) ->
         if count > max_labels {
             return None;
         }
-        labels = Labels::new(&text[open + 1..i], count as u32, dialect);
+        labels = Labels::simple(&text[open + 1..i], count as u32);
         i += 1;
     }
     if b.get(i) != Some(&b' ') {
         return None;
     }
-    i += 1;
-    let value_start = i;
-    i = fast_token_end(b, i);
-    let value = parse_float(&text[value_start..i])?;
+    let (value, end) = decimal_prefix(b, i + 1)?;
+    i = end;
     let mut timestamp_ms = None;
     if b.get(i) == Some(&b' ') {
-        let ts_start = i + 1;
-        i = fast_token_end(b, ts_start);
-        timestamp_ms = Some(parse_timestamp_ms(&text[ts_start..i])?);
+        let (ts, end) = integer_prefix(b, i + 1)?;
+        timestamp_ms = Some(ts);
+        i = end;
     }
     if !matches!(b.get(i), None | Some(b'\n')) || i > max_line_len {
         return None;
@@ -187,19 +188,6 @@ pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) ->
         exemplar: None,
     };
     Some((sample, i))
-}
-
-/// End of the value or timestamp token at `i` on the fast path: the next blank, carriage
-/// return or line end.
-#[inline(always)]
-fn fast_token_end(b: &[u8], mut i: usize) -> usize {
-    while let Some(&c) = b.get(i) {
-        if matches!(c, b' ' | b'\n' | b'\t' | b'\r') {
-            break;
-        }
-        i += 1;
-    }
-    i
 }
 
 /// In the text format a name must be followed by blanks, `{` or the end; a byte that is
@@ -430,6 +418,10 @@ mod tests {
                 proptest::prop_assert_eq!(fast.labels().len(), general.labels().len());
                 proptest::prop_assert_eq!(fast.value().to_bits(), general.value().to_bits());
                 proptest::prop_assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
+                let pairs = |s: &Sample<'_>| -> Vec<(String, String)> {
+                    s.labels().iter().map(|(n, v)| (n.to_string(), v.raw().to_string())).collect()
+                };
+                proptest::prop_assert_eq!(pairs(&fast), pairs(&general));
             }
         }
     }

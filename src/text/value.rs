@@ -25,67 +25,62 @@ const EXACT_POWERS_OF_TEN: [f64; 23] = [
 /// (`0`, `680175.0`, `4.404533e+06`, `1.6e-05`); anything else returns `None`.
 #[inline(always)]
 fn parse_simple_decimal(b: &[u8]) -> Option<f64> {
-    let (negative, mut i) = match b.first()? {
-        b'-' => (true, 1),
-        b'+' => (false, 1),
-        _ => (false, 0),
-    };
-    let mut mantissa: u64 = 0;
-    let mut significant = 0u32;
-    let mut exponent: i32 = 0;
-    let mut digits = 0u32;
-    let mut seen_point = false;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'0'..=b'9' => {
-                digits += 1;
-                if mantissa != 0 || c != b'0' {
-                    significant += 1;
-                    if significant > 19 {
-                        return None;
-                    }
-                    mantissa = mantissa * 10 + u64::from(c - b'0');
-                }
-                if seen_point {
-                    exponent -= 1;
-                }
-            }
-            b'.' if !seen_point => seen_point = true,
-            _ => break,
-        }
+    match decimal_prefix(b, 0)? {
+        (value, end) if end == b.len() => Some(value),
+        _ => None,
+    }
+}
+
+/// An optional sign at `b[i]`: whether it is `-`, and the index after it.
+#[inline(always)]
+fn sign(b: &[u8], i: usize) -> (bool, usize) {
+    match b.get(i) {
+        Some(b'-') => (true, i + 1),
+        Some(b'+') => (false, i + 1),
+        _ => (false, i),
+    }
+}
+
+/// The run of decimal digits at `b[i..]` folded into `acc` (wrapping: callers bound the
+/// digit count) and the index after it.
+#[inline(always)]
+fn digits(b: &[u8], mut i: usize, mut acc: u64) -> (u64, usize) {
+    while let Some(digit) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(digit));
         i += 1;
     }
-    if digits == 0 {
+    (acc, i)
+}
+
+/// The decimal at `b[i..]` in Clinger's fast path (see [`parse_simple_decimal`]) and the
+/// index just past it; `None` if it is not one (more than 19 digits, a large exponent, a
+/// word such as `NaN`), which callers then read with the full parser.
+#[inline(always)]
+pub(crate) fn decimal_prefix(b: &[u8], i: usize) -> Option<(f64, usize)> {
+    let (negative, int_start) = sign(b, i);
+    let (mut mantissa, mut i) = digits(b, int_start, 0);
+    let mut count = i - int_start;
+    let mut exponent: i32 = 0;
+    if b.get(i) == Some(&b'.') {
+        let frac_start = i + 1;
+        (mantissa, i) = digits(b, frac_start, mantissa);
+        count += i - frac_start;
+        exponent = -((i - frac_start) as i32);
+    }
+    // Up to 19 digits fit in a u64, so the wrapping arithmetic above never wrapped.
+    if count == 0 || count > 19 {
         return None;
     }
     if let Some(b'e' | b'E') = b.get(i) {
-        i += 1;
-        let negative_exp = match b.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let start = i;
-        let mut e: i32 = 0;
-        while let Some(&c @ b'0'..=b'9') = b.get(i) {
-            if i - start >= 4 {
-                return None;
-            }
-            e = e * 10 + i32::from(c - b'0');
-            i += 1;
-        }
-        if i == start {
+        let (negative_exp, exp_start) = sign(b, i + 1);
+        let (e, end) = digits(b, exp_start, 0);
+        if end == exp_start || end - exp_start > 4 {
             return None;
         }
-        exponent += if negative_exp { -e } else { e };
+        i = end;
+        exponent += if negative_exp { -(e as i32) } else { e as i32 };
     }
-    if i != b.len() || mantissa > 1 << 53 {
+    if mantissa > 1 << 53 {
         return None;
     }
     let m = mantissa as f64;
@@ -95,7 +90,20 @@ fn parse_simple_decimal(b: &[u8]) -> Option<f64> {
         _ if mantissa == 0 => 0.0,
         _ => return None,
     };
-    Some(if negative { -value } else { value })
+    Some((if negative { -value } else { value }, i))
+}
+
+/// The base-10 integer at `b[i..]` (optional sign, 1 to 18 digits, so it cannot overflow
+/// an i64) and the index just past it.
+#[inline(always)]
+pub(crate) fn integer_prefix(b: &[u8], i: usize) -> Option<(i64, usize)> {
+    let (negative, start) = sign(b, i);
+    let (value, end) = digits(b, start, 0);
+    if end == start || end - start > 18 {
+        return None;
+    }
+    let value = value as i64;
+    Some((if negative { -value } else { value }, end))
 }
 
 /// Parses a Prometheus text-format timestamp: a base-10 `i64` of milliseconds.
