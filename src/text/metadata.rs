@@ -11,8 +11,9 @@ use nom::sequence::preceded;
 use nom::{IResult, Parser as _};
 
 use super::lexer::scan_quoted;
-use super::names::{metric_name, metric_name_len};
+use super::names::{metric_name, metric_name_len, same_bytes};
 use super::sample::{Entry, HelpText, MetricType};
+use super::swar::word_at;
 use crate::error::ParseErrorKind;
 
 /// A failure: byte offset in the line and what went wrong.
@@ -58,42 +59,56 @@ fn family_name<'page>(line: &'page str, input: &'page str) -> Result<(&'page str
 /// `# HELP name text` and `# TYPE name kind` as exporters write them, read straight from
 /// the page: `line` is the line without its end. Returns `None` for every other shape and
 /// for anything wrong, which [`metadata`] then parses (and reports) exactly; for the lines
-/// it accepts, both give the same entry.
+/// it accepts, both give the same entry. `previous_name` is the family or sample name read
+/// just before: `# TYPE` repeats the `# HELP` name, which then needs no character check.
 #[inline(always)]
-pub(crate) fn metadata_fast(line: &str) -> Option<Entry<'_>> {
+pub(crate) fn metadata_fast<'page>(line: &'page str, previous_name: &str) -> Option<Entry<'page>> {
+    const KEYWORD: u64 = 0x00ff_ffff_ffff_ffff;
     let b = line.as_bytes();
-    let keyword = b.get(..7)?;
-    let name_len = metric_name_len(&b[7..]);
+    let keyword = word_at(b, 0)? & KEYWORD;
+    let help = keyword == u64::from_le_bytes(*b"# HELP \0");
+    if !help && keyword != u64::from_le_bytes(*b"# TYPE \0") {
+        return None;
+    }
+    let after = &b[7..];
+    let name_len = if !previous_name.is_empty()
+        && matches!(after.get(previous_name.len()), None | Some(b' '))
+        && same_bytes(
+            &after[..previous_name.len().min(after.len())],
+            previous_name.as_bytes(),
+        ) {
+        previous_name.len()
+    } else {
+        metric_name_len(after)
+    };
     if name_len == 0 {
         return None;
     }
     let name = &line[7..7 + name_len];
-    let rest = &line[7 + name_len..];
-    match keyword {
-        b"# HELP " => {
-            let text = match rest.as_bytes().first() {
-                None => "",
-                Some(b' ' | b'\t') => rest.trim_start_matches([' ', '\t']),
-                Some(_) => return None,
-            };
-            Some(Entry::Help {
-                name,
-                text: HelpText::new(text, false),
-            })
-        }
-        b"# TYPE " => {
-            let kind = match rest.strip_prefix(' ')? {
-                "counter" => MetricType::Counter,
-                "gauge" => MetricType::Gauge,
-                "histogram" => MetricType::Histogram,
-                "summary" => MetricType::Summary,
-                "untyped" => MetricType::Unknown,
-                _ => return None,
-            };
-            Some(Entry::Type { name, kind })
-        }
-        _ => None,
+    let rest = &after[name_len..];
+    if help {
+        let text = match rest.first() {
+            None => "",
+            Some(b' ' | b'\t') => {
+                let blanks = rest.iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+                &line[7 + name_len + blanks..]
+            }
+            Some(_) => return None,
+        };
+        return Some(Entry::Help {
+            name,
+            text: HelpText::new(text, false),
+        });
     }
+    let kind = match rest {
+        b" counter" => MetricType::Counter,
+        b" gauge" => MetricType::Gauge,
+        b" histogram" => MetricType::Histogram,
+        b" summary" => MetricType::Summary,
+        b" untyped" => MetricType::Unknown,
+        _ => return None,
+    };
+    Some(Entry::Type { name, kind })
 }
 
 /// Parses a line whose first non-blank character is `#`.
@@ -303,7 +318,11 @@ mod tests {
         ];
         let mut taken = 0;
         for line in lines {
-            if let Some(fast) = metadata_fast(line) {
+            if let Some(fast) = metadata_fast(line, "") {
+                if let Entry::Help { name, .. } | Entry::Type { name, .. } = fast {
+                    let again = metadata_fast(line, name).map(|e| format!("{e:?}"));
+                    assert_eq!(again, Some(format!("{fast:?}")), "{line:?} after its own name");
+                }
                 taken += 1;
                 let general = metadata(line, false).unwrap_or_else(|e| panic!("{line:?}: {e:?}"));
                 assert_eq!(format!("{fast:?}"), format!("{general:?}"), "{line:?}");

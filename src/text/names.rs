@@ -115,6 +115,23 @@ pub(crate) fn names_equal(a: &str, b_parts: &[&str], normalize: bool) -> bool {
             .all(|(x, y)| normalized_name_byte(x, normalize) == normalized_name_byte(y, normalize))
 }
 
+/// Whether two slices hold the same bytes, a word at a time (names are short: no call to
+/// `memcmp`).
+#[inline(always)]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (word_at(a, i), word_at(b, i)) {
+        if x != y {
+            return false;
+        }
+        i += 8;
+    }
+    a[i..].iter().zip(&b[i..]).all(|(x, y)| x == y)
+}
+
 /// `nom` parser for a metric name (the selector and metadata grammars).
 pub(crate) fn metric_name(input: &str) -> IResult<&str, &str> {
     split_name(input, metric_name_len(input.as_bytes()))

@@ -7,7 +7,7 @@
 use super::labels::Labels;
 use super::lexer::{label_set, skip_blanks, token_end, Dialect};
 use super::metadata::Fail;
-use super::names::{label_name_len, metric_name_len};
+use super::names::{label_name_len, metric_name_len, same_bytes};
 use super::sample::{Exemplar, Sample};
 use super::swar::{has_byte, word_at};
 use super::value::{
@@ -109,10 +109,26 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
 /// length, or `None` for anything else (including every error), which the general path then
 /// parses (and reports) exactly. Both paths give identical samples for the lines this one
 /// accepts.
+///
+/// `previous_name` is the name of the sample before, if it came this way: exporters write a
+/// family's series one after another, so the name usually repeats, and a repeat (followed
+/// by `{` or a space) needs no character-class check.
 #[inline(always)]
-pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) -> Option<(Sample<'_>, usize)> {
+pub(crate) fn sample_fast<'page>(
+    text: &'page str,
+    previous_name: &str,
+    max_labels: usize,
+    max_line_len: usize,
+) -> Option<(Sample<'page>, usize)> {
     let b = text.as_bytes();
-    let name_len = metric_name_len(b);
+    let name_len = if !previous_name.is_empty()
+        && matches!(b.get(previous_name.len()), Some(b'{' | b' '))
+        && same_bytes(&b[..previous_name.len()], previous_name.as_bytes())
+    {
+        previous_name.len()
+    } else {
+        metric_name_len(b)
+    };
     if name_len == 0 {
         return None;
     }
@@ -127,7 +143,10 @@ pub(crate) fn sample_fast(text: &str, max_labels: usize, max_line_len: usize) ->
         let mut seen: u64 = 0;
         while b.get(i) != Some(&b'}') {
             let label_len = label_name_len(&b[i..]);
-            if label_len == 0 || b.get(i + label_len..i + label_len + 2) != Some(b"=\"") {
+            if label_len == 0
+                || b.get(i + label_len) != Some(&b'=')
+                || b.get(i + label_len + 1) != Some(&b'"')
+            {
                 return None;
             }
             let name = &b[i..i + label_len];
@@ -375,6 +394,7 @@ mod tests {
     fn fast_path_takes_the_common_shapes() {
         let (s, len) = sample_fast(
             "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
+            "",
             8,
             100,
         )
@@ -384,7 +404,7 @@ mod tests {
             ("a", 2, 1500.0, Some(17), 47)
         );
         assert_eq!(
-            sample_fast("vllm:x 4", 8, 100).map(|(s, l)| (s.value(), l)),
+            sample_fast("vllm:x 4", "", 8, 100).map(|(s, l)| (s.value(), l)),
             Some((4.0, 8))
         );
         for other in [
@@ -396,7 +416,8 @@ mod tests {
             " a 1",
             "a{ b=\"c\"} 1",
         ] {
-            assert!(sample_fast(other, 8, 100).is_none(), "{other:?}");
+            assert!(sample_fast(other, "", 8, 100).is_none(), "{other:?}");
+            assert!(sample_fast(other, "a", 8, 100).is_none(), "{other:?}");
         }
     }
 
@@ -408,8 +429,13 @@ mod tests {
         fn fast_path_agrees_with_general_path(
             text in "[a-z_:]{1,6}(\\{([a-z_]{1,4}=\"[a-z0-9 ,{}=\\\\\"\t\n]{0,12}\",?){0,4}\\})? ?[-+0-9.eE]{0,8}( [-0-9]{0,4})?[ \t\r]?\n?[a-z]{0,3}",
             max_labels in 0usize..5,
+            previous_len in 0usize..8,
         ) {
-            if let Some((fast, len)) = sample_fast(&text, max_labels, 64) {
+            // The name of the line before, as the iterator passes it: a valid name, here any
+            // that prefixes this line.
+            let previous = text.get(..previous_len.min(text.len())).unwrap_or("");
+            let previous = if crate::text::names::is_metric_name(previous) { previous } else { "" };
+            if let Some((fast, len)) = sample_fast(&text, previous, max_labels, 64) {
                 let general = sample(&text[..len], TEXT, max_labels);
                 proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
                 let general = general.unwrap();
