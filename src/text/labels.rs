@@ -6,7 +6,6 @@ use std::fmt;
 
 use super::escape::{unescape, UnescapedBytes};
 use super::lexer::{scan_term, Dialect};
-use super::names::label_name_len;
 use super::swar::{has_byte, word_at};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
@@ -181,8 +180,8 @@ pub struct LabelsIter<'page> {
 }
 
 impl<'page> LabelsIter<'page> {
-    /// The next `name="value"` of a simple label set: the name's end, then the closing
-    /// quote (the value holds no backslash).
+    /// The next `name="value"` of a simple label set: the name ends at the first `=` and
+    /// the value at the next quote (it was checked to hold no backslash).
     #[inline(always)]
     fn next_simple(&mut self) -> Option<(&'page str, LabelValue<'page>)> {
         let bytes = self.raw.as_bytes();
@@ -190,27 +189,27 @@ impl<'page> LabelsIter<'page> {
         if start >= bytes.len() {
             return None;
         }
-        let value_start = start + label_name_len(&bytes[start..]) + 2;
-        let mut i = value_start;
-        let value_end = loop {
-            match word_at(bytes, i) {
-                Some(chunk) => {
-                    let quotes = has_byte(chunk, b'"');
-                    if quotes != 0 {
-                        break i + (quotes.trailing_zeros() / 8) as usize;
-                    }
-                    i += 8;
-                }
-                // Fewer than eight bytes left: the closing quote is among them.
-                None => break i + bytes.get(i..)?.iter().position(|&c| c == b'"')?,
-            }
-        };
+        let value_start = find_byte(bytes, start, b'=')? + 2;
+        let value_end = find_byte(bytes, value_start, b'"')?;
         // Past the closing quote and the comma.
         self.pos = value_end + 2;
         let name = self.raw.get(start..value_start - 2)?;
         let value = self.raw.get(value_start..value_end)?;
         Some((name, LabelValue { raw: value }))
     }
+}
+
+/// The index of the first `byte` at or after `i`: eight bytes at a time, then one by one.
+#[inline(always)]
+fn find_byte(bytes: &[u8], mut i: usize, byte: u8) -> Option<usize> {
+    while let Some(chunk) = word_at(bytes, i) {
+        let hits = has_byte(chunk, byte);
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    Some(i + bytes.get(i..)?.iter().position(|&c| c == byte)?)
 }
 
 impl<'page> Iterator for LabelsIter<'page> {

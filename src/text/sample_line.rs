@@ -188,7 +188,16 @@ pub(crate) fn sample_fast<'page>(
     if b.get(i) != Some(&b' ') {
         return None;
     }
-    let (value, end) = decimal_prefix(b, i + 1)?;
+    let (value, end) = match decimal_prefix(b, i + 1) {
+        Some(found) => found,
+        // Not in Clinger's fast path (17 significant digits, as Python prints created
+        // times): the full float parser, on the token, as the general path reads it.
+        None => {
+            let start = i + 1;
+            let end = start + b[start..].iter().position(|&c| matches!(c, b' ' | b'\n' | b'\t' | b'\r')).unwrap_or(b.len() - start);
+            (parse_float(&text[start..end])?, end)
+        }
+    };
     i = end;
     let mut timestamp_ms = None;
     if b.get(i) == Some(&b' ') {

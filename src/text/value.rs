@@ -83,11 +83,17 @@ pub(crate) fn decimal_prefix(b: &[u8], i: usize) -> Option<(f64, usize)> {
     if mantissa > 1 << 53 {
         return None;
     }
+    // `18.0` is 180e-1: dropping the fraction's trailing zeros turns a division (slow, and
+    // needed for exact rounding) into a multiplication by 1; the value is the same.
+    while exponent < 0 && mantissa != 0 && mantissa % 10 == 0 {
+        mantissa /= 10;
+        exponent += 1;
+    }
     let m = mantissa as f64;
     let value = match exponent {
+        _ if mantissa == 0 => 0.0,
         0..=22 => m * EXACT_POWERS_OF_TEN[exponent as usize],
         -22..=-1 => m / EXACT_POWERS_OF_TEN[(-exponent) as usize],
-        _ if mantissa == 0 => 0.0,
         _ => return None,
     };
     Some((if negative { -value } else { value }, i))
