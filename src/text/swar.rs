@@ -22,6 +22,14 @@ pub(crate) fn has_byte(chunk: u64, byte: u8) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGH
 }
 
+/// High bit set in the lowest byte of `chunk` below `n` (`n <= 0x80`), and maybe in
+/// bytes above it (a borrow can carry upwards): exact for the first match only, which is
+/// all the callers use. Bytes of 0x80 and above never match.
+#[inline(always)]
+pub(crate) fn first_below(chunk: u64, n: u8) -> u64 {
+    chunk.wrapping_sub(ONES * u64::from(n)) & !chunk & HIGH
+}
+
 /// The eight bytes at `i` as a little-endian word, if there are eight.
 #[inline(always)]
 pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
@@ -49,6 +57,10 @@ mod tests {
             let first = |bits: u64| (bits != 0).then(|| bits.trailing_zeros() / 8);
             let want = word.iter().position(|&b| b == b'_').map(|p| p as u32);
             assert_eq!(first(has_byte(v, b'_')), want, "{word:?}");
+            for n in [0x0b, 0x23, 0x80] {
+                let want = word.iter().position(|&b| b < n).map(|p| p as u32);
+                assert_eq!(first(first_below(v, n)), want, "{word:?} below {n}");
+            }
         }
     }
 }
