@@ -176,7 +176,7 @@ impl Parser {
             },
             pending: None,
             finished: false,
-            previous_name: "",
+            recent: sample_line::RecentNames::default(),
         }
     }
 }
@@ -220,8 +220,8 @@ pub struct Entries<'page> {
     /// An entry held back while an error about the family it closed is reported first.
     pending: Option<Entry<'page>>,
     finished: bool,
-    /// The name of the last sample the fast path read (see `sample_fast`).
-    previous_name: &'page str,
+    /// Names the fast paths checked on earlier lines (see `sample_fast`).
+    recent: sample_line::RecentNames<'page>,
 }
 
 impl<'page> Entries<'page> {
@@ -332,11 +332,10 @@ impl<'page> Iterator for Entries<'page> {
                 let rest = &self.text[start..];
                 if let Some((sample, len)) = sample_line::sample_fast(
                     rest,
-                    self.previous_name,
+                    &mut self.recent,
                     self.config.max_labels,
                     self.config.max_line_len,
                 ) {
-                    self.previous_name = sample.name;
                     self.pos = start + len + 1;
                     self.line += 1;
                     return Some(Ok(Entry::Sample(sample)));
@@ -350,9 +349,9 @@ impl<'page> Iterator for Entries<'page> {
                 // CRLF pages are common from Windows exporters; Prometheus tolerates them.
                 line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
                 if bytes[start] == b'#' && line_text.len() <= self.config.max_line_len {
-                    if let Some(entry) = metadata::metadata_fast(line_text, self.previous_name) {
+                    if let Some(entry) = metadata::metadata_fast(line_text, self.recent.metric) {
                         if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
-                            self.previous_name = name;
+                            self.recent.metric = name;
                         }
                         return Some(Ok(entry));
                     }

@@ -110,17 +110,18 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
 /// parses (and reports) exactly. Both paths give identical samples for the lines this one
 /// accepts.
 ///
-/// `previous_name` is the name of the sample before, if it came this way: exporters write a
-/// family's series one after another, so the name usually repeats, and a repeat (followed
-/// by `{` or a space) needs no character-class check.
+/// `recent` holds names already checked on the lines before: exporters write a family's
+/// series one after another, so the metric name and the label names usually repeat, and a
+/// repeat needs no character-class check.
 #[inline(always)]
 pub(crate) fn sample_fast<'page>(
     text: &'page str,
-    previous_name: &str,
+    recent: &mut RecentNames<'page>,
     max_labels: usize,
     max_line_len: usize,
 ) -> Option<(Sample<'page>, usize)> {
     let b = text.as_bytes();
+    let previous_name = recent.metric;
     let name_len = if !previous_name.is_empty()
         && matches!(b.get(previous_name.len()), Some(b'{' | b' '))
         && same_bytes(&b[..previous_name.len()], previous_name.as_bytes())
@@ -142,7 +143,14 @@ pub(crate) fn sample_fast<'page>(
         // before is checked exactly (rare); a new bit cannot be a duplicate.
         let mut seen: u64 = 0;
         while b.get(i) != Some(&b'}') {
-            let label_len = label_name_len(&b[i..]);
+            let label_len = match recent.label_at(count, b, i) {
+                Some(len) => len,
+                None => {
+                    let len = label_name_len(&b[i..]);
+                    recent.remember_label(count, b, i, len);
+                    len
+                }
+            };
             if label_len == 0
                 || b.get(i + label_len) != Some(&b'=')
                 || b.get(i + label_len + 1) != Some(&b'"')
@@ -222,7 +230,54 @@ pub(crate) fn sample_fast<'page>(
         timestamp_ms,
         exemplar: None,
     };
+    recent.metric = sample.name;
     Some((sample, i))
+}
+
+/// Names checked on earlier lines, for [`sample_fast`] and the metadata fast path: the last
+/// metric or family name, and the first eight label names by position (up to eight bytes
+/// each, kept as a word). Anything stored here is a valid name; that is all a lookup needs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RecentNames<'page> {
+    pub metric: &'page str,
+    label_words: [u64; 8],
+    /// 0: nothing known at that position.
+    label_lens: [u8; 8],
+}
+
+impl RecentNames<'_> {
+    /// The length of the label name at `b[i..]` if it is the one remembered for position
+    /// `k` (followed by `=`).
+    #[inline(always)]
+    fn label_at(&self, k: usize, b: &[u8], i: usize) -> Option<usize> {
+        let len = usize::from(*self.label_lens.get(k)?);
+        if len == 0 || b.get(i + len) != Some(&b'=') {
+            return None;
+        }
+        let word = word_at(b, i)?;
+        ((word ^ self.label_words[k]) & low_bytes(len) == 0).then_some(len)
+    }
+
+    /// Remembers the label name `b[i..i + len]` (already checked) for position `k`.
+    #[inline(always)]
+    fn remember_label(&mut self, k: usize, b: &[u8], i: usize, len: usize) {
+        if k >= self.label_lens.len() {
+            return;
+        }
+        match word_at(b, i).filter(|_| (1..=8).contains(&len)) {
+            Some(word) => {
+                self.label_words[k] = word & low_bytes(len);
+                self.label_lens[k] = len as u8;
+            }
+            None => self.label_lens[k] = 0,
+        }
+    }
+}
+
+/// A mask of the low `len` bytes of a word (`1 <= len <= 8`).
+#[inline(always)]
+fn low_bytes(len: usize) -> u64 {
+    u64::MAX >> (64 - 8 * len)
 }
 
 /// In the text format a name must be followed by blanks, `{` or the end; a byte that is
@@ -410,7 +465,7 @@ mod tests {
     fn fast_path_takes_the_common_shapes() {
         let (s, len) = sample_fast(
             "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
-            "",
+            &mut RecentNames::default(),
             8,
             100,
         )
@@ -420,7 +475,7 @@ mod tests {
             ("a", 2, 1500.0, Some(17), 47)
         );
         assert_eq!(
-            sample_fast("vllm:x 4", "", 8, 100).map(|(s, l)| (s.value(), l)),
+            sample_fast("vllm:x 4", &mut RecentNames::default(), 8, 100).map(|(s, l)| (s.value(), l)),
             Some((4.0, 8))
         );
         for other in [
@@ -432,8 +487,16 @@ mod tests {
             " a 1",
             "a{ b=\"c\"} 1",
         ] {
-            assert!(sample_fast(other, "", 8, 100).is_none(), "{other:?}");
-            assert!(sample_fast(other, "a", 8, 100).is_none(), "{other:?}");
+            assert!(
+                sample_fast(other, &mut RecentNames::default(), 8, 100).is_none(),
+                "{other:?}"
+            );
+            let mut recent = RecentNames {
+                metric: "a",
+                ..RecentNames::default()
+            };
+            recent.remember_label(0, b"b=", 0, 1);
+            assert!(sample_fast(other, &mut recent, 8, 100).is_none(), "{other:?}");
         }
     }
 
@@ -446,12 +509,19 @@ mod tests {
             text in "[a-z_:]{1,6}(\\{([a-z_]{1,4}=\"[a-z0-9 ,{}=\\\\\"\t\n]{0,12}\",?){0,4}\\})? ?[-+0-9.eE]{0,8}( [-0-9]{0,4})?[ \t\r]?\n?[a-z]{0,3}",
             max_labels in 0usize..5,
             previous_len in 0usize..8,
+            earlier_labels in proptest::collection::vec("[a-z_]{1,3}", 0..4),
         ) {
-            // The name of the line before, as the iterator passes it: a valid name, here any
-            // that prefixes this line.
+            // Names of the lines before, as the iterator keeps them: valid names, here a
+            // prefix of this line and the label names of an earlier line.
             let previous = text.get(..previous_len.min(text.len())).unwrap_or("");
-            let previous = if crate::text::names::is_metric_name(previous) { previous } else { "" };
-            if let Some((fast, len)) = sample_fast(&text, previous, max_labels, 64) {
+            let mut recent = RecentNames {
+                metric: if crate::text::names::is_metric_name(previous) { previous } else { "" },
+                ..RecentNames::default()
+            };
+            for (k, name) in earlier_labels.iter().enumerate() {
+                recent.remember_label(k, format!("{name}=\"\"...").as_bytes(), 0, name.len());
+            }
+            if let Some((fast, len)) = sample_fast(&text, &mut recent, max_labels, 64) {
                 let general = sample(&text[..len], TEXT, max_labels);
                 proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
                 let general = general.unwrap();
