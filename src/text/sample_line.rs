@@ -139,9 +139,10 @@ pub(crate) fn sample_fast<'page>(
         let open = i;
         i += 1;
         let mut count = 0usize;
-        // One bit per label name, keyed by its length and first and last bytes: a bit seen
-        // before is checked exactly (rare); a new bit cannot be a duplicate.
-        let mut seen: u64 = 0;
+        // One bit of 256 per label name (a hash of its length and first eight bytes): a bit
+        // seen before is checked exactly (rare even with vLLM's 37-label info metric); a new
+        // bit cannot be a duplicate.
+        let mut seen = [0u64; 4];
         while b.get(i) != Some(&b'}') {
             let label_len = match recent.label_at(count, b, i) {
                 Some(len) => len,
@@ -158,12 +159,12 @@ pub(crate) fn sample_fast<'page>(
                 return None;
             }
             let name = &b[i..i + label_len];
-            let key = usize::from(name[0]) + usize::from(name[label_len - 1]) * 3 + label_len * 7;
-            let bit = 1u64 << (key & 63);
-            if seen & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).get_bytes(name) {
+            let key = name_key(b, i, label_len);
+            let (word, bit) = (key >> 6, 1u64 << (key & 63));
+            if seen[word] & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).get_bytes(name) {
                 return None;
             }
-            seen |= bit;
+            seen[word] |= bit;
             count += 1;
             i += label_len + 2;
             // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
@@ -272,6 +273,17 @@ impl RecentNames<'_> {
             None => self.label_lens[k] = 0,
         }
     }
+}
+
+/// An 8-bit hash of the label name `b[i..i + len]` (`len >= 1`): its length and first eight
+/// bytes, multiplied by the golden ratio.
+#[inline(always)]
+fn name_key(b: &[u8], i: usize, len: usize) -> usize {
+    let head = match word_at(b, i) {
+        Some(word) => word & low_bytes(len.min(8)),
+        None => b[i..i + len].iter().rev().fold(0, |acc, &c| acc << 8 | u64::from(c)),
+    };
+    ((head ^ (len as u64) << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
 }
 
 /// A mask of the low `len` bytes of a word (`1 <= len <= 8`).
