@@ -288,7 +288,7 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn last(&self) -> Option<Point> {
-        self.window.points().last().copied()
+        self.window.last().map(|(point, _)| point)
     }
 
     /// Restarts detected since tracking began.

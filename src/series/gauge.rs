@@ -75,7 +75,7 @@ impl GaugeSeries {
     }
 
     pub(crate) fn push_ms(&mut self, at_ms: i64, value: f64) -> Result<(), SeriesError> {
-        if let Some(last) = self.window.points().last() {
+        if let Some((last, ())) = self.window.last() {
             if at_ms <= last.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
                     at_ms,
@@ -121,7 +121,7 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn last(&self) -> Option<Point> {
-        self.window.points().last().copied()
+        self.window.last().map(|(point, _)| point)
     }
 
     /// The kept points, oldest first.

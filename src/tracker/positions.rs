@@ -4,6 +4,7 @@
 //! for samples that were not selected. Steady state allocates nothing (the remembered
 //! strings keep their capacity).
 
+use crate::text::names::same_bytes;
 use crate::text::Sample;
 
 /// What the sample at one position of the page was found to be.
@@ -18,10 +19,12 @@ pub(super) enum Target {
     Created([Option<usize>; 3]),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Entry {
-    /// The page text from the sample's name to the end of its labels.
-    key: String,
+    /// Where this position's key (the page text from the sample's name to the end of its
+    /// labels) lies in `PositionCache::keys`.
+    key_start: u32,
+    key_len: u32,
     target: Target,
     /// For a `Created` target that misses some series: the tracker's insertion count when
     /// it was resolved. A series inserted since may be one it missed, so it is resolved
@@ -29,9 +32,14 @@ struct Entry {
     insertions: u64,
 }
 
+/// Keys live in one buffer, in page order once the page is steady: a scrape reads them
+/// front to back, which the processor prefetches, instead of one allocation per position.
 #[derive(Debug, Clone, Default)]
 pub(super) struct PositionCache {
     entries: Vec<Entry>,
+    keys: String,
+    /// Bytes of `keys` no entry points to any more (replaced keys).
+    garbage: usize,
 }
 
 /// The text of `page` that spans a sample's name and raw labels (both borrow from it): one
@@ -56,9 +64,12 @@ pub(super) fn identity_span<'page>(page: &'page str, sample: &Sample<'page>) -> 
 impl PositionCache {
     /// What the sample at `position` with identity text `key` was, if still known.
     /// `insertions` is the tracker's count of series inserted so far.
+    #[inline]
     pub fn lookup(&self, position: usize, key: &str, insertions: u64) -> Option<Target> {
         let entry = self.entries.get(position)?;
-        if key.is_empty() || entry.key != key {
+        let start = entry.key_start as usize;
+        let stored = self.keys.as_bytes().get(start..start + entry.key_len as usize)?;
+        if key.is_empty() || !same_bytes(stored, key.as_bytes()) {
             return None;
         }
         match entry.target {
@@ -68,25 +79,81 @@ impl PositionCache {
     }
 
     pub fn store(&mut self, position: usize, key: &str, target: Target, insertions: u64) {
+        // Keys beyond u32 (a 4 GiB page) are simply not cached.
+        let (Ok(key_start), Ok(key_len)) = (u32::try_from(self.keys.len()), u32::try_from(key.len())) else {
+            return;
+        };
+        let entry = Entry {
+            key_start,
+            key_len,
+            target,
+            insertions,
+        };
         if position >= self.entries.len() {
-            self.entries.resize(
-                position + 1,
-                Entry {
-                    key: String::new(),
-                    target: Target::Ignored,
-                    insertions: 0,
-                },
-            );
+            // Positions are stored in order on a first scrape; a gap (rare) is filled with
+            // entries that match nothing.
+            let empty = Entry {
+                key_start: 0,
+                key_len: 0,
+                target: Target::Ignored,
+                insertions: 0,
+            };
+            self.entries.resize(position, empty);
+            self.entries.push(entry);
+        } else {
+            self.garbage += self.entries[position].key_len as usize;
+            self.entries[position] = entry;
         }
-        let entry = &mut self.entries[position];
-        entry.key.clear();
-        entry.key.push_str(key);
-        entry.target = target;
-        entry.insertions = insertions;
+        self.keys.push_str(key);
+        if self.garbage > self.keys.len() / 2 {
+            self.compact();
+        }
+    }
+
+    /// Rewrites the keys in position order, without the replaced ones.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.keys);
+        for entry in &mut self.entries {
+            let start = entry.key_start as usize;
+            let key = &old[start..start + entry.key_len as usize];
+            entry.key_start = self.keys.len() as u32;
+            self.keys.push_str(key);
+        }
+        self.garbage = 0;
     }
 
     /// Forgets every position (slots are about to be reused).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.keys.clear();
+        self.garbage = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_replaced_and_compacted_without_mixing_positions() {
+        let mut cache = PositionCache::default();
+        for round in 0..50u64 {
+            for position in 0..20 {
+                let key = format!("series_{position}{{round=\"{}\"}}", round % 3);
+                if cache.lookup(position, &key, 0).is_none() {
+                    cache.store(position, &key, Target::Series(position), 0);
+                }
+                assert_eq!(cache.lookup(position, &key, 0), Some(Target::Series(position)));
+            }
+        }
+        assert!(cache.keys.len() <= 3 * 20 * 24, "garbage is compacted: {}", cache.keys.len());
+        assert_eq!(cache.lookup(3, "series_4{round=\"1\"}", 0), None);
+        // A created-time target that missed a series is resolved again after an insertion.
+        cache.store(0, "x_created", Target::Created([None, Some(1), None]), 7);
+        assert!(cache.lookup(0, "x_created", 7).is_some());
+        assert!(cache.lookup(0, "x_created", 8).is_none());
+        cache.store(25, "late", Target::Ignored, 0);
+        assert_eq!(cache.lookup(24, "", 0), None);
+        assert_eq!(cache.lookup(25, "late", 0), Some(Target::Ignored));
     }
 }
