@@ -39,8 +39,8 @@ pub struct CounterSeries {
     ewma: Option<f64>,
     /// Intervals folded into `ewma` (the first one sets it outright).
     ewma_intervals: u64,
-    /// The EWMA weight of the last interval length: `(dt_ms, alpha)`.
-    alpha_for: (i64, f64),
+    /// The last interval length, in milliseconds and seconds, and its EWMA weight.
+    alpha_for: (i64, f64, f64),
     resets: u64,
     last_reset: Option<(i64, ResetCause)>,
 }
@@ -60,7 +60,7 @@ impl CounterSeries {
             tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
             ewma: None,
             ewma_intervals: 0,
-            alpha_for: (0, 0.0),
+            alpha_for: (0, 0.0, 0.0),
             resets: 0,
             last_reset: None,
         }
@@ -189,18 +189,18 @@ impl CounterSeries {
     }
 
     fn update_ewma(&mut self, increment: f64, dt_ms: i64) {
-        let dt = dt_ms as f64 / 1000.0;
+        // Scrape intervals repeat: reuse the last interval's length in seconds and weight
+        // when dt is the same.
+        if self.alpha_for.0 != dt_ms {
+            let dt = dt_ms as f64 / 1000.0;
+            self.alpha_for = (dt_ms, dt, 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp());
+        }
+        let (_, dt, alpha) = self.alpha_for;
         let rate = increment / dt;
         self.ewma_intervals += 1;
         self.ewma = Some(match self.ewma {
             None => rate,
-            Some(avg) => {
-                // Scrape intervals repeat: reuse the last interval's weight when dt is the same.
-                if self.alpha_for.0 != dt_ms {
-                    self.alpha_for = (dt_ms, 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp());
-                }
-                avg + self.alpha_for.1 * (rate - avg)
-            }
+            Some(avg) => avg + alpha * (rate - avg),
         });
     }
 

@@ -11,11 +11,13 @@ use crate::promql::Point;
 /// trimmed (by moving a start index, then compacting in place) when the columns are full.
 /// Readers see exactly the retained points either way. Memory stays bounded, points stay
 /// one slice for `crate::promql`, and steady-state pushes never allocate.
-/// A stored point and its metadata.
-pub(super) type Stored<M> = (Point, M);
-
+///
+/// The newest point is also kept beside the columns: every push compares with it, and
+/// reading it there spares a cache miss on the columns' far end (a tracker pushes to
+/// hundreds of series per scrape).
 #[derive(Debug, Clone)]
 pub(super) struct Window<M> {
+    newest: Option<Stored<M>>,
     points: Vec<Point>,
     meta: Vec<M>,
     start: usize,
@@ -23,9 +25,13 @@ pub(super) struct Window<M> {
     pub(super) max_len: usize,
 }
 
+/// A stored point and its metadata.
+pub(super) type Stored<M> = (Point, M);
+
 impl<M: Copy> Window<M> {
     pub(super) fn new(retention_ms: i64, max_len: usize) -> Self {
         Window {
+            newest: None,
             points: Vec::new(),
             meta: Vec::new(),
             start: 0,
@@ -77,6 +83,7 @@ impl<M: Copy> Window<M> {
         }
         self.points.push(point);
         self.meta.push(meta);
+        self.newest = Some((point, meta));
     }
 
     /// The two newest stored points with their metadata (older first), expired or not.
@@ -93,6 +100,9 @@ impl<M: Copy> Window<M> {
         if let Some(last) = self.meta.last_mut() {
             *last = meta;
         }
+        if let Some((_, last)) = &mut self.newest {
+            *last = meta;
+        }
     }
 
     /// Points the columns can hold before they compact or grow.
@@ -102,7 +112,7 @@ impl<M: Copy> Window<M> {
     }
 
     /// The newest point and its metadata.
-    pub(super) fn last(&self) -> Option<(Point, M)> {
-        self.points.last().copied().zip(self.meta.last().copied())
+    pub(super) fn last(&self) -> Option<Stored<M>> {
+        self.newest
     }
 }
