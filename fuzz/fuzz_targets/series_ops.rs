@@ -63,7 +63,8 @@ fuzz_target!(|bytes: &[u8]| {
             7 => {
                 let p = series.points();
                 let _ = (range.delta(p, now), range.idelta(p, now), range.resets(p, now), range.changes(p, now));
-                let _ = range.with_start_times(series.created_times()).rate(p, now);
+                let starts: Vec<Option<i64>> = series.created_times().collect();
+                let _ = range.with_start_times(&starts).rate(p, now);
             }
             _ => {
                 let page = format!("# TYPE x counter\nx_total{{k=\"{}\"}} {}\nx_created{{k=\"{}\"}} {}\n", a % 3, value, a % 3, c);

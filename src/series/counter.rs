@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::created::CreatedRuns;
 use super::window::Window;
 use super::{ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 use crate::error::SeriesError;
@@ -31,10 +32,13 @@ use crate::promql::{Point, Range};
 /// ```
 #[derive(Debug, Clone)]
 pub struct CounterSeries {
-    /// Points and their created times (ms, `None` when unknown). Restarts and the
-    /// reset-corrected increments are derived from these two columns, never stored: 32 bytes
-    /// per scrape.
-    window: Window<Option<i64>>,
+    /// Points (16 bytes per scrape) and their created times (ms, `None` when unknown), as
+    /// runs. Restarts and the reset-corrected increments are derived from these, never
+    /// stored.
+    window: Window,
+    created: CreatedRuns,
+    /// Points ever pushed: the newest is number `pushed - 1`.
+    pushed: u64,
     tau_ms: i64,
     ewma: Option<f64>,
     /// Intervals folded into `ewma` (the first one sets it outright).
@@ -57,6 +61,8 @@ impl CounterSeries {
     pub fn new(retention: TimeDelta) -> Self {
         CounterSeries {
             window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
+            created: CreatedRuns::default(),
+            pushed: 0,
             tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
             ewma: None,
             ewma_intervals: 0,
@@ -161,7 +167,10 @@ impl CounterSeries {
         if !value.is_finite() || value < 0.0 {
             return Err(SeriesError::InvalidValue(value));
         }
-        let previous = self.window.last();
+        let previous = self
+            .window
+            .last()
+            .map(|point| (point, self.created.at(self.pushed - 1)));
         if let Some((prev, _)) = previous {
             if at_ms <= prev.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
@@ -184,7 +193,12 @@ impl CounterSeries {
             };
             self.update_ewma(increment, at_ms - prev.timestamp_ms);
         }
-        self.window.push(Point::from_millis(at_ms, value), created_ms);
+        self.window.push(Point::from_millis(at_ms, value));
+        self.created.set(self.pushed, created_ms);
+        self.pushed += 1;
+        if self.created.len() > 8 {
+            self.created.trim(self.first_number());
+        }
         Ok(cause)
     }
 
@@ -226,16 +240,18 @@ impl CounterSeries {
 
     pub(crate) fn amend_created_ms(&mut self, created_ms: i64) -> Option<ResetCause> {
         let (previous, newest) = self.window.last_two();
-        let (point, created) = newest?;
-        let Some((prev, prev_created)) = previous else {
-            self.window.set_last_meta(Some(created_ms));
+        let point = newest?;
+        let newest_number = self.pushed - 1;
+        let Some(prev) = previous else {
+            self.created.set(newest_number, Some(created_ms));
             return None;
         };
-        if reset_cause(prev.value, prev_created, point.value, created).is_some() {
+        let prev_created = self.created.at(newest_number - 1);
+        if reset_cause(prev.value, prev_created, point.value, self.created.at(newest_number)).is_some() {
             // Already a restart; the newest interval is booked as one.
             return None;
         }
-        self.window.set_last_meta(Some(created_ms));
+        self.created.set(newest_number, Some(created_ms));
         reset_cause(prev.value, prev_created, point.value, Some(created_ms))?;
         let old_increment = point.value - prev.value;
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
@@ -288,7 +304,7 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn last(&self) -> Option<Point> {
-        self.window.last().map(|(point, _)| point)
+        self.window.last()
     }
 
     /// Restarts detected since tracking began.
@@ -325,8 +341,22 @@ impl CounterSeries {
         self.window.points()
     }
 
+    /// The number of the oldest kept point.
+    fn first_number(&self) -> u64 {
+        self.pushed - self.window.len() as u64
+    }
+
     fn has_created(&self) -> bool {
-        self.window.meta().iter().any(Option::is_some)
+        self.created.any_from(self.first_number())
+    }
+
+    /// The created time of each kept point, or nothing when none is known.
+    fn created_column(&self) -> Vec<Option<i64>> {
+        if self.has_created() {
+            self.created_times().collect()
+        } else {
+            Vec::new()
+        }
     }
 
     /// The created time of each kept point (milliseconds since the epoch, `None` when
@@ -337,11 +367,11 @@ impl CounterSeries {
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// s.push_with_created(chrono::DateTime::from_timestamp(2, 0).unwrap(), 2.0, chrono::DateTime::from_timestamp(0, 0).unwrap())?;
-    /// assert_eq!(s.created_times(), [None, Some(0)]);
+    /// assert_eq!(s.created_times().collect::<Vec<_>>(), [None, Some(0)]);
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn created_times(&self) -> &[Option<i64>] {
-        self.window.meta()
+    pub fn created_times(&self) -> impl ExactSizeIterator<Item = Option<i64>> + '_ {
+        self.created.per_point(self.first_number(), self.window.len())
     }
 
     /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
@@ -387,7 +417,9 @@ impl CounterSeries {
                 range.increase(points, at)
             };
         }
-        let aware = range.with_start_times(self.window.meta());
+        // Created times are kept as runs; queries that use them lay them out per point.
+        let created = self.created_column();
+        let aware = range.with_start_times(&created);
         if rate {
             aware.rate(points, at)
         } else {
@@ -414,7 +446,7 @@ impl CounterSeries {
         if !self.has_created() {
             return range.irate(points, at);
         }
-        range.with_start_times(self.window.meta()).irate(points, at)
+        range.with_start_times(&self.created_column()).irate(points, at)
     }
 
     /// The exact, non-extrapolated increase over `(at - window, at]`: from the newest point
@@ -465,8 +497,8 @@ impl CounterSeries {
         if end == 0 || end - 1 <= anchor {
             return None;
         }
-        let created = self.window.meta();
-        let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
+        let created = self.created_column();
+        let increase = (anchor + 1..end).map(|i| increment(points, &created, i)).sum();
         Some((
             increase,
             points[end - 1].timestamp_ms - points[anchor].timestamp_ms,
@@ -497,7 +529,8 @@ impl CounterSeries {
 /// counter counted up from zero.
 fn increment(points: &[Point], created: &[Option<i64>], i: usize) -> f64 {
     let (prev, point) = (points[i - 1], points[i]);
-    if reset_cause(prev.value, created[i - 1], point.value, created[i]).is_some() {
+    let created_at = |i: usize| created.get(i).copied().flatten();
+    if reset_cause(prev.value, created_at(i - 1), point.value, created_at(i)).is_some() {
         point.value
     } else {
         point.value - prev.value

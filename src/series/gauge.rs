@@ -22,7 +22,7 @@ use crate::promql::Point;
 /// ```
 #[derive(Debug, Clone)]
 pub struct GaugeSeries {
-    window: Window<()>,
+    window: Window,
 }
 
 impl GaugeSeries {
@@ -75,7 +75,7 @@ impl GaugeSeries {
     }
 
     pub(crate) fn push_ms(&mut self, at_ms: i64, value: f64) -> Result<(), SeriesError> {
-        if let Some((last, ())) = self.window.last() {
+        if let Some(last) = self.window.last() {
             if at_ms <= last.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
                     at_ms,
@@ -83,7 +83,7 @@ impl GaugeSeries {
                 });
             }
         }
-        self.window.push(Point::from_millis(at_ms, value), ());
+        self.window.push(Point::from_millis(at_ms, value));
         Ok(())
     }
 
@@ -121,7 +121,7 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn last(&self) -> Option<Point> {
-        self.window.last().map(|(point, _)| point)
+        self.window.last()
     }
 
     /// The kept points, oldest first.

@@ -6,6 +6,7 @@
 use chrono::TimeDelta;
 
 mod counter;
+mod created;
 mod gauge;
 mod window;
 

@@ -2,7 +2,7 @@
 
 use super::lexer::Dialect;
 use super::openmetrics::{self, Validator};
-use super::sample::Entry;
+use super::sample::{Entry, Sample};
 use super::{metadata, sample_line};
 use crate::error::{ParseError, ParseErrorKind};
 
@@ -312,6 +312,44 @@ impl<'page> Entries<'page> {
     }
 }
 
+impl<'page> Entries<'page> {
+    /// The next line, if it is a sample line the fast path reads (Prometheus text only).
+    #[inline(always)]
+    fn next_fast_sample(&mut self) -> Option<Sample<'page>> {
+        if self.dialect.openmetrics {
+            return None;
+        }
+        let (sample, len) = sample_line::sample_fast(
+            self.text.get(self.pos..)?,
+            &mut self.recent,
+            self.config.max_labels,
+            self.config.max_line_len,
+        )?;
+        self.pos += len + 1;
+        self.line += 1;
+        Some(sample)
+    }
+
+    /// Calls `f` with every entry or error, in order, as iterating would yield them; fast
+    /// path samples are handed over in place instead of moved through `next` (the
+    /// tracker's loop, where that move is a measurable share of the work).
+    #[inline]
+    pub(crate) fn for_each_entry(mut self, mut f: impl FnMut(Result<&Entry<'page>, &ParseError>)) {
+        loop {
+            if self.pending.is_none() && self.validator.is_none() {
+                if let Some(sample) = self.next_fast_sample() {
+                    f(Ok(&Entry::Sample(sample)));
+                    continue;
+                }
+            }
+            match self.next() {
+                Some(result) => f(result.as_ref()),
+                None => return,
+            }
+        }
+    }
+}
+
 impl<'page> Iterator for Entries<'page> {
     type Item = Result<Entry<'page>, ParseError>;
 
@@ -327,20 +365,10 @@ impl<'page> Iterator for Entries<'page> {
             if self.pos >= bytes.len() {
                 return self.end_of_input();
             }
-            let start = self.pos;
-            if !self.dialect.openmetrics {
-                let rest = &self.text[start..];
-                if let Some((sample, len)) = sample_line::sample_fast(
-                    rest,
-                    &mut self.recent,
-                    self.config.max_labels,
-                    self.config.max_line_len,
-                ) {
-                    self.pos = start + len + 1;
-                    self.line += 1;
-                    return Some(Ok(Entry::Sample(sample)));
-                }
+            if let Some(sample) = self.next_fast_sample() {
+                return Some(Ok(Entry::Sample(sample)));
             }
+            let start = self.pos;
             let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |o| start + o);
             self.pos = end + 1;
             self.line += 1;

@@ -309,24 +309,22 @@ impl Tracker {
         let mut family: Option<(&str, MetricType)> = None;
         let mut position = 0;
         self.touched = 0;
-        for entry in self.parser.parse(text) {
-            // Matched by reference: the sample is read in place, not copied out.
-            match &entry {
-                Ok(Entry::Type { name, kind }) => family = Some((name, *kind)),
-                Ok(Entry::Sample(sample)) => {
-                    let key = identity_span(text, sample);
-                    self.record(position, key, sample, family, at_ms, &mut report);
-                    position += 1;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    report.bad_lines += 1;
-                    if report.first_error.is_none() {
-                        report.first_error = Some(e.clone());
-                    }
+        let parser = self.parser;
+        parser.parse(text).for_each_entry(|entry| match entry {
+            Ok(Entry::Type { name, kind }) => family = Some((name, *kind)),
+            Ok(Entry::Sample(sample)) => {
+                let key = identity_span(text, sample);
+                self.record(position, key, sample, family, at_ms, &mut report);
+                position += 1;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                report.bad_lines += 1;
+                if report.first_error.is_none() {
+                    report.first_error = Some(e.clone());
                 }
             }
-        }
+        });
         self.drop_stale(&mut report);
         Ok(report)
     }

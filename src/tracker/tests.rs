@@ -91,7 +91,7 @@ fn created_time_reveals_a_restart_the_value_hides() {
             .counter()
             .unwrap()
             .created_times()
-            .to_vec();
+            .collect::<Vec<_>>();
         // Printed first, the created time of the first scrape is only known from the second.
         let first = if created_first { None } else { Some(1_000_000) };
         assert_eq!(times, [first, Some(1_000_000), Some(1_700_000_015_000)]);

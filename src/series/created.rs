@@ -1,0 +1,106 @@
+//! The created (start) times of a counter's points, kept as runs: a counter's created time
+//! changes only when the process restarts, so storing it per point would double the
+//! memory a push writes for nothing.
+
+/// Runs of `(first point number, created time)`, each lasting until the next run; points
+/// are numbered by push order. The runs before the oldest retained point are trimmed.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CreatedRuns {
+    runs: Vec<(u64, Option<i64>)>,
+}
+
+impl CreatedRuns {
+    /// The created time of point `number` (`None` before any run).
+    pub fn at(&self, number: u64) -> Option<i64> {
+        let after = self.runs.partition_point(|&(first, _)| first <= number);
+        after.checked_sub(1).and_then(|i| self.runs[i].1)
+    }
+
+    /// Records that point `number`, the newest, has `created` (also when it had another).
+    pub fn set(&mut self, number: u64, created: Option<i64>) {
+        match self.runs.last_mut() {
+            Some(last) if last.0 == number => {
+                last.1 = created;
+                // Merged back into the run before when it says the same.
+                let n = self.runs.len();
+                if n >= 2 && self.runs[n - 2].1 == created {
+                    self.runs.pop();
+                }
+            }
+            Some(last) if last.1 == created => {}
+            None if created.is_none() => {}
+            _ => self.runs.push((number, created)),
+        }
+    }
+
+    /// Forgets the runs that end before point `first` (the oldest retained).
+    pub fn trim(&mut self, first: u64) {
+        let obsolete = self.runs.partition_point(|&(start, _)| start <= first).saturating_sub(1);
+        if obsolete > 0 {
+            self.runs.drain(..obsolete);
+        }
+    }
+
+    /// Whether any of the points from `first` on has a known created time.
+    pub fn any_from(&self, first: u64) -> bool {
+        let after = self.runs.partition_point(|&(start, _)| start <= first);
+        self.runs[after.saturating_sub(1)..].iter().any(|&(_, created)| created.is_some())
+    }
+
+    /// The created time of each of the `len` points from `first` on.
+    pub fn per_point(&self, first: u64, len: usize) -> impl ExactSizeIterator<Item = Option<i64>> + '_ {
+        let mut run = self.runs.partition_point(|&(start, _)| start <= first);
+        (0..len).map(move |offset| {
+            let number = first + offset as u64;
+            while self.runs.get(run).is_some_and(|&(start, _)| start <= number) {
+                run += 1;
+            }
+            run.checked_sub(1).and_then(|i| self.runs[i].1)
+        })
+    }
+
+    /// How many runs are kept (for trimming decisions).
+    pub fn len(&self) -> usize {
+        self.runs.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_answer_like_a_column() {
+        let mut runs = CreatedRuns::default();
+        let mut column: Vec<Option<i64>> = Vec::new();
+        // (value pushed, then maybe amended), as pages print _created before or after.
+        let script = [
+            (None, None),
+            (None, Some(5)),
+            (None, Some(5)),
+            (Some(5), None),
+            (Some(9), None),
+            (None, Some(9)),
+            (None, None),
+            (Some(9), Some(12)),
+        ];
+        for (number, (pushed, amended)) in script.into_iter().enumerate() {
+            runs.set(number as u64, pushed);
+            column.push(pushed);
+            if let Some(amended) = amended {
+                runs.set(number as u64, Some(amended));
+                column[number] = Some(amended);
+            }
+            for (i, want) in column.iter().enumerate() {
+                assert_eq!(runs.at(i as u64), *want, "point {i} after {number}");
+            }
+            let all: Vec<_> = runs.per_point(0, column.len()).collect();
+            assert_eq!(all, column);
+        }
+        assert!(runs.len() <= 5, "{runs:?}");
+        runs.trim(5);
+        assert_eq!(runs.per_point(5, 3).collect::<Vec<_>>(), column[5..]);
+        assert!(runs.any_from(6));
+        assert_eq!(runs.at(7), Some(12));
+    }
+}
