@@ -247,7 +247,14 @@ impl CounterSeries {
             return None;
         };
         let prev_created = self.created.at(newest_number - 1);
-        if reset_cause(prev.value, prev_created, point.value, self.created.at(newest_number)).is_some() {
+        if reset_cause(
+            prev.value,
+            prev_created,
+            point.value,
+            self.created.at(newest_number),
+        )
+        .is_some()
+        {
             // Already a restart; the newest interval is booked as one.
             return None;
         }

@@ -4,38 +4,56 @@
 
 /// Runs of `(first point number, created time)`, each lasting until the next run; points
 /// are numbered by push order. The runs before the oldest retained point are trimmed.
+/// The newest point's created time is kept apart until the next point arrives: pages that
+/// print `x_created` after `x_total` set it right after the push, and in steady state the
+/// runs are then never touched.
 #[derive(Debug, Clone, Default)]
 pub(super) struct CreatedRuns {
     runs: Vec<(u64, Option<i64>)>,
+    /// `(number, created)` of the newest point, not yet in `runs`.
+    newest: Option<(u64, Option<i64>)>,
 }
 
 impl CreatedRuns {
     /// The created time of point `number` (`None` before any run).
     pub fn at(&self, number: u64) -> Option<i64> {
+        match self.newest {
+            Some((newest, created)) if newest == number => created,
+            _ => self.committed_at(number),
+        }
+    }
+
+    fn committed_at(&self, number: u64) -> Option<i64> {
         let after = self.runs.partition_point(|&(first, _)| first <= number);
         after.checked_sub(1).and_then(|i| self.runs[i].1)
     }
 
-    /// Records that point `number`, the newest, has `created` (also when it had another).
+    /// Records that point `number` has `created`: a new newest point, or the newest again
+    /// (its created time read after it).
+    #[inline]
     pub fn set(&mut self, number: u64, created: Option<i64>) {
-        match self.runs.last_mut() {
-            Some(last) if last.0 == number => {
-                last.1 = created;
-                // Merged back into the run before when it says the same.
-                let n = self.runs.len();
-                if n >= 2 && self.runs[n - 2].1 == created {
-                    self.runs.pop();
-                }
-            }
-            Some(last) if last.1 == created => {}
-            None if created.is_none() => {}
-            _ => self.runs.push((number, created)),
+        match self.newest {
+            Some((newest, _)) if newest == number => {}
+            Some((newest, previous)) => self.commit(newest, previous),
+            None => {}
+        }
+        self.newest = Some((number, created));
+    }
+
+    /// Appends the run of point `number` unless it continues the last one.
+    fn commit(&mut self, number: u64, created: Option<i64>) {
+        let current = self.runs.last().and_then(|&(_, created)| created);
+        if current != created {
+            self.runs.push((number, created));
         }
     }
 
     /// Forgets the runs that end before point `first` (the oldest retained).
     pub fn trim(&mut self, first: u64) {
-        let obsolete = self.runs.partition_point(|&(start, _)| start <= first).saturating_sub(1);
+        let obsolete = self
+            .runs
+            .partition_point(|&(start, _)| start <= first)
+            .saturating_sub(1);
         if obsolete > 0 {
             self.runs.drain(..obsolete);
         }
@@ -44,7 +62,10 @@ impl CreatedRuns {
     /// Whether any of the points from `first` on has a known created time.
     pub fn any_from(&self, first: u64) -> bool {
         let after = self.runs.partition_point(|&(start, _)| start <= first);
-        self.runs[after.saturating_sub(1)..].iter().any(|&(_, created)| created.is_some())
+        self.runs[after.saturating_sub(1)..]
+            .iter()
+            .any(|&(_, created)| created.is_some())
+            || self.newest.is_some_and(|(_, created)| created.is_some())
     }
 
     /// The created time of each of the `len` points from `first` on.
@@ -52,6 +73,9 @@ impl CreatedRuns {
         let mut run = self.runs.partition_point(|&(start, _)| start <= first);
         (0..len).map(move |offset| {
             let number = first + offset as u64;
+            if let Some((_, created)) = self.newest.filter(|&(newest, _)| newest == number) {
+                return created;
+            }
             while self.runs.get(run).is_some_and(|&(start, _)| start <= number) {
                 run += 1;
             }

@@ -115,21 +115,19 @@ pub(crate) fn names_equal(a: &str, b_parts: &[&str], normalize: bool) -> bool {
             .all(|(x, y)| normalized_name_byte(x, normalize) == normalized_name_byte(y, normalize))
 }
 
-/// Whether two slices hold the same bytes, a word at a time (names are short: no call to
-/// `memcmp`).
+/// Whether two slices hold the same bytes, a word at a time (names and label sets are
+/// short: no call to `memcmp`).
 #[inline(always)]
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let mut i = 0;
-    while let (Some(x), Some(y)) = (word_at(a, i), word_at(b, i)) {
-        if x != y {
-            return false;
-        }
-        i += 8;
-    }
-    a[i..].iter().zip(&b[i..]).all(|(x, y)| x == y)
+    let tail = a.len() / 8 * 8;
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or_default());
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .all(|(x, y)| word(x) == word(y))
+        && a[tail..].iter().zip(&b[tail..]).all(|(x, y)| x == y)
 }
 
 /// `nom` parser for a metric name (the selector and metadata grammars).

@@ -281,7 +281,10 @@ impl RecentNames<'_> {
 fn name_key(b: &[u8], i: usize, len: usize) -> usize {
     let head = match word_at(b, i) {
         Some(word) => word & low_bytes(len.min(8)),
-        None => b[i..i + len].iter().rev().fold(0, |acc, &c| acc << 8 | u64::from(c)),
+        None => b[i..i + len]
+            .iter()
+            .rev()
+            .fold(0, |acc, &c| acc << 8 | u64::from(c)),
     };
     ((head ^ (len as u64) << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
 }

@@ -146,7 +146,11 @@ mod tests {
                 assert_eq!(cache.lookup(position, &key, 0), Some(Target::Series(position)));
             }
         }
-        assert!(cache.keys.len() <= 3 * 20 * 24, "garbage is compacted: {}", cache.keys.len());
+        assert!(
+            cache.keys.len() <= 3 * 20 * 24,
+            "garbage is compacted: {}",
+            cache.keys.len()
+        );
         assert_eq!(cache.lookup(3, "series_4{round=\"1\"}", 0), None);
         // A created-time target that missed a series is resolved again after an insertion.
         cache.store(0, "x_created", Target::Created([None, Some(1), None]), 7);
