@@ -1,4 +1,7 @@
 //! One live counter: restarts, retention, PromQL and exact rates, EWMA.
+//!
+//! About 550 lines, two thirds of them documentation with examples: one type's API, kept
+//! together; its storage is in `window.rs` and `created.rs`.
 
 use chrono::{DateTime, TimeDelta, Utc};
 

@@ -1,0 +1,169 @@
+//! Sample lines: shapes, errors, OpenMetrics tails, and the fast path against the general one.
+
+use super::*;
+
+const TEXT: Dialect = Dialect {
+    openmetrics: false,
+    strict_escapes: true,
+};
+const OM: Dialect = Dialect {
+    openmetrics: true,
+    strict_escapes: false,
+};
+
+fn ok(line: &str) -> Sample<'_> {
+    sample(line, TEXT, 64).unwrap_or_else(|e| panic!("{line:?}: {e:?}"))
+}
+
+#[test]
+fn sample_shapes() {
+    let s = ok("a 1");
+    assert_eq!((s.name(), s.value(), s.labels().len()), ("a", 1.0, 0));
+    let s = ok("  vllm:x{model_name=\"m/a:b\" , engine=\"0\",} 2.5e3 17  ");
+    assert_eq!(s.name(), "vllm:x");
+    assert_eq!(s.labels().len(), 2);
+    assert_eq!(s.timestamp_ms(), Some(17));
+    assert!(s.labels().get("engine").unwrap() == "0");
+    let s = ok("{\"my.metric\", \"label.x\"=\"v\"} 3");
+    assert_eq!(s.name(), "my.metric");
+    assert!(s.labels().get("label.x").unwrap() == "v");
+    let s = ok("a{b=\"x,y}z=\\\"\"} NaN");
+    assert!(s.value().is_nan());
+    assert!(s.labels().get("b").unwrap() == "x,y}z=\"");
+    let s = ok("a\t{}\t+Inf\t-5");
+    assert_eq!((s.value(), s.timestamp_ms()), (f64::INFINITY, Some(-5)));
+}
+
+#[test]
+fn sample_errors() {
+    let cases: &[(&str, usize, ParseErrorKind)] = &[
+        ("a{b\"c\"} 1", 3, ParseErrorKind::Expected("'=' after label name")),
+        (
+            "a{b=\"c\",b=\"d\"} 1",
+            8,
+            ParseErrorKind::DuplicateLabel("b".into()),
+        ),
+        ("a{b=\"c} 1", 4, ParseErrorKind::UnterminatedString),
+        ("a{b=\"\\q\"} 1", 5, ParseErrorKind::InvalidEscape('q')),
+        ("a 1x", 2, ParseErrorKind::InvalidValue("1x".into())),
+        ("a 1 2.5", 4, ParseErrorKind::InvalidTimestamp("2.5".into())),
+        ("a 1 2 3", 6, ParseErrorKind::TrailingText("the timestamp")),
+        ("a", 1, ParseErrorKind::Expected("a sample value")),
+        ("a.b 1", 1, ParseErrorKind::InvalidMetricName),
+        ("{b=\"c\"} 1", 0, ParseErrorKind::InvalidMetricName),
+        (
+            "a{b=\"c\" 1",
+            8,
+            ParseErrorKind::Expected("',' or '}' after a label"),
+        ),
+        (
+            "a{b=c} 1",
+            4,
+            ParseErrorKind::Expected("'\"' to open the label value"),
+        ),
+        ("\"a\"{} 1", 0, ParseErrorKind::InvalidMetricName),
+    ];
+    for (line, at, kind) in cases {
+        assert_eq!(
+            sample(line, TEXT, 64).unwrap_err(),
+            (*at, kind.clone()),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn openmetrics_samples() {
+    let s = sample("a_total 1 1.5 # {id=\"x\"} 2 3", OM, 64).unwrap();
+    assert_eq!(s.timestamp_ms(), Some(1500));
+    let ex = s.exemplar().unwrap();
+    assert_eq!((ex.value(), ex.timestamp_ms()), (2.0, Some(3000)));
+    for bad in [
+        "a  1",
+        "a 1 ",
+        "a{a=\"1\",} 1",
+        "a{ a=\"1\"} 1",
+        "a 1 # {} 1 ",
+        "a 1 #{} 1",
+        "a 1# {} 1",
+    ] {
+        assert!(sample(bad, OM, 64).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn fast_path_takes_the_common_shapes() {
+    let (s, len) = sample_fast(
+        "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
+        &mut RecentNames::default(),
+        8,
+        100,
+    )
+    .unwrap();
+    assert_eq!(
+        (s.name(), s.labels().len(), s.value(), s.timestamp_ms(), len),
+        ("a", 2, 1500.0, Some(17), 47)
+    );
+    assert_eq!(
+        sample_fast("vllm:x 4", &mut RecentNames::default(), 8, 100).map(|(s, l)| (s.value(), l)),
+        Some((4.0, 8))
+    );
+    for other in [
+        "a  1",
+        "a{b=\"\\n\"} 1",
+        "a 1 \n",
+        "a 1\r\n",
+        "a{b=\"c\",b=\"d\"} 1",
+        " a 1",
+        "a{ b=\"c\"} 1",
+    ] {
+        assert!(
+            sample_fast(other, &mut RecentNames::default(), 8, 100).is_none(),
+            "{other:?}"
+        );
+        let mut recent = RecentNames {
+            metric: "a",
+            ..RecentNames::default()
+        };
+        recent.remember_label(0, b"b=", 0, 1);
+        assert!(sample_fast(other, &mut recent, 8, 100).is_none(), "{other:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+    /// Whatever the fast path accepts, the general path parses to the same sample.
+    #[test]
+    fn fast_path_agrees_with_general_path(
+        text in "[a-z_:]{1,6}(\\{([a-z_]{1,4}=\"[a-z0-9 ,{}=\\\\\"\t\n]{0,12}\",?){0,4}\\})? ?[-+0-9.eE]{0,8}( [-0-9]{0,4})?[ \t\r]?\n?[a-z]{0,3}",
+        max_labels in 0usize..5,
+        previous_len in 0usize..8,
+        earlier_labels in proptest::collection::vec("[a-z_]{1,3}", 0..4),
+    ) {
+        // Names of the lines before, as the iterator keeps them: valid names, here a
+        // prefix of this line and the label names of an earlier line.
+        let previous = text.get(..previous_len.min(text.len())).unwrap_or("");
+        let mut recent = RecentNames {
+            metric: if crate::text::names::is_metric_name(previous) { previous } else { "" },
+            ..RecentNames::default()
+        };
+        for (k, name) in earlier_labels.iter().enumerate() {
+            recent.remember_label(k, format!("{name}=\"\"...").as_bytes(), 0, name.len());
+        }
+        if let Some((fast, len)) = sample_fast(&text, &mut recent, max_labels, 64) {
+            let general = sample(&text[..len], TEXT, max_labels);
+            proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
+            let general = general.unwrap();
+            proptest::prop_assert_eq!(fast.name(), general.name());
+            proptest::prop_assert_eq!(fast.labels().as_raw(), general.labels().as_raw());
+            proptest::prop_assert_eq!(fast.labels().len(), general.labels().len());
+            proptest::prop_assert_eq!(fast.value().to_bits(), general.value().to_bits());
+            proptest::prop_assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
+            let pairs = |s: &Sample<'_>| -> Vec<(String, String)> {
+                s.labels().iter().map(|(n, v)| (n.to_string(), v.raw().to_string())).collect()
+            };
+            proptest::prop_assert_eq!(pairs(&fast), pairs(&general));
+        }
+    }
+}
