@@ -64,16 +64,56 @@ pub enum ParseErrorKind {
     #[error("unexpected text after {0}")]
     TrailingText(&'static str),
     /// The line is longer than [`Parser::max_line_len`](crate::Parser::max_line_len).
-    #[error("line longer than the limit of {limit} bytes")]
+    #[error("line of {length} bytes, over the limit of {limit}")]
     LineTooLong {
         /// The configured limit.
         limit: usize,
+        /// The line's length in bytes.
+        length: usize,
     },
-    /// A label set has more labels than [`Parser::max_labels`](crate::Parser::max_labels).
-    #[error("more than {limit} labels")]
-    TooManyLabels {
+    /// A sample has more labels than [`Parser::label_limit`](crate::Parser::label_limit)
+    /// (Prometheus' `label_limit`); reported at the first label over the limit.
+    #[error("{labels} labels, over the label_limit of {limit}")]
+    LabelLimit {
         /// The configured limit.
         limit: usize,
+        /// How many labels the sample has.
+        labels: usize,
+    },
+    /// A label name is longer than
+    /// [`Parser::label_name_length_limit`](crate::Parser::label_name_length_limit).
+    #[error("label name of {length} bytes, over the label_name_length_limit of {limit}")]
+    LabelNameLengthLimit {
+        /// The configured limit.
+        limit: usize,
+        /// The name's length in bytes.
+        length: usize,
+    },
+    /// A label value (unescaped) is longer than
+    /// [`Parser::label_value_length_limit`](crate::Parser::label_value_length_limit).
+    #[error("label value of {length} bytes, over the label_value_length_limit of {limit}")]
+    LabelValueLengthLimit {
+        /// The configured limit.
+        limit: usize,
+        /// The unescaped value's length in bytes.
+        length: usize,
+    },
+    /// The page holds more samples than [`Parser::sample_limit`](crate::Parser::sample_limit)
+    /// (Prometheus' `sample_limit`); reported at the first sample over the limit, after
+    /// which the page yields nothing more.
+    #[error("more than the sample_limit of {limit} samples")]
+    SampleLimit {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// The page is larger than [`Parser::body_size_limit`](crate::Parser::body_size_limit)
+    /// (Prometheus' `body_size_limit`); reported at line 1, column 1, and nothing is read.
+    #[error("page of {size} bytes, over the body_size_limit of {limit}")]
+    BodySizeLimit {
+        /// The configured limit.
+        limit: usize,
+        /// The page's size in bytes.
+        size: usize,
     },
     /// OpenMetrics forbids blank lines.
     #[error("blank line (not allowed in OpenMetrics)")]

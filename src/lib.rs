@@ -78,10 +78,16 @@
 //!   [`SelectorErrorKind::RegexUnsupported`] error.
 //!
 //! ## Limits
-//! Lines longer than [`DEFAULT_MAX_LINE_LEN`] and samples with more than
-//! [`DEFAULT_MAX_LABELS`] labels are errors (both configurable on [`Parser`]).
-//! Quoted metric and label names may not contain escape sequences (names are returned as
-//! borrowed `&str`). Timestamps are milliseconds (Prometheus' resolution).
+//! By default nothing is limited: every page Prometheus' own text parser accepts is read,
+//! with the same values (a 1 MiB label value costs nothing, the page is already in
+//! memory). Limits are opt-in on [`Parser`], named after Prometheus' scrape-config limits:
+//! [`Parser::sample_limit`], [`Parser::label_limit`], [`Parser::label_name_length_limit`],
+//! [`Parser::label_value_length_limit`], [`Parser::body_size_limit`] (and
+//! [`Parser::max_line_len`]); each refuses with its own [`ParseErrorKind`]. Values are read
+//! as Prometheus reads them: an out-of-range literal (`1e400`) and a signed NaN are refused,
+//! as Prometheus refuses them (prometheus_client would read ±Inf and NaN). Quoted metric and
+//! label names may not contain escape sequences (names are returned as borrowed `&str`).
+//! Timestamps are milliseconds (Prometheus' resolution).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -99,7 +105,7 @@ pub use select::{MatchOp, Matcher, Selector};
 pub use series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 pub use text::escape::UnescapedBytes;
 pub use text::labels::{LabelValue, Labels, LabelsIter};
-pub use text::parser::{parse, Entries, Format, Parser, DEFAULT_MAX_LABELS, DEFAULT_MAX_LINE_LEN};
+pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::{Entry, Exemplar, HelpText, MetricType, Sample};
 pub use tracker::{
     Group, GroupLabels, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker, DEFAULT_RETENTION,

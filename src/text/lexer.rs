@@ -1,6 +1,7 @@
 //! The lexer of label sets: quoted strings, `name="value"` terms, blanks, and the
 //! lexical rules that differ between the two formats.
 
+use super::escape::UnescapedBytes;
 use super::labels::Labels;
 use super::names::label_name_len;
 use super::swar::{has_byte, word_at};
@@ -179,17 +180,42 @@ pub(crate) struct LabelSet<'page> {
     pub quoted_name: Option<&'page str>,
 }
 
-/// Scans a `{...}` label set whose `{` is at `open`.
+/// Limits a caller opts into, named after Prometheus' scrape-config limits (`usize::MAX`:
+/// none, the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Limits {
+    pub line_length: usize,
+    pub labels: usize,
+    pub label_name_length: usize,
+    pub label_value_length: usize,
+    pub samples: usize,
+    pub body_size: usize,
+}
+
+impl Limits {
+    /// No limit at all.
+    pub const NONE: Limits = Limits {
+        line_length: usize::MAX,
+        labels: usize::MAX,
+        label_name_length: usize::MAX,
+        label_value_length: usize::MAX,
+        samples: usize::MAX,
+        body_size: usize::MAX,
+    };
+}
+
+/// Scans a `{...}` label set whose `{` is at `open`, within `limits`.
 #[inline(always)]
-pub(crate) fn label_set(
-    line: &str,
+pub(crate) fn label_set<'line>(
+    line: &'line str,
     open: usize,
     dialect: Dialect,
-    max_labels: usize,
-) -> Result<LabelSet<'_>, (usize, ParseErrorKind)> {
+    limits: &Limits,
+) -> Result<LabelSet<'line>, (usize, ParseErrorKind)> {
     let bytes = line.as_bytes();
     let mut i = open + 1;
     let mut count: usize = 0;
+    let mut first_over_limit = None;
     let mut quoted_name = None;
     let mut seen: u128 = 0;
     loop {
@@ -209,12 +235,35 @@ pub(crate) fn label_set(
                 }
                 quoted_name = Some(&line[term.name.0..term.name.1]);
             }
-            Some(_) => {
+            Some((value_start, value_end)) => {
                 count += 1;
-                if count > max_labels {
-                    return Err((term.name.0, ParseErrorKind::TooManyLabels { limit: max_labels }));
+                if count > limits.labels && first_over_limit.is_none() {
+                    first_over_limit = Some(term.name.0);
                 }
                 let name = &line[term.name.0..term.name.1];
+                if name.len() > limits.label_name_length {
+                    let (limit, length) = (limits.label_name_length, name.len());
+                    return Err((
+                        term.name.0,
+                        ParseErrorKind::LabelNameLengthLimit { limit, length },
+                    ));
+                }
+                let raw = &line[value_start..value_end];
+                if raw.len() > limits.label_value_length {
+                    // Prometheus measures the value as stored: unescaped.
+                    let length = if raw.contains('\\') {
+                        UnescapedBytes::new(raw, true).count()
+                    } else {
+                        raw.len()
+                    };
+                    if length > limits.label_value_length {
+                        let limit = limits.label_value_length;
+                        return Err((
+                            value_start,
+                            ParseErrorKind::LabelValueLengthLimit { limit, length },
+                        ));
+                    }
+                }
                 let bit = name_bits(name.as_bytes());
                 if seen & bit == bit {
                     let earlier = Labels::new(&line[open + 1..i], count as u32, dialect);
@@ -232,6 +281,15 @@ pub(crate) fn label_set(
             None => return Err((i, ParseErrorKind::Expected("'}' to close the label set"))),
             Some(_) => return Err((i, ParseErrorKind::Expected("',' or '}' after a label"))),
         }
+    }
+    if let Some(at) = first_over_limit {
+        return Err((
+            at,
+            ParseErrorKind::LabelLimit {
+                limit: limits.labels,
+                labels: count,
+            },
+        ));
     }
     Ok(LabelSet {
         end: i + 1,

@@ -1,6 +1,6 @@
 //! The page iterator: [`Parser`] (format, limits, strictness), [`Format`], [`Entries`].
 
-use super::lexer::Dialect;
+use super::lexer::{Dialect, Limits};
 use super::openmetrics::{self, Validator};
 use super::sample::{Entry, Sample};
 use super::{metadata, sample_line};
@@ -46,26 +46,26 @@ impl Format {
     }
 }
 
-/// Default for [`Parser::max_line_len`]: 1 MiB, far above any real exporter line
-/// (vLLM's 37-label `cache_config_info` is under 2 KiB).
-pub const DEFAULT_MAX_LINE_LEN: usize = 1 << 20;
-/// Default for [`Parser::max_labels`]: 256 labels per sample.
-pub const DEFAULT_MAX_LABELS: usize = 256;
-
-/// Parser configuration: the format, limits and strictness. Cheap to copy.
+/// Parser configuration: the format, strictness and the limits a caller opts into. Cheap
+/// to copy.
+///
+/// The defaults accept every page Prometheus' own text parser accepts: no limit is set.
+/// The limits are named after Prometheus' scrape-config limits, so an operator recognises
+/// them; each has its own [`ParseErrorKind`] naming the limit, the value seen, and (through
+/// [`ParseError`]'s line and column) where.
 ///
 /// # Example
 /// ```
 /// use promrate::{Format, Parser, ParseErrorKind};
-/// let parser = Parser::new(Format::PrometheusText).max_labels(1);
-/// let err = parser.parse("a{x=\"1\",y=\"2\"} 1\n").next().unwrap().unwrap_err();
-/// assert_eq!(err.kind, ParseErrorKind::TooManyLabels { limit: 1 });
+/// let parser = Parser::new(Format::PrometheusText).label_limit(1);
+/// let err = parser.parse("a{x=\"1\",y=\"2\",z=\"3\"} 1\n").next().unwrap().unwrap_err();
+/// assert_eq!(err.kind, ParseErrorKind::LabelLimit { limit: 1, labels: 3 });
+/// assert_eq!((err.line, err.column), (1, 9));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parser {
     format: Format,
-    max_line_len: usize,
-    max_labels: usize,
+    limits: Limits,
     strict: bool,
 }
 
@@ -76,7 +76,7 @@ impl Default for Parser {
 }
 
 impl Parser {
-    /// A parser for `format` with default limits, strict.
+    /// A parser for `format`, strict, with no limit.
     ///
     /// # Example
     /// ```
@@ -86,35 +86,99 @@ impl Parser {
     pub fn new(format: Format) -> Self {
         Parser {
             format,
-            max_line_len: DEFAULT_MAX_LINE_LEN,
-            max_labels: DEFAULT_MAX_LABELS,
+            limits: Limits::NONE,
             strict: true,
         }
     }
 
-    /// Lines longer than `bytes` (excluding the newline) are errors
-    /// ([`ParseErrorKind::LineTooLong`]). Default [`DEFAULT_MAX_LINE_LEN`].
+    /// Lines longer than `bytes` (without the newline) are errors
+    /// ([`ParseErrorKind::LineTooLong`]). No limit by default: the page is already in
+    /// memory, so a long line costs nothing (Prometheus has no such limit either).
     ///
     /// # Example
     /// ```
     /// let parser = promrate::Parser::default().max_line_len(4);
-    /// assert!(parser.parse("abcde 1").next().unwrap().is_err());
+    /// let err = parser.parse("abcde 1").next().unwrap().unwrap_err();
+    /// assert_eq!(err.kind, promrate::ParseErrorKind::LineTooLong { limit: 4, length: 7 });
     /// ```
     pub fn max_line_len(mut self, bytes: usize) -> Self {
-        self.max_line_len = bytes;
+        self.limits.line_length = bytes;
         self
     }
 
-    /// Samples with more than `count` labels are errors ([`ParseErrorKind::TooManyLabels`]).
-    /// Default [`DEFAULT_MAX_LABELS`].
+    /// Prometheus' `label_limit`: a sample with more than `count` labels is an error
+    /// ([`ParseErrorKind::LabelLimit`]).
     ///
     /// # Example
     /// ```
-    /// let parser = promrate::Parser::default().max_labels(0);
+    /// let parser = promrate::Parser::default().label_limit(0);
     /// assert!(parser.parse("a{b=\"c\"} 1").next().unwrap().is_err());
+    /// assert!(parser.parse("a 1").next().unwrap().is_ok());
     /// ```
-    pub fn max_labels(mut self, count: usize) -> Self {
-        self.max_labels = count;
+    pub fn label_limit(mut self, count: usize) -> Self {
+        self.limits.labels = count;
+        self
+    }
+
+    /// Prometheus' `label_name_length_limit`: a label name longer than `bytes` is an error
+    /// ([`ParseErrorKind::LabelNameLengthLimit`]).
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default().label_name_length_limit(3);
+    /// let err = parser.parse("a{abcd=\"x\"} 1").next().unwrap().unwrap_err();
+    /// assert_eq!(err.kind, promrate::ParseErrorKind::LabelNameLengthLimit { limit: 3, length: 4 });
+    /// assert_eq!(err.column, 3);
+    /// ```
+    pub fn label_name_length_limit(mut self, bytes: usize) -> Self {
+        self.limits.label_name_length = bytes;
+        self
+    }
+
+    /// Prometheus' `label_value_length_limit`: a label value longer than `bytes` once
+    /// unescaped is an error ([`ParseErrorKind::LabelValueLengthLimit`]).
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default().label_value_length_limit(2);
+    /// assert!(parser.parse("a{b=\"\\n\\n\"} 1").next().unwrap().is_ok()); // two bytes unescaped
+    /// let err = parser.parse("a{b=\"xyz\"} 1").next().unwrap().unwrap_err();
+    /// assert_eq!(err.kind, promrate::ParseErrorKind::LabelValueLengthLimit { limit: 2, length: 3 });
+    /// ```
+    pub fn label_value_length_limit(mut self, bytes: usize) -> Self {
+        self.limits.label_value_length = bytes;
+        self
+    }
+
+    /// Prometheus' `sample_limit`: the sample after the `count`-th is an error
+    /// ([`ParseErrorKind::SampleLimit`]) and ends the page, as Prometheus fails the whole
+    /// scrape.
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default().sample_limit(2);
+    /// let entries: Vec<_> = parser.parse("a 1\nb 2\nc 3\nd 4\n").collect();
+    /// assert_eq!(entries.len(), 3);
+    /// let err = entries[2].as_ref().unwrap_err();
+    /// assert_eq!((err.line, &err.kind), (3, &promrate::ParseErrorKind::SampleLimit { limit: 2 }));
+    /// ```
+    pub fn sample_limit(mut self, count: usize) -> Self {
+        self.limits.samples = count;
+        self
+    }
+
+    /// Prometheus' `body_size_limit`: a page larger than `bytes` is refused whole with one
+    /// error ([`ParseErrorKind::BodySizeLimit`]) before anything is read.
+    ///
+    /// # Example
+    /// ```
+    /// let parser = promrate::Parser::default().body_size_limit(3);
+    /// let entries: Vec<_> = parser.parse("a 1\n").collect();
+    /// assert_eq!(entries.len(), 1);
+    /// assert_eq!(entries[0].as_ref().unwrap_err().kind, promrate::ParseErrorKind::BodySizeLimit { limit: 3, size: 4 });
+    /// ```
+    pub fn body_size_limit(mut self, bytes: usize) -> Self {
+        self.limits.body_size = bytes;
         self
     }
 
@@ -160,8 +224,17 @@ impl Parser {
     /// ```
     pub fn parse<'page>(&self, text: &'page str) -> Entries<'page> {
         let openmetrics = self.format == Format::OpenMetrics;
+        // A page over the body size limit is refused whole: one error, nothing read.
+        let refused = (text.len() > self.limits.body_size).then(|| {
+            let (limit, size) = (self.limits.body_size, text.len());
+            ParseError::new(1, 1, ParseErrorKind::BodySizeLimit { limit, size })
+        });
+        let whole = refused.is_none();
+        let text = if whole { text } else { "" };
         Entries {
             text,
+            refused,
+            samples: 0,
             pos: 0,
             line: 0,
             config: *self,
@@ -169,7 +242,7 @@ impl Parser {
                 openmetrics,
                 strict_escapes: self.strict && !openmetrics,
             },
-            validator: if openmetrics && self.strict {
+            validator: if openmetrics && self.strict && whole {
                 Some(Validator::default())
             } else {
                 None
@@ -219,6 +292,10 @@ pub struct Entries<'page> {
     validator: Option<Validator<'page>>,
     /// An entry held back while an error about the family it closed is reported first.
     pending: Option<Entry<'page>>,
+    /// The error that refuses the whole page (over the body size limit), not yet yielded.
+    refused: Option<ParseError>,
+    /// Samples yielded so far (for the sample limit).
+    samples: usize,
     finished: bool,
     /// Names the fast paths checked on earlier lines (see `sample_fast`).
     recent: sample_line::RecentNames<'page>,
@@ -267,9 +344,10 @@ impl<'page> Entries<'page> {
 
     fn parse_line(&mut self, line_text: &'page str) -> Option<Result<Entry<'page>, ParseError>> {
         let om = self.dialect.openmetrics;
-        if line_text.len() > self.config.max_line_len {
+        if line_text.len() > self.config.limits.line_length {
             let kind = ParseErrorKind::LineTooLong {
-                limit: self.config.max_line_len,
+                limit: self.config.limits.line_length,
+                length: line_text.len(),
             };
             return Some(Err(ParseError::new(self.line, 1, kind)));
         }
@@ -288,9 +366,7 @@ impl<'page> Entries<'page> {
             None if om => return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::BlankLine))),
             None => return None,
             Some(b'#') => metadata::metadata(line_text, om),
-            Some(_) => {
-                sample_line::sample(line_text, self.dialect, self.config.max_labels).map(Entry::Sample)
-            }
+            Some(_) => sample_line::sample(line_text, self.dialect, &self.config.limits).map(Entry::Sample),
         };
         let entry = match parsed {
             Ok(entry) => entry,
@@ -319,15 +395,30 @@ impl<'page> Entries<'page> {
         if self.dialect.openmetrics {
             return None;
         }
-        let (sample, len) = sample_line::sample_fast(
-            self.text.get(self.pos..)?,
-            &mut self.recent,
-            self.config.max_labels,
-            self.config.max_line_len,
-        )?;
+        let (sample, len) =
+            sample_line::sample_fast(self.text.get(self.pos..)?, &mut self.recent, &self.config.limits)?;
         self.pos += len + 1;
         self.line += 1;
         Some(sample)
+    }
+
+    /// Counts a yielded sample; past the sample limit, the error that ends the page.
+    #[inline(always)]
+    fn count_sample(&mut self) -> Option<ParseError> {
+        self.samples += 1;
+        if self.samples <= self.config.limits.samples {
+            return None;
+        }
+        // Prometheus fails the whole scrape: nothing after this is read.
+        self.pos = self.text.len();
+        self.pending = None;
+        self.finished = true;
+        let limit = self.config.limits.samples;
+        Some(ParseError::new(
+            self.line,
+            1,
+            ParseErrorKind::SampleLimit { limit },
+        ))
     }
 
     /// Calls `f` with every entry or error, in order, as iterating would yield them; fast
@@ -338,7 +429,13 @@ impl<'page> Entries<'page> {
         loop {
             if self.pending.is_none() && self.validator.is_none() {
                 if let Some(sample) = self.next_fast_sample() {
-                    f(Ok(&Entry::Sample(sample)));
+                    match self.count_sample() {
+                        None => f(Ok(&Entry::Sample(sample))),
+                        Some(over) => {
+                            f(Err(&over));
+                            return;
+                        }
+                    }
                     continue;
                 }
             }
@@ -354,6 +451,23 @@ impl<'page> Iterator for Entries<'page> {
     type Item = Result<Entry<'page>, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(refused) = self.refused.take() {
+            self.finished = true;
+            return Some(Err(refused));
+        }
+        let entry = self.next_entry()?;
+        if let Ok(Entry::Sample(_)) = entry {
+            if let Some(over) = self.count_sample() {
+                return Some(Err(over));
+            }
+        }
+        Some(entry)
+    }
+}
+
+impl<'page> Entries<'page> {
+    /// What `next` yields, before the sample limit is applied.
+    fn next_entry(&mut self) -> Option<Result<Entry<'page>, ParseError>> {
         if self.pending.is_some() {
             return self.pending.take().map(Ok);
         }
@@ -376,7 +490,7 @@ impl<'page> Iterator for Entries<'page> {
             if !self.dialect.openmetrics {
                 // CRLF pages are common from Windows exporters; Prometheus tolerates them.
                 line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
-                if bytes[start] == b'#' && line_text.len() <= self.config.max_line_len {
+                if bytes[start] == b'#' && line_text.len() <= self.config.limits.line_length {
                     if let Some(entry) = metadata::metadata_fast(line_text, self.recent.metric) {
                         if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
                             self.recent.metric = name;

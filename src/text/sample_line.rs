@@ -5,7 +5,7 @@
 //! `fast_path_agrees_with_the_general_path` and the fuzz target `fast_path_agrees` check it.
 
 use super::labels::Labels;
-use super::lexer::{label_set, skip_blanks, token_end, Dialect};
+use super::lexer::{label_set, skip_blanks, token_end, Dialect, Limits};
 use super::metadata::Fail;
 use super::names::{label_name_len, metric_name_len, same_bytes};
 use super::sample::{Exemplar, Sample};
@@ -20,7 +20,11 @@ const MAX_EXEMPLAR_LABEL_CHARS: usize = 128;
 
 /// Parses a sample line.
 #[inline]
-pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<Sample<'_>, Fail> {
+pub(crate) fn sample<'line>(
+    line: &'line str,
+    dialect: Dialect,
+    limits: &Limits,
+) -> Result<Sample<'line>, Fail> {
     let bytes = line.as_bytes();
     let om = dialect.openmetrics;
     let mut i = if om { 0 } else { skip_blanks(bytes, 0) };
@@ -42,7 +46,7 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
     let mut labels = Labels::new("", 0, dialect);
     if bytes.get(i) == Some(&b'{') {
         let open = i;
-        let set = label_set(line, open, dialect, max_labels)?;
+        let set = label_set(line, open, dialect, limits)?;
         if let Some(quoted) = set.quoted_name {
             if !name.is_empty() {
                 return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
@@ -117,8 +121,7 @@ pub(crate) fn sample(line: &str, dialect: Dialect, max_labels: usize) -> Result<
 pub(crate) fn sample_fast<'page>(
     text: &'page str,
     recent: &mut RecentNames<'page>,
-    max_labels: usize,
-    max_line_len: usize,
+    limits: &Limits,
 ) -> Option<(Sample<'page>, usize)> {
     let b = text.as_bytes();
     let previous_name = recent.metric;
@@ -153,6 +156,7 @@ pub(crate) fn sample_fast<'page>(
                 }
             };
             if label_len == 0
+                || label_len > limits.label_name_length
                 || b.get(i + label_len) != Some(&b'=')
                 || b.get(i + label_len + 1) != Some(&b'"')
             {
@@ -167,6 +171,7 @@ pub(crate) fn sample_fast<'page>(
             seen[word] |= bit;
             count += 1;
             i += label_len + 2;
+            let value_start = i;
             // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
             // One test finds all three and a few harmless bytes (below 0x23: blanks, `!`,
             // controls), which are stepped over.
@@ -184,6 +189,9 @@ pub(crate) fn sample_fast<'page>(
                     _ => i += 1,
                 }
             }
+            if i - value_start > limits.label_value_length {
+                return None;
+            }
             i += 1;
             match b.get(i) {
                 Some(b',') => i += 1,
@@ -191,7 +199,7 @@ pub(crate) fn sample_fast<'page>(
                 _ => return None,
             }
         }
-        if count > max_labels {
+        if count > limits.labels {
             return None;
         }
         labels = Labels::simple(&text[open + 1..i], count as u32);
@@ -221,7 +229,7 @@ pub(crate) fn sample_fast<'page>(
         timestamp_ms = Some(ts);
         i = end;
     }
-    if !matches!(b.get(i), None | Some(b'\n')) || i > max_line_len {
+    if !matches!(b.get(i), None | Some(b'\n')) || i > limits.line_length {
         return None;
     }
     let sample = Sample {
@@ -344,7 +352,11 @@ pub(crate) fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
         return Err((hash, ParseErrorKind::Expected("'# {' to start an exemplar")));
     }
     let open = hash + 2;
-    let set = label_set(line, open, dialect, MAX_EXEMPLAR_LABEL_CHARS)?;
+    let exemplar_limits = Limits {
+        labels: MAX_EXEMPLAR_LABEL_CHARS,
+        ..Limits::NONE
+    };
+    let set = label_set(line, open, dialect, &exemplar_limits)?;
     if set.quoted_name.is_some() {
         return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
     }

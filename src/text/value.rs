@@ -1,16 +1,32 @@
 //! Sample values and timestamps: the float and integer grammars of both formats.
 
-/// Parses a sample value as Prometheus and prometheus_client accept it: decimal floats with
-/// optional sign and exponent, `NaN`, `Inf`/`+Inf`/`-Inf` (any case, also `Infinity`).
-/// Hex floats and `_` digit separators are refused.
+/// Parses a sample value as Prometheus reads it: Go's `strconv.ParseFloat` without the hex
+/// and `_` forms Prometheus refuses. Decimal floats with optional sign and exponent, `NaN`
+/// (unsigned), `Inf`/`+Inf`/`-Inf` and `Infinity` in any case.
+///
+/// Two kinds of value that prometheus_client accepts are refused, on purpose, as
+/// Prometheus refuses them: a literal out of the f64 range (`1e400`, which would become
+/// ±Inf) and a signed NaN (`+NaN`, `-NaN`). promrate's figures are meant to agree with the
+/// Prometheus server that scrapes the same page, and that server drops such samples. The
+/// golden file `tests/data/values/prometheus-values.tsv` (from Go itself) checks this.
 #[inline(always)]
 pub(crate) fn parse_float(token: &str) -> Option<f64> {
     if let Some(v) = parse_simple_decimal(token.as_bytes()) {
         return Some(v);
     }
-    // `f64::from_str` is correctly rounded and rejects hex, `_` and whitespace; it accepts
-    // exactly the spellings of NaN and infinity that Go's ParseFloat and Python's float do.
-    token.parse::<f64>().ok()
+    // `f64::from_str` is correctly rounded and rejects hex, `_` and whitespace, like Go's
+    // ParseFloat on what Prometheus lets through; it differs only where handled below.
+    let value = token.parse::<f64>().ok()?;
+    let unsigned = token.trim_start_matches(['+', '-']);
+    if value.is_nan() && unsigned.len() != token.len() {
+        return None; // signed NaN
+    }
+    if value.is_infinite()
+        && !(unsigned.eq_ignore_ascii_case("inf") || unsigned.eq_ignore_ascii_case("infinity"))
+    {
+        return None; // out of range
+    }
+    Some(value)
 }
 
 /// Powers of ten that are exact in an f64.

@@ -2,6 +2,7 @@
 
 mod data;
 mod differential;
+mod limits;
 mod monitor;
 mod openmetrics_suite;
 mod oracle;
@@ -9,4 +10,5 @@ mod proptests;
 mod rate_props;
 mod selectors;
 mod text_corpus;
+mod values;
 mod vllm;

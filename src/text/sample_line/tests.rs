@@ -6,13 +6,18 @@ const TEXT: Dialect = Dialect {
     openmetrics: false,
     strict_escapes: true,
 };
+const LIMITS: Limits = Limits {
+    labels: 8,
+    line_length: 100,
+    ..Limits::NONE
+};
 const OM: Dialect = Dialect {
     openmetrics: true,
     strict_escapes: false,
 };
 
 fn ok(line: &str) -> Sample<'_> {
-    sample(line, TEXT, 64).unwrap_or_else(|e| panic!("{line:?}: {e:?}"))
+    sample(line, TEXT, &Limits::NONE).unwrap_or_else(|e| panic!("{line:?}: {e:?}"))
 }
 
 #[test]
@@ -65,7 +70,7 @@ fn sample_errors() {
     ];
     for (line, at, kind) in cases {
         assert_eq!(
-            sample(line, TEXT, 64).unwrap_err(),
+            sample(line, TEXT, &Limits::NONE).unwrap_err(),
             (*at, kind.clone()),
             "{line:?}"
         );
@@ -74,7 +79,7 @@ fn sample_errors() {
 
 #[test]
 fn openmetrics_samples() {
-    let s = sample("a_total 1 1.5 # {id=\"x\"} 2 3", OM, 64).unwrap();
+    let s = sample("a_total 1 1.5 # {id=\"x\"} 2 3", OM, &Limits::NONE).unwrap();
     assert_eq!(s.timestamp_ms(), Some(1500));
     let ex = s.exemplar().unwrap();
     assert_eq!((ex.value(), ex.timestamp_ms()), (2.0, Some(3000)));
@@ -87,7 +92,7 @@ fn openmetrics_samples() {
         "a 1 #{} 1",
         "a 1# {} 1",
     ] {
-        assert!(sample(bad, OM, 64).is_err(), "{bad:?}");
+        assert!(sample(bad, OM, &Limits::NONE).is_err(), "{bad:?}");
     }
 }
 
@@ -96,8 +101,7 @@ fn fast_path_takes_the_common_shapes() {
     let (s, len) = sample_fast(
         "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
         &mut RecentNames::default(),
-        8,
-        100,
+        &LIMITS,
     )
     .unwrap();
     assert_eq!(
@@ -105,7 +109,7 @@ fn fast_path_takes_the_common_shapes() {
         ("a", 2, 1500.0, Some(17), 47)
     );
     assert_eq!(
-        sample_fast("vllm:x 4", &mut RecentNames::default(), 8, 100).map(|(s, l)| (s.value(), l)),
+        sample_fast("vllm:x 4", &mut RecentNames::default(), &LIMITS).map(|(s, l)| (s.value(), l)),
         Some((4.0, 8))
     );
     for other in [
@@ -118,7 +122,7 @@ fn fast_path_takes_the_common_shapes() {
         "a{ b=\"c\"} 1",
     ] {
         assert!(
-            sample_fast(other, &mut RecentNames::default(), 8, 100).is_none(),
+            sample_fast(other, &mut RecentNames::default(), &LIMITS).is_none(),
             "{other:?}"
         );
         let mut recent = RecentNames {
@@ -126,7 +130,7 @@ fn fast_path_takes_the_common_shapes() {
             ..RecentNames::default()
         };
         recent.remember_label(0, b"b=", 0, 1);
-        assert!(sample_fast(other, &mut recent, 8, 100).is_none(), "{other:?}");
+        assert!(sample_fast(other, &mut recent, &LIMITS).is_none(), "{other:?}");
     }
 }
 
@@ -138,6 +142,8 @@ proptest::proptest! {
     fn fast_path_agrees_with_general_path(
         text in "[a-z_:]{1,6}(\\{([a-z_]{1,4}=\"[a-z0-9 ,{}=\\\\\"\t\n]{0,12}\",?){0,4}\\})? ?[-+0-9.eE]{0,8}( [-0-9]{0,4})?[ \t\r]?\n?[a-z]{0,3}",
         max_labels in 0usize..5,
+        name_limit in 1usize..6,
+        value_limit in 0usize..14,
         previous_len in 0usize..8,
         earlier_labels in proptest::collection::vec("[a-z_]{1,3}", 0..4),
     ) {
@@ -151,8 +157,15 @@ proptest::proptest! {
         for (k, name) in earlier_labels.iter().enumerate() {
             recent.remember_label(k, format!("{name}=\"\"...").as_bytes(), 0, name.len());
         }
-        if let Some((fast, len)) = sample_fast(&text, &mut recent, max_labels, 64) {
-            let general = sample(&text[..len], TEXT, max_labels);
+        let limits = Limits {
+            labels: max_labels,
+            label_name_length: name_limit,
+            label_value_length: value_limit,
+            line_length: 64,
+            ..Limits::NONE
+        };
+        if let Some((fast, len)) = sample_fast(&text, &mut recent, &limits) {
+            let general = sample(&text[..len], TEXT, &limits);
             proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
             let general = general.unwrap();
             proptest::prop_assert_eq!(fast.name(), general.name());
