@@ -93,6 +93,10 @@
 
 mod error;
 mod fingerprint;
+/// Internals exposed to `cargo fuzz` only (feature `fuzzing`); not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod histogram;
 pub mod promql;
 mod select;

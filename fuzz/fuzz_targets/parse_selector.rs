@@ -6,15 +6,23 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     match promrate::Selector::parse(text) {
         Err(e) => assert!(e.column >= 1 && e.column <= text.chars().count() + 1),
         Ok(selector) => {
-            let sample = promrate::parse("up{job=\"api\",path=\"a\\\"b\"} 1").next().unwrap().unwrap();
+            let sample = promrate::parse("up{job=\"api\",path=\"a\\\"b\"} 1")
+                .next()
+                .unwrap()
+                .unwrap();
             let _ = selector.matches(sample.as_sample().unwrap());
             let rendered = selector.to_string();
             let again = promrate::Selector::parse(&rendered).expect("rendered selector parses");
-            assert_eq!(format!("{:?}", again.matchers()), format!("{:?}", selector.matchers()));
+            assert_eq!(
+                format!("{:?}", again.matchers()),
+                format!("{:?}", selector.matchers())
+            );
         }
     }
 });

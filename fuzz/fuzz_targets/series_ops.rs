@@ -29,10 +29,18 @@ fuzz_target!(|bytes: &[u8]| {
             _ => f64::from(u32::from_le_bytes([a, b, c, 0])),
         };
         t_ms += i64::from(i16::from_le_bytes([a, b])) * 37;
-        let Some(now) = DateTime::from_timestamp_millis(t_ms) else { return };
+        let Some(now) = DateTime::from_timestamp_millis(t_ms) else {
+            return;
+        };
         let window = TimeDelta::milliseconds(i64::from(c) * 1_000 + i64::from(b));
-        let semantics = if a & 1 == 0 { Semantics::Prometheus3 } else { Semantics::Prometheus2 };
-        let range = Range::new(window).semantics(semantics).lookback(TimeDelta::seconds(i64::from(a)));
+        let semantics = if a & 1 == 0 {
+            Semantics::Prometheus3
+        } else {
+            Semantics::Prometheus2
+        };
+        let range = Range::new(window)
+            .semantics(semantics)
+            .lookback(TimeDelta::seconds(i64::from(a)));
         match op % 10 {
             0 | 1 => {
                 let before = series.len();
@@ -41,33 +49,56 @@ fuzz_target!(|bytes: &[u8]| {
                 }
             }
             2 => {
-                let _ = series.push_with_created(now, value.abs(), now - TimeDelta::milliseconds(i64::from(c)));
+                let _ =
+                    series.push_with_created(now, value.abs(), now - TimeDelta::milliseconds(i64::from(c)));
             }
             3 => {
                 let _ = series.amend_created(now - TimeDelta::milliseconds(i64::from(b)));
             }
             4 => {
-                let _ = (series.rate(&range, now), series.increase(&range, now), series.irate(&range, now));
+                let _ = (
+                    series.rate(&range, now),
+                    series.increase(&range, now),
+                    series.irate(&range, now),
+                );
             }
             5 => {
                 if let Some(inc) = series.exact_increase(window, now) {
-                    assert!(inc >= 0.0 || inc.is_nan(), "exact increase of a counter is never negative: {inc}");
+                    assert!(
+                        inc >= 0.0 || inc.is_nan(),
+                        "exact increase of a counter is never negative: {inc}"
+                    );
                 }
                 let _ = (series.exact_rate(window, now), series.ewma_rate());
             }
             6 => {
                 let p = series.points();
-                let _ = (range.anchored().increase(p, now), range.anchored().resets(p, now), range.anchored().changes(p, now));
+                let _ = (
+                    range.anchored().increase(p, now),
+                    range.anchored().resets(p, now),
+                    range.anchored().changes(p, now),
+                );
                 let _ = (range.smoothed().rate(p, now), range.smoothed().delta(p, now));
             }
             7 => {
                 let p = series.points();
-                let _ = (range.delta(p, now), range.idelta(p, now), range.resets(p, now), range.changes(p, now));
+                let _ = (
+                    range.delta(p, now),
+                    range.idelta(p, now),
+                    range.resets(p, now),
+                    range.changes(p, now),
+                );
                 let starts: Vec<Option<i64>> = series.created_times().collect();
                 let _ = range.with_start_times(&starts).rate(p, now);
             }
             _ => {
-                let page = format!("# TYPE x counter\nx_total{{k=\"{}\"}} {}\nx_created{{k=\"{}\"}} {}\n", a % 3, value, a % 3, c);
+                let page = format!(
+                    "# TYPE x counter\nx_total{{k=\"{}\"}} {}\nx_created{{k=\"{}\"}} {}\n",
+                    a % 3,
+                    value,
+                    a % 3,
+                    c
+                );
                 let _ = tracker.ingest(&page, now);
                 let _ = tracker.sum_by(&x_total, &["k"], |s| s.counter()?.exact_rate(window, now));
                 let _ = tracker.histogram_quantile(0.5, &x, &[], |s| s.last_value());

@@ -20,13 +20,13 @@
 
 pub(crate) mod escape;
 pub(crate) mod labels;
-mod lexer;
-mod metadata;
+pub(crate) mod lexer;
+pub(crate) mod metadata;
 pub(crate) mod names;
 mod openmetrics;
 pub(crate) mod parser;
 pub(crate) mod sample;
-mod sample_line;
+pub(crate) mod sample_line;
 mod swar;
 mod value;
 pub mod write;

@@ -254,7 +254,23 @@ pub(crate) struct RecentNames<'page> {
     label_lens: [u8; 8],
 }
 
-impl RecentNames<'_> {
+impl<'page> RecentNames<'page> {
+    /// Names as earlier lines would have left them, for tests and fuzzing: `metric` and
+    /// `labels` are kept only if they are valid names.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn remembering(metric: &'page str, labels: &[&str]) -> Self {
+        use crate::text::names::{is_label_name, is_metric_name};
+        let mut recent = RecentNames {
+            metric: if is_metric_name(metric) { metric } else { "" },
+            ..RecentNames::default()
+        };
+        for (k, name) in labels.iter().enumerate().filter(|(_, n)| is_label_name(n)) {
+            let padded = format!("{name}=\"\"......");
+            recent.remember_label(k, padded.as_bytes(), 0, name.len());
+        }
+        recent
+    }
+
     /// The length of the label name at `b[i..]` if it is the one remembered for position
     /// `k` (followed by `=`).
     #[inline(always)]

@@ -2,7 +2,9 @@
 //! sample's labels (and exemplar) replay without failing, in strict and lenient mode.
 
 pub fn check_page(data: &[u8], format: promrate::Format) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let lines = text.split('\n').count();
     for strict in [true, false] {
         for entry in promrate::Parser::new(format).strict(strict).parse(text) {

@@ -150,13 +150,8 @@ proptest::proptest! {
         // Names of the lines before, as the iterator keeps them: valid names, here a
         // prefix of this line and the label names of an earlier line.
         let previous = text.get(..previous_len.min(text.len())).unwrap_or("");
-        let mut recent = RecentNames {
-            metric: if crate::text::names::is_metric_name(previous) { previous } else { "" },
-            ..RecentNames::default()
-        };
-        for (k, name) in earlier_labels.iter().enumerate() {
-            recent.remember_label(k, format!("{name}=\"\"...").as_bytes(), 0, name.len());
-        }
+        let earlier: Vec<&str> = earlier_labels.iter().map(String::as_str).collect();
+        let mut recent = RecentNames::remembering(previous, &earlier);
         let limits = Limits {
             labels: max_labels,
             label_name_length: name_limit,

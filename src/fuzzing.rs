@@ -1,0 +1,57 @@
+//! Checks `cargo fuzz` runs on internals (feature `fuzzing`; not part of the API): the fast
+//! paths against the general paths they must agree with.
+
+use crate::text::lexer::Limits;
+use crate::text::metadata;
+use crate::text::sample_line::{sample, sample_fast, RecentNames};
+
+/// Runs the fast sample path on `text` (a page from a line start), with the names of
+/// earlier lines taken from `recent_name` and `recent_labels` (kept only if valid names),
+/// and the given limits; whatever it accepts, the general path must parse to the same
+/// sample. Likewise for the metadata fast path on the first line. Panics on a disagreement.
+pub fn fast_paths_agree(
+    text: &str,
+    recent_name: &str,
+    recent_labels: &[&str],
+    labels: usize,
+    name_length: usize,
+    value_length: usize,
+) {
+    let limits = Limits {
+        labels,
+        label_name_length: name_length,
+        label_value_length: value_length,
+        ..Limits::NONE
+    };
+    let mut recent = RecentNames::remembering(recent_name, recent_labels);
+    if let Some((fast, len)) = sample_fast(text, &mut recent, &limits) {
+        let dialect = crate::text::lexer::Dialect {
+            openmetrics: false,
+            strict_escapes: true,
+        };
+        let general = sample(&text[..len], dialect, &limits).unwrap_or_else(|e| {
+            panic!(
+                "fast path took {:?}, general path refused it: {e:?}",
+                &text[..len]
+            )
+        });
+        assert_eq!(fast.name(), general.name());
+        assert_eq!(fast.labels().as_raw(), general.labels().as_raw());
+        assert_eq!(fast.labels().len(), general.labels().len());
+        let pairs = |s: &crate::Sample<'_>| -> Vec<(String, String)> {
+            s.labels()
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                .collect()
+        };
+        assert_eq!(pairs(&fast), pairs(&general));
+        assert_eq!(fast.value().to_bits(), general.value().to_bits());
+        assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
+    }
+    let line = text.split('\n').next().unwrap_or("");
+    if let Some(fast) = metadata::metadata_fast(line, recent.metric) {
+        let general = metadata::metadata(line, false)
+            .unwrap_or_else(|e| panic!("metadata fast path took {line:?}, general path refused it: {e:?}"));
+        assert_eq!(format!("{fast:?}"), format!("{general:?}"));
+    }
+}
