@@ -234,6 +234,30 @@ pub enum FamilyRule {
     ExemplarNotAllowed,
 }
 
+impl ParseErrorKind {
+    /// Whether this is one of the limits a caller opts into ([`Parser::sample_limit`](crate::Parser::sample_limit)
+    /// and the others), rather than a fault of the page.
+    ///
+    /// # Example
+    /// ```
+    /// let err = promrate::Parser::default().label_limit(0).parse("a{b=\"c\"} 1").next().unwrap().unwrap_err();
+    /// assert!(err.kind.is_limit());
+    /// let err = promrate::parse("a{b=} 1").next().unwrap().unwrap_err();
+    /// assert!(!err.kind.is_limit());
+    /// ```
+    pub fn is_limit(&self) -> bool {
+        matches!(
+            self,
+            ParseErrorKind::LineTooLong { .. }
+                | ParseErrorKind::LabelLimit { .. }
+                | ParseErrorKind::LabelNameLengthLimit { .. }
+                | ParseErrorKind::LabelValueLengthLimit { .. }
+                | ParseErrorKind::SampleLimit { .. }
+                | ParseErrorKind::BodySizeLimit { .. }
+        )
+    }
+}
+
 impl ParseError {
     pub(crate) fn new(line: usize, column: usize, kind: ParseErrorKind) -> Self {
         ParseError { line, column, kind }
@@ -313,4 +337,19 @@ pub enum SeriesError {
     /// Counter values must be finite and not negative.
     #[error("invalid counter value {0}")]
     InvalidValue(f64),
+    /// A limit of the tracker's [`Parser`](crate::Parser) refused the whole scrape, as
+    /// Prometheus fails a scrape over its `sample_limit`, `label_limit`,
+    /// `label_name_length_limit`, `label_value_length_limit` or `body_size_limit`; the
+    /// error names the limit, the value seen and where. Nothing was recorded.
+    #[error("scrape refused: {0}")]
+    Limit(ParseError),
+    /// The scrape would have taken the tracker past
+    /// [`Tracker::max_series`](crate::Tracker::max_series); nothing was recorded.
+    #[error("scrape refused: {series} series, over the max_series of {limit}")]
+    SeriesLimit {
+        /// The configured limit.
+        limit: usize,
+        /// How many series the tracker would have held.
+        series: usize,
+    },
 }

@@ -203,6 +203,11 @@ impl Parser {
         self
     }
 
+    /// The limits in force (for the tracker, which refuses a scrape over any of them).
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// The configured format.
     ///
     /// # Example

@@ -97,6 +97,12 @@ impl SeriesIndex {
         })
     }
 
+    /// The identity fingerprint of a parsed sample (equal for equal identities).
+    pub fn fingerprint_of(&self, sample: &crate::Sample<'_>) -> u64 {
+        let pairs = sample.labels().iter().map(|(k, v)| (k, v.unescaped_bytes()));
+        fingerprint(&[sample.name()], pairs, self.normalize_names)
+    }
+
     /// The slot of the series with this name and these (unescaped) labels, in any order.
     pub fn find_owned(&self, name: &str, labels: &[(&str, &str)]) -> Option<usize> {
         let normalize = self.normalize_names;

@@ -24,6 +24,8 @@ mod positions;
 mod roles;
 mod tracked;
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, TimeDelta, Utc};
 
 pub use aggregate::{Group, GroupLabels};
@@ -35,6 +37,7 @@ pub use tracked::{IngestReport, ResetEvent, SeriesData, TrackedSeries};
 use crate::error::SeriesError;
 use crate::select::Selector;
 use crate::series::{CounterSeries, GaugeSeries, DEFAULT_EWMA_TAU};
+use crate::text::lexer::Limits;
 use crate::text::{Entry, Format, MetricType, Parser, Sample};
 
 /// Default [`Tracker::retention`]: 10 minutes of points per series.
@@ -90,6 +93,7 @@ pub struct Tracker {
     touched: usize,
     scrapes: u64,
     last_at_ms: Option<i64>,
+    max_series: usize,
 }
 
 impl Tracker {
@@ -114,6 +118,7 @@ impl Tracker {
             touched: 0,
             scrapes: 0,
             last_at_ms: None,
+            max_series: usize::MAX,
         }
     }
 
@@ -214,6 +219,27 @@ impl Tracker {
         self
     }
 
+    /// At most `count` series: a scrape that would take the tracker past it is refused
+    /// whole ([`SeriesError::SeriesLimit`]), with no series half-created and nothing
+    /// recorded, so memory stays bounded whatever a server sends. No limit by default.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.max_series(2);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\nb 1\n", at(1))?;
+    /// let refused = t.ingest("a 2\nb 2\nc 2\n", at(2));
+    /// assert_eq!(refused, Err(promrate::SeriesError::SeriesLimit { limit: 2, series: 3 }));
+    /// assert_eq!((t.len(), t.scrapes()), (2, 1));
+    /// assert_eq!(t.get("a", &[]).unwrap().last_value(), Some(1.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn max_series(&mut self, count: usize) -> &mut Self {
+        self.max_series = count;
+        self
+    }
+
     /// Number of series tracked.
     ///
     /// # Example
@@ -284,8 +310,10 @@ impl Tracker {
     /// first is reported; the rest of the page is still used.
     ///
     /// # Errors
-    /// [`SeriesError::NotAfterLast`] if `at` is not after the previous scrape; nothing is
-    /// recorded then.
+    /// Nothing is recorded when the scrape is refused: [`SeriesError::NotAfterLast`] if `at`
+    /// is not after the previous scrape; [`SeriesError::Limit`] if the page is over a limit
+    /// of the [`Tracker::parser`] (as Prometheus fails such a scrape whole);
+    /// [`SeriesError::SeriesLimit`] if it would go past [`Tracker::max_series`].
     ///
     /// # Example
     /// ```
@@ -303,6 +331,7 @@ impl Tracker {
                 return Err(SeriesError::NotAfterLast { at_ms, last_ms });
             }
         }
+        self.check_limits(text)?;
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
         let mut report = IngestReport::default();
@@ -327,6 +356,54 @@ impl Tracker {
         });
         self.drop_stale(&mut report);
         Ok(report)
+    }
+
+    /// Refuses a scrape over a limit before anything is recorded: the parser's limits (a
+    /// pre-pass only when one is set), then `max_series` (a pre-pass only when the page
+    /// could reach it: a sample takes at least four bytes).
+    fn check_limits(&self, text: &str) -> Result<(), SeriesError> {
+        if self.parser.limits() != Limits::NONE {
+            let over = self
+                .parser
+                .parse(text)
+                .filter_map(Result::err)
+                .find(|e| e.kind.is_limit());
+            if let Some(error) = over {
+                return Err(SeriesError::Limit(error));
+            }
+        }
+        if self.index.len().saturating_add(text.len() / 4) <= self.max_series {
+            return Ok(());
+        }
+        // Identities this page would add, each once.
+        let mut new: HashSet<u64> = HashSet::new();
+        let mut family: Option<(&str, MetricType)> = None;
+        for entry in self.parser.parse(text) {
+            match entry {
+                Ok(Entry::Type { name, kind }) => family = Some((name, kind)),
+                Ok(Entry::Sample(sample)) => {
+                    let role = roles::role(sample.name(), family, self.index.normalize_names());
+                    if role != Role::Created
+                        && self.selected(&sample)
+                        && self
+                            .index
+                            .find_parsed(&[sample.name()], sample.labels())
+                            .is_none()
+                    {
+                        new.insert(self.index.fingerprint_of(&sample));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let series = self.index.len() + new.len();
+        if series > self.max_series {
+            return Err(SeriesError::SeriesLimit {
+                limit: self.max_series,
+                series,
+            });
+        }
+        Ok(())
     }
 
     fn selected(&self, sample: &Sample<'_>) -> bool {

@@ -109,3 +109,73 @@ fn a_reused_slot_is_not_mistaken_for_its_old_series() {
     assert!(t.get("a_total", &[]).is_none());
     assert_eq!(exact(&t, "b_total", &[], 1, 2), Some(2.0));
 }
+
+/// Every parser limit fails the whole scrape, as Prometheus does, and changes nothing.
+#[test]
+fn a_scrape_over_a_limit_is_refused_whole() {
+    use crate::{Format, ParseErrorKind, Parser};
+    let good = "a_total{k=\"1\"} 1\nb_total 1\n";
+    let over =
+        "a_total{k=\"1\"} 2\nb_total 2\nc_total{k=\"1\",l=\"2\",m=\"3\"} 2\nd_total{long_name=\"x\"} 2\n";
+    let limited = [
+        (
+            Parser::new(Format::PrometheusText).sample_limit(3),
+            ParseErrorKind::SampleLimit { limit: 3 },
+        ),
+        (
+            Parser::new(Format::PrometheusText).label_limit(2),
+            ParseErrorKind::LabelLimit { limit: 2, labels: 3 },
+        ),
+        (
+            Parser::new(Format::PrometheusText).label_name_length_limit(4),
+            ParseErrorKind::LabelNameLengthLimit { limit: 4, length: 9 },
+        ),
+        (
+            Parser::new(Format::PrometheusText).body_size_limit(good.len()),
+            ParseErrorKind::BodySizeLimit {
+                limit: good.len(),
+                size: over.len(),
+            },
+        ),
+    ];
+    for (parser, kind) in limited {
+        let mut t = Tracker::new([]);
+        t.parser(parser);
+        t.ingest(good, at(0)).unwrap();
+        match t.ingest(over, at(10)) {
+            Err(SeriesError::Limit(e)) => assert_eq!(e.kind, kind),
+            other => panic!("{kind:?}: {other:?}"),
+        }
+        assert_eq!((t.len(), t.scrapes()), (2, 1), "{kind:?}");
+        assert_eq!(t.get("a_total", &[("k", "1")]).unwrap().last_value(), Some(1.0));
+        // The next scrape within the limits is taken, at a later time than the refused one.
+        t.ingest(good.replace(" 1\n", " 3\n").as_str(), at(20)).unwrap();
+        assert_eq!(exact(&t, "a_total", &[("k", "1")], 20, 20), Some(2.0), "{kind:?}");
+    }
+}
+
+/// `max_series` refuses a page that would add too many series, with none half-created.
+#[test]
+fn max_series_bounds_the_tracker() {
+    let page = |n: usize, v: u32| {
+        (0..n)
+            .map(|i| format!("s_total{{i=\"{i}\"}} {v}\n"))
+            .collect::<String>()
+    };
+    let mut t = Tracker::new([]);
+    t.max_series(100);
+    t.ingest(&page(100, 1), at(0)).unwrap();
+    assert_eq!(t.len(), 100);
+    assert_eq!(
+        t.ingest(&page(101, 2), at(10)),
+        Err(SeriesError::SeriesLimit {
+            limit: 100,
+            series: 101
+        })
+    );
+    assert_eq!((t.len(), t.scrapes()), (100, 1));
+    assert_eq!(t.get("s_total", &[("i", "5")]).unwrap().last_value(), Some(1.0));
+    // A page of known series within the bound goes on as usual.
+    t.ingest(&page(100, 3), at(20)).unwrap();
+    assert_eq!(exact(&t, "s_total", &[("i", "5")], 20, 20), Some(2.0));
+}
