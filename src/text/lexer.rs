@@ -1,6 +1,8 @@
 //! The lexer of label sets: quoted strings, `name="value"` terms, blanks, and the
 //! lexical rules that differ between the two formats.
 
+use std::collections::HashSet;
+
 use super::escape::UnescapedBytes;
 use super::labels::Labels;
 use super::names::label_name_len;
@@ -180,6 +182,10 @@ pub(crate) struct LabelSet<'page> {
     pub quoted_name: Option<&'page str>,
 }
 
+/// Label sets up to this size are checked for duplicate names with a Bloom filter and no
+/// allocation; larger ones (hostile, or generated) with a hash set.
+const BLOOM_LABELS: usize = 64;
+
 /// Limits a caller opts into, named after Prometheus' scrape-config limits (`usize::MAX`:
 /// none, the default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -216,6 +222,7 @@ pub(crate) fn label_set<'line>(
     let mut i = open + 1;
     let mut count: usize = 0;
     let mut first_over_limit = None;
+    let mut many: Option<HashSet<&str>> = None;
     let mut quoted_name = None;
     let mut seen: u128 = 0;
     loop {
@@ -264,14 +271,29 @@ pub(crate) fn label_set<'line>(
                         ));
                     }
                 }
-                let bit = name_bits(name.as_bytes());
-                if seen & bit == bit {
-                    let earlier = Labels::new(&line[open + 1..i], count as u32, dialect);
-                    if earlier.iter().any(|(n, _)| n == name) {
-                        return Err((term.name.0, ParseErrorKind::DuplicateLabel(name.to_string())));
-                    }
+                let duplicate = if count <= BLOOM_LABELS {
+                    let bit = name_bits(name.as_bytes());
+                    let maybe = seen & bit == bit;
+                    seen |= bit;
+                    maybe
+                        && Labels::new(&line[open + 1..i], count as u32, dialect)
+                            .iter()
+                            .any(|(n, _)| n == name)
+                } else {
+                    // Past the filter's useful size: an exact set, so hostile label counts
+                    // cost linear time (one allocation for such a sample; real label sets
+                    // never get here).
+                    let names = many.get_or_insert_with(|| {
+                        Labels::new(&line[open + 1..i], count as u32, dialect)
+                            .iter()
+                            .map(|(n, _)| n)
+                            .collect()
+                    });
+                    !names.insert(name)
+                };
+                if duplicate {
+                    return Err((term.name.0, ParseErrorKind::DuplicateLabel(name.to_string())));
                 }
-                seen |= bit;
             }
         }
         i = dialect.skip_blanks(bytes, term.end);

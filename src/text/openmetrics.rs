@@ -33,7 +33,7 @@ pub(crate) struct Validator<'page> {
     /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
     reserved: HashSet<u64>,
     /// Label groups already closed in the current family.
-    seen_groups: Vec<u64>,
+    seen_groups: HashSet<u64>,
     eof: bool,
     /// A closed family's error waiting behind the current line's own error.
     deferred: Option<ParseErrorKind>,
@@ -392,7 +392,7 @@ impl<'page> Validator<'page> {
                 if self.seen_groups.contains(&group) {
                     return Err(line(FamilyRule::GroupSplit));
                 }
-                self.seen_groups.push(current);
+                self.seen_groups.insert(current);
             }
             None => {}
         }

@@ -163,6 +163,10 @@ pub(crate) fn sample_fast<'page>(
                 return None;
             }
             let name = &b[i..i + label_len];
+            if count >= 64 {
+                // Beyond the filter's useful size; the general path checks with a set.
+                return None;
+            }
             let key = name_key(b, i, label_len);
             let (word, bit) = (key >> 6, 1u64 << (key & 63));
             if seen[word] & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).get_bytes(name) {
