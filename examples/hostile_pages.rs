@@ -108,7 +108,7 @@ fn main() {
             format!(
                 "{} bytes unescaped, equal to itself: {}",
                 value.unescaped().len(),
-                value == &*value.unescaped()
+                value == *value.unescaped()
             )
         },
     );
