@@ -101,10 +101,12 @@ pub enum ParseErrorKind {
     /// The page holds more samples than [`Parser::sample_limit`](crate::Parser::sample_limit)
     /// (Prometheus' `sample_limit`); reported at the first sample over the limit, after
     /// which the page yields nothing more.
-    #[error("more than the sample_limit of {limit} samples")]
+    #[error("{samples} samples, over the sample_limit of {limit}")]
     SampleLimit {
         /// The configured limit.
         limit: usize,
+        /// How many samples the page holds.
+        samples: usize,
     },
     /// The page is larger than [`Parser::body_size_limit`](crate::Parser::body_size_limit)
     /// (Prometheus' `body_size_limit`); reported at line 1, column 1, and nothing is read.

@@ -160,7 +160,7 @@ impl Parser {
     /// let entries: Vec<_> = parser.parse("a 1\nb 2\nc 3\nd 4\n").collect();
     /// assert_eq!(entries.len(), 3);
     /// let err = entries[2].as_ref().unwrap_err();
-    /// assert_eq!((err.line, &err.kind), (3, &promrate::ParseErrorKind::SampleLimit { limit: 2 }));
+    /// assert_eq!((err.line, &err.kind), (3, &promrate::ParseErrorKind::SampleLimit { limit: 2, samples: 4 }));
     /// ```
     pub fn sample_limit(mut self, count: usize) -> Self {
         self.limits.samples = count;
@@ -414,15 +414,20 @@ impl<'page> Entries<'page> {
         if self.samples <= self.config.limits.samples {
             return None;
         }
-        // Prometheus fails the whole scrape: nothing after this is read.
+        // Prometheus fails the whole scrape: nothing after this is yielded. The rest is
+        // only counted, so the error can say how many samples the page holds.
+        let limit = self.config.limits.samples;
+        let mut rest = self.clone();
+        rest.config.limits.samples = usize::MAX;
+        let more = rest.filter(|e| matches!(e, Ok(Entry::Sample(_)))).count();
+        let samples = self.samples + more;
         self.pos = self.text.len();
         self.pending = None;
         self.finished = true;
-        let limit = self.config.limits.samples;
         Some(ParseError::new(
             self.line,
             1,
-            ParseErrorKind::SampleLimit { limit },
+            ParseErrorKind::SampleLimit { limit, samples },
         ))
     }
 

@@ -120,7 +120,7 @@ fn a_scrape_over_a_limit_is_refused_whole() {
     let limited = [
         (
             Parser::new(Format::PrometheusText).sample_limit(3),
-            ParseErrorKind::SampleLimit { limit: 3 },
+            ParseErrorKind::SampleLimit { limit: 3, samples: 4 },
         ),
         (
             Parser::new(Format::PrometheusText).label_limit(2),

@@ -81,7 +81,10 @@ fn every_limit_refuses_with_its_own_error() {
     let entries: Vec<_> = Parser::default().sample_limit(2).parse(page).collect();
     assert_eq!(entries.len(), 3);
     let e = entries[2].as_ref().unwrap_err();
-    assert_eq!((e.line, &e.kind), (3, &ParseErrorKind::SampleLimit { limit: 2 }));
+    assert_eq!(
+        (e.line, &e.kind),
+        (3, &ParseErrorKind::SampleLimit { limit: 2, samples: 4 })
+    );
     // The body size limit refuses the whole page before reading it.
     let entries: Vec<_> = Parser::default()
         .body_size_limit(page.len() - 1)
