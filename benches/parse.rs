@@ -5,8 +5,10 @@
 //! Run: `cargo bench --bench parse`. Reads its pages from `tests/data`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
+mod common;
+
+use common::read;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const PAGES: &[&str] = &[
@@ -15,14 +17,6 @@ const PAGES: &[&str] = &[
     "corpus/prometheus-textparse-alltypes.237mfs.prom.txt",
     "vllm/vllm-0.33-v1-single-t0.prom",
 ];
-
-fn read(page: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(page);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (benches read tests/data)", path.display()))
-}
 
 /// (samples, labels) as promrate sees them; panics on any error.
 fn promrate_counts(text: &str) -> (usize, usize) {

@@ -5,20 +5,14 @@
 //! Run: `cargo bench --bench rate`. Reads its pages from `tests/data`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use chrono::{DateTime, TimeDelta};
+mod common;
+
+use common::read;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use promrate::promql::{Point, Range};
 use promrate::{Selector, Tracker};
-
-fn read(page: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(page);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (benches read tests/data)", path.display()))
-}
 
 fn ingest(c: &mut Criterion) {
     let page = read("vllm/vllm-0.33-v1-single-t0.prom");

@@ -6,8 +6,10 @@
 //! the Rust side alone.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
+mod common;
+
+use common::read;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 /// The five pages of the comparison (tests/data).
@@ -18,13 +20,6 @@ const PAGES: &[&str] = &[
     "vllm/vllm-0.33-v1-single-t0.prom",
     "corpus/vllm-datadog-fixture-vllm_metrics.txt",
 ];
-
-fn read(page: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(page);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// The per-sample work of the harness; returns (samples, a checksum the optimiser must keep).
 fn samples(text: &str, every_label: bool) -> (usize, f64) {

@@ -471,28 +471,29 @@ mod tests {
         assert_eq!(samples, 2, "both samples are yielded");
     }
 
+    /// A bad closing line reports its own error and then the family's; at the end of the
+    /// page, the last family's error comes before the missing `# EOF`.
     #[test]
-    fn both_errors_are_reported_when_the_closing_line_is_bad_too() {
-        let text = "# TYPE a histogram\na_bucket{le=\"1\"} 1\nc 1 # {x=\"y\"} 1\n# EOF\n";
-        assert_eq!(
-            errors(text),
-            [
-                (3, family("c", FamilyRule::ExemplarNotAllowed)),
-                (3, family("a", FamilyRule::InfBucketMissing)),
-            ]
-        );
-    }
-
-    #[test]
-    fn at_the_end_the_last_family_then_the_missing_eof() {
-        let text = "# TYPE a histogram\na_bucket{le=\"1\"} 1";
-        assert_eq!(
-            errors(text),
-            [
-                (2, family("a", FamilyRule::InfBucketMissing)),
-                (2, ParseErrorKind::MissingEof)
-            ]
-        );
+    fn errors_in_order_when_a_family_closes() {
+        let cases: [(&str, [(usize, ParseErrorKind); 2]); 2] = [
+            (
+                "# TYPE a histogram\na_bucket{le=\"1\"} 1\nc 1 # {x=\"y\"} 1\n# EOF\n",
+                [
+                    (3, family("c", FamilyRule::ExemplarNotAllowed)),
+                    (3, family("a", FamilyRule::InfBucketMissing)),
+                ],
+            ),
+            (
+                "# TYPE a histogram\na_bucket{le=\"1\"} 1",
+                [
+                    (2, family("a", FamilyRule::InfBucketMissing)),
+                    (2, ParseErrorKind::MissingEof),
+                ],
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(errors(text), want, "{text:?}");
+        }
     }
 
     #[test]
