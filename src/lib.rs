@@ -76,6 +76,7 @@
 //! ## Features
 //! - `regex` (default): `=~` and `!~` matchers. Without it they are a
 //!   [`SelectorErrorKind::RegexUnsupported`] error.
+//! - `fuzzing`: internal, for the fuzz targets in `fuzz/`; not part of the API.
 //!
 //! ## Limits
 //! By default nothing is limited: every page Prometheus' own text parser accepts is read,
