@@ -437,15 +437,15 @@ impl<'page> Entries<'page> {
     #[inline]
     pub(crate) fn for_each_entry(mut self, mut f: impl FnMut(Result<&Entry<'page>, &ParseError>)) {
         loop {
-            if self.pending.is_none() && self.validator.is_none() {
+            if self.pending.is_none() && self.validator.is_none() && self.refused.is_none() {
                 if let Some(sample) = self.next_fast_sample() {
-                    match self.count_sample() {
-                        None => f(Ok(&Entry::Sample(sample))),
-                        Some(over) => {
+                    if self.config.limits.samples != usize::MAX {
+                        if let Some(over) = self.count_sample() {
                             f(Err(&over));
                             return;
                         }
                     }
+                    f(Ok(&Entry::Sample(sample)));
                     continue;
                 }
             }
@@ -460,7 +460,20 @@ impl<'page> Entries<'page> {
 impl<'page> Iterator for Entries<'page> {
     type Item = Result<Entry<'page>, ParseError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        // The limits that stop a page cost nothing when none is set (the common case).
+        if self.refused.is_some() || self.config.limits.samples != usize::MAX {
+            return self.next_limited();
+        }
+        self.next_entry()
+    }
+}
+
+impl<'page> Entries<'page> {
+    /// `next` under a body size or sample limit.
+    #[cold]
+    fn next_limited(&mut self) -> Option<Result<Entry<'page>, ParseError>> {
         if let Some(refused) = self.refused.take() {
             self.finished = true;
             return Some(Err(refused));
@@ -473,10 +486,9 @@ impl<'page> Iterator for Entries<'page> {
         }
         Some(entry)
     }
-}
 
-impl<'page> Entries<'page> {
     /// What `next` yields, before the sample limit is applied.
+    #[inline(always)]
     fn next_entry(&mut self) -> Option<Result<Entry<'page>, ParseError>> {
         if self.pending.is_some() {
             return self.pending.take().map(Ok);
