@@ -1,7 +1,7 @@
 //! Checks `cargo fuzz` runs on internals (feature `fuzzing`; not part of the API): the fast
 //! paths against the general paths they must agree with.
 
-use crate::text::lexer::Limits;
+use crate::text::limits::Limits;
 use crate::text::metadata;
 use crate::text::sample_line::{sample, sample_fast, RecentNames};
 

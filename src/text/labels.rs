@@ -121,7 +121,7 @@ impl<'page> Labels<'page> {
     }
 
     /// Whether a label is named `name` (bytes), for the fast path's duplicate check.
-    pub(crate) fn get_bytes(&self, name: &[u8]) -> bool {
+    pub(crate) fn has_name(&self, name: &[u8]) -> bool {
         self.iter().any(|(n, _)| n.as_bytes() == name)
     }
 

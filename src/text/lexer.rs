@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use super::escape::UnescapedBytes;
 use super::labels::Labels;
+use super::limits::Limits;
 use super::names::label_name_len;
 use super::swar::{has_byte, word_at};
 use crate::error::ParseErrorKind;
@@ -185,30 +186,6 @@ pub(crate) struct LabelSet<'page> {
 /// Label sets up to this size are checked for duplicate names with a Bloom filter and no
 /// allocation; larger ones (hostile, or generated) with a hash set.
 const BLOOM_LABELS: usize = 64;
-
-/// Limits a caller opts into, named after Prometheus' scrape-config limits (`usize::MAX`:
-/// none, the default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Limits {
-    pub line_length: usize,
-    pub labels: usize,
-    pub label_name_length: usize,
-    pub label_value_length: usize,
-    pub samples: usize,
-    pub body_size: usize,
-}
-
-impl Limits {
-    /// No limit at all.
-    pub const NONE: Limits = Limits {
-        line_length: usize::MAX,
-        labels: usize::MAX,
-        label_name_length: usize::MAX,
-        label_value_length: usize::MAX,
-        samples: usize::MAX,
-        body_size: usize::MAX,
-    };
-}
 
 /// Scans a `{...}` label set whose `{` is at `open`, within `limits`.
 #[inline(always)]

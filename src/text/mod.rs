@@ -21,6 +21,7 @@
 pub(crate) mod escape;
 pub(crate) mod labels;
 pub(crate) mod lexer;
+pub(crate) mod limits;
 pub(crate) mod metadata;
 pub(crate) mod names;
 mod openmetrics;

@@ -1,6 +1,7 @@
 //! The page iterator: [`Parser`] (format, limits, strictness), [`Format`], [`Entries`].
 
-use super::lexer::{Dialect, Limits};
+use super::lexer::Dialect;
+use super::limits::Limits;
 use super::openmetrics::{self, Validator};
 use super::sample::{Entry, Sample};
 use super::{metadata, sample_line};

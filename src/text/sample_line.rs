@@ -5,7 +5,8 @@
 //! `fast_path_agrees_with_the_general_path` and the fuzz target `fast_path_agrees` check it.
 
 use super::labels::Labels;
-use super::lexer::{label_set, skip_blanks, token_end, Dialect, Limits};
+use super::lexer::{label_set, skip_blanks, token_end, Dialect};
+use super::limits::Limits;
 use super::metadata::Fail;
 use super::names::{label_name_len, metric_name_len, same_bytes};
 use super::sample::{Exemplar, Sample};
@@ -169,7 +170,7 @@ pub(crate) fn sample_fast<'page>(
             }
             let key = name_key(b, i, label_len);
             let (word, bit) = (key >> 6, 1u64 << (key & 63));
-            if seen[word] & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).get_bytes(name) {
+            if seen[word] & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).has_name(name) {
                 return None;
             }
             seen[word] |= bit;

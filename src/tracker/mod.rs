@@ -37,7 +37,7 @@ pub use tracked::{IngestReport, ResetEvent, SeriesData, TrackedSeries};
 use crate::error::SeriesError;
 use crate::select::Selector;
 use crate::series::{CounterSeries, GaugeSeries, DEFAULT_EWMA_TAU};
-use crate::text::lexer::Limits;
+use crate::text::limits::Limits;
 use crate::text::{Entry, Format, MetricType, Parser, Sample};
 
 /// Default [`Tracker::retention`]: 10 minutes of points per series.
@@ -156,7 +156,7 @@ impl Tracker {
     pub fn normalize_names(&mut self, on: bool) -> &mut Self {
         self.index.set_normalize_names(on);
         for selector in &mut self.selectors {
-            *selector = std::mem::replace(selector, Selector::from_matchers(Vec::new())).normalize_names(on);
+            *selector = selector.clone().normalize_names(on);
         }
         self.positions.clear();
         self
