@@ -113,8 +113,8 @@ pub use text::labels::{LabelValue, Labels, LabelsIter};
 pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::{Entry, Exemplar, HelpText, MetricType, Sample};
 pub use tracker::{
-    Group, GroupLabels, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker, DEFAULT_RETENTION,
-    DEFAULT_STALE_AFTER,
+    Group, GroupLabels, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker,
+    DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
 };
 
 /// The README's Rust examples, compiled and run by `cargo test --doc`.

@@ -31,8 +31,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 pub use aggregate::{Group, GroupLabels};
 use index::SeriesIndex;
 use positions::{identity_span, PositionCache, Target};
-use roles::Role;
-pub use tracked::{IngestReport, ResetEvent, SeriesData, TrackedSeries};
+use roles::{KnownFamilies, Role, Rules};
+pub use tracked::{IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries};
 
 use crate::error::SeriesError;
 use crate::select::Selector;
@@ -94,6 +94,8 @@ pub struct Tracker {
     scrapes: u64,
     last_at_ms: Option<i64>,
     max_series: usize,
+    /// `Some` when untyped families are read by name ([`Tracker::infer_counters`]).
+    known_families: Option<KnownFamilies>,
 }
 
 impl Tracker {
@@ -119,6 +121,7 @@ impl Tracker {
             scrapes: 0,
             last_at_ms: None,
             max_series: usize::MAX,
+            known_families: None,
         }
     }
 
@@ -240,6 +243,44 @@ impl Tracker {
         self
     }
 
+    /// Read families declared `untyped` (or `unknown`) by their names, as PromQL users do:
+    /// `x_total` is a counter, and so are `x_bucket` (with an `le` label), `x_count` and
+    /// `x_sum` of a family the tracker knows to be a histogram or summary (a `x_bucket`
+    /// series with `le`, or a `x` series with `quantile`, on this page or an earlier one).
+    /// Off by default: a declared type is taken at its word, and only series with no
+    /// `# TYPE` line at all go by name (`_total`).
+    ///
+    /// Prometheus' and VictoriaMetrics' `/federate` (and VictoriaMetrics'
+    /// `/api/v1/export/prometheus`) declare every family `untyped`, so reading through them
+    /// needs this. It costs one more pass over the page's samples per scrape.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.infer_counters(true);
+    /// let page = "# TYPE lat_bucket untyped\nlat_bucket{le=\"+Inf\"} 4 1000\n\
+    ///             # TYPE lat_count untyped\nlat_count 4 1000\n\
+    ///             # TYPE tokens_total untyped\ntokens_total 10 1000\n";
+    /// t.ingest(page, chrono::DateTime::from_timestamp(2, 0).unwrap())?;
+    /// assert!(t.get("lat_count", &[]).unwrap().counter().is_some());
+    /// assert!(t.get("tokens_total", &[]).unwrap().counter().is_some());
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn infer_counters(&mut self, on: bool) -> &mut Self {
+        if on != self.known_families.is_some() {
+            self.known_families = on.then(KnownFamilies::default);
+            self.positions.clear();
+        }
+        self
+    }
+
+    fn rules(&self) -> Rules<'_> {
+        Rules {
+            normalize: self.index.normalize_names(),
+            known: self.known_families.as_ref(),
+        }
+    }
+
     /// Number of series tracked.
     ///
     /// # Example
@@ -334,6 +375,7 @@ impl Tracker {
         self.check_limits(text)?;
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
+        self.learn_families(text);
         let mut report = IngestReport::default();
         let mut family: Option<(&str, MetricType)> = None;
         let mut position = 0;
@@ -382,7 +424,7 @@ impl Tracker {
             match entry {
                 Ok(Entry::Type { name, kind }) => family = Some((name, kind)),
                 Ok(Entry::Sample(sample)) => {
-                    let role = roles::role(sample.name(), family, self.index.normalize_names());
+                    let role = roles::role(&sample, family, self.rules());
                     if role != Role::Created
                         && self.selected(&sample)
                         && self
@@ -404,6 +446,19 @@ impl Tracker {
             });
         }
         Ok(())
+    }
+
+    /// With [`Tracker::infer_counters`], learns the page's histogram and summary families
+    /// before any of its samples is resolved, whatever order the page prints them in.
+    fn learn_families(&mut self, text: &str) {
+        let normalize = self.index.normalize_names();
+        if let Some(known) = &mut self.known_families {
+            self.parser.parse(text).for_each_entry(|entry| {
+                if let Ok(Entry::Sample(sample)) = entry {
+                    known.learn(sample, normalize);
+                }
+            });
+        }
     }
 
     fn selected(&self, sample: &Sample<'_>) -> bool {
@@ -447,7 +502,7 @@ impl Tracker {
         family: Option<(&str, MetricType)>,
         report: &mut IngestReport,
     ) -> Target {
-        let role = roles::role(sample.name(), family, self.index.normalize_names());
+        let role = roles::role(sample, family, self.rules());
         if role == Role::Created {
             let Some(prefix) = sample.name().strip_suffix("_created") else {
                 return Target::Ignored;
@@ -480,6 +535,16 @@ impl Tracker {
             series.last_seen = scrapes;
             self.touched += 1;
         }
+        let newest = match &series.data {
+            SeriesData::Counter(c) => c.last(),
+            SeriesData::Gauge(g) => g.last(),
+        };
+        if newest.is_some_and(|p| p.timestamp_ms == at_ms && p.value.to_bits() == value.to_bits()) {
+            // The same point served again: its created time, if any, was already applied.
+            series.pending_created_ms = None;
+            report.repeated += 1;
+            return;
+        }
         let outcome = match &mut series.data {
             SeriesData::Counter(c) => c.push_ms(at_ms, value, series.pending_created_ms.take()),
             SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
@@ -495,7 +560,17 @@ impl Tracker {
                     });
                 }
             }
-            Err(_) => report.refused += 1,
+            Err(error) => {
+                series.pending_created_ms = None;
+                report.refused += 1;
+                if report.first_refused.is_none() {
+                    report.first_refused = Some(Refusal {
+                        name: series.name.clone(),
+                        labels: series.labels.clone(),
+                        error,
+                    });
+                }
+            }
         }
     }
 

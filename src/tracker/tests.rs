@@ -179,3 +179,109 @@ fn max_series_bounds_the_tracker() {
     t.ingest(&page(100, 3), at(20)).unwrap();
     assert_eq!(exact(&t, "s_total", &[("i", "5")], 20, 20), Some(2.0));
 }
+
+#[test]
+fn exposed_timestamps_repeat_without_a_new_point_and_never_go_back() {
+    let mut t = Tracker::new([]);
+    let ms = |s: i64| (1_700_000_000 + s) * 1000;
+    t.ingest(&format!("a_total 5 {}\ng 1 {}\n", ms(0), ms(0)), at(1))
+        .unwrap();
+    // A federation serves the same point until its next scrape.
+    let report = t
+        .ingest(&format!("a_total 5 {}\ng 1 {}\n", ms(0), ms(0)), at(2))
+        .unwrap();
+    assert_eq!((report.samples, report.repeated, report.refused), (0, 2, 0));
+    assert_eq!(report.first_refused, None);
+    let a = t.get("a_total", &[]).unwrap().counter().unwrap();
+    assert_eq!(a.len(), 1);
+    // Back in time: refused for that series alone, which keeps its point.
+    let report = t
+        .ingest(&format!("a_total 4 {}\ng 2 {}\n", ms(-5), ms(3)), at(3))
+        .unwrap();
+    assert_eq!((report.samples, report.repeated, report.refused), (1, 0, 1));
+    let refusal = report.first_refused.unwrap();
+    assert_eq!(refusal.name, "a_total");
+    assert_eq!(
+        refusal.error,
+        SeriesError::NotAfterLast {
+            at_ms: ms(-5),
+            last_ms: ms(0)
+        }
+    );
+    let a = t.get("a_total", &[]).unwrap().counter().unwrap();
+    assert_eq!((a.len(), a.resets(), a.last().unwrap().value), (1, 0, 5.0));
+    // The same timestamp with another value is no repeat either.
+    let report = t.ingest(&format!("a_total 6 {}\n", ms(0)), at(4)).unwrap();
+    assert_eq!((report.repeated, report.refused), (0, 1));
+    // Not stale: a repeated point still shows the series is there.
+    assert_eq!(t.len(), 2);
+}
+
+#[test]
+fn federated_untyped_families_are_counters_when_inferred() {
+    // As Prometheus' /federate writes them: every family untyped, sorted, with timestamps.
+    let page = |v: u32, ts: i64| {
+        format!(
+            "# TYPE vllm_e2e_bucket untyped\n\
+             vllm_e2e_bucket{{instance=\"a\",le=\"1\"}} {v} {ts}\n\
+             vllm_e2e_bucket{{instance=\"a\",le=\"+Inf\"}} {v} {ts}\n\
+             # TYPE vllm_e2e_count untyped\nvllm_e2e_count{{instance=\"a\"}} {v} {ts}\n\
+             # TYPE vllm_e2e_sum untyped\nvllm_e2e_sum{{instance=\"a\"}} {v} {ts}\n\
+             # TYPE vllm_generation_tokens_total untyped\n\
+             vllm_generation_tokens_total{{instance=\"a\"}} {v} {ts}\n\
+             # TYPE vllm_num_requests_running untyped\nvllm_num_requests_running{{instance=\"a\"}} 3 {ts}\n\
+             # TYPE thread_count untyped\nthread_count{{instance=\"a\"}} 3 {ts}\n"
+        )
+    };
+    let ms = |s: i64| (1_700_000_000 + s) * 1000;
+    let kinds = |t: &Tracker| {
+        let mut kinds: Vec<(String, bool)> = t
+            .series()
+            .map(|s| (s.name().to_string(), s.counter().is_some()))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    };
+    let mut plain = Tracker::new([]);
+    plain.ingest(&page(10, ms(0)), at(1)).unwrap();
+    assert!(
+        kinds(&plain).iter().all(|(_, counter)| !counter),
+        "declared untyped: gauges"
+    );
+
+    let mut t = Tracker::new([]);
+    t.infer_counters(true).normalize_names(true);
+    t.ingest(&page(10, ms(0)), at(1)).unwrap();
+    let want = [
+        ("thread_count", false),
+        ("vllm_e2e_bucket", true),
+        ("vllm_e2e_count", true),
+        ("vllm_e2e_sum", true),
+        ("vllm_generation_tokens_total", true),
+        ("vllm_num_requests_running", false),
+    ];
+    let want: Vec<(String, bool)> = want.iter().map(|(n, c)| (n.to_string(), *c)).collect();
+    assert_eq!(kinds(&t), want);
+    // A restart seen through the federation is a counter reset.
+    let report = t.ingest(&page(2, ms(10)), at(11)).unwrap();
+    assert_eq!(report.resets.len(), 5);
+    let selector = crate::Selector::parse("vllm:generation_tokens_total").unwrap();
+    let rate = t.sum_by(&selector, &["instance"], |s| {
+        s.counter()?.exact_increase(TimeDelta::seconds(10), at(11))
+    });
+    assert_eq!(rate[0].value, 2.0);
+}
+
+#[test]
+fn families_are_learned_before_their_count_whatever_the_order() {
+    // VictoriaMetrics' export is not sorted: `_count` may come before `_bucket`.
+    let mut t = Tracker::new([]);
+    t.infer_counters(true);
+    t.ingest(
+        "# TYPE h_count untyped\nh_count 3\n# TYPE h_bucket untyped\nh_bucket{le=\"+Inf\"} 3\n",
+        at(1),
+    )
+    .unwrap();
+    assert!(t.get("h_count", &[]).unwrap().counter().is_some());
+}

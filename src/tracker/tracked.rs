@@ -1,6 +1,6 @@
 //! What the tracker holds and reports: tracked series, reset events, ingest reports.
 
-use crate::error::ParseError;
+use crate::error::{ParseError, SeriesError};
 use crate::series::{CounterSeries, GaugeSeries, ResetCause};
 
 /// What a tracked series holds.
@@ -172,6 +172,30 @@ pub struct ResetEvent {
     pub cause: ResetCause,
 }
 
+/// A sample a series refused, and why ([`IngestReport::first_refused`]).
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("a_total 5 2000\n", at(3))?;
+/// let report = t.ingest("a_total 6 1000\n", at(4))?;
+/// let refusal = report.first_refused.unwrap();
+/// assert_eq!(refusal.name, "a_total");
+/// assert_eq!(refusal.error, promrate::SeriesError::NotAfterLast { at_ms: 1000, last_ms: 2000 });
+/// # Ok::<(), promrate::SeriesError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The series' metric name.
+    pub name: String,
+    /// Its labels, sorted.
+    pub labels: Vec<(String, String)>,
+    /// Why the sample was refused.
+    pub error: SeriesError,
+}
+
 /// What one [`Tracker::ingest`](crate::Tracker::ingest) did.
 ///
 /// # Example
@@ -195,8 +219,14 @@ pub struct IngestReport {
     pub bad_lines: usize,
     /// The first parse error, with its line and column.
     pub first_error: Option<ParseError>,
-    /// Samples a series refused (e.g. an exposed timestamp that did not advance).
+    /// Samples that repeated their series' newest point (same exposed timestamp, same
+    /// value), as a federation serves a point until its next scrape. Not recorded again.
+    pub repeated: usize,
+    /// Samples a series refused (an exposed timestamp that went back, or repeated with
+    /// another value; a negative or non-finite counter value). The series is unchanged.
     pub refused: usize,
+    /// The first refusal, naming the series and why.
+    pub first_refused: Option<Refusal>,
     /// Counter restarts detected in this scrape.
     pub resets: Vec<ResetEvent>,
 }
