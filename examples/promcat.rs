@@ -1,7 +1,7 @@
 //! promcat: print the samples of a /metrics page as a table or as JSON lines.
 //!
 //! ```text
-//! promcat [FILE|URL|-] [--selector SEL] [--openmetrics] [--json]
+//! promcat [FILE|URL|-] [--selector SEL] [--openmetrics] [--json] [--timeout 10s]
 //! ```
 //! `--selector` takes a PromQL selector (`vllm:generation_tokens_total{engine="0"}`);
 //! ':' and '_' compare equal in metric names. Bad lines go to stderr as `line:column: message`. Exit status: 0 all lines good,
@@ -15,39 +15,34 @@ use std::time::Duration;
 
 use promrate::{Format, Parser, Sample};
 
+/// Print the samples of a Prometheus or OpenMetrics page as text or JSON lines.
+///
+/// Bad lines go to stderr as `line:column: message`. Exit status: 0 when every line was
+/// good, 1 when some line was bad, 2 when the input could not be read or the arguments
+/// were wrong.
+#[derive(Debug, clap::Parser)]
+#[command(name = "promcat", version, about, long_about)]
 struct Args {
+    /// A file, an http:// URL, or - for standard input.
+    #[arg(default_value = "-", value_name = "FILE|URL|-")]
     source: String,
+
+    /// Only samples matching this PromQL selector, e.g.
+    /// 'vllm:generation_tokens_total{engine="0"}' (':' and '_' compare equal in names).
+    #[arg(long, value_name = "SELECTOR")]
     selector: Option<String>,
+
+    /// Read the page as OpenMetrics 1.0 whatever its Content-Type says.
+    #[arg(long)]
     openmetrics: bool,
+
+    /// One JSON object per sample: name, labels, value, timestamp_ms.
+    #[arg(long)]
     json: bool,
-}
 
-const USAGE: &str = "usage: promcat [FILE|URL|-] [--selector SEL] [--openmetrics] [--json]";
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        source: "-".into(),
-        selector: None,
-        openmetrics: false,
-        json: false,
-    };
-    let mut source = None;
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--selector" => args.selector = Some(it.next().ok_or("--selector needs a value")?),
-            "--openmetrics" => args.openmetrics = true,
-            "--json" => args.json = true,
-            "-h" | "--help" => return Err(USAGE.into()),
-            other if other.starts_with("--") => return Err(format!("unknown option {other}\n{USAGE}")),
-            other if source.is_none() => source = Some(other.to_string()),
-            other => return Err(format!("unexpected argument {other}\n{USAGE}")),
-        }
-    }
-    if let Some(source) = source {
-        args.source = source;
-    }
-    Ok(args)
+    /// Give up on a URL after this long (500ms, 10s).
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    timeout: Duration,
 }
 
 fn json_value(v: f64) -> serde_json::Value {
@@ -95,13 +90,7 @@ fn write_sample(out: &mut impl Write, sample: &Sample<'_>, json: bool) -> std::i
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = <Args as clap::Parser>::parse();
     let selector = match args
         .selector
         .as_deref()
@@ -114,7 +103,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let agent = common::agent(Duration::from_secs(10));
+    let agent = common::agent(args.timeout);
     let page = match common::read_source(&args.source, &agent) {
         Ok(page) => page,
         Err(message) => {

@@ -93,6 +93,13 @@ const TTFT: &[&str] = &[
     "vllm:time_to_first_token_seconds",
     "sglang:time_to_first_token_seconds",
 ];
+const E2E: &[&str] = &[
+    "vllm:e2e_request_latency_seconds",
+    "sglang:e2e_request_latency_seconds",
+    "tgi_request_duration",
+];
+const REQUEST_GENERATION: &[&str] = &["vllm:request_generation_tokens", "tgi_request_generated_tokens"];
+const REQUEST_PROMPT: &[&str] = &["vllm:request_prompt_tokens", "tgi_request_input_length"];
 const ITL: &[&str] = &[
     "vllm:inter_token_latency_seconds",
     "vllm:time_per_output_token_seconds",
@@ -113,9 +120,13 @@ pub struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// Whether a series counts: on the newest page (a vanished target's old points are
+    /// never averaged in) and in the group asked for.
     fn admits(&self, series: &TrackedSeries) -> bool {
-        self.only
-            .is_none_or(|(label, value)| series.label(label).unwrap_or("") == value)
+        series.last_seen_scrape() == self.tracker.scrapes()
+            && self
+                .only
+                .is_none_or(|(label, value)| series.label(label).unwrap_or("") == value)
     }
 }
 
@@ -131,6 +142,43 @@ pub struct Rate {
 pub struct Quantiles {
     pub p50: Option<f64>,
     pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+/// Whether the finished-request rate is the server's steady rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Load {
+    /// Not enough data (nothing running, or no window yet).
+    #[default]
+    Unknown,
+    /// Requests finish about as fast as Little's law says they should.
+    Steady,
+    /// Requests run but finish well below the rate their latency implies: the run is
+    /// still filling up (the first requests have not had time to finish).
+    RampingUp,
+    /// More requests are waiting at the end of the window than at its start.
+    QueueGrowing,
+}
+
+impl Load {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Load::Unknown => "unknown",
+            Load::Steady => "steady",
+            Load::RampingUp => "ramping_up",
+            Load::QueueGrowing => "queue_growing",
+        }
+    }
+
+    /// A short label for the screen ("" when there is nothing to say).
+    pub fn label(self) -> &'static str {
+        match self {
+            Load::Unknown => "",
+            Load::Steady => "steady",
+            Load::RampingUp => "ramping up",
+            Load::QueueGrowing => "queue growing",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -155,6 +203,20 @@ pub struct Figures {
     pub spec_decode: Option<SpecDecode>,
     pub ttft: Quantiles,
     pub itl: Quantiles,
+    pub e2e: Quantiles,
+    /// Mean generated and prompt tokens per finished request over the window
+    /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
+    pub tokens_per_request: Option<f64>,
+    pub prompt_tokens_per_request: Option<f64>,
+    /// Running requests averaged over the window (for the per-request figures).
+    pub running_mean: Option<f64>,
+    /// Generation tokens/s per running request (generation rate ÷ mean running).
+    pub tokens_per_s_per_request: Option<f64>,
+    /// Mean end-to-end latency of the requests that finished in the window.
+    pub mean_latency: Option<f64>,
+    /// The finished-request rate Little's law implies: mean running ÷ mean latency.
+    pub steady_rate: Option<f64>,
+    pub load: Load,
     /// Requests finished and tokens generated since monitoring began.
     pub finished_since_start: Option<f64>,
     pub generated_since_start: Option<f64>,
@@ -224,6 +286,45 @@ fn quantile(sources: &[Source<'_>], names: &[&str], q: f64, window: TimeDelta) -
     }
     let value = histogram::quantile(q, &buckets);
     value.is_finite().then_some(value)
+}
+
+/// `increase(<name>_sum) / increase(<name>_count)` over all sources: the mean observation
+/// of the requests that finished in the window.
+fn histogram_mean(
+    sources: &[Source<'_>],
+    names: &[&str],
+    increase: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
+) -> Option<f64> {
+    let count_names: Vec<String> = names.iter().map(|n| format!("{n}_count")).collect();
+    let count_refs: Vec<&str> = count_names.iter().map(String::as_str).collect();
+    let base = present(sources, &count_refs)?.strip_suffix("_count")?;
+    let count = sum(sources, &format!("{base}_count"), increase)?;
+    let total = sum(sources, &format!("{base}_sum"), increase)?;
+    (count > 0.0).then(|| total / count)
+}
+
+/// Steady, ramping up or queueing, from the window's figures:
+/// - the queue grows when the number waiting is at its highest of the window at its end,
+///   and above where it started;
+/// - a run ramps up when requests run but none has finished in the window, or they
+///   finish at under 80% of the rate Little's law implies (judged on 10 requests or
+///   more: fewer are too coarse to tell).
+fn load(f: &Figures, waiting: Option<(f64, f64, f64)>, window: TimeDelta) -> Load {
+    let running = f.running_mean.unwrap_or(0.0);
+    if running <= 0.0 || f.generation.window.is_none() {
+        return Load::Unknown;
+    }
+    if waiting.is_some_and(|(first, max, last)| last >= max && last >= first + 1.0) {
+        return Load::QueueGrowing;
+    }
+    let seconds = window.as_seconds_f64();
+    match (f.finished, f.steady_rate) {
+        (Some(finished), _) if finished <= 0.0 => Load::RampingUp,
+        (Some(finished), Some(_)) if finished * seconds < 10.0 => Load::Unknown,
+        (Some(finished), Some(steady)) if finished < 0.8 * steady => Load::RampingUp,
+        (Some(_), Some(_)) => Load::Steady,
+        _ => Load::Unknown,
+    }
 }
 
 impl Figures {
@@ -336,14 +437,48 @@ impl Figures {
                 mean_acceptance_length: sum_first(sources, SPEC_LENGTH_GAUGE, &last),
             });
         }
-        f.ttft = Quantiles {
-            p50: quantile(sources, TTFT, 0.5, window),
-            p95: quantile(sources, TTFT, 0.95, window),
+        let quantiles = |names: &[&str]| Quantiles {
+            p50: quantile(sources, names, 0.5, window),
+            p95: quantile(sources, names, 0.95, window),
+            p99: quantile(sources, names, 0.99, window),
         };
-        f.itl = Quantiles {
-            p50: quantile(sources, ITL, 0.5, window),
-            p95: quantile(sources, ITL, 0.95, window),
+        f.ttft = quantiles(TTFT);
+        f.itl = quantiles(ITL);
+        f.e2e = quantiles(E2E);
+        f.tokens_per_request = histogram_mean(sources, REQUEST_GENERATION, &increase);
+        f.prompt_tokens_per_request = histogram_mean(sources, REQUEST_PROMPT, &increase);
+        f.mean_latency = histogram_mean(sources, E2E, &increase);
+        let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
+        f.running_mean = sum_first(sources, RUNNING, &mean_over_window);
+        f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {
+            (Some(rate), Some(running)) if running > 0.0 => Some(rate / running),
+            _ => None,
         };
+        f.steady_rate = match (f.running_mean, f.mean_latency) {
+            (Some(running), Some(latency)) if latency > 0.0 => Some(running / latency),
+            _ => None,
+        };
+        // Waiting at the window's start, its highest and at its end (one server's queue;
+        // with several, the figure is judged on their sum at each end).
+        let edge = |pick: fn(&[promrate::promql::Point]) -> Option<f64>| {
+            move |s: &TrackedSeries, src: &Source<'_>| {
+                let start_ms = (src.at - window).timestamp_millis();
+                let points = s.gauge()?.points();
+                let from = points.iter().position(|p| p.timestamp_ms > start_ms)?;
+                pick(&points[from..])
+            }
+        };
+        let first = sum_first(sources, WAITING, &edge(|p| Some(p.first()?.value)));
+        let max = sum_first(
+            sources,
+            WAITING,
+            &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
+        );
+        let waiting = first
+            .zip(max)
+            .zip(f.waiting)
+            .map(|((first, max), last)| (first, max, last));
+        f.load = load(&f, waiting, window);
         f
     }
 }

@@ -12,10 +12,30 @@ use promrate::text::write::{self, GoFloat};
 use promrate::MetricType;
 
 const MODEL: &str = "meta-llama/Llama-3.1-8B-Instruct";
-/// Tokens generated per finished request, on average.
-const TOKENS_PER_REQUEST: f64 = 400.0;
-/// Period of the generation-rate wave.
-const PERIOD_S: f64 = 16.0;
+
+// The run of the founding story: a benchmark client keeps about `CONCURRENCY` requests
+// running; each decodes at `TOKENS_PER_S_PER_REQUEST` and ends after `TOKENS_PER_REQUEST`
+// tokens, so a request takes `LATENCY_S` and, by Little's law, the steady finished-request
+// rate is `CONCURRENCY / LATENCY_S`.
+/// Requests running on average.
+pub const CONCURRENCY: f64 = 200.0;
+/// Decode speed of one request.
+pub const TOKENS_PER_S_PER_REQUEST: f64 = 8.0;
+/// Generated tokens per request.
+pub const TOKENS_PER_REQUEST: f64 = 650.0;
+/// Prompt tokens per request.
+pub const PROMPT_TOKENS_PER_REQUEST: f64 = 1950.0;
+/// End-to-end latency of every request.
+pub const LATENCY_S: f64 = TOKENS_PER_REQUEST / TOKENS_PER_S_PER_REQUEST;
+/// The running count swings by this fraction over a wave of `PERIOD_S`, so window rates,
+/// the EWMA and the sparklines visibly move.
+const WAVE: f64 = 0.25;
+/// Period of the wave.
+pub const PERIOD_S: f64 = 16.0;
+/// How long the server had been up when the simulation starts.
+const UPTIME_BEFORE_S: f64 = 3600.0;
+/// Requests queued when the restarted server comes up; it admits them at 4/s.
+const BACKLOG_AFTER_RESTART: f64 = 40.0;
 
 /// The simulation clock and its restart.
 pub struct Simulation {
@@ -28,7 +48,10 @@ pub struct Simulation {
 struct State {
     /// Generation tokens counted by the current process.
     generated: f64,
+    /// Requests finished by the current process.
     finished: f64,
+    running: f64,
+    waiting: f64,
     process_start_unix: f64,
     created_unix: f64,
     t: f64,
@@ -50,39 +73,54 @@ impl Simulation {
         }
     }
 
-    /// Tokens generated between `t0` and `t1` seconds into the simulation: the integral of
-    /// a rate of 900 ± 300 tok/s (a sine wave of period 16 s), so windowed rates and the
-    /// EWMA visibly differ.
-    pub fn generated_between(t0: f64, t1: f64) -> f64 {
-        let integral =
-            |t: f64| 900.0 * t + 300.0 * PERIOD_S / (2.0 * PI) * (1.0 - (2.0 * PI * t / PERIOD_S).cos());
-        integral(t1) - integral(t0)
+    /// Requests running `t` seconds into the simulation.
+    pub fn running_at(t: f64) -> f64 {
+        CONCURRENCY * (1.0 + WAVE * (2.0 * PI * t / PERIOD_S).sin())
     }
 
-    fn state(&self) -> State {
-        let t = self.started.elapsed().as_secs_f64();
-        // Before the restart the server had been up for an hour at 900 tok/s.
-        let (since, process_start_unix, base) = match self.restart_after_s {
-            Some(r) if t >= r => (r, self.started_unix + r, 0.0),
-            _ => (0.0, self.started_unix - 3600.0, 900.0 * 3600.0),
+    /// Tokens generated from 0 to `t` seconds into the simulation (negative `t` is before
+    /// it): the integral of `TOKENS_PER_S_PER_REQUEST × running`.
+    pub fn generated_until(t: f64) -> f64 {
+        let wave = WAVE * PERIOD_S / (2.0 * PI) * (1.0 - (2.0 * PI * t / PERIOD_S).cos());
+        TOKENS_PER_S_PER_REQUEST * CONCURRENCY * (t + wave)
+    }
+
+    fn state_at(&self, t: f64) -> State {
+        // Before the restart the server had been up for an hour; after it, it counts from
+        // 0 and its first requests finish only `LATENCY_S` later: it ramps up.
+        let (since, process_start_unix) = match self.restart_after_s {
+            Some(r) if t >= r => (r, self.started_unix + r),
+            _ => (-UPTIME_BEFORE_S, self.started_unix - UPTIME_BEFORE_S),
         };
-        let generated = base + Self::generated_between(since, t);
+        let since_start = t - since;
+        let generated = Self::generated_until(t) - Self::generated_until(since);
+        let finished = ((Self::generated_until(t - LATENCY_S) - Self::generated_until(since))
+            / TOKENS_PER_REQUEST)
+            .max(0.0);
         State {
             generated,
-            finished: generated / TOKENS_PER_REQUEST,
+            finished,
+            running: Self::running_at(t).round(),
+            waiting: (BACKLOG_AFTER_RESTART - 4.0 * since_start).max(0.0).round(),
             process_start_unix,
             created_unix: process_start_unix + 12.5,
             t,
         }
     }
 
-    /// The page as vLLM 0.33 serves it from `/metrics` (Prometheus text format 0.0.4).
+    /// The page as vLLM 0.33 serves it from `/metrics`, now.
     pub fn render(&self) -> String {
-        let s = self.state();
+        self.render_at(self.started.elapsed().as_secs_f64())
+    }
+
+    /// The page as vLLM 0.33 serves it from `/metrics` (Prometheus text format 0.0.4),
+    /// `t` seconds into the simulation.
+    pub fn render_at(&self, t: f64) -> String {
+        let s = self.state_at(t);
         let mut page = String::with_capacity(64 * 1024);
         let p = &mut page;
         let engine = [("engine", "0"), ("model_name", MODEL)];
-        let uptime = (unix_now() - s.process_start_unix).max(0.0);
+        let uptime = (self.started_unix + s.t - s.process_start_unix).max(0.0);
 
         counter(
             p,
@@ -170,28 +208,27 @@ impl Simulation {
             &[(&[], 1_048_576.0)],
         );
 
-        let wave = (2.0 * PI * s.t / PERIOD_S).sin();
         gauge(
             p,
             "vllm:num_requests_running",
             "Number of requests in model execution batches.",
-            &[(&engine, (18.0 + 4.0 * wave).round())],
+            &[(&engine, s.running)],
         );
         gauge(
             p,
             "vllm:num_requests_waiting",
             "Number of requests waiting to be processed.",
-            &[(&engine, (1.5 * wave).max(0.0).round())],
+            &[(&engine, s.waiting)],
         );
         gauge(
             p,
             "vllm:kv_cache_usage_perc",
             "KV-cache usage. 1 means 100 percent usage.",
-            &[(&engine, 0.065 + 0.012 * wave)],
+            &[(&engine, 0.3 * s.running / CONCURRENCY)],
         );
 
         let created = Some(s.created_unix);
-        let prompt = (s.generated * 6.08).floor();
+        let prompt = (s.generated * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST).floor();
         let cached = (prompt * 0.215).floor();
         let computed = prompt - cached;
         counter(
@@ -309,13 +346,14 @@ impl Simulation {
             1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0,
             50000.0, 100000.0,
         ];
+        let requests = s.finished.floor();
         histogram(
             p,
             "vllm:request_prompt_tokens",
             "Number of prefill tokens processed.",
             &tokens,
-            s.finished,
-            2430.0,
+            requests,
+            PROMPT_TOKENS_PER_REQUEST,
             1.6,
             created,
         );
@@ -324,7 +362,7 @@ impl Simulation {
             "vllm:request_generation_tokens",
             "Number of generation tokens processed.",
             &tokens,
-            s.finished,
+            requests,
             TOKENS_PER_REQUEST,
             2.2,
             created,
@@ -334,8 +372,8 @@ impl Simulation {
             "vllm:time_to_first_token_seconds",
             "Histogram of time to first token in seconds.",
             &seconds,
-            s.finished,
-            0.062,
+            requests,
+            0.085,
             1.9,
             created,
         );
@@ -344,8 +382,8 @@ impl Simulation {
             "vllm:inter_token_latency_seconds",
             "Histogram of inter-token latency in seconds.",
             &itl,
-            s.generated,
-            0.022,
+            s.generated.floor(),
+            1.0 / TOKENS_PER_S_PER_REQUEST,
             3.5,
             created,
         );
@@ -354,9 +392,9 @@ impl Simulation {
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
             &seconds,
-            s.finished,
-            9.5,
-            2.4,
+            requests,
+            LATENCY_S,
+            6.0,
             created,
         );
         histogram(
@@ -364,7 +402,7 @@ impl Simulation {
             "vllm:request_queue_time_seconds",
             "Histogram of time spent in WAITING phase for request.",
             &seconds,
-            s.finished,
+            requests,
             0.004,
             1.2,
             created,
@@ -426,8 +464,9 @@ fn counter(
     }
 }
 
-/// A histogram of `count` observations whose distribution is log-logistic around
-/// `median` with shape `shape`; bucket counts are whole and cumulative.
+/// A histogram of `count` observations with mean `mean` (the sum is exactly
+/// `count × mean`), distributed log-logistically with shape `shape`; bucket counts are
+/// whole and cumulative.
 #[allow(clippy::too_many_arguments)]
 fn histogram(
     p: &mut String,
@@ -435,12 +474,14 @@ fn histogram(
     help: &str,
     bounds: &[f64],
     count: f64,
-    median: f64,
+    mean: f64,
     shape: f64,
     created_unix: Option<f64>,
 ) {
     family_header(p, name, help, MetricType::Histogram);
     let count = count.floor();
+    // The mean of a log-logistic distribution is median × (π/shape) / sin(π/shape).
+    let median = mean * (PI / shape).sin() / (PI / shape);
     let cdf = |x: f64| 1.0 / (1.0 + (x / median).powf(-shape));
     let bucket = format!("{name}_bucket");
     for &le in bounds.iter().chain([f64::INFINITY].iter()) {
@@ -455,8 +496,6 @@ fn histogram(
     }
     let labels = [("engine", "0"), ("model_name", MODEL)];
     write::sample(p, &format!("{name}_count"), &labels, count, None).expect("writing to a String");
-    // The mean of a log-logistic distribution, finite for shape > 1.
-    let mean = median * (PI / shape) / (PI / shape).sin();
     write::sample(p, &format!("{name}_sum"), &labels, count * mean, None).expect("writing to a String");
     if let Some(created) = created_unix {
         let created_name = format!("{name}_created");
@@ -493,11 +532,131 @@ pub fn serve(addr: &str, simulation: Arc<Simulation>) -> Result<SocketAddr, Stri
 
 /// A short description of what the simulation does, for the monitor's header.
 pub fn describe(restart_after_s: Option<f64>) -> String {
-    let mut text = String::from(
-        "simulated vLLM 0.33 server: generation 900 ± 300 tok/s (16 s wave), prompt 6.08x, 400 tok/request",
+    let mut text = format!(
+        "simulated vLLM 0.33 server: {CONCURRENCY:.0} running requests of {TOKENS_PER_REQUEST:.0} tokens \
+         at {TOKENS_PER_S_PER_REQUEST:.0} tok/s each (±{:.0}%, {PERIOD_S:.0} s wave)",
+        WAVE * 100.0
     );
     if let Some(r) = restart_after_s {
         let _ = write!(text, ", restarts after {r:.0} s");
     }
     text
+}
+
+#[cfg(test)]
+pub mod tests {
+    use chrono::{DateTime, TimeDelta, Utc};
+
+    use super::*;
+    use crate::common::Page;
+    use crate::figures::Load;
+    use crate::interval::Snapshot;
+    use crate::target::{EventKind, Target};
+
+    fn close(got: Option<f64>, want: f64, what: &str) {
+        let got = got.unwrap_or_else(|| panic!("{what}: no figure"));
+        assert!(
+            (got - want).abs() <= 0.02 * want,
+            "{what}: {got}, want {want} ± 2%"
+        );
+    }
+
+    /// Scrapes the simulation every second from 0 to `until` s (with `--target-requests
+    /// 25000`); returns the target, the snapshot of every second and the events.
+    pub fn monitor(sim: &Simulation, until: u32, window: TimeDelta) -> Monitored {
+        let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut target = Target::new("sim".into());
+        let mut snapshots = Vec::new();
+        let mut all_events = Vec::new();
+        for second in 0..=until {
+            let t = f64::from(second);
+            let at = start + TimeDelta::seconds(second.into());
+            let page = Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+            };
+            all_events.extend(target.ingest(at, Ok(page)).into_iter().map(|e| (t, e)));
+            let snapshot =
+                Snapshot::compute(std::slice::from_ref(&target), window, at, None, Some(25_000), t);
+            snapshots.push((t, snapshot));
+        }
+        let restarts = all_events
+            .iter()
+            .filter(|(_, e)| e.kind == EventKind::Restart)
+            .count();
+        assert_eq!(
+            restarts,
+            usize::from(sim.restart_after_s.is_some_and(|r| r <= f64::from(until)))
+        );
+        (target, snapshots, all_events)
+    }
+
+    pub type Monitored = (Target, Vec<(f64, Snapshot)>, Vec<(f64, crate::target::Event)>);
+
+    #[test]
+    fn per_request_figures_match_the_simulated_run_once_the_window_is_full() {
+        // A window of one wave period: the mean running count is the configured one.
+        let window = TimeDelta::seconds(PERIOD_S as i64);
+        let sim = Simulation::new(None);
+        let (_, snapshots, _) = monitor(&sim, 40, window);
+        let mut checked = 0;
+        for (t, s) in snapshots.iter().filter(|(t, _)| *t >= PERIOD_S) {
+            let f = &s.figures;
+            close(f.tokens_per_request, TOKENS_PER_REQUEST, "tokens per request");
+            close(
+                f.prompt_tokens_per_request,
+                PROMPT_TOKENS_PER_REQUEST,
+                "prompt tokens per request",
+            );
+            close(
+                f.tokens_per_s_per_request,
+                TOKENS_PER_S_PER_REQUEST,
+                "tok/s per running request",
+            );
+            close(f.mean_latency, LATENCY_S, "mean e2e latency");
+            close(f.steady_rate, CONCURRENCY / LATENCY_S, "Little's-law rate");
+            close(f.running_mean, CONCURRENCY, "mean running");
+            // The exact window rate is the simulated integral.
+            let want =
+                (Simulation::generated_until(*t) - Simulation::generated_until(t - PERIOD_S)) / PERIOD_S;
+            close(f.generation.window, want, "generation tokens/s");
+            assert_eq!(f.load, Load::Steady, "at {t} s");
+            // ETAs: as a hand computation from the same interval's figures.
+            let p = s.progress.unwrap();
+            let remaining = 25_000.0 - f.finished_since_start.unwrap();
+            close(
+                p.eta_requests_s,
+                remaining / f.finished.unwrap(),
+                "ETA by requests",
+            );
+            close(
+                p.eta_tokens_s,
+                remaining * TOKENS_PER_REQUEST / f.generation.window.unwrap(),
+                "ETA by tokens",
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 25);
+    }
+
+    #[test]
+    fn a_restarted_server_ramps_up_and_its_queue_drains() {
+        let window = TimeDelta::seconds(10);
+        let sim = Simulation::new(Some(20.0));
+        let (_, snapshots, _) = monitor(&sim, 45, window);
+        let at = |t: f64| &snapshots.iter().find(|(s, _)| *s == t).unwrap().1.figures;
+        assert_eq!(at(15.0).load, Load::Steady);
+        // Once the window holds only the new process: tokens flow, no request finished.
+        let f = at(31.0);
+        assert_eq!(f.finished, Some(0.0));
+        assert_eq!(f.load, Load::RampingUp);
+        assert!(f.generation.window.unwrap() > 1000.0);
+        // The backlog of 40 appears with the restart, then drains at 4/s: the queue grew
+        // at the restart and never after.
+        assert_eq!(at(20.0).load, Load::QueueGrowing);
+        assert!(snapshots
+            .iter()
+            .filter(|(t, _)| *t > 20.0)
+            .all(|(_, s)| s.figures.load != Load::QueueGrowing));
+    }
 }

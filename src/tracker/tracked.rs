@@ -58,6 +58,25 @@ impl TrackedSeries {
         &self.name
     }
 
+    /// The number of the scrape that last had this series (compare with
+    /// [`Tracker::scrapes`](crate::Tracker::scrapes)): a series missing from the newest page
+    /// is kept until [`Tracker::stale_after`](crate::Tracker::stale_after), with its old
+    /// points, so a reader that must not count a vanished target checks this.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\nb 1\n", at(1))?;
+    /// t.ingest("a 2\n", at(2))?;
+    /// let current: Vec<&str> = t.series().filter(|s| s.last_seen_scrape() == t.scrapes()).map(|s| s.name()).collect();
+    /// assert_eq!(current, ["a"]);
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn last_seen_scrape(&self) -> u64 {
+        self.last_seen
+    }
+
     /// The labels, sorted by name, unescaped.
     ///
     /// # Example

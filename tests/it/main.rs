@@ -4,6 +4,7 @@ mod data;
 mod differential;
 mod limits;
 mod monitor;
+mod monitor_terminal;
 mod openmetrics_suite;
 mod oracle;
 mod proptests;

@@ -1,60 +1,62 @@
 #!/usr/bin/env python3
-"""A stand-in vLLM server for vllm_monitor's integration test, rendered by the real
+"""A stand-in vLLM server for vllm_monitor's integration tests, rendered by the real
 prometheus_client (the library vLLM itself uses).
 
 It registers vLLM 0.33's metric names (counters exposed as `<name>_total` with
-`<name>_created`, gauges, histograms with vLLM's buckets), advances the counters at known
-constant rates, and restarts once: the collectors are replaced by new ones that count
-from 0 with a new created time, as a restarted vLLM process would.
+`<name>_created`, gauges, histograms with vLLM's buckets) and runs a steady load of known
+shape: CONCURRENCY requests always running, each generating TOKENS_PER_REQUEST tokens over
+LATENCY seconds, so generation runs at CONCURRENCY * TOKENS_PER_REQUEST / LATENCY tokens/s
+and requests finish at CONCURRENCY / LATENCY per second (Little's law). It can restart
+once: the collectors are replaced by new ones that count from 0 with a new created time,
+as a restarted vLLM process would.
 
-Usage: vllm_exporter.py RESTART_AFTER_SECONDS LIFETIME_SECONDS
-Prints `PORT <n>` on stdout once it is serving on 127.0.0.1, then exits after LIFETIME.
+Prints `PORT <n>` on stdout once it is serving on 127.0.0.1, then exits after --lifetime.
 """
-import sys
+import argparse
 import threading
 import time
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-GENERATION_RATE = 1000.0  # tokens/s
-PROMPT_RATE = 4000.0  # tokens/s
-REQUEST_RATE = 2.5  # requests/s
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
-TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-                10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0]
+SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+                   10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0]
 ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
                10.0, 20.0, 40.0, 80.0]
+TOKEN_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
 LABELS = ["model_name", "engine"]
 
 
 class Engine:
     """One vLLM process's collectors, in a registry of its own."""
 
-    def __init__(self):
+    def __init__(self, concurrency):
         registry = CollectorRegistry()
         self.registry = registry
-        self.collectors = [
-            Counter("vllm:generation_tokens", "Number of generation tokens processed.", LABELS, registry=registry),
-            Counter("vllm:prompt_tokens", "Number of prefill tokens processed.", LABELS, registry=registry),
-            Counter("vllm:request_success", "Count of successfully processed requests.",
-                    LABELS + ["finished_reason"], registry=registry),
-            Gauge("vllm:num_requests_running", "Number of requests in model execution batches.", LABELS,
-                  registry=registry),
-            Gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", LABELS,
-                  registry=registry),
-            Gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", LABELS,
-                  registry=registry),
-            Histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-                      LABELS, buckets=TTFT_BUCKETS, registry=registry),
-            Histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
-                      LABELS, buckets=ITL_BUCKETS, registry=registry),
-        ]
-        (self.generation, self.prompt, self.success, self.running, self.waiting, self.kv,
-         self.ttft, self.itl) = self.collectors
-        self.running.labels(MODEL, "0").set(12)
-        self.waiting.labels(MODEL, "0").set(0)
-        self.kv.labels(MODEL, "0").set(0.25)
 
+        def histogram(name, doc, buckets):
+            return Histogram(name, doc, LABELS, buckets=buckets, registry=registry).labels(MODEL, "0")
+
+        self.generation = Counter("vllm:generation_tokens", "Number of generation tokens processed.", LABELS,
+                                  registry=registry).labels(MODEL, "0")
+        self.prompt = Counter("vllm:prompt_tokens", "Number of prefill tokens processed.", LABELS,
+                              registry=registry).labels(MODEL, "0")
+        self.success = Counter("vllm:request_success", "Count of successfully processed requests.",
+                               LABELS + ["finished_reason"], registry=registry).labels(MODEL, "0", "stop")
+        gauge = lambda name, doc: Gauge(name, doc, LABELS, registry=registry).labels(MODEL, "0")
+        gauge("vllm:num_requests_running", "Number of requests in model execution batches.").set(concurrency)
+        gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.").set(0)
+        gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.").set(0.25)
+        self.ttft = histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+                              SECONDS_BUCKETS)
+        self.itl = histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+                             ITL_BUCKETS)
+        self.e2e = histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+                             SECONDS_BUCKETS)
+        self.request_generation = histogram("vllm:request_generation_tokens",
+                                            "Number of generation tokens processed.", TOKEN_BUCKETS)
+        self.request_prompt = histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+                                        TOKEN_BUCKETS)
 
 
 class Current:
@@ -71,10 +73,20 @@ class Current:
 
 
 def main():
-    restart_after = float(sys.argv[1])
-    lifetime = float(sys.argv[2])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lifetime", type=float, default=30.0, help="seconds to serve")
+    parser.add_argument("--restart-after", type=float, default=None, help="restart once, after this many seconds")
+    parser.add_argument("--concurrency", type=float, default=10.0, help="requests always running")
+    parser.add_argument("--tokens-per-request", type=float, default=400.0, help="generated tokens per request")
+    parser.add_argument("--prompt-tokens", type=float, default=1600.0, help="prompt tokens per request")
+    parser.add_argument("--latency", type=float, default=4.0, help="seconds from arrival to the last token")
+    args = parser.parse_args()
+    request_rate = args.concurrency / args.latency
+    generation_rate = request_rate * args.tokens_per_request
+    itl = args.latency / args.tokens_per_request
+
     lock = threading.Lock()
-    engine = Engine()
+    engine = Engine(args.concurrency)
     current = Current(engine, lock)
     registry = CollectorRegistry()
     registry.register(current)
@@ -84,26 +96,28 @@ def main():
     last = start
     finished_carry = 0.0
     restarted = False
-    while time.monotonic() - start < lifetime:
+    while time.monotonic() - start < args.lifetime:
         time.sleep(0.01)
         now = time.monotonic()
         dt = now - last
         last = now
-        if not restarted and now - start >= restart_after:
-            fresh = Engine()
+        if not restarted and args.restart_after is not None and now - start >= args.restart_after:
+            fresh = Engine(args.concurrency)
             with lock:
                 engine = current.engine = fresh
             restarted = True
         with lock:
-            engine.generation.labels(MODEL, "0").inc(GENERATION_RATE * dt)
-            engine.prompt.labels(MODEL, "0").inc(PROMPT_RATE * dt)
-            finished_carry += REQUEST_RATE * dt
+            engine.generation.inc(generation_rate * dt)
+            engine.prompt.inc(request_rate * args.prompt_tokens * dt)
+            finished_carry += request_rate * dt
             while finished_carry >= 1.0:
                 finished_carry -= 1.0
-                engine.success.labels(MODEL, "0", "stop").inc()
-                engine.ttft.labels(MODEL, "0").observe(0.05)
-                for _ in range(4):
-                    engine.itl.labels(MODEL, "0").observe(0.02)
+                engine.success.inc()
+                engine.ttft.observe(0.05)
+                engine.e2e.observe(args.latency)
+                engine.request_generation.observe(args.tokens_per_request)
+                engine.request_prompt.observe(args.prompt_tokens)
+                engine.itl.observe(itl)
     server.shutdown()
 
 

@@ -1,0 +1,205 @@
+//! Command-line arguments, and URLs made acceptable to an HTTP client as a user types them.
+
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Live throughput of vLLM, SGLang and TGI servers from their Prometheus metrics: exact
+/// rates that survive restarts, the figures an operator works out by hand, and a
+/// terminal dashboard.
+///
+/// Without --url or --federate it monitors a built-in simulated vLLM server for 20 s.
+#[derive(Debug, Parser)]
+#[command(name = "vllm_monitor", version, about, long_about, after_help = AFTER_HELP)]
+pub struct Args {
+    /// A server's metrics URL, e.g. http://localhost:8000/metrics (repeat for several).
+    /// Typed as is: '{', '}', '"', '=', '~' and the like in the query are percent-encoded
+    /// for you, so a /federate?match[]={job="vllm"} URL works unquoted.
+    #[arg(long, value_name = "URL")]
+    pub url: Vec<String>,
+
+    /// Read a whole fleet through Prometheus or VictoriaMetrics at BASE_URL (e.g.
+    /// http://localhost:9090): asks its /federate for the vLLM, SGLang and TGI families
+    /// only, and shows figures per instance (implies --by instance).
+    #[arg(long, value_name = "BASE_URL")]
+    pub federate: Option<String>,
+
+    /// Time between scrapes (500ms, 2s, 1m30s).
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub interval: Duration,
+
+    /// Rates and means are over this window.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub window: Duration,
+
+    /// Stop after this long [default: run until q or Ctrl-C; 20s with the simulator].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Give up on a scrape after this long [default: the interval, within 1s..10s].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// Also show figures per value of this label (instance, model_name, engine; "url"
+    /// groups by server).
+    #[arg(long, value_name = "LABEL")]
+    pub by: Option<String>,
+
+    /// Requests the run will send in all: shows progress and two ETAs (from the
+    /// finished-request rate, and from tokens: remaining requests × mean tokens per
+    /// request ÷ generation tokens/s).
+    #[arg(long, value_name = "N")]
+    pub target_requests: Option<u64>,
+
+    /// One JSON object per interval, per event and for the summary (schema 1).
+    #[arg(long, conflicts_with = "plain")]
+    pub json: bool,
+
+    /// One line per interval, at most 120 columns, even on a terminal (the default when
+    /// stdout is not a terminal).
+    #[arg(long)]
+    pub plain: bool,
+
+    /// Write generation tokens/s over the run to this SVG file at the end (restarts
+    /// marked; with --by, a line per group).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+
+    /// With the built-in simulator: restart the simulated server after this long.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub simulate_restart_after: Duration,
+
+    /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate"])]
+    pub serve: Option<String>,
+}
+
+const AFTER_HELP: &str = "\
+Keys in the dashboard: q, Esc or Ctrl-C quit and print the summary.
+Exit status: 0 after at least one successful scrape; 1 when none succeeded; 2 for bad
+arguments or when the simulated server could not start.";
+
+/// The families `--federate` asks for: vLLM (`vllm:` in text, `vllm_` after an
+/// OpenMetrics scrape), SGLang and TGI.
+pub const FEDERATE_MATCH: &str = r#"{__name__=~"vllm[:_].+|sglang[:_].+|tgi_.+"}"#;
+
+impl Args {
+    /// The URLs to scrape: `--url` as given (encoded), then the `--federate` URL.
+    pub fn urls(&self) -> Vec<String> {
+        let mut urls: Vec<String> = self.url.iter().map(|u| encode_url(u)).collect();
+        if let Some(base) = &self.federate {
+            urls.push(federate_url(base));
+        }
+        urls
+    }
+
+    /// The label to group by: `--by`, else `instance` when reading a federation.
+    pub fn group_label(&self) -> Option<String> {
+        self.by
+            .clone()
+            .or_else(|| self.federate.as_ref().map(|_| "instance".to_string()))
+    }
+}
+
+/// The `/federate` URL of a Prometheus or VictoriaMetrics at `base`.
+pub fn federate_url(base: &str) -> String {
+    let base = base.trim_end_matches('/');
+    encode_url(&format!("{base}/federate?match[]={FEDERATE_MATCH}"))
+}
+
+/// Percent-encodes what a user may type in a URL's query but an HTTP client refuses
+/// (`{`, `}`, `"`, `[`, `]`, spaces, ...), and what the server would misread (`=` and
+/// `~` inside a value, `+`, which form decoding turns into a space). `%XX` escapes
+/// already there are kept, so encoding twice changes nothing.
+pub fn encode_url(url: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+    // Everything outside RFC 3986's unreserved set and the few sub-delimiters that are
+    // harmless in a PromQL selector.
+    const KEY: &AsciiSet = &CONTROLS
+        .add(b' ')
+        .add(b'"')
+        .add(b'#')
+        .add(b'<')
+        .add(b'>')
+        .add(b'[')
+        .add(b']')
+        .add(b'\\')
+        .add(b'^')
+        .add(b'`')
+        .add(b'{')
+        .add(b'|')
+        .add(b'}')
+        .add(b'+');
+    const VALUE: &AsciiSet = &KEY.add(b'=').add(b'~').add(b'&');
+    let Some((head, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) => format!(
+                "{}={}",
+                utf8_percent_encode(key, KEY),
+                utf8_percent_encode(value, VALUE)
+            ),
+            None => utf8_percent_encode(pair, KEY).to_string(),
+        })
+        .collect();
+    format!("{head}?{}", pairs.join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_federate_url_as_typed_is_encoded_once() {
+        let typed = r#"http://127.0.0.1:9090/federate?match[]={job="vllm",x=~"a.+"}"#;
+        let encoded = encode_url(typed);
+        assert_eq!(
+            encoded,
+            "http://127.0.0.1:9090/federate?match%5B%5D=%7Bjob%3D%22vllm%22,x%3D%7E%22a.%2B%22%7D"
+        );
+        assert_eq!(encode_url(&encoded), encoded, "encoding is idempotent");
+        // The HTTP client takes it.
+        assert!(encoded.parse::<ureq::http::Uri>().is_ok());
+        assert!(typed.parse::<ureq::http::Uri>().is_err());
+        // Plain URLs and several parameters are left readable.
+        assert_eq!(encode_url("http://h:8000/metrics"), "http://h:8000/metrics");
+        assert_eq!(encode_url("http://h/q?a=1&b=2"), "http://h/q?a=1&b=2");
+    }
+
+    #[test]
+    fn federate_asks_for_the_inference_families_only() {
+        let url = federate_url("http://prom:9090/");
+        assert!(url.starts_with("http://prom:9090/federate?match%5B%5D=%7B__name__%3D%7E%22vllm"));
+        assert!(url.parse::<ureq::http::Uri>().is_ok());
+    }
+
+    #[test]
+    fn arguments_parse_and_help_lists_every_option() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
+        let args = Args::try_parse_from([
+            "vllm_monitor",
+            "--interval",
+            "1m30s",
+            "--federate",
+            "http://p:9090",
+        ])
+        .expect("valid arguments");
+        assert_eq!(args.interval, Duration::from_secs(90));
+        assert_eq!(args.group_label().as_deref(), Some("instance"));
+        let bad = Args::try_parse_from(["vllm_monitor", "--interval", "fast"]).unwrap_err();
+        assert_eq!(bad.exit_code(), 2);
+        let help = Args::command().render_long_help().to_string();
+        for option in Args::command().get_arguments() {
+            if let Some(long) = option.get_long() {
+                assert!(
+                    help.contains(&format!("--{long}")),
+                    "--{long} missing from --help"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The figures of one interval, computed once and handed to every renderer, and the
+//! history the dashboard and the plot draw.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::figures::{self, Figures, Source};
+use crate::target::Target;
+
+/// Progress of a run of known size, with two ETAs.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub target: u64,
+    pub finished: f64,
+    /// Remaining requests ÷ finished-request rate.
+    pub eta_requests_s: Option<f64>,
+    /// Remaining requests × mean generated tokens per request ÷ generation tokens/s: the
+    /// ETA that holds while a run ramps up and few requests have finished yet.
+    pub eta_tokens_s: Option<f64>,
+}
+
+impl Progress {
+    pub fn new(target: u64, f: &Figures) -> Self {
+        let finished = f.finished_since_start.unwrap_or(0.0);
+        let remaining = (target as f64 - finished).max(0.0);
+        let eta_requests_s = f.finished.filter(|r| *r > 0.0).map(|rate| remaining / rate);
+        let eta_tokens_s = match (f.tokens_per_request, f.generation.window) {
+            (Some(per_request), Some(rate)) if rate > 0.0 => Some(remaining * per_request / rate),
+            _ => None,
+        };
+        Progress {
+            target,
+            finished,
+            eta_requests_s,
+            eta_tokens_s,
+        }
+    }
+
+    pub fn fraction(&self) -> f64 {
+        if self.target == 0 {
+            1.0
+        } else {
+            (self.finished / self.target as f64).clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// Everything one interval shows.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Seconds since monitoring began.
+    pub elapsed: f64,
+    pub at: DateTime<Utc>,
+    pub figures: Figures,
+    /// With `--by`: the label and a row per value.
+    pub groups: Option<(String, Vec<(String, Figures)>)>,
+    pub progress: Option<Progress>,
+}
+
+impl Snapshot {
+    /// Figures over the URLs whose newest page is fresh (not older than `fresh`).
+    pub fn compute(
+        targets: &[Target],
+        window: TimeDelta,
+        fresh: DateTime<Utc>,
+        by: Option<&str>,
+        target_requests: Option<u64>,
+        elapsed: f64,
+    ) -> Snapshot {
+        let sources: Vec<Source<'_>> = targets
+            .iter()
+            .filter(|t| t.is_fresh(fresh))
+            .filter_map(|t| {
+                Some(Source {
+                    tracker: &t.tracker,
+                    at: t.last_ok?,
+                    since: t.since?,
+                    url: &t.url,
+                    only: None,
+                })
+            })
+            .collect();
+        let f = Figures::compute(&sources, window);
+        let groups = by.map(|label| (label.to_string(), figures::grouped(&sources, label, window)));
+        Snapshot {
+            elapsed,
+            at: sources.iter().map(|s| s.at).max().unwrap_or_else(Utc::now),
+            progress: target_requests.map(|n| Progress::new(n, &f)),
+            figures: f,
+            groups,
+        }
+    }
+}
+
+/// Values over the run, one per interval, for sparklines and the plot.
+#[derive(Debug, Default)]
+pub struct History {
+    pub elapsed: Vec<f64>,
+    pub generation: Vec<Option<f64>>,
+    pub ewma: Vec<Option<f64>>,
+    pub running: Vec<Option<f64>>,
+    pub waiting: Vec<Option<f64>>,
+    pub finished: Vec<Option<f64>>,
+    /// Per group (with `--by`): its name and its generation rate per interval.
+    pub groups: Vec<(String, Vec<Option<f64>>)>,
+    /// Seconds since start at which a restart was announced.
+    pub restarts: Vec<f64>,
+}
+
+impl History {
+    pub fn push(&mut self, s: &Snapshot) {
+        let n = self.elapsed.len();
+        self.elapsed.push(s.elapsed);
+        self.generation.push(s.figures.generation.window);
+        self.ewma.push(s.figures.generation.ewma);
+        self.running.push(s.figures.running);
+        self.waiting.push(s.figures.waiting);
+        self.finished.push(s.figures.finished);
+        for (name, f) in s.groups.iter().flat_map(|(_, g)| g) {
+            let index = match self.groups.iter().position(|(n, _)| n == name) {
+                Some(i) => i,
+                None => {
+                    self.groups.push((name.clone(), vec![None; n]));
+                    self.groups.len() - 1
+                }
+            };
+            self.groups[index].1.push(f.generation.window);
+        }
+        // Groups absent this interval get a gap.
+        for (_, values) in &mut self.groups {
+            values.resize(n + 1, None);
+        }
+    }
+}

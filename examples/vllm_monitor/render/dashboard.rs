@@ -1,0 +1,520 @@
+//! The live terminal dashboard (ratatui): generation tokens/s as the headline with
+//! sparklines of the run, requests and the figures derived from them, running and
+//! waiting, the KV cache, latencies, servers and an event log. Fits 80x24, is designed
+//! for 100x30, and gives extra rows to the sparklines and the log.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Gauge, Paragraph, Row, Sparkline, Table};
+use ratatui::Frame;
+
+use super::{duration, keep_end, ms, num, percent};
+use crate::figures::{Figures, Load};
+use crate::interval::{History, Snapshot};
+use crate::target::{Event, EventKind, Status, Target};
+
+/// What the dashboard shows.
+pub struct View<'a> {
+    /// "every 2s · window 30s · built-in simulator" and the like.
+    pub setup: &'a str,
+    pub snapshot: Option<&'a Snapshot>,
+    pub history: &'a History,
+    pub targets: &'a [Target],
+    /// Events with the seconds since start at which they came.
+    pub events: &'a [(f64, Event)],
+}
+
+const KEYS: &str = " q quit ";
+
+pub fn draw(frame: &mut Frame<'_>, view: &View<'_>) {
+    let area = frame.area();
+    let empty = Figures::default();
+    let f = view.snapshot.map_or(&empty, |s| &s.figures);
+    let progress = view.snapshot.and_then(|s| s.progress);
+    let groups = view.snapshot.and_then(|s| s.groups.as_ref());
+    let servers = server_lines(view.targets);
+    // Rows beyond 30 go to the sparklines and the log.
+    let extra = area.height.saturating_sub(30);
+    let mut constraints = vec![
+        Constraint::Length(1),
+        Constraint::Length(6 + extra / 3),
+        Constraint::Length(7),
+        Constraint::Length(6),
+    ];
+    if progress.is_some() {
+        constraints.push(Constraint::Length(3));
+    }
+    if let Some((_, rows)) = groups {
+        constraints.push(Constraint::Length((rows.len() as u16 + 3).min(8 + extra / 3)));
+    }
+    constraints.push(Constraint::Length((servers.len() as u16 + 2).min(6)));
+    constraints.push(Constraint::Min(3));
+    let areas = Layout::vertical(constraints).split(area);
+    let mut next = areas.iter().copied();
+    let mut take = || next.next().unwrap_or_default();
+
+    title(frame, take(), view);
+    headline(frame, take(), f, view.history);
+    let [requests, running, cache] = Layout::horizontal([
+        Constraint::Percentage(40),
+        Constraint::Percentage(30),
+        Constraint::Percentage(30),
+    ])
+    .areas(take());
+    requests_panel(frame, requests, f);
+    running_panel(frame, running, f, view.history);
+    cache_panel(frame, cache, f);
+    let [latency, prompt] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(take());
+    latency_panel(frame, latency, f);
+    prompt_panel(frame, prompt, f);
+    if let Some(p) = progress {
+        let area = take();
+        let label = format!(
+            "{}/{} requests · ETA {} by requests/s, {} by tokens",
+            num(Some(p.finished), 0, 9),
+            p.target,
+            duration(p.eta_requests_s),
+            duration(p.eta_tokens_s)
+        );
+        let gauge = Gauge::default()
+            .block(Block::bordered().title(" Progress "))
+            .gauge_style(Style::new().fg(Color::Cyan).bg(Color::DarkGray))
+            .ratio(p.fraction())
+            .label(label);
+        frame.render_widget(gauge, area);
+    }
+    if let Some((label, rows)) = groups {
+        groups_panel(frame, take(), label, rows);
+    }
+    frame.render_widget(
+        Paragraph::new(servers).block(Block::bordered().title(" Servers ")),
+        take(),
+    );
+    events_panel(frame, take(), view.events);
+}
+
+fn title(frame: &mut Frame<'_>, area: Rect, view: &View<'_>) {
+    let elapsed = view.snapshot.map_or(0.0, |s| s.elapsed);
+    let line = Line::from(vec![
+        Span::styled(" vllm_monitor ", Style::new().bold().reversed()),
+        Span::raw(format!(" {} · {:.0}s elapsed", view.setup, elapsed)),
+    ]);
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(KEYS.len() as u16)]).areas(area);
+    frame.render_widget(Paragraph::new(line), left);
+    frame.render_widget(Paragraph::new(Span::styled(KEYS, Style::new().reversed())), right);
+}
+
+/// The last `width` values, scaled so the largest of them is the sparkline's top.
+fn bars(values: &[Option<f64>], width: u16) -> Vec<Option<u64>> {
+    let start = values.len().saturating_sub(usize::from(width));
+    values[start..]
+        .iter()
+        .map(|v| v.map(|v| v.max(0.0).round() as u64))
+        .collect()
+}
+
+fn headline(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
+    let block = Block::bordered().title(" Generation tokens/s ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [text, spark] = Layout::horizontal([Constraint::Length(30), Constraint::Min(10)]).areas(inner);
+    let value = f
+        .generation
+        .window
+        .map_or_else(|| "-".into(), |v| format!("{v:.1}"));
+    let lines = vec![
+        Line::from(vec![
+            Span::styled(value, Style::new().bold().fg(Color::Green)),
+            Span::raw(" tok/s"),
+        ]),
+        Line::from(format!("EWMA    {}", num(f.generation.ewma, 1, 10))),
+        Line::from(format!("rate()  {}", num(f.generation.promql, 1, 10))),
+        Line::from(format!("per req {} tok/s", num(f.tokens_per_s_per_request, 2, 8))),
+    ];
+    frame.render_widget(Paragraph::new(lines), text);
+    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(spark);
+    let max = h
+        .generation
+        .iter()
+        .chain(&h.ewma)
+        .flatten()
+        .fold(1.0f64, |m, v| m.max(*v))
+        .round() as u64;
+    frame.render_widget(
+        Sparkline::default()
+            .data(bars(&h.generation, window.width))
+            .max(max)
+            .style(Style::new().fg(Color::Green)),
+        window,
+    );
+    frame.render_widget(
+        Sparkline::default()
+            .data(bars(&h.ewma, ewma.width))
+            .max(max)
+            .style(Style::new().fg(Color::Yellow)),
+        ewma,
+    );
+}
+
+fn requests_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
+    let reasons: Vec<String> = f
+        .finished_by_reason
+        .iter()
+        .filter(|(_, rate)| *rate > 0.0)
+        .map(|(reason, rate)| format!("{reason} {rate:.2}"))
+        .collect();
+    let load_style = match f.load {
+        Load::Steady => Style::new().fg(Color::Green),
+        Load::RampingUp | Load::QueueGrowing => Style::new().fg(Color::Yellow).bold(),
+        Load::Unknown => Style::new(),
+    };
+    // Most important first: a small terminal shows the top lines only.
+    let lines = vec![
+        Line::from(format!("finished  {} req/s", num(f.finished, 2, 8))),
+        Line::from(vec![
+            Span::raw(format!("steady    {} req/s ", num(f.steady_rate, 2, 8))),
+            Span::styled(f.load.label(), load_style),
+        ]),
+        Line::from(format!(
+            "per req   {} gen · {} prompt tok",
+            num(f.tokens_per_request, 0, 7),
+            num(f.prompt_tokens_per_request, 0, 7)
+        )),
+        Line::from(format!("e2e mean  {} s", num(f.mean_latency, 1, 8))),
+        Line::from(format!("by reason {}", reasons.join(" · "))).dim(),
+    ];
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" Requests ")),
+        area,
+    );
+}
+
+fn running_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
+    let block = Block::bordered().title(" Running / waiting ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [text, running, waiting] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(
+                format!("run {}", num(f.running, 0, 6)),
+                Style::new().fg(Color::Cyan),
+            ),
+            Span::raw("  "),
+            Span::styled(
+                format!("wait {}", num(f.waiting, 0, 6)),
+                Style::new().fg(Color::Magenta),
+            ),
+        ])),
+        text,
+    );
+    frame.render_widget(
+        Sparkline::default()
+            .data(bars(&h.running, running.width))
+            .style(Style::new().fg(Color::Cyan)),
+        running,
+    );
+    frame.render_widget(
+        Sparkline::default()
+            .data(bars(&h.waiting, waiting.width))
+            .style(Style::new().fg(Color::Magenta)),
+        waiting,
+    );
+}
+
+fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
+    let block = Block::bordered().title(" Cache / decoding ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [label, gauge, rest] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+    frame.render_widget(Paragraph::new("KV cache"), label);
+    let usage = f.kv_usage.unwrap_or(0.0).clamp(0.0, 1.0);
+    let color = if usage > 0.9 { Color::Red } else { Color::Blue };
+    frame.render_widget(
+        Gauge::default()
+            .gauge_style(Style::new().fg(color).bg(Color::DarkGray))
+            .ratio(usage)
+            .label(format!("{}%", percent(f.kv_usage))),
+        gauge,
+    );
+    let spec = f.spec_decode.map_or_else(
+        || "-".to_string(),
+        |s| {
+            format!(
+                "{}% len {}",
+                percent(s.acceptance_rate),
+                num(s.mean_acceptance_length, 2, 5)
+            )
+        },
+    );
+    let lines = vec![
+        Line::from(format!("prefix hit {}%", percent(f.prefix_hit_rate))),
+        Line::from(format!("spec accept {spec}")),
+    ];
+    frame.render_widget(Paragraph::new(lines), rest);
+}
+
+fn latency_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
+    let row = |name: &'static str, q: &crate::figures::Quantiles| {
+        Row::new(vec![
+            Cell::from(name),
+            Cell::from(ms(q.p50)),
+            Cell::from(ms(q.p95)),
+            Cell::from(ms(q.p99)),
+        ])
+    };
+    let table = Table::new(
+        [row("TTFT", &f.ttft), row("ITL", &f.itl), row("E2E", &f.e2e)],
+        [
+            Constraint::Length(6),
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(9),
+        ],
+    )
+    .header(Row::new(["", "p50", "p95", "p99"]).style(Style::new().add_modifier(Modifier::BOLD)))
+    .block(Block::bordered().title(" Latency "));
+    frame.render_widget(table, area);
+}
+
+fn prompt_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
+    let lines = vec![
+        Line::from(format!("prompt    {} tok/s", num(f.prompt.window, 1, 9))),
+        Line::from(format!("computed  {} tok/s", num(f.prompt_computed, 1, 9))),
+        Line::from(format!("cached    {} tok/s", num(f.prompt_cached, 1, 9))),
+    ];
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" Prompt ")),
+        area,
+    );
+}
+
+fn groups_panel(frame: &mut Frame<'_>, area: Rect, label: &str, rows: &[(String, Figures)]) {
+    let width = usize::from(area.width / 3).max(12);
+    let table = Table::new(
+        rows.iter().map(|(value, f)| {
+            Row::new(vec![
+                Cell::from(keep_end(value, width)),
+                Cell::from(num(f.generation.window, 1, 9)),
+                Cell::from(num(f.finished, 2, 7)),
+                Cell::from(num(f.running, 0, 6)),
+                Cell::from(num(f.waiting, 0, 6)),
+                Cell::from(format!("{}%", percent(f.kv_usage))),
+                Cell::from(f.load.label()),
+            ])
+        }),
+        [
+            Constraint::Length(width as u16),
+            Constraint::Length(9),
+            Constraint::Length(7),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Min(8),
+        ],
+    )
+    .header(Row::new([label, "gen/s", "req/s", "run", "wait", "kv", "load"]).bold())
+    .block(Block::bordered().title(format!(" By {label} ")));
+    frame.render_widget(table, area);
+}
+
+/// One line per URL, or per instance in a federation.
+fn server_lines(targets: &[Target]) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for t in targets {
+        let (mark, color) = match &t.status {
+            Status::Ok(_) => ("●", Color::Green),
+            Status::BadLines { .. } => ("●", Color::Yellow),
+            Status::Waiting => ("○", Color::Gray),
+            _ => ("✗", Color::Red),
+        };
+        let restarted = t
+            .instances
+            .get("")
+            .and_then(|i| i.last_restart)
+            .map(|at| format!(" · restarted {} UTC", at.format("%H:%M:%S")))
+            .unwrap_or_default();
+        let format = match t.format {
+            Some(promrate::Format::OpenMetrics) => " · openmetrics",
+            _ => "",
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} "), Style::new().fg(color)),
+            Span::raw(format!("{} ", t.url)),
+            Span::styled(t.status.to_string(), Style::new().fg(color)),
+            Span::raw(format!("{restarted}{format} · {} error(s)", t.errors)),
+        ]));
+        for (name, instance) in t.instances.iter().filter(|(name, _)| !name.is_empty()) {
+            let (mark, color, state) = if instance.stale {
+                ("✗", Color::Red, "stale")
+            } else {
+                ("●", Color::Green, "ok")
+            };
+            let restarted = instance
+                .last_restart
+                .map(|at| format!(" · restarted {} UTC", at.format("%H:%M:%S")))
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(format!("{mark} "), Style::new().fg(color)),
+                Span::raw(format!("instance {name} ")),
+                Span::styled(state, Style::new().fg(color)),
+                Span::raw(restarted),
+            ]));
+        }
+    }
+    lines
+}
+
+fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
+    let rows = usize::from(area.height.saturating_sub(2));
+    let lines: Vec<Line<'_>> = events
+        .iter()
+        .rev()
+        .take(rows)
+        .map(|(elapsed, e)| {
+            let color = match e.kind {
+                EventKind::Restart => Color::Yellow,
+                EventKind::Fault | EventKind::Stale => Color::Red,
+                EventKind::Recovered | EventKind::Back => Color::Green,
+            };
+            Line::from(vec![
+                Span::raw(format!("{elapsed:6.1}s ")),
+                Span::styled(format!("{:<9} ", e.kind.as_str()), Style::new().fg(color).bold()),
+                Span::raw(format!("{}: {}", e.source, e.message)),
+            ])
+        })
+        .collect();
+    let title = if events.is_empty() {
+        " Events (none yet) ".to_string()
+    } else {
+        format!(" Events ({}) ", events.len())
+    };
+    frame.render_widget(Paragraph::new(lines).block(Block::bordered().title(title)), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeDelta;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    use super::*;
+    use crate::simulator::tests::monitor;
+    use crate::simulator::Simulation;
+
+    /// The screen after 20 s of the simulator (restart at 10 s), as text rows.
+    fn screen(width: u16, height: u16, by: Option<&str>) -> Vec<String> {
+        let sim = Simulation::new(Some(10.0));
+        let (target, snapshots, events) = monitor(&sim, 20, TimeDelta::seconds(8));
+        let targets = [target];
+        let mut history = History::default();
+        let mut last = None;
+        for (_, snapshot) in snapshots {
+            let mut snapshot = snapshot;
+            if let Some(label) = by {
+                let sources: Vec<_> = targets
+                    .iter()
+                    .map(|t| crate::figures::Source {
+                        tracker: &t.tracker,
+                        at: t.last_ok.unwrap(),
+                        since: t.since.unwrap(),
+                        url: &t.url,
+                        only: None,
+                    })
+                    .collect();
+                let groups = crate::figures::grouped(&sources, label, TimeDelta::seconds(8));
+                snapshot.groups = Some((label.to_string(), groups));
+            }
+            history.push(&snapshot);
+            last = Some(snapshot);
+        }
+        history.restarts = events.iter().map(|(t, _)| *t).collect();
+        let view = View {
+            setup: "every 1s · window 8s · built-in simulator",
+            snapshot: last.as_ref(),
+            history: &history,
+            targets: &targets,
+            events: &events,
+        };
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|frame| draw(frame, &view)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| (0..width).map(|x| buffer[(x, y)].symbol().to_string()).collect())
+            .collect()
+    }
+
+    fn has(rows: &[String], text: &str) -> bool {
+        rows.iter().any(|r| r.contains(text))
+    }
+
+    const SPARK: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+    #[test]
+    fn the_designed_size_shows_every_panel() {
+        let rows = screen(100, 30, None);
+        let text = rows.join("\n");
+        for needle in [
+            "Generation tokens/s",
+            " tok/s",
+            "EWMA",
+            "rate()",
+            "Requests",
+            "steady",
+            "Running / waiting",
+            "KV cache",
+            "prefix hit",
+            "spec accept",
+            "Latency",
+            "TTFT",
+            "ITL",
+            "E2E",
+            "Prompt",
+            "Progress",
+            "ETA",
+            "Servers",
+            "ok (vllm)",
+            "Events (1)",
+            "restart ",
+        ] {
+            assert!(has(&rows, needle), "{needle:?} missing at 100x30:\n{text}");
+        }
+        assert!(text.chars().any(|c| SPARK.contains(&c)), "no sparkline:\n{text}");
+        // The headline is the window rate, on the headline panel's first text row.
+        let headline = rows.iter().find(|r| r.contains(" tok/s")).unwrap();
+        let value: f64 = headline
+            .trim_start_matches('│')
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((500.0..3000.0).contains(&value), "{headline}");
+    }
+
+    #[test]
+    fn small_terminals_keep_the_headline_and_large_ones_grow_the_sparklines() {
+        let small = screen(80, 24, None);
+        let text = small.join("\n");
+        for needle in ["Generation tokens/s", " tok/s", "KV cache", "Servers"] {
+            assert!(has(&small, needle), "{needle:?} missing at 80x24:\n{text}");
+        }
+        let large = screen(200, 50, Some("engine"));
+        let text = large.join("\n");
+        for needle in ["By engine", "Events (1)", "restart ", "Progress"] {
+            assert!(has(&large, needle), "{needle:?} missing at 200x50:\n{text}");
+        }
+        let spark_rows = |rows: &[String]| {
+            rows.iter()
+                .filter(|r| r.chars().any(|c| SPARK.contains(&c)))
+                .count()
+        };
+        assert!(spark_rows(&large) > spark_rows(&screen(100, 30, None)), "{text}");
+    }
+}

@@ -1,0 +1,123 @@
+//! `--json`: one object per interval, per event and for the summary. Schema 1: the fields
+//! of the first releases are kept; `"schema": 1` and the per-request figures are new.
+
+use serde_json::{json, Map, Value};
+
+use crate::figures::{Figures, Quantiles, Rate};
+use crate::interval::Snapshot;
+use crate::target::{Event, Target};
+
+/// The schema number every object carries.
+pub const SCHEMA: u32 = 1;
+
+fn rate(r: &Rate) -> Value {
+    json!({ "window": r.window, "ewma": r.ewma, "promql_rate": r.promql })
+}
+
+fn quantiles(q: &Quantiles) -> Value {
+    json!({ "p50": q.p50, "p95": q.p95, "p99": q.p99 })
+}
+
+/// The figures of one interval (or one group).
+pub fn figures(f: &Figures) -> Value {
+    let by_reason: Map<String, Value> = f
+        .finished_by_reason
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    json!({
+        "generation_tokens_per_s": rate(&f.generation),
+        "prompt_tokens_per_s": {
+            "window": f.prompt.window, "ewma": f.prompt.ewma, "promql_rate": f.prompt.promql,
+            "computed": f.prompt_computed, "cached": f.prompt_cached,
+        },
+        "requests_finished_per_s": { "total": f.finished, "by_reason": by_reason },
+        "running": f.running,
+        "waiting": f.waiting,
+        "kv_cache_usage": f.kv_usage,
+        "prefix_cache_hit_rate": f.prefix_hit_rate,
+        "spec_decode": f.spec_decode.map(|s| json!({
+            "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
+        })),
+        "ttft_seconds": quantiles(&f.ttft),
+        "inter_token_latency_seconds": quantiles(&f.itl),
+        "e2e_latency_seconds": quantiles(&f.e2e),
+        "mean_generation_tokens_per_request": f.tokens_per_request,
+        "mean_prompt_tokens_per_request": f.prompt_tokens_per_request,
+        "running_mean": f.running_mean,
+        "generation_tokens_per_s_per_running_request": f.tokens_per_s_per_request,
+        "mean_e2e_latency_seconds": f.mean_latency,
+        "littles_law_requests_per_s": f.steady_rate,
+        "load": f.load.as_str(),
+        "generated_tokens_since_start": f.generated_since_start,
+        "finished_requests_since_start": f.finished_since_start,
+    })
+}
+
+/// One interval: time, per-URL status, the figures, groups and progress.
+pub fn interval(s: &Snapshot, targets: &[Target]) -> Value {
+    let urls: Vec<Value> = targets
+        .iter()
+        .map(|t| {
+            json!({
+                "url": t.url,
+                "status": t.status.to_string(),
+                "state": t.status.word(),
+                "ok": t.status.is_ok(),
+                "server": t.status.kind().map(|k| k.as_str()),
+                "errors": t.errors,
+                "format": t.format.map(|f| if f == promrate::Format::OpenMetrics { "openmetrics" } else { "text" }),
+                "at_ms": t.last_ok.map(|at| at.timestamp_millis()),
+                "instances": t.instances.iter().filter(|(name, _)| !name.is_empty()).map(|(name, i)| json!({
+                    "instance": name, "stale": i.stale,
+                    "last_restart": i.last_restart.map(|at| at.to_rfc3339()),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut row = json!({
+        "schema": SCHEMA,
+        "t": s.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "at_ms": s.at.timestamp_millis(),
+        "elapsed_s": s.elapsed,
+        "urls": urls,
+    });
+    if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures)) {
+        row.extend(fields);
+        if let Some((label, groups)) = &s.groups {
+            let groups: Vec<Value> = groups
+                .iter()
+                .map(|(value, g)| {
+                    let mut v = figures(g);
+                    if let Value::Object(m) = &mut v {
+                        m.insert(label.clone(), json!(value));
+                    }
+                    v
+                })
+                .collect();
+            row.insert("groups".into(), groups.into());
+        }
+        if let Some(p) = &s.progress {
+            row.insert(
+                "progress".into(),
+                json!({
+                    "target": p.target, "finished": p.finished, "eta_s": p.eta_requests_s,
+                    "eta_requests_s": p.eta_requests_s, "eta_tokens_s": p.eta_tokens_s,
+                }),
+            );
+        }
+    }
+    row
+}
+
+/// An announced event. Restarts keep the first releases' `"event": "restart"` and `url`.
+pub fn event(e: &Event) -> Value {
+    json!({
+        "schema": SCHEMA,
+        "event": e.kind.as_str(),
+        "t": e.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "url": e.source,
+        "source": e.source,
+        "message": e.message,
+    })
+}

@@ -1,0 +1,93 @@
+//! The three ways an interval is shown: a terminal dashboard, plain lines and JSON; and
+//! the plot written at the end. Number formatting shared by them lives here.
+
+pub mod dashboard;
+pub mod json;
+pub mod plain;
+pub mod plot;
+
+/// `v` with `decimals` digits, or "-" when unknown; shortened with k/M/G suffixes (then
+/// fewer digits) so it never takes more than `width` characters.
+pub fn num(v: Option<f64>, decimals: usize, width: usize) -> String {
+    let Some(v) = v else {
+        return "-".into();
+    };
+    let text = format!("{v:.decimals$}");
+    if text.len() <= width {
+        return text;
+    }
+    for (scale, suffix) in [(1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")] {
+        if v.abs() / scale >= 999.5 && scale < 1e12 {
+            continue;
+        }
+        for d in (0..=decimals.max(1)).rev() {
+            let text = format!("{:.d$}{suffix}", v / scale);
+            if text.len() <= width {
+                return text;
+            }
+        }
+    }
+    format!("{v:.0e}")
+}
+
+/// A percentage of a fraction, or "-".
+pub fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.1}", v * 100.0))
+}
+
+/// Seconds as milliseconds, or "-".
+pub fn ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.0}ms", v * 1000.0))
+}
+
+/// A duration as people read one: `45s`, `5m30s`, `2h05m`, or "-".
+pub fn duration(seconds: Option<f64>) -> String {
+    let Some(s) = seconds.filter(|s| s.is_finite() && *s >= 0.0) else {
+        return "-".into();
+    };
+    let s = s.round() as u64;
+    match s {
+        0..=99 => format!("{s}s"),
+        100..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// At most `width` characters of `text`, the end kept and marked with '…' when cut
+/// (ports and paths are at the end of URLs).
+pub fn keep_end(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(count + 1 - width).collect();
+    format!("…{tail}")
+}
+
+/// At most `width` characters of `text`, cut at the end with '…'.
+pub fn keep_start(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_fit_their_columns() {
+        assert_eq!(num(Some(1598.34), 1, 8), "1598.3");
+        assert_eq!(num(Some(123_456_789.0), 1, 8), "123.5M");
+        assert_eq!(num(Some(9_876_543.0), 1, 6), "9.9M");
+        assert_eq!(num(None, 1, 8), "-");
+        assert_eq!(duration(Some(45.2)), "45s");
+        assert_eq!(duration(Some(330.0)), "5m30s");
+        assert_eq!(duration(Some(7500.0)), "2h05m");
+        assert_eq!(keep_end("http://127.0.0.1:9101", 10), "….0.1:9101");
+        assert_eq!(keep_end("http://127.0.0.1:9101", 10).chars().count(), 10);
+        assert_eq!(keep_start("abcdef", 4), "abc…");
+    }
+}

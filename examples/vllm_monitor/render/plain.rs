@@ -1,0 +1,263 @@
+//! Plain mode: one line per interval in fixed columns, at most 120 characters, with the
+//! header repeated every 20 lines as `vmstat` and `iostat` do. What does not fit is in
+//! `--json`.
+
+use std::io::Write;
+
+use super::{duration, keep_end, keep_start, ms, num, percent};
+use crate::figures::Figures;
+use crate::interval::Snapshot;
+use crate::target::Event;
+
+/// The widest line plain mode prints.
+pub const MAX_WIDTH: usize = 120;
+/// Lines between two headers.
+const HEADER_EVERY: usize = 20;
+
+/// A column: its header and width (values are right-aligned).
+struct Column {
+    header: &'static str,
+    width: usize,
+    value: fn(&Figures) -> String,
+}
+
+const FIRST_WIDTH: usize = 11;
+
+const COMMON: &[Column] = &[
+    Column {
+        header: "gen/s",
+        width: 8,
+        value: |f| num(f.generation.window, 1, 8),
+    },
+    Column {
+        header: "prompt/s",
+        width: 9,
+        value: |f| num(f.prompt.window, 1, 9),
+    },
+    Column {
+        header: "req/s",
+        width: 6,
+        value: |f| num(f.finished, 2, 6),
+    },
+    Column {
+        header: "tok/req",
+        width: 7,
+        value: |f| num(f.tokens_per_request, 0, 7),
+    },
+    Column {
+        header: "tok/s/rq",
+        width: 8,
+        value: |f| num(f.tokens_per_s_per_request, 2, 8),
+    },
+    Column {
+        header: "run",
+        width: 5,
+        value: |f| num(f.running, 0, 5),
+    },
+    Column {
+        header: "wait",
+        width: 5,
+        value: |f| num(f.waiting, 0, 5),
+    },
+    Column {
+        header: "kv%",
+        width: 5,
+        value: |f| percent(f.kv_usage),
+    },
+];
+const LATENCY: &[Column] = &[
+    Column {
+        header: "ttft95",
+        width: 7,
+        value: |f| ms(f.ttft.p95),
+    },
+    Column {
+        header: "itl95",
+        width: 6,
+        value: |f| ms(f.itl.p95),
+    },
+    Column {
+        header: "e2e_s",
+        width: 6,
+        value: |f| num(f.mean_latency, 1, 6),
+    },
+];
+const LOAD: &[Column] = &[
+    Column {
+        header: "steady",
+        width: 6,
+        value: |f| num(f.steady_rate, 2, 6),
+    },
+    Column {
+        header: "load",
+        width: 13,
+        value: |f| f.load.label().to_string(),
+    },
+];
+
+/// Writes plain lines; remembers when the header was last printed.
+pub struct Plain<W: Write> {
+    out: W,
+    since_header: Option<usize>,
+    progress: bool,
+}
+
+impl<W: Write> Plain<W> {
+    pub fn new(out: W, progress: bool) -> Self {
+        Plain {
+            out,
+            since_header: None,
+            progress,
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        let text = keep_start(text.trim_end(), MAX_WIDTH);
+        let _ = writeln!(self.out, "{text}");
+        if let Some(n) = &mut self.since_header {
+            *n += 1;
+        }
+    }
+
+    fn header(&self) -> String {
+        let mut line = format!("{:>FIRST_WIDTH$}", "elapsed");
+        for c in self.columns() {
+            line += &format!(" {:>w$}", c.header, w = c.width);
+        }
+        if self.progress {
+            line += &format!(" {:>7} {:>6} {:>6}", "done", "eta", "eta_tk");
+        }
+        line
+    }
+
+    fn columns(&self) -> impl Iterator<Item = &'static Column> {
+        // With a run size, progress takes the latency columns' place.
+        let latency: &[Column] = if self.progress { &[] } else { LATENCY };
+        COMMON.iter().chain(latency).chain(LOAD)
+    }
+
+    fn row(&self, first: &str, f: &Figures, snapshot: Option<&Snapshot>) -> String {
+        let mut line = format!("{first:>FIRST_WIDTH$}");
+        for c in self.columns() {
+            line += &format!(" {:>w$}", (c.value)(f), w = c.width);
+        }
+        if let Some(p) = snapshot.and_then(|s| s.progress) {
+            line += &format!(
+                " {:>7} {:>6} {:>6}",
+                num(Some(p.finished), 0, 7),
+                duration(p.eta_requests_s),
+                duration(p.eta_tokens_s)
+            );
+        }
+        line
+    }
+
+    /// A note line above the table (start, target list).
+    pub fn note(&mut self, text: &str) {
+        self.line(text);
+    }
+
+    /// The interval's line, a line per group, the header when due.
+    pub fn interval(&mut self, s: &Snapshot) {
+        if self.since_header.is_none_or(|n| n >= HEADER_EVERY) {
+            let header = self.header();
+            self.line(&header);
+            self.since_header = Some(0);
+        }
+        let row = self.row(&format!("{:.1}s", s.elapsed), &s.figures, Some(s));
+        self.line(&row);
+        if let Some((_, groups)) = &s.groups {
+            for (value, f) in groups {
+                let row = self.row(&keep_end(value, FIRST_WIDTH - 1), f, None);
+                self.line(&row);
+            }
+        }
+    }
+
+    pub fn event(&mut self, elapsed: f64, e: &Event) {
+        self.line(&format!(
+            "! {elapsed:.1}s {} {}: {}",
+            e.kind.as_str(),
+            e.source,
+            e.message
+        ));
+    }
+
+    pub fn summary(&mut self, text: &str) {
+        self.line(text);
+        let _ = self.out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::{Load, Quantiles, Rate};
+    use crate::interval::Progress;
+
+    fn busy() -> Figures {
+        Figures {
+            generation: Rate {
+                window: Some(12_345_678.9),
+                ewma: Some(1.0),
+                promql: None,
+            },
+            prompt: Rate {
+                window: Some(9_876_543.2),
+                ..Rate::default()
+            },
+            finished: Some(1234.56),
+            running: Some(12345.0),
+            waiting: Some(99999.0),
+            kv_usage: Some(1.0),
+            tokens_per_request: Some(123_456.0),
+            tokens_per_s_per_request: Some(8.12),
+            ttft: Quantiles {
+                p95: Some(12.345),
+                ..Quantiles::default()
+            },
+            itl: Quantiles {
+                p95: Some(9.87),
+                ..Quantiles::default()
+            },
+            mean_latency: Some(81.25),
+            steady_rate: Some(2.46),
+            load: Load::QueueGrowing,
+            ..Figures::default()
+        }
+    }
+
+    #[test]
+    fn lines_fit_120_columns_and_the_header_repeats_every_20_lines() {
+        for progress in [false, true] {
+            let mut out = Vec::new();
+            let mut plain = Plain::new(&mut out, progress);
+            let f = busy();
+            let snapshot = Snapshot {
+                elapsed: 12345.6,
+                at: chrono::Utc::now(),
+                progress: progress.then(|| Progress::new(25_000, &f)),
+                figures: f.clone(),
+                groups: Some((
+                    "instance".into(),
+                    vec![("http://very-long-hostname.example:9101".into(), f)],
+                )),
+            };
+            for _ in 0..30 {
+                plain.interval(&snapshot);
+            }
+            let text = String::from_utf8(out).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines.iter().all(|l| l.chars().count() <= MAX_WIDTH), "{text}");
+            let headers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("gen/s")).collect();
+            assert_eq!(headers, [0, 21, 42], "{text}");
+            assert!(
+                lines[1].contains("12.3M") && lines[1].contains("queue growing"),
+                "{}",
+                lines[1]
+            );
+            assert!(lines[2].trim_start().starts_with("…"), "{}", lines[2]);
+            assert_eq!(lines[0].contains("eta"), progress);
+        }
+    }
+}

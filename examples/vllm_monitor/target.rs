@@ -1,0 +1,331 @@
+//! One scraped URL: its tracker, its status, and what its scrapes announce (restarts per
+//! instance, faults, recoveries, instances that vanish from a federation).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use promrate::{Format, IngestReport, ParseError, Parser, ResetCause, SeriesError, Tracker};
+
+use crate::common::Page;
+use crate::figures::ServerKind;
+
+/// Label that names a server in a federation.
+const INSTANCE: &str = "instance";
+
+/// What the last scrape of a URL gave.
+#[derive(Debug, Clone)]
+pub enum Status {
+    /// No answer yet.
+    Waiting,
+    /// A page with inference metrics.
+    Ok(ServerKind),
+    /// A page with lines that did not parse (the rest was used; without a kind, it had no
+    /// inference metrics either).
+    BadLines {
+        kind: Option<ServerKind>,
+        count: usize,
+        first: ParseError,
+    },
+    /// A page without any vLLM, SGLang or TGI metric.
+    NoInferenceMetrics,
+    /// The tracker refused the page whole (a limit, a clock that went back).
+    Refused(SeriesError),
+    /// No page: connection, timeout, HTTP status or body.
+    Failed(String),
+}
+
+impl Status {
+    /// Whether the page was read and counts in the figures.
+    pub fn is_ok(&self) -> bool {
+        self.kind().is_some()
+    }
+
+    pub fn kind(&self) -> Option<ServerKind> {
+        match self {
+            Status::Ok(kind) => Some(*kind),
+            Status::BadLines { kind, .. } => *kind,
+            _ => None,
+        }
+    }
+
+    /// One word for tables and JSON.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Waiting => "waiting",
+            Status::Ok(_) => "ok",
+            Status::BadLines { .. } => "bad_lines",
+            Status::NoInferenceMetrics => "no_inference_metrics",
+            Status::Refused(_) => "refused",
+            Status::Failed(_) => "error",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Waiting => f.write_str("waiting for the first scrape"),
+            Status::Ok(kind) => write!(f, "ok ({})", kind.as_str()),
+            Status::BadLines { kind, count, first } => {
+                match kind {
+                    Some(kind) => write!(f, "ok ({}), ", kind.as_str())?,
+                    None => f.write_str("no inference metrics read, ")?,
+                }
+                write!(
+                    f,
+                    "{count} bad line(s), first at {}:{}: {}",
+                    first.line, first.column, first.kind
+                )
+            }
+            Status::NoInferenceMetrics => f.write_str("no vLLM, SGLang or TGI metrics on this page"),
+            Status::Refused(e) => write!(f, "page refused: {e}"),
+            Status::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+/// What an event announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Restart,
+    Fault,
+    Recovered,
+    Stale,
+    Back,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Restart => "restart",
+            EventKind::Fault => "fault",
+            EventKind::Recovered => "recovered",
+            EventKind::Stale => "stale",
+            EventKind::Back => "back",
+        }
+    }
+}
+
+/// One announced event, for every renderer.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub kind: EventKind,
+    pub at: DateTime<Utc>,
+    /// The URL, or the instance within a federation.
+    pub source: String,
+    pub message: String,
+}
+
+/// One server as a page shows it: a URL's only server, or an `instance` in a federation.
+#[derive(Debug, Clone, Default)]
+pub struct Instance {
+    pub stale: bool,
+    pub last_restart: Option<DateTime<Utc>>,
+    /// The scrape that last showed a restart: resets seen in the next scrape belong to the
+    /// same restart (series that reappear late).
+    restart_scrape: Option<u64>,
+    process_start: Option<f64>,
+}
+
+/// Per-URL state in the monitor.
+pub struct Target {
+    pub url: String,
+    pub tracker: Tracker,
+    pub since: Option<DateTime<Utc>>,
+    pub last_ok: Option<DateTime<Utc>>,
+    pub status: Status,
+    /// The format of the last page (servers may ignore our Accept header).
+    pub format: Option<Format>,
+    pub errors: u64,
+    /// Servers behind this URL by `instance` ("" for a URL without that label).
+    pub instances: BTreeMap<String, Instance>,
+    scrapes: u64,
+}
+
+impl Target {
+    pub fn new(url: String) -> Self {
+        // Lenient: unknown escapes kept as written, as the Prometheus server reads them.
+        // Untyped families by name: a federation declares every family untyped.
+        let mut tracker = Tracker::new([]);
+        tracker
+            .normalize_names(true)
+            .infer_counters(true)
+            .parser(Parser::new(Format::PrometheusText).strict(false))
+            .retention(TimeDelta::minutes(15));
+        Target {
+            url,
+            tracker,
+            since: None,
+            last_ok: None,
+            status: Status::Waiting,
+            format: None,
+            errors: 0,
+            instances: BTreeMap::new(),
+            scrapes: 0,
+        }
+    }
+
+    /// Whether this URL's figures count at `fresh` (its newest page is not older).
+    pub fn is_fresh(&self, fresh: DateTime<Utc>) -> bool {
+        self.status.is_ok() && self.last_ok.is_some_and(|at| at >= fresh)
+    }
+
+    /// A name for a server behind this URL in events and tables.
+    fn source_name(&self, instance: &str) -> String {
+        if instance.is_empty() {
+            self.url.clone()
+        } else {
+            instance.to_string()
+        }
+    }
+
+    /// Ingests one scrape; returns the events worth announcing.
+    pub fn ingest(&mut self, at: DateTime<Utc>, result: Result<Page, String>) -> Vec<Event> {
+        let was_ok = self.status.is_ok();
+        let mut events = Vec::new();
+        self.status = match self.read(at, result, &mut events) {
+            Ok(status) => status,
+            Err(status) => {
+                self.errors += 1;
+                status
+            }
+        };
+        let event = |kind, message: String| Event {
+            kind,
+            at,
+            source: self.url.clone(),
+            message,
+        };
+        match (was_ok, self.status.is_ok()) {
+            (true, false) => events.push(event(EventKind::Fault, self.status.to_string())),
+            (false, true) if self.scrapes > 1 => {
+                events.push(event(EventKind::Recovered, "scrapes succeed again".into()));
+            }
+            _ => {}
+        }
+        events
+    }
+
+    fn read(
+        &mut self,
+        at: DateTime<Utc>,
+        result: Result<Page, String>,
+        events: &mut Vec<Event>,
+    ) -> Result<Status, Status> {
+        let page = result.map_err(Status::Failed)?;
+        self.format = Some(page.format);
+        if page.format == Format::OpenMetrics {
+            // The server ignored our Accept header; read what it sent.
+            self.tracker
+                .parser(Parser::new(Format::OpenMetrics).strict(false));
+        }
+        let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
+        let Some(kind) = ServerKind::detect(&self.tracker) else {
+            return Err(match report.first_error {
+                Some(first) => Status::BadLines {
+                    kind: None,
+                    count: report.bad_lines,
+                    first,
+                },
+                None => Status::NoInferenceMetrics,
+            });
+        };
+        self.since.get_or_insert(at);
+        self.last_ok = Some(at);
+        self.scrapes += 1;
+        self.follow_instances(at, &report, events);
+        Ok(match report.first_error {
+            Some(first) => Status::BadLines {
+                kind: Some(kind),
+                count: report.bad_lines,
+                first,
+            },
+            None => Status::Ok(kind),
+        })
+    }
+
+    /// Restarts per instance, and instances that vanished from (or came back to) the page.
+    fn follow_instances(&mut self, at: DateTime<Utc>, report: &IngestReport, events: &mut Vec<Event>) {
+        let scrapes = self.tracker.scrapes();
+        let mut present: BTreeMap<String, Option<f64>> = BTreeMap::new();
+        for series in self.tracker.series().filter(|s| s.last_seen_scrape() == scrapes) {
+            let instance = series.label(INSTANCE).unwrap_or("").to_string();
+            let start = present.entry(instance).or_default();
+            if series.name() == "process_start_time_seconds" {
+                *start = series.last_value();
+            }
+        }
+        let mut resets: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for reset in &report.resets {
+            let instance = reset
+                .labels
+                .iter()
+                .find(|(k, _)| k == INSTANCE)
+                .map_or("", |(_, v)| v.as_str());
+            let entry = resets.entry(instance).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(reset.cause == ResetCause::CreatedChanged);
+        }
+        for (name, start) in &present {
+            let source = self.source_name(name);
+            let instance = self.instances.entry(name.clone()).or_default();
+            if std::mem::take(&mut instance.stale) {
+                events.push(Event {
+                    kind: EventKind::Back,
+                    at,
+                    source: source.clone(),
+                    message: "back in the page".into(),
+                });
+            }
+            let mut message = None;
+            if let (Some(before), Some(now)) = (instance.process_start, *start) {
+                if before != now {
+                    message = Some(format!(
+                        "server restarted (process_start_time_seconds {before:.0} -> {now:.0})"
+                    ));
+                }
+            }
+            instance.process_start = start.or(instance.process_start);
+            let counters = resets.get(name.as_str()).copied();
+            let continues = instance.restart_scrape.is_some_and(|n| n + 1 == self.scrapes);
+            if counters.is_some() || message.is_some() {
+                instance.restart_scrape = Some(self.scrapes);
+            }
+            if let Some((count, by_created)) = counters.filter(|_| !(continues && message.is_none())) {
+                let counters = format!(
+                    "{count} counter series reset ({by_created} seen only by a changed _created time); \
+                     rates count them from 0"
+                );
+                message = Some(match message {
+                    Some(m) => format!("{m}; {counters}"),
+                    None => format!("restart detected: {counters}"),
+                });
+            }
+            if let Some(message) = message {
+                instance.last_restart = Some(at);
+                events.push(Event {
+                    kind: EventKind::Restart,
+                    at,
+                    source,
+                    message,
+                });
+            }
+        }
+        for (name, instance) in &mut self.instances {
+            if !present.contains_key(name) && !instance.stale {
+                instance.stale = true;
+                events.push(Event {
+                    kind: EventKind::Stale,
+                    at,
+                    source: if name.is_empty() {
+                        self.url.clone()
+                    } else {
+                        name.clone()
+                    },
+                    message: "gone from the page (stale); no longer counted".into(),
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! vllm_monitor as a user meets it: its command line, piped plain output, and the live
+//! dashboard in a real pseudo-terminal, read back through a terminal emulator.
+
+use std::io::{Read, Write};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+
+use crate::monitor::monitor_binary;
+
+#[test]
+fn help_lists_every_option_and_bad_arguments_exit_2() {
+    let help = Command::new(monitor_binary()).arg("--help").output().unwrap();
+    assert!(help.status.success(), "{:?}", help.status);
+    let text = String::from_utf8(help.stdout).unwrap();
+    for option in [
+        "--url",
+        "--federate",
+        "--interval",
+        "--window",
+        "--duration",
+        "--timeout",
+        "--by",
+        "--target-requests",
+        "--json",
+        "--plain",
+        "--plot",
+        "--simulate-restart-after",
+        "--serve",
+        "--help",
+        "--version",
+    ] {
+        assert!(text.contains(option), "{option} missing from --help:\n{text}");
+    }
+    assert!(
+        text.contains("[default: 2s]") && text.contains("[default: 30s]"),
+        "{text}"
+    );
+    let version = Command::new(monitor_binary()).arg("--version").output().unwrap();
+    assert!(version.status.success());
+    assert_eq!(
+        String::from_utf8(version.stdout).unwrap().trim(),
+        format!("vllm_monitor {}", env!("CARGO_PKG_VERSION"))
+    );
+    for bad in [&["--interval", "soon"][..], &["--bogus"], &["--json", "--plain"]] {
+        let out = Command::new(monitor_binary()).args(bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("error:"), "{bad:?}");
+    }
+}
+
+/// Piped, the monitor prints plain lines of at most 120 columns with a header every 20.
+#[test]
+fn piped_output_is_plain_lines_of_at_most_120_columns() {
+    let out = Command::new(monitor_binary())
+        .args(["--interval", "250ms", "--window", "2s", "--duration", "7s"])
+        .args(["--simulate-restart-after", "3s", "--target-requests", "2000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let too_wide: Vec<&&str> = lines.iter().filter(|l| l.chars().count() > 120).collect();
+    assert!(too_wide.is_empty(), "{too_wide:?}");
+    assert!(!text.contains('\x1b'), "no escape sequences when piped");
+    let headers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("gen/s")).collect();
+    assert!(headers.len() >= 2, "{text}");
+    for pair in headers.windows(2) {
+        assert_eq!(pair[1] - pair[0], 21, "a header, then 20 lines:\n{text}");
+    }
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("! ") && l.contains(" restart "))
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(lines.last().unwrap().starts_with("summary:"), "{text}");
+}
+
+/// Output of the child, shared with the thread that drains the pty.
+type Screen = Arc<Mutex<(vt100::Parser, Vec<u8>)>>;
+
+fn contents(screen: &Screen) -> String {
+    screen.lock().unwrap().0.screen().contents()
+}
+
+#[test]
+fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 30,
+            cols: 100,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a pseudo-terminal");
+    let mut command = CommandBuilder::new(monitor_binary());
+    command.args([
+        "--interval",
+        "500ms",
+        "--window",
+        "4s",
+        "--simulate-restart-after",
+        "5s",
+    ]);
+    command.args(["--duration", "60s"]);
+    command.env("TERM", "xterm-256color");
+    let mut child = pty.slave.spawn_command(command).expect("monitor starts");
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let screen: Screen = Arc::new(Mutex::new((
+        vt100::Parser::new(30.try_into().unwrap(), 100.try_into().unwrap(), 0),
+        Vec::new(),
+    )));
+    let drain = {
+        let screen = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = screen.lock().unwrap();
+                s.0.process(&buf[..n]);
+                s.1.extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    // 10 s of the simulator, restarting 5 s in.
+    let started = Instant::now();
+    let mut shown = String::new();
+    while started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(250));
+        shown = contents(&screen);
+    }
+    let mut writer = pty.master.take_writer().unwrap();
+    writer.write_all(b"q").unwrap();
+    writer.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the monitor did not quit on q; screen:\n{}", contents(&screen));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(writer);
+    drop(pty.master);
+    let _ = drain.join();
+    assert!(status.success(), "{status:?}");
+
+    let rows: Vec<&str> = shown.lines().collect();
+    assert!(rows.len() <= 30 && rows.iter().all(|r| r.chars().count() <= 100));
+    let headline = rows
+        .iter()
+        .find(|r| r.contains(" tok/s") && !r.contains("per req"))
+        .unwrap_or_else(|| panic!("no headline:\n{shown}"));
+    let value: f64 = headline
+        .trim_start_matches('│')
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no number in the headline {headline:?}"));
+    assert!((1000.0..2100.0).contains(&value), "{headline}");
+    assert!(
+        shown.chars().any(|c| "▁▂▃▄▅▆▇█".contains(c)),
+        "no sparkline:\n{shown}"
+    );
+    assert!(
+        shown.contains("KV cache") && shown.contains('%'),
+        "no KV gauge:\n{shown}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(" restart ") && r.contains("server restarted")),
+        "no restart in the event log:\n{shown}"
+    );
+    // Back on the normal screen: the terminal restored and the summary printed.
+    let (parser, raw) = &*screen.lock().unwrap();
+    assert!(
+        !parser.screen().alternate_screen(),
+        "left in the alternate screen"
+    );
+    let raw = String::from_utf8_lossy(raw);
+    assert!(raw.contains("summary:"), "no summary after q");
+    assert!(raw.contains("\x1b[?1049l"), "alternate screen not left");
+    println!("dashboard at 100x30 after 10 s:\n{shown}");
+}
