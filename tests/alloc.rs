@@ -196,3 +196,55 @@ fn warmed_up_tracker_ingests_100_scrapes_without_allocating() {
         "{tracked} series, {samples} samples"
     );
 }
+
+/// A page from Prometheus' `/federate` (every family untyped, sample timestamps), read
+/// with `infer_counters`: the extra pass that learns histogram families and the repeated
+/// points a federation serves between its scrapes allocate nothing either.
+#[test]
+fn warmed_up_tracker_reads_a_federation_without_allocating() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page = data::read(&data::dir().join("federate/prometheus-2.42-federate.prom"));
+    // Each target's samples carry its scrape's timestamp; move them by 1 s per scrape.
+    let shifted = |i: i64| -> String {
+        page.lines()
+            .map(|line| match line.rsplit_once(' ') {
+                Some((head, ts)) if !line.starts_with('#') => {
+                    format!("{head} {}\n", ts.parse::<i64>().unwrap() + 1000 * i)
+                }
+                _ => format!("{line}\n"),
+            })
+            .collect()
+    };
+    let base: i64 = page
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
+        .max()
+        .unwrap();
+    let pages: Vec<String> = (0..300).map(shifted).collect();
+    let mut tracker = promrate::Tracker::new([]);
+    // A minute of history: the windows reach their steady size during the warm-up.
+    tracker
+        .normalize_names(true)
+        .infer_counters(true)
+        .retention(chrono::TimeDelta::minutes(1));
+    let t0 = chrono::DateTime::from_timestamp_millis(base).unwrap();
+    // The monitor asks twice per Prometheus scrape: every point is served twice.
+    let at = |i: usize| t0 + chrono::TimeDelta::milliseconds(500 * i as i64 + 1);
+    for i in 0..400 {
+        tracker.ingest(&pages[i / 2], at(i)).unwrap();
+    }
+    let counters = tracker.series().filter(|s| s.counter().is_some()).count();
+    let (allocations, (samples, repeated)) = count(|| {
+        (400..600).fold((0, 0), |(samples, repeated), i| {
+            let report = tracker.ingest(&pages[i / 2], at(i)).unwrap();
+            (samples + report.samples, repeated + report.repeated)
+        })
+    });
+    assert_eq!(allocations, 0, "{allocations} allocations over 200 scrapes");
+    let tracked = tracker.len();
+    assert_eq!((samples, repeated), (100 * tracked, 100 * tracked));
+    // Every `_total`, `_bucket`, `_count` and `_sum` series is a counter; only the three
+    // gauges of each of the two instances are not.
+    assert_eq!(tracked - counters, 6, "{tracked} series, {counters} counters");
+}

@@ -2,6 +2,7 @@
 
 mod data;
 mod differential;
+mod federation;
 mod limits;
 mod monitor;
 mod monitor_terminal;

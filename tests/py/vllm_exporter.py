@@ -8,11 +8,12 @@ shape: CONCURRENCY requests always running, each generating TOKENS_PER_REQUEST t
 LATENCY seconds, so generation runs at CONCURRENCY * TOKENS_PER_REQUEST / LATENCY tokens/s
 and requests finish at CONCURRENCY / LATENCY per second (Little's law). It can restart
 once: the collectors are replaced by new ones that count from 0 with a new created time,
-as a restarted vLLM process would.
+as a restarted vLLM process would: after --restart-after seconds, or on SIGUSR1.
 
 Prints `PORT <n>` on stdout once it is serving on 127.0.0.1, then exits after --lifetime.
 """
 import argparse
+import signal
 import threading
 import time
 
@@ -85,6 +86,8 @@ def main():
     generation_rate = request_rate * args.tokens_per_request
     itl = args.latency / args.tokens_per_request
 
+    restart_now = threading.Event()
+    signal.signal(signal.SIGUSR1, lambda *_: restart_now.set())
     lock = threading.Lock()
     engine = Engine(args.concurrency)
     current = Current(engine, lock)
@@ -101,7 +104,8 @@ def main():
         now = time.monotonic()
         dt = now - last
         last = now
-        if not restarted and args.restart_after is not None and now - start >= args.restart_after:
+        due = args.restart_after is not None and now - start >= args.restart_after
+        if not restarted and (due or restart_now.is_set()):
             fresh = Engine(args.concurrency)
             with lock:
                 engine = current.engine = fresh
