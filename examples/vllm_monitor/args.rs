@@ -14,13 +14,14 @@ use clap::Parser;
 pub struct Args {
     /// A server's metrics URL, e.g. http://localhost:8000/metrics (repeat for several).
     /// Typed as is: '{', '}', '"', '=', '~' and the like in the query are percent-encoded
-    /// for you, so a /federate?match[]={job="vllm"} URL works unquoted.
+    /// for you, so a /federate?match[]={job="vllm"} URL works unquoted. [default: the
+    /// built-in simulator]
     #[arg(long, value_name = "URL")]
     pub url: Vec<String>,
 
     /// Read a whole fleet through Prometheus or VictoriaMetrics at BASE_URL (e.g.
     /// http://localhost:9090): asks its /federate for the vLLM, SGLang and TGI families
-    /// only, and shows figures per instance (implies --by instance).
+    /// only, and shows figures per instance (implies --by instance). [default: none]
     #[arg(long, value_name = "BASE_URL")]
     pub federate: Option<String>,
 
@@ -41,27 +42,28 @@ pub struct Args {
     pub timeout: Option<Duration>,
 
     /// Also show figures per value of this label (instance, model_name, engine; "url"
-    /// groups by server).
+    /// groups by server). [default: none, totals only]
     #[arg(long, value_name = "LABEL")]
     pub by: Option<String>,
 
     /// Requests the run will send in all: shows progress and two ETAs (from the
     /// finished-request rate, and from tokens: remaining requests × mean tokens per
-    /// request ÷ generation tokens/s).
+    /// request ÷ generation tokens/s). [default: none, no progress]
     #[arg(long, value_name = "N")]
     pub target_requests: Option<u64>,
 
     /// One JSON object per interval, per event and for the summary (schema 1).
+    /// [default: a dashboard on a terminal, plain lines otherwise]
     #[arg(long, conflicts_with = "plain")]
     pub json: bool,
 
     /// One line per interval, at most 120 columns, even on a terminal (the default when
-    /// stdout is not a terminal).
+    /// stdout is not a terminal). [default: off]
     #[arg(long)]
     pub plain: bool,
 
     /// Write generation tokens/s over the run to this SVG file at the end (restarts
-    /// marked; with --by, a line per group).
+    /// marked; with --by, a line per group). [default: none]
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
 
@@ -70,6 +72,7 @@ pub struct Args {
     pub simulate_restart_after: Duration,
 
     /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
+    /// [default: none]
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate"])]
     pub serve: Option<String>,
 }

@@ -195,6 +195,8 @@ pub struct Figures {
     pub prompt_computed: Option<f64>,
     pub prompt_cached: Option<f64>,
     pub finished: Option<f64>,
+    /// Requests finished within the window (how much the rate above rests on).
+    pub finished_in_window: Option<f64>,
     pub finished_by_reason: Vec<(String, f64)>,
     pub running: Option<f64>,
     pub waiting: Option<f64>,
@@ -208,6 +210,9 @@ pub struct Figures {
     /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
     pub tokens_per_request: Option<f64>,
     pub prompt_tokens_per_request: Option<f64>,
+    /// Mean generated tokens per request finished since monitoring began (the ETA by
+    /// tokens falls back on it while no request has finished in the window).
+    pub tokens_per_request_since_start: Option<f64>,
     /// Running requests averaged over the window (for the per-request figures).
     pub running_mean: Option<f64>,
     /// Generation tokens/s per running request (generation rate ÷ mean running).
@@ -309,7 +314,7 @@ fn histogram_mean(
 /// - a run ramps up when requests run but none has finished in the window, or they
 ///   finish at under 80% of the rate Little's law implies (judged on 10 requests or
 ///   more: fewer are too coarse to tell).
-fn load(f: &Figures, waiting: Option<(f64, f64, f64)>, window: TimeDelta) -> Load {
+fn load(f: &Figures, waiting: Option<(f64, f64, f64)>) -> Load {
     let running = f.running_mean.unwrap_or(0.0);
     if running <= 0.0 || f.generation.window.is_none() {
         return Load::Unknown;
@@ -317,10 +322,10 @@ fn load(f: &Figures, waiting: Option<(f64, f64, f64)>, window: TimeDelta) -> Loa
     if waiting.is_some_and(|(first, max, last)| last >= max && last >= first + 1.0) {
         return Load::QueueGrowing;
     }
-    let seconds = window.as_seconds_f64();
+    let finished_in_window = f.finished_in_window.unwrap_or(0.0);
     match (f.finished, f.steady_rate) {
         (Some(finished), _) if finished <= 0.0 => Load::RampingUp,
-        (Some(finished), Some(_)) if finished * seconds < 10.0 => Load::Unknown,
+        (Some(_), Some(_)) if finished_in_window < 10.0 => Load::Unknown,
         (Some(finished), Some(steady)) if finished < 0.8 * steady => Load::RampingUp,
         (Some(_), Some(_)) => Load::Steady,
         _ => Load::Unknown,
@@ -371,6 +376,7 @@ impl Figures {
         }
         if let Some(name) = present(sources, FINISHED) {
             f.finished = sum(sources, name, &window_rate);
+            f.finished_in_window = sum(sources, name, &increase);
             f.finished_since_start = sum(sources, name, &since_start);
             let mut by_reason: Vec<(String, f64)> = Vec::new();
             for source in sources {
@@ -447,6 +453,7 @@ impl Figures {
         f.e2e = quantiles(E2E);
         f.tokens_per_request = histogram_mean(sources, REQUEST_GENERATION, &increase);
         f.prompt_tokens_per_request = histogram_mean(sources, REQUEST_PROMPT, &increase);
+        f.tokens_per_request_since_start = histogram_mean(sources, REQUEST_GENERATION, &since_start);
         f.mean_latency = histogram_mean(sources, E2E, &increase);
         let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
         f.running_mean = sum_first(sources, RUNNING, &mean_over_window);
@@ -478,7 +485,7 @@ impl Figures {
             .zip(max)
             .zip(f.waiting)
             .map(|((first, max), last)| (first, max, last));
-        f.load = load(&f, waiting, window);
+        f.load = load(&f, waiting);
         f
     }
 }

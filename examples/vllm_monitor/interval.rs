@@ -13,8 +13,9 @@ pub struct Progress {
     pub finished: f64,
     /// Remaining requests ÷ finished-request rate.
     pub eta_requests_s: Option<f64>,
-    /// Remaining requests × mean generated tokens per request ÷ generation tokens/s: the
-    /// ETA that holds while a run ramps up and few requests have finished yet.
+    /// Remaining requests × mean generated tokens per request (over the window, else since
+    /// monitoring began) ÷ generation tokens/s: the ETA that holds while a run ramps up
+    /// and few requests have finished yet.
     pub eta_tokens_s: Option<f64>,
 }
 
@@ -23,7 +24,8 @@ impl Progress {
         let finished = f.finished_since_start.unwrap_or(0.0);
         let remaining = (target as f64 - finished).max(0.0);
         let eta_requests_s = f.finished.filter(|r| *r > 0.0).map(|rate| remaining / rate);
-        let eta_tokens_s = match (f.tokens_per_request, f.generation.window) {
+        let per_request = f.tokens_per_request.or(f.tokens_per_request_since_start);
+        let eta_tokens_s = match (per_request, f.generation.window) {
             (Some(per_request), Some(rate)) if rate > 0.0 => Some(remaining * per_request / rate),
             _ => None,
         };

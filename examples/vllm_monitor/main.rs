@@ -166,6 +166,7 @@ fn run(mut args: Args) -> ExitCode {
     let mut history = History::default();
     let mut events = Vec::new();
     let mut last: Option<Snapshot> = None;
+    let mut closed = false;
     let since =
         |at: chrono::DateTime<Utc>| (at - Utc::now()).as_seconds_f64() + started.elapsed().as_secs_f64();
     loop {
@@ -177,6 +178,10 @@ fn run(mut args: Args) -> ExitCode {
             break;
         }
         let mut redraw = false;
+        if closed || plain.closed() {
+            // stdout went away (piped into `head`): nothing more to say.
+            break;
+        }
         match rx.recv_timeout(next_tick.saturating_duration_since(now)) {
             Ok(Message::Scrape(scrape)) => {
                 for event in targets[scrape.url].ingest(scrape.at, scrape.result) {
@@ -185,7 +190,7 @@ fn run(mut args: Args) -> ExitCode {
                         history.restarts.push(elapsed);
                     }
                     match mode {
-                        Mode::Json => println!("{}", render::json::event(&event)),
+                        Mode::Json => closed |= !emit(render::json::event(&event)),
                         Mode::Plain => plain.event(elapsed, &event),
                         Mode::Dashboard => redraw = true,
                     }
@@ -213,7 +218,7 @@ fn run(mut args: Args) -> ExitCode {
             );
             history.push(&snapshot);
             match mode {
-                Mode::Json => println!("{}", render::json::interval(&snapshot, &targets)),
+                Mode::Json => closed |= !emit(render::json::interval(&snapshot, &targets)),
                 Mode::Plain => plain.interval(&snapshot),
                 Mode::Dashboard => redraw = true,
             }
@@ -238,9 +243,9 @@ fn run(mut args: Args) -> ExitCode {
     stop.store(true, Ordering::SeqCst);
     if terminal.take().is_some() {
         ratatui::restore();
-        notes.iter().for_each(|n| println!("{n}"));
+        notes.iter().for_each(|n| plain.note(n));
         for (elapsed, e) in &events {
-            println!("! {elapsed:.1}s {} {}: {}", e.kind.as_str(), e.source, e.message);
+            plain.event(*elapsed, e);
         }
     }
     finish(
@@ -253,6 +258,12 @@ fn run(mut args: Args) -> ExitCode {
         started,
         &mut plain,
     )
+}
+
+/// Writes one line to stdout; false once stdout is closed (a reader such as `head` left).
+fn emit(line: impl std::fmt::Display) -> bool {
+    use std::io::Write as _;
+    writeln!(std::io::stdout().lock(), "{line}").is_ok()
 }
 
 /// The summary, the plot, and the exit status.
@@ -286,7 +297,7 @@ fn finish(
             "restarts_announced": restarts,
             "scrape_errors": errors,
         });
-        println!("{summary}");
+        emit(summary);
     } else {
         plain.summary(&format!(
             "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {restarts} restart(s) · \
@@ -299,7 +310,7 @@ fn finish(
     }
     if let Some(path) = &args.plot {
         match render::plot::write(path, history) {
-            Ok(()) if mode != Mode::Json => println!("plot written to {path}"),
+            Ok(()) if mode != Mode::Json => plain.note(&format!("plot written to {path}")),
             Ok(()) => {}
             Err(e) => eprintln!("vllm_monitor: cannot write {path}: {e}"),
         }

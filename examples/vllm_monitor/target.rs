@@ -281,8 +281,14 @@ impl Target {
             let mut message = None;
             if let (Some(before), Some(now)) = (instance.process_start, *start) {
                 if before != now {
+                    let time = |unix: f64| {
+                        DateTime::from_timestamp(unix as i64, 0)
+                            .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
+                    };
                     message = Some(format!(
-                        "server restarted (process_start_time_seconds {before:.0} -> {now:.0})"
+                        "server restarted (process started {}, was {})",
+                        time(now),
+                        time(before)
                     ));
                 }
             }
@@ -294,8 +300,7 @@ impl Target {
             }
             if let Some((count, by_created)) = counters.filter(|_| !(continues && message.is_none())) {
                 let counters = format!(
-                    "{count} counter series reset ({by_created} seen only by a changed _created time); \
-                     rates count them from 0"
+                    "{count} counter series reset ({by_created} seen only by _created); rates count them from 0"
                 );
                 message = Some(match message {
                     Some(m) => format!("{m}; {counters}"),

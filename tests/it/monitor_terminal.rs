@@ -107,7 +107,7 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
         "--simulate-restart-after",
         "5s",
     ]);
-    command.args(["--duration", "60s"]);
+    command.args(["--duration", "60s", "--target-requests", "25000"]);
     command.env("TERM", "xterm-256color");
     let mut child = pty.slave.spawn_command(command).expect("monitor starts");
     drop(pty.slave);
@@ -176,6 +176,10 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
     assert!(
         shown.contains("KV cache") && shown.contains('%'),
         "no KV gauge:\n{shown}"
+    );
+    assert!(
+        shown.contains("Progress") && shown.contains("/25000 requests"),
+        "no progress bar:\n{shown}"
     );
     assert!(
         rows.iter()

@@ -35,9 +35,13 @@ pub fn percent(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{:.1}", v * 100.0))
 }
 
-/// Seconds as milliseconds, or "-".
+/// A latency in seconds as `50ms` below a second and `76.7s` above, or "-".
 pub fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{:.0}ms", v * 1000.0))
+    match v {
+        None => "-".into(),
+        Some(v) if v.abs() < 1.0 => format!("{:.0}ms", v * 1000.0),
+        Some(v) => format!("{v:.1}s"),
+    }
 }
 
 /// A duration as people read one: `45s`, `5m30s`, `2h05m`, or "-".
@@ -83,6 +87,10 @@ mod tests {
         assert_eq!(num(Some(123_456_789.0), 1, 8), "123.5M");
         assert_eq!(num(Some(9_876_543.0), 1, 6), "9.9M");
         assert_eq!(num(None, 1, 8), "-");
+        assert_eq!(
+            (ms(Some(0.0504)), ms(Some(76.66)), ms(None)),
+            ("50ms".into(), "76.7s".into(), "-".into())
+        );
         assert_eq!(duration(Some(45.2)), "45s");
         assert_eq!(duration(Some(330.0)), "5m30s");
         assert_eq!(duration(Some(7500.0)), "2h05m");

@@ -100,6 +100,7 @@ pub struct Plain<W: Write> {
     out: W,
     since_header: Option<usize>,
     progress: bool,
+    closed: bool,
 }
 
 impl<W: Write> Plain<W> {
@@ -108,12 +109,13 @@ impl<W: Write> Plain<W> {
             out,
             since_header: None,
             progress,
+            closed: false,
         }
     }
 
     fn line(&mut self, text: &str) {
         let text = keep_start(text.trim_end(), MAX_WIDTH);
-        let _ = writeln!(self.out, "{text}");
+        self.closed |= writeln!(self.out, "{text}").is_err();
         if let Some(n) = &mut self.since_header {
             *n += 1;
         }
@@ -150,6 +152,11 @@ impl<W: Write> Plain<W> {
             );
         }
         line
+    }
+
+    /// Whether a write failed (stdout closed: a reader such as `head` left).
+    pub fn closed(&self) -> bool {
+        self.closed
     }
 
     /// A note line above the table (start, target list).
