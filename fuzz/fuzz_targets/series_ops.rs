@@ -91,6 +91,23 @@ fuzz_target!(|bytes: &[u8]| {
                 let starts: Vec<Option<i64>> = series.created_times().collect();
                 let _ = range.with_start_times(&starts).rate(p, now);
             }
+            8 if b & 1 == 1 => {
+                // A federation's page: untyped families, sample timestamps that may repeat or
+                // go back, histogram families read by name when asked to.
+                tracker.infer_counters(b & 2 == 2);
+                let ts = t_ms - i64::from(c % 8) * 500;
+                let page = format!(
+                    "# TYPE x_total untyped\nx_total{{k=\"{}\"}} {value} {ts}\n\
+                     # TYPE h_count untyped\nh_count {value} {ts}\n\
+                     # TYPE h_bucket untyped\nh_bucket{{le=\"+Inf\"}} {value} {ts}\n",
+                    a % 3
+                );
+                if let Ok(report) = tracker.ingest(&page, now) {
+                    let seen = report.samples + report.repeated + report.refused + report.bad_lines;
+                    assert!(seen <= 3, "{report:?}");
+                    assert_eq!(report.refused > 0, report.first_refused.is_some());
+                }
+            }
             _ => {
                 let page = format!(
                     "# TYPE x counter\nx_total{{k=\"{}\"}} {}\nx_created{{k=\"{}\"}} {}\n",
