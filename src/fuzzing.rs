@@ -55,3 +55,15 @@ pub fn fast_paths_agree(
         assert_eq!(format!("{fast:?}"), format!("{general:?}"));
     }
 }
+
+/// Ingests `pages` (with scrape times in seconds) into a tracker that recognises lines it
+/// has seen before parsing them and one that parses every line: panics if anything they
+/// record or report differs.
+pub fn tracker_line_recognition_agrees(
+    pages: &[(&str, i64)],
+    normalize: bool,
+    infer: bool,
+    stale_after: u32,
+) {
+    crate::tracker::agreement::line_recognition_agrees(pages, normalize, infer, stale_after);
+}

@@ -277,6 +277,21 @@ pub fn parse(text: &str) -> Entries<'_> {
     Parser::new(Format::PrometheusText).parse(text)
 }
 
+/// What [`Entries::visit`] reports to: every entry or error, and the sample lines whose
+/// identity the visitor recognised before they were parsed.
+pub(crate) trait Visitor<'page> {
+    /// `line` is the rest of the page from the start of a line that may be the next sample
+    /// (Prometheus text, no pending validation). If the visitor knows that it begins with
+    /// the name and labels of a sample it read before, byte for byte, it returns their
+    /// length; that sample's value and timestamp are then read without parsing them again,
+    /// and handed to `known_sample` (on anything unusual the line is parsed as usual).
+    fn known_prefix(&mut self, line: &'page str) -> Option<usize>;
+    /// The value and timestamp of the line `known_prefix` recognised.
+    fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>);
+    /// Every other entry or error, in order.
+    fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>);
+}
+
 /// Iterator over the entries of a page: `Result<Entry, ParseError>`, one per non-blank line
 /// (plus, in OpenMetrics, errors about whole families). After an error it resumes at the
 /// next line, so callers can count bad lines and keep the good ones.
@@ -433,25 +448,63 @@ impl<'page> Entries<'page> {
     }
 
     /// Calls `f` with every entry or error, in order, as iterating would yield them; fast
-    /// path samples are handed over in place instead of moved through `next` (the
-    /// tracker's loop, where that move is a measurable share of the work).
+    /// path samples are handed over in place instead of moved through `next`.
     #[inline]
-    pub(crate) fn for_each_entry(mut self, mut f: impl FnMut(Result<&Entry<'page>, &ParseError>)) {
+    pub(crate) fn for_each_entry(self, f: impl FnMut(Result<&Entry<'page>, &ParseError>)) {
+        struct Each<F>(F);
+        impl<'page, F: FnMut(Result<&Entry<'page>, &ParseError>)> Visitor<'page> for Each<F> {
+            fn known_prefix(&mut self, _: &'page str) -> Option<usize> {
+                None
+            }
+            fn known_sample(&mut self, _: f64, _: Option<i64>) {}
+            fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>) {
+                (self.0)(entry);
+            }
+        }
+        self.visit(&mut Each(f));
+    }
+
+    /// As [`Entries::for_each_entry`], and lines whose name and labels the visitor already
+    /// knows (`Visitor::known_prefix`) skip the label parsing: only their value and
+    /// timestamp are read (the tracker's loop, where steady pages repeat their series).
+    #[inline]
+    pub(crate) fn visit(mut self, v: &mut impl Visitor<'page>) {
         loop {
             if self.pending.is_none() && self.validator.is_none() && self.refused.is_none() {
+                if !self.dialect.openmetrics {
+                    let rest = self.text.get(self.pos..).unwrap_or("");
+                    if let Some(known) = v
+                        .known_prefix(rest)
+                        .and_then(|key_len| sample_line::known_sample(rest, key_len, &self.config.limits))
+                    {
+                        let (value, timestamp_ms, len) = known;
+                        self.pos += len + 1;
+                        self.line += 1;
+                        // The fast paths' name memory is only a shortcut; forget it.
+                        self.recent.metric = "";
+                        if self.config.limits.samples != usize::MAX {
+                            if let Some(over) = self.count_sample() {
+                                v.entry(Err(&over));
+                                return;
+                            }
+                        }
+                        v.known_sample(value, timestamp_ms);
+                        continue;
+                    }
+                }
                 if let Some(sample) = self.next_fast_sample() {
                     if self.config.limits.samples != usize::MAX {
                         if let Some(over) = self.count_sample() {
-                            f(Err(&over));
+                            v.entry(Err(&over));
                             return;
                         }
                     }
-                    f(Ok(&Entry::Sample(sample)));
+                    v.entry(Ok(&Entry::Sample(sample)));
                     continue;
                 }
             }
             match self.next() {
-                Some(result) => f(result.as_ref()),
+                Some(result) => v.entry(result.as_ref()),
                 None => return,
             }
         }

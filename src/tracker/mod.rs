@@ -12,6 +12,13 @@
 //!   what it was last time (a slot, a created-time target, or ignored). A hit costs one
 //!   byte comparison and skips selectors, hashing and role rules. Anything that changes
 //!   what a position means (a slot reused after staleness) must clear the cache.
+//! - **Known lines** (the `Ingest` visitor): a cached key that began its line and was
+//!   followed by a space is also compared with the next line *before* it is parsed; on a
+//!   match the parser reads only the value and timestamp (`Visitor::known_prefix`), so a
+//!   steady page costs less than parsing it. The same bytes at a line's start always parse
+//!   to the same name and labels; everything after them is still validated.
+//!   `agreement.rs` (proptest and the `known_lines_agree` fuzz target) checks that it
+//!   changes nothing a tracker records or reports.
 //! - **Roles** (`roles.rs`): the last `# TYPE` decides whether a sample is a counter, a
 //!   gauge or a created time; untyped samples go by name.
 //! - **Staleness**: each series remembers the last scrape that recorded it; a series
@@ -19,6 +26,8 @@
 //! - `aggregate.rs` reads the tracked series; nothing there runs during ingestion.
 
 mod aggregate;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod agreement;
 mod index;
 mod positions;
 mod roles;
@@ -34,10 +43,12 @@ use positions::{identity_span, PositionCache, Target};
 use roles::{KnownFamilies, Role, Rules};
 pub use tracked::{IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries};
 
+use crate::error::ParseError;
 use crate::error::SeriesError;
 use crate::select::Selector;
 use crate::series::{CounterSeries, GaugeSeries, DEFAULT_EWMA_TAU};
 use crate::text::limits::Limits;
+use crate::text::parser::Visitor;
 use crate::text::{Entry, Format, MetricType, Parser, Sample};
 
 /// Default [`Tracker::retention`]: 10 minutes of points per series.
@@ -96,6 +107,9 @@ pub struct Tracker {
     max_series: usize,
     /// `Some` when untyped families are read by name ([`Tracker::infer_counters`]).
     known_families: Option<KnownFamilies>,
+    /// Lines that begin as they did last scrape are recognised before they are parsed;
+    /// off only to check that it changes nothing (`agreement.rs`).
+    recognise_lines: bool,
 }
 
 impl Tracker {
@@ -122,6 +136,7 @@ impl Tracker {
             last_at_ms: None,
             max_series: usize::MAX,
             known_families: None,
+            recognise_lines: true,
         }
     }
 
@@ -139,6 +154,10 @@ impl Tracker {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn parser(&mut self, parser: Parser) -> &mut Self {
+        if parser != self.parser {
+            // What a position's text was read as depends on the parser.
+            self.positions.clear();
+        }
         self.parser = parser;
         self
     }
@@ -376,26 +395,18 @@ impl Tracker {
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
         self.learn_families(text);
-        let mut report = IngestReport::default();
-        let mut family: Option<(&str, MetricType)> = None;
-        let mut position = 0;
         self.touched = 0;
         let parser = self.parser;
-        parser.parse(text).for_each_entry(|entry| match entry {
-            Ok(Entry::Type { name, kind }) => family = Some((name, *kind)),
-            Ok(Entry::Sample(sample)) => {
-                let key = identity_span(text, sample);
-                self.record(position, key, sample, family, at_ms, &mut report);
-                position += 1;
-            }
-            Ok(_) => {}
-            Err(e) => {
-                report.bad_lines += 1;
-                if report.first_error.is_none() {
-                    report.first_error = Some(e.clone());
-                }
-            }
-        });
+        let mut ingest = Ingest {
+            tracker: self,
+            text,
+            family: None,
+            position: 0,
+            at_ms,
+            report: IngestReport::default(),
+        };
+        parser.parse(text).visit(&mut ingest);
+        let mut report = ingest.report;
         self.drop_stale(&mut report);
         Ok(report)
     }
@@ -468,26 +479,43 @@ impl Tracker {
     fn record(
         &mut self,
         position: usize,
-        key: &str,
+        text: &str,
         sample: &Sample<'_>,
         family: Option<(&str, MetricType)>,
         at_ms: i64,
         report: &mut IngestReport,
     ) {
+        let key = identity_span(text, sample);
         let target = match self.positions.lookup(position, key, self.insertions) {
             Some(target) => target,
             None => {
                 let target = self.resolve(sample, family, report);
-                self.positions.store(position, key, target, self.insertions);
+                let start = (key.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+                let bytes = text.as_bytes();
+                let line_start = !key.is_empty()
+                    && (start == 0 || bytes.get(start - 1) == Some(&b'\n'))
+                    && bytes.get(start + key.len()) == Some(&b' ');
+                self.positions
+                    .store(position, key, line_start, target, self.insertions);
                 target
             }
         };
-        let at_ms = sample.timestamp_ms().unwrap_or(at_ms);
+        self.apply(
+            target,
+            sample.timestamp_ms().unwrap_or(at_ms),
+            sample.value(),
+            report,
+        );
+    }
+
+    /// Records a sample's value at `at_ms` where `target` says.
+    #[inline]
+    fn apply(&mut self, target: Target, at_ms: i64, value: f64, report: &mut IngestReport) {
         match target {
             Target::Ignored => {}
-            Target::Series(slot) => self.push(slot, at_ms, sample.value(), report),
+            Target::Series(slot) => self.push(slot, at_ms, value, report),
             Target::Created(slots) => {
-                let created_ms = (sample.value() * 1000.0).round() as i64;
+                let created_ms = (value * 1000.0).round() as i64;
                 for slot in slots.into_iter().flatten() {
                     self.set_created(slot, created_ms, report);
                 }
@@ -632,6 +660,71 @@ impl Tracker {
             // Their slots will be reused: forget which positions pointed where.
             self.positions.clear();
             report.dropped_stale += dropped;
+        }
+    }
+}
+
+/// One page being ingested: what the parser reports goes to the tracker. Lines whose name
+/// and labels begin as they did at the same position last time are recognised before they
+/// are parsed (`PositionCache::known_prefix`): only their value is read.
+struct Ingest<'t, 'page> {
+    tracker: &'t mut Tracker,
+    text: &'page str,
+    family: Option<(&'page str, MetricType)>,
+    /// The number of the next sample on the page.
+    position: usize,
+    at_ms: i64,
+    report: IngestReport,
+}
+
+impl<'page> Visitor<'page> for Ingest<'_, 'page> {
+    #[inline]
+    fn known_prefix(&mut self, line: &'page str) -> Option<usize> {
+        if !self.tracker.recognise_lines {
+            return None;
+        }
+        let positions = &self.tracker.positions;
+        positions
+            .known_prefix(self.position, line, self.tracker.insertions)
+            .map(|(len, _)| len)
+    }
+
+    #[inline]
+    fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>) {
+        // `known_prefix` found the target just before; it is still there.
+        if let Some(target) = self.tracker.positions.target(self.position) {
+            self.tracker.apply(
+                target,
+                timestamp_ms.unwrap_or(self.at_ms),
+                value,
+                &mut self.report,
+            );
+        }
+        self.position += 1;
+    }
+
+    #[inline]
+    fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>) {
+        match entry {
+            Ok(Entry::Type { name, kind }) => self.family = Some((name, *kind)),
+            Ok(Entry::Sample(sample)) => {
+                self.tracker.record(
+                    self.position,
+                    self.text,
+                    sample,
+                    self.family,
+                    self.at_ms,
+                    &mut self.report,
+                );
+                self.position += 1;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.report.bad_lines += 1;
+                if self.report.first_error.is_none() {
+                    self.report.first_error = Some(e.clone());
+                }
+            }
         }
     }
 }

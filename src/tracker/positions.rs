@@ -30,6 +30,9 @@ struct Entry {
     /// it was resolved. A series inserted since may be one it missed, so it is resolved
     /// again (`x_created` printed before its counter is seen on the next scrape).
     insertions: u64,
+    /// The key began its line and a space followed it: a line that begins with the same
+    /// bytes and a space is the same series, recognised before its labels are parsed.
+    line_start: bool,
 }
 
 /// Keys live in one buffer, in page order once the page is steady: a scrape reads them
@@ -52,13 +55,28 @@ pub(super) fn identity_span<'page>(page: &'page str, sample: &Sample<'page>) -> 
     };
     let (name_start, name_end) = offsets(sample.name());
     let labels = sample.labels().as_raw();
-    let (start, end) = if labels.is_empty() {
+    let (start, mut end) = if labels.is_empty() {
         (name_start, name_end)
     } else {
         let (labels_start, labels_end) = offsets(labels);
         (name_start.min(labels_start), name_end.max(labels_end))
     };
+    // With the closing brace, the key is the line's whole prefix before the value.
+    if !labels.is_empty() && page.as_bytes().get(end) == Some(&b'}') {
+        end += 1;
+    }
     page.get(start..end).unwrap_or("")
+}
+
+impl Entry {
+    /// The target, unless it may have missed a series inserted since it was resolved.
+    #[inline]
+    fn current(&self, insertions: u64) -> Option<Target> {
+        match self.target {
+            Target::Created(slots) if slots.contains(&None) && self.insertions != insertions => None,
+            target => Some(target),
+        }
+    }
 }
 
 impl PositionCache {
@@ -72,13 +90,34 @@ impl PositionCache {
         if key.is_empty() || !same_bytes(stored, key.as_bytes()) {
             return None;
         }
-        match entry.target {
-            Target::Created(slots) if slots.contains(&None) && entry.insertions != insertions => None,
-            target => Some(target),
-        }
+        entry.current(insertions)
     }
 
-    pub fn store(&mut self, position: usize, key: &str, target: Target, insertions: u64) {
+    /// If the sample at `position` was a line that began with its key, and `line` begins
+    /// with the same key and a space: the key's length (the parser then reads only the
+    /// value) and what the sample is.
+    #[inline]
+    pub fn known_prefix(&self, position: usize, line: &str, insertions: u64) -> Option<(usize, Target)> {
+        let entry = self.entries.get(position).filter(|e| e.line_start)?;
+        let start = entry.key_start as usize;
+        let len = entry.key_len as usize;
+        let stored = self.keys.as_bytes().get(start..start + len)?;
+        let line = line.as_bytes();
+        if len == 0 || line.get(len) != Some(&b' ') || !same_bytes(stored, &line[..len]) {
+            return None;
+        }
+        Some((len, entry.current(insertions)?))
+    }
+
+    /// The target stored for `position`, whatever its key.
+    #[inline]
+    pub fn target(&self, position: usize) -> Option<Target> {
+        self.entries.get(position).map(|e| e.target)
+    }
+
+    /// Remembers what the sample at `position` with identity text `key` is; `line_start`
+    /// says the key began its line and a space followed it.
+    pub fn store(&mut self, position: usize, key: &str, line_start: bool, target: Target, insertions: u64) {
         // Keys beyond u32 (a 4 GiB page) are simply not cached.
         let (Ok(key_start), Ok(key_len)) = (u32::try_from(self.keys.len()), u32::try_from(key.len())) else {
             return;
@@ -88,6 +127,7 @@ impl PositionCache {
             key_len,
             target,
             insertions,
+            line_start,
         };
         if position >= self.entries.len() {
             // Positions are stored in order on a first scrape; a gap (rare) is filled with
@@ -97,6 +137,7 @@ impl PositionCache {
                 key_len: 0,
                 target: Target::Ignored,
                 insertions: 0,
+                line_start: false,
             };
             self.entries.resize(position, empty);
             self.entries.push(entry);
@@ -141,7 +182,7 @@ mod tests {
             for position in 0..20 {
                 let key = format!("series_{position}{{round=\"{}\"}}", round % 3);
                 if cache.lookup(position, &key, 0).is_none() {
-                    cache.store(position, &key, Target::Series(position), 0);
+                    cache.store(position, &key, true, Target::Series(position), 0);
                 }
                 assert_eq!(cache.lookup(position, &key, 0), Some(Target::Series(position)));
             }
@@ -153,11 +194,25 @@ mod tests {
         );
         assert_eq!(cache.lookup(3, "series_4{round=\"1\"}", 0), None);
         // A created-time target that missed a series is resolved again after an insertion.
-        cache.store(0, "x_created", Target::Created([None, Some(1), None]), 7);
+        cache.store(0, "x_created", true, Target::Created([None, Some(1), None]), 7);
         assert!(cache.lookup(0, "x_created", 7).is_some());
         assert!(cache.lookup(0, "x_created", 8).is_none());
-        cache.store(25, "late", Target::Ignored, 0);
+        cache.store(25, "late", false, Target::Ignored, 0);
         assert_eq!(cache.lookup(24, "", 0), None);
         assert_eq!(cache.lookup(25, "late", 0), Some(Target::Ignored));
+        // Recognised at a line's start: the same bytes, then a space.
+        assert_eq!(cache.known_prefix(0, "x_created 5\n", 7).map(|k| k.0), Some(9));
+        assert_eq!(
+            cache.known_prefix(0, "x_created 5\n", 8),
+            None,
+            "to be resolved again"
+        );
+        assert_eq!(cache.known_prefix(0, "x_createdx 5\n", 7), None);
+        assert_eq!(cache.known_prefix(0, "x_created{a=\"1\"} 5\n", 7), None);
+        assert_eq!(
+            cache.known_prefix(25, "late 1\n", 0),
+            None,
+            "not stored as a line start"
+        );
     }
 }

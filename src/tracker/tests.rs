@@ -285,3 +285,141 @@ fn families_are_learned_before_their_count_whatever_the_order() {
     .unwrap();
     assert!(t.get("h_count", &[]).unwrap().counter().is_some());
 }
+
+mod line_recognition {
+    use proptest::prelude::*;
+
+    use super::super::agreement::line_recognition_agrees;
+
+    /// Identities the generated pages draw from: plain, colon, escaped, histogram parts,
+    /// created times, a label-less gauge, and two that differ only after a shared prefix.
+    const KEYS: &[&str] = &[
+        "a_total",
+        "a_total{k=\"1\"}",
+        "a_total{k=\"10\"}",
+        "vllm:x_total{engine=\"0\",model_name=\"m\"}",
+        "vllm_x_total{engine=\"0\",model_name=\"m\"}",
+        "e_total{path=\"a\\\"b\\\\c\\n\"}",
+        "h_bucket{le=\"1\"}",
+        "h_bucket{le=\"+Inf\"}",
+        "h_count",
+        "h_sum",
+        "h_created",
+        "a_created{k=\"1\"}",
+        "g",
+        "g{}",
+        "{\"quoted.name\",k=\"1\"}",
+    ];
+    const METADATA: &[&str] = &[
+        "# TYPE a counter",
+        "# TYPE h histogram",
+        "# TYPE h_bucket untyped",
+        "# TYPE g gauge",
+        "# HELP a text",
+        "# arbitrary comment",
+        "",
+    ];
+    const VALUES: &[&str] = &[
+        "0",
+        "1",
+        "2.5",
+        "1e3",
+        "17.000000000000004",
+        "-1",
+        "NaN",
+        "+Inf",
+        "abc",
+        "1 2 3",
+        "",
+    ];
+    const SEPARATORS: &[&str] = &[" ", "\t", "  "];
+
+    /// One line: metadata, or a sample with a separator, value, optional timestamp and ending.
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            1 => prop::sample::select(METADATA).prop_map(|m| format!("{m}\n")),
+            6 => (
+                prop::sample::select(KEYS),
+                prop::sample::select(SEPARATORS),
+                prop::sample::select(VALUES),
+                prop::option::of(0i64..4),
+                any::<bool>(),
+            )
+                .prop_map(|(key, sep, value, ts, crlf)| {
+                    let ts = ts.map_or(String::new(), |t| format!(" {}", 1_700_000_000_000 + t * 1000));
+                    format!("{key}{sep}{value}{ts}{}", if crlf { "\r\n" } else { "\n" })
+                }),
+        ]
+    }
+
+    /// A page, and the next ones: mostly the same lines with other values, as real
+    /// scrapes are, sometimes reordered or cut.
+    fn pages() -> impl Strategy<Value = Vec<(String, i64)>> {
+        (
+            prop::collection::vec(line(), 1..14),
+            prop::collection::vec((any::<u64>(), 0u8..6), 1..6),
+        )
+            .prop_map(|(lines, steps)| {
+                let mut pages = Vec::new();
+                let mut seconds = 0;
+                for (seed, kind) in steps {
+                    seconds += 1 + (seed % 3) as i64;
+                    let mut page_lines = lines.clone();
+                    match kind {
+                        // New values on the same lines.
+                        0..=2 => {
+                            for (i, l) in page_lines.iter_mut().enumerate() {
+                                if let Some(at) = l.rfind([' ', '\t']) {
+                                    if !l.starts_with('#') && (seed >> (i % 60)) & 1 == 1 {
+                                        let value = VALUES[(seed as usize + i) % VALUES.len()];
+                                        *l = format!("{}{value}\n", &l[..at + 1]);
+                                    }
+                                }
+                            }
+                        }
+                        3 => {
+                            let by = (seed % 5) as usize % page_lines.len().max(1);
+                            page_lines.rotate_left(by);
+                        }
+                        4 => page_lines.truncate(page_lines.len() / 2),
+                        _ => {}
+                    }
+                    pages.push((page_lines.concat(), seconds));
+                }
+                pages
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn recognising_known_lines_changes_nothing(
+            pages in pages(),
+            normalize in any::<bool>(),
+            infer in any::<bool>(),
+            stale_after in 1u32..3,
+        ) {
+            let pages: Vec<(&str, i64)> = pages.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+            line_recognition_agrees(&pages, normalize, infer, stale_after);
+        }
+    }
+
+    #[test]
+    fn real_pages_agree() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/vllm");
+        let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        let (t0, t10) = (
+            read("vllm-0.33-v1-single-t0.prom"),
+            read("vllm-0.33-v1-single-t10.prom"),
+        );
+        let pages = [
+            (t0.as_str(), 0),
+            (t10.as_str(), 10),
+            (t0.as_str(), 20),
+            (t10.as_str(), 30),
+        ];
+        line_recognition_agrees(&pages, true, true, 5);
+        line_recognition_agrees(&pages, false, false, 1);
+    }
+}

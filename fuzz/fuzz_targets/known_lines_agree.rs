@@ -1,0 +1,24 @@
+//! Arbitrary page sequences (pages split at 0xFF bytes): a tracker that recognises lines it
+//! has seen before parsing them records and reports exactly what one that parses every line
+//! does.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let pages: Vec<(&str, i64)> = rest
+        .split(|&b| b == 0xFF)
+        .filter_map(|page| std::str::from_utf8(page).ok())
+        .zip((1..).step_by(2))
+        .take(8)
+        .collect();
+    promrate::fuzzing::tracker_line_recognition_agrees(
+        &pages,
+        flags & 1 == 1,
+        flags & 2 == 2,
+        u32::from(flags >> 6) + 1,
+    );
+});
