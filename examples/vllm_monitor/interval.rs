@@ -102,7 +102,7 @@ pub struct History {
     pub running: Vec<Option<f64>>,
     pub waiting: Vec<Option<f64>>,
     pub finished: Vec<Option<f64>>,
-    /// Per group (with `--by`): its name and its generation rate per interval.
+    /// Per group (with `--by`): `label=value` and its generation rate per interval.
     pub groups: Vec<(String, Vec<Option<f64>>)>,
     /// Seconds since start at which a restart was announced.
     pub restarts: Vec<f64>,
@@ -117,15 +117,18 @@ impl History {
         self.running.push(s.figures.running);
         self.waiting.push(s.figures.waiting);
         self.finished.push(s.figures.finished);
-        for (name, f) in s.groups.iter().flat_map(|(_, g)| g) {
-            let index = match self.groups.iter().position(|(n, _)| n == name) {
-                Some(i) => i,
-                None => {
-                    self.groups.push((name.clone(), vec![None; n]));
-                    self.groups.len() - 1
-                }
-            };
-            self.groups[index].1.push(f.generation.window);
+        if let Some((label, groups)) = &s.groups {
+            for (value, f) in groups {
+                let name = format!("{label}={value}");
+                let index = match self.groups.iter().position(|(n, _)| *n == name) {
+                    Some(i) => i,
+                    None => {
+                        self.groups.push((name, vec![None; n]));
+                        self.groups.len() - 1
+                    }
+                };
+                self.groups[index].1.push(f.generation.window);
+            }
         }
         // Groups absent this interval get a gap.
         for (_, values) in &mut self.groups {

@@ -197,3 +197,73 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
     assert!(raw.contains("\x1b[?1049l"), "alternate screen not left");
     println!("dashboard at 100x30 after 10 s:\n{shown}");
 }
+
+/// `--plot`: the run's generation rate with the restart marked and a line per group.
+#[test]
+fn plot_marks_the_restart_and_draws_a_line_per_group() {
+    let path = std::env::temp_dir().join(format!("promrate-plot-{}.svg", std::process::id()));
+    let out = Command::new(monitor_binary())
+        .args(["--plain", "--interval", "500ms", "--duration", "4s"])
+        .args(["--simulate-restart-after", "2s", "--by", "engine", "--plot"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "{:?}", out.status);
+    for legend in ["restart", "total, window rate", "total, EWMA", "engine=0"] {
+        assert!(
+            svg.contains(&format!(">{legend}<")) || svg.contains(legend),
+            "{legend} missing from the plot"
+        );
+    }
+    // Lines: the restart marker, the two totals and the group.
+    assert!(svg.matches("<polyline").count() >= 4, "{svg}");
+}
+
+/// Ctrl-C in the dashboard (raw mode: a key, not a signal) ends the run like `q`.
+#[test]
+fn ctrl_c_in_the_dashboard_quits_cleanly() {
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a pseudo-terminal");
+    let mut command = CommandBuilder::new(monitor_binary());
+    command.args(["--interval", "500ms", "--duration", "60s"]);
+    command.env("TERM", "xterm-256color");
+    let mut child = pty.slave.spawn_command(command).expect("monitor starts");
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let drain = std::thread::spawn(move || {
+        let mut raw = Vec::new();
+        let _ = reader.read_to_end(&mut raw);
+        raw
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let mut writer = pty.master.take_writer().unwrap();
+    writer.write_all(b"\x03").unwrap();
+    writer.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the monitor did not quit on Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(writer);
+    drop(pty.master);
+    let raw = String::from_utf8_lossy(&drain.join().unwrap()).into_owned();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        raw.contains("summary:") && raw.contains("\x1b[?1049l"),
+        "terminal not restored or no summary"
+    );
+}
