@@ -506,8 +506,10 @@ pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(S
     let mut values: Vec<String> = sources
         .iter()
         .flat_map(|s| {
+            // Values on the newest page only: a vanished instance gets no empty row.
             s.tracker
                 .series()
+                .filter(|x| x.last_seen_scrape() == s.tracker.scrapes())
                 .filter_map(|x| x.label(label).map(str::to_string))
         })
         .collect();

@@ -567,7 +567,7 @@ impl Tracker {
             SeriesData::Counter(c) => c.last(),
             SeriesData::Gauge(g) => g.last(),
         };
-        if newest.is_some_and(|p| p.timestamp_ms == at_ms && p.value.to_bits() == value.to_bits()) {
+        if newest.is_some_and(|p| p.timestamp_ms >= at_ms) && series.has_point(at_ms, value) {
             // The same point served again: its created time, if any, was already applied.
             series.pending_created_ms = None;
             report.repeated += 1;

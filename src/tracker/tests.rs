@@ -423,3 +423,35 @@ mod line_recognition {
         line_recognition_agrees(&pages, false, false, 1);
     }
 }
+
+#[test]
+fn an_export_of_a_range_records_each_sample_once() {
+    // VictoriaMetrics' /api/v1/export/prometheus: every sample of the range, oldest first,
+    // no `# TYPE`; the next export overlaps the last.
+    let ms = |s: i64| (1_700_000_000 + s) * 1000;
+    let page = |from: i64| -> String {
+        (from..from + 3)
+            .map(|s| {
+                format!(
+                    "vllm:generation_tokens_total{{instance=\"a\"}} {} {}\nh_bucket{{le=\"+Inf\"}} {s} {}\n",
+                    100 * s,
+                    ms(s),
+                    ms(s)
+                )
+            })
+            .collect()
+    };
+    let mut t = Tracker::new([]);
+    t.infer_counters(true);
+    let first = t.ingest(&page(0), at(3)).unwrap();
+    assert_eq!((first.samples, first.repeated, first.refused), (6, 0, 0));
+    let next = t.ingest(&page(1), at(4)).unwrap();
+    assert_eq!((next.samples, next.repeated, next.refused), (2, 4, 0));
+    let tokens = t
+        .get("vllm:generation_tokens_total", &[("instance", "a")])
+        .unwrap()
+        .counter()
+        .unwrap();
+    assert_eq!(tokens.len(), 4);
+    assert_eq!(tokens.exact_rate(TimeDelta::seconds(3), at(3)), Some(100.0));
+}

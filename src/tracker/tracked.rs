@@ -58,6 +58,18 @@ impl TrackedSeries {
         &self.name
     }
 
+    /// Whether a retained point is at `at_ms` with exactly `value`.
+    pub(super) fn has_point(&self, at_ms: i64, value: f64) -> bool {
+        let points = match &self.data {
+            SeriesData::Counter(c) => c.points(),
+            SeriesData::Gauge(g) => g.points(),
+        };
+        let i = points.partition_point(|p| p.timestamp_ms < at_ms);
+        points
+            .get(i)
+            .is_some_and(|p| p.timestamp_ms == at_ms && p.value.to_bits() == value.to_bits())
+    }
+
     /// The number of the scrape that last had this series (compare with
     /// [`Tracker::scrapes`](crate::Tracker::scrapes)): a series missing from the newest page
     /// is kept until [`Tracker::stale_after`](crate::Tracker::stale_after), with its old
@@ -238,8 +250,9 @@ pub struct IngestReport {
     pub bad_lines: usize,
     /// The first parse error, with its line and column.
     pub first_error: Option<ParseError>,
-    /// Samples that repeated their series' newest point (same exposed timestamp, same
-    /// value), as a federation serves a point until its next scrape. Not recorded again.
+    /// Samples that repeated a point their series holds (same exposed timestamp, same
+    /// value), as a federation serves a point until its next scrape and an export of a
+    /// range repeats its older points. Not recorded again.
     pub repeated: usize,
     /// Samples a series refused (an exposed timestamp that went back, or repeated with
     /// another value; a negative or non-finite counter value). The series is unchanged.
