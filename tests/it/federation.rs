@@ -364,7 +364,7 @@ fn fleet(engine: Engine) {
     );
     match engine {
         Engine::Prometheus => println!(
-            "federation through {version}: {compared} per-instance rates vs Prometheus' own query, \
+            "federation through Prometheus {version}: {compared} per-instance rates vs Prometheus' own query, \
              worst difference {:.4}%; {known_checked} vs the exporters' known rates, worst {:.3}%",
             worst_promql * 100.0,
             worst_known * 100.0

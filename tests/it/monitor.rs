@@ -16,30 +16,37 @@ use crate::data;
 /// `cargo test` or `cargo build --examples` is assumed; a no-op when it is up to date.
 pub fn monitor_binary() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("test binary path");
-            // target/<profile>/deps/it-<hash>
-            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-            let target_dir = profile_dir.parent().expect("target dir");
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut build = Command::new(cargo);
-            build
-                .args(["build", "--example", "vllm_monitor", "--target-dir"])
-                .arg(target_dir)
-                .current_dir(env!("CARGO_MANIFEST_DIR"));
-            if profile_dir.file_name().is_some_and(|p| p == "release") {
-                build.arg("--release");
-            }
-            let status = build.status().expect("cargo runs");
-            assert!(status.success(), "building vllm_monitor: {status}");
-            let path = profile_dir
-                .join("examples")
-                .join(format!("vllm_monitor{}", std::env::consts::EXE_SUFFIX));
-            assert!(path.is_file(), "{} missing after the build", path.display());
-            path
-        })
-        .clone()
+    BUILT.get_or_init(|| build_example("vllm_monitor")).clone()
+}
+
+/// The promcat example, built likewise.
+pub fn promcat_binary() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| build_example("promcat")).clone()
+}
+
+/// Builds the example `name` with the test's profile and target directory.
+fn build_example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/it-<hash>
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let target_dir = profile_dir.parent().expect("target dir");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--example", name, "--target-dir"])
+        .arg(target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if profile_dir.file_name().is_some_and(|p| p == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building {name}: {status}");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.is_file(), "{} missing after the build", path.display());
+    path
 }
 
 /// Starts `tests/py/vllm_exporter.py` (prometheus_client) with `args`; returns the process

@@ -267,3 +267,53 @@ fn ctrl_c_in_the_dashboard_quits_cleanly() {
         "terminal not restored or no summary"
     );
 }
+
+/// promcat's command line: clap's help and version, exit 2 on bad arguments, and its
+/// documented exit statuses on a page.
+#[test]
+fn promcat_help_version_and_exit_statuses() {
+    use crate::monitor::promcat_binary;
+    let help = Command::new(promcat_binary()).arg("--help").output().unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    for option in [
+        "--selector",
+        "--openmetrics",
+        "--json",
+        "--timeout",
+        "[default: 10s]",
+        "--version",
+    ] {
+        assert!(
+            text.contains(option),
+            "{option} missing from promcat --help:\n{text}"
+        );
+    }
+    let version = Command::new(promcat_binary()).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8(version.stdout).unwrap().trim(),
+        format!("promcat {}", env!("CARGO_PKG_VERSION"))
+    );
+    let bad = Command::new(promcat_binary())
+        .args(["--timeout", "later"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let run = |page: &str| {
+        let mut child = Command::new(promcat_binary())
+            .args(["-", "--selector", r#"up{job="a"}"#])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let good = run("up{job=\"a\"} 1\nup{job=\"b\"} 0\n");
+    assert_eq!(good.status.code(), Some(0));
+    assert_eq!(String::from_utf8(good.stdout).unwrap().lines().count(), 1);
+    let bad_line = run("up{job=\"a\"} 1\nup{job= 0\n");
+    assert_eq!(bad_line.status.code(), Some(1));
+    assert!(String::from_utf8(bad_line.stderr).unwrap().starts_with("2:"));
+}
