@@ -81,79 +81,118 @@ fn piped_output_is_plain_lines_of_at_most_120_columns() {
     assert!(lines.last().unwrap().starts_with("summary:"), "{text}");
 }
 
-/// Output of the child, shared with the thread that drains the pty.
-type Screen = Arc<Mutex<(vt100::Parser, Vec<u8>)>>;
+/// The monitor running in a real pseudo-terminal, its output read back through a terminal
+/// emulator (and kept raw) by a thread that drains the pty.
+struct InPty {
+    screen: Arc<Mutex<(vt100::Parser, Vec<u8>)>>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
+    drain: std::thread::JoinHandle<()>,
+}
 
-fn contents(screen: &Screen) -> String {
-    screen.lock().unwrap().0.screen().contents()
+impl InPty {
+    fn start(rows: u16, cols: u16, args: &[&str]) -> InPty {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pseudo-terminal");
+        let mut command = CommandBuilder::new(monitor_binary());
+        command.args(args);
+        command.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(command).expect("monitor starts");
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let parser = vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0);
+        let screen = Arc::new(Mutex::new((parser, Vec::new())));
+        let drain = {
+            let screen = Arc::clone(&screen);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut s = screen.lock().unwrap();
+                    s.0.process(&buf[..n]);
+                    s.1.extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        InPty {
+            screen,
+            child,
+            master: pty.master,
+            drain,
+        }
+    }
+
+    /// The screen as text, now.
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().0.screen().contents()
+    }
+
+    /// Types `keys`, waits (10 s at most) for the monitor to exit; its status, whether the
+    /// emulated terminal is back on the normal screen, and everything it wrote.
+    fn press_and_wait(mut self, keys: &[u8]) -> (portable_pty::ExitStatus, bool, String) {
+        let mut writer = self.master.take_writer().unwrap();
+        writer.write_all(keys).unwrap();
+        writer.flush().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the monitor did not quit on {keys:?}; screen:\n{}",
+                    self.contents()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        drop(writer);
+        drop(self.master);
+        let _ = self.drain.join();
+        let (parser, raw) = &*self.screen.lock().unwrap();
+        (
+            status,
+            !parser.screen().alternate_screen(),
+            String::from_utf8_lossy(raw).into_owned(),
+        )
+    }
 }
 
 #[test]
 fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 30,
-            cols: 100,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("a pseudo-terminal");
-    let mut command = CommandBuilder::new(monitor_binary());
-    command.args([
-        "--interval",
-        "500ms",
-        "--window",
-        "4s",
-        "--simulate-restart-after",
-        "5s",
-    ]);
-    command.args(["--duration", "60s", "--target-requests", "25000"]);
-    command.env("TERM", "xterm-256color");
-    let mut child = pty.slave.spawn_command(command).expect("monitor starts");
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let screen: Screen = Arc::new(Mutex::new((
-        vt100::Parser::new(30.try_into().unwrap(), 100.try_into().unwrap(), 0),
-        Vec::new(),
-    )));
-    let drain = {
-        let screen = Arc::clone(&screen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut s = screen.lock().unwrap();
-                s.0.process(&buf[..n]);
-                s.1.extend_from_slice(&buf[..n]);
-            }
-        })
-    };
+    let run = InPty::start(
+        30,
+        100,
+        &[
+            "--interval",
+            "500ms",
+            "--window",
+            "4s",
+            "--simulate-restart-after",
+            "5s",
+            "--duration",
+            "60s",
+            "--target-requests",
+            "25000",
+        ],
+    );
     // 10 s of the simulator, restarting 5 s in.
     let started = Instant::now();
     let mut shown = String::new();
     while started.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(250));
-        shown = contents(&screen);
+        shown = run.contents();
     }
-    let mut writer = pty.master.take_writer().unwrap();
-    writer.write_all(b"q").unwrap();
-    writer.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the monitor did not quit on q; screen:\n{}", contents(&screen));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    drop(writer);
-    drop(pty.master);
-    let _ = drain.join();
+    let (status, restored, raw) = run.press_and_wait(b"q");
     assert!(status.success(), "{status:?}");
 
     let rows: Vec<&str> = shown.lines().collect();
@@ -187,12 +226,7 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
         "no restart in the event log:\n{shown}"
     );
     // Back on the normal screen: the terminal restored and the summary printed.
-    let (parser, raw) = &*screen.lock().unwrap();
-    assert!(
-        !parser.screen().alternate_screen(),
-        "left in the alternate screen"
-    );
-    let raw = String::from_utf8_lossy(raw);
+    assert!(restored, "left in the alternate screen");
     assert!(raw.contains("summary:"), "no summary after q");
     assert!(raw.contains("\x1b[?1049l"), "alternate screen not left");
     println!("dashboard at 100x30 after 10 s:\n{shown}");
@@ -224,50 +258,15 @@ fn plot_marks_the_restart_and_draws_a_line_per_group() {
 /// Ctrl-C in the dashboard (raw mode: a key, not a signal) ends the run like `q`.
 #[test]
 fn ctrl_c_in_the_dashboard_quits_cleanly() {
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 24,
-            cols: 80,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("a pseudo-terminal");
-    let mut command = CommandBuilder::new(monitor_binary());
-    command.args(["--interval", "500ms", "--duration", "60s"]);
-    command.env("TERM", "xterm-256color");
-    let mut child = pty.slave.spawn_command(command).expect("monitor starts");
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let drain = std::thread::spawn(move || {
-        let mut raw = Vec::new();
-        let _ = reader.read_to_end(&mut raw);
-        raw
-    });
+    let run = InPty::start(24, 80, &["--interval", "500ms", "--duration", "60s"]);
     std::thread::sleep(Duration::from_secs(3));
-    let mut writer = pty.master.take_writer().unwrap();
-    writer.write_all(b"\x03").unwrap();
-    writer.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the monitor did not quit on Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    drop(writer);
-    drop(pty.master);
-    let raw = String::from_utf8_lossy(&drain.join().unwrap()).into_owned();
+    let (status, restored, raw) = run.press_and_wait(b"\x03");
     assert!(status.success(), "{status:?}");
     assert!(
-        raw.contains("summary:") && raw.contains("\x1b[?1049l"),
+        restored && raw.contains("summary:"),
         "terminal not restored or no summary"
     );
 }
-
 /// promcat's command line: clap's help and version, exit 2 on bad arguments, and its
 /// documented exit statuses on a page.
 #[test]
