@@ -18,81 +18,34 @@ const HEADER_EVERY: usize = 20;
 struct Column {
     header: &'static str,
     width: usize,
-    value: fn(&Figures) -> String,
+    /// The cell's text for the figures, given the column's width.
+    value: fn(&Figures, usize) -> String,
 }
 
 const FIRST_WIDTH: usize = 11;
 
+const fn col(header: &'static str, width: usize, value: fn(&Figures, usize) -> String) -> Column {
+    Column { header, width, value }
+}
+
 const COMMON: &[Column] = &[
-    Column {
-        header: "gen/s",
-        width: 8,
-        value: |f| num(f.generation.window, 1, 8),
-    },
-    Column {
-        header: "prompt/s",
-        width: 9,
-        value: |f| num(f.prompt.window, 1, 9),
-    },
-    Column {
-        header: "req/s",
-        width: 6,
-        value: |f| num(f.finished, 2, 6),
-    },
-    Column {
-        header: "tok/req",
-        width: 7,
-        value: |f| num(f.tokens_per_request, 0, 7),
-    },
-    Column {
-        header: "tok/s/rq",
-        width: 8,
-        value: |f| num(f.tokens_per_s_per_request, 2, 8),
-    },
-    Column {
-        header: "run",
-        width: 5,
-        value: |f| num(f.running, 0, 5),
-    },
-    Column {
-        header: "wait",
-        width: 5,
-        value: |f| num(f.waiting, 0, 5),
-    },
-    Column {
-        header: "kv%",
-        width: 5,
-        value: |f| percent(f.kv_usage),
-    },
+    col("gen/s", 8, |f, w| num(f.generation.window, 1, w)),
+    col("prompt/s", 9, |f, w| num(f.prompt.window, 1, w)),
+    col("req/s", 6, |f, w| num(f.finished, 2, w)),
+    col("tok/req", 7, |f, w| num(f.tokens_per_request, 0, w)),
+    col("tok/s/rq", 8, |f, w| num(f.tokens_per_s_per_request, 2, w)),
+    col("run", 5, |f, w| num(f.running, 0, w)),
+    col("wait", 5, |f, w| num(f.waiting, 0, w)),
+    col("kv%", 5, |f, _| percent(f.kv_usage)),
 ];
 const LATENCY: &[Column] = &[
-    Column {
-        header: "ttft95",
-        width: 7,
-        value: |f| ms(f.ttft.p95),
-    },
-    Column {
-        header: "itl95",
-        width: 6,
-        value: |f| ms(f.itl.p95),
-    },
-    Column {
-        header: "e2e_s",
-        width: 6,
-        value: |f| num(f.mean_latency, 1, 6),
-    },
+    col("ttft95", 7, |f, _| ms(f.ttft.p95)),
+    col("itl95", 6, |f, _| ms(f.itl.p95)),
+    col("e2e_s", 6, |f, w| num(f.mean_latency, 1, w)),
 ];
 const LOAD: &[Column] = &[
-    Column {
-        header: "steady",
-        width: 6,
-        value: |f| num(f.steady_rate, 2, 6),
-    },
-    Column {
-        header: "load",
-        width: 13,
-        value: |f| f.load.label().to_string(),
-    },
+    col("steady", 6, |f, w| num(f.steady_rate, 2, w)),
+    col("load", 13, |f, _| f.load.label().to_string()),
 ];
 
 /// Writes plain lines; remembers when the header was last printed.
@@ -141,7 +94,7 @@ impl<W: Write> Plain<W> {
     fn row(&self, first: &str, f: &Figures, snapshot: Option<&Snapshot>) -> String {
         let mut line = format!("{first:>FIRST_WIDTH$}");
         for c in self.columns() {
-            line += &format!(" {:>w$}", (c.value)(f), w = c.width);
+            line += &format!(" {:>w$}", (c.value)(f, c.width), w = c.width);
         }
         if let Some(p) = snapshot.and_then(|s| s.progress) {
             line += &format!(
