@@ -473,10 +473,9 @@ impl<'page> Entries<'page> {
             if self.pending.is_none() && self.validator.is_none() && self.refused.is_none() {
                 if !self.dialect.openmetrics {
                     let rest = self.text.get(self.pos..).unwrap_or("");
-                    if let Some(known) = v
-                        .known_prefix(rest)
-                        .and_then(|key_len| sample_line::known_sample(rest, key_len, &self.config.limits))
-                    {
+                    if let Some(known) = v.known_prefix(rest).and_then(|key_len| {
+                        sample_line::value_and_timestamp(rest, key_len, &self.config.limits)
+                    }) {
                         let (value, timestamp_ms, len) = known;
                         self.pos += len + 1;
                         self.line += 1;

@@ -224,9 +224,14 @@ pub(crate) fn sample_fast<'page>(
 
 /// The value and timestamp of a sample line whose name and labels end at `i`, where a space
 /// must follow; with the index of the line's end. `None` for anything the general path
-/// must judge (other blanks, `\r`, a malformed value or timestamp, trailing text).
+/// must judge (other blanks, `\r`, a malformed value or timestamp, trailing text). Also
+/// how a line whose name and labels the tracker already knows is read (`Entries::visit`).
 #[inline(always)]
-fn value_and_timestamp(text: &str, mut i: usize, limits: &Limits) -> Option<(f64, Option<i64>, usize)> {
+pub(crate) fn value_and_timestamp(
+    text: &str,
+    mut i: usize,
+    limits: &Limits,
+) -> Option<(f64, Option<i64>, usize)> {
     let b = text.as_bytes();
     if b.get(i) != Some(&b' ') {
         return None;
@@ -256,15 +261,6 @@ fn value_and_timestamp(text: &str, mut i: usize, limits: &Limits) -> Option<(f64
         return None;
     }
     Some((value, timestamp_ms, i))
-}
-
-/// A sample line that starts with `key_len` bytes of name and labels the caller already
-/// knows to be valid (it read the same bytes on an earlier page): only the value and
-/// timestamp are read. Returns them with the line's length, or `None` when the line must
-/// go through the ordinary paths.
-#[inline(always)]
-pub(crate) fn known_sample(text: &str, key_len: usize, limits: &Limits) -> Option<(f64, Option<i64>, usize)> {
-    value_and_timestamp(text, key_len, limits)
 }
 
 /// Names checked on earlier lines, for [`sample_fast`] and the metadata fast path: the last
