@@ -255,17 +255,19 @@ fn plot_marks_the_restart_and_draws_a_line_per_group() {
     assert!(svg.matches("<polyline").count() >= 4, "{svg}");
 }
 
-/// Ctrl-C in the dashboard (raw mode: a key, not a signal) ends the run like `q`.
+/// Ctrl-C (raw mode: a key, not a signal) and Esc end the dashboard like `q`.
 #[test]
-fn ctrl_c_in_the_dashboard_quits_cleanly() {
-    let run = InPty::start(24, 80, &["--interval", "500ms", "--duration", "60s"]);
-    std::thread::sleep(Duration::from_secs(3));
-    let (status, restored, raw) = run.press_and_wait(b"\x03");
-    assert!(status.success(), "{status:?}");
-    assert!(
-        restored && raw.contains("summary:"),
-        "terminal not restored or no summary"
-    );
+fn ctrl_c_and_esc_in_the_dashboard_quit_cleanly() {
+    for key in [&b"\x03"[..], b"\x1b"] {
+        let run = InPty::start(24, 80, &["--interval", "500ms", "--duration", "60s"]);
+        std::thread::sleep(Duration::from_secs(3));
+        let (status, restored, raw) = run.press_and_wait(key);
+        assert!(status.success(), "{key:?}: {status:?}");
+        assert!(
+            restored && raw.contains("summary:"),
+            "{key:?}: terminal not restored or no summary"
+        );
+    }
 }
 /// promcat's command line: clap's help and version, exit 2 on bad arguments, and its
 /// documented exit statuses on a page.
