@@ -304,7 +304,13 @@ fn fleet(engine: Engine) {
         } else {
             Vec::new()
         };
-        for group in groups.iter().filter(|_| engine == Engine::Prometheus) {
+        // Once the window is full: before, Prometheus holds points from before the
+        // monitor's first scrape that the monitor never saw.
+        let window_full = elapsed >= f64::from(window) + 1.0;
+        for group in groups
+            .iter()
+            .filter(|_| engine == Engine::Prometheus && window_full)
+        {
             let instance = group["instance"].as_str().unwrap();
             let Some(ours) = group["generation_tokens_per_s"]["promql_rate"].as_f64() else {
                 continue;
@@ -356,7 +362,7 @@ fn fleet(engine: Engine) {
         }
     }
     if engine == Engine::Prometheus {
-        assert!(compared >= 80, "only {compared} figures compared with Prometheus");
+        assert!(compared >= 60, "only {compared} figures compared with Prometheus");
     }
     assert!(
         known_checked >= 20,
