@@ -334,3 +334,86 @@ impl Target {
         }
     }
 }
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// The captured Prometheus `/federate` page, with every sample moved `seconds` later
+    /// and, if given, one instance left out.
+    pub fn federation(seconds: i64, without: Option<&str>) -> Page {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/federate/prometheus-2.42-federate.prom"
+        );
+        let page = std::fs::read_to_string(path).expect("the captured page");
+        let body = page
+            .lines()
+            .filter(|l| without.is_none_or(|i| !l.contains(&format!("instance=\"{i}\""))))
+            .map(|l| match l.rsplit_once(' ') {
+                Some((head, ts)) if !l.starts_with('#') => {
+                    format!("{head} {}\n", ts.parse::<i64>().unwrap() + seconds * 1000)
+                }
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        Page {
+            body,
+            format: Format::PrometheusText,
+        }
+    }
+
+    #[test]
+    fn instances_of_a_federation_go_stale_and_come_back_once_each() {
+        let (a, b) = ("127.0.0.1:39161", "127.0.0.1:43231");
+        let at = |s: i64| DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
+        let mut target = Target::new("http://prometheus:9090/federate".into());
+        let kinds = |events: Vec<Event>| -> Vec<(EventKind, String)> {
+            events.into_iter().map(|e| (e.kind, e.source)).collect()
+        };
+        assert!(kinds(target.ingest(at(0), Ok(federation(0, None)))).is_empty());
+        assert!(target.status.is_ok(), "{}", target.status);
+        assert_eq!(target.instances.keys().collect::<Vec<_>>(), [a, b]);
+        let gone = kinds(target.ingest(at(1), Ok(federation(1, Some(a)))));
+        assert_eq!(gone, [(EventKind::Stale, a.to_string())]);
+        assert!(
+            kinds(target.ingest(at(2), Ok(federation(2, Some(a))))).is_empty(),
+            "announced once"
+        );
+        assert!(target.instances[a].stale && !target.instances[b].stale);
+        let back = kinds(target.ingest(at(3), Ok(federation(3, None))));
+        assert_eq!(back, [(EventKind::Back, a.to_string())]);
+        // A failed scrape is a fault of the URL, then a recovery.
+        let fault = kinds(target.ingest(at(4), Err("HTTP 503".into())));
+        assert_eq!(fault, [(EventKind::Fault, target.url.clone())]);
+        let recovered = kinds(target.ingest(at(5), Ok(federation(5, None))));
+        assert_eq!(recovered, [(EventKind::Recovered, target.url.clone())]);
+        // B restarts: its counters start again from a tenth of what they were.
+        let restarted = |seconds: i64| {
+            let mut page = federation(seconds, None);
+            page.body = page
+                .body
+                .lines()
+                .map(|l| match l.rsplitn(3, ' ').collect::<Vec<_>>()[..] {
+                    [ts, value, head] if l.contains(b) => {
+                        format!("{head} {} {ts}\n", value.parse::<f64>().unwrap() / 10.0)
+                    }
+                    _ => format!("{l}\n"),
+                })
+                .collect();
+            page
+        };
+        let events = target.ingest(at(6), Ok(restarted(6)));
+        assert_eq!(kinds(events.clone()), [(EventKind::Restart, b.to_string())]);
+        assert!(
+            events[0].message.contains("counter series reset"),
+            "{}",
+            events[0].message
+        );
+        assert!(
+            kinds(target.ingest(at(7), Ok(restarted(7)))).is_empty(),
+            "announced once"
+        );
+        assert!(target.instances[b].last_restart.is_some() && target.instances[a].last_restart.is_none());
+    }
+}

@@ -349,7 +349,10 @@ fn server_lines(targets: &[Target]) -> Vec<Line<'static>> {
             Span::styled(t.status.to_string(), Style::new().fg(color)),
             Span::raw(format!("{restarted}{format} · {} error(s)", t.errors)),
         ]));
-        for (name, instance) in t.instances.iter().filter(|(name, _)| !name.is_empty()) {
+        // What needs attention first: a small terminal shows only the top lines.
+        let mut instances: Vec<_> = t.instances.iter().filter(|(name, _)| !name.is_empty()).collect();
+        instances.sort_by_key(|(_, i)| (!i.stale, i.last_restart.is_none()));
+        for (name, instance) in instances {
             let (mark, color, state) = if instance.stale {
                 ("✗", Color::Red, "stale")
             } else {
@@ -496,6 +499,62 @@ mod tests {
             .parse()
             .unwrap();
         assert!((500.0..3000.0).contains(&value), "{headline}");
+    }
+
+    #[test]
+    fn a_federation_shows_a_line_and_a_row_per_instance() {
+        use crate::target::tests::federation;
+        let at = |s: i64| chrono::DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
+        let mut target = Target::new("http://prometheus:9090/federate".into());
+        let mut events = Vec::new();
+        for s in 0..3 {
+            let without = (s == 2).then_some("127.0.0.1:39161");
+            let new = target.ingest(at(s), Ok(federation(s, without)));
+            events.extend(new.into_iter().map(|e| (s as f64, e)));
+        }
+        let targets = [target];
+        let snapshot = Snapshot::compute(
+            &targets,
+            TimeDelta::seconds(10),
+            at(0),
+            Some("instance"),
+            None,
+            2.0,
+        );
+        let view = View {
+            setup: "every 1s · window 10s",
+            snapshot: Some(&snapshot),
+            history: &History::default(),
+            targets: &targets,
+            events: &events,
+        };
+        let render = |height: u16| -> Vec<String> {
+            let mut terminal = Terminal::new(TestBackend::new(100, height)).unwrap();
+            terminal.draw(|frame| draw(frame, &view)).unwrap();
+            let buffer = terminal.backend().buffer();
+            (0..height)
+                .map(|y| (0..100).map(|x| buffer[(x, y)].symbol().to_string()).collect())
+                .collect()
+        };
+        // At 100x30 the stale instance comes first; taller, every instance has its line.
+        let rows = render(30);
+        let text = rows.join("\n");
+        for needle in [
+            "By instance",
+            "instance 127.0.0.1:39161 stale",
+            "stale     127.0.0.1:39161",
+        ] {
+            assert!(has(&rows, needle), "{needle:?} missing at 100x30:\n{text}");
+        }
+        // The stale instance has no row in the table: only the one on the page.
+        let table_rows: Vec<&String> = rows
+            .iter()
+            .filter(|r| r.contains("127.0.0.1:") && !r.contains("instance ") && !r.contains("stale"))
+            .collect();
+        assert_eq!(table_rows.len(), 1, "{text}");
+        assert!(table_rows[0].contains("127.0.0.1:43231"), "{text}");
+        let tall = render(40);
+        assert!(has(&tall, "instance 127.0.0.1:43231 ok"), "{}", tall.join("\n"));
     }
 
     #[test]
