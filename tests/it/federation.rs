@@ -5,22 +5,12 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::monitor::{monitor_binary, start_exporter};
-
-/// Kills and reaps a process when dropped, so a failed assertion stops it too.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::monitor::{monitor_binary, start_exporter, Reaped};
 
 /// A temporary directory removed when dropped.
 struct TempDir(PathBuf);
@@ -193,7 +183,7 @@ fn fleet(engine: Engine) {
         "--tokens-per-request",
         "400",
     ]);
-    let mut a = Some(Reaped(a));
+    let mut a = Some(a);
     let (b, b_port) = start_exporter(&[
         "--lifetime",
         "120",
@@ -202,7 +192,6 @@ fn fleet(engine: Engine) {
         "--tokens-per-request",
         "400",
     ]);
-    let b = Reaped(b);
     let dir = TempDir::new("promrate-federation");
     let config = dir.0.join("prometheus.yml");
     std::fs::write(

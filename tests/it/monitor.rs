@@ -49,9 +49,19 @@ fn build_example(name: &str) -> PathBuf {
     path
 }
 
+/// A child process killed and reaped when dropped, so a failed assertion stops it too.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `tests/py/vllm_exporter.py` (prometheus_client) with `args`; returns the process
-/// and the port it serves on. The caller kills it.
-pub fn start_exporter(args: &[&str]) -> (std::process::Child, u16) {
+/// (stopped when dropped) and the port it serves on.
+pub fn start_exporter(args: &[&str]) -> (Reaped, u16) {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/vllm_exporter.py");
     let mut exporter = Command::new("python3")
         .arg(&script)
@@ -68,7 +78,7 @@ pub fn start_exporter(args: &[&str]) -> (std::process::Child, u16) {
         .strip_prefix("PORT ")
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("exporter did not print its port: {first_line:?}"));
-    (exporter, port)
+    (Reaped(exporter), port)
 }
 
 pub fn run_monitor(args: &[&str]) -> (Vec<Value>, std::process::ExitStatus) {
@@ -87,7 +97,7 @@ pub fn run_monitor(args: &[&str]) -> (Vec<Value>, std::process::ExitStatus) {
 #[ignore = "needs python3 with prometheus_client (pip install -r tests/py/requirements.txt); \
             run with `cargo test -- --include-ignored`"]
 fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() {
-    let (mut exporter, port) = start_exporter(&["--restart-after", "10", "--lifetime", "28"]);
+    let (exporter, port) = start_exporter(&["--restart-after", "10", "--lifetime", "28"]);
     let url = format!("http://127.0.0.1:{port}/metrics");
     let (rows, status) = run_monitor(&[
         "--url",
@@ -100,8 +110,7 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         "--duration",
         "22s",
     ]);
-    let _ = exporter.kill();
-    let _ = exporter.wait();
+    drop(exporter);
     assert!(status.success(), "{status}");
 
     let known = 1000.0;
@@ -213,7 +222,7 @@ fn reply(
             run with `cargo test -- --include-ignored`"]
 fn per_request_figures_and_etas_from_prometheus_client_within_two_percent() {
     let (concurrency, tokens, prompt, latency) = (20.0, 300.0, 1200.0, 6.0);
-    let (mut exporter, port) = start_exporter(&[
+    let (exporter, port) = start_exporter(&[
         "--lifetime",
         "20",
         "--concurrency",
@@ -239,8 +248,7 @@ fn per_request_figures_and_etas_from_prometheus_client_within_two_percent() {
         "--target-requests",
         "1000",
     ]);
-    let _ = exporter.kill();
-    let _ = exporter.wait();
+    drop(exporter);
     assert!(status.success(), "{status}");
     let close = |got: &Value, want: f64, what: &str, worst: &mut f64| {
         let got = got.as_f64().unwrap_or_else(|| panic!("{what}: {got}"));
