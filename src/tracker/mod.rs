@@ -271,7 +271,8 @@ impl Tracker {
     ///
     /// Prometheus' and VictoriaMetrics' `/federate` (and VictoriaMetrics'
     /// `/api/v1/export/prometheus`) declare every family `untyped`, so reading through them
-    /// needs this. It costs one more pass over the page's samples per scrape.
+    /// needs this. A scrape that brings a new untyped `_count` or `_sum` series reads the
+    /// page once more to learn its families first; steady scrapes cost nothing extra.
     ///
     /// # Example
     /// ```
@@ -394,7 +395,6 @@ impl Tracker {
         self.check_limits(text)?;
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
-        self.learn_families(text);
         self.touched = 0;
         let parser = self.parser;
         let mut ingest = Ingest {
@@ -404,6 +404,8 @@ impl Tracker {
             position: 0,
             at_ms,
             report: IngestReport::default(),
+            known: None,
+            families_learned: false,
         };
         parser.parse(text).visit(&mut ingest);
         let mut report = ingest.report;
@@ -459,8 +461,9 @@ impl Tracker {
         Ok(())
     }
 
-    /// With [`Tracker::infer_counters`], learns the page's histogram and summary families
-    /// before any of its samples is resolved, whatever order the page prints them in.
+    /// With [`Tracker::infer_counters`], learns the histogram and summary families of the
+    /// whole page, whatever order it prints them in (`Ingest::resolve` asks, once per page,
+    /// when a new untyped `_count` or `_sum` series may belong to one).
     fn learn_families(&mut self, text: &str) {
         let normalize = self.index.normalize_names();
         if let Some(known) = &mut self.known_families {
@@ -476,38 +479,6 @@ impl Tracker {
         self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches(sample))
     }
 
-    fn record(
-        &mut self,
-        position: usize,
-        text: &str,
-        sample: &Sample<'_>,
-        family: Option<(&str, MetricType)>,
-        at_ms: i64,
-        report: &mut IngestReport,
-    ) {
-        let key = identity_span(text, sample);
-        let target = match self.positions.lookup(position, key, self.insertions) {
-            Some(target) => target,
-            None => {
-                let target = self.resolve(sample, family, report);
-                let start = (key.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-                let bytes = text.as_bytes();
-                let line_start = !key.is_empty()
-                    && (start == 0 || bytes.get(start - 1) == Some(&b'\n'))
-                    && bytes.get(start + key.len()) == Some(&b' ');
-                self.positions
-                    .store(position, key, line_start, target, self.insertions);
-                target
-            }
-        };
-        self.apply(
-            target,
-            sample.timestamp_ms().unwrap_or(at_ms),
-            sample.value(),
-            report,
-        );
-    }
-
     /// Records a sample's value at `at_ms` where `target` says.
     #[inline]
     fn apply(&mut self, target: Target, at_ms: i64, value: f64, report: &mut IngestReport) {
@@ -519,37 +490,6 @@ impl Tracker {
                 for slot in slots.into_iter().flatten() {
                     self.set_created(slot, created_ms, report);
                 }
-            }
-        }
-    }
-
-    /// Finds (or creates) what a sample at a new position is.
-    fn resolve(
-        &mut self,
-        sample: &Sample<'_>,
-        family: Option<(&str, MetricType)>,
-        report: &mut IngestReport,
-    ) -> Target {
-        let role = roles::role(sample, family, self.rules());
-        if role == Role::Created {
-            let Some(prefix) = sample.name().strip_suffix("_created") else {
-                return Target::Ignored;
-            };
-            let mut slots = [None; 3];
-            for (slot, suffix) in slots.iter_mut().zip(["_total", "_count", "_sum"]) {
-                *slot = self.index.find_parsed(&[prefix, suffix], sample.labels());
-            }
-            return Target::Created(slots);
-        }
-        if !self.selected(sample) {
-            return Target::Ignored;
-        }
-        match self.index.find_parsed(&[sample.name()], sample.labels()) {
-            Some(slot) => Target::Series(slot),
-            None => {
-                report.new_series += 1;
-                self.touched += 1;
-                Target::Series(self.insert(sample, role))
             }
         }
     }
@@ -675,6 +615,73 @@ struct Ingest<'t, 'page> {
     position: usize,
     at_ms: i64,
     report: IngestReport,
+    /// What the line `known_prefix` just recognised is.
+    known: Option<Target>,
+    /// Whether the page's histogram and summary families were learned (at most once).
+    families_learned: bool,
+}
+
+impl Ingest<'_, '_> {
+    /// Records a parsed sample: what it is comes from the position cache, or is resolved
+    /// and remembered.
+    fn record(&mut self, sample: &Sample<'_>) {
+        let key = identity_span(self.text, sample);
+        let insertions = self.tracker.insertions;
+        let target = match self.tracker.positions.lookup(self.position, key, insertions) {
+            Some(target) => target,
+            None => {
+                let target = self.resolve(sample);
+                let start = (key.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
+                let bytes = self.text.as_bytes();
+                let line_start = !key.is_empty()
+                    && (start == 0 || bytes.get(start - 1) == Some(&b'\n'))
+                    && bytes.get(start + key.len()) == Some(&b' ');
+                let insertions = self.tracker.insertions;
+                self.tracker
+                    .positions
+                    .store(self.position, key, line_start, target, insertions);
+                target
+            }
+        };
+        let at_ms = sample.timestamp_ms().unwrap_or(self.at_ms);
+        self.tracker
+            .apply(target, at_ms, sample.value(), &mut self.report);
+    }
+
+    /// Finds (or creates) what a sample at a new position is.
+    fn resolve(&mut self, sample: &Sample<'_>) -> Target {
+        let tracker = &mut *self.tracker;
+        let mut role = roles::role(sample, self.family, tracker.rules());
+        if role == Role::Created {
+            let Some(prefix) = sample.name().strip_suffix("_created") else {
+                return Target::Ignored;
+            };
+            let mut slots = [None; 3];
+            for (slot, suffix) in slots.iter_mut().zip(["_total", "_count", "_sum"]) {
+                *slot = tracker.index.find_parsed(&[prefix, suffix], sample.labels());
+            }
+            return Target::Created(slots);
+        }
+        if !tracker.selected(sample) {
+            return Target::Ignored;
+        }
+        if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {
+            return Target::Series(slot);
+        }
+        // A new series' role is final: an untyped `_count` or `_sum` may belong to a
+        // histogram printed further down the page, so learn the page's families first.
+        if role == Role::Gauge
+            && tracker.known_families.is_some()
+            && roles::may_belong_to_a_family(sample.name())
+            && !std::mem::replace(&mut self.families_learned, true)
+        {
+            tracker.learn_families(self.text);
+            role = roles::role(sample, self.family, tracker.rules());
+        }
+        self.report.new_series += 1;
+        tracker.touched += 1;
+        Target::Series(tracker.insert(sample, role))
+    }
 }
 
 impl<'page> Visitor<'page> for Ingest<'_, 'page> {
@@ -683,16 +690,17 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
         if !self.tracker.recognise_lines {
             return None;
         }
-        let positions = &self.tracker.positions;
-        positions
-            .known_prefix(self.position, line, self.tracker.insertions)
-            .map(|(len, _)| len)
+        let (len, target) =
+            self.tracker
+                .positions
+                .known_prefix(self.position, line, self.tracker.insertions)?;
+        self.known = Some(target);
+        Some(len)
     }
 
     #[inline]
     fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>) {
-        // `known_prefix` found the target just before; it is still there.
-        if let Some(target) = self.tracker.positions.target(self.position) {
+        if let Some(target) = self.known.take() {
             self.tracker.apply(
                 target,
                 timestamp_ms.unwrap_or(self.at_ms),
@@ -705,17 +713,13 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
 
     #[inline]
     fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>) {
+        // A line `known_prefix` recognised but the parser then read in full (an unusual
+        // value) arrives here: it is looked up again.
+        self.known = None;
         match entry {
             Ok(Entry::Type { name, kind }) => self.family = Some((name, *kind)),
             Ok(Entry::Sample(sample)) => {
-                self.tracker.record(
-                    self.position,
-                    self.text,
-                    sample,
-                    self.family,
-                    self.at_ms,
-                    &mut self.report,
-                );
+                self.record(sample);
                 self.position += 1;
             }
             Ok(_) => {}

@@ -109,12 +109,6 @@ impl PositionCache {
         Some((len, entry.current(insertions)?))
     }
 
-    /// The target stored for `position`, whatever its key.
-    #[inline]
-    pub fn target(&self, position: usize) -> Option<Target> {
-        self.entries.get(position).map(|e| e.target)
-    }
-
     /// Remembers what the sample at `position` with identity text `key` is; `line_start`
     /// says the key began its line and a space followed it.
     pub fn store(&mut self, position: usize, key: &str, line_start: bool, target: Target, insertions: u64) {

@@ -86,6 +86,12 @@ pub(super) fn role(sample: &Sample<'_>, family: Option<(&str, MetricType)>, rule
     by_name(sample, rules)
 }
 
+/// Whether an untyped series named `name` is a counter only if its family is a histogram or
+/// summary (`_count`, `_sum`).
+pub(super) fn may_belong_to_a_family(name: &str) -> bool {
+    name.ends_with("_count") || name.ends_with("_sum")
+}
+
 /// Untyped: go by the name, as dashboards and PromQL users do.
 fn by_name(sample: &Sample<'_>, rules: Rules<'_>) -> Role {
     let name = sample.name();
