@@ -107,20 +107,26 @@ fn title(frame: &mut Frame<'_>, area: Rect, view: &View<'_>) {
     frame.render_widget(Paragraph::new(Span::styled(KEYS, Style::new().reversed())), right);
 }
 
-/// The last `width` values, scaled so the largest of them is the sparkline's top.
-fn bars(values: &[Option<f64>], width: u16) -> Vec<Option<u64>> {
-    let start = values.len().saturating_sub(usize::from(width));
-    values[start..]
+/// A sparkline of the last `area.width` values (gaps where unknown), scaled to `max`, or to
+/// the largest value shown when `None`.
+fn spark(frame: &mut Frame<'_>, area: Rect, values: &[Option<f64>], max: Option<u64>, color: Color) {
+    let start = values.len().saturating_sub(usize::from(area.width));
+    let bars: Vec<Option<u64>> = values[start..]
         .iter()
         .map(|v| v.map(|v| v.max(0.0).round() as u64))
-        .collect()
+        .collect();
+    let mut sparkline = Sparkline::default().data(bars).style(Style::new().fg(color));
+    if let Some(max) = max {
+        sparkline = sparkline.max(max);
+    }
+    frame.render_widget(sparkline, area);
 }
 
 fn headline(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
     let block = Block::bordered().title(" Generation tokens/s ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let [text, spark] = Layout::horizontal([Constraint::Length(30), Constraint::Min(10)]).areas(inner);
+    let [text, charts] = Layout::horizontal([Constraint::Length(30), Constraint::Min(10)]).areas(inner);
     let value = f
         .generation
         .window
@@ -135,7 +141,7 @@ fn headline(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
         Line::from(format!("per req {} tok/s", num(f.tokens_per_s_per_request, 2, 8))),
     ];
     frame.render_widget(Paragraph::new(lines), text);
-    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(spark);
+    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(charts);
     let max = h
         .generation
         .iter()
@@ -143,20 +149,9 @@ fn headline(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
         .flatten()
         .fold(1.0f64, |m, v| m.max(*v))
         .round() as u64;
-    frame.render_widget(
-        Sparkline::default()
-            .data(bars(&h.generation, window.width))
-            .max(max)
-            .style(Style::new().fg(Color::Green)),
-        window,
-    );
-    frame.render_widget(
-        Sparkline::default()
-            .data(bars(&h.ewma, ewma.width))
-            .max(max)
-            .style(Style::new().fg(Color::Yellow)),
-        ewma,
-    );
+    // One scale for both, so the EWMA row compares with the window-rate row.
+    spark(frame, window, &h.generation, Some(max), Color::Green);
+    spark(frame, ewma, &h.ewma, Some(max), Color::Yellow);
 }
 
 fn requests_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
@@ -212,18 +207,8 @@ fn running_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
         ])),
         text,
     );
-    frame.render_widget(
-        Sparkline::default()
-            .data(bars(&h.running, running.width))
-            .style(Style::new().fg(Color::Cyan)),
-        running,
-    );
-    frame.render_widget(
-        Sparkline::default()
-            .data(bars(&h.waiting, waiting.width))
-            .style(Style::new().fg(Color::Magenta)),
-        waiting,
-    );
+    spark(frame, running, &h.running, None, Color::Cyan);
+    spark(frame, waiting, &h.waiting, None, Color::Magenta);
 }
 
 fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
