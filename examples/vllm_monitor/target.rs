@@ -128,6 +128,16 @@ pub struct Instance {
     process_start: Option<f64>,
 }
 
+/// A name for a server behind `url` in events: the instance, or the URL for a page
+/// without `instance` labels.
+fn source_name(url: &str, instance: &str) -> String {
+    if instance.is_empty() {
+        url.to_string()
+    } else {
+        instance.to_string()
+    }
+}
+
 /// Per-URL state in the monitor.
 pub struct Target {
     pub url: String,
@@ -169,15 +179,6 @@ impl Target {
     /// Whether this URL's figures count at `fresh` (its newest page is not older).
     pub fn is_fresh(&self, fresh: DateTime<Utc>) -> bool {
         self.status.is_ok() && self.last_ok.is_some_and(|at| at >= fresh)
-    }
-
-    /// A name for a server behind this URL in events and tables.
-    fn source_name(&self, instance: &str) -> String {
-        if instance.is_empty() {
-            self.url.clone()
-        } else {
-            instance.to_string()
-        }
     }
 
     /// Ingests one scrape; returns the events worth announcing.
@@ -268,7 +269,7 @@ impl Target {
             entry.1 += usize::from(reset.cause == ResetCause::CreatedChanged);
         }
         for (name, start) in &present {
-            let source = self.source_name(name);
+            let source = source_name(&self.url, name);
             let instance = self.instances.entry(name.clone()).or_default();
             if std::mem::take(&mut instance.stale) {
                 events.push(Event {
@@ -323,11 +324,7 @@ impl Target {
                 events.push(Event {
                     kind: EventKind::Stale,
                     at,
-                    source: if name.is_empty() {
-                        self.url.clone()
-                    } else {
-                        name.clone()
-                    },
+                    source: source_name(&self.url, name),
                     message: "gone from the page (stale); no longer counted".into(),
                 });
             }

@@ -2,8 +2,8 @@
 //! that scrapes two prometheus_client exporters: its figures against the exporters' known
 //! rates and against Prometheus' own PromQL at the same evaluation times.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,28 +42,21 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// GET `path` from 127.0.0.1:`port`; the status code and body (HTTP/1.0, no client crate
-/// needed for a loopback test).
+/// GET `path` from 127.0.0.1:`port`: the status code and body, `None` if nothing answers.
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let (head, body) = response.split_once("\r\n\r\n")?;
-    let status = head.split_whitespace().nth(1)?.parse().ok()?;
-    Some((status, body.to_string()))
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent.get(format!("http://127.0.0.1:{port}{path}")).call().ok()?;
+    let status = response.status().as_u16();
+    Some((status, response.body_mut().read_to_string().ok()?))
 }
 
 /// Percent-encodes a PromQL expression for a query string.
 fn encode(query: &str) -> String {
-    query
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(query, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 /// `query` evaluated by Prometheus at `at_ms`: the value per `instance`.
