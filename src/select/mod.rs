@@ -220,12 +220,20 @@ impl Selector {
         label: impl Fn(&str) -> Option<&'v str>,
         normalize: bool,
     ) -> bool {
+        self.name_matches(name, normalize) && self.matches_label_values(label)
+    }
+
+    /// Whether the metric-name matchers accept `name`, compared as `normalize` says.
+    pub(crate) fn name_matches_normalized(&self, name: &str, normalize: bool) -> bool {
         self.name_matches(name, normalize)
-            && self
-                .matchers
-                .iter()
-                .filter(|m| m.label() != "__name__")
-                .all(|m| m.matches_value(label(m.label()).unwrap_or("")))
+    }
+
+    /// Whether the label matchers (all but `__name__`) accept a series' label values.
+    pub(crate) fn matches_label_values<'v>(&self, label: impl Fn(&str) -> Option<&'v str>) -> bool {
+        self.matchers
+            .iter()
+            .filter(|m| m.label() != "__name__")
+            .all(|m| m.matches_value(label(m.label()).unwrap_or("")))
     }
 
     fn matches_labels(&self, sample: &Sample<'_>) -> bool {

@@ -1,8 +1,14 @@
 //! PromQL-style aggregation over the tracked series: `sum by`, `avg by`,
 //! `histogram_quantile` and histogram means, each over the series a [`Selector`] picks.
 
+use std::borrow::Cow;
+
+use hashbrown::HashTable;
+
+use super::index::NameEntry;
 use super::tracked::TrackedSeries;
 use super::Tracker;
+use crate::fingerprint;
 use crate::histogram::{self, Bucket};
 use crate::select::Selector;
 
@@ -50,10 +56,9 @@ impl Group {
 /// label reads as "").
 pub type GroupLabels = Vec<(String, String)>;
 
-fn group_key(series: &TrackedSeries, by: &[&str]) -> GroupLabels {
-    by.iter()
-        .map(|l| (l.to_string(), series.label(l).unwrap_or("").to_string()))
-        .collect()
+/// A hash of one group's label values (in the order of the `by` labels).
+fn group_hash(values: &[&str]) -> u64 {
+    fingerprint::of_bytes(values.iter().flat_map(|v| v.bytes().chain([0xff])))
 }
 
 impl Tracker {
@@ -74,27 +79,65 @@ impl Tracker {
     }
 
     /// The series whose name is a name `selector` picks followed by `suffix` (`_bucket`,
-    /// `_sum`, `_count` of a histogram the selector names).
+    /// `_sum`, `_count` of a histogram the selector names), in slot order. Only the series
+    /// of the names picked are visited: a selector that fixes its name finds it by hash,
+    /// any other reads the list of names, not the series.
     fn matching_family<'t>(
         &'t self,
         selector: &'t Selector,
         suffix: &'t str,
     ) -> impl Iterator<Item = &'t TrackedSeries> + 't {
-        let normalize = self.index.normalize_names();
-        self.series().filter(move |series| {
-            let Some(family) = series.name().strip_suffix(suffix) else {
-                return false;
-            };
-            selector.matches_series_normalized(
-                family,
-                |l| series.label(l),
-                normalize || selector.normalizes_names(),
-            )
+        let slots = self.candidate_slots(selector, suffix);
+        (0..slots.len()).filter_map(move |i| {
+            let series = self.index.get(slots[i] as usize)?;
+            selector
+                .matches_label_values(|l| series.label(l))
+                .then_some(series)
         })
+    }
+
+    /// The slots of the series of every name `selector` picks with `suffix`, ascending.
+    fn candidate_slots<'t>(&'t self, selector: &Selector, suffix: &str) -> Cow<'t, [u32]> {
+        let normalize = self.index.normalize_names() || selector.normalizes_names();
+        let picks = |entry: &NameEntry| {
+            entry
+                .name
+                .strip_suffix(suffix)
+                .is_some_and(|base| selector.name_matches_normalized(base, normalize))
+        };
+        if let Some(name) = selector.metric_name() {
+            // Names compare as the index compares them: one entry, found by hash.
+            if normalize == self.index.normalize_names() {
+                return match self.index.named(&[name, suffix]) {
+                    Some(entry) if picks(entry) => Cow::Borrowed(&entry.slots),
+                    _ => Cow::Borrowed(&[]),
+                };
+            }
+        }
+        let mut picked = self
+            .index
+            .names()
+            .iter()
+            .filter(|e| !e.slots.is_empty() && picks(e));
+        let Some(first) = picked.next() else {
+            return Cow::Borrowed(&[]);
+        };
+        let Some(second) = picked.next() else {
+            return Cow::Borrowed(&first.slots);
+        };
+        // Several names: their series in slot order, as one list.
+        let mut slots: Vec<u32> = [first, second]
+            .into_iter()
+            .chain(picked)
+            .flat_map(|e| e.slots.iter().copied())
+            .collect();
+        slots.sort_unstable();
+        Cow::Owned(slots)
     }
 
     /// The figures `value` gives for the series `selector` picks (name plus `suffix`), by
     /// group of the `by` labels, in series order; groups sorted by their label values.
+    /// Groups are found by hash; each group's labels are built once.
     fn grouped<T>(
         &self,
         selector: &Selector,
@@ -102,17 +145,37 @@ impl Tracker {
         by: &[&str],
         value: impl Fn(&TrackedSeries) -> Option<T>,
     ) -> Vec<(GroupLabels, Vec<T>)> {
-        let mut groups: Vec<(GroupLabels, Vec<T>)> = Vec::new();
+        let mut keys: Vec<Vec<&str>> = Vec::new();
+        let mut values: Vec<Vec<T>> = Vec::new();
+        let mut table: HashTable<usize> = HashTable::new();
+        let mut probe: Vec<&str> = Vec::with_capacity(by.len());
         for series in self.matching_family(selector, suffix) {
             let Some(value) = value(series) else { continue };
-            let key = group_key(series, by);
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, values)) => values.push(value),
-                None => groups.push((key, vec![value])),
+            probe.clear();
+            probe.extend(by.iter().map(|l| series.label(l).unwrap_or("")));
+            let hash = group_hash(&probe);
+            match table.find(hash, |&i| keys[i] == probe) {
+                Some(&i) => values[i].push(value),
+                None => {
+                    table.insert_unique(hash, keys.len(), |&i| group_hash(&keys[i]));
+                    keys.push(probe.clone());
+                    values.push(vec![value]);
+                }
             }
         }
+        let mut groups: Vec<(Vec<&str>, Vec<T>)> = keys.into_iter().zip(values).collect();
         groups.sort_by(|a, b| a.0.cmp(&b.0));
         groups
+            .into_iter()
+            .map(|(key, values)| {
+                let labels = by
+                    .iter()
+                    .zip(key)
+                    .map(|(l, v)| (l.to_string(), v.to_string()))
+                    .collect();
+                (labels, values)
+            })
+            .collect()
     }
 
     fn sum_family(
@@ -262,7 +325,8 @@ impl Tracker {
         let counts = self.sum_family(selector, "_count", by, &f);
         sums.into_iter()
             .filter_map(|sum| {
-                let count = counts.iter().find(|c| c.labels == sum.labels)?;
+                // Both are sorted by their labels.
+                let count = &counts[counts.binary_search_by(|c| c.labels.cmp(&sum.labels)).ok()?];
                 Some(Group {
                     value: histogram::mean(sum.value, count.value)?,
                     ..sum

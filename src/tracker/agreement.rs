@@ -24,7 +24,7 @@ fn state(t: &Tracker) -> Vec<String> {
             format!(
                 "{} {:?} seen {} {data}",
                 s.name(),
-                s.labels(),
+                s.labels().collect::<Vec<_>>(),
                 s.last_seen_scrape()
             )
         })

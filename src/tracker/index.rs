@@ -1,13 +1,22 @@
-//! The series index: every tracked series in a slot, found by identity (metric name and
-//! label set, label order ignored) through a table of fingerprints. Fingerprints that
-//! collide are told apart by comparing identities; `hashbrown`'s table does the probing.
+//! The series index: every tracked series in a slot, found three ways:
+//! - by identity (metric name and label set, label order ignored) through a table of
+//!   fingerprints whose collisions are told apart by comparing identities;
+//! - by metric name: each name lists its series' slots, so a query visits only the series
+//!   of the names its selector picks (a histogram's `_bucket`, `_sum` and `_count` are
+//!   three names);
+//! - names and labels are interned: a name, or a `label="value"` pair, that many series
+//!   share is stored once, and each series holds a pointer to it.
+//!
+//! `hashbrown`'s tables do the probing.
+
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 
-use super::tracked::TrackedSeries;
+use super::tracked::{Label, TrackedSeries};
 use crate::fingerprint;
 use crate::text::names::{names_equal, normalized_name_byte};
-use crate::text::Labels;
+use crate::text::{LabelValue, Labels};
 
 /// Identity fingerprint of a series: its name (from parts, ':' read as '_' when
 /// normalizing) and its label set, independent of label order. A parsed sample and the
@@ -17,35 +26,85 @@ fn fingerprint<'n, V: IntoIterator<Item = u8>>(
     labels: impl IntoIterator<Item = (&'n str, V)>,
     normalize: bool,
 ) -> u64 {
+    fingerprint::of_label_set(name_fingerprint(name_parts, normalize), labels)
+}
+
+fn name_fingerprint(name_parts: &[&str], normalize: bool) -> u64 {
     let name = name_parts
         .iter()
         .flat_map(|p| p.bytes())
         .map(|b| normalized_name_byte(b, normalize));
-    fingerprint::of_label_set(fingerprint::of_bytes(name), labels)
+    fingerprint::of_bytes(name)
 }
 
 fn stored_fingerprint(series: &TrackedSeries, normalize: bool) -> u64 {
-    let labels = series.labels.iter().map(|(k, v)| (k.as_str(), v.bytes()));
-    fingerprint(&[series.name.as_str()], labels, normalize)
+    let labels = series.labels.iter().map(|l| (&*l.name, l.value.bytes()));
+    fingerprint(&[&series.name], labels, normalize)
 }
 
 /// Whether sorted, unescaped `stored` labels are the parsed (still escaped) `labels`.
-fn same_labels(stored: &[(String, String)], labels: Labels<'_>) -> bool {
+fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
     stored.len() == labels.len()
         && labels.iter().all(|(k, v)| {
             stored
-                .binary_search_by(|(sk, _)| sk.as_str().cmp(k))
-                .is_ok_and(|i| v == stored[i].1.as_str())
+                .binary_search_by(|l| (*l.name).cmp(k))
+                .is_ok_and(|i| v == &*stored[i].value)
         })
+}
+
+/// The series of one metric name (compared with ':' and '_' alike when normalizing).
+#[derive(Debug, Clone)]
+pub(super) struct NameEntry {
+    /// The name as first seen; series spelled otherwise keep their own spelling.
+    pub name: Arc<str>,
+    /// Slots of its live series, ascending (the order aggregations add in).
+    pub slots: Vec<u32>,
+}
+
+/// Interned `label="value"` pairs: each distinct pair once, shared by its series.
+#[derive(Debug, Clone, Default)]
+struct LabelPool {
+    table: HashTable<Arc<Label>>,
+}
+
+impl LabelPool {
+    fn hash(name: &str, value: impl IntoIterator<Item = u8>) -> u64 {
+        fingerprint::of_label(name, value)
+    }
+
+    /// The shared pair for a parsed label, created if new.
+    fn intern(&mut self, name: &str, value: LabelValue<'_>) -> Arc<Label> {
+        let hash = Self::hash(name, value.unescaped_bytes());
+        let found = self.table.find(hash, |l| *l.name == *name && value == &*l.value);
+        if let Some(label) = found {
+            return Arc::clone(label);
+        }
+        let label = Arc::new(Label {
+            name: name.into(),
+            value: value.unescaped().into(),
+        });
+        self.table
+            .insert_unique(hash, Arc::clone(&label), |l| Self::hash(&l.name, l.value.bytes()));
+        label
+    }
+
+    /// Forgets the pairs no series holds any more.
+    fn purge(&mut self) {
+        self.table.retain(|l| Arc::strong_count(l) > 1);
+    }
 }
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct SeriesIndex {
     /// Series by slot; a dropped series leaves its slot free for the next new one.
     slots: Vec<Option<TrackedSeries>>,
-    free: Vec<usize>,
+    free: Vec<u32>,
     /// `(fingerprint, slot)` of every live series.
-    table: HashTable<(u64, usize)>,
+    table: HashTable<(u64, u32)>,
+    /// Series by metric name; `name_table` finds an entry by its (normalized) name.
+    names: Vec<NameEntry>,
+    name_table: HashTable<u32>,
+    labels: LabelPool,
     normalize_names: bool,
 }
 
@@ -70,21 +129,71 @@ impl SeriesIndex {
         self.normalize_names
     }
 
-    /// Compares names with ':' and '_' alike from now on (fingerprints are recomputed).
+    /// Every metric name with its series.
+    pub fn names(&self) -> &[NameEntry] {
+        &self.names
+    }
+
+    /// The entry of the name made of `name_parts` (compared as the index compares names).
+    pub fn named(&self, name_parts: &[&str]) -> Option<&NameEntry> {
+        let normalize = self.normalize_names;
+        let names = &self.names;
+        self.name_table
+            .find(name_fingerprint(name_parts, normalize), |&i| {
+                names_equal(&names[i as usize].name, name_parts, normalize)
+            })
+            .map(|&i| &names[i as usize])
+    }
+
+    fn name_id(&mut self, name: &str) -> u32 {
+        let normalize = self.normalize_names;
+        let hash = name_fingerprint(&[name], normalize);
+        let names = &self.names;
+        if let Some(&i) = self.name_table.find(hash, |&i| {
+            names_equal(&names[i as usize].name, &[name], normalize)
+        }) {
+            return i;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(NameEntry {
+            name: name.into(),
+            slots: Vec::new(),
+        });
+        let names = &self.names;
+        self.name_table.insert_unique(hash, id, |&i| {
+            name_fingerprint(&[&names[i as usize].name], normalize)
+        });
+        id
+    }
+
+    /// Compares names with ':' and '_' alike from now on (fingerprints and the names are
+    /// indexed again).
     pub fn set_normalize_names(&mut self, on: bool) {
         if self.normalize_names == on {
             return;
         }
         self.normalize_names = on;
-        let slots = &self.slots;
-        let mut table = HashTable::with_capacity(self.table.len());
-        for &(_, slot) in &self.table {
-            if let Some(series) = &slots[slot] {
+        let slots = std::mem::take(&mut self.slots);
+        self.table.clear();
+        self.names.clear();
+        self.name_table.clear();
+        for (slot, series) in slots.iter().enumerate() {
+            if let Some(series) = series {
                 let key = stored_fingerprint(series, on);
-                table.insert_unique(key, (key, slot), |&(k, _)| k);
+                self.table.insert_unique(key, (key, slot as u32), |&(k, _)| k);
             }
         }
-        self.table = table;
+        self.slots = slots;
+        for slot in 0..self.slots.len() {
+            let Some(name) = self.slots[slot].as_ref().map(|s| Arc::clone(&s.name)) else {
+                continue;
+            };
+            let id = self.name_id(&name);
+            self.names[id as usize].slots.push(slot as u32);
+            if let Some(series) = &mut self.slots[slot] {
+                series.name_id = id;
+            }
+        }
     }
 
     /// The slot of the series a parsed sample belongs to; its name may be given in parts
@@ -118,42 +227,82 @@ impl SeriesIndex {
         let slots = &self.slots;
         self.table
             .find(key, |&(k, slot)| {
-                k == key && slots[slot].as_ref().is_some_and(&is_it)
+                k == key && slots[slot as usize].as_ref().is_some_and(&is_it)
             })
-            .map(|&(_, slot)| slot)
+            .map(|&(_, slot)| slot as usize)
     }
 
-    /// Stores a new series (its identity must not be in the index yet); returns its slot.
+    /// The identity of a parsed sample as a series stores it: its name (shared with the
+    /// name's other series when spelled alike), its name's entry and its interned labels,
+    /// sorted by name.
+    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (Arc<str>, u32, Box<[Arc<Label>]>) {
+        let id = self.name_id(name);
+        let entry = &self.names[id as usize].name;
+        let name = if **entry == *name {
+            Arc::clone(entry)
+        } else {
+            name.into()
+        };
+        let mut interned: Vec<Arc<Label>> = labels.iter().map(|(k, v)| self.labels.intern(k, v)).collect();
+        interned.sort_by(|a, b| a.name.cmp(&b.name));
+        (name, id, interned.into_boxed_slice())
+    }
+
+    /// Stores a new series (its identity must not be in the index yet, its name and
+    /// labels from [`SeriesIndex::identity`]); returns its slot.
     pub fn insert(&mut self, series: TrackedSeries) -> usize {
         let key = stored_fingerprint(&series, self.normalize_names);
+        let name_id = series.name_id as usize;
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot] = Some(series);
+                self.slots[slot as usize] = Some(series);
                 slot
             }
             None => {
                 self.slots.push(Some(series));
-                self.slots.len() - 1
+                (self.slots.len() - 1) as u32
             }
         };
         self.table.insert_unique(key, (key, slot), |&(k, _)| k);
-        slot
+        let slots = &mut self.names[name_id].slots;
+        // New slots come last; a reused one goes where its number says.
+        match slots.last() {
+            Some(&last) if last > slot => {
+                let at = slots.partition_point(|&s| s < slot);
+                slots.insert(at, slot);
+            }
+            _ => slots.push(slot),
+        }
+        slot as usize
     }
 
     /// Removes every series `remove` accepts; returns how many went.
     pub fn remove_where(&mut self, remove: impl Fn(&TrackedSeries) -> bool) -> usize {
         let (slots, free) = (&mut self.slots, &mut self.free);
         let before = self.table.len();
+        let mut touched_names = Vec::new();
         self.table.retain(|&mut (_, slot)| {
-            if slots[slot].as_ref().is_some_and(&remove) {
-                slots[slot] = None;
+            let series = &mut slots[slot as usize];
+            if series.as_ref().is_some_and(&remove) {
+                touched_names.extend(series.take().map(|s| s.name_id));
                 free.push(slot);
                 false
             } else {
                 true
             }
         });
-        before - self.table.len()
+        touched_names.sort_unstable();
+        touched_names.dedup();
+        for id in touched_names {
+            self.names[id as usize]
+                .slots
+                .retain(|&slot| slots[slot as usize].is_some());
+        }
+        let removed = before - self.table.len();
+        if removed > 0 {
+            self.labels.purge();
+        }
+        removed
     }
 }
 
@@ -163,67 +312,89 @@ mod tests {
     use crate::series::GaugeSeries;
     use crate::tracker::tracked::SeriesData;
 
-    fn series(name: &str, labels: &[(&str, &str)]) -> TrackedSeries {
-        let mut labels: Vec<(String, String)> = labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        labels.sort();
-        TrackedSeries {
-            name: name.to_string(),
+    fn sample(line: &str) -> crate::Sample<'_> {
+        crate::parse(line).next().unwrap().unwrap().into_sample().unwrap()
+    }
+
+    fn insert(index: &mut SeriesIndex, line: &str) -> usize {
+        let sample = sample(line);
+        let (name, name_id, labels) = index.identity(sample.name(), sample.labels());
+        index.insert(TrackedSeries {
+            name,
+            name_id,
             labels,
             data: SeriesData::Gauge(GaugeSeries::new(chrono::TimeDelta::minutes(1))),
             last_seen: 0,
             pending_created_ms: None,
-        }
-    }
-
-    fn labels_of(line: &str) -> (String, crate::Sample<'_>) {
-        let sample = crate::parse(line).next().unwrap().unwrap().into_sample().unwrap();
-        (sample.name().to_string(), sample)
+        })
     }
 
     #[test]
     fn parsed_and_owned_lookups_find_the_same_slot() {
         let mut index = SeriesIndex::default();
-        let a = index.insert(series("x_total", &[("b", "2"), ("a", "1")]));
-        let b = index.insert(series("x_total", &[("a", "1")]));
-        let (_, sample) = labels_of("x_total{b=\"2\",a=\"1\"} 1");
-        assert_eq!(index.find_parsed(&["x", "_total"], sample.labels()), Some(a));
+        let a = insert(&mut index, "x_total{b=\"2\",a=\"1\"} 1");
+        let b = insert(&mut index, "x_total{a=\"1\"} 1");
+        let parsed = sample("x_total{b=\"2\",a=\"1\"} 1");
+        assert_eq!(index.find_parsed(&["x", "_total"], parsed.labels()), Some(a));
         assert_eq!(index.find_owned("x_total", &[("a", "1"), ("b", "2")]), Some(a));
         assert_eq!(index.find_owned("x_total", &[("a", "1")]), Some(b));
         assert_eq!(index.find_owned("x_total", &[("a", "2")]), None);
-        let escaped = index.insert(series("e", &[("p", "a\"b")]));
-        let (_, sample) = labels_of(r#"e{p="a\"b"} 1"#);
-        assert_eq!(index.find_parsed(&["e"], sample.labels()), Some(escaped));
+        let escaped = insert(&mut index, r#"e{p="a\"b"} 1"#);
+        assert_eq!(
+            index.find_parsed(&["e"], sample(r#"e{p="a\"b"} 1"#).labels()),
+            Some(escaped)
+        );
+        assert_eq!(index.find_owned("e", &[("p", "a\"b")]), Some(escaped));
+        // Both x_total series share one name and one `a="1"`.
+        let (x, y) = (index.get(a).unwrap(), index.get(b).unwrap());
+        assert!(Arc::ptr_eq(&x.name, &y.name));
+        assert!(Arc::ptr_eq(&x.labels[0], &y.labels[0]));
+        assert_eq!(index.named(&["x_total"]).unwrap().slots, [a as u32, b as u32]);
     }
 
     #[test]
     fn removed_slots_are_reused_and_lookups_stay_right() {
         let mut index = SeriesIndex::default();
         let slots: Vec<usize> = (0..100)
-            .map(|i| index.insert(series("s", &[("i", &i.to_string())])))
+            .map(|i| insert(&mut index, &format!("s{{i=\"{i}\"}} 1")))
             .collect();
         assert_eq!(
             index.remove_where(|s| s.label("i").unwrap().parse::<u32>().unwrap() % 2 == 0),
             50
         );
         assert_eq!(index.len(), 50);
+        assert_eq!(
+            index.labels.table.len(),
+            50,
+            "labels of removed series are forgotten"
+        );
         for (i, &slot) in slots.iter().enumerate() {
             let found = index.find_owned("s", &[("i", &i.to_string())]);
             assert_eq!(found, (i % 2 == 1).then_some(slot), "{i}");
         }
-        let reused = index.insert(series("t", &[]));
-        assert!(reused < 100 && index.get(reused).unwrap().name == "t");
+        assert_eq!(index.named(&["s"]).unwrap().slots.len(), 50);
+        let reused = insert(&mut index, "t 1");
+        assert!(reused < 100 && &*index.get(reused).unwrap().name == "t");
+        let again = insert(&mut index, "s{i=\"0\"} 1");
+        let named = &index.named(&["s"]).unwrap().slots;
+        assert!(named.windows(2).all(|w| w[0] < w[1]), "ascending: {named:?}");
+        assert!(named.contains(&(again as u32)));
     }
 
     #[test]
     fn normalizing_names_rekeys_the_index() {
         let mut index = SeriesIndex::default();
-        let slot = index.insert(series("vllm:x", &[]));
+        let slot = insert(&mut index, "vllm:x 1");
+        let other = insert(&mut index, "vllm_x{a=\"1\"} 1");
         assert_eq!(index.find_owned("vllm_x", &[]), None);
+        assert_eq!(index.named(&["vllm_x"]).unwrap().slots, [other as u32]);
         index.set_normalize_names(true);
         assert_eq!(index.find_owned("vllm_x", &[]), Some(slot));
         assert_eq!(index.find_owned("vllm:x", &[]), Some(slot));
+        assert_eq!(
+            index.named(&["vllm_x"]).unwrap().slots,
+            [slot as u32, other as u32]
+        );
+        assert_eq!(index.names().len(), 1);
     }
 }

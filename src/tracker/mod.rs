@@ -405,6 +405,7 @@ impl Tracker {
             at_ms,
             report: IngestReport::default(),
             known: None,
+            anchor_key: "",
             families_learned: false,
         };
         parser.parse(text).visit(&mut ingest);
@@ -522,8 +523,8 @@ impl Tracker {
                 report.samples += 1;
                 if let Some(cause) = cause {
                     report.resets.push(ResetEvent {
-                        name: series.name.clone(),
-                        labels: series.labels.clone(),
+                        name: series.name.to_string(),
+                        labels: series.owned_labels(),
                         cause,
                     });
                 }
@@ -533,8 +534,8 @@ impl Tracker {
                 report.refused += 1;
                 if report.first_refused.is_none() {
                     report.first_refused = Some(Refusal {
-                        name: series.name.clone(),
-                        labels: series.labels.clone(),
+                        name: series.name.to_string(),
+                        labels: series.owned_labels(),
                         error,
                     });
                 }
@@ -558,20 +559,15 @@ impl Tracker {
         }
         if let Some(cause) = counter.amend_created_ms(created_ms) {
             report.resets.push(ResetEvent {
-                name: series.name.clone(),
-                labels: series.labels.clone(),
+                name: series.name.to_string(),
+                labels: series.owned_labels(),
                 cause,
             });
         }
     }
 
     fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
-        let mut labels: Vec<(String, String)> = sample
-            .labels()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
-            .collect();
-        labels.sort();
+        let (name, name_id, labels) = self.index.identity(sample.name(), sample.labels());
         let data = match role {
             Role::Counter => {
                 let mut counter = CounterSeries::new(self.retention);
@@ -582,7 +578,8 @@ impl Tracker {
         };
         self.insertions += 1;
         self.index.insert(TrackedSeries {
-            name: sample.name().to_string(),
+            name,
+            name_id,
             labels,
             data,
             last_seen: self.scrapes,
@@ -615,19 +612,27 @@ struct Ingest<'t, 'page> {
     position: usize,
     at_ms: i64,
     report: IngestReport,
-    /// What the line `known_prefix` just recognised is.
-    known: Option<Target>,
+    /// What the line `known_prefix` just recognised is, and its key.
+    known: Option<(Target, &'page str)>,
+    /// The key of the last anchor position on this page (the position cache codes keys
+    /// against their anchor's).
+    anchor_key: &'page str,
     /// Whether the page's histogram and summary families were learned (at most once).
     families_learned: bool,
 }
 
-impl Ingest<'_, '_> {
+impl<'page> Ingest<'_, 'page> {
     /// Records a parsed sample: what it is comes from the position cache, or is resolved
     /// and remembered.
-    fn record(&mut self, sample: &Sample<'_>) {
+    fn record(&mut self, sample: &Sample<'page>) {
         let key = identity_span(self.text, sample);
         let insertions = self.tracker.insertions;
-        let target = match self.tracker.positions.lookup(self.position, key, insertions) {
+        let anchor = self.anchor_key;
+        let target = match self
+            .tracker
+            .positions
+            .lookup(self.position, key, anchor, insertions)
+        {
             Some(target) => target,
             None => {
                 let target = self.resolve(sample);
@@ -639,10 +644,13 @@ impl Ingest<'_, '_> {
                 let insertions = self.tracker.insertions;
                 self.tracker
                     .positions
-                    .store(self.position, key, line_start, target, insertions);
+                    .store(self.position, key, anchor, line_start, target, insertions);
                 target
             }
         };
+        if self.tracker.positions.is_anchor(self.position) {
+            self.anchor_key = key;
+        }
         let at_ms = sample.timestamp_ms().unwrap_or(self.at_ms);
         self.tracker
             .apply(target, at_ms, sample.value(), &mut self.report);
@@ -690,17 +698,22 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
         if !self.tracker.recognise_lines {
             return None;
         }
-        let (len, target) =
-            self.tracker
-                .positions
-                .known_prefix(self.position, line, self.tracker.insertions)?;
-        self.known = Some(target);
+        let (len, target) = self.tracker.positions.known_prefix(
+            self.position,
+            line,
+            self.anchor_key,
+            self.tracker.insertions,
+        )?;
+        self.known = Some((target, &line[..len]));
         Some(len)
     }
 
     #[inline]
     fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>) {
-        if let Some(target) = self.known.take() {
+        if let Some((target, key)) = self.known.take() {
+            if self.tracker.positions.is_anchor(self.position) {
+                self.anchor_key = key;
+            }
             self.tracker.apply(
                 target,
                 timestamp_ms.unwrap_or(self.at_ms),

@@ -19,30 +19,67 @@ pub(super) enum Target {
     Created([Option<usize>; 3]),
 }
 
+/// What a position is, as the cache stores it (8 bytes): created-time targets, which are
+/// few, live in a side table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    Ignored,
+    Series(u32),
+    /// An index into `PositionCache::created`.
+    Created(u32),
+}
+
+/// A created-time target and the tracker's insertion count when it was resolved: a series
+/// inserted since may be one it missed, so it is resolved again (`x_created` printed
+/// before its counter is seen on the next scrape).
+#[derive(Debug, Clone, Copy)]
+struct CreatedTarget {
+    slots: [Option<u32>; 3],
+    insertions: u64,
+}
+
+/// One position's key, front-coded: its first `shared` bytes are those of the anchor's key
+/// (the nearest position before it stored whole, `shared == 0`), the rest is stored at
+/// `suffix_start` in `PositionCache::keys`.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    /// Where this position's key (the page text from the sample's name to the end of its
-    /// labels) lies in `PositionCache::keys`.
-    key_start: u32,
+    suffix_start: u32,
     key_len: u32,
-    target: Target,
-    /// For a `Created` target that misses some series: the tracker's insertion count when
-    /// it was resolved. A series inserted since may be one it missed, so it is resolved
-    /// again (`x_created` printed before its counter is seen on the next scrape).
-    insertions: u64,
+    shared: u32,
+    target: Stored,
     /// The key began its line and a space followed it: a line that begins with the same
     /// bytes and a space is the same series, recognised before its labels are parsed.
     line_start: bool,
+    /// False once its anchor was replaced: `shared` then refers to bytes that are gone, so
+    /// the entry matches nothing until it is stored again.
+    usable: bool,
 }
+
+const UNUSABLE: Entry = Entry {
+    suffix_start: 0,
+    key_len: 0,
+    shared: 0,
+    target: Stored::Ignored,
+    line_start: false,
+    usable: false,
+};
 
 /// Keys live in one buffer, in page order once the page is steady: a scrape reads them
 /// front to back, which the processor prefetches, instead of one allocation per position.
+/// Front coding keeps only what differs from an anchor key (a fleet page repeats the name
+/// and most labels from line to line): the shared part is compared with the anchor's key
+/// *as it stands on the page being read*, which is the stored anchor key whenever the entry
+/// is usable (every position is looked up, and stored on a miss, in order; replacing an
+/// anchor, or making a position one, makes the entries coded against it unusable, so they
+/// are stored again against the new anchor in the same pass).
 #[derive(Debug, Clone, Default)]
 pub(super) struct PositionCache {
     entries: Vec<Entry>,
-    keys: String,
-    /// Bytes of `keys` no entry points to any more (replaced keys).
+    keys: Vec<u8>,
+    created: Vec<CreatedTarget>,
+    /// Bytes of `keys` and targets of `created` no entry points to any more.
     garbage: usize,
+    created_garbage: usize,
 }
 
 /// The text of `page` that spans a sample's name and raw labels (both borrow from it): one
@@ -68,100 +105,195 @@ pub(super) fn identity_span<'page>(page: &'page str, sample: &Sample<'page>) -> 
     page.get(start..end).unwrap_or("")
 }
 
-impl Entry {
-    /// The target, unless it may have missed a series inserted since it was resolved.
-    #[inline]
-    fn current(&self, insertions: u64) -> Option<Target> {
-        match self.target {
-            Target::Created(slots) if slots.contains(&None) && self.insertions != insertions => None,
-            target => Some(target),
-        }
-    }
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl PositionCache {
-    /// What the sample at `position` with identity text `key` was, if still known.
-    /// `insertions` is the tracker's count of series inserted so far.
+    /// Whether `key` is the key stored at `entry`, given the anchor's key on this page.
     #[inline]
-    pub fn lookup(&self, position: usize, key: &str, insertions: u64) -> Option<Target> {
+    fn same_key(&self, entry: &Entry, key: &[u8], previous: &[u8]) -> bool {
+        let shared = entry.shared as usize;
+        let start = entry.suffix_start as usize;
+        let Some(suffix) = self.keys.get(start..start + entry.key_len as usize - shared) else {
+            return false;
+        };
+        entry.usable
+            && key.len() == entry.key_len as usize
+            && previous.len() >= shared
+            && same_bytes(&key[..shared], &previous[..shared])
+            && same_bytes(&key[shared..], suffix)
+    }
+
+    /// The target an entry stands for, unless it may have missed a series inserted since.
+    #[inline]
+    fn target(&self, entry: &Entry, insertions: u64) -> Option<Target> {
+        Some(match entry.target {
+            Stored::Ignored => Target::Ignored,
+            Stored::Series(slot) => Target::Series(slot as usize),
+            Stored::Created(i) => {
+                let created = self.created.get(i as usize)?;
+                if created.slots.contains(&None) && created.insertions != insertions {
+                    return None;
+                }
+                Target::Created(created.slots.map(|s| s.map(|s| s as usize)))
+            }
+        })
+    }
+
+    /// What the sample at `position` with identity text `key` was, if still known.
+    /// `previous` is the key of the last anchor position on this page
+    /// ([`PositionCache::is_anchor`]; "" before any); `insertions` is the tracker's count
+    /// of series inserted so far.
+    #[inline]
+    pub fn lookup(&self, position: usize, key: &str, previous: &str, insertions: u64) -> Option<Target> {
         let entry = self.entries.get(position)?;
-        let start = entry.key_start as usize;
-        let stored = self.keys.as_bytes().get(start..start + entry.key_len as usize)?;
-        if key.is_empty() || !same_bytes(stored, key.as_bytes()) {
+        if key.is_empty() || !self.same_key(entry, key.as_bytes(), previous.as_bytes()) {
             return None;
         }
-        entry.current(insertions)
+        self.target(entry, insertions)
     }
 
     /// If the sample at `position` was a line that began with its key, and `line` begins
     /// with the same key and a space: the key's length (the parser then reads only the
-    /// value) and what the sample is.
+    /// value) and what the sample is. `previous` as for [`PositionCache::lookup`].
     #[inline]
-    pub fn known_prefix(&self, position: usize, line: &str, insertions: u64) -> Option<(usize, Target)> {
+    pub fn known_prefix(
+        &self,
+        position: usize,
+        line: &str,
+        previous: &str,
+        insertions: u64,
+    ) -> Option<(usize, Target)> {
         let entry = self.entries.get(position).filter(|e| e.line_start)?;
-        let start = entry.key_start as usize;
         let len = entry.key_len as usize;
-        let stored = self.keys.as_bytes().get(start..start + len)?;
         let line = line.as_bytes();
-        if len == 0 || line.get(len) != Some(&b' ') || !same_bytes(stored, &line[..len]) {
+        if len == 0
+            || line.get(len) != Some(&b' ')
+            || !self.same_key(entry, &line[..len], previous.as_bytes())
+        {
             return None;
         }
-        Some((len, entry.current(insertions)?))
+        Some((len, self.target(entry, insertions)?))
     }
 
-    /// Remembers what the sample at `position` with identity text `key` is; `line_start`
-    /// says the key began its line and a space followed it.
-    pub fn store(&mut self, position: usize, key: &str, line_start: bool, target: Target, insertions: u64) {
-        // Keys beyond u32 (a 4 GiB page) are simply not cached.
-        let (Ok(key_start), Ok(key_len)) = (u32::try_from(self.keys.len()), u32::try_from(key.len())) else {
+    /// Whether the entry at `position` is stored whole: the positions after it, up to the
+    /// next anchor, are coded against its key.
+    #[inline]
+    pub fn is_anchor(&self, position: usize) -> bool {
+        self.entries.get(position).is_some_and(|e| e.shared == 0)
+    }
+
+    /// Remembers what the sample at `position` with identity text `key` is; `previous` as
+    /// for [`PositionCache::lookup`], `line_start` says the key began its line and a space
+    /// followed it.
+    pub fn store(
+        &mut self,
+        position: usize,
+        key: &str,
+        previous: &str,
+        line_start: bool,
+        target: Target,
+        insertions: u64,
+    ) {
+        let mut shared = common_prefix(key.as_bytes(), previous.as_bytes());
+        if shared < 16 || shared < key.len() / 4 {
+            // Too little in common: a new anchor.
+            shared = 0;
+        }
+        // Keys beyond u32 (a 4 GiB page) are not cached: the position matches nothing.
+        let (Ok(suffix_start), Ok(key_len), Ok(shared_len)) = (
+            u32::try_from(self.keys.len()),
+            u32::try_from(key.len()),
+            u32::try_from(shared),
+        ) else {
+            if let Some(entry) = self.entries.get_mut(position) {
+                entry.usable = false;
+                entry.shared = 0;
+                self.unanchor_after(position);
+            }
             return;
         };
+        let target = match target {
+            Target::Ignored => Stored::Ignored,
+            Target::Series(slot) => match u32::try_from(slot) {
+                Ok(slot) => Stored::Series(slot),
+                Err(_) => return,
+            },
+            Target::Created(slots) => {
+                self.created.push(CreatedTarget {
+                    slots: slots.map(|s| s.and_then(|s| u32::try_from(s).ok())),
+                    insertions,
+                });
+                Stored::Created((self.created.len() - 1) as u32)
+            }
+        };
         let entry = Entry {
-            key_start,
+            suffix_start,
             key_len,
+            shared: shared_len,
             target,
-            insertions,
             line_start,
+            usable: true,
         };
         if position >= self.entries.len() {
             // Positions are stored in order on a first scrape; a gap (rare) is filled with
             // entries that match nothing.
-            let empty = Entry {
-                key_start: 0,
-                key_len: 0,
-                target: Target::Ignored,
-                insertions: 0,
-                line_start: false,
-            };
-            self.entries.resize(position, empty);
+            self.entries.resize(position, UNUSABLE);
             self.entries.push(entry);
         } else {
-            self.garbage += self.entries[position].key_len as usize;
+            let old = self.entries[position];
+            self.garbage += (old.key_len - old.shared.min(old.key_len)) as usize;
+            self.created_garbage += usize::from(matches!(old.target, Stored::Created(_)));
             self.entries[position] = entry;
+            if old.shared == 0 || shared == 0 {
+                // The keys after it were coded against the old anchor.
+                self.unanchor_after(position);
+            }
         }
-        self.keys.push_str(key);
-        if self.garbage > self.keys.len() / 2 {
+        self.keys.extend_from_slice(&key.as_bytes()[shared..]);
+        if self.garbage > self.keys.len() / 2 || self.created_garbage > self.created.len() / 2 + 16 {
             self.compact();
         }
     }
 
-    /// Rewrites the keys in position order, without the replaced ones.
+    /// Makes the entries coded against the anchor at `position` unusable.
+    fn unanchor_after(&mut self, position: usize) {
+        for entry in self.entries.iter_mut().skip(position + 1) {
+            if entry.shared == 0 {
+                break;
+            }
+            entry.usable = false;
+        }
+    }
+
+    /// Rewrites the keys and created targets in position order, without the replaced ones.
     fn compact(&mut self) {
-        let old = std::mem::take(&mut self.keys);
+        let keys = std::mem::take(&mut self.keys);
+        let created = std::mem::take(&mut self.created);
         for entry in &mut self.entries {
-            let start = entry.key_start as usize;
-            let key = &old[start..start + entry.key_len as usize];
-            entry.key_start = self.keys.len() as u32;
-            self.keys.push_str(key);
+            let start = entry.suffix_start as usize;
+            let suffix = keys.get(start..start + (entry.key_len - entry.shared.min(entry.key_len)) as usize);
+            entry.suffix_start = self.keys.len() as u32;
+            self.keys.extend_from_slice(suffix.unwrap_or_default());
+            if let Stored::Created(i) = entry.target {
+                if let Some(target) = created.get(i as usize) {
+                    entry.target = Stored::Created(self.created.len() as u32);
+                    self.created.push(*target);
+                }
+            }
         }
         self.garbage = 0;
+        self.created_garbage = 0;
     }
 
     /// Forgets every position (slots are about to be reused).
     pub fn clear(&mut self) {
         self.entries.clear();
         self.keys.clear();
+        self.created.clear();
         self.garbage = 0;
+        self.created_garbage = 0;
     }
 }
 
@@ -169,44 +301,130 @@ impl PositionCache {
 mod tests {
     use super::*;
 
+    /// Looks up and stores a page's keys in order, as the tracker does; returns the hits.
+    fn scrape(cache: &mut PositionCache, keys: &[String]) -> usize {
+        let mut anchor = "";
+        let mut hits = 0;
+        for (position, key) in keys.iter().enumerate() {
+            let target = Target::Series(key.len() % 7 + key.bytes().map(usize::from).sum::<usize>());
+            match cache.lookup(position, key, anchor, 0) {
+                Some(found) => {
+                    assert_eq!(found, target, "{key}");
+                    hits += 1;
+                }
+                None => cache.store(position, key, anchor, true, target, 0),
+            }
+            if cache.is_anchor(position) {
+                anchor = key;
+            }
+        }
+        hits
+    }
+
     #[test]
     fn keys_are_replaced_and_compacted_without_mixing_positions() {
         let mut cache = PositionCache::default();
+        let page = |round: u64| -> Vec<String> {
+            (0..20)
+                .map(|position| format!("series_{position}{{round=\"{}\"}}", round % 3))
+                .collect()
+        };
         for round in 0..50u64 {
-            for position in 0..20 {
-                let key = format!("series_{position}{{round=\"{}\"}}", round % 3);
-                if cache.lookup(position, &key, 0).is_none() {
-                    cache.store(position, &key, true, Target::Series(position), 0);
-                }
-                assert_eq!(cache.lookup(position, &key, 0), Some(Target::Series(position)));
-            }
+            let keys = page(round);
+            scrape(&mut cache, &keys);
+            assert_eq!(scrape(&mut cache, &keys), 20, "every key known on a repeat");
         }
         assert!(
             cache.keys.len() <= 3 * 20 * 24,
             "garbage is compacted: {}",
             cache.keys.len()
         );
-        assert_eq!(cache.lookup(3, "series_4{round=\"1\"}", 0), None);
-        // A created-time target that missed a series is resolved again after an insertion.
-        cache.store(0, "x_created", true, Target::Created([None, Some(1), None]), 7);
-        assert!(cache.lookup(0, "x_created", 7).is_some());
-        assert!(cache.lookup(0, "x_created", 8).is_none());
-        cache.store(25, "late", false, Target::Ignored, 0);
-        assert_eq!(cache.lookup(24, "", 0), None);
-        assert_eq!(cache.lookup(25, "late", 0), Some(Target::Ignored));
-        // Recognised at a line's start: the same bytes, then a space.
-        assert_eq!(cache.known_prefix(0, "x_created 5\n", 7).map(|k| k.0), Some(9));
         assert_eq!(
-            cache.known_prefix(0, "x_created 5\n", 8),
+            cache.lookup(3, "series_4{round=\"1\"}", "series_2{round=\"1\"}", 0),
+            None
+        );
+    }
+
+    #[test]
+    fn front_coding_stores_what_differs_and_notices_a_changed_neighbour() {
+        let mut cache = PositionCache::default();
+        let keys: Vec<String> = (0..100)
+            .map(|i| format!("tokens_total{{instance=\"host-{i:04}:8000\"}}"))
+            .collect();
+        scrape(&mut cache, &keys);
+        // Each key after the first stores what follows `host-0` or more: at most 11 bytes.
+        assert!(
+            cache.keys.len() <= keys[0].len() + 99 * 11,
+            "{} bytes",
+            cache.keys.len()
+        );
+        assert_eq!(scrape(&mut cache, &keys), 100);
+        // A key in the run changes: only it misses.
+        let mut changed = keys.clone();
+        changed[10] = "tokens_total{instance=\"host-0010:8001\"}".to_string();
+        assert_eq!(scrape(&mut cache, &changed), 99);
+        assert_eq!(scrape(&mut cache, &changed), 100);
+        // The anchor changes: the run coded against it is stored again, and is right.
+        changed[0] = "other_total{a=\"b\"}".to_string();
+        assert_eq!(scrape(&mut cache, &changed), 0);
+        assert_eq!(scrape(&mut cache, &changed), 100);
+        // Back: 0 and 10 differ; 1 had become an anchor of its own, so its run holds.
+        assert_eq!(scrape(&mut cache, &keys), 98);
+        // A page that ends right after a replaced anchor leaves its run unusable.
+        let mut fresh = PositionCache::default();
+        scrape(&mut fresh, &keys);
+        scrape(&mut fresh, &changed[..1]);
+        assert_eq!(scrape(&mut fresh, &keys), 0, "nothing is mixed up");
+        assert_eq!(scrape(&mut fresh, &keys), 100);
+    }
+
+    #[test]
+    fn created_targets_are_resolved_again_after_an_insertion() {
+        let mut cache = PositionCache::default();
+        cache.store(
+            0,
+            "x_created",
+            "",
+            true,
+            Target::Created([None, Some(1), None]),
+            7,
+        );
+        assert!(cache.lookup(0, "x_created", "", 7).is_some());
+        assert!(cache.lookup(0, "x_created", "", 8).is_none());
+        cache.store(25, "late", "x", false, Target::Ignored, 0);
+        assert_eq!(cache.lookup(24, "", "", 0), None);
+        assert_eq!(cache.lookup(25, "late", "x", 0), Some(Target::Ignored));
+        // Recognised at a line's start: the same bytes, then a space.
+        assert_eq!(
+            cache.known_prefix(0, "x_created 5\n", "", 7).map(|k| k.0),
+            Some(9)
+        );
+        assert_eq!(
+            cache.known_prefix(0, "x_created 5\n", "", 8),
             None,
             "to be resolved again"
         );
-        assert_eq!(cache.known_prefix(0, "x_createdx 5\n", 7), None);
-        assert_eq!(cache.known_prefix(0, "x_created{a=\"1\"} 5\n", 7), None);
+        assert_eq!(cache.known_prefix(0, "x_createdx 5\n", "", 7), None);
+        assert_eq!(cache.known_prefix(0, "x_created{a=\"1\"} 5\n", "", 7), None);
         assert_eq!(
-            cache.known_prefix(25, "late 1\n", 0),
+            cache.known_prefix(25, "late 1\n", "x", 0),
             None,
             "not stored as a line start"
+        );
+        for _ in 0..100 {
+            cache.store(
+                0,
+                "x_created",
+                "",
+                true,
+                Target::Created([Some(2), Some(1), None]),
+                9,
+            );
+        }
+        assert!(cache.created.len() < 60, "replaced created targets are compacted");
+        assert_eq!(
+            cache.lookup(0, "x_created", "", 9),
+            Some(Target::Created([Some(2), Some(1), None]))
         );
     }
 }

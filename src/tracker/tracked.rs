@@ -1,5 +1,7 @@
 //! What the tracker holds and reports: tracked series, reset events, ingest reports.
 
+use std::sync::Arc;
+
 use crate::error::{ParseError, SeriesError};
 use crate::series::{CounterSeries, GaugeSeries, ResetCause};
 
@@ -21,6 +23,14 @@ pub enum SeriesData {
     Gauge(GaugeSeries),
 }
 
+/// One `name="value"` label of tracked series (unescaped), stored once however many
+/// series carry it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Label {
+    pub name: Box<str>,
+    pub value: Box<str>,
+}
+
 /// One series the tracker follows.
 ///
 /// # Example
@@ -33,9 +43,12 @@ pub enum SeriesData {
 /// ```
 #[derive(Debug, Clone)]
 pub struct TrackedSeries {
-    pub(super) name: String,
-    /// Sorted by label name, unescaped.
-    pub(super) labels: Vec<(String, String)>,
+    /// Shared with the other series of the name (when spelled alike).
+    pub(super) name: Arc<str>,
+    /// Its entry in the index's list of names.
+    pub(super) name_id: u32,
+    /// Sorted by label name, unescaped, each shared with the other series that have it.
+    pub(super) labels: Box<[Arc<Label>]>,
     pub(super) data: SeriesData,
     /// The scrape that last recorded it (for staleness).
     pub(super) last_seen: u64,
@@ -89,18 +102,25 @@ impl TrackedSeries {
         self.last_seen
     }
 
-    /// The labels, sorted by name, unescaped.
+    /// The labels as `(name, value)`, sorted by name, unescaped.
     ///
     /// # Example
     /// ```
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up{b=\"2\",a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let labels = t.series().next().unwrap().labels();
-    /// assert_eq!(labels[0], ("a".to_string(), "1".to_string()));
+    /// let labels: Vec<(&str, &str)> = t.series().next().unwrap().labels().collect();
+    /// assert_eq!(labels, [("a", "1"), ("b", "2")]);
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn labels(&self) -> &[(String, String)] {
-        &self.labels
+    pub fn labels(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.labels.iter().map(|l| (&*l.name, &*l.value))
+    }
+
+    /// The labels as owned pairs (for events that outlive the series).
+    pub(super) fn owned_labels(&self) -> Vec<(String, String)> {
+        self.labels()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     /// One label's value.
@@ -114,9 +134,9 @@ impl TrackedSeries {
     /// ```
     pub fn label(&self, name: &str) -> Option<&str> {
         self.labels
-            .binary_search_by(|(k, _)| k.as_str().cmp(name))
+            .binary_search_by(|l| (*l.name).cmp(name))
             .ok()
-            .map(|i| self.labels[i].1.as_str())
+            .map(|i| &*self.labels[i].value)
     }
 
     /// The series' data.

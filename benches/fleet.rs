@@ -1,0 +1,210 @@
+//! The tracker at fleet scale: pages of 10,000, 100,000 and 1,000,000 series of one counter
+//! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
+//! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
+//! (the next scrape), and one aggregation (`sum by (instance) (exact rate)`). Then the
+//! `/federate` page of 1,000 simulated vLLM servers (393,000 series): its ingest, one
+//! counter's aggregation, and every histogram quantile the monitor asks for.
+//!
+//! Heap per series (live bytes after four scrapes, less the 16 bytes of each retained
+//! point) is printed before the timings: a counting allocator tracks live bytes.
+//!
+//! Run: `cargo bench --bench fleet`. Reads its template page from `tests/data`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use promrate::{Selector, Tracker};
+
+mod common;
+#[path = "../examples/common/fleet.rs"]
+mod fleet;
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const INSTANCES: usize = 1_000;
+
+fn at(scrape: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000 + 15 * scrape, 0).unwrap()
+}
+
+/// `series` series of one counter over 1,000 instances, 4 labels each, at scrape `n`.
+fn counter_page(series: usize, n: u64) -> String {
+    let mut page = String::with_capacity(series * 110);
+    page.push_str("# TYPE requests_total counter\n");
+    let per_instance = series / INSTANCES;
+    for i in 0..INSTANCES {
+        for s in 0..per_instance {
+            let value = (n + 1) * (1 + (i + s) as u64 % 7);
+            page.push_str(&format!(
+                "requests_total{{instance=\"{}\",job=\"api\",route=\"/v1/r{}\",shard=\"{}\"}} {value}\n",
+                fleet::Fleet::instance(i),
+                s % 100,
+                s / 100
+            ));
+        }
+    }
+    page
+}
+
+fn parse_only(page: &str) -> usize {
+    let mut samples = 0;
+    for entry in promrate::parse(page) {
+        if let promrate::Entry::Sample(s) = entry.expect("valid page") {
+            samples += 1;
+            black_box(s.value());
+        }
+    }
+    samples
+}
+
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Live heap bytes per series of a tracker that ingested `pages`, less retained points.
+fn heap_per_series(pages: &[String], setup: impl Fn(&mut Tracker)) -> (f64, usize) {
+    let before = live();
+    let mut tracker = Tracker::new([]);
+    setup(&mut tracker);
+    for (n, page) in pages.iter().enumerate() {
+        tracker.ingest(page, at(n as i64)).expect("ingested");
+    }
+    let bytes = (live() - before) as f64;
+    let points: usize = tracker
+        .series()
+        .map(|s| s.counter().map_or(0, |c| c.len()) + s.gauge().map_or(0, |g| g.len()))
+        .sum();
+    let series = tracker.len();
+    ((bytes - 16.0 * points as f64) / series as f64, series)
+}
+
+fn scale(c: &mut Criterion) {
+    let window = TimeDelta::seconds(60);
+    for series in [10_000, 100_000, 1_000_000] {
+        let pages: Vec<String> = (0..4).map(|n| counter_page(series, n)).collect();
+        let (heap, tracked) = heap_per_series(&pages, |_| {});
+        let (heap_limited, _) = heap_per_series(&pages, |t| {
+            t.max_series(series * 2);
+        });
+        println!(
+            "fleet/{series} series: heap per series {heap:.0} bytes beyond 4 points \
+             ({tracked} series; with max_series {heap_limited:.0})"
+        );
+        let mut group = c.benchmark_group(format!("fleet/{series} series"));
+        group.sample_size(10);
+        group.throughput(Throughput::Bytes(pages[0].len() as u64));
+        group.bench_function("parse only", |b| b.iter(|| parse_only(black_box(&pages[0]))));
+        group.bench_function("first ingest", |b| {
+            b.iter_batched(
+                || Tracker::new([]),
+                |mut tracker| {
+                    tracker.ingest(&pages[0], at(0)).expect("ingested");
+                    tracker
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        let mut tracker = Tracker::new([]);
+        for (n, page) in pages.iter().take(3).enumerate() {
+            tracker.ingest(page, at(n as i64)).expect("ingested");
+        }
+        // The next scrape: the same series in the same order (values as on the last page).
+        let mut steady = tracker.clone();
+        let mut scrape = 3;
+        group.bench_function("steady ingest", |b| {
+            b.iter(|| {
+                scrape += 1;
+                steady.ingest(&pages[3], at(scrape)).expect("ingested")
+            })
+        });
+        let mut limited = tracker.clone();
+        limited.max_series(series * 2);
+        group.bench_function("steady ingest, max_series", |b| {
+            b.iter(|| {
+                scrape += 1;
+                limited.ingest(&pages[3], at(scrape)).expect("ingested")
+            })
+        });
+        let requests = Selector::parse("requests_total").unwrap();
+        let now = at(2);
+        group.bench_function("sum_by instance, exact rate", |b| {
+            b.iter(|| {
+                let groups =
+                    tracker.sum_by(&requests, &["instance"], |s| s.counter()?.exact_rate(window, now));
+                assert_eq!(groups.len(), INSTANCES);
+                groups
+            })
+        });
+        group.finish();
+    }
+}
+
+fn federation(c: &mut Criterion) {
+    let template = common::read(fleet::TEMPLATE);
+    let start_ms = at(0).timestamp_millis();
+    let fleet = fleet::Fleet::new(&template, INSTANCES, start_ms);
+    let pages: Vec<String> = (0..3).map(|n| fleet.page(at(n).timestamp_millis())).collect();
+    let mut tracker = Tracker::new([]);
+    tracker.normalize_names(true).infer_counters(true);
+    for (n, page) in pages.iter().enumerate() {
+        tracker.ingest(page, at(n as i64)).expect("ingested");
+    }
+    let mut group = c.benchmark_group(format!("fleet/federate {} series", fleet.series()));
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(pages[0].len() as u64));
+    group.bench_function("parse only", |b| b.iter(|| parse_only(black_box(&pages[0]))));
+    // Every scrape a new page (built outside the timing): new values and timestamps.
+    let mut steady = tracker.clone();
+    let mut scrape = 2;
+    group.bench_function("steady ingest", |b| {
+        b.iter_batched(
+            || {
+                scrape += 1;
+                (scrape, fleet.page(at(scrape).timestamp_millis()))
+            },
+            |(n, page)| steady.ingest(&page, at(n)).expect("ingested"),
+            BatchSize::PerIteration,
+        )
+    });
+    let window = TimeDelta::seconds(60);
+    let now = at(2);
+    let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
+    group.bench_function("sum_by instance, generation tokens", |b| {
+        b.iter(|| tracker.sum_by(&tokens, &["instance"], |s| s.counter()?.exact_rate(window, now)))
+    });
+    let e2e = Selector::parse("vllm:e2e_request_latency_seconds").unwrap();
+    group.bench_function("histogram_quantile by instance, e2e", |b| {
+        b.iter(|| {
+            tracker.histogram_quantile(0.99, &e2e, &["instance"], |s| {
+                s.counter()?.exact_increase(window, now)
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, scale, federation);
+criterion_main!(benches);
