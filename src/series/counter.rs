@@ -35,21 +35,36 @@ use crate::promql::{Point, Range};
 /// ```
 #[derive(Debug, Clone)]
 pub struct CounterSeries {
-    /// Points (16 bytes per scrape) and their created times (ms, `None` when unknown), as
-    /// runs. Restarts and the reset-corrected increments are derived from these, never
-    /// stored.
+    /// Points (16 bytes per scrape). Restarts and the reset-corrected increments are
+    /// derived from these and the created times, never stored.
     window: Window,
-    created: CreatedRuns,
+    /// Created times, the newest restart and a pending created time, which most counters
+    /// never have: out of line, so that a counter without them stays small (a tracker
+    /// holds millions).
+    rare: Option<Box<Rare>>,
     /// Points ever pushed: the newest is number `pushed - 1`.
     pushed: u64,
+    /// The reset-corrected increase over every point pushed, retained or not.
+    total_increase: f64,
     tau_ms: i64,
-    ewma: Option<f64>,
-    /// Intervals folded into `ewma` (the first one sets it outright).
-    ewma_intervals: u64,
-    /// The last interval length, in milliseconds and seconds, and its EWMA weight.
-    alpha_for: (i64, f64, f64),
-    resets: u64,
+    /// The average; meaningful once `ewma_intervals > 0`.
+    ewma: f64,
+    /// The last interval length in milliseconds, and its EWMA weight.
+    alpha_for: (i64, f64),
+    /// Intervals folded into `ewma` (the first one sets it outright), saturating.
+    ewma_intervals: u32,
+    resets: u32,
+}
+
+/// What only some counters need (see `CounterSeries::rare`).
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    /// Created times (ms, `None` when unknown) of the points, as runs.
+    created: CreatedRuns,
     last_reset: Option<(i64, ResetCause)>,
+    /// A `_created` time read before this scrape's point (a tracker reading a page that
+    /// prints `x_created` first): applied to the next point pushed.
+    pending_created_ms: Option<i64>,
 }
 
 impl CounterSeries {
@@ -64,15 +79,57 @@ impl CounterSeries {
     pub fn new(retention: TimeDelta) -> Self {
         CounterSeries {
             window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
-            created: CreatedRuns::default(),
+            rare: None,
             pushed: 0,
+            total_increase: 0.0,
             tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
-            ewma: None,
+            ewma: 0.0,
+            alpha_for: (0, 0.0),
             ewma_intervals: 0,
-            alpha_for: (0, 0.0, 0.0),
             resets: 0,
-            last_reset: None,
         }
+    }
+
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// The created time of point `number`.
+    fn created_at(&self, number: u64) -> Option<i64> {
+        self.rare.as_ref().and_then(|r| r.created.at(number))
+    }
+
+    /// Sets the created time of point `number` (the newest, or a new newest).
+    fn set_created(&mut self, number: u64, created_ms: Option<i64>) {
+        if created_ms.is_none() && self.rare.is_none() {
+            // Nothing known before, nothing now: no run to write.
+            return;
+        }
+        self.rare_mut().created.set(number, created_ms);
+    }
+
+    fn record_reset(&mut self, at_ms: i64, cause: ResetCause) {
+        self.resets = self.resets.saturating_add(1);
+        self.rare_mut().last_reset = Some((at_ms, cause));
+    }
+
+    /// Remembers a created time for the next point pushed through
+    /// [`CounterSeries::push_pending`].
+    pub(crate) fn set_pending_created_ms(&mut self, created_ms: i64) {
+        self.rare_mut().pending_created_ms = Some(created_ms);
+    }
+
+    /// Forgets a pending created time.
+    pub(crate) fn clear_pending_created(&mut self) {
+        if let Some(rare) = &mut self.rare {
+            rare.pending_created_ms = None;
+        }
+    }
+
+    /// Pushes a point with the pending created time, if one was set.
+    pub(crate) fn push_pending(&mut self, at_ms: i64, value: f64) -> Result<Option<ResetCause>, SeriesError> {
+        let created_ms = self.rare.as_mut().and_then(|r| r.pending_created_ms.take());
+        self.push_ms(at_ms, value, created_ms)
     }
 
     /// Caps the points kept, whatever the retention (memory bound). Minimum 2.
@@ -89,7 +146,7 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn max_points(&mut self, max_points: usize) -> &mut Self {
-        self.window.max_len = max_points.max(2);
+        self.window.set_max_len(max_points);
         self
     }
 
@@ -173,7 +230,7 @@ impl CounterSeries {
         let previous = self
             .window
             .last()
-            .map(|point| (point, self.created.at(self.pushed - 1)));
+            .map(|point| (point, self.created_at(self.pushed - 1)));
         if let Some((prev, _)) = previous {
             if at_ms <= prev.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
@@ -185,8 +242,7 @@ impl CounterSeries {
         let cause = previous
             .and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms));
         if let Some(cause) = cause {
-            self.resets += 1;
-            self.last_reset = Some((at_ms, cause));
+            self.record_reset(at_ms, cause);
         }
         if let Some((prev, _)) = previous {
             let increment = if cause.is_some() {
@@ -194,13 +250,15 @@ impl CounterSeries {
             } else {
                 value - prev.value
             };
+            self.total_increase += increment;
             self.update_ewma(increment, at_ms - prev.timestamp_ms);
         }
         self.window.push(Point::from_millis(at_ms, value));
-        self.created.set(self.pushed, created_ms);
+        self.set_created(self.pushed, created_ms);
         self.pushed += 1;
-        if self.created.len() > 8 {
-            self.created.trim(self.first_number());
+        let first = self.first_number();
+        if let Some(rare) = self.rare.as_mut().filter(|r| r.created.len() > 8) {
+            rare.created.trim(first);
         }
         Ok(cause)
     }
@@ -209,16 +267,16 @@ impl CounterSeries {
         // Scrape intervals repeat: reuse the last interval's length in seconds and weight
         // when dt is the same.
         if self.alpha_for.0 != dt_ms {
-            let dt = dt_ms as f64 / 1000.0;
-            self.alpha_for = (dt_ms, dt, 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp());
+            self.alpha_for = (dt_ms, 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp());
         }
-        let (_, dt, alpha) = self.alpha_for;
-        let rate = increment / dt;
-        self.ewma_intervals += 1;
-        self.ewma = Some(match self.ewma {
-            None => rate,
-            Some(avg) => avg + alpha * (rate - avg),
-        });
+        let (_, alpha) = self.alpha_for;
+        let rate = increment / (dt_ms as f64 / 1000.0);
+        self.ewma = if self.ewma_intervals == 0 {
+            rate
+        } else {
+            self.ewma + alpha * (rate - self.ewma)
+        };
+        self.ewma_intervals = self.ewma_intervals.saturating_add(1);
     }
 
     /// Sets the created time of the newest point, for pages that print `x_created` after
@@ -246,37 +304,37 @@ impl CounterSeries {
         let point = newest?;
         let newest_number = self.pushed - 1;
         let Some(prev) = previous else {
-            self.created.set(newest_number, Some(created_ms));
+            self.set_created(newest_number, Some(created_ms));
             return None;
         };
-        let prev_created = self.created.at(newest_number - 1);
+        let prev_created = self.created_at(newest_number - 1);
         if reset_cause(
             prev.value,
             prev_created,
             point.value,
-            self.created.at(newest_number),
+            self.created_at(newest_number),
         )
         .is_some()
         {
             // Already a restart; the newest interval is booked as one.
             return None;
         }
-        self.created.set(newest_number, Some(created_ms));
+        self.set_created(newest_number, Some(created_ms));
         reset_cause(prev.value, prev_created, point.value, Some(created_ms))?;
         let old_increment = point.value - prev.value;
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
-        self.resets += 1;
-        self.last_reset = Some((point.timestamp_ms, ResetCause::CreatedChanged));
+        self.record_reset(point.timestamp_ms, ResetCause::CreatedChanged);
         // The newest interval entered the average with the old increment; shift it by the
         // difference, weighted as that interval was (or replace it if it was the first).
+        self.total_increase += point.value - old_increment;
         let dt = dt_ms as f64 / 1000.0;
-        if let Some(avg) = self.ewma {
+        if self.ewma_intervals > 0 {
             let alpha = if self.ewma_intervals <= 1 {
                 1.0
             } else {
                 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp()
             };
-            self.ewma = Some(avg + alpha * ((point.value - old_increment) / dt));
+            self.ewma += alpha * ((point.value - old_increment) / dt);
         }
         Some(ResetCause::CreatedChanged)
     }
@@ -324,7 +382,7 @@ impl CounterSeries {
     /// assert_eq!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).resets(), 0);
     /// ```
     pub fn resets(&self) -> u64 {
-        self.resets
+        u64::from(self.resets)
     }
 
     /// The newest restart: when (ms) and why.
@@ -334,8 +392,8 @@ impl CounterSeries {
     /// assert!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).last_reset().is_none());
     /// ```
     pub fn last_reset(&self) -> Option<(DateTime<Utc>, ResetCause)> {
-        self.last_reset
-            .and_then(|(ms, cause)| DateTime::from_timestamp_millis(ms).map(|t| (t, cause)))
+        let (ms, cause) = self.rare.as_ref()?.last_reset?;
+        DateTime::from_timestamp_millis(ms).map(|t| (t, cause))
     }
 
     /// The kept points, oldest first, for any [`crate::promql`] function.
@@ -357,7 +415,8 @@ impl CounterSeries {
     }
 
     fn has_created(&self) -> bool {
-        self.created.any_from(self.first_number())
+        let first = self.first_number();
+        self.rare.as_ref().is_some_and(|r| r.created.any_from(first))
     }
 
     /// The created time of each kept point, or nothing when none is known.
@@ -381,7 +440,9 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn created_times(&self) -> impl ExactSizeIterator<Item = Option<i64>> + '_ {
-        self.created.per_point(self.first_number(), self.window.len())
+        let first = self.first_number();
+        let rare = self.rare.as_deref();
+        (0..self.window.len()).map(move |i| rare.and_then(|r| r.created.at(first + i as u64)))
     }
 
     /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
@@ -507,12 +568,37 @@ impl CounterSeries {
         if end == 0 || end - 1 <= anchor {
             return None;
         }
-        let created = self.created_column();
-        let increase = (anchor + 1..end).map(|i| increment(points, &created, i)).sum();
+        // Created times are read from their runs in place (no column is laid out).
+        let first = self.first_number();
+        let created = |i: usize| self.created_at(first + i as u64);
+        let increase = if self.has_created() {
+            (anchor + 1..end).map(|i| increment(points, created, i)).sum()
+        } else {
+            (anchor + 1..end).map(|i| increment(points, |_| None, i)).sum()
+        };
         Some((
             increase,
             points[end - 1].timestamp_ms - points[anchor].timestamp_ms,
         ))
+    }
+
+    /// The reset-corrected increase from the first point ever pushed to the newest, whatever
+    /// the retention kept: a total since monitoring began, in bounded memory.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let t = DateTime::from_timestamp(0, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::seconds(10));
+    /// for (i, v) in [5.0, 9.0, 2.0, 6.0, 10.0].into_iter().enumerate() {
+    ///     s.push(t + TimeDelta::seconds(10 * i as i64), v)?;
+    /// }
+    /// // +4, a restart (+2), +4, +4; only the last two points are retained.
+    /// assert_eq!((s.total_increase(), s.len()), (14.0, 2));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn total_increase(&self) -> f64 {
+        self.total_increase
     }
 
     /// The EWMA-smoothed rate (per second) over all intervals seen, `None` before the
@@ -531,15 +617,14 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn ewma_rate(&self) -> Option<f64> {
-        self.ewma
+        (self.ewma_intervals > 0).then_some(self.ewma)
     }
 }
 
 /// The reset-corrected increment from point `i - 1` to point `i`: after a restart the
 /// counter counted up from zero.
-fn increment(points: &[Point], created: &[Option<i64>], i: usize) -> f64 {
+fn increment(points: &[Point], created_at: impl Fn(usize) -> Option<i64>, i: usize) -> f64 {
     let (prev, point) = (points[i - 1], points[i]);
-    let created_at = |i: usize| created.get(i).copied().flatten();
     if reset_cause(prev.value, created_at(i - 1), point.value, created_at(i)).is_some() {
         point.value
     } else {

@@ -68,21 +68,6 @@ impl CreatedRuns {
             || self.newest.is_some_and(|(_, created)| created.is_some())
     }
 
-    /// The created time of each of the `len` points from `first` on.
-    pub fn per_point(&self, first: u64, len: usize) -> impl ExactSizeIterator<Item = Option<i64>> + '_ {
-        let mut run = self.runs.partition_point(|&(start, _)| start <= first);
-        (0..len).map(move |offset| {
-            let number = first + offset as u64;
-            if let Some((_, created)) = self.newest.filter(|&(newest, _)| newest == number) {
-                return created;
-            }
-            while self.runs.get(run).is_some_and(|&(start, _)| start <= number) {
-                run += 1;
-            }
-            run.checked_sub(1).and_then(|i| self.runs[i].1)
-        })
-    }
-
     /// How many runs are kept (for trimming decisions).
     pub fn len(&self) -> usize {
         self.runs.len()
@@ -118,12 +103,10 @@ mod tests {
             for (i, want) in column.iter().enumerate() {
                 assert_eq!(runs.at(i as u64), *want, "point {i} after {number}");
             }
-            let all: Vec<_> = runs.per_point(0, column.len()).collect();
-            assert_eq!(all, column);
         }
         assert!(runs.len() <= 5, "{runs:?}");
         runs.trim(5);
-        assert_eq!(runs.per_point(5, 3).collect::<Vec<_>>(), column[5..]);
+        assert_eq!((5..8).map(|i| runs.at(i)).collect::<Vec<_>>(), column[5..]);
         assert!(runs.any_from(6));
         assert_eq!(runs.at(7), Some(12));
     }

@@ -52,7 +52,7 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn max_points(&mut self, max_points: usize) -> &mut Self {
-        self.window.max_len = max_points.max(2);
+        self.window.set_max_len(max_points);
         self
     }
 

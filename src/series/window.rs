@@ -7,43 +7,53 @@ use crate::promql::Point;
 /// point at or before its start) and at most `max_len` points.
 ///
 /// Expired points are cut off lazily: a push touches only the tail, and the front is
-/// trimmed (by moving a start index, then compacting in place) when the column is full.
+/// trimmed (compacting in place) when the column is full.
 /// Readers see exactly the retained points either way. Memory stays bounded, points stay
 /// one slice for `crate::promql`, and steady-state pushes never allocate.
 ///
 /// The newest point is also kept beside the column: every push compares with it, and
 /// reading it there spares a cache miss on the column's far end (a tracker pushes to
 /// hundreds of series per scrape).
+///
+/// Sizes are kept small (a tracker holds millions of windows): the cap is a `u32`.
 #[derive(Debug, Clone)]
 pub(super) struct Window {
-    newest: Option<Point>,
     points: Vec<Point>,
-    start: usize,
+    /// The newest point, when `points` is not empty.
+    newest: Point,
     retention_ms: i64,
-    pub(super) max_len: usize,
+    max_len: u32,
 }
+
+/// The most points a window keeps, whatever is asked (the column holds up to twice as many
+/// before it compacts, and its indexes are `u32`).
+pub(super) const MAX_POINTS_CAP: usize = (u32::MAX / 2) as usize;
 
 impl Window {
     pub(super) fn new(retention_ms: i64, max_len: usize) -> Self {
         Window {
-            newest: None,
             points: Vec::new(),
-            start: 0,
+            newest: Point::from_millis(0, 0.0),
             retention_ms,
-            max_len,
+            max_len: max_len.clamp(2, MAX_POINTS_CAP) as u32,
         }
+    }
+
+    /// Caps the points kept (at least 2, at most [`MAX_POINTS_CAP`]).
+    pub(super) fn set_max_len(&mut self, max_len: usize) {
+        self.max_len = max_len.clamp(2, MAX_POINTS_CAP) as u32;
     }
 
     /// First retained index: the newest point at or before (newest - retention).
     fn visible_start(&self) -> usize {
-        let stored = &self.points[self.start..];
+        let stored = &self.points[..];
         let Some(last) = stored.last() else {
-            return self.start;
+            return 0;
         };
         let keep_from = last.timestamp_ms.saturating_sub(self.retention_ms);
         let at_or_before = stored.partition_point(|p| p.timestamp_ms <= keep_from);
-        let by_time = self.start + at_or_before.saturating_sub(1);
-        by_time.max(self.points.len().saturating_sub(self.max_len))
+        let by_time = at_or_before.saturating_sub(1);
+        by_time.max(self.points.len().saturating_sub(self.max_len as usize))
     }
 
     pub(super) fn points(&self) -> &[Point] {
@@ -57,10 +67,9 @@ impl Window {
     pub(super) fn push(&mut self, point: Point) {
         if self.points.len() == self.points.capacity() && !self.points.is_empty() {
             // Full: trim what has expired, then compact; only if nothing has may it grow.
-            self.start = self.visible_start();
-            if self.start > 0 {
-                self.points.drain(..self.start);
-                self.start = 0;
+            let start = self.visible_start();
+            if start > 0 {
+                self.points.drain(..start);
             }
             // Keep room for as many pushes as there are points, so compaction stays
             // amortised O(1); in steady state the capacity is already there.
@@ -70,14 +79,14 @@ impl Window {
             }
         }
         self.points.push(point);
-        self.newest = Some(point);
+        self.newest = point;
     }
 
     /// The two newest stored points (older first), expired or not.
     pub(super) fn last_two(&self) -> (Option<Point>, Option<Point>) {
-        let stored = &self.points[self.start..];
+        let stored = &self.points[..];
         let n = stored.len();
-        (n.checked_sub(2).map(|i| stored[i]), self.newest)
+        (n.checked_sub(2).map(|i| stored[i]), self.last())
     }
 
     /// Points the column can hold before it compacts or grows.
@@ -88,6 +97,6 @@ impl Window {
 
     /// The newest point.
     pub(super) fn last(&self) -> Option<Point> {
-        self.newest
+        (!self.points.is_empty()).then_some(self.newest)
     }
 }

@@ -447,25 +447,9 @@ impl<'page> Entries<'page> {
         ))
     }
 
-    /// Calls `f` with every entry or error, in order, as iterating would yield them; fast
-    /// path samples are handed over in place instead of moved through `next`.
-    #[inline]
-    pub(crate) fn for_each_entry(self, f: impl FnMut(Result<&Entry<'page>, &ParseError>)) {
-        struct Each<F>(F);
-        impl<'page, F: FnMut(Result<&Entry<'page>, &ParseError>)> Visitor<'page> for Each<F> {
-            fn known_prefix(&mut self, _: &'page str) -> Option<usize> {
-                None
-            }
-            fn known_sample(&mut self, _: f64, _: Option<i64>) {}
-            fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>) {
-                (self.0)(entry);
-            }
-        }
-        self.visit(&mut Each(f));
-    }
-
-    /// As [`Entries::for_each_entry`], and lines whose name and labels the visitor already
-    /// knows (`Visitor::known_prefix`) skip the label parsing: only their value and
+    /// Hands every entry or error to `v`, in order, as iterating would yield them (fast
+    /// path samples in place instead of moved through `next`), and lines whose name and
+    /// labels the visitor already knows (`Visitor::known_prefix`) skip the label parsing: only their value and
     /// timestamp are read (the tracker's loop, where steady pages repeat their series).
     #[inline]
     pub(crate) fn visit(mut self, v: &mut impl Visitor<'page>) {

@@ -42,6 +42,13 @@ fn stored_fingerprint(series: &TrackedSeries, normalize: bool) -> u64 {
     fingerprint(&[&series.name], labels, normalize)
 }
 
+/// The fingerprint of the series in `slot`, for the table to move its entries when it grows.
+fn rehash(slots: &[Option<TrackedSeries>], slot: u32, normalize: bool) -> u64 {
+    slots[slot as usize]
+        .as_ref()
+        .map_or(0, |series| stored_fingerprint(series, normalize))
+}
+
 /// Whether sorted, unescaped `stored` labels are the parsed (still escaped) `labels`.
 fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
     stored.len() == labels.len()
@@ -99,8 +106,9 @@ pub(super) struct SeriesIndex {
     /// Series by slot; a dropped series leaves its slot free for the next new one.
     slots: Vec<Option<TrackedSeries>>,
     free: Vec<u32>,
-    /// `(fingerprint, slot)` of every live series.
-    table: HashTable<(u64, u32)>,
+    /// The slot of every live series, by its identity fingerprint (recomputed from the
+    /// series when the table grows: 4 bytes an entry).
+    table: HashTable<u32>,
     /// Series by metric name; `name_table` finds an entry by its (normalized) name.
     names: Vec<NameEntry>,
     name_table: HashTable<u32>,
@@ -180,7 +188,8 @@ impl SeriesIndex {
         for (slot, series) in slots.iter().enumerate() {
             if let Some(series) = series {
                 let key = stored_fingerprint(series, on);
-                self.table.insert_unique(key, (key, slot as u32), |&(k, _)| k);
+                self.table
+                    .insert_unique(key, slot as u32, |&s| rehash(&slots, s, on));
             }
         }
         self.slots = slots;
@@ -226,10 +235,8 @@ impl SeriesIndex {
     fn find(&self, key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {
         let slots = &self.slots;
         self.table
-            .find(key, |&(k, slot)| {
-                k == key && slots[slot as usize].as_ref().is_some_and(&is_it)
-            })
-            .map(|&(_, slot)| slot as usize)
+            .find(key, |&slot| slots[slot as usize].as_ref().is_some_and(&is_it))
+            .map(|&slot| slot as usize)
     }
 
     /// The identity of a parsed sample as a series stores it: its name (shared with the
@@ -263,7 +270,9 @@ impl SeriesIndex {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.table.insert_unique(key, (key, slot), |&(k, _)| k);
+        let (slots, normalize) = (&self.slots, self.normalize_names);
+        self.table
+            .insert_unique(key, slot, |&s| rehash(slots, s, normalize));
         let slots = &mut self.names[name_id].slots;
         // New slots come last; a reused one goes where its number says.
         match slots.last() {
@@ -281,7 +290,7 @@ impl SeriesIndex {
         let (slots, free) = (&mut self.slots, &mut self.free);
         let before = self.table.len();
         let mut touched_names = Vec::new();
-        self.table.retain(|&mut (_, slot)| {
+        self.table.retain(|&mut slot| {
             let series = &mut slots[slot as usize];
             if series.as_ref().is_some_and(&remove) {
                 touched_names.extend(series.take().map(|s| s.name_id));
@@ -325,7 +334,6 @@ mod tests {
             labels,
             data: SeriesData::Gauge(GaugeSeries::new(chrono::TimeDelta::minutes(1))),
             last_seen: 0,
-            pending_created_ms: None,
         })
     }
 

@@ -406,9 +406,10 @@ impl Tracker {
             report: IngestReport::default(),
             known: None,
             anchor_key: "",
-            families_learned: false,
+            undecided: Vec::new(),
         };
         parser.parse(text).visit(&mut ingest);
+        ingest.decide_roles();
         let mut report = ingest.report;
         self.drop_stale(&mut report);
         Ok(report)
@@ -428,7 +429,15 @@ impl Tracker {
                 return Err(SeriesError::Limit(error));
             }
         }
-        if self.index.len().saturating_add(text.len() / 4) <= self.max_series {
+        // A page adds at most one series per line: counting lines (a SIMD scan) spares the
+        // pre-pass below on every scrape that cannot reach the limit.
+        if self.max_series == usize::MAX
+            || self
+                .index
+                .len()
+                .saturating_add(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1)
+                <= self.max_series
+        {
             return Ok(());
         }
         // Identities this page would add, each once.
@@ -460,20 +469,6 @@ impl Tracker {
             });
         }
         Ok(())
-    }
-
-    /// With [`Tracker::infer_counters`], learns the histogram and summary families of the
-    /// whole page, whatever order it prints them in (`Ingest::resolve` asks, once per page,
-    /// when a new untyped `_count` or `_sum` series may belong to one).
-    fn learn_families(&mut self, text: &str) {
-        let normalize = self.index.normalize_names();
-        if let Some(known) = &mut self.known_families {
-            self.parser.parse(text).for_each_entry(|entry| {
-                if let Ok(Entry::Sample(sample)) = entry {
-                    known.learn(sample, normalize);
-                }
-            });
-        }
     }
 
     fn selected(&self, sample: &Sample<'_>) -> bool {
@@ -510,12 +505,14 @@ impl Tracker {
         };
         if newest.is_some_and(|p| p.timestamp_ms >= at_ms) && series.has_point(at_ms, value) {
             // The same point served again: its created time, if any, was already applied.
-            series.pending_created_ms = None;
+            if let SeriesData::Counter(c) = &mut series.data {
+                c.clear_pending_created();
+            }
             report.repeated += 1;
             return;
         }
         let outcome = match &mut series.data {
-            SeriesData::Counter(c) => c.push_ms(at_ms, value, series.pending_created_ms.take()),
+            SeriesData::Counter(c) => c.push_pending(at_ms, value),
             SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
         };
         match outcome {
@@ -530,7 +527,9 @@ impl Tracker {
                 }
             }
             Err(error) => {
-                series.pending_created_ms = None;
+                if let SeriesData::Counter(c) = &mut series.data {
+                    c.clear_pending_created();
+                }
                 report.refused += 1;
                 if report.first_refused.is_none() {
                     report.first_refused = Some(Refusal {
@@ -554,7 +553,7 @@ impl Tracker {
             return;
         };
         if series.last_seen != scrapes {
-            series.pending_created_ms = Some(created_ms);
+            counter.set_pending_created_ms(created_ms);
             return;
         }
         if let Some(cause) = counter.amend_created_ms(created_ms) {
@@ -583,7 +582,6 @@ impl Tracker {
             labels,
             data,
             last_seen: self.scrapes,
-            pending_created_ms: None,
         })
     }
 
@@ -617,8 +615,10 @@ struct Ingest<'t, 'page> {
     /// The key of the last anchor position on this page (the position cache codes keys
     /// against their anchor's).
     anchor_key: &'page str,
-    /// Whether the page's histogram and summary families were learned (at most once).
-    families_learned: bool,
+    /// New untyped `_count` and `_sum` series recorded as gauges because their family was
+    /// not known when they were read: decided when the page is done (the family's
+    /// `_bucket` or `quantile` series may come further down).
+    undecided: Vec<usize>,
 }
 
 impl<'page> Ingest<'_, 'page> {
@@ -659,7 +659,11 @@ impl<'page> Ingest<'_, 'page> {
     /// Finds (or creates) what a sample at a new position is.
     fn resolve(&mut self, sample: &Sample<'_>) -> Target {
         let tracker = &mut *self.tracker;
-        let mut role = roles::role(sample, self.family, tracker.rules());
+        let normalize = tracker.index.normalize_names();
+        if let Some(known) = &mut tracker.known_families {
+            known.learn(sample, normalize);
+        }
+        let role = roles::role(sample, self.family, tracker.rules());
         if role == Role::Created {
             let Some(prefix) = sample.name().strip_suffix("_created") else {
                 return Target::Ignored;
@@ -676,19 +680,47 @@ impl<'page> Ingest<'_, 'page> {
         if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {
             return Target::Series(slot);
         }
-        // A new series' role is final: an untyped `_count` or `_sum` may belong to a
-        // histogram printed further down the page, so learn the page's families first.
-        if role == Role::Gauge
+        let undecided = role == Role::Gauge
             && tracker.known_families.is_some()
-            && roles::may_belong_to_a_family(sample.name())
-            && !std::mem::replace(&mut self.families_learned, true)
-        {
-            tracker.learn_families(self.text);
-            role = roles::role(sample, self.family, tracker.rules());
-        }
+            && roles::may_belong_to_a_family(sample.name());
         self.report.new_series += 1;
         tracker.touched += 1;
-        Target::Series(tracker.insert(sample, role))
+        let slot = tracker.insert(sample, role);
+        if undecided {
+            self.undecided.push(slot);
+        }
+        Target::Series(slot)
+    }
+
+    /// Makes counters of the undecided series whose family the page turned out to have.
+    fn decide_roles(&mut self) {
+        let tracker = &mut *self.tracker;
+        let Some(known) = &tracker.known_families else {
+            return;
+        };
+        let normalize = tracker.index.normalize_names();
+        for &slot in &self.undecided {
+            let Some(series) = tracker.index.get_mut(slot) else {
+                continue;
+            };
+            if !known.has_family_of(&series.name, normalize) {
+                continue;
+            }
+            let SeriesData::Gauge(gauge) = &series.data else {
+                continue;
+            };
+            let mut counter = CounterSeries::new(tracker.retention);
+            counter.ewma_time_constant(tracker.ewma_tau);
+            // The page's point (a gauge accepts what a counter refuses: such a series stays
+            // a gauge).
+            if gauge
+                .points()
+                .iter()
+                .all(|p| counter.push_ms(p.timestamp_ms, p.value, None).is_ok())
+            {
+                series.data = SeriesData::Counter(counter);
+            }
+        }
     }
 }
 

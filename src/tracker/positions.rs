@@ -19,14 +19,37 @@ pub(super) enum Target {
     Created([Option<usize>; 3]),
 }
 
-/// What a position is, as the cache stores it (8 bytes): created-time targets, which are
-/// few, live in a side table.
+/// What a position is, as the cache stores it: 4 bytes, the kind in the top two bits and
+/// a slot (or an index into `PositionCache::created`, for the few created-time targets)
+/// below. A slot that does not fit is not cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stored {
+struct Stored(u32);
+
+enum Unpacked {
     Ignored,
     Series(u32),
-    /// An index into `PositionCache::created`.
     Created(u32),
+}
+
+impl Stored {
+    const KIND: u32 = 3 << 30;
+    const SERIES: u32 = 1 << 30;
+    const CREATED: u32 = 2 << 30;
+    const IGNORED: Stored = Stored(0);
+
+    fn with_kind(kind: u32, index: usize) -> Option<Stored> {
+        let index = u32::try_from(index).ok().filter(|i| i & Self::KIND == 0)?;
+        Some(Stored(kind | index))
+    }
+
+    fn unpack(self) -> Unpacked {
+        let index = self.0 & !Self::KIND;
+        match self.0 & Self::KIND {
+            Self::SERIES => Unpacked::Series(index),
+            Self::CREATED => Unpacked::Created(index),
+            _ => Unpacked::Ignored,
+        }
+    }
 }
 
 /// A created-time target and the tracker's insertion count when it was resolved: a series
@@ -40,13 +63,14 @@ struct CreatedTarget {
 
 /// One position's key, front-coded: its first `shared` bytes are those of the anchor's key
 /// (the nearest position before it stored whole, `shared == 0`), the rest is stored at
-/// `suffix_start` in `PositionCache::keys`.
+/// `suffix_start` in `PositionCache::keys`. 16 bytes.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     suffix_start: u32,
     key_len: u32,
-    shared: u32,
     target: Stored,
+    /// At most `u16::MAX`: a longer common prefix is simply stored in part.
+    shared: u16,
     /// The key began its line and a space followed it: a line that begins with the same
     /// bytes and a space is the same series, recognised before its labels are parsed.
     line_start: bool,
@@ -59,7 +83,7 @@ const UNUSABLE: Entry = Entry {
     suffix_start: 0,
     key_len: 0,
     shared: 0,
-    target: Stored::Ignored,
+    target: Stored::IGNORED,
     line_start: false,
     usable: false,
 };
@@ -128,10 +152,10 @@ impl PositionCache {
     /// The target an entry stands for, unless it may have missed a series inserted since.
     #[inline]
     fn target(&self, entry: &Entry, insertions: u64) -> Option<Target> {
-        Some(match entry.target {
-            Stored::Ignored => Target::Ignored,
-            Stored::Series(slot) => Target::Series(slot as usize),
-            Stored::Created(i) => {
+        Some(match entry.target.unpack() {
+            Unpacked::Ignored => Target::Ignored,
+            Unpacked::Series(slot) => Target::Series(slot as usize),
+            Unpacked::Created(i) => {
                 let created = self.created.get(i as usize)?;
                 if created.slots.contains(&None) && created.insertions != insertions {
                     return None;
@@ -196,17 +220,26 @@ impl PositionCache {
         target: Target,
         insertions: u64,
     ) {
-        let mut shared = common_prefix(key.as_bytes(), previous.as_bytes());
+        let mut shared = common_prefix(key.as_bytes(), previous.as_bytes()).min(usize::from(u16::MAX));
         if shared < 16 || shared < key.len() / 4 {
             // Too little in common: a new anchor.
             shared = 0;
         }
-        // Keys beyond u32 (a 4 GiB page) are not cached: the position matches nothing.
-        let (Ok(suffix_start), Ok(key_len), Ok(shared_len)) = (
-            u32::try_from(self.keys.len()),
-            u32::try_from(key.len()),
-            u32::try_from(shared),
-        ) else {
+        let target = match target {
+            Target::Ignored => Some(Stored::IGNORED),
+            Target::Series(slot) => Stored::with_kind(Stored::SERIES, slot),
+            Target::Created(slots) => Stored::with_kind(Stored::CREATED, self.created.len()).inspect(|_| {
+                self.created.push(CreatedTarget {
+                    slots: slots.map(|s| s.and_then(|s| u32::try_from(s).ok())),
+                    insertions,
+                });
+            }),
+        };
+        // Keys beyond u32 (a 4 GiB page) and slots beyond 2^30 are not cached: the position
+        // matches nothing.
+        let (Ok(suffix_start), Ok(key_len), Some(target)) =
+            (u32::try_from(self.keys.len()), u32::try_from(key.len()), target)
+        else {
             if let Some(entry) = self.entries.get_mut(position) {
                 entry.usable = false;
                 entry.shared = 0;
@@ -214,24 +247,10 @@ impl PositionCache {
             }
             return;
         };
-        let target = match target {
-            Target::Ignored => Stored::Ignored,
-            Target::Series(slot) => match u32::try_from(slot) {
-                Ok(slot) => Stored::Series(slot),
-                Err(_) => return,
-            },
-            Target::Created(slots) => {
-                self.created.push(CreatedTarget {
-                    slots: slots.map(|s| s.and_then(|s| u32::try_from(s).ok())),
-                    insertions,
-                });
-                Stored::Created((self.created.len() - 1) as u32)
-            }
-        };
         let entry = Entry {
             suffix_start,
             key_len,
-            shared: shared_len,
+            shared: shared as u16,
             target,
             line_start,
             usable: true,
@@ -243,8 +262,8 @@ impl PositionCache {
             self.entries.push(entry);
         } else {
             let old = self.entries[position];
-            self.garbage += (old.key_len - old.shared.min(old.key_len)) as usize;
-            self.created_garbage += usize::from(matches!(old.target, Stored::Created(_)));
+            self.garbage += (old.key_len - u32::from(old.shared).min(old.key_len)) as usize;
+            self.created_garbage += usize::from(matches!(old.target.unpack(), Unpacked::Created(_)));
             self.entries[position] = entry;
             if old.shared == 0 || shared == 0 {
                 // The keys after it were coded against the old anchor.
@@ -273,12 +292,13 @@ impl PositionCache {
         let created = std::mem::take(&mut self.created);
         for entry in &mut self.entries {
             let start = entry.suffix_start as usize;
-            let suffix = keys.get(start..start + (entry.key_len - entry.shared.min(entry.key_len)) as usize);
+            let suffix = keys
+                .get(start..start + (entry.key_len - u32::from(entry.shared).min(entry.key_len)) as usize);
             entry.suffix_start = self.keys.len() as u32;
             self.keys.extend_from_slice(suffix.unwrap_or_default());
-            if let Stored::Created(i) = entry.target {
+            if let Unpacked::Created(i) = entry.target.unpack() {
                 if let Some(target) = created.get(i as usize) {
-                    entry.target = Stored::Created(self.created.len() as u32);
+                    entry.target = Stored(Stored::CREATED | self.created.len() as u32);
                     self.created.push(*target);
                 }
             }
@@ -376,6 +396,11 @@ mod tests {
         scrape(&mut fresh, &changed[..1]);
         assert_eq!(scrape(&mut fresh, &keys), 0, "nothing is mixed up");
         assert_eq!(scrape(&mut fresh, &keys), 100);
+    }
+
+    #[test]
+    fn an_entry_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
     }
 
     #[test]

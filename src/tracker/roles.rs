@@ -58,6 +58,13 @@ impl KnownFamilies {
     fn contains(&self, base: &str, normalize: bool) -> bool {
         self.keys.contains(&self.key(base, normalize))
     }
+
+    /// Whether `name` is the `_count` or `_sum` of a family known to be a histogram or
+    /// summary.
+    pub fn has_family_of(&self, name: &str, normalize: bool) -> bool {
+        let base = name.strip_suffix("_count").or_else(|| name.strip_suffix("_sum"));
+        base.is_some_and(|base| self.contains(base, normalize))
+    }
 }
 
 /// The role of `sample` given the family declared by the last `# TYPE`.
@@ -102,8 +109,7 @@ fn by_name(sample: &Sample<'_>, rules: Rules<'_>) -> Role {
         if name.ends_with("_bucket") && sample.labels().has_name(b"le") {
             return Role::Counter;
         }
-        let base = name.strip_suffix("_count").or_else(|| name.strip_suffix("_sum"));
-        if base.is_some_and(|base| known.contains(base, rules.normalize)) {
+        if known.has_family_of(name, rules.normalize) {
             return Role::Counter;
         }
     }

@@ -455,3 +455,14 @@ fn an_export_of_a_range_records_each_sample_once() {
     assert_eq!(tokens.len(), 4);
     assert_eq!(tokens.exact_rate(TimeDelta::seconds(3), at(3)), Some(100.0));
 }
+
+/// The README's memory figures rest on these sizes (a fleet tracker holds millions).
+#[test]
+fn a_series_stays_small() {
+    assert!(std::mem::size_of::<TrackedSeries>() <= 168);
+    assert!(std::mem::size_of::<crate::CounterSeries>() <= 120);
+    assert_eq!(
+        std::mem::size_of::<Option<TrackedSeries>>(),
+        std::mem::size_of::<TrackedSeries>()
+    );
+}

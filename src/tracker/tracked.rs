@@ -52,9 +52,6 @@ pub struct TrackedSeries {
     pub(super) data: SeriesData,
     /// The scrape that last recorded it (for staleness).
     pub(super) last_seen: u64,
-    /// A `_created` time read before this scrape's counter sample (pages that print
-    /// `x_created` first): applied when the sample is recorded.
-    pub(super) pending_created_ms: Option<i64>,
 }
 
 impl TrackedSeries {

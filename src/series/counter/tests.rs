@@ -66,3 +66,35 @@ fn created_time_reset_and_amend() {
     // irate sees the created-time restart too: 30 since the restart over 10 s.
     assert_eq!(a.irate(&Range::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
 }
+
+#[test]
+fn the_total_increase_is_the_exact_increase_over_everything_pushed() {
+    let t = |s: i64| DateTime::from_timestamp(1_000 + s, 0).unwrap();
+    let mut s = CounterSeries::new(TimeDelta::hours(1));
+    // (value, created time pushed with it, created time read after it)
+    let script = [
+        (10.0, None, None),
+        (15.0, None, None),
+        (3.0, None, None),
+        (9.0, None, Some(5)),
+        (12.0, Some(5), None),
+        (20.0, Some(5), Some(7)),
+    ];
+    for (i, (value, created, amend)) in script.into_iter().enumerate() {
+        match created {
+            Some(c) => s
+                .push_with_created(t(10 * i as i64), value, t(c))
+                .map(|_| ())
+                .unwrap(),
+            None => s.push(t(10 * i as i64), value).map(|_| ()).unwrap(),
+        }
+        if let Some(created) = amend {
+            s.amend_created(t(created));
+        }
+        let all = s
+            .exact_increase(TimeDelta::hours(1), t(10 * i as i64))
+            .unwrap_or(0.0);
+        assert_eq!(s.total_increase(), all, "after point {i}");
+    }
+    assert_eq!(s.resets(), 2, "a value drop and a changed created time");
+}
