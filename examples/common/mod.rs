@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+pub mod fleet;
+
 use promrate::Format;
 
 /// What the examples send: only the plain text format. prometheus_client (which vLLM and

@@ -75,6 +75,17 @@ pub struct Args {
     /// [default: none]
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate"])]
     pub serve: Option<String>,
+
+    /// With --serve: serve a Prometheus `/federate` page of N simulated vLLM servers
+    /// instead (every family untyped, every sample timestamped, counters at known rates),
+    /// to try --federate at fleet scale.
+    #[arg(long, value_name = "N", requires = "serve")]
+    pub fleet: Option<usize>,
+
+    /// With --fleet: the vLLM page each simulated server repeats (default: the simulated
+    /// server's own page).
+    #[arg(long, value_name = "FILE", requires = "fleet")]
+    pub fleet_template: Option<String>,
 }
 
 const AFTER_HELP: &str = "\

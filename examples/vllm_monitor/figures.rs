@@ -1,9 +1,16 @@
 //! The monitor's figures, computed from promrate trackers (one per URL) with the metric
 //! names of vLLM V1 and V0, SGLang and TGI. No arithmetic on raw samples happens here:
 //! every number comes from a tracker query.
+//!
+//! Cost: each figure is one indexed query per tracker (it visits only the series of the
+//! metric it names), grouped by the `--by` label in the same query; the whole interval
+//! and every group are then assembled from those answers. A fleet of 1,000 servers costs
+//! what its series of the named metrics cost, not 1,000 times the whole tracker.
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use promrate::histogram;
+use promrate::histogram::{self, Bucket};
 use promrate::promql::Range;
 use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker};
 
@@ -112,21 +119,14 @@ const ITL: &[&str] = &[
 pub struct Source<'a> {
     pub tracker: &'a Tracker,
     pub at: DateTime<Utc>,
-    /// When monitoring of this URL began (for totals since start).
-    pub since: DateTime<Utc>,
     pub url: &'a str,
-    /// Only series with this label value count (for `--by`).
-    pub only: Option<(&'a str, &'a str)>,
 }
 
 impl Source<'_> {
     /// Whether a series counts: on the newest page (a vanished target's old points are
-    /// never averaged in) and in the group asked for.
+    /// never averaged in).
     fn admits(&self, series: &TrackedSeries) -> bool {
         series.last_seen_scrape() == self.tracker.scrapes()
-            && self
-                .only
-                .is_none_or(|(label, value)| series.label(label).unwrap_or("") == value)
     }
 }
 
@@ -233,78 +233,187 @@ fn named(name: &str) -> Selector {
     Selector::from_matchers(vec![matcher])
 }
 
-/// Sums `f` over every series named `name` in every source (`None` if none has a figure).
-fn sum(
-    sources: &[Source<'_>],
-    name: &str,
-    f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
-) -> Option<f64> {
-    let mut total = None;
-    for source in sources {
-        for group in source.tracker.sum_by(&named(name), &[], |s| {
-            if source.admits(s) {
-                f(s, source)
-            } else {
-                None
-            }
-        }) {
-            *total.get_or_insert(0.0) += group.value;
+/// A series' figure, given the source it belongs to.
+type PerSeries<'f> = &'f dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>;
+
+/// One figure over all sources and, with `--by`, per group: a sum (or other aggregate) and
+/// the number of series it rests on.
+#[derive(Debug, Clone, Default)]
+struct Split {
+    total: Option<(f64, usize)>,
+    groups: BTreeMap<String, (f64, usize)>,
+}
+
+impl Split {
+    fn add(&mut self, group: Option<String>, value: f64, series: usize) {
+        let total = self.total.get_or_insert((0.0, 0));
+        total.0 += value;
+        total.1 += series;
+        if let Some(group) = group {
+            let entry = self.groups.entry(group).or_insert((0.0, 0));
+            entry.0 += value;
+            entry.1 += series;
         }
     }
-    total
+
+    /// The value over all sources (`None`) or in one group.
+    fn get(&self, group: Option<&str>) -> Option<f64> {
+        self.pair(group).map(|(v, _)| v)
+    }
+
+    fn pair(&self, group: Option<&str>) -> Option<(f64, usize)> {
+        match group {
+            None => self.total,
+            Some(g) => self.groups.get(g).copied(),
+        }
+    }
+
+    /// The mean per series.
+    fn mean(&self, group: Option<&str>) -> Option<f64> {
+        let (sum, n) = self.pair(group)?;
+        (n > 0).then(|| sum / n as f64)
+    }
 }
 
-/// The first name of `names` that any source has series for.
-fn present<'n>(sources: &[Source<'_>], names: &[&'n str]) -> Option<&'n str> {
-    names.iter().copied().find(|name| {
-        sources
-            .iter()
-            .any(|s| s.tracker.matching(&named(name)).any(|x| s.admits(x)))
-    })
+/// Buckets of one histogram over all sources and per group.
+#[derive(Debug, Clone, Default)]
+struct Buckets {
+    total: Vec<Bucket>,
+    groups: BTreeMap<String, Vec<Bucket>>,
 }
 
-fn sum_first(
-    sources: &[Source<'_>],
-    names: &[&str],
-    f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
-) -> Option<f64> {
-    sum(sources, present(sources, names)?, f)
-}
-
-/// `histogram_quantile(q, sum by (le) (increase(<name>_bucket[window])))` over all sources.
-fn quantile(sources: &[Source<'_>], names: &[&str], q: f64, window: TimeDelta) -> Option<f64> {
-    let bucket_names: Vec<String> = names.iter().map(|n| format!("{n}_bucket")).collect();
-    let bucket_refs: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
-    let base = present(sources, &bucket_refs)?.strip_suffix("_bucket")?;
-    let mut buckets = Vec::new();
-    for source in sources {
-        let increase = |s: &TrackedSeries| {
-            if source.admits(s) {
-                s.counter()?.exact_increase(window, source.at)
-            } else {
-                None
-            }
+impl Buckets {
+    fn quantiles(&self, group: Option<&str>) -> Quantiles {
+        let buckets = match group {
+            None => &self.total,
+            Some(g) => match self.groups.get(g) {
+                Some(b) => b,
+                None => return Quantiles::default(),
+            },
         };
-        for (_, group) in source.tracker.histogram_buckets(&named(base), &[], increase) {
-            buckets.extend(group);
+        let q = |q: f64| Some(histogram::quantile(q, buckets)).filter(|v| v.is_finite());
+        Quantiles {
+            p50: q(0.5),
+            p95: q(0.95),
+            p99: q(0.99),
         }
     }
-    let value = histogram::quantile(q, &buckets);
-    value.is_finite().then_some(value)
 }
 
-/// `increase(<name>_sum) / increase(<name>_count)` over all sources: the mean observation
-/// of the requests that finished in the window.
-fn histogram_mean(
-    sources: &[Source<'_>],
-    names: &[&str],
-    increase: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
-) -> Option<f64> {
-    let count_names: Vec<String> = names.iter().map(|n| format!("{n}_count")).collect();
-    let count_refs: Vec<&str> = count_names.iter().map(String::as_str).collect();
-    let base = present(sources, &count_refs)?.strip_suffix("_count")?;
-    let count = sum(sources, &format!("{base}_count"), increase)?;
-    let total = sum(sources, &format!("{base}_sum"), increase)?;
+/// The queries of one interval: over `sources`, grouped by `by` (a label, or `url` for one
+/// group per source) when asked.
+struct Query<'q> {
+    sources: &'q [Source<'q>],
+    by: Option<&'q str>,
+}
+
+impl Query<'_> {
+    /// The label to group by inside each tracker (`url` groups by source instead).
+    fn label(&self) -> Option<&str> {
+        self.by.filter(|l| *l != "url")
+    }
+
+    /// The group of a tracker's group (the label's value, "" left to the total only), or
+    /// the source's URL.
+    fn group_of(&self, source: &Source<'_>, group: &promrate::Group) -> Option<String> {
+        match self.by {
+            Some("url") => Some(source.url.to_string()),
+            Some(label) => group.label(label).filter(|v| !v.is_empty()).map(str::to_string),
+            None => None,
+        }
+    }
+
+    /// `sum by (by) (f(name))` over every source: one indexed query per source.
+    fn sum(&self, name: &str, f: PerSeries<'_>) -> Split {
+        let selector = named(name);
+        let by: Vec<&str> = self.label().into_iter().collect();
+        let mut split = Split::default();
+        for source in self.sources {
+            let groups =
+                source.tracker.sum_by(
+                    &selector,
+                    &by,
+                    |s| {
+                        if source.admits(s) {
+                            f(s, source)
+                        } else {
+                            None
+                        }
+                    },
+                );
+            for group in groups {
+                split.add(self.group_of(source, &group), group.value, group.series);
+            }
+        }
+        split
+    }
+
+    /// The first name of `names` that any source has series for.
+    fn present<'n>(&self, names: &[&'n str]) -> Option<&'n str> {
+        names.iter().copied().find(|name| {
+            let selector = named(name);
+            self.sources
+                .iter()
+                .any(|s| s.tracker.matching(&selector).any(|x| s.admits(x)))
+        })
+    }
+
+    fn sum_first(&self, names: &[&str], f: PerSeries<'_>) -> Split {
+        self.present(names).map(|n| self.sum(n, f)).unwrap_or_default()
+    }
+
+    /// The buckets of `histogram_quantile(q, sum by (le, by) (f(<name>_bucket)))`, for the
+    /// first histogram of `names` that is present.
+    fn buckets(&self, names: &[&str], f: PerSeries<'_>) -> Buckets {
+        let bucket_names: Vec<String> = names.iter().map(|n| format!("{n}_bucket")).collect();
+        let bucket_refs: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
+        let mut all = Buckets::default();
+        let Some(base) = self.present(&bucket_refs).and_then(|n| n.strip_suffix("_bucket")) else {
+            return all;
+        };
+        let selector = named(base);
+        let by: Vec<&str> = self.label().into_iter().collect();
+        for source in self.sources {
+            let admitted = |s: &TrackedSeries| {
+                if source.admits(s) {
+                    f(s, source)
+                } else {
+                    None
+                }
+            };
+            for (labels, buckets) in source.tracker.histogram_buckets(&selector, &by, admitted) {
+                all.total.extend(buckets.iter().copied());
+                let group = match self.by {
+                    Some("url") => Some(source.url.to_string()),
+                    Some(_) => labels.first().map(|(_, v)| v.clone()).filter(|v| !v.is_empty()),
+                    None => None,
+                };
+                if let Some(group) = group {
+                    all.groups.entry(group).or_default().extend(buckets);
+                }
+            }
+        }
+        all
+    }
+
+    /// `sum(f(<name>_sum)) / sum(f(<name>_count))` for the first histogram of `names`:
+    /// the `_sum` and the `_count` splits.
+    fn histogram_parts(&self, names: &[&str], f: PerSeries<'_>) -> (Split, Split) {
+        let count_names: Vec<String> = names.iter().map(|n| format!("{n}_count")).collect();
+        let count_refs: Vec<&str> = count_names.iter().map(String::as_str).collect();
+        let Some(base) = self.present(&count_refs).and_then(|n| n.strip_suffix("_count")) else {
+            return Default::default();
+        };
+        (
+            self.sum(&format!("{base}_sum"), f),
+            self.sum(&format!("{base}_count"), f),
+        )
+    }
+}
+
+fn ratio(parts: &(Split, Split), group: Option<&str>) -> Option<f64> {
+    let count = parts.1.get(group)?;
+    let total = parts.0.get(group)?;
     (count > 0.0).then(|| total / count)
 }
 
@@ -332,141 +441,105 @@ fn load(f: &Figures, waiting: Option<(f64, f64, f64)>) -> Load {
     }
 }
 
-impl Figures {
-    /// Computes every figure over `sources` for a window ending at each source's newest scrape.
-    pub fn compute(sources: &[Source<'_>], window: TimeDelta) -> Figures {
+/// Every query of one interval, asked once; [`Answers::figures`] assembles the figures of
+/// the whole or of one group from them.
+struct Answers {
+    generation: [Split; 3],
+    prompt: [Split; 3],
+    /// `(local_compute, local_cache_hit, external_kv_transfer)` of vLLM's prompt tokens by
+    /// source, when the page has them.
+    prompt_by_source: Option<[Split; 3]>,
+    prompt_cached: Split,
+    finished: Option<(Split, Split, Split)>,
+    finished_by_reason: BTreeMap<String, Split>,
+    generated_since_start: Split,
+    running: Split,
+    waiting: Split,
+    kv_usage: Split,
+    prefix_hits: Split,
+    prefix_queries: Split,
+    prefix_hit_rate_gauge: Split,
+    spec: Option<[Split; 3]>,
+    spec_gauges: (Split, Split),
+    ttft: Buckets,
+    itl: Buckets,
+    e2e: Buckets,
+    tokens_per_request: (Split, Split),
+    prompt_tokens_per_request: (Split, Split),
+    tokens_per_request_since_start: (Split, Split),
+    mean_latency: (Split, Split),
+    running_mean: Split,
+    waiting_first: Split,
+    waiting_max: Split,
+}
+
+impl Answers {
+    fn ask(q: &Query<'_>, window: TimeDelta) -> Answers {
         let range = Range::new(window);
         let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
         let ewma = |s: &TrackedSeries, _: &Source<'_>| s.counter()?.ewma_rate();
         let promql = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.rate(&range, src.at);
         let increase = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_increase(window, src.at);
-        let since_start = |s: &TrackedSeries, src: &Source<'_>| {
-            s.counter()?
-                .exact_increase(src.at.signed_duration_since(src.since), src.at)
-        };
+        // Since the series' first point: the tracker keeps the total, whatever the retention.
+        let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
         let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
-        let rate_of = |names: &[&str]| Rate {
-            window: sum_first(sources, names, &window_rate),
-            ewma: sum_first(sources, names, &ewma),
-            promql: sum_first(sources, names, &promql),
+        let rate_of = |names: &[&str]| match q.present(names) {
+            Some(name) => [
+                q.sum(name, &window_rate),
+                q.sum(name, &ewma),
+                q.sum(name, &promql),
+            ],
+            None => Default::default(),
         };
-
-        let mut f = Figures {
-            generation: rate_of(GENERATION),
-            prompt: rate_of(PROMPT),
-            ..Figures::default()
+        let by_source = |source: &'static str| {
+            move |s: &TrackedSeries, src: &Source<'_>| {
+                (s.label("source") == Some(source))
+                    .then(|| window_rate(s, src))
+                    .flatten()
+            }
         };
-        if let Some(name) = present(sources, PROMPT_BY_SOURCE) {
-            let by = |source: &'static str| {
-                move |s: &TrackedSeries, src: &Source<'_>| {
-                    (s.label("source") == Some(source))
+        let prompt_by_source = q.present(PROMPT_BY_SOURCE).map(|name| {
+            [
+                q.sum(name, &by_source("local_compute")),
+                q.sum(name, &by_source("local_cache_hit")),
+                q.sum(name, &by_source("external_kv_transfer")),
+            ]
+        });
+        let finished_name = q.present(FINISHED);
+        let finished = finished_name.map(|name| {
+            (
+                q.sum(name, &window_rate),
+                q.sum(name, &increase),
+                q.sum(name, &since_start),
+            )
+        });
+        let mut finished_by_reason = BTreeMap::new();
+        if let Some(name) = finished_name {
+            // One query per reason seen: finished_reason is a handful of values.
+            let reasons = Query {
+                by: Some("finished_reason"),
+                ..*q
+            }
+            .sum(name, &window_rate);
+            for reason in reasons.groups.keys() {
+                let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
+                    (s.label("finished_reason") == Some(reason.as_str()))
                         .then(|| window_rate(s, src))
                         .flatten()
-                }
-            };
-            f.prompt_computed = sum(sources, name, &by("local_compute"));
-            let local = sum(sources, name, &by("local_cache_hit"));
-            let external = sum(sources, name, &by("external_kv_transfer"));
-            f.prompt_cached = local.map(|l| l + external.unwrap_or(0.0));
-        } else if let (Some(prompt), Some(cached)) =
-            (f.prompt.window, sum_first(sources, PROMPT_CACHED, &window_rate))
-        {
-            f.prompt_cached = Some(cached);
-            f.prompt_computed = Some(prompt - cached);
-        }
-        if let Some(name) = present(sources, FINISHED) {
-            f.finished = sum(sources, name, &window_rate);
-            f.finished_in_window = sum(sources, name, &increase);
-            f.finished_since_start = sum(sources, name, &since_start);
-            let mut by_reason: Vec<(String, f64)> = Vec::new();
-            for source in sources {
-                let admitted = |s: &TrackedSeries| {
-                    if source.admits(s) {
-                        window_rate(s, source)
-                    } else {
-                        None
-                    }
                 };
-                for g in source
-                    .tracker
-                    .sum_by(&named(name), &["finished_reason"], admitted)
-                {
-                    let reason = g.label("finished_reason").unwrap_or("").to_string();
-                    match by_reason.iter_mut().find(|(r, _)| *r == reason) {
-                        Some((_, v)) => *v += g.value,
-                        None => by_reason.push((reason, g.value)),
-                    }
-                }
+                finished_by_reason.insert(reason.clone(), q.sum(name, &reason_rate));
             }
-            by_reason.retain(|(reason, _)| !reason.is_empty());
-            f.finished_by_reason = by_reason;
         }
-        f.generated_since_start = sum_first(sources, GENERATION, &since_start);
-        f.running = sum_first(sources, RUNNING, &last);
-        f.waiting = sum_first(sources, WAITING, &last);
-        if let Some(name) = present(sources, KV_USAGE) {
-            // Average across engines and servers: summing fractions would be meaningless.
-            let (mut total, mut n) = (0.0, 0usize);
-            for source in sources {
-                for g in source.tracker.sum_by(&named(name), &[], |s| {
-                    if source.admits(s) {
-                        s.last_value()
-                    } else {
-                        None
-                    }
-                }) {
-                    total += g.value;
-                    n += g.series;
-                }
-            }
-            f.kv_usage = (n > 0).then(|| total / n as f64);
-        }
-        f.prefix_hit_rate = match (
-            sum_first(sources, PREFIX_HITS, &increase),
-            sum_first(sources, PREFIX_QUERIES, &increase),
-        ) {
-            (Some(hits), Some(queries)) if queries > 0.0 => Some(hits / queries),
-            (Some(_), Some(_)) => None,
-            _ => sum_first(sources, PREFIX_HIT_RATE_GAUGE, &last).filter(|r| *r >= 0.0),
-        };
-        let accepted = sum_first(sources, SPEC_ACCEPTED, &increase);
-        if let Some(accepted) = accepted {
-            let draft_tokens = sum_first(sources, SPEC_DRAFT_TOKENS, &increase).filter(|d| *d > 0.0);
-            let drafts = sum_first(sources, SPEC_DRAFTS, &increase).filter(|d| *d > 0.0);
-            f.spec_decode = Some(SpecDecode {
-                acceptance_rate: draft_tokens.map(|d| accepted / d),
-                mean_acceptance_length: drafts.map(|d| 1.0 + accepted / d),
-            });
-        } else if let Some(rate) = sum_first(sources, SPEC_RATE_GAUGE, &last) {
-            f.spec_decode = Some(SpecDecode {
-                acceptance_rate: Some(rate),
-                mean_acceptance_length: sum_first(sources, SPEC_LENGTH_GAUGE, &last),
-            });
-        }
-        let quantiles = |names: &[&str]| Quantiles {
-            p50: quantile(sources, names, 0.5, window),
-            p95: quantile(sources, names, 0.95, window),
-            p99: quantile(sources, names, 0.99, window),
-        };
-        f.ttft = quantiles(TTFT);
-        f.itl = quantiles(ITL);
-        f.e2e = quantiles(E2E);
-        f.tokens_per_request = histogram_mean(sources, REQUEST_GENERATION, &increase);
-        f.prompt_tokens_per_request = histogram_mean(sources, REQUEST_PROMPT, &increase);
-        f.tokens_per_request_since_start = histogram_mean(sources, REQUEST_GENERATION, &since_start);
-        f.mean_latency = histogram_mean(sources, E2E, &increase);
+        let spec = q.present(SPEC_ACCEPTED).map(|name| {
+            [
+                q.sum(name, &increase),
+                q.sum_first(SPEC_DRAFT_TOKENS, &increase),
+                q.sum_first(SPEC_DRAFTS, &increase),
+            ]
+        });
         let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
-        f.running_mean = sum_first(sources, RUNNING, &mean_over_window);
-        f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {
-            (Some(rate), Some(running)) if running > 0.0 => Some(rate / running),
-            _ => None,
-        };
-        f.steady_rate = match (f.running_mean, f.mean_latency) {
-            (Some(running), Some(latency)) if latency > 0.0 => Some(running / latency),
-            _ => None,
-        };
-        // Waiting at the window's start, its highest and at its end (one server's queue;
-        // with several, the figure is judged on their sum at each end).
+        // Waiting at the window's start and its highest (with the newest value: the queue's
+        // course over the window).
         let edge = |pick: fn(&[promrate::promql::Point]) -> Option<f64>| {
             move |s: &TrackedSeries, src: &Source<'_>| {
                 let start_ms = (src.at - window).timestamp_millis();
@@ -475,14 +548,131 @@ impl Figures {
                 pick(&points[from..])
             }
         };
-        let first = sum_first(sources, WAITING, &edge(|p| Some(p.first()?.value)));
-        let max = sum_first(
-            sources,
-            WAITING,
-            &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
-        );
-        let waiting = first
-            .zip(max)
+        Answers {
+            generation: rate_of(GENERATION),
+            prompt: rate_of(PROMPT),
+            prompt_by_source,
+            prompt_cached: q.sum_first(PROMPT_CACHED, &window_rate),
+            finished,
+            finished_by_reason,
+            generated_since_start: q.sum_first(GENERATION, &since_start),
+            running: q.sum_first(RUNNING, &last),
+            waiting: q.sum_first(WAITING, &last),
+            kv_usage: q.sum_first(KV_USAGE, &last),
+            prefix_hits: q.sum_first(PREFIX_HITS, &increase),
+            prefix_queries: q.sum_first(PREFIX_QUERIES, &increase),
+            prefix_hit_rate_gauge: q.sum_first(PREFIX_HIT_RATE_GAUGE, &last),
+            spec,
+            spec_gauges: (
+                q.sum_first(SPEC_RATE_GAUGE, &last),
+                q.sum_first(SPEC_LENGTH_GAUGE, &last),
+            ),
+            ttft: q.buckets(TTFT, &increase),
+            itl: q.buckets(ITL, &increase),
+            e2e: q.buckets(E2E, &increase),
+            tokens_per_request: q.histogram_parts(REQUEST_GENERATION, &increase),
+            prompt_tokens_per_request: q.histogram_parts(REQUEST_PROMPT, &increase),
+            tokens_per_request_since_start: q.histogram_parts(REQUEST_GENERATION, &since_start),
+            mean_latency: q.histogram_parts(E2E, &increase),
+            running_mean: q.sum_first(RUNNING, &mean_over_window),
+            waiting_first: q.sum_first(WAITING, &edge(|p| Some(p.first()?.value))),
+            waiting_max: q.sum_first(WAITING, &edge(|p| p.iter().map(|p| p.value).reduce(f64::max))),
+        }
+    }
+
+    /// Every group some figure has, in order.
+    fn groups(&self) -> Vec<String> {
+        let mut groups: Vec<String> = [
+            &self.generation[0],
+            &self.prompt[0],
+            &self.running,
+            &self.waiting,
+            &self.kv_usage,
+        ]
+        .into_iter()
+        .chain(self.finished.as_ref().map(|f| &f.0))
+        .flat_map(|s| s.groups.keys().cloned())
+        .collect();
+        groups.sort();
+        groups.dedup();
+        groups
+    }
+
+    /// The figures over everything (`None`) or of one group.
+    fn figures(&self, g: Option<&str>) -> Figures {
+        let rate = |r: &[Split; 3]| Rate {
+            window: r[0].get(g),
+            ewma: r[1].get(g),
+            promql: r[2].get(g),
+        };
+        let mut f = Figures {
+            generation: rate(&self.generation),
+            prompt: rate(&self.prompt),
+            ..Figures::default()
+        };
+        if let Some([computed, local, external]) = &self.prompt_by_source {
+            f.prompt_computed = computed.get(g);
+            f.prompt_cached = local.get(g).map(|l| l + external.get(g).unwrap_or(0.0));
+        } else if let (Some(prompt), Some(cached)) = (f.prompt.window, self.prompt_cached.get(g)) {
+            f.prompt_cached = Some(cached);
+            f.prompt_computed = Some(prompt - cached);
+        }
+        if let Some((rate, in_window, since_start)) = &self.finished {
+            f.finished = rate.get(g);
+            f.finished_in_window = in_window.get(g);
+            f.finished_since_start = since_start.get(g);
+            f.finished_by_reason = self
+                .finished_by_reason
+                .iter()
+                .filter_map(|(reason, split)| Some((reason.clone(), split.get(g)?)))
+                .collect();
+        }
+        f.generated_since_start = self.generated_since_start.get(g);
+        f.running = self.running.get(g);
+        f.waiting = self.waiting.get(g);
+        // Averaged across engines and servers: summing fractions would be meaningless.
+        f.kv_usage = self.kv_usage.mean(g);
+        f.prefix_hit_rate = match (self.prefix_hits.get(g), self.prefix_queries.get(g)) {
+            (Some(hits), Some(queries)) if queries > 0.0 => Some(hits / queries),
+            (Some(_), Some(_)) => None,
+            _ => self.prefix_hit_rate_gauge.get(g).filter(|r| *r >= 0.0),
+        };
+        if let Some([accepted, draft_tokens, drafts]) = &self.spec {
+            if let Some(accepted) = accepted.get(g) {
+                let draft_tokens = draft_tokens.get(g).filter(|d| *d > 0.0);
+                let drafts = drafts.get(g).filter(|d| *d > 0.0);
+                f.spec_decode = Some(SpecDecode {
+                    acceptance_rate: draft_tokens.map(|d| accepted / d),
+                    mean_acceptance_length: drafts.map(|d| 1.0 + accepted / d),
+                });
+            }
+        } else if let Some(rate) = self.spec_gauges.0.get(g) {
+            f.spec_decode = Some(SpecDecode {
+                acceptance_rate: Some(rate),
+                mean_acceptance_length: self.spec_gauges.1.get(g),
+            });
+        }
+        f.ttft = self.ttft.quantiles(g);
+        f.itl = self.itl.quantiles(g);
+        f.e2e = self.e2e.quantiles(g);
+        f.tokens_per_request = ratio(&self.tokens_per_request, g);
+        f.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
+        f.tokens_per_request_since_start = ratio(&self.tokens_per_request_since_start, g);
+        f.mean_latency = ratio(&self.mean_latency, g);
+        f.running_mean = self.running_mean.get(g);
+        f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {
+            (Some(rate), Some(running)) if running > 0.0 => Some(rate / running),
+            _ => None,
+        };
+        f.steady_rate = match (f.running_mean, f.mean_latency) {
+            (Some(running), Some(latency)) if latency > 0.0 => Some(running / latency),
+            _ => None,
+        };
+        // One server's queue; with several, judged on their sum at each end.
+        let waiting = self
+            .waiting_first
+            .get(g)
+            .zip(self.waiting_max.get(g))
             .zip(f.waiting)
             .map(|((first, max), last)| (first, max, last));
         f.load = load(&f, waiting);
@@ -490,43 +680,30 @@ impl Figures {
     }
 }
 
-/// Figures per value of `label` (`url` groups by server), for `--by`.
-pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(String, Figures)> {
-    if label == "url" {
-        return sources
-            .iter()
-            .map(|s| {
-                (
-                    s.url.to_string(),
-                    Figures::compute(std::slice::from_ref(s), window),
-                )
+/// The figures over `sources` and, with `by`, per value of that label (`url` groups by
+/// server): every query asked once, grouped in the same query.
+pub fn compute(
+    sources: &[Source<'_>],
+    window: TimeDelta,
+    by: Option<&str>,
+) -> (Figures, Vec<(String, Figures)>) {
+    let answers = Answers::ask(&Query { sources, by }, window);
+    let groups = match by {
+        Some(_) => answers
+            .groups()
+            .into_iter()
+            .map(|g| {
+                let figures = answers.figures(Some(&g));
+                (g, figures)
             })
-            .collect();
-    }
-    let mut values: Vec<String> = sources
-        .iter()
-        .flat_map(|s| {
-            // Values on the newest page only: a vanished instance gets no empty row.
-            s.tracker
-                .series()
-                .filter(|x| x.last_seen_scrape() == s.tracker.scrapes())
-                .filter_map(|x| x.label(label).map(str::to_string))
-        })
-        .collect();
-    values.sort();
-    values.dedup();
-    values
-        .into_iter()
-        .map(|value| {
-            let subset: Vec<Source<'_>> = sources
-                .iter()
-                .map(|s| Source {
-                    only: Some((label, value.as_str())),
-                    ..*s
-                })
-                .collect();
-            let figures = Figures::compute(&subset, window);
-            (value, figures)
-        })
-        .collect()
+            .collect(),
+        None => Vec::new(),
+    };
+    (answers.figures(None), groups)
+}
+
+/// Figures per value of `label` (`url` groups by server), for `--by`.
+#[cfg(test)]
+pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(String, Figures)> {
+    compute(sources, window, Some(label)).1
 }

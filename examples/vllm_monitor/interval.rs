@@ -75,14 +75,12 @@ impl Snapshot {
                 Some(Source {
                     tracker: &t.tracker,
                     at: t.last_ok?,
-                    since: t.since?,
                     url: &t.url,
-                    only: None,
                 })
             })
             .collect();
-        let f = Figures::compute(&sources, window);
-        let groups = by.map(|label| (label.to_string(), figures::grouped(&sources, label, window)));
+        let (f, groups) = figures::compute(&sources, window, by);
+        let groups = by.map(|label| (label.to_string(), groups));
         Snapshot {
             elapsed,
             at: sources.iter().map(|s| s.at).max().unwrap_or_else(Utc::now),

@@ -57,9 +57,44 @@ enum Mode {
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(addr) = &args.serve {
-        return serve(addr);
+        return match args.fleet {
+            Some(instances) => serve_fleet(addr, instances, args.fleet_template.as_deref()),
+            None => serve(addr),
+        };
     }
     run(args)
+}
+
+/// Serves the `/federate` page of a fleet of simulated servers until stopped.
+fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode {
+    let template = match template {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("vllm_monitor: {path}: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => simulator::Simulation::new(None).render_at(0.0),
+    };
+    let fleet = common::fleet::Fleet::new(&template, instances, Utc::now().timestamp_millis());
+    let series = fleet.series();
+    let generation = fleet.total_rate("vllm:generation_tokens_total");
+    match simulator::serve_page(addr, move || fleet.page(Utc::now().timestamp_millis())) {
+        Ok(bound) => {
+            eprintln!(
+                "serving {instances} simulated vLLM servers ({series} series, {generation:.1} generation tok/s in all) \
+                 at http://{bound}/federate (Ctrl-C to stop)"
+            );
+            loop {
+                std::thread::park();
+            }
+        }
+        Err(e) => {
+            eprintln!("vllm_monitor: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn serve(addr: &str) -> ExitCode {
@@ -134,13 +169,17 @@ fn run(mut args: Args) -> ExitCode {
             let _ = tx.send(Message::Quit);
         });
     }
-    let mut targets: Vec<Target> = urls.iter().cloned().map(Target::new).collect();
+    // The window's points and one interval more; totals since the start need none.
+    let retention = window + TimeDelta::from_std(args.interval).unwrap_or(TimeDelta::seconds(2));
+    let mut targets: Vec<Target> = urls.iter().map(|u| Target::new(u.clone(), retention)).collect();
+    let mailbox = Arc::new(scrape::Mailbox::new(urls.len()));
     for (i, url) in urls.iter().enumerate() {
         scrape::spawn(
             i,
             url.clone(),
             args.interval,
             timeout,
+            Arc::clone(&mailbox),
             tx.clone(),
             Arc::clone(&stop),
         );
@@ -183,8 +222,18 @@ fn run(mut args: Args) -> ExitCode {
             break;
         }
         match rx.recv_timeout(next_tick.saturating_duration_since(now)) {
-            Ok(Message::Scrape(scrape)) => {
-                for event in targets[scrape.url].ingest(scrape.at, scrape.result) {
+            Ok(Message::Scraped(url)) => {
+                let Some((scrape, skipped)) = mailbox.take(url) else {
+                    continue;
+                };
+                if skipped > 0 && targets[url].skipped == 0 && mode == Mode::Plain {
+                    plain.note(&format!(
+                        "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
+                        targets[url].url
+                    ));
+                }
+                targets[url].skipped += skipped;
+                for event in targets[url].ingest(scrape.at, scrape.result) {
                     let elapsed = since(event.at).max(0.0);
                     if event.kind == EventKind::Restart {
                         history.restarts.push(elapsed);
@@ -286,6 +335,7 @@ fn finish(
         .filter(|(_, e)| e.kind == EventKind::Restart)
         .count();
     let errors: u64 = targets.iter().map(|t| t.errors).sum();
+    let skipped: u64 = targets.iter().map(|t| t.skipped).sum();
     if mode == Mode::Json {
         let summary = serde_json::json!({
             "schema": render::json::SCHEMA,
@@ -296,12 +346,13 @@ fn finish(
             "mean_generation_tokens_per_s": f.generated_since_start.map(|g| g / elapsed),
             "restarts_announced": restarts,
             "scrape_errors": errors,
+            "skipped_pages": skipped,
         });
         emit(summary);
     } else {
         plain.summary(&format!(
             "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {restarts} restart(s) · \
-             {errors} scrape error(s)",
+             {errors} scrape error(s) · {skipped} page(s) skipped",
             elapsed,
             render::num(f.generated_since_start, 0, 12),
             render::num(f.generated_since_start.map(|g| g / elapsed), 1, 12),

@@ -1,8 +1,10 @@
 //! The monitor's inputs: one scraping thread per URL (a slow server never delays the
-//! others) and, with the dashboard, one thread reading keys.
+//! others) and, with the dashboard, one thread reading keys. Pages wait in a [`Mailbox`],
+//! one per URL, so that a monitor that falls behind reads the newest page and skips the
+//! others instead of queueing them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -16,21 +18,69 @@ pub struct Scrape {
     pub result: Result<common::Page, String>,
 }
 
+/// The newest unread page of each URL. A scrape that finds the previous page still unread
+/// replaces it and counts it as skipped: memory holds at most one waiting page per URL,
+/// however far behind the reader is.
+pub struct Mailbox {
+    slots: Vec<Mutex<Slot>>,
+}
+
+#[derive(Default)]
+struct Slot {
+    newest: Option<Scrape>,
+    skipped: u64,
+}
+
+impl Mailbox {
+    pub fn new(urls: usize) -> Mailbox {
+        Mailbox {
+            slots: (0..urls).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// Leaves a page; true if none was waiting (the reader is then to be told).
+    pub fn put(&self, scrape: Scrape) -> bool {
+        let mut slot = self.slots[scrape.url]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let was_empty = slot.newest.is_none();
+        if !was_empty {
+            slot.skipped += 1;
+        }
+        slot.newest = Some(scrape);
+        was_empty
+    }
+
+    /// The newest page of URL `url`, and how many were skipped before it.
+    pub fn take(&self, url: usize) -> Option<(Scrape, u64)> {
+        let mut slot = self
+            .slots
+            .get(url)?
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let scrape = slot.newest.take()?;
+        Some((scrape, std::mem::take(&mut slot.skipped)))
+    }
+}
+
 /// What the main loop is told.
 pub enum Message {
-    Scrape(Scrape),
+    /// A page of this URL waits in the mailbox.
+    Scraped(usize),
     /// The terminal changed size.
     Redraw,
     /// q, Esc, Ctrl-C.
     Quit,
 }
 
-/// Scrapes `url` every `interval` on its own thread until `stop`.
+/// Scrapes `url` every `interval` on its own thread until `stop`, leaving each page in
+/// `mailbox`.
 pub fn spawn(
     index: usize,
     url: String,
     interval: Duration,
     timeout: Duration,
+    mailbox: Arc<Mailbox>,
     tx: mpsc::Sender<Message>,
     stop: Arc<AtomicBool>,
 ) {
@@ -44,7 +94,7 @@ pub fn spawn(
                 at: Utc::now(),
                 result,
             };
-            if tx.send(Message::Scrape(scrape)).is_err() {
+            if mailbox.put(scrape) && tx.send(Message::Scraped(index)).is_err() {
                 return;
             }
             next += interval;
@@ -81,4 +131,36 @@ pub fn spawn_keys(tx: mpsc::Sender<Message>, stop: Arc<AtomicBool>) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(url: usize, body: &str) -> Scrape {
+        Scrape {
+            url,
+            at: Utc::now(),
+            result: Ok(common::Page {
+                body: body.to_string(),
+                format: promrate::Format::PrometheusText,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_newest_page_wins_and_the_skipped_ones_are_counted() {
+        let mailbox = Mailbox::new(2);
+        assert!(mailbox.put(page(0, "a")), "the first page asks for the reader");
+        assert!(!mailbox.put(page(0, "b")), "a waiting page: no second call");
+        assert!(!mailbox.put(page(0, "c")));
+        assert!(mailbox.put(page(1, "x")), "URLs wait apart");
+        let (newest, skipped) = mailbox.take(0).unwrap();
+        assert_eq!((newest.result.unwrap().body.as_str(), skipped), ("c", 2));
+        assert!(mailbox.take(0).is_none());
+        assert!(mailbox.put(page(0, "d")), "read: the next page asks again");
+        assert_eq!(mailbox.take(0).map(|(_, skipped)| skipped), Some(0));
+        assert_eq!(mailbox.take(1).map(|(s, _)| s.url), Some(1));
+        assert!(mailbox.take(7).is_none());
+    }
 }

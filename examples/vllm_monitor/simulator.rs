@@ -507,6 +507,11 @@ fn histogram(
 /// Serves the simulation's page at `/metrics` on `addr` from a background thread; returns
 /// the bound address (port 0 picks a free one).
 pub fn serve(addr: &str, simulation: Arc<Simulation>) -> Result<SocketAddr, String> {
+    serve_page(addr, move || simulation.render())
+}
+
+/// Serves what `render` writes at `/metrics` and at `/federate` (whatever the query).
+pub fn serve_page(addr: &str, render: impl Fn() -> String + Send + 'static) -> Result<SocketAddr, String> {
     let server = tiny_http::Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let bound = server
         .server_addr()
@@ -519,8 +524,9 @@ pub fn serve(addr: &str, simulation: Arc<Simulation>) -> Result<SocketAddr, Stri
         )
         .expect("a valid header");
         for request in server.incoming_requests() {
-            let response = if request.url() == "/metrics" {
-                tiny_http::Response::from_string(simulation.render()).with_header(content_type.clone())
+            let path = request.url().split('?').next().unwrap_or("");
+            let response = if path == "/metrics" || path == "/federate" {
+                tiny_http::Response::from_string(render()).with_header(content_type.clone())
             } else {
                 tiny_http::Response::from_string("not found; try /metrics\n").with_status_code(404)
             };
@@ -565,7 +571,7 @@ pub mod tests {
     /// 25000`); returns the target, the snapshot of every second and the events.
     pub fn monitor(sim: &Simulation, until: u32, window: TimeDelta) -> Monitored {
         let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
-        let mut target = Target::new("sim".into());
+        let mut target = Target::new("sim".into(), TimeDelta::minutes(15));
         let mut snapshots = Vec::new();
         let mut all_events = Vec::new();
         for second in 0..=until {

@@ -1,7 +1,7 @@
 //! One scraped URL: its tracker, its status, and what its scrapes announce (restarts per
 //! instance, faults, recoveries, instances that vanish from a federation).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -150,11 +150,16 @@ pub struct Target {
     pub errors: u64,
     /// Servers behind this URL by `instance` ("" for a URL without that label).
     pub instances: BTreeMap<String, Instance>,
+    /// Pages fetched but never read because a newer one arrived first (the monitor fell
+    /// behind): the newest page wins.
+    pub skipped: u64,
     scrapes: u64,
 }
 
 impl Target {
-    pub fn new(url: String) -> Self {
+    /// A URL whose series keep `retention` of points (what the window needs: totals since
+    /// the start are kept by the tracker apart from the points).
+    pub fn new(url: String, retention: TimeDelta) -> Self {
         // Lenient: unknown escapes kept as written, as the Prometheus server reads them.
         // Untyped families by name: a federation declares every family untyped.
         let mut tracker = Tracker::new([]);
@@ -162,7 +167,7 @@ impl Target {
             .normalize_names(true)
             .infer_counters(true)
             .parser(Parser::new(Format::PrometheusText).strict(false))
-            .retention(TimeDelta::minutes(15));
+            .retention(retention);
         Target {
             url,
             tracker,
@@ -172,6 +177,7 @@ impl Target {
             format: None,
             errors: 0,
             instances: BTreeMap::new(),
+            skipped: 0,
             scrapes: 0,
         }
     }
@@ -249,14 +255,17 @@ impl Target {
     /// Restarts per instance, and instances that vanished from (or came back to) the page.
     fn follow_instances(&mut self, at: DateTime<Utc>, report: &IngestReport, events: &mut Vec<Event>) {
         let scrapes = self.tracker.scrapes();
-        let mut present: BTreeMap<String, Option<f64>> = BTreeMap::new();
+        // Instances on the newest page, borrowed from the tracker: one allocation per new
+        // instance, none per series.
+        let mut present: HashMap<&str, Option<f64>> = HashMap::new();
         for series in self.tracker.series().filter(|s| s.last_seen_scrape() == scrapes) {
-            let instance = series.label(INSTANCE).unwrap_or("").to_string();
-            let start = present.entry(instance).or_default();
+            let start = present.entry(series.label(INSTANCE).unwrap_or("")).or_default();
             if series.name() == "process_start_time_seconds" {
                 *start = series.last_value();
             }
         }
+        let mut present: Vec<(&str, Option<f64>)> = present.into_iter().collect();
+        present.sort_unstable_by_key(|(name, _)| *name);
         let mut resets: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for reset in &report.resets {
             let instance = reset
@@ -268,9 +277,14 @@ impl Target {
             entry.0 += 1;
             entry.1 += usize::from(reset.cause == ResetCause::CreatedChanged);
         }
-        for (name, start) in &present {
+        for &(name, start) in &present {
             let source = source_name(&self.url, name);
-            let instance = self.instances.entry(name.clone()).or_default();
+            if !self.instances.contains_key(name) {
+                self.instances.insert(name.to_string(), Instance::default());
+            }
+            let Some(instance) = self.instances.get_mut(name) else {
+                continue;
+            };
             if std::mem::take(&mut instance.stale) {
                 events.push(Event {
                     kind: EventKind::Back,
@@ -280,7 +294,7 @@ impl Target {
                 });
             }
             let mut message = None;
-            if let (Some(before), Some(now)) = (instance.process_start, *start) {
+            if let (Some(before), Some(now)) = (instance.process_start, start) {
                 if before != now {
                     let time = |unix: f64| {
                         DateTime::from_timestamp(unix as i64, 0)
@@ -294,7 +308,7 @@ impl Target {
                 }
             }
             instance.process_start = start.or(instance.process_start);
-            let counters = resets.get(name.as_str()).copied();
+            let counters = resets.get(name).copied();
             let continues = instance.restart_scrape.is_some_and(|n| n + 1 == self.scrapes);
             if counters.is_some() || message.is_some() {
                 instance.restart_scrape = Some(self.scrapes);
@@ -319,7 +333,7 @@ impl Target {
             }
         }
         for (name, instance) in &mut self.instances {
-            if !present.contains_key(name) && !instance.stale {
+            if present.binary_search_by_key(&name.as_str(), |(n, _)| *n).is_err() && !instance.stale {
                 instance.stale = true;
                 events.push(Event {
                     kind: EventKind::Stale,
@@ -364,7 +378,7 @@ pub mod tests {
     fn instances_of_a_federation_go_stale_and_come_back_once_each() {
         let (a, b) = ("127.0.0.1:39161", "127.0.0.1:43231");
         let at = |s: i64| DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
-        let mut target = Target::new("http://prometheus:9090/federate".into());
+        let mut target = Target::new("http://prometheus:9090/federate".into(), TimeDelta::minutes(1));
         let kinds = |events: Vec<Event>| -> Vec<(EventKind, String)> {
             events.into_iter().map(|e| (e.kind, e.source)).collect()
         };

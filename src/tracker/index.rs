@@ -55,7 +55,7 @@ fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
         && labels.iter().all(|(k, v)| {
             stored
                 .binary_search_by(|l| (*l.name).cmp(k))
-                .is_ok_and(|i| v == &*stored[i].value)
+                .is_ok_and(|i| v == *stored[i].value)
         })
 }
 
@@ -82,7 +82,7 @@ impl LabelPool {
     /// The shared pair for a parsed label, created if new.
     fn intern(&mut self, name: &str, value: LabelValue<'_>) -> Arc<Label> {
         let hash = Self::hash(name, value.unescaped_bytes());
-        let found = self.table.find(hash, |l| *l.name == *name && value == &*l.value);
+        let found = self.table.find(hash, |l| *l.name == *name && value == *l.value);
         if let Some(label) = found {
             return Arc::clone(label);
         }

@@ -332,7 +332,14 @@ fn server_lines(targets: &[Target]) -> Vec<Line<'static>> {
             Span::styled(format!("{mark} "), Style::new().fg(color)),
             Span::raw(format!("{} ", t.url)),
             Span::styled(t.status.to_string(), Style::new().fg(color)),
-            Span::raw(format!("{restarted}{format} · {} error(s)", t.errors)),
+            Span::raw(if t.skipped > 0 {
+                format!(
+                    "{restarted}{format} · {} error(s) · {} page(s) skipped",
+                    t.errors, t.skipped
+                )
+            } else {
+                format!("{restarted}{format} · {} error(s)", t.errors)
+            }),
         ]));
         // What needs attention first: a small terminal shows only the top lines.
         let mut instances: Vec<_> = t.instances.iter().filter(|(name, _)| !name.is_empty()).collect();
@@ -411,9 +418,7 @@ mod tests {
                     .map(|t| crate::figures::Source {
                         tracker: &t.tracker,
                         at: t.last_ok.unwrap(),
-                        since: t.since.unwrap(),
                         url: &t.url,
-                        only: None,
                     })
                     .collect();
                 let groups = crate::figures::grouped(&sources, label, TimeDelta::seconds(8));
@@ -490,7 +495,7 @@ mod tests {
     fn a_federation_shows_a_line_and_a_row_per_instance() {
         use crate::target::tests::federation;
         let at = |s: i64| chrono::DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
-        let mut target = Target::new("http://prometheus:9090/federate".into());
+        let mut target = Target::new("http://prometheus:9090/federate".into(), TimeDelta::minutes(1));
         let mut events = Vec::new();
         for s in 0..3 {
             let without = (s == 2).then_some("127.0.0.1:39161");

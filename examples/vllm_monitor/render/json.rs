@@ -66,6 +66,7 @@ pub fn interval(s: &Snapshot, targets: &[Target]) -> Value {
                 "ok": t.status.is_ok(),
                 "server": t.status.kind().map(|k| k.as_str()),
                 "errors": t.errors,
+                "skipped_pages": t.skipped,
                 "format": t.format.map(|f| if f == promrate::Format::OpenMetrics { "openmetrics" } else { "text" }),
                 "at_ms": t.last_ok.map(|at| at.timestamp_millis()),
                 "instances": t.instances.iter().filter(|(name, _)| !name.is_empty()).map(|(name, i)| json!({
