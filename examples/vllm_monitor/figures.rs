@@ -323,24 +323,23 @@ impl Query<'_> {
         }
     }
 
-    /// `sum by (by) (f(name))` over every source: one indexed query per source.
-    fn sum(&self, name: &str, f: PerSeries<'_>) -> Split {
-        let selector = named(name);
+    /// `sum by (by) (f(name))` over every source, `name` being the first of `names` the
+    /// source has (servers of different kinds name a figure differently): one indexed
+    /// query per source.
+    fn sum(&self, names: &[&str], f: PerSeries<'_>) -> Split {
         let by: Vec<&str> = self.label().into_iter().collect();
         let mut split = Split::default();
         for source in self.sources {
-            let groups =
-                source.tracker.sum_by(
-                    &selector,
-                    &by,
-                    |s| {
-                        if source.admits(s) {
-                            f(s, source)
-                        } else {
-                            None
-                        }
-                    },
-                );
+            let Some(name) = first_present(source, names) else {
+                continue;
+            };
+            let groups = source.tracker.sum_by(&named(name), &by, |s| {
+                if source.admits(s) {
+                    f(s, source)
+                } else {
+                    None
+                }
+            });
             for group in groups {
                 split.add(self.group_of(source, &group), group.value, group.series);
             }
@@ -348,32 +347,23 @@ impl Query<'_> {
         split
     }
 
-    /// The first name of `names` that any source has series for.
-    fn present<'n>(&self, names: &[&'n str]) -> Option<&'n str> {
-        names.iter().copied().find(|name| {
-            let selector = named(name);
-            self.sources
-                .iter()
-                .any(|s| s.tracker.matching(&selector).any(|x| s.admits(x)))
-        })
+    /// Whether any source has series of any of `names`.
+    fn present(&self, names: &[&str]) -> bool {
+        self.sources.iter().any(|s| first_present(s, names).is_some())
     }
 
-    fn sum_first(&self, names: &[&str], f: PerSeries<'_>) -> Split {
-        self.present(names).map(|n| self.sum(n, f)).unwrap_or_default()
-    }
-
-    /// The buckets of `histogram_quantile(q, sum by (le, by) (f(<name>_bucket)))`, for the
-    /// first histogram of `names` that is present.
+    /// The buckets of `histogram_quantile(q, sum by (le, by) (f(<name>_bucket)))` over the
+    /// first histogram of `names` each source has.
     fn buckets(&self, names: &[&str], f: PerSeries<'_>) -> Buckets {
         let bucket_names: Vec<String> = names.iter().map(|n| format!("{n}_bucket")).collect();
         let bucket_refs: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
-        let mut all = Buckets::default();
-        let Some(base) = self.present(&bucket_refs).and_then(|n| n.strip_suffix("_bucket")) else {
-            return all;
-        };
-        let selector = named(base);
         let by: Vec<&str> = self.label().into_iter().collect();
+        let mut all = Buckets::default();
         for source in self.sources {
+            let Some(base) = first_present(source, &bucket_refs).and_then(|n| n.strip_suffix("_bucket"))
+            else {
+                continue;
+            };
             let admitted = |s: &TrackedSeries| {
                 if source.admits(s) {
                     f(s, source)
@@ -381,7 +371,7 @@ impl Query<'_> {
                     None
                 }
             };
-            for (labels, buckets) in source.tracker.histogram_buckets(&selector, &by, admitted) {
+            for (labels, buckets) in source.tracker.histogram_buckets(&named(base), &by, admitted) {
                 all.total.extend(buckets.iter().copied());
                 let group = match self.by {
                     Some("url") => Some(source.url.to_string()),
@@ -396,19 +386,23 @@ impl Query<'_> {
         all
     }
 
-    /// `sum(f(<name>_sum)) / sum(f(<name>_count))` for the first histogram of `names`:
-    /// the `_sum` and the `_count` splits.
+    /// The `_sum` and `_count` splits of the first histogram of `names` each source has
+    /// (their ratio is the mean observation).
     fn histogram_parts(&self, names: &[&str], f: PerSeries<'_>) -> (Split, Split) {
-        let count_names: Vec<String> = names.iter().map(|n| format!("{n}_count")).collect();
-        let count_refs: Vec<&str> = count_names.iter().map(String::as_str).collect();
-        let Some(base) = self.present(&count_refs).and_then(|n| n.strip_suffix("_count")) else {
-            return Default::default();
-        };
-        (
-            self.sum(&format!("{base}_sum"), f),
-            self.sum(&format!("{base}_count"), f),
-        )
+        let parts = |suffix: &str| -> Vec<String> { names.iter().map(|n| format!("{n}{suffix}")).collect() };
+        let (sums, counts) = (parts("_sum"), parts("_count"));
+        let sum_refs: Vec<&str> = sums.iter().map(String::as_str).collect();
+        let count_refs: Vec<&str> = counts.iter().map(String::as_str).collect();
+        (self.sum(&sum_refs, f), self.sum(&count_refs, f))
     }
+}
+
+/// The first name of `names` that `source` has series for on its newest page.
+fn first_present<'n>(source: &Source<'_>, names: &[&'n str]) -> Option<&'n str> {
+    names
+        .iter()
+        .copied()
+        .find(|name| source.tracker.matching(&named(name)).any(|x| source.admits(x)))
 }
 
 fn ratio(parts: &(Split, Split), group: Option<&str>) -> Option<f64> {
@@ -483,13 +477,12 @@ impl Answers {
         // Since the series' first point: the tracker keeps the total, whatever the retention.
         let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
         let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
-        let rate_of = |names: &[&str]| match q.present(names) {
-            Some(name) => [
-                q.sum(name, &window_rate),
-                q.sum(name, &ewma),
-                q.sum(name, &promql),
-            ],
-            None => Default::default(),
+        let rate_of = |names: &[&str]| {
+            [
+                q.sum(names, &window_rate),
+                q.sum(names, &ewma),
+                q.sum(names, &promql),
+            ]
         };
         let by_source = |source: &'static str| {
             move |s: &TrackedSeries, src: &Source<'_>| {
@@ -498,43 +491,42 @@ impl Answers {
                     .flatten()
             }
         };
-        let prompt_by_source = q.present(PROMPT_BY_SOURCE).map(|name| {
+        let prompt_by_source = q.present(PROMPT_BY_SOURCE).then(|| {
             [
-                q.sum(name, &by_source("local_compute")),
-                q.sum(name, &by_source("local_cache_hit")),
-                q.sum(name, &by_source("external_kv_transfer")),
+                q.sum(PROMPT_BY_SOURCE, &by_source("local_compute")),
+                q.sum(PROMPT_BY_SOURCE, &by_source("local_cache_hit")),
+                q.sum(PROMPT_BY_SOURCE, &by_source("external_kv_transfer")),
             ]
         });
-        let finished_name = q.present(FINISHED);
-        let finished = finished_name.map(|name| {
+        let finished = q.present(FINISHED).then(|| {
             (
-                q.sum(name, &window_rate),
-                q.sum(name, &increase),
-                q.sum(name, &since_start),
+                q.sum(FINISHED, &window_rate),
+                q.sum(FINISHED, &increase),
+                q.sum(FINISHED, &since_start),
             )
         });
         let mut finished_by_reason = BTreeMap::new();
-        if let Some(name) = finished_name {
+        if finished.is_some() {
             // One query per reason seen: finished_reason is a handful of values.
             let reasons = Query {
                 by: Some("finished_reason"),
                 ..*q
             }
-            .sum(name, &window_rate);
+            .sum(FINISHED, &window_rate);
             for reason in reasons.groups.keys() {
                 let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
                     (s.label("finished_reason") == Some(reason.as_str()))
                         .then(|| window_rate(s, src))
                         .flatten()
                 };
-                finished_by_reason.insert(reason.clone(), q.sum(name, &reason_rate));
+                finished_by_reason.insert(reason.clone(), q.sum(FINISHED, &reason_rate));
             }
         }
-        let spec = q.present(SPEC_ACCEPTED).map(|name| {
+        let spec = q.present(SPEC_ACCEPTED).then(|| {
             [
-                q.sum(name, &increase),
-                q.sum_first(SPEC_DRAFT_TOKENS, &increase),
-                q.sum_first(SPEC_DRAFTS, &increase),
+                q.sum(SPEC_ACCEPTED, &increase),
+                q.sum(SPEC_DRAFT_TOKENS, &increase),
+                q.sum(SPEC_DRAFTS, &increase),
             ]
         });
         let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
@@ -552,21 +544,18 @@ impl Answers {
             generation: rate_of(GENERATION),
             prompt: rate_of(PROMPT),
             prompt_by_source,
-            prompt_cached: q.sum_first(PROMPT_CACHED, &window_rate),
+            prompt_cached: q.sum(PROMPT_CACHED, &window_rate),
             finished,
             finished_by_reason,
-            generated_since_start: q.sum_first(GENERATION, &since_start),
-            running: q.sum_first(RUNNING, &last),
-            waiting: q.sum_first(WAITING, &last),
-            kv_usage: q.sum_first(KV_USAGE, &last),
-            prefix_hits: q.sum_first(PREFIX_HITS, &increase),
-            prefix_queries: q.sum_first(PREFIX_QUERIES, &increase),
-            prefix_hit_rate_gauge: q.sum_first(PREFIX_HIT_RATE_GAUGE, &last),
+            generated_since_start: q.sum(GENERATION, &since_start),
+            running: q.sum(RUNNING, &last),
+            waiting: q.sum(WAITING, &last),
+            kv_usage: q.sum(KV_USAGE, &last),
+            prefix_hits: q.sum(PREFIX_HITS, &increase),
+            prefix_queries: q.sum(PREFIX_QUERIES, &increase),
+            prefix_hit_rate_gauge: q.sum(PREFIX_HIT_RATE_GAUGE, &last),
             spec,
-            spec_gauges: (
-                q.sum_first(SPEC_RATE_GAUGE, &last),
-                q.sum_first(SPEC_LENGTH_GAUGE, &last),
-            ),
+            spec_gauges: (q.sum(SPEC_RATE_GAUGE, &last), q.sum(SPEC_LENGTH_GAUGE, &last)),
             ttft: q.buckets(TTFT, &increase),
             itl: q.buckets(ITL, &increase),
             e2e: q.buckets(E2E, &increase),
@@ -574,9 +563,9 @@ impl Answers {
             prompt_tokens_per_request: q.histogram_parts(REQUEST_PROMPT, &increase),
             tokens_per_request_since_start: q.histogram_parts(REQUEST_GENERATION, &since_start),
             mean_latency: q.histogram_parts(E2E, &increase),
-            running_mean: q.sum_first(RUNNING, &mean_over_window),
-            waiting_first: q.sum_first(WAITING, &edge(|p| Some(p.first()?.value))),
-            waiting_max: q.sum_first(WAITING, &edge(|p| p.iter().map(|p| p.value).reduce(f64::max))),
+            running_mean: q.sum(RUNNING, &mean_over_window),
+            waiting_first: q.sum(WAITING, &edge(|p| Some(p.first()?.value))),
+            waiting_max: q.sum(WAITING, &edge(|p| p.iter().map(|p| p.value).reduce(f64::max))),
         }
     }
 

@@ -256,9 +256,12 @@ impl CounterSeries {
         self.window.push(Point::from_millis(at_ms, value));
         self.set_created(self.pushed, created_ms);
         self.pushed += 1;
-        let first = self.first_number();
-        if let Some(rare) = self.rare.as_mut().filter(|r| r.created.len() > 8) {
-            rare.created.trim(first);
+        // Trimming reads the window's start (a search of the points): only when due.
+        if self.rare.as_ref().is_some_and(|r| r.created.len() > 8) {
+            let first = self.first_number();
+            if let Some(rare) = &mut self.rare {
+                rare.created.trim(first);
+            }
         }
         Ok(cause)
     }

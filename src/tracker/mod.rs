@@ -110,6 +110,18 @@ pub struct Tracker {
     /// Lines that begin as they did last scrape are recognised before they are parsed;
     /// off only to check that it changes nothing (`agreement.rs`).
     recognise_lines: bool,
+    /// Whether the page being read could be refused by a limit (of the parser, or
+    /// `max_series`): what it records is then held back in `held` until it is read whole.
+    holding: bool,
+    held: Vec<Held>,
+}
+
+/// A sample recorded while the page is held back (see `Tracker::holding`).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    target: Target,
+    at_ms: i64,
+    value: f64,
 }
 
 impl Tracker {
@@ -137,6 +149,8 @@ impl Tracker {
             max_series: usize::MAX,
             known_families: None,
             recognise_lines: true,
+            holding: false,
+            held: Vec::new(),
         }
     }
 
@@ -392,7 +406,11 @@ impl Tracker {
                 return Err(SeriesError::NotAfterLast { at_ms, last_ms });
             }
         }
-        self.check_limits(text)?;
+        // Where a limit could refuse the page, what it records is held back until the page
+        // is read: one pass either way.
+        self.holding = self.parser.limits() != Limits::NONE || !self.within_series_bound(text);
+        self.held.clear();
+        let before = (self.scrapes, self.last_at_ms);
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
         self.touched = 0;
@@ -407,77 +425,112 @@ impl Tracker {
             known: None,
             anchor_key: "",
             undecided: Vec::new(),
+            limit_error: None,
+            over_limit: HashSet::new(),
         };
         parser.parse(text).visit(&mut ingest);
-        ingest.decide_roles();
-        let mut report = ingest.report;
+        let Ingest {
+            mut report,
+            undecided,
+            limit_error,
+            over_limit,
+            ..
+        } = ingest;
+        let refusal = match limit_error {
+            Some(error) => Some(SeriesError::Limit(error)),
+            None if !over_limit.is_empty() => Some(SeriesError::SeriesLimit {
+                limit: self.max_series,
+                series: self.index.len() + over_limit.len(),
+            }),
+            None => None,
+        };
+        if let Some(refusal) = refusal {
+            self.forget_page(before);
+            return Err(refusal);
+        }
+        if std::mem::take(&mut self.holding) {
+            let mut held = std::mem::take(&mut self.held);
+            for h in held.drain(..) {
+                self.apply_now(h.target, h.at_ms, h.value, &mut report);
+            }
+            self.held = held;
+        }
+        self.decide_roles(&undecided);
         self.drop_stale(&mut report);
         Ok(report)
     }
 
-    /// Refuses a scrape over a limit before anything is recorded: the parser's limits (a
-    /// pre-pass only when one is set), then `max_series` (a pre-pass only when the page
-    /// could reach it: a sample takes at least four bytes).
-    fn check_limits(&self, text: &str) -> Result<(), SeriesError> {
-        if self.parser.limits() != Limits::NONE {
-            let over = self
-                .parser
-                .parse(text)
-                .filter_map(Result::err)
-                .find(|e| e.kind.is_limit());
-            if let Some(error) = over {
-                return Err(SeriesError::Limit(error));
-            }
-        }
-        // A page adds at most one series per line: counting lines (a SIMD scan) spares the
-        // pre-pass below on every scrape that cannot reach the limit.
-        if self.max_series == usize::MAX
+    /// Whether a page cannot take the tracker past [`Tracker::max_series`]: it adds at
+    /// most one series per line, and counting lines is a SIMD scan.
+    fn within_series_bound(&self, text: &str) -> bool {
+        self.max_series == usize::MAX
             || self
                 .index
                 .len()
                 .saturating_add(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1)
                 <= self.max_series
-        {
-            return Ok(());
-        }
-        // Identities this page would add, each once.
-        let mut new: HashSet<u64> = HashSet::new();
-        let mut family: Option<(&str, MetricType)> = None;
-        for entry in self.parser.parse(text) {
-            match entry {
-                Ok(Entry::Type { name, kind }) => family = Some((name, kind)),
-                Ok(Entry::Sample(sample)) => {
-                    let role = roles::role(&sample, family, self.rules());
-                    if role != Role::Created
-                        && self.selected(&sample)
-                        && self
-                            .index
-                            .find_parsed(&[sample.name()], sample.labels())
-                            .is_none()
-                    {
-                        new.insert(self.index.fingerprint_of(&sample));
-                    }
-                }
-                _ => {}
+    }
+
+    /// Undoes a refused page: the series it inserted go (nothing else was recorded: it
+    /// was held back), and so does what the position cache learned from it.
+    fn forget_page(&mut self, (scrapes, last_at_ms): (u64, Option<i64>)) {
+        let this_scrape = self.scrapes;
+        self.index.remove_where(|s| s.last_seen == this_scrape);
+        self.positions.clear();
+        self.held.clear();
+        self.holding = false;
+        self.scrapes = scrapes;
+        self.last_at_ms = last_at_ms;
+    }
+
+    /// Makes counters of the `undecided` series whose family the page turned out to have
+    /// (untyped `_count` and `_sum` read before their histogram's `_bucket`).
+    fn decide_roles(&mut self, undecided: &[usize]) {
+        let Some(known) = &self.known_families else {
+            return;
+        };
+        let normalize = self.index.normalize_names();
+        for &slot in undecided {
+            let Some(series) = self.index.get_mut(slot) else {
+                continue;
+            };
+            if !known.has_family_of(&series.name, normalize) {
+                continue;
+            }
+            let SeriesData::Gauge(gauge) = &series.data else {
+                continue;
+            };
+            let mut counter = CounterSeries::new(self.retention);
+            counter.ewma_time_constant(self.ewma_tau);
+            // The page's point (a gauge accepts what a counter refuses: such a series stays
+            // a gauge).
+            if gauge
+                .points()
+                .iter()
+                .all(|p| counter.push_ms(p.timestamp_ms, p.value, None).is_ok())
+            {
+                series.data = SeriesData::Counter(counter);
             }
         }
-        let series = self.index.len() + new.len();
-        if series > self.max_series {
-            return Err(SeriesError::SeriesLimit {
-                limit: self.max_series,
-                series,
-            });
-        }
-        Ok(())
     }
 
     fn selected(&self, sample: &Sample<'_>) -> bool {
         self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches(sample))
     }
 
-    /// Records a sample's value at `at_ms` where `target` says.
+    /// Records a sample's value at `at_ms` where `target` says (or holds it back, see
+    /// `Tracker::holding`).
     #[inline]
     fn apply(&mut self, target: Target, at_ms: i64, value: f64, report: &mut IngestReport) {
+        if self.holding {
+            self.held.push(Held { target, at_ms, value });
+        } else {
+            self.apply_now(target, at_ms, value, report);
+        }
+    }
+
+    #[inline]
+    fn apply_now(&mut self, target: Target, at_ms: i64, value: f64, report: &mut IngestReport) {
         match target {
             Target::Ignored => {}
             Target::Series(slot) => self.push(slot, at_ms, value, report),
@@ -619,6 +672,10 @@ struct Ingest<'t, 'page> {
     /// not known when they were read: decided when the page is done (the family's
     /// `_bucket` or `quantile` series may come further down).
     undecided: Vec<usize>,
+    /// The first error over one of the parser's limits: the page is refused.
+    limit_error: Option<ParseError>,
+    /// Fingerprints of the new series past `max_series` (not created): the page is refused.
+    over_limit: HashSet<u64>,
 }
 
 impl<'page> Ingest<'_, 'page> {
@@ -680,6 +737,11 @@ impl<'page> Ingest<'_, 'page> {
         if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {
             return Target::Series(slot);
         }
+        if tracker.holding && tracker.index.len() >= tracker.max_series {
+            // Past the limit: counted, not created (the page will be refused).
+            self.over_limit.insert(tracker.index.fingerprint_of(sample));
+            return Target::Ignored;
+        }
         let undecided = role == Role::Gauge
             && tracker.known_families.is_some()
             && roles::may_belong_to_a_family(sample.name());
@@ -690,37 +752,6 @@ impl<'page> Ingest<'_, 'page> {
             self.undecided.push(slot);
         }
         Target::Series(slot)
-    }
-
-    /// Makes counters of the undecided series whose family the page turned out to have.
-    fn decide_roles(&mut self) {
-        let tracker = &mut *self.tracker;
-        let Some(known) = &tracker.known_families else {
-            return;
-        };
-        let normalize = tracker.index.normalize_names();
-        for &slot in &self.undecided {
-            let Some(series) = tracker.index.get_mut(slot) else {
-                continue;
-            };
-            if !known.has_family_of(&series.name, normalize) {
-                continue;
-            }
-            let SeriesData::Gauge(gauge) = &series.data else {
-                continue;
-            };
-            let mut counter = CounterSeries::new(tracker.retention);
-            counter.ewma_time_constant(tracker.ewma_tau);
-            // The page's point (a gauge accepts what a counter refuses: such a series stays
-            // a gauge).
-            if gauge
-                .points()
-                .iter()
-                .all(|p| counter.push_ms(p.timestamp_ms, p.value, None).is_ok())
-            {
-                series.data = SeriesData::Counter(counter);
-            }
-        }
     }
 }
 
@@ -769,6 +800,9 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
             }
             Ok(_) => {}
             Err(e) => {
+                if e.kind.is_limit() && self.limit_error.is_none() {
+                    self.limit_error = Some(e.clone());
+                }
                 self.report.bad_lines += 1;
                 if self.report.first_error.is_none() {
                     self.report.first_error = Some(e.clone());
