@@ -27,9 +27,19 @@ pub fn agent(timeout: Duration) -> ureq::Agent {
         .into()
 }
 
-/// GETs `url`; a non-200 status, a transport error or a body that is not UTF-8 is an error
-/// message fit to print.
+/// The largest page read by default: a `/federate` page of 10,000 vLLM servers is about
+/// 600 MB.
+pub const MAX_PAGE_BYTES: u64 = 1 << 30;
+
+/// GETs `url` (at most [`MAX_PAGE_BYTES`]); a non-200 status, a transport error or a body
+/// that is not UTF-8 is an error message fit to print.
 pub fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, String> {
+    fetch_into(agent, url, MAX_PAGE_BYTES, String::new())
+}
+
+/// [`fetch`], reading at most `limit` bytes of body into `buffer` (cleared first): a
+/// caller that reads large pages again and again hands the last one's buffer back.
+pub fn fetch_into(agent: &ureq::Agent, url: &str, limit: u64, mut buffer: String) -> Result<Page, String> {
     let mut response = agent
         .get(url)
         .header("Accept", ACCEPT)
@@ -44,13 +54,17 @@ pub fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, String> {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .map_or(Format::PrometheusText, Format::from_content_type);
-    let body = response
-        .body_mut()
-        .with_config()
-        .limit(64 << 20)
-        .read_to_string()
-        .map_err(|e| format!("reading body failed: {e}"))?;
-    Ok(Page { body, format })
+    buffer.clear();
+    let mut reader = response.body_mut().with_config().limit(limit).reader();
+    std::io::Read::read_to_string(&mut reader, &mut buffer).map_err(|e| {
+        match e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()) {
+            Some(ureq::Error::BodyExceedsLimit(_)) => {
+                format!("page larger than {limit} bytes (see --max-page-mib)")
+            }
+            _ => format!("reading body failed: {e}"),
+        }
+    })?;
+    Ok(Page { body: buffer, format })
 }
 
 /// Reads a file, `-` for standard input, or an `http://` URL.

@@ -71,6 +71,11 @@ pub struct Args {
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub simulate_restart_after: Duration,
 
+    /// The largest page read, in MiB (a `/federate` page of 10,000 vLLM servers is about
+    /// 600 MiB); a larger one is a scrape error that says so.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub max_page_mib: u64,
+
     /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
     /// [default: none]
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate"])]

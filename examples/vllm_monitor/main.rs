@@ -174,11 +174,15 @@ fn run(mut args: Args) -> ExitCode {
     let mut targets: Vec<Target> = urls.iter().map(|u| Target::new(u.clone(), retention)).collect();
     let mailbox = Arc::new(scrape::Mailbox::new(urls.len()));
     for (i, url) in urls.iter().enumerate() {
+        let schedule = scrape::Schedule {
+            interval: args.interval,
+            timeout,
+            max_page_bytes: args.max_page_mib.saturating_mul(1 << 20),
+        };
         scrape::spawn(
             i,
             url.clone(),
-            args.interval,
-            timeout,
+            schedule,
             Arc::clone(&mailbox),
             tx.clone(),
             Arc::clone(&stop),
@@ -233,7 +237,11 @@ fn run(mut args: Args) -> ExitCode {
                     ));
                 }
                 targets[url].skipped += skipped;
-                for event in targets[url].ingest(scrape.at, scrape.result) {
+                let announced = targets[url].ingest_page(scrape.at, &scrape.result);
+                if let Ok(page) = scrape.result {
+                    mailbox.recycle(url, page.body);
+                }
+                for event in announced {
                     let elapsed = since(event.at).max(0.0);
                     if event.kind == EventKind::Restart {
                         history.restarts.push(elapsed);

@@ -1,10 +1,11 @@
 //! One scraped URL: its tracker, its status, and what its scrapes announce (restarts per
 //! instance, faults, recoveries, instances that vanish from a federation).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use hashbrown::HashTable;
 use promrate::{Format, IngestReport, ParseError, Parser, ResetCause, SeriesError, Tracker};
 
 use crate::common::Page;
@@ -138,6 +139,35 @@ fn source_name(url: &str, instance: &str) -> String {
     }
 }
 
+/// The `instance` values on the tracker's newest page, sorted, each with its
+/// `process_start_time_seconds`. Borrowed from the tracker, and found by the address of
+/// the value: the tracker stores a label value once for all its series, so the series of
+/// one instance share it, and a lookup hashes a pointer, not a string (values found at two
+/// addresses are merged after).
+fn instances_on_page(tracker: &Tracker) -> Vec<(&str, Option<f64>)> {
+    let scrapes = tracker.scrapes();
+    let hash = |address: usize| (address as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut seen: HashTable<(usize, &str, Option<f64>)> = HashTable::new();
+    for series in tracker.series().filter(|s| s.last_seen_scrape() == scrapes) {
+        let instance = series.label(INSTANCE).unwrap_or("");
+        let address = instance.as_ptr() as usize;
+        let entry = match seen.find_mut(hash(address), |e| e.0 == address) {
+            Some(entry) => entry,
+            None => seen
+                .insert_unique(hash(address), (address, instance, None), |e| hash(e.0))
+                .into_mut(),
+        };
+        if series.name() == "process_start_time_seconds" {
+            entry.2 = series.last_value();
+        }
+    }
+    let mut present: Vec<(&str, Option<f64>)> =
+        seen.into_iter().map(|(_, name, start)| (name, start)).collect();
+    present.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.1.is_some().cmp(&a.1.is_some())));
+    present.dedup_by(|later, first| later.0 == first.0);
+    present
+}
+
 /// Per-URL state in the monitor.
 pub struct Target {
     pub url: String,
@@ -188,7 +218,14 @@ impl Target {
     }
 
     /// Ingests one scrape; returns the events worth announcing.
+    #[cfg(test)]
     pub fn ingest(&mut self, at: DateTime<Utc>, result: Result<Page, String>) -> Vec<Event> {
+        self.ingest_page(at, &result)
+    }
+
+    /// Ingests one scrape, leaving the page to the caller (its buffer is read into again);
+    /// returns the events worth announcing.
+    pub fn ingest_page(&mut self, at: DateTime<Utc>, result: &Result<Page, String>) -> Vec<Event> {
         let was_ok = self.status.is_ok();
         let mut events = Vec::new();
         self.status = match self.read(at, result, &mut events) {
@@ -217,10 +254,10 @@ impl Target {
     fn read(
         &mut self,
         at: DateTime<Utc>,
-        result: Result<Page, String>,
+        result: &Result<Page, String>,
         events: &mut Vec<Event>,
     ) -> Result<Status, Status> {
-        let page = result.map_err(Status::Failed)?;
+        let page = result.as_ref().map_err(|e| Status::Failed(e.clone()))?;
         self.format = Some(page.format);
         if page.format == Format::OpenMetrics {
             // The server ignored our Accept header; read what it sent.
@@ -254,18 +291,7 @@ impl Target {
 
     /// Restarts per instance, and instances that vanished from (or came back to) the page.
     fn follow_instances(&mut self, at: DateTime<Utc>, report: &IngestReport, events: &mut Vec<Event>) {
-        let scrapes = self.tracker.scrapes();
-        // Instances on the newest page, borrowed from the tracker: one allocation per new
-        // instance, none per series.
-        let mut present: HashMap<&str, Option<f64>> = HashMap::new();
-        for series in self.tracker.series().filter(|s| s.last_seen_scrape() == scrapes) {
-            let start = present.entry(series.label(INSTANCE).unwrap_or("")).or_default();
-            if series.name() == "process_start_time_seconds" {
-                *start = series.last_value();
-            }
-        }
-        let mut present: Vec<(&str, Option<f64>)> = present.into_iter().collect();
-        present.sort_unstable_by_key(|(name, _)| *name);
+        let present = instances_on_page(&self.tracker);
         let mut resets: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for reset in &report.resets {
             let instance = reset

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The monitor against a simulated fleet, as a new user runs it: a `/federate` page of N
+# vLLM servers (tests/data/vllm/vllm-0.33-v1-single-t0.prom repeated, every family untyped,
+# every sample timestamped, counters at known rates) served by `vllm_monitor --serve
+# --fleet N`, read by `vllm_monitor --federate ... --json` (which implies --by instance).
+#
+# Prints the rows produced, the monitor's CPU time and peak resident memory (GNU time),
+# and the last row's generation tokens/s against the fleet's known rate.
+#
+# Usage: bash benches/monitor_fleet.sh SERVERS [INTERVAL] [WINDOW] [DURATION]
+#   e.g. bash benches/monitor_fleet.sh 1000 2s 10s 40s
+set -euo pipefail
+cd "$(dirname "$0")/.."
+servers=${1:?servers}
+interval=${2:-2s}
+window=${3:-10s}
+duration=${4:-40s}
+cargo build --release --quiet --example vllm_monitor
+bin=target/release/examples/vllm_monitor
+log=$(mktemp)
+out=$(mktemp)
+timing=$(mktemp)
+"$bin" --serve 127.0.0.1:0 --fleet "$servers" \
+  --fleet-template tests/data/vllm/vllm-0.33-v1-single-t0.prom 2>"$log" &
+server=$!
+trap 'kill $server 2>/dev/null; rm -f "$log" "$out" "$timing"' EXIT
+for _ in $(seq 100); do
+  grep -q federate "$log" && break
+  sleep 0.1
+done
+url=$(grep -o 'http://[^ ]*/federate' "$log")
+known=$(grep -o '[0-9.]* generation tok/s' "$log" | cut -d' ' -f1)
+base=${url%/federate}
+/usr/bin/time -f '%U %S %M %e' -o "$timing" \
+  "$bin" --federate "$base" --interval "$interval" --window "$window" --duration "$duration" \
+  --timeout 60s --json >"$out" || true
+# GNU time writes "Command exited with non-zero status N" first when it did.
+read -r user sys rss_kb wall < <(tail -n 1 "$timing")
+status=$(grep -o 'status [0-9]*' "$timing" || echo "status 0")
+echo "monitor exit $status"
+rows=$(grep -c '"urls"' "$out" || true)
+python3 - "$out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" "$rows" "$interval" <<'EOF'
+import json, sys
+path, known, servers, user, sys_, rss_kb, wall, rows, interval = sys.argv[1:]
+rows_json = [json.loads(l) for l in open(path) if '"urls"' in l]
+last = next((r for r in reversed(rows_json) if (r.get("generation_tokens_per_s") or {}).get("window") is not None), None)
+cpu = float(user) + float(sys_)
+print(f"servers {servers}: {rows} rows in {float(wall):.1f} s (interval {interval}), "
+      f"CPU {cpu:.1f} s = {100 * cpu / float(wall):.1f}% of one core, max RSS {int(rss_kb) / 1024:.0f} MB")
+if last:
+    got = last["generation_tokens_per_s"]["window"]
+    skipped = sum(u.get("skipped_pages", 0) for u in last["urls"])
+    groups = last.get("groups") or []
+    per = [g["generation_tokens_per_s"]["window"] for g in groups]
+    print(f"  generation tok/s: {got:.1f}, known {float(known):.1f} "
+          f"({100 * (got - float(known)) / float(known):+.3f}%); {len(groups)} instance rows "
+          f"(sum {sum(p for p in per if p is not None):.1f}); {skipped} page(s) skipped")
+else:
+    print("  no row with a generation rate")
+EOF
