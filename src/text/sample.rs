@@ -176,6 +176,12 @@ pub struct Sample<'page> {
     /// The validated exemplar text from its `#` to the end of the line, parsed on request
     /// (keeps `Sample` small: it is moved once per line).
     pub(crate) exemplar: Option<&'page str>,
+    /// The page text from the start of the name (or of the labels, for a quoted name) to
+    /// the end of the labels: the same text always reads as the same name and labels.
+    pub(crate) identity: &'page str,
+    /// Whether `identity` begins its line and a space follows it (a line that begins with
+    /// the same text and a space is the same series).
+    pub(crate) identity_starts_line: bool,
 }
 
 impl<'page> Sample<'page> {
@@ -189,6 +195,12 @@ impl<'page> Sample<'page> {
     /// ```
     pub fn name(&self) -> &'page str {
         self.name
+    }
+
+    /// The text of the name and labels, and whether it begins its line followed by a space
+    /// (see the fields).
+    pub(crate) fn identity(&self) -> (&'page str, bool) {
+        (self.identity, self.identity_starts_line)
     }
 
     /// The labels, in input order.

@@ -29,6 +29,7 @@ pub(crate) fn sample<'line>(
     let bytes = line.as_bytes();
     let om = dialect.openmetrics;
     let mut i = if om { 0 } else { skip_blanks(bytes, 0) };
+    let identity_start = i;
     let mut name = "";
     if bytes.get(i) != Some(&b'{') {
         let len = metric_name_len(&bytes[i..]);
@@ -60,6 +61,8 @@ pub(crate) fn sample<'line>(
         labels = Labels::new(set.raw, set.count, dialect);
         i = set.end;
     }
+    let identity = &line[identity_start..i];
+    let identity_starts_line = identity_start == 0 && bytes.get(i) == Some(&b' ');
     // Value.
     if om {
         if bytes.get(i) != Some(&b' ') {
@@ -87,6 +90,8 @@ pub(crate) fn sample<'line>(
         value,
         timestamp_ms: None,
         exemplar: None,
+        identity,
+        identity_starts_line,
     };
     if om {
         openmetrics_tail(line, i, &mut sample)?;
@@ -210,6 +215,7 @@ pub(crate) fn sample_fast<'page>(
         labels = Labels::simple(&text[open + 1..i], count as u32);
         i += 1;
     }
+    let identity_end = i;
     let (value, timestamp_ms, i) = value_and_timestamp(text, i, limits)?;
     let sample = Sample {
         name: &text[..name_len],
@@ -217,6 +223,9 @@ pub(crate) fn sample_fast<'page>(
         value,
         timestamp_ms,
         exemplar: None,
+        // A space follows: `value_and_timestamp` requires it.
+        identity: &text[..identity_end],
+        identity_starts_line: true,
     };
     recent.metric = sample.name;
     Some((sample, i))

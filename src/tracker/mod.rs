@@ -39,7 +39,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 pub use aggregate::{Group, GroupLabels};
 use index::SeriesIndex;
-use positions::{identity_span, PositionCache, Target};
+use positions::{PositionCache, Target};
 use roles::{KnownFamilies, Role, Rules};
 pub use tracked::{IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries};
 
@@ -417,7 +417,6 @@ impl Tracker {
         let parser = self.parser;
         let mut ingest = Ingest {
             tracker: self,
-            text,
             family: None,
             position: 0,
             at_ms,
@@ -657,7 +656,6 @@ impl Tracker {
 /// are parsed (`PositionCache::known_prefix`): only their value is read.
 struct Ingest<'t, 'page> {
     tracker: &'t mut Tracker,
-    text: &'page str,
     family: Option<(&'page str, MetricType)>,
     /// The number of the next sample on the page.
     position: usize,
@@ -682,7 +680,7 @@ impl<'page> Ingest<'_, 'page> {
     /// Records a parsed sample: what it is comes from the position cache, or is resolved
     /// and remembered.
     fn record(&mut self, sample: &Sample<'page>) {
-        let key = identity_span(self.text, sample);
+        let (key, line_start) = sample.identity();
         let insertions = self.tracker.insertions;
         let anchor = self.anchor_key;
         let target = match self
@@ -693,11 +691,6 @@ impl<'page> Ingest<'_, 'page> {
             Some(target) => target,
             None => {
                 let target = self.resolve(sample);
-                let start = (key.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
-                let bytes = self.text.as_bytes();
-                let line_start = !key.is_empty()
-                    && (start == 0 || bytes.get(start - 1) == Some(&b'\n'))
-                    && bytes.get(start + key.len()) == Some(&b' ');
                 let insertions = self.tracker.insertions;
                 self.tracker
                     .positions

@@ -5,7 +5,6 @@
 //! strings keep their capacity).
 
 use crate::text::names::same_bytes;
-use crate::text::Sample;
 
 /// What the sample at one position of the page was found to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,29 +103,6 @@ pub(super) struct PositionCache {
     /// Bytes of `keys` and targets of `created` no entry points to any more.
     garbage: usize,
     created_garbage: usize,
-}
-
-/// The text of `page` that spans a sample's name and raw labels (both borrow from it): one
-/// comparison decides identity, since the same bytes always parse to the same series.
-pub(super) fn identity_span<'page>(page: &'page str, sample: &Sample<'page>) -> &'page str {
-    let base = page.as_ptr() as usize;
-    let offsets = |s: &str| {
-        let start = (s.as_ptr() as usize).wrapping_sub(base);
-        (start, start + s.len())
-    };
-    let (name_start, name_end) = offsets(sample.name());
-    let labels = sample.labels().as_raw();
-    let (start, mut end) = if labels.is_empty() {
-        (name_start, name_end)
-    } else {
-        let (labels_start, labels_end) = offsets(labels);
-        (name_start.min(labels_start), name_end.max(labels_end))
-    };
-    // With the closing brace, the key is the line's whole prefix before the value.
-    if !labels.is_empty() && page.as_bytes().get(end) == Some(&b'}') {
-        end += 1;
-    }
-    page.get(start..end).unwrap_or("")
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {

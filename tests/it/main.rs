@@ -3,6 +3,7 @@
 mod data;
 mod differential;
 mod federation;
+mod fleet;
 mod limits;
 mod monitor;
 mod monitor_terminal;

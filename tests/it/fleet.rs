@@ -1,0 +1,184 @@
+//! The tracker and the monitor at fleet scale: a Prometheus `/federate` page of 1,000
+//! simulated vLLM servers (393,000 series) from the generator the benches use, checked
+//! against the rates the generator knows; the monitor ending on time when pages come faster
+//! than it reads them.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeDelta};
+use promrate::{Selector, Tracker};
+use serde_json::Value;
+
+use crate::data;
+use crate::monitor::{monitor_binary, Reaped};
+
+#[path = "../../examples/common/fleet.rs"]
+mod generator;
+
+use generator::Fleet;
+
+const SERVERS: usize = 1_000;
+
+/// A tracker as the monitor sets one up for a federation, fed `pages` scrapes 15 s apart.
+fn tracked_fleet(fleet: &Fleet, start: DateTime<chrono::Utc>, pages: i64) -> Tracker {
+    let mut tracker = Tracker::new([]);
+    tracker.normalize_names(true).infer_counters(true);
+    for n in 0..pages {
+        let at = start + TimeDelta::seconds(15 * n);
+        let report = tracker.ingest(&fleet.page(at.timestamp_millis()), at).unwrap();
+        assert_eq!((report.bad_lines, report.refused), (0, 0));
+        assert!(report.resets.is_empty(), "counters only grow");
+    }
+    tracker
+}
+
+#[test]
+fn every_server_of_a_1000_server_federation_gets_its_known_rate() {
+    let template = data::read(&data::dir().join(generator::TEMPLATE));
+    let start = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+    let fleet = Fleet::new(&template, SERVERS, start.timestamp_millis());
+    let tracker = tracked_fleet(&fleet, start, 3);
+    assert_eq!(fleet.series(), 393_000, "one vLLM page has 393 vllm: series");
+    // `_created` samples are the created times of their counters, not series of their own.
+    let created = template
+        .lines()
+        .filter(|l| l.starts_with("vllm:") && l.split(['{', ' ']).next().unwrap().ends_with("_created"))
+        .count();
+    assert_eq!(tracker.len(), fleet.series() - created * SERVERS);
+    let at = start + TimeDelta::seconds(30);
+    let window = TimeDelta::seconds(60);
+    let rate = |s: &promrate::TrackedSeries| s.counter()?.exact_rate(window, at);
+    let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
+    let per_instance = tracker.sum_by(&tokens, &["instance"], rate);
+    assert_eq!(per_instance.len(), SERVERS);
+    let mut worst: f64 = 0.0;
+    for (i, group) in per_instance.iter().enumerate() {
+        assert_eq!(group.label("instance"), Some(Fleet::instance(i).as_str()));
+        let known = fleet.rate("vllm:generation_tokens_total", i);
+        worst = worst.max((group.value - known).abs() / known);
+    }
+    assert!(worst < 1e-9, "worst relative error {worst}");
+    let total = tracker.sum_by(&tokens, &[], rate)[0].value;
+    let known = fleet.total_rate("vllm:generation_tokens_total");
+    assert!((total - known).abs() / known < 1e-9, "{total} against {known}");
+    // Histograms: every counter grows by the same factor, so the window's mean latency
+    // is the template's own sum / count, on every server.
+    let e2e = Selector::parse("vllm:e2e_request_latency_seconds").unwrap();
+    let increase = |s: &promrate::TrackedSeries| s.counter()?.exact_increase(window, at);
+    let means = tracker.histogram_mean(&e2e, &["instance"], increase);
+    let template_mean = fleet.rate("vllm:e2e_request_latency_seconds_sum", 0)
+        / fleet.rate("vllm:e2e_request_latency_seconds_count", 0);
+    assert_eq!(means.len(), SERVERS);
+    assert!(means
+        .iter()
+        .all(|g| (g.value - template_mean).abs() < 1e-9 * template_mean));
+    let p99 = tracker.histogram_quantile(0.99, &e2e, &["instance"], increase);
+    assert_eq!(p99.len(), SERVERS);
+    // The same shape everywhere, scaled: the same quantile (up to rounding).
+    let first = p99[0].value;
+    assert!(first.is_finite() && first > 0.0);
+    assert!(p99.iter().all(|g| (g.value - first).abs() <= 1e-9 * first));
+    println!(
+        "fleet: {} series of {SERVERS} servers, per-instance generation rates within {worst:e} of the generator's",
+        tracker.len()
+    );
+}
+
+#[test]
+fn a_server_gone_from_the_federation_stops_counting_at_once() {
+    let template = data::read(&data::dir().join(generator::TEMPLATE));
+    let start = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+    let fleet = Fleet::new(&template, 20, start.timestamp_millis());
+    let mut tracker = tracked_fleet(&fleet, start, 2);
+    // Server 0 leaves the page: its lines are dropped from the next one.
+    let at = start + TimeDelta::seconds(30);
+    let page: String = fleet
+        .page(at.timestamp_millis())
+        .lines()
+        .filter(|l| !l.contains(&Fleet::instance(0)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    tracker.ingest(&page, at).unwrap();
+    let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
+    let current = |s: &promrate::TrackedSeries| {
+        (s.last_seen_scrape() == tracker.scrapes())
+            .then(|| s.counter()?.exact_rate(TimeDelta::seconds(60), at))
+            .flatten()
+    };
+    let groups = tracker.sum_by(&tokens, &["instance"], current);
+    assert_eq!(groups.len(), 19);
+    assert!(groups
+        .iter()
+        .all(|g| g.label("instance") != Some(Fleet::instance(0).as_str())));
+}
+
+/// The simulated fleet server, and its base URL.
+fn fleet_server(servers: usize) -> (Reaped, String) {
+    let mut child = Command::new(monitor_binary())
+        .args(["--serve", "127.0.0.1:0", "--fleet", &servers.to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the fleet server starts");
+    let stderr = child.stderr.take().unwrap();
+    let server = Reaped(child);
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .trim_end_matches("/federate")
+        .to_string();
+    (server, url)
+}
+
+#[test]
+fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
+    // 300 servers at 100 ms: pages come faster than a test build reads them.
+    let (_server, base) = fleet_server(300);
+    let started = Instant::now();
+    let output = Command::new(monitor_binary())
+        .args([
+            "--federate",
+            &base,
+            "--interval",
+            "100ms",
+            "--window",
+            "2s",
+            "--duration",
+            "4s",
+            "--timeout",
+            "30s",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("the monitor runs");
+    let elapsed = started.elapsed();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The run ends at --duration, give or take the page being read when it is due.
+    assert!(elapsed < Duration::from_secs(12), "took {elapsed:?}");
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rows: Vec<&Value> = lines.iter().filter(|l| l.get("urls").is_some()).collect();
+    assert!(!rows.is_empty());
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["event"], "summary");
+    let last = rows.last().unwrap();
+    let skipped = last["urls"][0]["skipped_pages"].as_u64().unwrap();
+    assert_eq!(summary["skipped_pages"].as_u64(), Some(skipped));
+    let groups = last["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 300, "--federate groups by instance");
+    println!(
+        "fleet overload: 300 servers every 100 ms, ended after {elapsed:?}, {} rows, {skipped} page(s) skipped",
+        rows.len()
+    );
+}
