@@ -1,9 +1,10 @@
 //! The tracker at fleet scale: pages of 10,000, 100,000 and 1,000,000 series of one counter
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
 //! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
-//! (the next scrape), and one aggregation (`sum by (instance) (exact rate)`). Then the
-//! `/federate` page of 1,000 simulated vLLM servers (393,000 series): its ingest, one
-//! counter's aggregation, and every histogram quantile the monitor asks for.
+//! (the next scrape), with and without `max_series`, and one aggregation
+//! (`sum by (instance) (exact rate)`). Then the `/federate` page of 1,000 simulated vLLM
+//! servers (393,000 series): its ingest, one counter's aggregation, a histogram quantile by
+//! instance, and every figure of one interval of `vllm_monitor --federate` (by instance).
 //!
 //! Heap per series (live bytes after four scrapes, less the 16 bytes of each retained
 //! point) is printed before the timings: a counting allocator tracks live bytes.
@@ -21,6 +22,11 @@ use promrate::{Selector, Tracker};
 mod common;
 #[path = "../examples/common/fleet.rs"]
 mod fleet;
+// The monitor's figures depend on the library alone: the bench asks what one interval of
+// `vllm_monitor --federate` asks.
+#[allow(dead_code)]
+#[path = "../examples/vllm_monitor/figures.rs"]
+mod figures;
 
 struct Counting;
 
@@ -201,6 +207,18 @@ fn federation(c: &mut Criterion) {
             tracker.histogram_quantile(0.99, &e2e, &["instance"], |s| {
                 s.counter()?.exact_increase(window, now)
             })
+        })
+    });
+    let sources = [figures::Source {
+        tracker: &tracker,
+        at: now,
+        url: "http://prometheus:9090/federate",
+    }];
+    group.bench_function("every monitor figure, by instance", |b| {
+        b.iter(|| {
+            let (total, groups) = figures::compute(&sources, window, Some("instance"));
+            assert_eq!(groups.len(), INSTANCES);
+            (total, groups)
         })
     });
     group.finish();

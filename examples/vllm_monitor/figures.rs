@@ -375,7 +375,10 @@ impl Query<'_> {
                 all.total.extend(buckets.iter().copied());
                 let group = match self.by {
                     Some("url") => Some(source.url.to_string()),
-                    Some(_) => labels.first().map(|(_, v)| v.clone()).filter(|v| !v.is_empty()),
+                    Some(_) => labels
+                        .first()
+                        .map(|(_, v)| v.to_string())
+                        .filter(|v| !v.is_empty()),
                     None => None,
                 };
                 if let Some(group) = group {

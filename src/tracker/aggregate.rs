@@ -2,13 +2,13 @@
 //! `histogram_quantile` and histogram means, each over the series a [`Selector`] picks.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 
 use super::index::NameEntry;
-use super::tracked::TrackedSeries;
+use super::tracked::{Label, TrackedSeries};
 use super::Tracker;
-use crate::fingerprint;
 use crate::histogram::{self, Bucket};
 use crate::select::Selector;
 
@@ -26,7 +26,8 @@ use crate::select::Selector;
 #[non_exhaustive]
 pub struct Group {
     /// `(label, value)` for each grouping label, in the order asked (missing labels: "").
-    pub labels: Vec<(String, String)>,
+    /// The text is shared with the tracker's series (`&*value` reads it).
+    pub labels: GroupLabels,
     /// The aggregate.
     pub value: f64,
     /// How many series contributed.
@@ -45,20 +46,37 @@ impl Group {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn label(&self, name: &str) -> Option<&str> {
-        self.labels
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.labels.iter().find(|(k, _)| **k == *name).map(|(_, v)| &**v)
     }
 }
 
 /// `(label, value)` of each grouping label of an aggregation, in the order asked (a missing
-/// label reads as "").
-pub type GroupLabels = Vec<(String, String)>;
+/// label reads as ""). The strings are shared with the tracker's series, so a group costs
+/// one allocation whatever its labels.
+pub type GroupLabels = Vec<(Arc<str>, Arc<str>)>;
 
-/// A hash of one group's label values (in the order of the `by` labels).
-fn group_hash(values: &[&str]) -> u64 {
-    fingerprint::of_bytes(values.iter().flat_map(|v| v.bytes().chain([0xff])))
+/// One group's key: the stored label of each `by` label (`None` where the series has
+/// none). A tracker stores each distinct label pair once, so two series have equal values
+/// exactly when they point at the same stored labels: keys compare and hash as pointers.
+type GroupKey<'t> = Option<&'t Arc<Label>>;
+
+fn group_hash(key: &[GroupKey<'_>]) -> u64 {
+    // Addresses differ in their middle bits: multiply, then fold the high half down, so
+    // that both the table's index (low bits) and its tag (top bits) vary.
+    key.iter().fold(0, |h, label| {
+        let address = label.map_or(0, |l| Arc::as_ptr(l) as usize) as u64;
+        let x = (h ^ address).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x ^ (x >> 29)
+    })
+}
+
+fn same_key(a: &[GroupKey<'_>], b: &[GroupKey<'_>]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+            (None, None) => true,
+            _ => false,
+        })
 }
 
 impl Tracker {
@@ -90,6 +108,21 @@ impl Tracker {
         let slots = self.candidate_slots(selector, suffix);
         (0..slots.len()).filter_map(move |i| {
             let series = self.index.get(slots[i] as usize)?;
+            selector
+                .matches_label_values(|l| series.label(l))
+                .then_some(series)
+        })
+    }
+
+    /// The series of `slots` (from [`Tracker::candidate_slots`]) that `selector`'s label
+    /// matchers accept.
+    fn series_in<'t>(
+        &'t self,
+        selector: &'t Selector,
+        slots: &'t [u32],
+    ) -> impl Iterator<Item = &'t TrackedSeries> + 't {
+        slots.iter().filter_map(move |&slot| {
+            let series = self.index.get(slot as usize)?;
             selector
                 .matches_label_values(|l| series.label(l))
                 .then_some(series)
@@ -135,47 +168,68 @@ impl Tracker {
         Cow::Owned(slots)
     }
 
-    /// The figures `value` gives for the series `selector` picks (name plus `suffix`), by
-    /// group of the `by` labels, in series order; groups sorted by their label values.
-    /// Groups are found by hash; each group's labels are built once.
-    fn grouped<T>(
+    /// The figures `value` gives for the series `selector` picks (name plus `suffix`),
+    /// folded by group of the `by` labels in series order (`start` takes a group's first
+    /// figure, `add` each next one); groups sorted by their label values. Groups are found
+    /// by hash; their label values live in one flat list, and each group's labels are
+    /// built once, at the end.
+    fn grouped<T, A>(
         &self,
         selector: &Selector,
         suffix: &str,
         by: &[&str],
         value: impl Fn(&TrackedSeries) -> Option<T>,
-    ) -> Vec<(GroupLabels, Vec<T>)> {
-        let mut keys: Vec<Vec<&str>> = Vec::new();
-        let mut values: Vec<Vec<T>> = Vec::new();
-        let mut table: HashTable<usize> = HashTable::new();
-        let mut probe: Vec<&str> = Vec::with_capacity(by.len());
-        for series in self.matching_family(selector, suffix) {
+        start: impl Fn(T) -> A,
+        add: impl Fn(&mut A, T),
+    ) -> Vec<(GroupLabels, A)> {
+        let width = by.len();
+        let slots = self.candidate_slots(selector, suffix);
+        // Room for a group per series, up to a size that a query of few groups does not
+        // regret (growing past it is amortised as usual).
+        let expected = slots.len().min(4096);
+        // Group `g`'s key is `keys[g * width..(g + 1) * width]`.
+        let mut keys: Vec<GroupKey<'_>> = Vec::with_capacity(expected * width);
+        let mut folded: Vec<A> = Vec::with_capacity(expected);
+        let mut table: HashTable<usize> = HashTable::with_capacity(expected);
+        let mut probe: Vec<GroupKey<'_>> = Vec::with_capacity(width);
+        for series in self.series_in(selector, &slots) {
             let Some(value) = value(series) else { continue };
             probe.clear();
-            probe.extend(by.iter().map(|l| series.label(l).unwrap_or("")));
+            probe.extend(by.iter().map(|l| series.label_entry(l)));
             let hash = group_hash(&probe);
-            match table.find(hash, |&i| keys[i] == probe) {
-                Some(&i) => values[i].push(value),
+            let key_of = |g: usize| &keys[g * width..(g + 1) * width];
+            match table.find(hash, |&g| same_key(key_of(g), &probe)) {
+                Some(&g) => add(&mut folded[g], value),
                 None => {
-                    table.insert_unique(hash, keys.len(), |&i| group_hash(&keys[i]));
-                    keys.push(probe.clone());
-                    values.push(vec![value]);
+                    let g = folded.len();
+                    keys.extend_from_slice(&probe);
+                    folded.push(start(value));
+                    let keys = &keys;
+                    table.insert_unique(hash, g, |&g| group_hash(&keys[g * width..(g + 1) * width]));
                 }
             }
         }
-        let mut groups: Vec<(Vec<&str>, Vec<T>)> = keys.into_iter().zip(values).collect();
-        groups.sort_by(|a, b| a.0.cmp(&b.0));
-        groups
+        // Labels a series lacks read as "", named as asked.
+        let missing: Vec<(Arc<str>, Arc<str>)> = by.iter().map(|l| (Arc::from(*l), Arc::from(""))).collect();
+        let mut groups: Vec<(GroupLabels, A)> = folded
             .into_iter()
-            .map(|(key, values)| {
-                let labels = by
+            .enumerate()
+            .map(|(g, folded)| {
+                let labels = keys[g * width..(g + 1) * width]
                     .iter()
-                    .zip(key)
-                    .map(|(l, v)| (l.to_string(), v.to_string()))
+                    .zip(&missing)
+                    .map(|(label, missing)| match label {
+                        Some(l) => (Arc::clone(&l.name), Arc::clone(&l.value)),
+                        None => missing.clone(),
+                    })
                     .collect();
-                (labels, values)
+                (labels, folded)
             })
-            .collect()
+            .collect();
+        // Series come in slot order, which is usually their page's (sorted) order: the sort
+        // then only confirms runs.
+        groups.sort_by(|a, b| a.0.iter().map(|(_, v)| v).cmp(b.0.iter().map(|(_, v)| v)));
+        groups
     }
 
     fn sum_family(
@@ -185,15 +239,25 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
-        self.grouped(selector, suffix, by, f)
-            .into_iter()
-            .map(|(labels, values)| Group {
-                labels,
-                series: values.len(),
-                // Added in series order, as PromQL's sum does.
-                value: values.iter().copied().reduce(|a, b| a + b).unwrap_or(0.0),
-            })
-            .collect()
+        // Added in series order, as PromQL's sum does.
+        self.grouped(
+            selector,
+            suffix,
+            by,
+            f,
+            |v| (v, 1),
+            |(sum, n), v| {
+                *sum += v;
+                *n += 1;
+            },
+        )
+        .into_iter()
+        .map(|(labels, (value, series))| Group {
+            labels,
+            series,
+            value,
+        })
+        .collect()
     }
 
     /// PromQL `sum by (by...) (f(series))` over the series `selector` picks: `f` gives each
@@ -291,13 +355,14 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<(GroupLabels, Vec<Bucket>)> {
-        self.grouped(selector, "_bucket", by, |series| {
+        let bucket = |series: &TrackedSeries| {
             let upper_bound = series.label("le")?.parse::<f64>().ok()?;
             Some(Bucket {
                 upper_bound,
                 count: f(series)?,
             })
-        })
+        };
+        self.grouped(selector, "_bucket", by, bucket, |b| vec![b], Vec::push)
     }
 
     /// Mean observation per group of the histogram(s) `selector` names:

@@ -259,6 +259,10 @@ impl Tracker {
     /// whole ([`SeriesError::SeriesLimit`]), with no series half-created and nothing
     /// recorded, so memory stays bounded whatever a server sends. No limit by default.
     ///
+    /// The page is still read once: when it has fewer lines than the room left, nothing
+    /// changes; otherwise its samples are held back (64 bytes each, a buffer kept between
+    /// scrapes) and applied once the page is known to fit.
+    ///
     /// # Example
     /// ```
     /// let mut t = promrate::Tracker::new([]);
@@ -285,8 +289,9 @@ impl Tracker {
     ///
     /// Prometheus' and VictoriaMetrics' `/federate` (and VictoriaMetrics'
     /// `/api/v1/export/prometheus`) declare every family `untyped`, so reading through them
-    /// needs this. A scrape that brings a new untyped `_count` or `_sum` series reads the
-    /// page once more to learn its families first; steady scrapes cost nothing extra.
+    /// needs this. Families are learned as the page is read; an untyped `_count` or `_sum`
+    /// read before its family's `_bucket` (VictoriaMetrics' order) becomes a counter when
+    /// the page ends.
     ///
     /// # Example
     /// ```

@@ -466,3 +466,9 @@ fn a_series_stays_small() {
         std::mem::size_of::<TrackedSeries>()
     );
 }
+
+/// `Tracker::max_series` documents what a held-back sample costs.
+#[test]
+fn a_held_sample_is_64_bytes() {
+    assert_eq!(std::mem::size_of::<super::Held>(), 64);
+}

@@ -27,8 +27,9 @@ pub enum SeriesData {
 /// series carry it.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Label {
-    pub name: Box<str>,
-    pub value: Box<str>,
+    /// Shared further with the groups of aggregations (no copy of the text per group).
+    pub name: Arc<str>,
+    pub value: Arc<str>,
 }
 
 /// One series the tracker follows.
@@ -130,10 +131,16 @@ impl TrackedSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn label(&self, name: &str) -> Option<&str> {
+        self.label_entry(name).map(|l| &*l.value)
+    }
+
+    /// The stored label `name` (one allocation for every series that has the same pair:
+    /// two series have the same value exactly when they point at the same entry).
+    pub(super) fn label_entry(&self, name: &str) -> Option<&Arc<Label>> {
         self.labels
             .binary_search_by(|l| (*l.name).cmp(name))
             .ok()
-            .map(|i| &*self.labels[i].value)
+            .map(|i| &self.labels[i])
     }
 
     /// The series' data.
