@@ -153,15 +153,24 @@ impl SeriesIndex {
             .map(|&i| &names[i as usize])
     }
 
-    fn name_id(&mut self, name: &str) -> u32 {
+    /// The entry of `name`, if it has one.
+    fn find_name(&self, name: &str) -> Option<u32> {
         let normalize = self.normalize_names;
-        let hash = name_fingerprint(&[name], normalize);
         let names = &self.names;
-        if let Some(&i) = self.name_table.find(hash, |&i| {
-            names_equal(&names[i as usize].name, &[name], normalize)
-        }) {
+        self.name_table
+            .find(name_fingerprint(&[name], normalize), |&i| {
+                names_equal(&names[i as usize].name, &[name], normalize)
+            })
+            .copied()
+    }
+
+    /// The entry of `name`, created if new.
+    fn name_id(&mut self, name: &str) -> u32 {
+        if let Some(i) = self.find_name(name) {
             return i;
         }
+        let normalize = self.normalize_names;
+        let hash = name_fingerprint(&[name], normalize);
         let id = self.names.len() as u32;
         self.names.push(NameEntry {
             name: name.into(),
@@ -199,9 +208,6 @@ impl SeriesIndex {
             };
             let id = self.name_id(&name);
             self.names[id as usize].slots.push(slot as u32);
-            if let Some(series) = &mut self.slots[slot] {
-                series.name_id = id;
-            }
         }
     }
 
@@ -240,9 +246,8 @@ impl SeriesIndex {
     }
 
     /// The identity of a parsed sample as a series stores it: its name (shared with the
-    /// name's other series when spelled alike), its name's entry and its interned labels,
-    /// sorted by name.
-    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (Arc<str>, u32, Box<[Arc<Label>]>) {
+    /// name's other series when spelled alike) and its interned labels, sorted by name.
+    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (Arc<str>, Box<[Arc<Label>]>) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
         let name = if **entry == *name {
@@ -252,14 +257,14 @@ impl SeriesIndex {
         };
         let mut interned: Vec<Arc<Label>> = labels.iter().map(|(k, v)| self.labels.intern(k, v)).collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
-        (name, id, interned.into_boxed_slice())
+        (name, interned.into_boxed_slice())
     }
 
     /// Stores a new series (its identity must not be in the index yet, its name and
     /// labels from [`SeriesIndex::identity`]); returns its slot.
     pub fn insert(&mut self, series: TrackedSeries) -> usize {
         let key = stored_fingerprint(&series, self.normalize_names);
-        let name_id = series.name_id as usize;
+        let name_id = self.name_id(&series.name) as usize;
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(series);
@@ -293,7 +298,7 @@ impl SeriesIndex {
         self.table.retain(|&mut slot| {
             let series = &mut slots[slot as usize];
             if series.as_ref().is_some_and(&remove) {
-                touched_names.extend(series.take().map(|s| s.name_id));
+                touched_names.extend(series.take().map(|s| s.name));
                 free.push(slot);
                 false
             } else {
@@ -302,7 +307,11 @@ impl SeriesIndex {
         });
         touched_names.sort_unstable();
         touched_names.dedup();
-        for id in touched_names {
+        for name in touched_names {
+            let Some(id) = self.find_name(&name) else {
+                continue;
+            };
+            let slots = &self.slots;
             self.names[id as usize]
                 .slots
                 .retain(|&slot| slots[slot as usize].is_some());
@@ -327,10 +336,9 @@ mod tests {
 
     fn insert(index: &mut SeriesIndex, line: &str) -> usize {
         let sample = sample(line);
-        let (name, name_id, labels) = index.identity(sample.name(), sample.labels());
+        let (name, labels) = index.identity(sample.name(), sample.labels());
         index.insert(TrackedSeries {
             name,
-            name_id,
             labels,
             data: SeriesData::Gauge(GaugeSeries::new(chrono::TimeDelta::minutes(1))),
             last_seen: 0,

@@ -114,14 +114,24 @@ pub struct Tracker {
     /// `max_series`): what it records is then held back in `held` until it is read whole.
     holding: bool,
     held: Vec<Held>,
+    /// The slots of held-back created-time samples (few: one per counter family).
+    held_created: Vec<[Option<usize>; 3]>,
 }
 
 /// A sample recorded while the page is held back (see `Tracker::holding`).
 #[derive(Debug, Clone, Copy)]
 struct Held {
-    target: Target,
+    target: HeldTarget,
     at_ms: i64,
     value: f64,
+}
+
+/// Where a held-back sample goes (not selected ones are not held).
+#[derive(Debug, Clone, Copy)]
+enum HeldTarget {
+    Series(usize),
+    /// An index into `Tracker::held_created`.
+    Created(usize),
 }
 
 impl Tracker {
@@ -151,6 +161,7 @@ impl Tracker {
             recognise_lines: true,
             holding: false,
             held: Vec::new(),
+            held_created: Vec::new(),
         }
     }
 
@@ -260,7 +271,7 @@ impl Tracker {
     /// recorded, so memory stays bounded whatever a server sends. No limit by default.
     ///
     /// The page is still read once: when it has fewer lines than the room left, nothing
-    /// changes; otherwise its samples are held back (64 bytes each, a buffer kept between
+    /// changes; otherwise its samples are held back (32 bytes each, a buffer kept between
     /// scrapes) and applied once the page is known to fit.
     ///
     /// # Example
@@ -415,6 +426,7 @@ impl Tracker {
         // is read: one pass either way.
         self.holding = self.parser.limits() != Limits::NONE || !self.within_series_bound(text);
         self.held.clear();
+        self.held_created.clear();
         let before = (self.scrapes, self.last_at_ms);
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
@@ -455,12 +467,17 @@ impl Tracker {
         if std::mem::take(&mut self.holding) {
             let mut held = std::mem::take(&mut self.held);
             for h in held.drain(..) {
-                self.apply_now(h.target, h.at_ms, h.value, &mut report);
+                let target = match h.target {
+                    HeldTarget::Series(slot) => Target::Series(slot),
+                    HeldTarget::Created(i) => Target::Created(self.held_created[i]),
+                };
+                self.apply_now(target, h.at_ms, h.value, &mut report);
             }
             self.held = held;
         }
         self.decide_roles(&undecided);
         self.drop_stale(&mut report);
+        self.positions.settle();
         Ok(report)
     }
 
@@ -527,6 +544,14 @@ impl Tracker {
     #[inline]
     fn apply(&mut self, target: Target, at_ms: i64, value: f64, report: &mut IngestReport) {
         if self.holding {
+            let target = match target {
+                Target::Ignored => return,
+                Target::Series(slot) => HeldTarget::Series(slot),
+                Target::Created(slots) => {
+                    self.held_created.push(slots);
+                    HeldTarget::Created(self.held_created.len() - 1)
+                }
+            };
             self.held.push(Held { target, at_ms, value });
         } else {
             self.apply_now(target, at_ms, value, report);
@@ -623,7 +648,7 @@ impl Tracker {
     }
 
     fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
-        let (name, name_id, labels) = self.index.identity(sample.name(), sample.labels());
+        let (name, labels) = self.index.identity(sample.name(), sample.labels());
         let data = match role {
             Role::Counter => {
                 let mut counter = CounterSeries::new(self.retention);
@@ -635,7 +660,6 @@ impl Tracker {
         self.insertions += 1;
         self.index.insert(TrackedSeries {
             name,
-            name_id,
             labels,
             data,
             last_seen: self.scrapes,

@@ -60,28 +60,43 @@ struct CreatedTarget {
     insertions: u64,
 }
 
-/// One position's key, front-coded: its first `shared` bytes are those of the anchor's key
-/// (the nearest position before it stored whole, `shared == 0`), the rest is stored at
-/// `suffix_start` in `PositionCache::keys`. 16 bytes.
+/// One position's key, coded against its anchor's key (the nearest position before it
+/// stored whole): its first `shared` and last `tail` bytes are the anchor key's first and
+/// last bytes, the middle is stored at `middle_start` in `PositionCache::keys`. A fleet
+/// page's neighbours differ in a few bytes in the middle (an instance's digits, a bucket's
+/// `le`), so a key costs a few bytes. 16 bytes; keys over 64 KiB are not cached.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    suffix_start: u32,
-    key_len: u32,
+    middle_start: u32,
     target: Stored,
-    /// At most `u16::MAX`: a longer common prefix is simply stored in part.
+    key_len: u16,
     shared: u16,
+    tail: u16,
     /// The key began its line and a space followed it: a line that begins with the same
     /// bytes and a space is the same series, recognised before its labels are parsed.
     line_start: bool,
-    /// False once its anchor was replaced: `shared` then refers to bytes that are gone, so
-    /// the entry matches nothing until it is stored again.
+    /// False once its anchor was replaced: `shared` and `tail` then refer to bytes that are
+    /// gone, so the entry matches nothing until it is stored again.
     usable: bool,
 }
 
+impl Entry {
+    /// Stored whole: the positions after it, up to the next anchor, are coded against it.
+    fn is_anchor(&self) -> bool {
+        self.shared == 0 && self.tail == 0
+    }
+
+    /// The bytes stored in `PositionCache::keys`.
+    fn middle_len(&self) -> usize {
+        usize::from(self.key_len).saturating_sub(usize::from(self.shared) + usize::from(self.tail))
+    }
+}
+
 const UNUSABLE: Entry = Entry {
-    suffix_start: 0,
+    middle_start: 0,
     key_len: 0,
     shared: 0,
+    tail: 0,
     target: Stored::IGNORED,
     line_start: false,
     usable: false,
@@ -109,20 +124,29 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 impl PositionCache {
     /// Whether `key` is the key stored at `entry`, given the anchor's key on this page.
     #[inline]
-    fn same_key(&self, entry: &Entry, key: &[u8], previous: &[u8]) -> bool {
-        let shared = entry.shared as usize;
-        let start = entry.suffix_start as usize;
-        let Some(suffix) = self.keys.get(start..start + entry.key_len as usize - shared) else {
+    fn same_key(&self, entry: &Entry, key: &[u8], anchor: &[u8]) -> bool {
+        let (shared, tail) = (usize::from(entry.shared), usize::from(entry.tail));
+        let start = entry.middle_start as usize;
+        let Some(middle) = self.keys.get(start..start + entry.middle_len()) else {
             return false;
         };
         entry.usable
-            && key.len() == entry.key_len as usize
-            && previous.len() >= shared
-            && same_bytes(&key[..shared], &previous[..shared])
-            && same_bytes(&key[shared..], suffix)
+            && key.len() == usize::from(entry.key_len)
+            && anchor.len() >= shared + tail
+            && same_bytes(&key[..shared], &anchor[..shared])
+            && same_bytes(&key[shared..key.len() - tail], middle)
+            && same_bytes(&key[key.len() - tail..], &anchor[anchor.len() - tail..])
     }
 
     /// The target an entry stands for, unless it may have missed a series inserted since.
@@ -166,7 +190,7 @@ impl PositionCache {
         insertions: u64,
     ) -> Option<(usize, Target)> {
         let entry = self.entries.get(position).filter(|e| e.line_start)?;
-        let len = entry.key_len as usize;
+        let len = usize::from(entry.key_len);
         let line = line.as_bytes();
         if len == 0
             || line.get(len) != Some(&b' ')
@@ -181,7 +205,7 @@ impl PositionCache {
     /// next anchor, are coded against its key.
     #[inline]
     pub fn is_anchor(&self, position: usize) -> bool {
-        self.entries.get(position).is_some_and(|e| e.shared == 0)
+        self.entries.get(position).is_some_and(Entry::is_anchor)
     }
 
     /// Remembers what the sample at `position` with identity text `key` is; `previous` as
@@ -196,10 +220,15 @@ impl PositionCache {
         target: Target,
         insertions: u64,
     ) {
-        let mut shared = common_prefix(key.as_bytes(), previous.as_bytes()).min(usize::from(u16::MAX));
-        if shared < 16 || shared < key.len() / 4 {
-            // Too little in common: a new anchor.
-            shared = 0;
+        let (key_bytes, anchor) = (key.as_bytes(), previous.as_bytes());
+        let mut shared = common_prefix(key_bytes, anchor);
+        let rest = key_bytes.len().min(anchor.len()) - shared;
+        let mut tail = common_suffix(&key_bytes[shared..], &anchor[shared..]).min(rest);
+        let middle = key.len() - shared - tail;
+        if shared + tail < 16 || middle > 24.max(key.len() / 4) {
+            // Too little in common (a new family, or a second label that differs): a new
+            // anchor, stored whole; the keys that follow differ from it in less.
+            (shared, tail) = (0, 0);
         }
         let target = match target {
             Target::Ignored => Some(Stored::IGNORED),
@@ -211,22 +240,23 @@ impl PositionCache {
                 });
             }),
         };
-        // Keys beyond u32 (a 4 GiB page) and slots beyond 2^30 are not cached: the position
-        // matches nothing.
-        let (Ok(suffix_start), Ok(key_len), Some(target)) =
-            (u32::try_from(self.keys.len()), u32::try_from(key.len()), target)
+        // Keys over 64 KiB, a key buffer over 4 GiB and slots beyond 2^30 are not cached:
+        // the position matches nothing.
+        let (Ok(middle_start), Ok(key_len), Some(target)) =
+            (u32::try_from(self.keys.len()), u16::try_from(key.len()), target)
         else {
             if let Some(entry) = self.entries.get_mut(position) {
-                entry.usable = false;
-                entry.shared = 0;
+                *entry = UNUSABLE;
                 self.unanchor_after(position);
             }
             return;
         };
         let entry = Entry {
-            suffix_start,
+            middle_start,
             key_len,
+            // Both fit: they are at most the key's length.
             shared: shared as u16,
+            tail: tail as u16,
             target,
             line_start,
             usable: true,
@@ -238,15 +268,16 @@ impl PositionCache {
             self.entries.push(entry);
         } else {
             let old = self.entries[position];
-            self.garbage += (old.key_len - u32::from(old.shared).min(old.key_len)) as usize;
+            self.garbage += old.middle_len();
             self.created_garbage += usize::from(matches!(old.target.unpack(), Unpacked::Created(_)));
             self.entries[position] = entry;
-            if old.shared == 0 || shared == 0 {
+            if old.is_anchor() || entry.is_anchor() {
                 // The keys after it were coded against the old anchor.
                 self.unanchor_after(position);
             }
         }
-        self.keys.extend_from_slice(&key.as_bytes()[shared..]);
+        self.keys
+            .extend_from_slice(&key_bytes[shared..key_bytes.len() - tail]);
         if self.garbage > self.keys.len() / 2 || self.created_garbage > self.created.len() / 2 + 16 {
             self.compact();
         }
@@ -255,7 +286,7 @@ impl PositionCache {
     /// Makes the entries coded against the anchor at `position` unusable.
     fn unanchor_after(&mut self, position: usize) {
         for entry in self.entries.iter_mut().skip(position + 1) {
-            if entry.shared == 0 {
+            if entry.is_anchor() {
                 break;
             }
             entry.usable = false;
@@ -267,11 +298,10 @@ impl PositionCache {
         let keys = std::mem::take(&mut self.keys);
         let created = std::mem::take(&mut self.created);
         for entry in &mut self.entries {
-            let start = entry.suffix_start as usize;
-            let suffix = keys
-                .get(start..start + (entry.key_len - u32::from(entry.shared).min(entry.key_len)) as usize);
-            entry.suffix_start = self.keys.len() as u32;
-            self.keys.extend_from_slice(suffix.unwrap_or_default());
+            let start = entry.middle_start as usize;
+            let middle = keys.get(start..start + entry.middle_len());
+            entry.middle_start = self.keys.len() as u32;
+            self.keys.extend_from_slice(middle.unwrap_or_default());
             if let Unpacked::Created(i) = entry.target.unpack() {
                 if let Some(target) = created.get(i as usize) {
                     entry.target = Stored(Stored::CREATED | self.created.len() as u32);
@@ -281,6 +311,15 @@ impl PositionCache {
         }
         self.garbage = 0;
         self.created_garbage = 0;
+    }
+
+    /// Returns what a page's growth left unused (a first scrape doubles the key buffer up
+    /// to twice what it needs), keeping an eighth more for the scrapes to come.
+    pub fn settle(&mut self) {
+        let len = self.keys.len();
+        if self.keys.capacity() > len + len / 2 {
+            self.keys.shrink_to(len + len / 8);
+        }
     }
 
     /// Forgets every position (slots are about to be reused).

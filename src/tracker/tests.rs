@@ -459,7 +459,7 @@ fn an_export_of_a_range_records_each_sample_once() {
 /// The README's memory figures rest on these sizes (a fleet tracker holds millions).
 #[test]
 fn a_series_stays_small() {
-    assert!(std::mem::size_of::<TrackedSeries>() <= 168);
+    assert!(std::mem::size_of::<TrackedSeries>() <= 160);
     assert!(std::mem::size_of::<crate::CounterSeries>() <= 120);
     assert_eq!(
         std::mem::size_of::<Option<TrackedSeries>>(),
@@ -469,6 +469,6 @@ fn a_series_stays_small() {
 
 /// `Tracker::max_series` documents what a held-back sample costs.
 #[test]
-fn a_held_sample_is_64_bytes() {
-    assert_eq!(std::mem::size_of::<super::Held>(), 64);
+fn a_held_sample_is_32_bytes() {
+    assert_eq!(std::mem::size_of::<super::Held>(), 32);
 }

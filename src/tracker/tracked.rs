@@ -46,8 +46,6 @@ pub(super) struct Label {
 pub struct TrackedSeries {
     /// Shared with the other series of the name (when spelled alike).
     pub(super) name: Arc<str>,
-    /// Its entry in the index's list of names.
-    pub(super) name_id: u32,
     /// Sorted by label name, unescaped, each shared with the other series that have it.
     pub(super) labels: Box<[Arc<Label>]>,
     pub(super) data: SeriesData,
