@@ -7,7 +7,9 @@
 //! and every group are then assembled from those answers. A fleet of 1,000 servers costs
 //! what its series of the named metrics cost, not 1,000 times the whole tracker.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::histogram::{self, Bucket};
@@ -236,59 +238,83 @@ fn named(name: &str) -> Selector {
 /// A series' figure, given the source it belongs to.
 type PerSeries<'f> = &'f dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>;
 
-/// One figure over all sources and, with `--by`, per group: a sum (or other aggregate) and
-/// the number of series it rests on.
+/// The groups of one query, numbered as they are first seen: splits hold their groups by
+/// number, so assembling a group's figures is array indexing, and a group's name is stored
+/// once (shared with the trackers' series).
+#[derive(Debug, Default)]
+struct GroupIds {
+    ids: HashMap<Arc<str>, usize>,
+    names: Vec<Arc<str>>,
+}
+
+impl GroupIds {
+    fn id(&mut self, name: &Arc<str>) -> usize {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len();
+        self.ids.insert(Arc::clone(name), id);
+        self.names.push(Arc::clone(name));
+        id
+    }
+}
+
+/// One figure over all sources and, with `--by`, per group (by number, see [`GroupIds`]): a
+/// sum (or other aggregate) and the number of series it rests on.
 #[derive(Debug, Clone, Default)]
 struct Split {
     total: Option<(f64, usize)>,
-    groups: BTreeMap<String, (f64, usize)>,
+    groups: Vec<Option<(f64, usize)>>,
 }
 
 impl Split {
-    fn add(&mut self, group: Option<String>, value: f64, series: usize) {
+    fn add(&mut self, group: Option<usize>, value: f64, series: usize) {
         let total = self.total.get_or_insert((0.0, 0));
         total.0 += value;
         total.1 += series;
         if let Some(group) = group {
-            let entry = self.groups.entry(group).or_insert((0.0, 0));
+            if self.groups.len() <= group {
+                self.groups.resize(group + 1, None);
+            }
+            let entry = self.groups[group].get_or_insert((0.0, 0));
             entry.0 += value;
             entry.1 += series;
         }
     }
 
     /// The value over all sources (`None`) or in one group.
-    fn get(&self, group: Option<&str>) -> Option<f64> {
+    fn get(&self, group: Option<usize>) -> Option<f64> {
         self.pair(group).map(|(v, _)| v)
     }
 
-    fn pair(&self, group: Option<&str>) -> Option<(f64, usize)> {
+    fn pair(&self, group: Option<usize>) -> Option<(f64, usize)> {
         match group {
             None => self.total,
-            Some(g) => self.groups.get(g).copied(),
+            Some(g) => self.groups.get(g).copied().flatten(),
         }
     }
 
     /// The mean per series.
-    fn mean(&self, group: Option<&str>) -> Option<f64> {
+    fn mean(&self, group: Option<usize>) -> Option<f64> {
         let (sum, n) = self.pair(group)?;
         (n > 0).then(|| sum / n as f64)
     }
 }
 
-/// Buckets of one histogram over all sources and per group.
+/// Buckets of one histogram over all sources and per group (by number).
 #[derive(Debug, Clone, Default)]
 struct Buckets {
     total: Vec<Bucket>,
-    groups: BTreeMap<String, Vec<Bucket>>,
+    groups: Vec<Vec<Bucket>>,
 }
 
 impl Buckets {
-    fn quantiles(&self, group: Option<&str>) -> Quantiles {
+    fn quantiles(&self, group: Option<usize>) -> Quantiles {
         let buckets = match group {
             None => &self.total,
             Some(g) => match self.groups.get(g) {
-                Some(b) => b,
-                None => return Quantiles::default(),
+                Some(b) if !b.is_empty() => b,
+                _ => return Quantiles::default(),
             },
         };
         let q = |q: f64| Some(histogram::quantile(q, buckets)).filter(|v| v.is_finite());
@@ -305,22 +331,31 @@ impl Buckets {
 struct Query<'q> {
     sources: &'q [Source<'q>],
     by: Option<&'q str>,
+    groups: RefCell<GroupIds>,
 }
 
-impl Query<'_> {
+impl<'q> Query<'q> {
+    fn new(sources: &'q [Source<'q>], by: Option<&'q str>) -> Self {
+        Query {
+            sources,
+            by,
+            groups: RefCell::default(),
+        }
+    }
+
     /// The label to group by inside each tracker (`url` groups by source instead).
     fn label(&self) -> Option<&str> {
         self.by.filter(|l| *l != "url")
     }
 
-    /// The group of a tracker's group (the label's value, "" left to the total only), or
-    /// the source's URL.
-    fn group_of(&self, source: &Source<'_>, group: &promrate::Group) -> Option<String> {
-        match self.by {
-            Some("url") => Some(source.url.to_string()),
-            Some(label) => group.label(label).filter(|v| !v.is_empty()).map(str::to_string),
-            None => None,
-        }
+    /// The group of a tracker's group with these labels (the label's value; "" is left to
+    /// the total only), or of the source's URL.
+    fn group_of(&self, source: &Source<'_>, labels: &promrate::GroupLabels) -> Option<usize> {
+        let name: Arc<str> = match self.by? {
+            "url" => Arc::from(source.url),
+            _ => Arc::clone(&labels.first()?.1),
+        };
+        (!name.is_empty()).then(|| self.groups.borrow_mut().id(&name))
     }
 
     /// `sum by (by) (f(name))` over every source, `name` being the first of `names` the
@@ -341,7 +376,7 @@ impl Query<'_> {
                 }
             });
             for group in groups {
-                split.add(self.group_of(source, &group), group.value, group.series);
+                split.add(self.group_of(source, &group.labels), group.value, group.series);
             }
         }
         split
@@ -373,16 +408,11 @@ impl Query<'_> {
             };
             for (labels, buckets) in source.tracker.histogram_buckets(&named(base), &by, admitted) {
                 all.total.extend(buckets.iter().copied());
-                let group = match self.by {
-                    Some("url") => Some(source.url.to_string()),
-                    Some(_) => labels
-                        .first()
-                        .map(|(_, v)| v.to_string())
-                        .filter(|v| !v.is_empty()),
-                    None => None,
-                };
-                if let Some(group) = group {
-                    all.groups.entry(group).or_default().extend(buckets);
+                if let Some(group) = self.group_of(source, &labels) {
+                    if all.groups.len() <= group {
+                        all.groups.resize_with(group + 1, Vec::new);
+                    }
+                    all.groups[group].extend(buckets);
                 }
             }
         }
@@ -408,7 +438,7 @@ fn first_present<'n>(source: &Source<'_>, names: &[&'n str]) -> Option<&'n str> 
         .find(|name| source.tracker.matching(&named(name)).any(|x| source.admits(x)))
 }
 
-fn ratio(parts: &(Split, Split), group: Option<&str>) -> Option<f64> {
+fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64> {
     let count = parts.1.get(group)?;
     let total = parts.0.get(group)?;
     (count > 0.0).then(|| total / count)
@@ -511,18 +541,15 @@ impl Answers {
         let mut finished_by_reason = BTreeMap::new();
         if finished.is_some() {
             // One query per reason seen: finished_reason is a handful of values.
-            let reasons = Query {
-                by: Some("finished_reason"),
-                ..*q
-            }
-            .sum(FINISHED, &window_rate);
-            for reason in reasons.groups.keys() {
+            let reasons = Query::new(q.sources, Some("finished_reason"));
+            reasons.sum(FINISHED, &window_rate);
+            for reason in reasons.groups.into_inner().names {
                 let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
-                    (s.label("finished_reason") == Some(reason.as_str()))
+                    (s.label("finished_reason") == Some(&*reason))
                         .then(|| window_rate(s, src))
                         .flatten()
                 };
-                finished_by_reason.insert(reason.clone(), q.sum(FINISHED, &reason_rate));
+                finished_by_reason.insert(reason.to_string(), q.sum(FINISHED, &reason_rate));
             }
         }
         let spec = q.present(SPEC_ACCEPTED).then(|| {
@@ -572,26 +599,34 @@ impl Answers {
         }
     }
 
-    /// Every group some figure has, in order.
-    fn groups(&self) -> Vec<String> {
-        let mut groups: Vec<String> = [
+    /// The groups (by number, named in `ids`) that the main figures have, in name order.
+    fn groups(&self, ids: &GroupIds) -> Vec<(Arc<str>, usize)> {
+        let mut has = vec![false; ids.names.len()];
+        let main = [
             &self.generation[0],
             &self.prompt[0],
             &self.running,
             &self.waiting,
             &self.kv_usage,
-        ]
-        .into_iter()
-        .chain(self.finished.as_ref().map(|f| &f.0))
-        .flat_map(|s| s.groups.keys().cloned())
-        .collect();
+        ];
+        for split in main.into_iter().chain(self.finished.as_ref().map(|f| &f.0)) {
+            for (g, value) in split.groups.iter().enumerate() {
+                has[g] |= value.is_some();
+            }
+        }
+        let mut groups: Vec<(Arc<str>, usize)> = ids
+            .names
+            .iter()
+            .enumerate()
+            .filter(|&(g, _)| has[g])
+            .map(|(g, name)| (Arc::clone(name), g))
+            .collect();
         groups.sort();
-        groups.dedup();
         groups
     }
 
     /// The figures over everything (`None`) or of one group.
-    fn figures(&self, g: Option<&str>) -> Figures {
+    fn figures(&self, g: Option<usize>) -> Figures {
         let rate = |r: &[Split; 3]| Rate {
             window: r[0].get(g),
             ewma: r[1].get(g),
@@ -679,15 +714,14 @@ pub fn compute(
     window: TimeDelta,
     by: Option<&str>,
 ) -> (Figures, Vec<(String, Figures)>) {
-    let answers = Answers::ask(&Query { sources, by }, window);
+    let query = Query::new(sources, by);
+    let answers = Answers::ask(&query, window);
+    let ids = query.groups.into_inner();
     let groups = match by {
         Some(_) => answers
-            .groups()
+            .groups(&ids)
             .into_iter()
-            .map(|g| {
-                let figures = answers.figures(Some(&g));
-                (g, figures)
-            })
+            .map(|(name, g)| (name.to_string(), answers.figures(Some(g))))
             .collect(),
         None => Vec::new(),
     };
