@@ -344,6 +344,14 @@ fn finish(
         .count();
     let errors: u64 = targets.iter().map(|t| t.errors).sum();
     let skipped: u64 = targets.iter().map(|t| t.skipped).sum();
+    // The tokens since the start were counted between the first scrape and the last
+    // interval's: the mean is over that span, not over the whole run.
+    let first_scrape = targets.iter().filter_map(|t| t.since).min();
+    let span_s = last
+        .zip(first_scrape)
+        .map(|(s, first)| (s.at - first).as_seconds_f64())
+        .filter(|span| *span > 0.0);
+    let mean_rate = f.generated_since_start.zip(span_s).map(|(g, span)| g / span);
     if mode == Mode::Json {
         let summary = serde_json::json!({
             "schema": render::json::SCHEMA,
@@ -351,19 +359,25 @@ fn finish(
             "elapsed_s": elapsed,
             "generated_tokens": f.generated_since_start,
             "finished_requests": f.finished_since_start,
-            "mean_generation_tokens_per_s": f.generated_since_start.map(|g| g / elapsed),
+            "mean_generation_tokens_per_s": mean_rate,
             "restarts_announced": restarts,
             "scrape_errors": errors,
             "skipped_pages": skipped,
         });
         emit(summary);
     } else {
+        // Skipped pages only when there were some: the line stays within 120 columns.
+        let skipped = if skipped > 0 {
+            format!(" · {skipped} page(s) skipped")
+        } else {
+            String::new()
+        };
         plain.summary(&format!(
             "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {restarts} restart(s) · \
-             {errors} scrape error(s) · {skipped} page(s) skipped",
+             {errors} scrape error(s){skipped}",
             elapsed,
             render::num(f.generated_since_start, 0, 12),
-            render::num(f.generated_since_start.map(|g| g / elapsed), 1, 12),
+            render::num(mean_rate, 1, 12),
             render::num(f.finished_since_start, 0, 12),
         ));
     }
