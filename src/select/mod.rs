@@ -223,6 +223,29 @@ impl Selector {
         self.name_matches(name, normalize) && self.matches_label_values(label)
     }
 
+    /// This selector with its metric name (the `__name__` equality that
+    /// [`Selector::metric_name`] reads) replaced by `name`.
+    pub(crate) fn with_metric_name(&self, name: &str) -> Selector {
+        let matchers = self
+            .matchers
+            .iter()
+            .map(|m| {
+                if m.label() == "__name__" && m.op() == MatchOp::Equal && Some(m.value()) == self.metric_name() {
+                    Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
+                } else {
+                    m.clone()
+                }
+            })
+            .collect();
+        Selector::from_matchers(matchers).normalize_names(self.normalize_names)
+    }
+
+    /// Whether a sample, read as if it were named `name`, satisfies every matcher (a
+    /// histogram's `_bucket` sample against a selector naming the histogram).
+    pub(crate) fn matches_as(&self, name: &str, sample: &Sample<'_>) -> bool {
+        self.matches_name(name) && self.matches_labels(sample)
+    }
+
     /// Whether the metric-name matchers accept `name`, compared as `normalize` says.
     pub(crate) fn name_matches_normalized(&self, name: &str, normalize: bool) -> bool {
         self.name_matches(name, normalize)

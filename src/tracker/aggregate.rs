@@ -79,6 +79,21 @@ fn same_key(a: &[GroupKey<'_>], b: &[GroupKey<'_>]) -> bool {
         })
 }
 
+/// The suffixes of a classic histogram's (or summary's) series.
+const HISTOGRAM_PARTS: [&str; 3] = ["_bucket", "_sum", "_count"];
+
+/// The selector of the histogram a selector names: `x_bucket` (as PromQL users write it in
+/// `histogram_quantile`), `x_sum` and `x_count` name the histogram `x`.
+fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
+    let base = selector
+        .metric_name()
+        .and_then(|name| HISTOGRAM_PARTS.iter().find_map(|part| name.strip_suffix(part)));
+    match base {
+        Some(base) => Cow::Owned(selector.with_metric_name(base)),
+        None => Cow::Borrowed(selector),
+    }
+}
+
 impl Tracker {
     /// The series `selector` picks. Names compare with ':' and '_' alike when either the
     /// tracker or the selector normalizes names.
@@ -362,7 +377,8 @@ impl Tracker {
                 count: f(series)?,
             })
         };
-        self.grouped(selector, "_bucket", by, bucket, |b| vec![b], Vec::push)
+        let family = family_selector(selector);
+        self.grouped(&family, "_bucket", by, bucket, |b| vec![b], Vec::push)
     }
 
     /// Mean observation per group of the histogram(s) `selector` names:
@@ -386,8 +402,9 @@ impl Tracker {
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
-        let sums = self.sum_family(selector, "_sum", by, &f);
-        let counts = self.sum_family(selector, "_count", by, &f);
+        let family = family_selector(selector);
+        let sums = self.sum_family(&family, "_sum", by, &f);
+        let counts = self.sum_family(&family, "_count", by, &f);
         sums.into_iter()
             .filter_map(|sum| {
                 // Both are sorted by their labels.

@@ -535,8 +535,34 @@ impl Tracker {
         }
     }
 
-    fn selected(&self, sample: &Sample<'_>) -> bool {
-        self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches(sample))
+    /// Whether a selector picks the sample, or the histogram or summary it is part of (a
+    /// selector names a histogram as PromQL users do: `x` for `x_bucket`, `x_sum` and
+    /// `x_count`), as the page's `# TYPE` (`family`) or the families read by name say.
+    fn selected(&self, sample: &Sample<'_>, family: Option<(&str, MetricType)>) -> bool {
+        if self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches(sample)) {
+            return true;
+        }
+        let Some(base) = self.histogram_of(sample, family) else {
+            return false;
+        };
+        self.selectors.iter().any(|s| s.matches_as(base, sample))
+    }
+
+    /// The histogram or summary a sample is a `_bucket`, `_sum`, `_count` or `_created` of.
+    fn histogram_of<'s>(&self, sample: &Sample<'s>, family: Option<(&str, MetricType)>) -> Option<&'s str> {
+        let name = sample.name();
+        let (base, part) = ["_bucket", "_sum", "_count", "_created"]
+            .iter()
+            .find_map(|part| Some((name.strip_suffix(part)?, *part)))?;
+        let normalize = self.index.normalize_names();
+        let declared = family.is_some_and(|(family, kind)| {
+            matches!(kind, MetricType::Histogram | MetricType::Summary)
+                && crate::text::names::names_equal(base, &[family], normalize)
+        });
+        let by_name = self.known_families.as_ref().is_some_and(|known| {
+            (part == "_bucket" && sample.labels().has_name(b"le")) || known.has_family_of(name, normalize)
+        });
+        (declared || by_name).then_some(base)
     }
 
     /// Records a sample's value at `at_ms` where `target` says (or holds it back, see
@@ -753,7 +779,7 @@ impl<'page> Ingest<'_, 'page> {
             }
             return Target::Created(slots);
         }
-        if !tracker.selected(sample) {
+        if !tracker.selected(sample, self.family) {
             return Target::Ignored;
         }
         if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {

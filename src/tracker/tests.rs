@@ -472,3 +472,39 @@ fn a_series_stays_small() {
 fn a_held_sample_is_32_bytes() {
     assert_eq!(std::mem::size_of::<super::Held>(), 32);
 }
+
+/// A selector names a histogram as PromQL users do: `lat` tracks `lat_bucket`, `lat_sum`
+/// and `lat_count`, and `lat_bucket` (as written in `histogram_quantile`) names it too.
+#[test]
+fn a_selector_naming_a_histogram_tracks_its_parts() {
+    let page = |n: u32| {
+        format!(
+            "# TYPE lat histogram\nlat_bucket{{le=\"1\",job=\"a\"}} {}\nlat_bucket{{le=\"+Inf\",job=\"a\"}} {}\n\
+             lat_sum{{job=\"a\"}} {}\nlat_count{{job=\"a\"}} {}\nlat_bucket{{le=\"+Inf\",job=\"b\"}} 1\nother_total 1\n",
+            n,
+            2 * n,
+            3 * n,
+            2 * n
+        )
+    };
+    let mut t = Tracker::new([Selector::parse(r#"lat{job="a"}"#).unwrap()]);
+    t.ingest(&page(1), at(0)).unwrap();
+    t.ingest(&page(3), at(10)).unwrap();
+    let mut names: Vec<&str> = t.series().map(|s| s.name()).collect();
+    names.sort();
+    assert_eq!(names, ["lat_bucket", "lat_bucket", "lat_count", "lat_sum"], "job=b and other_total are not selected");
+    let increase = |s: &TrackedSeries| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10));
+    let by_family = t.histogram_quantile(0.5, &Selector::parse("lat").unwrap(), &[], increase);
+    let by_bucket = t.histogram_quantile(0.5, &Selector::parse("lat_bucket").unwrap(), &[], increase);
+    assert_eq!(by_family.len(), 1);
+    assert_eq!(by_family, by_bucket);
+    let mean = t.histogram_mean(&Selector::parse("lat").unwrap(), &[], increase);
+    assert_eq!(mean[0].value, 1.5);
+    assert_eq!(t.histogram_mean(&Selector::parse("lat_sum").unwrap(), &[], increase), mean);
+    // Untyped, as a federation serves it: the family is read by name.
+    let mut untyped = Tracker::new([Selector::parse("lat").unwrap()]);
+    untyped.infer_counters(true);
+    let federated = "# TYPE lat_bucket untyped\nlat_bucket{le=\"+Inf\"} 2 1000\n# TYPE lat_count untyped\nlat_count 2 1000\n";
+    untyped.ingest(federated, at(1)).unwrap();
+    assert_eq!(untyped.len(), 2);
+}
