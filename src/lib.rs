@@ -110,6 +110,7 @@ pub use select::{MatchOp, Matcher, Selector};
 pub use series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 pub use text::escape::UnescapedBytes;
 pub use text::labels::{LabelValue, Labels, LabelsIter};
+pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::{Entry, Exemplar, HelpText, MetricType, Sample};
 pub use tracker::{

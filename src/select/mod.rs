@@ -230,7 +230,10 @@ impl Selector {
             .matchers
             .iter()
             .map(|m| {
-                if m.label() == "__name__" && m.op() == MatchOp::Equal && Some(m.value()) == self.metric_name() {
+                if m.label() == "__name__"
+                    && m.op() == MatchOp::Equal
+                    && Some(m.value()) == self.metric_name()
+                {
                     Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
                 } else {
                     m.clone()

@@ -25,6 +25,7 @@ pub(crate) mod limits;
 pub(crate) mod metadata;
 pub(crate) mod names;
 mod openmetrics;
+pub(crate) mod owned;
 pub(crate) mod parser;
 pub(crate) mod sample;
 pub(crate) mod sample_line;

@@ -197,6 +197,23 @@ impl<'page> Sample<'page> {
         self.name
     }
 
+    /// A copy that owns its text ([`OwnedSample`](crate::OwnedSample)), to keep after the
+    /// page is gone.
+    ///
+    /// # Example
+    /// ```
+    /// let owned = {
+    ///     let page = String::from("up{job=\"a\"} 1\n");
+    ///     promrate::parse(&page).next().unwrap()?.into_sample().unwrap().to_owned()
+    /// };
+    /// assert_eq!(owned.label("job"), Some("a"));
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    #[allow(clippy::wrong_self_convention)]
+    pub fn to_owned(&self) -> crate::OwnedSample {
+        crate::OwnedSample::from(*self)
+    }
+
     /// The text of the name and labels, and whether it begins its line followed by a space
     /// (see the fields).
     pub(crate) fn identity(&self) -> (&'page str, bool) {
@@ -402,5 +419,51 @@ impl PartialEq<&str> for HelpText<'_> {
 impl fmt::Debug for HelpText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.unescaped(), f)
+    }
+}
+
+impl fmt::Display for Sample<'_> {
+    /// The sample as a Prometheus text line (without the newline): names quoted where they
+    /// must be, label values escaped, the value as Go writes it, the timestamp in
+    /// milliseconds. It parses back to the same sample (an OpenMetrics exemplar is left
+    /// out: the text format has none).
+    ///
+    /// # Example
+    /// ```
+    /// let page = "up{path=\"a\\\"b\",job=\"x\"} 1.0 1700000000000\n";
+    /// let sample = promrate::parse(page).next().unwrap()?.into_sample().unwrap();
+    /// let line = sample.to_string();
+    /// assert_eq!(line, page.trim_end());
+    /// let again = promrate::parse(&line).next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(again.labels().get("path").unwrap(), "a\"b");
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let labels = self.labels.iter().map(|(k, v)| (k, v.unescaped()));
+        super::write::sample_text(f, self.name, labels, self.value, self.timestamp_ms)
+    }
+}
+
+impl fmt::Display for Entry<'_> {
+    /// The entry as a line (without the newline): a sample as [`Sample`]'s `Display`
+    /// writes it, `# HELP`, `# TYPE`, a comment, and OpenMetrics' `# UNIT` and `# EOF`.
+    ///
+    /// # Example
+    /// ```
+    /// let page = "# HELP up Whether it is up.\n# TYPE up gauge\nup 1.0\n";
+    /// let lines: Vec<String> = promrate::parse(page).map(|e| e.unwrap().to_string()).collect();
+    /// assert_eq!(lines.join("\n") + "\n", page);
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut line = String::new();
+        match self {
+            Entry::Sample(sample) => return sample.fmt(f),
+            Entry::Help { name, text } => super::write::help(&mut line, name, &text.unescaped())?,
+            Entry::Type { name, kind } => super::write::metric_type(&mut line, name, *kind)?,
+            Entry::Unit { name, unit } => return write!(f, "# UNIT {name} {unit}"),
+            Entry::Comment(text) => return write!(f, "# {text}"),
+            Entry::Eof => return f.write_str("# EOF"),
+        }
+        f.write_str(line.trim_end_matches('\n'))
     }
 }

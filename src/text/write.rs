@@ -180,11 +180,31 @@ where
     K: AsRef<str>,
     V: AsRef<str>,
 {
+    let labels = labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()));
+    sample_text(out, name, labels, value, timestamp_ms)?;
+    out.write_char('\n')
+}
+
+/// [`sample`] without the newline, from any sequence of `(label, unescaped value)`: what a
+/// sample's `Display` writes.
+pub(crate) fn sample_text<W, K, V>(
+    out: &mut W,
+    name: &str,
+    labels: impl IntoIterator<Item = (K, V)>,
+    value: f64,
+    timestamp_ms: Option<i64>,
+) -> fmt::Result
+where
+    W: Write + ?Sized,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
     let plain_name = is_metric_name(name);
     if plain_name {
         out.write_str(name)?;
     }
-    if !labels.is_empty() || !plain_name {
+    let mut labels = labels.into_iter().peekable();
+    if labels.peek().is_some() || !plain_name {
         out.write_char('{')?;
         let mut first = true;
         if !plain_name {
@@ -211,7 +231,7 @@ where
     if let Some(ts) = timestamp_ms {
         write!(out, " {ts}")?;
     }
-    out.write_char('\n')
+    Ok(())
 }
 
 #[cfg(test)]

@@ -492,7 +492,11 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     t.ingest(&page(3), at(10)).unwrap();
     let mut names: Vec<&str> = t.series().map(|s| s.name()).collect();
     names.sort();
-    assert_eq!(names, ["lat_bucket", "lat_bucket", "lat_count", "lat_sum"], "job=b and other_total are not selected");
+    assert_eq!(
+        names,
+        ["lat_bucket", "lat_bucket", "lat_count", "lat_sum"],
+        "job=b and other_total are not selected"
+    );
     let increase = |s: &TrackedSeries| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10));
     let by_family = t.histogram_quantile(0.5, &Selector::parse("lat").unwrap(), &[], increase);
     let by_bucket = t.histogram_quantile(0.5, &Selector::parse("lat_bucket").unwrap(), &[], increase);
@@ -500,7 +504,10 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     assert_eq!(by_family, by_bucket);
     let mean = t.histogram_mean(&Selector::parse("lat").unwrap(), &[], increase);
     assert_eq!(mean[0].value, 1.5);
-    assert_eq!(t.histogram_mean(&Selector::parse("lat_sum").unwrap(), &[], increase), mean);
+    assert_eq!(
+        t.histogram_mean(&Selector::parse("lat_sum").unwrap(), &[], increase),
+        mean
+    );
     // Untyped, as a federation serves it: the family is read by name.
     let mut untyped = Tracker::new([Selector::parse("lat").unwrap()]);
     untyped.infer_counters(true);

@@ -84,3 +84,41 @@ fn crlf_and_missing_final_newline_read_like_the_original() {
         assert_eq!(collect(&crlf), collect(text), "{name}");
     }
 }
+
+/// `Display` of every sample of every real page writes a line that parses back to the same
+/// sample (name, unescaped labels, value to the bit, timestamp), and so does an owned copy.
+#[test]
+fn every_sample_displays_as_a_line_that_reads_back_the_same() {
+    let mut checked = 0;
+    for (file, text) in data::pages() {
+        let format = if file.ends_with(".om.txt") {
+            promrate::Format::OpenMetrics
+        } else {
+            promrate::Format::PrometheusText
+        };
+        for entry in promrate::Parser::new(format).strict(false).parse(&text) {
+            let Ok(promrate::Entry::Sample(sample)) = entry else {
+                continue;
+            };
+            let line = sample.to_string();
+            let back = promrate::parse(&line)
+                .next()
+                .and_then(|e| e.ok()?.into_sample())
+                .unwrap_or_else(|| panic!("{file}: {line} does not parse back"));
+            let labels = |s: &promrate::Sample<'_>| -> Vec<(String, String)> {
+                s.labels()
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+                    .collect()
+            };
+            assert_eq!(back.name(), sample.name(), "{file}: {line}");
+            assert_eq!(labels(&back), labels(&sample), "{file}: {line}");
+            assert_eq!(back.value().to_bits(), sample.value().to_bits(), "{file}: {line}");
+            assert_eq!(back.timestamp_ms(), sample.timestamp_ms(), "{file}: {line}");
+            assert_eq!(sample.to_owned().to_string(), line);
+            checked += 1;
+        }
+    }
+    assert!(checked > 10_000, "{checked} samples");
+    println!("display: {checked} samples of the real pages read back the same");
+}
