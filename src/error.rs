@@ -339,6 +339,13 @@ pub enum SeriesError {
     /// Counter values must be finite and not negative.
     #[error("invalid counter value {0}")]
     InvalidValue(f64),
+    /// The same series twice in one page (same name and labels, label order aside) with
+    /// another value: the first sample is kept.
+    #[error("the series appears twice in the page (at {at_ms} ms); the first sample is kept")]
+    Duplicate {
+        /// The timestamp both samples were recorded at, ms since the epoch.
+        at_ms: i64,
+    },
     /// A limit of the tracker's [`Parser`](crate::Parser) refused the whole scrape, as
     /// Prometheus fails a scrape over its `sample_limit`, `label_limit`,
     /// `label_name_length_limit`, `label_value_length_limit` or `body_size_limit`; the

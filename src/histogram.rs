@@ -19,6 +19,20 @@ pub struct Bucket {
     pub count: f64,
 }
 
+impl Bucket {
+    /// A bucket of `count` observations at or below `upper_bound`.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::histogram::{quantile, Bucket};
+    /// let buckets = [Bucket::new(0.1, 10.0), Bucket::new(1.0, 30.0), Bucket::new(f64::INFINITY, 40.0)];
+    /// assert!((quantile(0.5, &buckets) - 0.55).abs() < 1e-12);
+    /// ```
+    pub fn new(upper_bound: f64, count: f64) -> Self {
+        Bucket { upper_bound, count }
+    }
+}
+
 /// The `q`-quantile of a classic histogram, exactly as PromQL's `histogram_quantile`
 /// computes it (`bucketQuantile`): buckets are sorted by bound, equal bounds merged, counts
 /// forced monotonic; the answer is linearly interpolated inside the bucket holding rank

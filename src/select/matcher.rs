@@ -70,6 +70,9 @@ impl Pattern {
     fn compile(source: &str) -> Result<Pattern, SelectorErrorKind> {
         // Validate with the real engine even where a fast path answers, so an invalid
         // pattern is an error at parse time whatever its shape.
+        // The user's pattern alone first, so that an error shows what they wrote, not the
+        // anchored form.
+        regex::Regex::new(source).map_err(|e| SelectorErrorKind::InvalidRegex(e.to_string()))?;
         let compiled = regex::Regex::new(&format!("^(?s:{source})$"))
             .map_err(|e| SelectorErrorKind::InvalidRegex(e.to_string()))?;
         let is_plain = |s: &str| !s.contains(|c: char| "\\.+*?()|[]{}^$".contains(c));

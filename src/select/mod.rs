@@ -390,3 +390,15 @@ mod tests {
         assert!(m.matches_value("\n") && !m.matches_value(""));
     }
 }
+
+#[cfg(all(test, feature = "regex"))]
+mod regex_error_tests {
+    /// An invalid regex is reported as the user wrote it, not in its anchored form.
+    #[test]
+    fn a_bad_regex_is_shown_as_written() {
+        let err = super::Selector::parse(r#"up{job=~"("}"#).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("unclosed group"), "{message}");
+        assert!(!message.contains("(?s:"), "{message}");
+    }
+}

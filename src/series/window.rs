@@ -52,7 +52,8 @@ impl Window {
         };
         let keep_from = last.timestamp_ms.saturating_sub(self.retention_ms);
         let at_or_before = stored.partition_point(|p| p.timestamp_ms <= keep_from);
-        let by_time = at_or_before.saturating_sub(1);
+        // At least the two newest points, whatever the retention (a rate needs two).
+        let by_time = at_or_before.saturating_sub(1).min(stored.len().saturating_sub(2));
         by_time.max(self.points.len().saturating_sub(self.max_len as usize))
     }
 

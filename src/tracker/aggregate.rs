@@ -6,10 +6,13 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
+use chrono::{DateTime, TimeDelta, Utc};
+
 use super::index::NameEntry;
 use super::tracked::{Label, TrackedSeries};
 use super::Tracker;
 use crate::histogram::{self, Bucket};
+use crate::promql::Range;
 use crate::select::Selector;
 
 /// A group of an aggregation: the grouping labels' values and the aggregate.
@@ -293,6 +296,96 @@ impl Tracker {
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
         self.sum_family(selector, "", by, f)
+    }
+
+    /// PromQL `sum by (by...) (rate(selector[range]))` at `at`: each counter's
+    /// [`CounterSeries::rate`](crate::CounterSeries::rate), summed per group.
+    ///
+    /// Series that left the page count as in PromQL: while a series' points are in the
+    /// range its rate is computed from them (extrapolated less as they end earlier), until
+    /// it is dropped ([`Tracker::stale_after`]). For figures from the newest page only, see
+    /// [`Tracker::exact_rate_by`].
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{promql::Range, Selector, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+    /// for s in 0..=6 {
+    ///     let page = format!("tokens_total{{engine=\"0\"}} {}\ntokens_total{{engine=\"1\"}} {}\n", 100 * s, 50 * s);
+    ///     t.ingest(&page, at(10 * s))?;
+    /// }
+    /// let tokens = Selector::parse("tokens_total")?;
+    /// let per_engine = t.rate_by(&tokens, &["engine"], &Range::new(TimeDelta::minutes(1)), at(60));
+    /// assert_eq!(per_engine.iter().map(|g| g.value).collect::<Vec<_>>(), [10.0, 5.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rate_by(&self, selector: &Selector, by: &[&str], range: &Range, at: DateTime<Utc>) -> Vec<Group> {
+        self.sum_by(selector, by, |s| s.counter()?.rate(range, at))
+    }
+
+    /// PromQL `sum by (by...) (increase(selector[range]))` at `at`; series that left the
+    /// page count as in [`Tracker::rate_by`].
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{promql::Range, Selector, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+    /// for s in 0..=6 {
+    ///     t.ingest(&format!("requests_total {}\n", 3 * s), at(10 * s))?;
+    /// }
+    /// let total = t.increase_by(&Selector::parse("requests_total")?, &[], &Range::new(TimeDelta::minutes(1)), at(60));
+    /// assert_eq!(total[0].value, 18.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn increase_by(
+        &self,
+        selector: &Selector,
+        by: &[&str],
+        range: &Range,
+        at: DateTime<Utc>,
+    ) -> Vec<Group> {
+        self.sum_by(selector, by, |s| s.counter()?.increase(range, at))
+    }
+
+    /// `sum by (by...)` of each counter's exact rate over `window` ending at `at`
+    /// ([`CounterSeries::exact_rate`](crate::CounterSeries::exact_rate): the increase
+    /// between real points over the time between them, never extrapolated), over the
+    /// series on the **newest page** only: a server that stopped stops counting at once,
+    /// where its old points would keep its last rate until it is dropped.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{Selector, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+    /// t.ingest("tokens_total{engine=\"0\"} 0\ntokens_total{engine=\"1\"} 0\n", at(0))?;
+    /// t.ingest("tokens_total{engine=\"0\"} 100\ntokens_total{engine=\"1\"} 100\n", at(10))?;
+    /// // Engine 1 is gone from the page: only engine 0 counts.
+    /// t.ingest("tokens_total{engine=\"0\"} 200\n", at(20))?;
+    /// let tokens = Selector::parse("tokens_total")?;
+    /// let total = t.exact_rate_by(&tokens, &[], TimeDelta::seconds(20), at(20));
+    /// assert_eq!((total[0].value, total[0].series), (10.0, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn exact_rate_by(
+        &self,
+        selector: &Selector,
+        by: &[&str],
+        window: TimeDelta,
+        at: DateTime<Utc>,
+    ) -> Vec<Group> {
+        let newest = self.scrapes;
+        self.sum_by(selector, by, |s| {
+            if s.last_seen != newest {
+                return None;
+            }
+            s.counter()?.exact_rate(window, at)
+        })
     }
 
     /// PromQL `avg by (by...) (f(series))`, e.g. KV-cache usage across engines.

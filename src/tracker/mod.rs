@@ -603,6 +603,8 @@ impl Tracker {
         let Some(series) = self.index.get_mut(slot) else {
             return;
         };
+        // Seen already in this scrape: a second sample of the series in the page.
+        let again = series.last_seen == scrapes && series.has_point_at(at_ms);
         if series.last_seen != scrapes {
             series.last_seen = scrapes;
             self.touched += 1;
@@ -638,6 +640,10 @@ impl Tracker {
                 if let SeriesData::Counter(c) = &mut series.data {
                     c.clear_pending_created();
                 }
+                let error = match error {
+                    SeriesError::NotAfterLast { at_ms, .. } if again => SeriesError::Duplicate { at_ms },
+                    error => error,
+                };
                 report.refused += 1;
                 if report.first_refused.is_none() {
                     report.first_refused = Some(Refusal {

@@ -515,3 +515,21 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     untyped.ingest(federated, at(1)).unwrap();
     assert_eq!(untyped.len(), 2);
 }
+
+/// A series twice in one page: the first sample is kept, the second refused as a
+/// duplicate (not as a timestamp that went back); twice with the same value is a repeat.
+#[test]
+fn a_series_twice_in_a_page_is_a_duplicate() {
+    let mut t = Tracker::new([]);
+    let report = t.ingest("a_total 1\nb 1\na_total 2\nb 1\n", at(1)).unwrap();
+    assert_eq!((report.samples, report.refused, report.repeated), (2, 1, 1));
+    let refusal = report.first_refused.unwrap();
+    assert_eq!(
+        refusal.error,
+        SeriesError::Duplicate {
+            at_ms: at(1).timestamp_millis()
+        }
+    );
+    assert!(refusal.error.to_string().contains("first sample is kept"));
+    assert_eq!(t.get("a_total", &[]).unwrap().last_value(), Some(1.0));
+}

@@ -67,6 +67,15 @@ impl TrackedSeries {
         &self.name
     }
 
+    /// Whether the newest point is at `at_ms`.
+    pub(super) fn has_point_at(&self, at_ms: i64) -> bool {
+        let newest = match &self.data {
+            SeriesData::Counter(c) => c.last(),
+            SeriesData::Gauge(g) => g.last(),
+        };
+        newest.is_some_and(|p| p.timestamp_ms == at_ms)
+    }
+
     /// Whether a retained point is at `at_ms` with exactly `value`.
     pub(super) fn has_point(&self, at_ms: i64, value: f64) -> bool {
         let points = match &self.data {

@@ -98,3 +98,13 @@ fn the_total_increase_is_the_exact_increase_over_everything_pushed() {
     }
     assert_eq!(s.resets(), 2, "a value drop and a changed created time");
 }
+
+#[test]
+fn no_retention_still_keeps_the_two_newest_points() {
+    let mut s = CounterSeries::new(TimeDelta::zero());
+    for i in 0..5 {
+        s.push(t(10 * i), 10.0 * i as f64).unwrap();
+    }
+    assert_eq!(s.len(), 2);
+    assert_eq!(s.exact_rate(TimeDelta::seconds(10), t(40)), Some(1.0));
+}
