@@ -55,9 +55,80 @@
 //! let t1 = t0 + TimeDelta::seconds(10);
 //! let report = tracker.ingest("tokens_total 300\n", t1)?;
 //! assert_eq!(report.resets.len(), 1);
-//! let rate = tracker.sum_by(&tokens, &[], |s| s.counter()?.exact_rate(TimeDelta::seconds(10), t1));
+//! let rate = tracker.exact_rate_by(&tokens, &[], TimeDelta::seconds(10), t1);
 //! assert_eq!(rate[0].value, 30.0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Rates per label across many series
+//! `sum by (engine) (rate(x[1m]))` is [`Tracker::rate_by`]; the exact, non-extrapolated
+//! rate over the newest page's series is [`Tracker::exact_rate_by`].
+//!
+//! ```
+//! use chrono::{DateTime, TimeDelta};
+//! use promrate::{promql::Range, Selector, Tracker};
+//! let tokens = Selector::parse("vllm:generation_tokens_total")?;
+//! let mut tracker = Tracker::new([tokens.clone()]);
+//! let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+//! for s in 0..=6 {
+//!     let page = format!(
+//!         "vllm:generation_tokens_total{{engine=\"0\"}} {}\n\
+//!          vllm:generation_tokens_total{{engine=\"1\"}} {}\n",
+//!         800 * s,
+//!         400 * s
+//!     );
+//!     tracker.ingest(&page, at(10 * s))?;
+//! }
+//! let promql = tracker.rate_by(&tokens, &["engine"], &Range::new(TimeDelta::minutes(1)), at(60));
+//! let exact = tracker.exact_rate_by(&tokens, &["engine"], TimeDelta::minutes(1), at(60));
+//! for per_engine in [promql, exact] {
+//!     let rates: Vec<(Option<&str>, f64)> = per_engine.iter().map(|g| (g.label("engine"), g.value)).collect();
+//!     assert_eq!(rates, [(Some("0"), 80.0), (Some("1"), 40.0)]);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## A histogram's quantile over a window
+//! A selector names the histogram (`x` or, as PromQL users write it, `x_bucket`); the
+//! quantile is over each bucket's increase in the window, as
+//! `histogram_quantile(0.95, sum by (le) (increase(x_bucket[1m])))`.
+//!
+//! ```
+//! use chrono::{DateTime, TimeDelta};
+//! use promrate::{Selector, Tracker};
+//! let ttft = Selector::parse("vllm:time_to_first_token_seconds")?;
+//! let mut tracker = Tracker::new([ttft.clone()]);
+//! let page = |fast: u32, all: u32| format!(
+//!     "# TYPE vllm:time_to_first_token_seconds histogram\n\
+//!      vllm:time_to_first_token_seconds_bucket{{le=\"0.1\"}} {fast}\n\
+//!      vllm:time_to_first_token_seconds_bucket{{le=\"1.0\"}} {all}\n\
+//!      vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\"}} {all}\n\
+//!      vllm:time_to_first_token_seconds_count {all}\n");
+//! let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+//! tracker.ingest(&page(500, 1000), at(0))?;
+//! tracker.ingest(&page(590, 1100), at(60))?; // in the minute: 90 of 100 under 0.1 s
+//! let increase = |s: &promrate::TrackedSeries| s.counter()?.exact_increase(TimeDelta::minutes(1), at(60));
+//! let p95 = tracker.histogram_quantile(0.95, &ttft, &[], increase);
+//! assert!((p95[0].value - 0.55).abs() < 1e-9); // halfway through (0.1, 1.0]
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Bad input
+//! A line that does not parse is a typed [`ParseError`] with its line and column; the
+//! iterator goes on with the next line, so the rest of the page is kept. A tracker counts
+//! the bad lines, reports the first and records everything else.
+//!
+//! ```
+//! use promrate::{ParseErrorKind, Tracker};
+//! let page = "a_total 1\nb_total{x=\"1\" 2\nc_total NaNx\nd_total 4\n";
+//! let errors: Vec<promrate::ParseError> = promrate::parse(page).filter_map(Result::err).collect();
+//! assert_eq!(errors.iter().map(|e| (e.line, e.column)).collect::<Vec<_>>(), [(2, 15), (3, 9)]);
+//! assert!(matches!(errors[1].kind, ParseErrorKind::InvalidValue(_)));
+//! let mut tracker = Tracker::new([]);
+//! let report = tracker.ingest(page, chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+//! assert_eq!((report.samples, report.bad_lines), (2, 2));
+//! assert_eq!(report.first_error.unwrap().to_string(), "line 2, column 15: expected ',' or '}' after a label");
+//! # Ok::<(), promrate::SeriesError>(())
 //! ```
 //!
 //! ## Where things are
