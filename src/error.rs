@@ -1,5 +1,7 @@
 //! Error types, one per layer, each with a position or a meaning a user can act on.
 
+use std::fmt;
+
 use thiserror::Error;
 
 /// A line of exposition text that could not be parsed or that breaks a format rule.
@@ -268,18 +270,32 @@ impl ParseError {
 
 /// A PromQL selector that could not be parsed or compiled.
 ///
+/// Its `Debug` form starts with the message, so that `?` in a `main` returning `Result`
+/// (which prints `Debug`) says what went wrong.
+///
 /// # Example
 /// ```
 /// let err = promrate::Selector::parse("up{job=}").unwrap_err();
 /// assert_eq!(err.column, 8);
+/// assert!(format!("{err:?}").starts_with(&err.to_string()));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Clone, PartialEq, Eq, Error)]
 #[error("column {column}: {kind}")]
 pub struct SelectorError {
     /// 1-based column (characters) in the selector text.
     pub column: usize,
     /// What went wrong.
     pub kind: SelectorErrorKind,
+}
+
+impl fmt::Debug for SelectorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{self} (SelectorError {{ column: {}, kind: {:?} }})",
+            self.column, self.kind
+        )
+    }
 }
 
 /// What went wrong in a selector. New kinds may be added in minor releases.
