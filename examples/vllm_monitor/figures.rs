@@ -130,6 +130,11 @@ impl Source<'_> {
     fn admits(&self, series: &TrackedSeries) -> bool {
         series.last_seen_scrape() == self.tracker.scrapes()
     }
+
+    /// `f` of the series this source admits (`None` for the others).
+    fn admitted<'f>(&'f self, f: PerSeries<'f>) -> impl Fn(&TrackedSeries) -> Option<f64> + 'f {
+        move |s| if self.admits(s) { f(s, self) } else { None }
+    }
 }
 
 /// A rate three ways: exact over the window, EWMA, and PromQL `rate()` over the window.
@@ -368,13 +373,7 @@ impl<'q> Query<'q> {
             let Some(name) = first_present(source, names) else {
                 continue;
             };
-            let groups = source.tracker.sum_by(&named(name), &by, |s| {
-                if source.admits(s) {
-                    f(s, source)
-                } else {
-                    None
-                }
-            });
+            let groups = source.tracker.sum_by(&named(name), &by, source.admitted(f));
             for group in groups {
                 split.add(self.group_of(source, &group.labels), group.value, group.series);
             }
@@ -399,14 +398,10 @@ impl<'q> Query<'q> {
             else {
                 continue;
             };
-            let admitted = |s: &TrackedSeries| {
-                if source.admits(s) {
-                    f(s, source)
-                } else {
-                    None
-                }
-            };
-            for (labels, buckets) in source.tracker.histogram_buckets(&named(base), &by, admitted) {
+            for (labels, buckets) in source
+                .tracker
+                .histogram_buckets(&named(base), &by, source.admitted(f))
+            {
                 all.total.extend(buckets.iter().copied());
                 if let Some(group) = self.group_of(source, &labels) {
                     if all.groups.len() <= group {

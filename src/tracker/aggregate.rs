@@ -111,36 +111,18 @@ impl Tracker {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn matching<'t>(&'t self, selector: &'t Selector) -> impl Iterator<Item = &'t TrackedSeries> + 't {
-        self.matching_family(selector, "")
+        self.series_in(selector, self.candidate_slots(selector, ""))
     }
 
-    /// The series whose name is a name `selector` picks followed by `suffix` (`_bucket`,
-    /// `_sum`, `_count` of a histogram the selector names), in slot order. Only the series
-    /// of the names picked are visited: a selector that fixes its name finds it by hash,
-    /// any other reads the list of names, not the series.
-    fn matching_family<'t>(
-        &'t self,
-        selector: &'t Selector,
-        suffix: &'t str,
-    ) -> impl Iterator<Item = &'t TrackedSeries> + 't {
-        let slots = self.candidate_slots(selector, suffix);
-        (0..slots.len()).filter_map(move |i| {
-            let series = self.index.get(slots[i] as usize)?;
-            selector
-                .matches_label_values(|l| series.label(l))
-                .then_some(series)
-        })
-    }
-
-    /// The series of `slots` (from [`Tracker::candidate_slots`]) that `selector`'s label
-    /// matchers accept.
+    /// The series of `slots` (from [`Tracker::candidate_slots`]: only those of the names
+    /// the selector picks) that the selector's label matchers accept, in slot order.
     fn series_in<'t>(
         &'t self,
         selector: &'t Selector,
-        slots: &'t [u32],
+        slots: Cow<'t, [u32]>,
     ) -> impl Iterator<Item = &'t TrackedSeries> + 't {
-        slots.iter().filter_map(move |&slot| {
-            let series = self.index.get(slot as usize)?;
+        (0..slots.len()).filter_map(move |i| {
+            let series = self.index.get(slots[i] as usize)?;
             selector
                 .matches_label_values(|l| series.label(l))
                 .then_some(series)
@@ -210,7 +192,7 @@ impl Tracker {
         let mut folded: Vec<A> = Vec::with_capacity(expected);
         let mut table: HashTable<usize> = HashTable::with_capacity(expected);
         let mut probe: Vec<GroupKey<'_>> = Vec::with_capacity(width);
-        for series in self.series_in(selector, &slots) {
+        for series in self.series_in(selector, slots) {
             let Some(value) = value(series) else { continue };
             probe.clear();
             probe.extend(by.iter().map(|l| series.label_entry(l)));

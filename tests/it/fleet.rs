@@ -174,7 +174,8 @@ fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
     assert_eq!(summary["event"], "summary");
     let last = rows.last().unwrap();
     let skipped = last["urls"][0]["skipped_pages"].as_u64().unwrap();
-    assert_eq!(summary["skipped_pages"].as_u64(), Some(skipped));
+    // Pages can still be skipped after the last row: the summary counts them all.
+    assert!(summary["skipped_pages"].as_u64().unwrap() >= skipped, "{summary}");
     let groups = last["groups"].as_array().unwrap();
     assert_eq!(groups.len(), 300, "--federate groups by instance");
     println!(
