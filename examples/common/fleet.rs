@@ -6,12 +6,12 @@
 //! Used by the fleet bench, the scale tests and `vllm_monitor --serve ADDR --fleet N`.
 #![allow(dead_code)]
 
-use std::fmt::Write as _;
+use promrate::text::write;
 
 /// One `vllm:` sample of the template page.
 struct Line {
     name: String,
-    /// The template's labels, still escaped, as `k="v"` pairs sorted by name.
+    /// The template's labels, unescaped, sorted by name.
     labels: Vec<(String, String)>,
     value: f64,
     counter: bool,
@@ -55,7 +55,7 @@ impl Fleet {
                     let mut labels: Vec<(String, String)> = s
                         .labels()
                         .iter()
-                        .map(|(k, v)| (k.to_string(), v.raw().to_string()))
+                        .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
                         .collect();
                     labels.sort();
                     lines.push(Line {
@@ -133,30 +133,23 @@ impl Fleet {
     pub fn page_into(&self, at_ms: i64, out: &mut String) {
         out.clear();
         out.reserve(self.series() * 160);
+        let instances: Vec<String> = (0..self.instances).map(Self::instance).collect();
+        let mut labels: Vec<(&str, &str)> = Vec::new();
         let mut previous: Option<&str> = None;
         for line in &self.lines {
             if previous != Some(line.name.as_str()) {
-                let _ = writeln!(out, "# TYPE {} untyped", line.name);
+                let _ = write::metric_type(out, &line.name, promrate::MetricType::Unknown);
                 previous = Some(&line.name);
             }
-            for i in 0..self.instances {
+            for (i, instance) in instances.iter().enumerate() {
                 let ts = self.scraped_at(i, at_ms);
-                out.push_str(&line.name);
-                out.push('{');
-                let mut first = true;
-                let mut extra = [("instance", Self::instance(i)), ("job", "vllm".to_string())]
-                    .into_iter()
-                    .peekable();
-                for (k, v) in &line.labels {
-                    while let Some((ek, ev)) = extra.next_if(|(ek, _)| *ek < k.as_str()) {
-                        push_label(out, &mut first, ek, &ev);
-                    }
-                    push_label(out, &mut first, k, v);
-                }
-                for (ek, ev) in extra {
-                    push_label(out, &mut first, ek, &ev);
-                }
-                let _ = writeln!(out, "}} {} {ts}", Self::value(line, i, self.start_ms, ts));
+                labels.clear();
+                labels.extend(line.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                labels.extend([("instance", instance.as_str()), ("job", "vllm")]);
+                // Federation writes labels sorted by name.
+                labels.sort_unstable_by_key(|(k, _)| *k);
+                let value = Self::value(line, i, self.start_ms, ts);
+                let _ = write::sample(out, &line.name, &labels, value, Some(ts));
             }
         }
     }
@@ -167,11 +160,4 @@ impl Fleet {
         self.page_into(at_ms, &mut out);
         out
     }
-}
-
-fn push_label(out: &mut String, first: &mut bool, name: &str, value: &str) {
-    if !std::mem::take(first) {
-        out.push(',');
-    }
-    let _ = write!(out, "{name}=\"{value}\"");
 }
