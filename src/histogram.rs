@@ -26,7 +26,7 @@ impl Bucket {
     /// ```
     /// use promrate::histogram::{quantile, Bucket};
     /// let buckets = [Bucket::new(0.1, 10.0), Bucket::new(1.0, 30.0), Bucket::new(f64::INFINITY, 40.0)];
-    /// assert!((quantile(0.5, &buckets) - 0.55).abs() < 1e-12);
+    /// assert!((quantile(0.5, &buckets).unwrap() - 0.55).abs() < 1e-12);
     /// ```
     pub fn new(upper_bound: f64, count: f64) -> Self {
         Bucket { upper_bound, count }
@@ -39,8 +39,9 @@ impl Bucket {
 /// `q * total`, the lowest bucket starting at 0 (or at its bound if that is <= 0), and a
 /// rank in the `+Inf` bucket answers the highest finite bound.
 ///
-/// `q < 0` gives `-Inf`, `q > 1` `+Inf`, NaN `q` NaN; fewer than two buckets, no `+Inf`
-/// bucket, or no observations give NaN.
+/// `q < 0` gives `-Inf` and `q > 1` `+Inf`, as in PromQL. Where PromQL answers NaN
+/// because there is no quantile to give, this gives `None`: a NaN `q`, fewer than two
+/// buckets, no `+Inf` bucket, or no (or NaN) observations.
 ///
 /// # Example
 /// ```
@@ -50,40 +51,41 @@ impl Bucket {
 ///     Bucket { upper_bound: 0.5, count: 30.0 },
 ///     Bucket { upper_bound: f64::INFINITY, count: 40.0 },
 /// ];
-/// let p50 = quantile(0.5, &buckets); // rank 20 of 40: halfway through (0.1, 0.5]
+/// let p50 = quantile(0.5, &buckets).unwrap(); // rank 20 of 40: halfway through (0.1, 0.5]
 /// assert!((p50 - 0.3).abs() < 1e-12);
-/// assert_eq!(quantile(0.99, &buckets), 0.5); // in +Inf: highest finite bound
+/// assert_eq!(quantile(0.99, &buckets), Some(0.5)); // in +Inf: highest finite bound
+/// assert_eq!(quantile(0.5, &buckets[..2]), None); // no +Inf bucket
 /// ```
-pub fn quantile(q: f64, buckets: &[Bucket]) -> f64 {
-    // Sorting and merging need a copy; histograms have tens of buckets.
-    let mut buckets = buckets.to_vec();
+pub fn quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
     if q.is_nan() {
-        return f64::NAN;
+        return None;
     }
     if q < 0.0 {
-        return f64::NEG_INFINITY;
+        return Some(f64::NEG_INFINITY);
     }
     if q > 1.0 {
-        return f64::INFINITY;
+        return Some(f64::INFINITY);
     }
+    // Sorting and merging need a copy; histograms have tens of buckets.
+    let mut buckets = buckets.to_vec();
     buckets.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
     let n = coalesce(&mut buckets);
     let buckets = &mut buckets[..n];
     if buckets.len() < 2 || buckets[buckets.len() - 1].upper_bound != f64::INFINITY {
-        return f64::NAN;
+        return None;
     }
     ensure_monotonic(buckets);
     let observations = buckets[buckets.len() - 1].count;
     if observations == 0.0 || observations.is_nan() {
-        return f64::NAN;
+        return None;
     }
     let mut rank = q * observations;
     let b = buckets.partition_point(|bucket| bucket.count < rank);
     if b == buckets.len() - 1 {
-        return buckets[buckets.len() - 2].upper_bound;
+        return Some(buckets[buckets.len() - 2].upper_bound);
     }
     if b == 0 && buckets[0].upper_bound <= 0.0 {
-        return buckets[0].upper_bound;
+        return Some(buckets[0].upper_bound);
     }
     let mut start = 0.0;
     let end = buckets[b].upper_bound;
@@ -93,7 +95,7 @@ pub fn quantile(q: f64, buckets: &[Bucket]) -> f64 {
         count -= buckets[b - 1].count;
         rank -= buckets[b - 1].count;
     }
-    start + (end - start) * (rank / count)
+    Some(start + (end - start) * (rank / count))
 }
 
 /// Merges buckets with equal bounds (summing counts) in place; returns the new length.
@@ -161,7 +163,7 @@ mod tests {
             (1.1, vec![b(1.0, 1.0), b(inf, 2.0)], inf),
         ];
         for (q, buckets, want) in cases {
-            let got = quantile(q, &buckets);
+            let got = quantile(q, &buckets).expect("a quantile");
             assert_eq!(got.to_bits(), want.to_bits(), "q={q}: got {got}, want {want}");
         }
         for nan_case in [
@@ -169,8 +171,9 @@ mod tests {
             vec![b(1.0, 1.0), b(2.0, 2.0)],
             vec![b(1.0, 0.0), b(inf, 0.0)],
         ] {
-            assert!(quantile(0.5, &nan_case).is_nan());
+            assert_eq!(quantile(0.5, &nan_case), None, "{nan_case:?}");
         }
-        assert!(quantile(f64::NAN, &[b(1.0, 1.0), b(inf, 2.0)]).is_nan());
+        assert_eq!(quantile(f64::NAN, &[b(1.0, 1.0), b(inf, 2.0)]), None);
+        assert_eq!(quantile(0.5, &[b(1.0, f64::NAN), b(inf, f64::NAN)]), None);
     }
 }

@@ -322,7 +322,7 @@ impl Buckets {
                 _ => return Quantiles::default(),
             },
         };
-        let q = |q: f64| Some(histogram::quantile(q, buckets)).filter(|v| v.is_finite());
+        let q = |q: f64| histogram::quantile(q, buckets).filter(|v| v.is_finite());
         Quantiles {
             p50: q(0.5),
             p95: q(0.95),

@@ -127,7 +127,7 @@ pub(super) fn extrapolated_rate(
     at: DateTime<Utc>,
     function: Function,
 ) -> Option<f64> {
-    let window = range.select(points, at, Reach::Window);
+    let window = range.select(points, at, Reach::Window)?;
     let selection = window.points;
     let n = selection.len();
     if n < 2 {

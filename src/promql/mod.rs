@@ -7,6 +7,10 @@
 //! bit. [`Semantics::Prometheus2`] reproduces 2.x (left-closed windows, the old order of the
 //! zero-point clamp); [`Semantics::Prometheus3`] (default) reproduces 3.x.
 //!
+//! Points are in strictly increasing time order, as Prometheus stores them; every function
+//! answers `None` otherwise rather than a number from a wrong window, and
+//! [`Range::check`] says why a function has no value.
+//!
 //! The 3.7+ `anchored` and `smoothed` modifiers are [`Anchored`] and [`Smoothed`]; they only
 //! offer the functions PromQL allows with them, so a combination PromQL rejects does not
 //! compile.
@@ -103,6 +107,44 @@ impl Point {
     pub(crate) fn is_stale(&self) -> bool {
         self.value.to_bits() == STALE_NAN_BITS
     }
+}
+
+/// Why a range function has no value: what [`Range::check`] reports.
+///
+/// # Example
+/// ```
+/// use promrate::promql::{NoValue, Point, Range};
+/// let range = Range::new(chrono::TimeDelta::seconds(30));
+/// let at = chrono::DateTime::from_timestamp(100, 0).unwrap();
+/// assert!(matches!(range.check(&[], at), Err(NoValue::TooFewPoints { in_window: 0, .. })));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoValue {
+    /// The window holds fewer than the two points a rate needs.
+    #[error(
+        "the window {}{start_ms}, {end_ms}] ms holds {in_window} point(s); rate, increase, delta, irate \
+         and idelta need 2{}",
+        if *open_left { "(" } else { "[" },
+        if *open_left { " (the window is open on the left: a point exactly at its start is outside)" } else { "" }
+    )]
+    TooFewPoints {
+        /// Points inside the window, staleness markers not counted.
+        in_window: usize,
+        /// The window's start, milliseconds since the epoch.
+        start_ms: i64,
+        /// The window's end (the evaluation time), milliseconds since the epoch.
+        end_ms: i64,
+        /// Whether a point exactly at the start is outside (Prometheus 3.x).
+        open_left: bool,
+    },
+    /// `points[index]` is not after `points[index - 1]`: points must be in strictly
+    /// increasing time order (no duplicate timestamps), as Prometheus stores them.
+    #[error("point {index} is not after the point before it: points must be in increasing time order")]
+    OutOfOrder {
+        /// Index of the first point not after its predecessor.
+        index: usize,
+    },
 }
 
 /// Which Prometheus major version's arithmetic to reproduce.
@@ -275,14 +317,56 @@ impl Range {
         StartAware::new(self, start_ms)
     }
 
+    /// Why the range functions answer `None` at `at`, or, when they can answer, how many
+    /// points the window `(at - window, at]` (`[..]` in 2.x) holds. `rate`, `increase`,
+    /// `delta`, `irate` and `idelta` need two points in the window, `resets` and `changes`
+    /// one; every function needs `points` in increasing time order. Staleness markers do not
+    /// count. (`anchored` and `smoothed` also read the lookback before the window.)
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::promql::{NoValue, Point, Range};
+    /// // Scraped at 0 s and 60 s; a 60 s window at 60 s is (0 s, 60 s]: the point at 0 s
+    /// // is outside (3.x windows are open on the left), so rate has one point.
+    /// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 60.0)];
+    /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
+    /// let range = Range::new(chrono::TimeDelta::seconds(60));
+    /// assert_eq!(range.rate(&points, at), None);
+    /// let why = range.check(&points, at).unwrap_err();
+    /// assert!(matches!(why, NoValue::TooFewPoints { in_window: 1, .. }));
+    /// assert!(why.to_string().contains("open on the left"), "{why}");
+    /// // Out of order: every function says None, and check says where.
+    /// let shuffled = [points[1], points[0]];
+    /// assert_eq!(range.check(&shuffled, at), Err(NoValue::OutOfOrder { index: 1 }));
+    /// ```
+    pub fn check(&self, points: &[Point], at: DateTime<Utc>) -> Result<usize, NoValue> {
+        if let Some(index) = window::first_out_of_order(points) {
+            return Err(NoValue::OutOfOrder { index });
+        }
+        let window = self
+            .select(points, at, Reach::Window)
+            .ok_or(NoValue::OutOfOrder { index: 0 })?;
+        let in_window = window.points.len();
+        if in_window < 2 {
+            return Err(NoValue::TooFewPoints {
+                in_window,
+                start_ms: window.start,
+                end_ms: window.end,
+                open_left: self.semantics == Semantics::Prometheus3,
+            });
+        }
+        Ok(in_window)
+    }
+
     /// `instantValue` over the last two points of the window.
     fn instant(&self, points: &[Point], at: DateTime<Utc>, instant: Instant) -> Option<f64> {
-        let ((_, previous), (_, last)) = self.select(points, at, Reach::Window).points.last_two()?;
+        let ((_, previous), (_, last)) = self.select(points, at, Reach::Window)?.points.last_two()?;
         instant_value(previous, last, instant, last.value < previous.value)
     }
 
     /// `rate(x[window])` evaluated at `at`: the per-second increase, extrapolated to the
-    /// window's edges, counter resets corrected. `None` with fewer than two points.
+    /// window's edges, counter resets corrected. `None` with fewer than two points in the
+    /// window or with points out of time order: [`Range::check`] says which.
     ///
     /// # Example
     /// ```
@@ -296,7 +380,8 @@ impl Range {
         extrapolate::extrapolated_rate(self, points, at, Function::Rate)
     }
 
-    /// `increase(x[window])`: like [`Range::rate`] but not divided by the window.
+    /// `increase(x[window])`: like [`Range::rate`] but not divided by the window (`None`
+    /// as for `rate`).
     ///
     /// # Example
     /// ```
@@ -351,7 +436,8 @@ impl Range {
         self.instant(points, at, Instant::Idelta)
     }
 
-    /// `resets(x[window])`: how many times the value dropped. `None` without points.
+    /// `resets(x[window])`: how many times the value dropped. `None` without points in the
+    /// window or with points out of time order ([`Range::check`]).
     ///
     /// # Example
     /// ```
@@ -361,10 +447,11 @@ impl Range {
     /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).resets(&points, at), Some(1.0));
     /// ```
     pub fn resets(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
-        self.select(points, at, Reach::Window).points.resets()
+        self.select(points, at, Reach::Window)?.points.resets()
     }
 
     /// `changes(x[window])`: how many times the value changed (NaN to NaN is no change).
+    /// `None` as for [`Range::resets`].
     ///
     /// # Example
     /// ```
@@ -374,7 +461,7 @@ impl Range {
     /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).changes(&points, at), Some(1.0));
     /// ```
     pub fn changes(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
-        self.select(points, at, Reach::Window).points.changes()
+        self.select(points, at, Reach::Window)?.points.changes()
     }
 }
 
@@ -383,6 +470,42 @@ mod tests {
     use super::*;
 
     const STALE: f64 = f64::from_bits(STALE_NAN_BITS);
+
+    /// Points out of order (or with a repeated timestamp) give no answer from any form,
+    /// where a binary search over them would give a plausible number.
+    #[test]
+    fn points_out_of_order_answer_none_everywhere() {
+        let sorted: Vec<Point> = (0..6)
+            .map(|i| Point::from_millis(i * 10_000, i as f64 * 7.0))
+            .collect();
+        let at = DateTime::from_timestamp_millis(50_000).unwrap();
+        let range = Range::new(TimeDelta::seconds(60));
+        assert!(range.rate(&sorted, at).is_some());
+        let mut swapped = sorted.clone();
+        swapped.swap(1, 4);
+        let mut repeated = sorted.clone();
+        repeated[3].timestamp_ms = repeated[2].timestamp_ms;
+        for (points, index) in [(&swapped, 2), (&repeated, 3)] {
+            assert_eq!(range.check(points, at), Err(NoValue::OutOfOrder { index }));
+            let starts = vec![Some(0); points.len()];
+            let answers = [
+                range.rate(points, at),
+                range.increase(points, at),
+                range.delta(points, at),
+                range.irate(points, at),
+                range.idelta(points, at),
+                range.resets(points, at),
+                range.changes(points, at),
+                range.anchored().increase(points, at),
+                range.anchored().resets(points, at),
+                range.smoothed().rate(points, at),
+                range.with_start_times(&starts).rate(points, at),
+                range.with_start_times(&starts).irate(points, at),
+            ];
+            assert_eq!(answers, [None; 12], "{points:?}");
+        }
+        assert_eq!(range.check(&sorted, at), Ok(6)); // (-10 s, 50 s] holds 0 s to 50 s
+    }
 
     /// Every function, every modifier: a staleness marker anywhere is as if it were absent
     /// (Prometheus drops them from range selections before any function runs).

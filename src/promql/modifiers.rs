@@ -80,7 +80,7 @@ fn extended_rate(
     } else {
         Reach::LookbackBefore
     };
-    let window = range.select(points, at, reach);
+    let window = range.select(points, at, reach)?;
     let (start, end, sel) = (window.start, window.end, window.points);
     let n = sel.len();
     if n == 0 {
@@ -192,7 +192,7 @@ impl Anchored {
     /// From the anchor (the last point at or before the window's start) to the window's
     /// end; `None` without a point after the start.
     fn anchored_points<'p>(&self, points: &'p [Point], at: DateTime<Utc>) -> Option<Selection<'p>> {
-        let window = self.range.select(points, at, Reach::LookbackBefore);
+        let window = self.range.select(points, at, Reach::LookbackBefore)?;
         let at_or_before = window.points.count_at_or_before(window.start);
         if at_or_before == window.points.len() {
             return None;

@@ -59,7 +59,7 @@ impl<'s> StartAware<'s> {
     }
 
     fn compute(&self, points: &[Point], at: DateTime<Utc>, function: Function) -> Option<f64> {
-        let window = self.range.select(points, at, Reach::Window);
+        let window = self.range.select(points, at, Reach::Window)?;
         let selection = window.points;
         let n = selection.len();
         let (i0, first) = selection.indexed().next()?;
@@ -140,7 +140,7 @@ impl<'s> StartAware<'s> {
     /// assert_eq!(range.with_start_times(&[Some(1_000), Some(15_000)]).irate(&points, at), Some(8.0));
     /// ```
     pub fn irate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
-        let ((a, previous), (b, last)) = self.range.select(points, at, Reach::Window).points.last_two()?;
+        let ((a, previous), (b, last)) = self.range.select(points, at, Reach::Window)?.points.last_two()?;
         let restarted = last.value < previous.value
             || is_start_reset(
                 self.start_of(a),

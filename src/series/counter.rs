@@ -450,7 +450,8 @@ impl CounterSeries {
 
     /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
     /// times are known, Prometheus' start-timestamp-aware rate (a changed created time is a
-    /// reset).
+    /// reset). `None` with fewer than two kept points in the window:
+    /// `range.check(series.points(), at)` says how many there are and where the window is.
     ///
     /// # Example
     /// ```
@@ -460,6 +461,10 @@ impl CounterSeries {
     /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
     /// let range = promrate::promql::Range::new(TimeDelta::seconds(60));
     /// assert!((s.rate(&range, t + TimeDelta::seconds(60)).unwrap() - 2.0).abs() < 1e-12);
+    /// // 15 s later, a 15 s window (45 s, 60 s] holds one point: no rate, and why.
+    /// let short = promrate::promql::Range::new(TimeDelta::seconds(15));
+    /// assert_eq!(s.rate(&short, t + TimeDelta::seconds(60)), None);
+    /// assert!(short.check(s.points(), t + TimeDelta::seconds(60)).is_err());
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn rate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {

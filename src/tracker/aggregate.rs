@@ -395,7 +395,9 @@ impl Tracker {
 
     /// PromQL `histogram_quantile(q, sum by (le, by...) (f(<histogram>_bucket)))` for the
     /// histogram(s) `selector` names: `f` gives each bucket series' figure, typically a
-    /// windowed increase or rate.
+    /// windowed increase or rate. A group whose buckets give no quantile
+    /// ([`histogram::quantile`] is `None`: no `+Inf` bucket, no observations) keeps its
+    /// place with NaN, as PromQL answers.
     ///
     /// # Example
     /// ```
@@ -422,7 +424,8 @@ impl Tracker {
             .map(|(labels, buckets)| Group {
                 labels,
                 series: buckets.len(),
-                value: histogram::quantile(q, &buckets),
+                // A group without a quantile stays, with NaN, as in PromQL's answer.
+                value: histogram::quantile(q, &buckets).unwrap_or(f64::NAN),
             })
             .collect()
     }
