@@ -179,11 +179,14 @@ mod tracker;
 pub use error::{FamilyRule, ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
 pub use select::{MatchOp, Matcher, Selector};
 pub use series::{CounterSeries, GaugeSeries, ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
+pub use text::entry::Entry;
 pub use text::escape::UnescapedBytes;
+pub use text::help::HelpText;
 pub use text::labels::{LabelValue, Labels, LabelsIter};
+pub use text::metric_type::MetricType;
 pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
-pub use text::sample::{Entry, Exemplar, HelpText, MetricType, Sample};
+pub use text::sample::{Exemplar, Sample};
 pub use tracker::{
     Group, GroupLabels, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker,
     DEFAULT_RETENTION, DEFAULT_STALE_AFTER,

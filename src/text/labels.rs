@@ -10,7 +10,8 @@ use super::swar::{has_byte, word_at};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///
-/// Iterating re-reads that text; nothing is stored per label, so a `Labels` is two words.
+/// Iterating re-reads that text; nothing is stored per label, so a `Labels` is 24 bytes
+/// whatever the label count: the text's address and length, the count, and how to read it.
 ///
 /// # Example
 /// ```
@@ -331,5 +332,16 @@ impl PartialEq<str> for LabelValue<'_> {
 impl PartialEq<&str> for LabelValue<'_> {
     fn eq(&self, other: &&str) -> bool {
         *self == **other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the type's documentation promises: the same size whatever the label count.
+    #[test]
+    fn labels_are_24_bytes() {
+        assert_eq!(std::mem::size_of::<Labels<'_>>(), 24);
     }
 }

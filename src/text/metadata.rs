@@ -10,14 +10,13 @@ use nom::combinator::rest;
 use nom::sequence::preceded;
 use nom::{IResult, Parser as _};
 
-use super::lexer::scan_quoted;
+use super::entry::Entry;
+use super::help::HelpText;
+use super::lexer::{scan_quoted, Fail};
+use super::metric_type::MetricType;
 use super::names::{metric_name, metric_name_len, same_bytes};
-use super::sample::{Entry, HelpText, MetricType};
 use super::swar::word_at;
 use crate::error::ParseErrorKind;
-
-/// A failure: byte offset in the line and what went wrong.
-pub(crate) type Fail = (usize, ParseErrorKind);
 
 #[derive(Clone, Copy)]
 enum Keyword {

@@ -12,8 +12,10 @@
 
 use std::collections::HashSet;
 
+use super::entry::Entry;
 use super::labels::Labels;
-use super::sample::{Entry, MetricType, Sample};
+use super::metric_type::MetricType;
+use super::sample::Sample;
 use super::value::parse_float;
 use crate::error::{FamilyRule, ParseErrorKind};
 use crate::fingerprint;
@@ -339,33 +341,8 @@ impl<'page> Validator<'page> {
         let kind = family.kind;
         let line = |rule| Rejection::Line(0, family_error(name, rule));
         let suffix = &sample.name()[name.len()..];
-        let labels = sample.labels();
-        if kind == MetricType::StateSet && labels.get(name).is_none() {
-            return Err(line(FamilyRule::StateSetLabelMissing));
-        }
-        let mut le = None;
-        if suffix == "_bucket" {
-            let bound = labels.get("le");
-            let parsed = bound.and_then(|v| parse_float(v.raw())).filter(|b| !b.is_nan());
-            let canonical = parsed.is_some_and(|b| b != f64::INFINITY || bound.is_some_and(|v| v == "+Inf"));
-            if !canonical {
-                return Err(line(FamilyRule::InvalidBucketBound));
-            }
-            le = parsed;
-            if !is_whole(sample.value()) {
-                return Err(line(FamilyRule::NonIntegerBucket));
-            }
-        }
-        if matches!(suffix, "_count" | "_gcount") && !is_whole(sample.value()) {
-            return Err(line(FamilyRule::NonIntegerCount));
-        }
         let is_quantile = kind == MetricType::Summary && suffix.is_empty();
-        if is_quantile {
-            let q = labels.get("quantile").and_then(|v| parse_float(v.raw()));
-            if !q.is_some_and(|q| (0.0..=1.0).contains(&q)) {
-                return Err(line(FamilyRule::InvalidQuantileLabel));
-            }
-        }
+        let le = label_rules(kind, name, suffix, sample).map_err(line)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.
         let skip = match kind {
             MetricType::Summary if is_quantile => Some("quantile"),
@@ -376,7 +353,7 @@ impl<'page> Validator<'page> {
         let group = if kind == MetricType::Info {
             0
         } else {
-            group_of(labels, skip)
+            group_of(sample.labels(), skip)
         };
         let ts = sample.timestamp_ms();
         match family.group {
@@ -406,37 +383,84 @@ impl<'page> Validator<'page> {
                 .observe(name, (group, ts), suffix, sample, le)
                 .map_err(|kind| Rejection::Line(0, kind))?;
         }
-        let value = sample.value();
-        if kind == MetricType::StateSet && value != 0.0 && value != 1.0 {
-            return Err(line(FamilyRule::StateSetValueNotBoolean));
-        }
-        if kind == MetricType::Info && value != 1.0 {
-            return Err(line(FamilyRule::InfoValueNotOne));
-        }
-        if is_quantile && value < 0.0 {
-            return Err(line(FamilyRule::NegativeQuantileValue));
-        }
-        let counter_like = matches!(
-            suffix,
-            "_total" | "_sum" | "_count" | "_bucket" | "_gcount" | "_gsum"
-        );
-        if counter_like && value.is_nan() {
-            return Err(line(FamilyRule::NanCounterValue));
-        }
-        if counter_like && suffix != "_gsum" && value < 0.0 {
-            return Err(line(FamilyRule::NegativeCounterValue));
-        }
-        // The raw exemplar text was validated with the line; no need to parse it again.
-        if sample.exemplar.is_some() {
-            let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram)
-                && suffix == "_bucket"
-                || kind == MetricType::Counter && suffix == "_total";
-            if !allowed {
-                return Err(line(FamilyRule::ExemplarNotAllowed));
-            }
-        }
-        Ok(())
+        value_rules(kind, suffix, is_quantile, sample).map_err(line)
     }
+}
+
+/// The rules on a sample's labels in a family of `kind` named `name`: a state set's state
+/// label, a bucket's `le` (returned, parsed) and whole count, a count's whole value, a
+/// quantile's `quantile` label.
+fn label_rules(
+    kind: MetricType,
+    name: &str,
+    suffix: &str,
+    sample: &Sample<'_>,
+) -> Result<Option<f64>, FamilyRule> {
+    let labels = sample.labels();
+    if kind == MetricType::StateSet && labels.get(name).is_none() {
+        return Err(FamilyRule::StateSetLabelMissing);
+    }
+    let mut le = None;
+    if suffix == "_bucket" {
+        let bound = labels.get("le");
+        let parsed = bound.and_then(|v| parse_float(v.raw())).filter(|b| !b.is_nan());
+        let canonical = parsed.is_some_and(|b| b != f64::INFINITY || bound.is_some_and(|v| v == "+Inf"));
+        if !canonical {
+            return Err(FamilyRule::InvalidBucketBound);
+        }
+        le = parsed;
+        if !is_whole(sample.value()) {
+            return Err(FamilyRule::NonIntegerBucket);
+        }
+    }
+    if matches!(suffix, "_count" | "_gcount") && !is_whole(sample.value()) {
+        return Err(FamilyRule::NonIntegerCount);
+    }
+    if kind == MetricType::Summary && suffix.is_empty() {
+        let q = labels.get("quantile").and_then(|v| parse_float(v.raw()));
+        if !q.is_some_and(|q| (0.0..=1.0).contains(&q)) {
+            return Err(FamilyRule::InvalidQuantileLabel);
+        }
+    }
+    Ok(le)
+}
+
+/// The rules on a sample's value (and exemplar) in a family of `kind`.
+fn value_rules(
+    kind: MetricType,
+    suffix: &str,
+    is_quantile: bool,
+    sample: &Sample<'_>,
+) -> Result<(), FamilyRule> {
+    let value = sample.value();
+    if kind == MetricType::StateSet && value != 0.0 && value != 1.0 {
+        return Err(FamilyRule::StateSetValueNotBoolean);
+    }
+    if kind == MetricType::Info && value != 1.0 {
+        return Err(FamilyRule::InfoValueNotOne);
+    }
+    if is_quantile && value < 0.0 {
+        return Err(FamilyRule::NegativeQuantileValue);
+    }
+    let counter_like = matches!(
+        suffix,
+        "_total" | "_sum" | "_count" | "_bucket" | "_gcount" | "_gsum"
+    );
+    if counter_like && value.is_nan() {
+        return Err(FamilyRule::NanCounterValue);
+    }
+    if counter_like && suffix != "_gsum" && value < 0.0 {
+        return Err(FamilyRule::NegativeCounterValue);
+    }
+    if sample.exemplar.is_some() {
+        let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram)
+            && suffix == "_bucket"
+            || kind == MetricType::Counter && suffix == "_total";
+        if !allowed {
+            return Err(FamilyRule::ExemplarNotAllowed);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

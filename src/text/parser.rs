@@ -1,9 +1,9 @@
 //! The page iterator: [`Parser`] (format, limits, strictness), [`Format`], [`Entries`].
 
+use super::entry::Entry;
 use super::lexer::Dialect;
 use super::limits::Limits;
 use super::openmetrics::{self, Validator};
-use super::sample::{Entry, Sample};
 use super::{metadata, sample_line};
 use crate::error::{ParseError, ParseErrorKind};
 
@@ -277,19 +277,35 @@ pub fn parse(text: &str) -> Entries<'_> {
     Parser::new(Format::PrometheusText).parse(text)
 }
 
-/// What [`Entries::visit`] reports to: every entry or error, and the sample lines whose
-/// identity the visitor recognised before they were parsed.
-pub(crate) trait Visitor<'page> {
+/// Lines a caller recognises before they are parsed: the tracker's position cache, where
+/// steady pages repeat their series. Plain iteration recognises none ([`Unknown`]).
+pub(crate) trait KnownLines<'page> {
     /// `line` is the rest of the page from the start of a line that may be the next sample
-    /// (Prometheus text, no pending validation). If the visitor knows that it begins with
-    /// the name and labels of a sample it read before, byte for byte, it returns their
-    /// length; that sample's value and timestamp are then read without parsing them again,
-    /// and handed to `known_sample` (on anything unusual the line is parsed as usual).
+    /// (Prometheus text). If the caller knows that it begins with the name and labels of a
+    /// sample it read before, byte for byte, it returns their length; that sample's value
+    /// and timestamp are then read without parsing them again, and handed to
+    /// `known_sample` (on anything unusual the line is parsed as usual).
     fn known_prefix(&mut self, line: &'page str) -> Option<usize>;
     /// The value and timestamp of the line `known_prefix` recognised.
     fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>);
-    /// Every other entry or error, in order.
+}
+
+/// What [`Entries::visit`] reports to: the known lines, and every other entry or error.
+pub(crate) trait Visitor<'page>: KnownLines<'page> {
+    /// Every entry or error that is not a known line, in order.
     fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>);
+}
+
+/// Iteration's [`KnownLines`]: it knows no line, so every sample is parsed and yielded.
+struct Unknown;
+
+impl KnownLines<'_> for Unknown {
+    #[inline(always)]
+    fn known_prefix(&mut self, _: &str) -> Option<usize> {
+        None
+    }
+    #[inline(always)]
+    fn known_sample(&mut self, _: f64, _: Option<i64>) {}
 }
 
 /// Iterator over the entries of a page: `Result<Entry, ParseError>`, one per non-blank line
@@ -364,7 +380,7 @@ impl<'page> Entries<'page> {
     }
 
     fn parse_line(&mut self, line_text: &'page str) -> Option<Result<Entry<'page>, ParseError>> {
-        let om = self.dialect.openmetrics;
+        let openmetrics = self.dialect.openmetrics;
         if line_text.len() > self.config.limits.line_length {
             let kind = ParseErrorKind::LineTooLong {
                 limit: self.config.limits.line_length,
@@ -378,15 +394,17 @@ impl<'page> Entries<'page> {
             }
         }
         let bytes = line_text.as_bytes();
-        let first = if om {
+        let first = if openmetrics {
             bytes.first().copied()
         } else {
             bytes.iter().copied().find(|b| !matches!(b, b' ' | b'\t'))
         };
         let parsed = match first {
-            None if om => return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::BlankLine))),
+            None if openmetrics => {
+                return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::BlankLine)))
+            }
             None => return None,
-            Some(b'#') => metadata::metadata(line_text, om),
+            Some(b'#') => metadata::metadata(line_text, openmetrics),
             Some(_) => sample_line::sample(line_text, self.dialect, &self.config.limits).map(Entry::Sample),
         };
         let entry = match parsed {
@@ -410,86 +428,128 @@ impl<'page> Entries<'page> {
 }
 
 impl<'page> Entries<'page> {
-    /// The next line, if it is a sample line the fast path reads (Prometheus text only).
+    /// The next entry or error, the one dispatch of every line: what the caller already
+    /// knows (`known`), then the sample fast path, then the metadata fast path, then the
+    /// general path; the limits and OpenMetrics' cross-line rules applied once, here.
     #[inline(always)]
-    fn next_fast_sample(&mut self) -> Option<Sample<'page>> {
-        if self.dialect.openmetrics {
-            return None;
+    fn step(&mut self, known: &mut impl KnownLines<'page>) -> Option<Result<Entry<'page>, ParseError>> {
+        if self.refused.is_some() {
+            self.finished = true;
+            return self.refused.take().map(Err);
         }
-        let (sample, len) =
-            sample_line::sample_fast(self.text.get(self.pos..)?, &mut self.recent, &self.config.limits)?;
-        self.pos += len + 1;
-        self.line += 1;
-        Some(sample)
+        if let Some(entry) = self.pending.take() {
+            return Some(Ok(entry));
+        }
+        if let Some(kind) = self.validator.as_mut().and_then(Validator::take_deferred) {
+            return Some(Err(ParseError::new(self.line, 1, kind)));
+        }
+        loop {
+            let rest = match self.text.get(self.pos..) {
+                Some(rest) if !rest.is_empty() => rest,
+                _ => return self.end_of_input(),
+            };
+            if !self.dialect.openmetrics {
+                let limits = &self.config.limits;
+                if let Some((value, timestamp_ms, len)) = known
+                    .known_prefix(rest)
+                    .and_then(|key_len| sample_line::value_and_timestamp(rest, key_len, limits))
+                {
+                    self.next_line(len);
+                    // The fast paths' name memory is only a shortcut; forget it.
+                    self.recent.metric = "";
+                    if let Some(over) = self.count_sample() {
+                        return Some(Err(over));
+                    }
+                    known.known_sample(value, timestamp_ms);
+                    continue;
+                }
+                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits) {
+                    self.next_line(len);
+                    return self.counted(Entry::Sample(sample));
+                }
+            }
+            let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+            self.next_line(len);
+            let mut line_text = &rest[..len];
+            if !self.dialect.openmetrics {
+                // CRLF pages are common from Windows exporters; Prometheus tolerates them.
+                line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+                if rest.starts_with('#') && line_text.len() <= self.config.limits.line_length {
+                    if let Some(entry) = metadata::metadata_fast(line_text, self.recent.metric) {
+                        if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
+                            self.recent.metric = name;
+                        }
+                        return Some(Ok(entry));
+                    }
+                }
+            }
+            match self.parse_line(line_text) {
+                Some(Ok(Entry::Sample(sample))) => return self.counted(Entry::Sample(sample)),
+                Some(other) => return Some(other),
+                None => {}
+            }
+        }
     }
 
-    /// Counts a yielded sample; past the sample limit, the error that ends the page.
+    /// Steps past a line of `len` bytes and its newline.
+    #[inline(always)]
+    fn next_line(&mut self, len: usize) {
+        self.pos += len + 1;
+        self.line += 1;
+    }
+
+    /// A sample, or past the sample limit the error that ends the page.
+    #[inline(always)]
+    fn counted(&mut self, sample: Entry<'page>) -> Option<Result<Entry<'page>, ParseError>> {
+        match self.count_sample() {
+            Some(over) => Some(Err(over)),
+            None => Some(Ok(sample)),
+        }
+    }
+
+    /// Counts a sample against the sample limit (nothing to do without one); past it, the
+    /// error that ends the page.
     #[inline(always)]
     fn count_sample(&mut self) -> Option<ParseError> {
+        if self.config.limits.samples == usize::MAX {
+            return None;
+        }
         self.samples += 1;
         if self.samples <= self.config.limits.samples {
             return None;
         }
-        // Prometheus fails the whole scrape: nothing after this is yielded. The rest is
-        // only counted, so the error can say how many samples the page holds.
-        let limit = self.config.limits.samples;
-        let mut rest = self.clone();
-        rest.config.limits.samples = usize::MAX;
-        let more = rest.filter(|e| matches!(e, Ok(Entry::Sample(_)))).count();
-        let samples = self.samples + more;
+        Some(self.over_sample_limit())
+    }
+
+    /// Prometheus fails the whole scrape: nothing after this sample is yielded. The error
+    /// says how many samples the page holds, counting the sample lines after this one
+    /// (lines neither blank nor comments) without parsing them.
+    #[cold]
+    fn over_sample_limit(&mut self) -> ParseError {
+        let rest = self.text.get(self.pos..).unwrap_or("");
+        let more = rest
+            .split('\n')
+            .filter(|line| {
+                !matches!(
+                    line.trim_start_matches([' ', '\t', '\r']).as_bytes().first(),
+                    None | Some(b'#')
+                )
+            })
+            .count();
+        let (limit, samples) = (self.config.limits.samples, self.samples + more);
         self.pos = self.text.len();
         self.pending = None;
         self.finished = true;
-        Some(ParseError::new(
-            self.line,
-            1,
-            ParseErrorKind::SampleLimit { limit, samples },
-        ))
+        ParseError::new(self.line, 1, ParseErrorKind::SampleLimit { limit, samples })
     }
 
-    /// Hands every entry or error to `v`, in order, as iterating would yield them (fast
-    /// path samples in place instead of moved through `next`), and lines whose name and
-    /// labels the visitor already knows (`Visitor::known_prefix`) skip the label parsing: only their value and
-    /// timestamp are read (the tracker's loop, where steady pages repeat their series).
+    /// Hands every entry or error to `v`, in order, as iterating would yield them, except
+    /// the lines whose name and labels `v` already knows (`KnownLines::known_prefix`):
+    /// only their value and timestamp are read.
     #[inline]
     pub(crate) fn visit(mut self, v: &mut impl Visitor<'page>) {
-        loop {
-            if self.pending.is_none() && self.validator.is_none() && self.refused.is_none() {
-                if !self.dialect.openmetrics {
-                    let rest = self.text.get(self.pos..).unwrap_or("");
-                    if let Some(known) = v.known_prefix(rest).and_then(|key_len| {
-                        sample_line::value_and_timestamp(rest, key_len, &self.config.limits)
-                    }) {
-                        let (value, timestamp_ms, len) = known;
-                        self.pos += len + 1;
-                        self.line += 1;
-                        // The fast paths' name memory is only a shortcut; forget it.
-                        self.recent.metric = "";
-                        if self.config.limits.samples != usize::MAX {
-                            if let Some(over) = self.count_sample() {
-                                v.entry(Err(&over));
-                                return;
-                            }
-                        }
-                        v.known_sample(value, timestamp_ms);
-                        continue;
-                    }
-                }
-                if let Some(sample) = self.next_fast_sample() {
-                    if self.config.limits.samples != usize::MAX {
-                        if let Some(over) = self.count_sample() {
-                            v.entry(Err(&over));
-                            return;
-                        }
-                    }
-                    v.entry(Ok(&Entry::Sample(sample)));
-                    continue;
-                }
-            }
-            match self.next() {
-                Some(result) => v.entry(result.as_ref()),
-                None => return,
-            }
+        while let Some(result) = self.step(v) {
+            v.entry(result.as_ref());
         }
     }
 }
@@ -499,69 +559,7 @@ impl<'page> Iterator for Entries<'page> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        // The limits that stop a page cost nothing when none is set (the common case).
-        if self.refused.is_some() || self.config.limits.samples != usize::MAX {
-            return self.next_limited();
-        }
-        self.next_entry()
-    }
-}
-
-impl<'page> Entries<'page> {
-    /// `next` under a body size or sample limit.
-    #[cold]
-    fn next_limited(&mut self) -> Option<Result<Entry<'page>, ParseError>> {
-        if let Some(refused) = self.refused.take() {
-            self.finished = true;
-            return Some(Err(refused));
-        }
-        let entry = self.next_entry()?;
-        if let Ok(Entry::Sample(_)) = entry {
-            if let Some(over) = self.count_sample() {
-                return Some(Err(over));
-            }
-        }
-        Some(entry)
-    }
-
-    /// What `next` yields, before the sample limit is applied.
-    #[inline(always)]
-    fn next_entry(&mut self) -> Option<Result<Entry<'page>, ParseError>> {
-        if self.pending.is_some() {
-            return self.pending.take().map(Ok);
-        }
-        if let Some(kind) = self.validator.as_mut().and_then(Validator::take_deferred) {
-            return Some(Err(ParseError::new(self.line, 1, kind)));
-        }
-        let bytes = self.text.as_bytes();
-        loop {
-            if self.pos >= bytes.len() {
-                return self.end_of_input();
-            }
-            if let Some(sample) = self.next_fast_sample() {
-                return Some(Ok(Entry::Sample(sample)));
-            }
-            let start = self.pos;
-            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |o| start + o);
-            self.pos = end + 1;
-            self.line += 1;
-            let mut line_text = &self.text[start..end];
-            if !self.dialect.openmetrics {
-                // CRLF pages are common from Windows exporters; Prometheus tolerates them.
-                line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
-                if bytes[start] == b'#' && line_text.len() <= self.config.limits.line_length {
-                    if let Some(entry) = metadata::metadata_fast(line_text, self.recent.metric) {
-                        if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
-                            self.recent.metric = name;
-                        }
-                        return Some(Ok(entry));
-                    }
-                }
-            }
-            if let Some(result) = self.parse_line(line_text) {
-                return Some(result);
-            }
-        }
+        self.step(&mut Unknown)
     }
 }
 

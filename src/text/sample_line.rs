@@ -4,13 +4,13 @@
 //! Both must give identical samples for every line the fast path accepts; the proptest
 //! `fast_path_agrees_with_the_general_path` and the fuzz target `fast_path_agrees` check it.
 
+use super::label_set::{label_set, SeenNames, FILTERED_LABELS};
 use super::labels::Labels;
-use super::lexer::{label_set, skip_blanks, token_end, Dialect};
+use super::lexer::{skip_blanks, token_end, Dialect, Fail};
 use super::limits::Limits;
-use super::metadata::Fail;
 use super::names::{label_name_len, metric_name_len, same_bytes};
 use super::sample::{Exemplar, Sample};
-use super::swar::{first_below, has_byte, word_at};
+use super::swar::{first_below, has_byte, low_bytes, word_at};
 use super::value::{
     decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
 };
@@ -27,9 +27,79 @@ pub(crate) fn sample<'line>(
     limits: &Limits,
 ) -> Result<Sample<'line>, Fail> {
     let bytes = line.as_bytes();
-    let om = dialect.openmetrics;
-    let mut i = if om { 0 } else { skip_blanks(bytes, 0) };
-    let identity_start = i;
+    let openmetrics = dialect.openmetrics;
+    let identity_start = if openmetrics { 0 } else { skip_blanks(bytes, 0) };
+    let (name, labels, mut i) = name_and_labels(line, identity_start, dialect, limits)?;
+    let identity = &line[identity_start..i];
+    let identity_starts_line = identity_start == 0 && bytes.get(i) == Some(&b' ');
+    // Value.
+    if openmetrics {
+        if bytes.get(i) != Some(&b' ') {
+            return Err((i, ParseErrorKind::Expected("a space before the value")));
+        }
+        i += 1;
+    } else {
+        let j = skip_blanks(bytes, i);
+        if j == i && bytes.get(i).is_some() && name_follows_directly(bytes, i) {
+            return Err((i, ParseErrorKind::InvalidMetricName));
+        }
+        i = j;
+    }
+    let value_end = token_end(bytes, i, !openmetrics);
+    if value_end == i {
+        return Err((i, ParseErrorKind::Expected("a sample value")));
+    }
+    let value_text = &line[i..value_end];
+    let value =
+        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+    i = value_end;
+    let mut sample = Sample {
+        name,
+        labels,
+        value,
+        timestamp_ms: None,
+        exemplar: None,
+        identity,
+        identity_starts_line,
+    };
+    if openmetrics {
+        openmetrics_tail(line, i, &mut sample)?;
+    } else {
+        sample.timestamp_ms = text_timestamp(line, i)?;
+    }
+    Ok(sample)
+}
+
+/// The optional timestamp (integer milliseconds) after a Prometheus-text value ending at
+/// `i`, and nothing but blanks after it.
+fn text_timestamp(line: &str, i: usize) -> Result<Option<i64>, Fail> {
+    let bytes = line.as_bytes();
+    let i = skip_blanks(bytes, i);
+    if i == bytes.len() {
+        return Ok(None);
+    }
+    let ts_end = token_end(bytes, i, true);
+    let ts_text = &line[i..ts_end];
+    let timestamp_ms = parse_timestamp_ms(ts_text)
+        .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
+    let after = skip_blanks(bytes, ts_end);
+    if after < bytes.len() {
+        return Err((after, ParseErrorKind::TrailingText("the timestamp")));
+    }
+    Ok(Some(timestamp_ms))
+}
+
+/// The name and labels of a sample line, from `start`: a name, a label set, or both (a
+/// quoted name inside the braces); with the index past them.
+#[inline]
+fn name_and_labels<'line>(
+    line: &'line str,
+    start: usize,
+    dialect: Dialect,
+    limits: &Limits,
+) -> Result<(&'line str, Labels<'line>, usize), Fail> {
+    let bytes = line.as_bytes();
+    let mut i = start;
     let mut name = "";
     if bytes.get(i) != Some(&b'{') {
         let len = metric_name_len(&bytes[i..]);
@@ -38,7 +108,7 @@ pub(crate) fn sample<'line>(
         }
         name = &line[i..i + len];
         i += len;
-        if !om {
+        if !dialect.openmetrics {
             let j = skip_blanks(bytes, i);
             if bytes.get(j) == Some(&b'{') {
                 i = j;
@@ -61,56 +131,7 @@ pub(crate) fn sample<'line>(
         labels = Labels::new(set.raw, set.count, dialect);
         i = set.end;
     }
-    let identity = &line[identity_start..i];
-    let identity_starts_line = identity_start == 0 && bytes.get(i) == Some(&b' ');
-    // Value.
-    if om {
-        if bytes.get(i) != Some(&b' ') {
-            return Err((i, ParseErrorKind::Expected("a space before the value")));
-        }
-        i += 1;
-    } else {
-        let j = skip_blanks(bytes, i);
-        if j == i && bytes.get(i).is_some() && name_follows_directly(bytes, i) {
-            return Err((i, ParseErrorKind::InvalidMetricName));
-        }
-        i = j;
-    }
-    let value_end = token_end(bytes, i, !om);
-    if value_end == i {
-        return Err((i, ParseErrorKind::Expected("a sample value")));
-    }
-    let value_text = &line[i..value_end];
-    let value =
-        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
-    i = value_end;
-    let mut sample = Sample {
-        name,
-        labels,
-        value,
-        timestamp_ms: None,
-        exemplar: None,
-        identity,
-        identity_starts_line,
-    };
-    if om {
-        openmetrics_tail(line, i, &mut sample)?;
-    } else {
-        i = skip_blanks(bytes, i);
-        if i < bytes.len() {
-            let ts_end = token_end(bytes, i, true);
-            let ts_text = &line[i..ts_end];
-            sample.timestamp_ms = Some(
-                parse_timestamp_ms(ts_text)
-                    .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?,
-            );
-            let after = skip_blanks(bytes, ts_end);
-            if after < bytes.len() {
-                return Err((after, ParseErrorKind::TrailingText("the timestamp")));
-            }
-        }
-    }
-    Ok(sample)
+    Ok((name, labels, i))
 }
 
 /// The common shape of a Prometheus-text sample line, parsed straight from the page with
@@ -145,75 +166,7 @@ pub(crate) fn sample_fast<'page>(
     let mut i = name_len;
     let mut labels = Labels::simple("", 0);
     if b.get(i) == Some(&b'{') {
-        let open = i;
-        i += 1;
-        let mut count = 0usize;
-        // One bit of 256 per label name (a hash of its length and first eight bytes): a bit
-        // seen before is checked exactly (rare even with vLLM's 37-label info metric); a new
-        // bit cannot be a duplicate.
-        let mut seen = [0u64; 4];
-        while b.get(i) != Some(&b'}') {
-            let label_len = match recent.label_at(count, b, i) {
-                Some(len) => len,
-                None => {
-                    let len = label_name_len(&b[i..]);
-                    recent.remember_label(count, b, i, len);
-                    len
-                }
-            };
-            if label_len == 0
-                || label_len > limits.label_name_length
-                || b.get(i + label_len) != Some(&b'=')
-                || b.get(i + label_len + 1) != Some(&b'"')
-            {
-                return None;
-            }
-            let name = &b[i..i + label_len];
-            if count >= 64 {
-                // Beyond the filter's useful size; the general path checks with a set.
-                return None;
-            }
-            let key = name_key(b, i, label_len);
-            let (word, bit) = (key >> 6, 1u64 << (key & 63));
-            if seen[word] & bit != 0 && Labels::simple(&text[open + 1..i], count as u32).has_name(name) {
-                return None;
-            }
-            seen[word] |= bit;
-            count += 1;
-            i += label_len + 2;
-            let value_start = i;
-            // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
-            // One test finds all three and a few harmless bytes (below 0x23: blanks, `!`,
-            // controls), which are stepped over.
-            loop {
-                let chunk = word_at(b, i)?;
-                let stops = first_below(chunk, b'"' + 1) | has_byte(chunk, b'\\');
-                if stops == 0 {
-                    i += 8;
-                    continue;
-                }
-                i += (stops.trailing_zeros() / 8) as usize;
-                match b[i] {
-                    b'"' => break,
-                    b'\n' | b'\\' => return None,
-                    _ => i += 1,
-                }
-            }
-            if i - value_start > limits.label_value_length {
-                return None;
-            }
-            i += 1;
-            match b.get(i) {
-                Some(b',') => i += 1,
-                Some(b'}') => {}
-                _ => return None,
-            }
-        }
-        if count > limits.labels {
-            return None;
-        }
-        labels = Labels::simple(&text[open + 1..i], count as u32);
-        i += 1;
+        (labels, i) = fast_label_set(text, i, recent, limits)?;
     }
     let identity_end = i;
     let (value, timestamp_ms, i) = value_and_timestamp(text, i, limits)?;
@@ -229,6 +182,79 @@ pub(crate) fn sample_fast<'page>(
     };
     recent.metric = sample.name;
     Some((sample, i))
+}
+
+/// The label set of [`sample_fast`] whose `{` is at `open`: its labels and the index past
+/// its `}`, or `None` for anything the general path must judge.
+#[inline(always)]
+fn fast_label_set<'page>(
+    text: &'page str,
+    open: usize,
+    recent: &mut RecentNames<'page>,
+    limits: &Limits,
+) -> Option<(Labels<'page>, usize)> {
+    let b = text.as_bytes();
+    let mut i = open + 1;
+    let mut count = 0usize;
+    let mut seen = SeenNames::default();
+    while b.get(i) != Some(&b'}') {
+        let label_len = match recent.label_at(count, b, i) {
+            Some(len) => len,
+            None => {
+                let len = label_name_len(&b[i..]);
+                recent.remember_label(count, b, i, len);
+                len
+            }
+        };
+        if label_len == 0
+            || label_len > limits.label_name_length
+            || b.get(i + label_len) != Some(&b'=')
+            || b.get(i + label_len + 1) != Some(&b'"')
+        {
+            return None;
+        }
+        if count >= FILTERED_LABELS {
+            return None;
+        }
+        if seen.insert(b, i, label_len)
+            && Labels::simple(&text[open + 1..i], count as u32).has_name(&b[i..i + label_len])
+        {
+            return None;
+        }
+        count += 1;
+        i += label_len + 2;
+        let value_start = i;
+        // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
+        // One test finds all three and a few harmless bytes (below 0x23: blanks, `!`,
+        // controls), which are stepped over.
+        loop {
+            let chunk = word_at(b, i)?;
+            let stops = first_below(chunk, b'"' + 1) | has_byte(chunk, b'\\');
+            if stops == 0 {
+                i += 8;
+                continue;
+            }
+            i += (stops.trailing_zeros() / 8) as usize;
+            match b[i] {
+                b'"' => break,
+                b'\n' | b'\\' => return None,
+                _ => i += 1,
+            }
+        }
+        if i - value_start > limits.label_value_length {
+            return None;
+        }
+        i += 1;
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => {}
+            _ => return None,
+        }
+    }
+    if count > limits.labels {
+        return None;
+    }
+    Some((Labels::simple(&text[open + 1..i], count as u32), i + 1))
 }
 
 /// The value and timestamp of a sample line whose name and labels end at `i`, where a space
@@ -328,26 +354,6 @@ impl<'page> RecentNames<'page> {
     }
 }
 
-/// An 8-bit hash of the label name `b[i..i + len]` (`len >= 1`): its length and first eight
-/// bytes, multiplied by the golden ratio.
-#[inline(always)]
-fn name_key(b: &[u8], i: usize, len: usize) -> usize {
-    let head = match word_at(b, i) {
-        Some(word) => word & low_bytes(len.min(8)),
-        None => b[i..i + len]
-            .iter()
-            .rev()
-            .fold(0, |acc, &c| acc << 8 | u64::from(c)),
-    };
-    ((head ^ (len as u64) << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
-}
-
-/// A mask of the low `len` bytes of a word (`1 <= len <= 8`).
-#[inline(always)]
-fn low_bytes(len: usize) -> u64 {
-    u64::MAX >> (64 - 8 * len)
-}
-
 /// In the text format a name must be followed by blanks, `{` or the end; a byte that is
 /// neither means the name itself has a bad character (`a.b 1`).
 #[inline]
@@ -381,13 +387,12 @@ fn openmetrics_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'
             return Err((i, ParseErrorKind::TrailingText("the timestamp")));
         }
     }
-    exemplar(line, i)?;
-    sample.exemplar = Some(&line[i..]);
+    sample.exemplar = Some(exemplar(line, i)?);
     Ok(())
 }
 
 /// Parses ` # {labels} value [timestamp]` starting at the `#`.
-pub(crate) fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
+fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
     let bytes = line.as_bytes();
     let dialect = Dialect {
         openmetrics: true,

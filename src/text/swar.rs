@@ -30,6 +30,12 @@ pub(crate) fn first_below(chunk: u64, n: u8) -> u64 {
     chunk.wrapping_sub(ONES * u64::from(n)) & !chunk & HIGH
 }
 
+/// A mask of the low `len` bytes of a word (`1 <= len <= 8`).
+#[inline(always)]
+pub(crate) fn low_bytes(len: usize) -> u64 {
+    u64::MAX >> (64 - 8 * len)
+}
+
 /// The eight bytes at `i` as a little-endian word, if there are eight.
 #[inline(always)]
 pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {

@@ -19,8 +19,8 @@
 
 use std::fmt::{self, Write};
 
+use super::metric_type::MetricType;
 use super::names::{is_label_name, is_metric_name};
-use super::sample::MetricType;
 
 /// A float formatted like prometheus_client's `floatToGoString`: Python `repr`, except that
 /// positive values with more than six integer digits switch to Go's exponent form.

@@ -48,7 +48,7 @@ use crate::error::SeriesError;
 use crate::select::Selector;
 use crate::series::{CounterSeries, GaugeSeries, DEFAULT_EWMA_TAU};
 use crate::text::limits::Limits;
-use crate::text::parser::Visitor;
+use crate::text::parser::{KnownLines, Visitor};
 use crate::text::{Entry, Format, MetricType, Parser, Sample};
 
 /// Default [`Tracker::retention`]: 10 minutes of points per series.
@@ -809,7 +809,7 @@ impl<'page> Ingest<'_, 'page> {
     }
 }
 
-impl<'page> Visitor<'page> for Ingest<'_, 'page> {
+impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
     #[inline]
     fn known_prefix(&mut self, line: &'page str) -> Option<usize> {
         if !self.tracker.recognise_lines {
@@ -840,7 +840,9 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
         }
         self.position += 1;
     }
+}
 
+impl<'page> Visitor<'page> for Ingest<'_, 'page> {
     #[inline]
     fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>) {
         // A line `known_prefix` recognised but the parser then read in full (an unusual

@@ -4,6 +4,7 @@ mod data;
 mod differential;
 mod federation;
 mod fleet;
+mod layers;
 mod limits;
 mod monitor;
 mod monitor_terminal;

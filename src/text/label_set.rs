@@ -1,0 +1,188 @@
+//! A `{...}` label set, scanned and checked: its terms (read by the lexer), the limits a
+//! caller set, and duplicate names. Both sample paths check duplicates here, one way
+//! ([`SeenNames`]); the fast path's label loop is its own only for speed.
+
+use std::collections::HashSet;
+
+use super::escape::UnescapedBytes;
+use super::labels::Labels;
+use super::lexer::{scan_term, Dialect, Fail, Term};
+use super::limits::Limits;
+use super::swar::{low_bytes, word_at};
+use crate::error::ParseErrorKind;
+
+/// Label sets of up to this many labels are checked for duplicate names with [`SeenNames`]
+/// and no allocation. Larger ones (hostile, or generated) are left by the fast path to the
+/// general path, which checks them with a hash set, so their cost stays linear.
+pub(crate) const FILTERED_LABELS: usize = 64;
+
+/// The label names of one set seen so far, as a 256-bit filter: a bit per name, from a
+/// hash of its length and first eight bytes. A name whose bit is new cannot repeat an
+/// earlier one; a name whose bit is set is compared with the earlier names in full (rare,
+/// even with vLLM's 37-label info metric).
+#[derive(Debug, Default)]
+pub(crate) struct SeenNames {
+    bits: [u64; 4],
+}
+
+impl SeenNames {
+    /// Records the label name `b[i..i + len]` (`len >= 1`); whether an earlier name of the
+    /// set may be the same.
+    #[inline(always)]
+    pub(crate) fn insert(&mut self, b: &[u8], i: usize, len: usize) -> bool {
+        let key = name_key(b, i, len);
+        let (word, bit) = (key >> 6, 1u64 << (key & 63));
+        let maybe = self.bits[word] & bit != 0;
+        self.bits[word] |= bit;
+        maybe
+    }
+}
+
+/// An 8-bit hash of the label name `b[i..i + len]` (`len >= 1`): its length and first eight
+/// bytes, multiplied by the golden ratio. The same for a name wherever it is read from.
+#[inline(always)]
+fn name_key(b: &[u8], i: usize, len: usize) -> usize {
+    let head = match word_at(b, i) {
+        Some(word) => word & low_bytes(len.min(8)),
+        None => b[i..i + len]
+            .iter()
+            .rev()
+            .fold(0, |acc, &c| acc << 8 | u64::from(c)),
+    };
+    ((head ^ (len as u64) << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+}
+
+/// A `{...}` label set as scanned.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LabelSet<'page> {
+    /// Index just past the closing `}`.
+    pub end: usize,
+    /// The text between the braces, still escaped.
+    pub raw: &'page str,
+    pub count: u32,
+    /// A quoted metric name written inside the braces (`{"my.metric", a="b"}`).
+    pub quoted_name: Option<&'page str>,
+}
+
+/// Scans a `{...}` label set whose `{` is at `open`, within `limits`.
+#[inline(always)]
+pub(crate) fn label_set<'line>(
+    line: &'line str,
+    open: usize,
+    dialect: Dialect,
+    limits: &Limits,
+) -> Result<LabelSet<'line>, Fail> {
+    let bytes = line.as_bytes();
+    let mut i = open + 1;
+    let mut count: usize = 0;
+    let mut first_over_limit = None;
+    let mut quoted_name = None;
+    let mut names = Duplicates::default();
+    loop {
+        i = dialect.skip_blanks(bytes, i);
+        if bytes.get(i) == Some(&b'}') {
+            // An empty set, or a trailing comma (allowed in the text format only).
+            if count > 0 && dialect.openmetrics {
+                return Err((i, ParseErrorKind::InvalidLabelName));
+            }
+            break;
+        }
+        let term = scan_term(bytes, i, dialect)?;
+        match term.value {
+            None => {
+                if quoted_name.is_some() || count > 0 && dialect.openmetrics {
+                    return Err((term.end, ParseErrorKind::Expected("'=' after label name")));
+                }
+                quoted_name = Some(&line[term.name.0..term.name.1]);
+            }
+            Some(value) => {
+                count += 1;
+                if count > limits.labels && first_over_limit.is_none() {
+                    first_over_limit = Some(term.name.0);
+                }
+                check_lengths(line, &term, value, limits)?;
+                let earlier = Labels::new(&line[open + 1..i], count as u32 - 1, dialect);
+                names.check(line, term.name, earlier, count)?;
+            }
+        }
+        i = dialect.skip_blanks(bytes, term.end);
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => break,
+            None => return Err((i, ParseErrorKind::Expected("'}' to close the label set"))),
+            Some(_) => return Err((i, ParseErrorKind::Expected("',' or '}' after a label"))),
+        }
+    }
+    if let Some(at) = first_over_limit {
+        let (limit, labels) = (limits.labels, count);
+        return Err((at, ParseErrorKind::LabelLimit { limit, labels }));
+    }
+    Ok(LabelSet {
+        end: i + 1,
+        raw: &line[open + 1..i],
+        count: count as u32,
+        quoted_name,
+    })
+}
+
+/// Prometheus' `label_name_length_limit` and `label_value_length_limit` for one term whose
+/// value is `line[value.0..value.1]`.
+#[inline(always)]
+fn check_lengths(line: &str, term: &Term, value: (usize, usize), limits: &Limits) -> Result<(), Fail> {
+    let name_length = term.name.1 - term.name.0;
+    if name_length > limits.label_name_length {
+        let (limit, length) = (limits.label_name_length, name_length);
+        return Err((
+            term.name.0,
+            ParseErrorKind::LabelNameLengthLimit { limit, length },
+        ));
+    }
+    let raw = &line[value.0..value.1];
+    if raw.len() > limits.label_value_length {
+        // Prometheus measures the value as stored: unescaped.
+        let length = if raw.contains('\\') {
+            UnescapedBytes::new(raw, true).count()
+        } else {
+            raw.len()
+        };
+        if length > limits.label_value_length {
+            let limit = limits.label_value_length;
+            return Err((value.0, ParseErrorKind::LabelValueLengthLimit { limit, length }));
+        }
+    }
+    Ok(())
+}
+
+/// The duplicate-name check of the general path: [`SeenNames`] up to [`FILTERED_LABELS`],
+/// an exact set beyond (one allocation for such a set; real label sets never get there).
+#[derive(Default)]
+struct Duplicates<'line> {
+    seen: SeenNames,
+    many: Option<HashSet<&'line str>>,
+}
+
+impl<'line> Duplicates<'line> {
+    /// Checks the `count`-th name, `line[name.0..name.1]`, against the `earlier` labels.
+    #[inline(always)]
+    fn check(
+        &mut self,
+        line: &'line str,
+        name: (usize, usize),
+        earlier: Labels<'line>,
+        count: usize,
+    ) -> Result<(), Fail> {
+        let text = &line[name.0..name.1];
+        let duplicate = if count <= FILTERED_LABELS {
+            self.seen.insert(line.as_bytes(), name.0, text.len()) && earlier.has_name(text.as_bytes())
+        } else {
+            let names = self
+                .many
+                .get_or_insert_with(|| earlier.iter().map(|(n, _)| n).collect());
+            !names.insert(text)
+        };
+        if duplicate {
+            return Err((name.0, ParseErrorKind::DuplicateLabel(text.to_string())));
+        }
+        Ok(())
+    }
+}
