@@ -48,8 +48,8 @@ pub fn fast_paths_agree(
         assert_eq!(fast.value().to_bits(), general.value().to_bits());
         assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
     }
-    let line = text.split('\n').next().unwrap_or("");
-    if let Some(fast) = metadata::metadata_fast(line, recent.metric) {
+    if let Some((fast, len)) = metadata::metadata_fast(text, recent.metric, usize::MAX) {
+        let line = &text[..len];
         let general = metadata::metadata(line, false)
             .unwrap_or_else(|e| panic!("metadata fast path took {line:?}, general path refused it: {e:?}"));
         assert_eq!(format!("{fast:?}"), format!("{general:?}"));

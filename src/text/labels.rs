@@ -6,7 +6,7 @@ use std::fmt;
 
 use super::escape::{unescape, UnescapedBytes};
 use super::lexer::{scan_term, Dialect};
-use super::swar::{has_byte, word_at};
+use super::swar::{word_at, ONES};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///
@@ -181,8 +181,10 @@ pub struct LabelsIter<'page> {
 }
 
 impl<'page> LabelsIter<'page> {
-    /// The next `name="value"` of a simple label set: the name ends at the first `=` and
-    /// the value at the next quote (it was checked to hold no backslash).
+    /// The next `name="value"` of a simple label set: names hold no quote and values no
+    /// quote or backslash, so the first quote opens the value (after `=`) and the next
+    /// one closes it. Both are usually in the first word or two, so the quotes of each word
+    /// are found once, as a mask, and taken from it in turn.
     #[inline(always)]
     fn next_simple(&mut self) -> Option<(&'page str, LabelValue<'page>)> {
         let bytes = self.raw.as_bytes();
@@ -190,27 +192,76 @@ impl<'page> LabelsIter<'page> {
         if start >= bytes.len() {
             return None;
         }
-        let value_start = find_byte(bytes, start, b'=')? + 2;
-        let value_end = find_byte(bytes, value_start, b'"')?;
+        let mut quotes = Quotes::new(bytes, start);
+        let open = quotes.next()?;
+        let close = quotes.next()?;
         // Past the closing quote and the comma.
-        self.pos = value_end + 2;
-        let name = self.raw.get(start..value_start - 2)?;
-        let value = self.raw.get(value_start..value_end)?;
+        self.pos = close + 2;
+        let name = self.raw.get(start..open.checked_sub(1)?)?;
+        let value = self.raw.get(open + 1..close)?;
         Some((name, LabelValue { raw: value }))
     }
 }
 
-/// The index of the first `byte` at or after `i`: eight bytes at a time, then one by one.
-#[inline(always)]
-fn find_byte(bytes: &[u8], mut i: usize, byte: u8) -> Option<usize> {
-    while let Some(chunk) = word_at(bytes, i) {
-        let hits = has_byte(chunk, byte);
-        if hits != 0 {
-            return Some(i + (hits.trailing_zeros() / 8) as usize);
+/// The positions of the quotes in `bytes` from some index on, eight bytes at a time. Where
+/// fewer than eight are left, the slice's last eight are read instead (a label set ends
+/// with a quote, and a byte loop there cost more than the scan before it).
+struct Quotes<'a> {
+    bytes: &'a [u8],
+    /// Index of the word `mask` describes.
+    at: usize,
+    /// The quotes of that word not yet taken, one high bit each.
+    mask: u64,
+}
+
+impl<'a> Quotes<'a> {
+    #[inline(always)]
+    fn new(bytes: &'a [u8], from: usize) -> Self {
+        Quotes {
+            bytes,
+            at: from,
+            mask: quotes_at(bytes, from),
         }
-        i += 8;
     }
-    Some(i + bytes.get(i..)?.iter().position(|&c| c == byte)?)
+
+    /// The index of the next quote.
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            self.at += 8;
+            if self.at >= self.bytes.len() {
+                return None;
+            }
+            self.mask = quotes_at(self.bytes, self.at);
+        }
+        let found = self.at + (self.mask.trailing_zeros() / 8) as usize;
+        self.mask &= self.mask - 1;
+        Some(found)
+    }
+}
+
+/// A high bit for each quote among the eight bytes at `i` (fewer at the end of `bytes`).
+/// Exact for every byte, not only the first match: the caller takes several.
+#[inline(always)]
+fn quotes_at(bytes: &[u8], i: usize) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let word = match word_at(bytes, i) {
+        Some(word) => word,
+        None if bytes.len() >= 8 && i < bytes.len() => {
+            // The bytes from `i` on, at the bottom; the zeros shifted in are not quotes.
+            word_at(bytes, bytes.len() - 8).unwrap_or(0) >> (8 * (i + 8 - bytes.len()))
+        }
+        None => bytes
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .rev()
+            .fold(0, |acc, &c| acc << 8 | u64::from(c)),
+    };
+    // Zero bytes of `word ^ "..."`, exactly: a byte's low seven bits plus 0x7f carry into
+    // its high bit unless all are zero, and its own high bit is checked apart.
+    let x = word ^ (ONES * u64::from(b'"'));
+    !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
 impl<'page> Iterator for LabelsIter<'page> {

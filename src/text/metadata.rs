@@ -15,7 +15,7 @@ use super::help::HelpText;
 use super::lexer::{scan_quoted, Fail};
 use super::metric_type::MetricType;
 use super::names::{metric_name, metric_name_len, same_bytes};
-use super::swar::word_at;
+use super::swar::{has_byte, word_at};
 use crate::error::ParseErrorKind;
 
 #[derive(Clone, Copy)]
@@ -56,14 +56,20 @@ fn family_name<'page>(line: &'page str, input: &'page str) -> Result<(&'page str
 }
 
 /// `# HELP name text` and `# TYPE name kind` as exporters write them, read straight from
-/// the page: `line` is the line without its end. Returns `None` for every other shape and
-/// for anything wrong, which [`metadata`] then parses (and reports) exactly; for the lines
-/// it accepts, both give the same entry. `previous_name` is the family or sample name read
-/// just before: `# TYPE` repeats the `# HELP` name, which then needs no character check.
+/// the page (`text` is the rest of the page from the line's start) with no separate search
+/// for the line's end. Returns the entry and the line's length, or `None` for every other
+/// shape, for a line over `max_line` bytes and for anything wrong, which [`metadata`] then
+/// parses (and reports) exactly; for the lines it accepts, both give the same entry.
+/// `previous_name` is the family or sample name read just before: `# TYPE` repeats the
+/// `# HELP` name, which then needs no character check.
 #[inline(always)]
-pub(crate) fn metadata_fast<'page>(line: &'page str, previous_name: &str) -> Option<Entry<'page>> {
+pub(crate) fn metadata_fast<'page>(
+    text: &'page str,
+    previous_name: &str,
+    max_line: usize,
+) -> Option<(Entry<'page>, usize)> {
     const KEYWORD: u64 = 0x00ff_ffff_ffff_ffff;
-    let b = line.as_bytes();
+    let b = text.as_bytes();
     let keyword = word_at(b, 0)? & KEYWORD;
     let help = keyword == u64::from_le_bytes(*b"# HELP \0");
     if !help && keyword != u64::from_le_bytes(*b"# TYPE \0") {
@@ -71,7 +77,7 @@ pub(crate) fn metadata_fast<'page>(line: &'page str, previous_name: &str) -> Opt
     }
     let after = &b[7..];
     let name_len = if !previous_name.is_empty()
-        && matches!(after.get(previous_name.len()), None | Some(b' '))
+        && matches!(after.get(previous_name.len()), None | Some(b' ' | b'\n'))
         && same_bytes(
             &after[..previous_name.len().min(after.len())],
             previous_name.as_bytes(),
@@ -83,31 +89,56 @@ pub(crate) fn metadata_fast<'page>(line: &'page str, previous_name: &str) -> Opt
     if name_len == 0 {
         return None;
     }
-    let name = &line[7..7 + name_len];
-    let rest = &after[name_len..];
-    if help {
-        let text = match rest.first() {
-            None => "",
+    let name = &text[7..7 + name_len];
+    let rest = 7 + name_len;
+    let (entry, end) = if help {
+        let (start, end) = match b.get(rest) {
+            None | Some(b'\n') => (rest, rest),
             Some(b' ' | b'\t') => {
-                let blanks = rest.iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
-                &line[7 + name_len + blanks..]
+                let start = rest + b[rest..].iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+                (start, line_end(b, start))
             }
             Some(_) => return None,
         };
-        return Some(Entry::Help {
-            name,
-            text: HelpText::new(text, false),
-        });
-    }
-    let kind = match rest {
-        b" counter" => MetricType::Counter,
-        b" gauge" => MetricType::Gauge,
-        b" histogram" => MetricType::Histogram,
-        b" summary" => MetricType::Summary,
-        b" untyped" => MetricType::Unknown,
-        _ => return None,
+        // A CRLF line: the general path strips the `\r`.
+        if b[..end].last() == Some(&b'\r') {
+            return None;
+        }
+        let text = HelpText::new(&text[start..end], false);
+        (Entry::Help { name, text }, end)
+    } else {
+        let (kind, word): (_, &[u8]) = match b.get(rest + 1..rest + 3)? {
+            b"co" => (MetricType::Counter, b" counter"),
+            b"ga" => (MetricType::Gauge, b" gauge"),
+            b"hi" => (MetricType::Histogram, b" histogram"),
+            b"su" => (MetricType::Summary, b" summary"),
+            b"un" => (MetricType::Unknown, b" untyped"),
+            _ => return None,
+        };
+        let end = rest + word.len();
+        if b.get(rest..end)? != word || !matches!(b.get(end), None | Some(b'\n')) {
+            return None;
+        }
+        (Entry::Type { name, kind }, end)
     };
-    Some(Entry::Type { name, kind })
+    (end <= max_line).then_some((entry, end))
+}
+
+/// The index of the first `\n` at or after `i`, or the end: eight bytes at a time over the
+/// first words (help texts are mostly short, shorter than a vector search takes to start),
+/// `memchr` for the rest.
+#[inline(always)]
+fn line_end(b: &[u8], mut i: usize) -> usize {
+    for _ in 0..8 {
+        let Some(chunk) = word_at(b, i) else { break };
+        let hits = has_byte(chunk, b'\n');
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    let rest = b.get(i..).unwrap_or(&[]);
+    i + memchr::memchr(b'\n', rest).unwrap_or(rest.len())
 }
 
 /// Parses a line whose first non-blank character is `#`.
@@ -317,16 +348,31 @@ mod tests {
         ];
         let mut taken = 0;
         for line in lines {
-            if let Some(fast) = metadata_fast(line, "") {
+            // At the page's end, before the next line, and before a CRLF's `\n`.
+            for (page, ending) in [
+                (line.to_string(), ""),
+                (format!("{line}\nx 1\n"), "\n"),
+                (format!("{line}\r\n"), "\r"),
+            ] {
+                let Some((fast, len)) = metadata_fast(&page, "", usize::MAX) else {
+                    continue;
+                };
+                assert_ne!(ending, "\r", "{page:?}: CRLF lines are the general path's");
+                assert_eq!(len, line.len(), "{page:?}");
                 if let Entry::Help { name, .. } | Entry::Type { name, .. } = fast {
-                    let again = metadata_fast(line, name).map(|e| format!("{e:?}"));
+                    let again = metadata_fast(&page, name, usize::MAX).map(|(e, _)| format!("{e:?}"));
                     assert_eq!(again, Some(format!("{fast:?}")), "{line:?} after its own name");
                 }
+                assert!(
+                    metadata_fast(&page, "", len - 1).is_none(),
+                    "{line:?} is over a limit of {}",
+                    len - 1
+                );
                 taken += 1;
                 let general = metadata(line, false).unwrap_or_else(|e| panic!("{line:?}: {e:?}"));
                 assert_eq!(format!("{fast:?}"), format!("{general:?}"), "{line:?}");
             }
         }
-        assert_eq!(taken, 10, "the fast path takes the common shapes");
+        assert_eq!(taken, 20, "the fast path takes the common shapes");
     }
 }

@@ -122,12 +122,20 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let tail = a.len() / 8 * 8;
-    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or_default());
-    a.chunks_exact(8)
-        .zip(b.chunks_exact(8))
-        .all(|(x, y)| word(x) == word(y))
-        && a[tail..].iter().zip(&b[tail..]).all(|(x, y)| x == y)
+    let word = |w: &[u8], i: usize| word_at(w, i).unwrap_or_default();
+    let len = a.len();
+    if len < 8 {
+        return a == b;
+    }
+    // Whole words, then the last eight bytes (overlapping the words before) for the rest.
+    let mut i = 0;
+    while i + 8 < len {
+        if word(a, i) != word(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    word(a, len - 8) == word(b, len - 8)
 }
 
 /// `nom` parser for a metric name (the selector and metadata grammars).

@@ -467,6 +467,17 @@ impl<'page> Entries<'page> {
                     self.next_line(len);
                     return self.counted(Entry::Sample(sample));
                 }
+                if rest.starts_with('#') {
+                    if let Some((entry, len)) =
+                        metadata::metadata_fast(rest, self.recent.metric, limits.line_length)
+                    {
+                        self.next_line(len);
+                        if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
+                            self.recent.metric = name;
+                        }
+                        return Some(Ok(entry));
+                    }
+                }
             }
             let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
             self.next_line(len);
@@ -474,14 +485,6 @@ impl<'page> Entries<'page> {
             if !self.dialect.openmetrics {
                 // CRLF pages are common from Windows exporters; Prometheus tolerates them.
                 line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
-                if rest.starts_with('#') && line_text.len() <= self.config.limits.line_length {
-                    if let Some(entry) = metadata::metadata_fast(line_text, self.recent.metric) {
-                        if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
-                            self.recent.metric = name;
-                        }
-                        return Some(Ok(entry));
-                    }
-                }
             }
             match self.parse_line(line_text) {
                 Some(Ok(Entry::Sample(sample))) => return self.counted(Entry::Sample(sample)),

@@ -2,7 +2,8 @@
 //! scans' alternative to `unsafe` SIMD. Every function here sets the high bit of each
 //! matching byte; callers find the first with `trailing_zeros() / 8`.
 
-const ONES: u64 = 0x0101_0101_0101_0101;
+/// One in every byte.
+pub(crate) const ONES: u64 = 0x0101_0101_0101_0101;
 /// The high bit of every byte.
 pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
 
