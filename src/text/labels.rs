@@ -118,6 +118,7 @@ impl<'page> Labels<'page> {
             pos: 0,
             dialect: self.dialect,
             simple: self.simple,
+            quotes: Quotes::default(),
         }
     }
 
@@ -178,13 +179,14 @@ pub struct LabelsIter<'page> {
     pos: usize,
     dialect: Dialect,
     simple: bool,
+    /// The quotes of a simple set still ahead, a word at a time.
+    quotes: Quotes,
 }
 
 impl<'page> LabelsIter<'page> {
     /// The next `name="value"` of a simple label set: names hold no quote and values no
-    /// quote or backslash, so the first quote opens the value (after `=`) and the next
-    /// one closes it. Both are usually in the first word or two, so the quotes of each word
-    /// are found once, as a mask, and taken from it in turn.
+    /// quote or backslash, so the quotes alternate, opening (after `=`) and closing, and the
+    /// set is read as the sequence of its quotes, each word looked at once.
     #[inline(always)]
     fn next_simple(&mut self) -> Option<(&'page str, LabelValue<'page>)> {
         let bytes = self.raw.as_bytes();
@@ -192,9 +194,8 @@ impl<'page> LabelsIter<'page> {
         if start >= bytes.len() {
             return None;
         }
-        let mut quotes = Quotes::new(bytes, start);
-        let open = quotes.next()?;
-        let close = quotes.next()?;
+        let open = self.quotes.next(bytes)?;
+        let close = self.quotes.next(bytes)?;
         // Past the closing quote and the comma.
         self.pos = close + 2;
         let name = self.raw.get(start..open.checked_sub(1)?)?;
@@ -203,38 +204,29 @@ impl<'page> LabelsIter<'page> {
     }
 }
 
-/// The positions of the quotes in `bytes` from some index on, eight bytes at a time. Where
-/// fewer than eight are left, the slice's last eight are read instead (a label set ends
+/// The positions of the quotes of a byte string, in order, eight bytes at a time. Where
+/// fewer than eight are left, the string's last eight are read instead (a label set ends
 /// with a quote, and a byte loop there cost more than the scan before it).
-struct Quotes<'a> {
-    bytes: &'a [u8],
-    /// Index of the word `mask` describes.
-    at: usize,
-    /// The quotes of that word not yet taken, one high bit each.
+#[derive(Clone, Copy, Default)]
+struct Quotes {
+    /// Index of the next word to read.
+    next: usize,
+    /// The quotes not yet taken of the word before `next`, one high bit each.
     mask: u64,
 }
 
-impl<'a> Quotes<'a> {
+impl Quotes {
+    /// The index of the next quote in `bytes` (the same string on every call).
     #[inline(always)]
-    fn new(bytes: &'a [u8], from: usize) -> Self {
-        Quotes {
-            bytes,
-            at: from,
-            mask: quotes_at(bytes, from),
-        }
-    }
-
-    /// The index of the next quote.
-    #[inline(always)]
-    fn next(&mut self) -> Option<usize> {
+    fn next(&mut self, bytes: &[u8]) -> Option<usize> {
         while self.mask == 0 {
-            self.at += 8;
-            if self.at >= self.bytes.len() {
+            if self.next >= bytes.len() {
                 return None;
             }
-            self.mask = quotes_at(self.bytes, self.at);
+            self.mask = quotes_at(bytes, self.next);
+            self.next += 8;
         }
-        let found = self.at + (self.mask.trailing_zeros() / 8) as usize;
+        let found = self.next - 8 + (self.mask.trailing_zeros() / 8) as usize;
         self.mask &= self.mask - 1;
         Some(found)
     }
