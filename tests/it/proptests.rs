@@ -115,6 +115,32 @@ proptest! {
         }
     }
 
+    /// `Display` of a sample (and of an entry, and of the owned copy) is a line that parses
+    /// back to the same sample: names quoted where they must be, values escaped.
+    #[test]
+    fn display_then_parse_is_identity(samples in prop::collection::vec(sample_spec(), 1..6)) {
+        let mut page = String::new();
+        for s in &samples {
+            write::sample(&mut page, &s.name, &s.labels, s.value, s.timestamp_ms).unwrap();
+        }
+        for entry in promrate::parse(&page) {
+            let entry = entry.map_err(|e| TestCaseError::fail(format!("{e}\n{page}")))?;
+            let sample = *entry.as_sample().unwrap();
+            let line = sample.to_string();
+            prop_assert_eq!(&entry.to_string(), &line);
+            prop_assert_eq!(&sample.to_owned().to_string(), &line);
+            let again = promrate::parse(&line).next().unwrap()
+                .map_err(|e| TestCaseError::fail(format!("{e}: {line}")))?.into_sample().unwrap();
+            prop_assert_eq!(again.name(), sample.name());
+            let pairs = |s: &promrate::Sample<'_>| -> Vec<(String, String)> {
+                s.labels().iter().map(|(k, v)| (k.to_string(), v.unescaped().into_owned())).collect()
+            };
+            prop_assert_eq!(pairs(&again), pairs(&sample));
+            prop_assert!(again.value().to_bits() == sample.value().to_bits() || again.value().is_nan() && sample.value().is_nan());
+            prop_assert_eq!(again.timestamp_ms(), sample.timestamp_ms());
+        }
+    }
+
     #[test]
     fn arbitrary_text_never_panics_and_errors_point_inside(text in "(\\PC|[\n\t \"\\\\{}=,#])*", om in any::<bool>()) {
         check_positions(&text, om)?;
