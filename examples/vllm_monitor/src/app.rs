@@ -117,6 +117,28 @@ impl Seen {
     }
 }
 
+impl Clock {
+    /// The timing `args` ask for, starting now.
+    fn new(args: &Args, default_duration: Option<Duration>) -> Clock {
+        let timeout = args.timeout.unwrap_or_else(|| {
+            args.interval
+                .max(Duration::from_secs(1))
+                .min(Duration::from_secs(10))
+        });
+        let started = Instant::now();
+        let settle = (args.interval / 4).min(Duration::from_millis(500));
+        Clock {
+            interval: args.interval,
+            window: TimeDelta::from_std(args.window).unwrap_or(TimeDelta::seconds(30)),
+            timeout,
+            settle,
+            duration: args.duration.or(default_duration),
+            started,
+            next_tick: started + args.interval + settle,
+        }
+    }
+}
+
 /// One run of the monitor.
 pub struct App {
     clock: Clock,
@@ -141,22 +163,8 @@ impl App {
             &args.header,
         )?;
         let plan = plan(&args, &access)?;
-        let timeout = args.timeout.unwrap_or_else(|| {
-            args.interval
-                .max(Duration::from_secs(1))
-                .min(Duration::from_secs(10))
-        });
-        let started = Instant::now();
-        let settle = (args.interval / 4).min(Duration::from_millis(500));
-        let clock = Clock {
-            interval: args.interval,
-            window: TimeDelta::from_std(args.window).unwrap_or(TimeDelta::seconds(30)),
-            timeout,
-            settle,
-            duration: args.duration.or(plan.default_duration),
-            started,
-            next_tick: started + args.interval + settle,
-        };
+        let clock = Clock::new(&args, plan.default_duration);
+        let timeout = clock.timeout;
         let endpoints: Vec<Endpoint> = plan.urls.iter().map(|u| Endpoint::new(u)).collect();
         // The window's points and one interval more; totals since the start need none.
         let retention = clock.window + TimeDelta::from_std(args.interval).unwrap_or(TimeDelta::seconds(2));
