@@ -46,7 +46,7 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     }
     let ports = &args.discover_ports.0;
     let why = if args.simulate {
-        "--simulate".to_string()
+        "--simulate given".to_string()
     } else {
         let found = discover::find(ports, access);
         if !found.is_empty() {
@@ -62,7 +62,7 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
             });
         }
         format!(
-            "no --url given and no inference server answered on 127.0.0.1 port(s) {}",
+            "no --url given, and no inference server on 127.0.0.1 port(s) {}",
             discover::describe(ports)
         )
     };
@@ -73,10 +73,11 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     Ok(Plan {
         urls: vec![format!("http://{bound}/metrics")],
         setup: " · built-in simulator".into(),
-        notes: vec![format!(
-            "{why}: monitoring a {}",
-            simulator::describe(Some(restart_after))
-        )],
+        // Two lines: each within plain mode's 120 columns.
+        notes: vec![
+            format!("{why}: monitoring the built-in simulator"),
+            simulator::describe(Some(restart_after)),
+        ],
         default_duration: Some(Duration::from_secs(20)),
     })
 }

@@ -115,11 +115,14 @@ fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
     let ports = free.to_string();
     let (rows, _) = run(&["--discover-ports", &ports]);
     let start = &rows[0];
-    let note = start["notes"][0].as_str().unwrap();
-    assert!(
-        note.starts_with(&format!("no --url given and no inference server answered on 127.0.0.1 port(s) {free}: monitoring a simulated vLLM")),
-        "{note}"
+    let why = format!("no --url given, and no inference server on 127.0.0.1 port(s) {free}");
+    assert_eq!(
+        start["notes"][0].as_str().unwrap(),
+        format!("{why}: monitoring the built-in simulator"),
+        "{start}"
     );
+    let model = start["notes"][1].as_str().unwrap();
+    assert!(model.starts_with("simulated vLLM 0.33 server"), "{start}");
     assert!(
         start["setup"].as_str().unwrap().ends_with("built-in simulator"),
         "{start}"
@@ -129,8 +132,13 @@ fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
         .output()
         .unwrap();
     let text = String::from_utf8(plain.stdout).unwrap();
-    assert!(
-        text.starts_with("no --url given and no inference server answered"),
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            format!("{why}: monitoring the built-in simulator").as_str(),
+            model
+        ],
         "{text}"
     );
     // --simulate skips the search.
@@ -139,7 +147,7 @@ fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
         rows[0]["notes"][0]
             .as_str()
             .unwrap()
-            .starts_with("--simulate: monitoring a simulated"),
+            .starts_with("--simulate given: monitoring the built-in simulator"),
         "{rows:?}"
     );
 }
