@@ -93,8 +93,10 @@ fn a_server_on_a_usual_port_is_found_and_monitored() {
         start["setup"].as_str().unwrap().contains("found on this machine"),
         "{start}"
     );
-    // 18 ports probed at once: well under a second (the process start included).
-    assert!(first_after < Duration::from_millis(900), "{first_after:?}");
+    // 18 ports probed at once: at most a 150 ms connect and a 600 ms answer, so under a
+    // second with the process start included.
+    assert!(first_after < Duration::from_secs(1), "{first_after:?}");
+    println!("discovery: 18 ports probed, first line after {first_after:?}");
     let last = rows.iter().rfind(|r| r.get("urls").is_some()).unwrap();
     let ours = last["urls"]
         .as_array()
