@@ -20,12 +20,12 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use promrate::{Selector, Tracker};
 
 mod common;
-#[path = "../examples/common/fleet.rs"]
+#[path = "../examples/vllm_monitor/src/fleet.rs"]
 mod fleet;
 // The monitor's figures depend on the library alone: the bench asks what one interval of
 // `vllm_monitor --federate` asks.
 #[allow(dead_code)]
-#[path = "../examples/vllm_monitor/figures.rs"]
+#[path = "../examples/vllm_monitor/src/figures.rs"]
 mod figures;
 
 struct Counting;

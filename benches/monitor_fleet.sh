@@ -15,8 +15,8 @@ servers=${1:?servers}
 interval=${2:-2s}
 window=${3:-10s}
 duration=${4:-40s}
-cargo build --release --quiet --example vllm_monitor
-bin=target/release/examples/vllm_monitor
+cargo build --release --quiet -p vllm-monitor
+bin=target/release/vllm_monitor
 log=$(mktemp)
 out=$(mktemp)
 timing=$(mktemp)

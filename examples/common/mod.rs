@@ -1,9 +1,7 @@
-//! Code shared by the examples: fetching a page over HTTP or from a file.
-#![allow(dead_code)]
+//! promcat's input: a page over HTTP or from a file. (The monitor, a crate of its own,
+//! has its own client with TLS and authentication: examples/vllm_monitor/src/http.rs.)
 
 use std::time::Duration;
-
-pub mod fleet;
 
 use promrate::Format;
 
@@ -34,37 +32,26 @@ pub const MAX_PAGE_BYTES: u64 = 1 << 30;
 /// GETs `url` (at most [`MAX_PAGE_BYTES`]); a non-200 status, a transport error or a body
 /// that is not UTF-8 is an error message fit to print.
 pub fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, String> {
-    fetch_into(agent, url, MAX_PAGE_BYTES, String::new())
-}
-
-/// [`fetch`], reading at most `limit` bytes of body into `buffer` (cleared first): a
-/// caller that reads large pages again and again hands the last one's buffer back.
-pub fn fetch_into(agent: &ureq::Agent, url: &str, limit: u64, mut buffer: String) -> Result<Page, String> {
     let mut response = agent
         .get(url)
         .header("Accept", ACCEPT)
         .call()
         .map_err(|e| format!("request failed: {e}"))?;
-    let status = response.status();
-    if status != 200 {
-        return Err(format!("HTTP {}", status.as_u16()));
+    if response.status() != 200 {
+        return Err(format!("HTTP {}", response.status().as_u16()));
     }
     let format = response
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .map_or(Format::PrometheusText, Format::from_content_type);
-    buffer.clear();
-    let mut reader = response.body_mut().with_config().limit(limit).reader();
-    std::io::Read::read_to_string(&mut reader, &mut buffer).map_err(|e| {
-        match e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()) {
-            Some(ureq::Error::BodyExceedsLimit(_)) => {
-                format!("page larger than {limit} bytes (see --max-page-mib)")
-            }
-            _ => format!("reading body failed: {e}"),
-        }
-    })?;
-    Ok(Page { body: buffer, format })
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_PAGE_BYTES)
+        .read_to_string()
+        .map_err(|e| format!("reading body failed: {e}"))?;
+    Ok(Page { body, format })
 }
 
 /// Reads a file, `-` for standard input, or an `http://` URL.

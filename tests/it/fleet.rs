@@ -1,20 +1,13 @@
-//! The tracker and the monitor at fleet scale: a Prometheus `/federate` page of 1,000
-//! simulated vLLM servers (393,000 series) from the generator the benches use, checked
-//! against the rates the generator knows; the monitor ending on time when pages come faster
-//! than it reads them.
-
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+//! The tracker at fleet scale: a Prometheus `/federate` page of 1,000 simulated vLLM
+//! servers (393,000 series) from the generator the benches and the monitor's `--fleet` use,
+//! checked against the rates the generator knows.
 
 use chrono::{DateTime, TimeDelta};
 use promrate::{Selector, Tracker};
-use serde_json::Value;
 
 use crate::data;
-use crate::monitor::{monitor_binary, Reaped};
 
-#[path = "../../examples/common/fleet.rs"]
+#[path = "../../examples/vllm_monitor/src/fleet.rs"]
 mod generator;
 
 use generator::Fleet;
@@ -112,74 +105,4 @@ fn a_server_gone_from_the_federation_stops_counting_at_once() {
     assert!(groups
         .iter()
         .all(|g| g.label("instance") != Some(Fleet::instance(0).as_str())));
-}
-
-/// The simulated fleet server, and its base URL.
-fn fleet_server(servers: usize) -> (Reaped, String) {
-    let mut child = Command::new(monitor_binary())
-        .args(["--serve", "127.0.0.1:0", "--fleet", &servers.to_string()])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the fleet server starts");
-    let stderr = child.stderr.take().unwrap();
-    let server = Reaped(child);
-    let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .trim_end_matches("/federate")
-        .to_string();
-    (server, url)
-}
-
-#[test]
-fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
-    // 300 servers at 100 ms: pages come faster than a test build reads them.
-    let (_server, base) = fleet_server(300);
-    let started = Instant::now();
-    let output = Command::new(monitor_binary())
-        .args([
-            "--federate",
-            &base,
-            "--interval",
-            "100ms",
-            "--window",
-            "2s",
-            "--duration",
-            "4s",
-            "--timeout",
-            "30s",
-            "--json",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("the monitor runs");
-    let elapsed = started.elapsed();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // The run ends at --duration, give or take the page being read when it is due.
-    assert!(elapsed < Duration::from_secs(12), "took {elapsed:?}");
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let rows: Vec<&Value> = lines.iter().filter(|l| l.get("urls").is_some()).collect();
-    assert!(!rows.is_empty());
-    let summary = lines.last().unwrap();
-    assert_eq!(summary["event"], "summary");
-    let last = rows.last().unwrap();
-    let skipped = last["urls"][0]["skipped_pages"].as_u64().unwrap();
-    // Pages can still be skipped after the last row: the summary counts them all.
-    assert!(summary["skipped_pages"].as_u64().unwrap() >= skipped, "{summary}");
-    let groups = last["groups"].as_array().unwrap();
-    assert_eq!(groups.len(), 300, "--federate groups by instance");
-    println!(
-        "fleet overload: 300 servers every 100 ms, ended after {elapsed:?}, {} rows, {skipped} page(s) skipped",
-        rows.len()
-    );
 }

@@ -29,6 +29,12 @@ fn help_lists_every_option_and_bad_arguments_exit_2() {
         "--plot",
         "--simulate-restart-after",
         "--serve",
+        "--simulate",
+        "--discover-ports",
+        "--ca-cert",
+        "--insecure",
+        "--bearer-token-file",
+        "--header",
         "--help",
         "--version",
     ] {
@@ -55,7 +61,15 @@ fn help_lists_every_option_and_bad_arguments_exit_2() {
 #[test]
 fn piped_output_is_plain_lines_of_at_most_120_columns() {
     let out = Command::new(monitor_binary())
-        .args(["--interval", "250ms", "--window", "2s", "--duration", "7s"])
+        .args([
+            "--simulate",
+            "--interval",
+            "250ms",
+            "--window",
+            "2s",
+            "--duration",
+            "7s",
+        ])
         .args(["--simulate-restart-after", "3s", "--target-requests", "2000"])
         .output()
         .unwrap();
@@ -83,7 +97,7 @@ fn piped_output_is_plain_lines_of_at_most_120_columns() {
 
 /// The monitor running in a real pseudo-terminal, its output read back through a terminal
 /// emulator (and kept raw) by a thread that drains the pty.
-struct InPty {
+pub struct InPty {
     screen: Arc<Mutex<(vt100::Parser, Vec<u8>)>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     master: Box<dyn portable_pty::MasterPty + Send>,
@@ -91,7 +105,7 @@ struct InPty {
 }
 
 impl InPty {
-    fn start(rows: u16, cols: u16, args: &[&str]) -> InPty {
+    pub fn start(rows: u16, cols: u16, args: &[&str]) -> InPty {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -131,13 +145,13 @@ impl InPty {
     }
 
     /// The screen as text, now.
-    fn contents(&self) -> String {
+    pub fn contents(&self) -> String {
         self.screen.lock().unwrap().0.screen().contents()
     }
 
     /// Types `keys`, waits (10 s at most) for the monitor to exit; its status, whether the
     /// emulated terminal is back on the normal screen, and everything it wrote.
-    fn press_and_wait(mut self, keys: &[u8]) -> (portable_pty::ExitStatus, bool, String) {
+    pub fn press_and_wait(mut self, keys: &[u8]) -> (portable_pty::ExitStatus, bool, String) {
         let mut writer = self.master.take_writer().unwrap();
         writer.write_all(keys).unwrap();
         writer.flush().unwrap();
@@ -173,6 +187,7 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
         30,
         100,
         &[
+            "--simulate",
             "--interval",
             "500ms",
             "--window",
@@ -237,7 +252,7 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
 fn plot_marks_the_restart_and_draws_a_line_per_group() {
     let path = std::env::temp_dir().join(format!("promrate-plot-{}.svg", std::process::id()));
     let out = Command::new(monitor_binary())
-        .args(["--plain", "--interval", "500ms", "--duration", "4s"])
+        .args(["--simulate", "--plain", "--interval", "500ms", "--duration", "4s"])
         .args(["--simulate-restart-after", "2s", "--by", "engine", "--plot"])
         .arg(&path)
         .output()
@@ -259,7 +274,11 @@ fn plot_marks_the_restart_and_draws_a_line_per_group() {
 #[test]
 fn ctrl_c_and_esc_in_the_dashboard_quit_cleanly() {
     for key in [&b"\x03"[..], b"\x1b"] {
-        let run = InPty::start(24, 80, &["--interval", "500ms", "--duration", "60s"]);
+        let run = InPty::start(
+            24,
+            80,
+            &["--simulate", "--interval", "500ms", "--duration", "60s"],
+        );
         std::thread::sleep(Duration::from_secs(3));
         let (status, restored, raw) = run.press_and_wait(key);
         assert!(status.success(), "{key:?}: {status:?}");
@@ -268,53 +287,4 @@ fn ctrl_c_and_esc_in_the_dashboard_quit_cleanly() {
             "{key:?}: terminal not restored or no summary"
         );
     }
-}
-/// promcat's command line: clap's help and version, exit 2 on bad arguments, and its
-/// documented exit statuses on a page.
-#[test]
-fn promcat_help_version_and_exit_statuses() {
-    use crate::monitor::promcat_binary;
-    let help = Command::new(promcat_binary()).arg("--help").output().unwrap();
-    assert!(help.status.success());
-    let text = String::from_utf8(help.stdout).unwrap();
-    for option in [
-        "--selector",
-        "--openmetrics",
-        "--json",
-        "--timeout",
-        "[default: 10s]",
-        "--version",
-    ] {
-        assert!(
-            text.contains(option),
-            "{option} missing from promcat --help:\n{text}"
-        );
-    }
-    let version = Command::new(promcat_binary()).arg("--version").output().unwrap();
-    assert_eq!(
-        String::from_utf8(version.stdout).unwrap().trim(),
-        format!("promcat {}", env!("CARGO_PKG_VERSION"))
-    );
-    let bad = Command::new(promcat_binary())
-        .args(["--timeout", "later"])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    let run = |page: &str| {
-        let mut child = Command::new(promcat_binary())
-            .args(["-", "--selector", r#"up{job="a"}"#])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
-    };
-    let good = run("up{job=\"a\"} 1\nup{job=\"b\"} 0\n");
-    assert_eq!(good.status.code(), Some(0));
-    assert_eq!(String::from_utf8(good.stdout).unwrap().lines().count(), 1);
-    let bad_line = run("up{job=\"a\"} 1\nup{job= 0\n");
-    assert_eq!(bad_line.status.code(), Some(1));
-    assert!(String::from_utf8(bad_line.stderr).unwrap().starts_with("2:"));
 }

@@ -1,10 +1,49 @@
-//! The three ways an interval is shown: a terminal dashboard, plain lines and JSON; and
-//! the plot written at the end. Number formatting shared by them lives here.
+//! The three ways a run is shown, behind one [`Output`]: a terminal dashboard, plain lines
+//! and JSON; and the plot written at the end. Number formatting shared by them lives here.
 
 pub mod dashboard;
 pub mod json;
 pub mod plain;
 pub mod plot;
+
+use crate::interval::{History, Snapshot};
+use crate::summary::Summary;
+use crate::target::{Event, Target};
+
+/// The run so far, as every output may show it.
+pub struct Run<'a> {
+    /// "every 2s · window 30s · built-in simulator" and the like.
+    pub setup: &'a str,
+    /// What the user must not miss (`--insecure`): shown by every output.
+    pub warnings: &'a [String],
+    pub snapshot: Option<&'a Snapshot>,
+    pub history: &'a History,
+    pub targets: &'a [Target],
+    /// Events with the seconds since start at which they came.
+    pub events: &'a [(f64, Event)],
+}
+
+/// Where a run goes: the monitor's loop calls these and never asks which output it has.
+pub trait Output {
+    /// Before the first scrape: what is monitored and how, and the run's warnings.
+    fn start(&mut self, run: &Run<'_>, notes: &[String]);
+    /// An event, as it is announced.
+    fn event(&mut self, run: &Run<'_>, elapsed: f64, event: &Event);
+    /// One interval's figures.
+    fn interval(&mut self, run: &Run<'_>, snapshot: &Snapshot);
+    /// A remark in passing (pages skipped, the plot written).
+    fn note(&mut self, text: &str);
+    /// Once per turn of the loop, after the calls above: the dashboard redraws what changed.
+    fn refresh(&mut self, _run: &Run<'_>) -> Result<(), String> {
+        Ok(())
+    }
+    /// The terminal changed size.
+    fn resized(&mut self) {}
+    /// The end of the run: the terminal given back, then the summary.
+    fn summary(&mut self, run: &Run<'_>, summary: &Summary);
+    /// Whether the reader went away (stdout closed, e.g. piped into `head`).
+    fn closed(&self) -> bool;
+}
 
 /// `v` with `decimals` digits, or "-" when unknown; shortened with k/M/G suffixes (then
 /// fewer digits) so it never takes more than `width` characters.

@@ -8,14 +8,17 @@ use clap::Parser;
 /// rates that survive restarts, the figures an operator works out by hand, and a
 /// terminal dashboard.
 ///
-/// Without --url or --federate it monitors a built-in simulated vLLM server for 20 s.
+/// Without --url or --federate it looks for a server on this machine's usual ports
+/// (--discover-ports) and monitors what answers; when none does, or with --simulate, it
+/// monitors a built-in simulated vLLM server for 20 s.
 #[derive(Debug, Parser)]
 #[command(name = "vllm_monitor", version, about, long_about, after_help = AFTER_HELP)]
 pub struct Args {
     /// A server's metrics URL, e.g. http://localhost:8000/metrics (repeat for several).
     /// Typed as is: '{', '}', '"', '=', '~' and the like in the query are percent-encoded
-    /// for you, so a /federate?match[]={job="vllm"} URL works unquoted. [default: the
-    /// built-in simulator]
+    /// for you, so a /federate?match[]={job="vllm"} URL works unquoted. A URL's
+    /// user:password@ is sent as basic auth and shown as user:***@. [default: what answers
+    /// on --discover-ports, else the built-in simulator]
     #[arg(long, value_name = "URL")]
     pub url: Vec<String>,
 
@@ -24,6 +27,35 @@ pub struct Args {
     /// only, and shows figures per instance (implies --by instance). [default: none]
     #[arg(long, value_name = "BASE_URL")]
     pub federate: Option<String>,
+
+    /// Trust only the CA certificates of this PEM file (a private CA) instead of the
+    /// system's roots. [default: the system's roots]
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<String>,
+
+    /// Do not check TLS certificates at all (every output then says so).
+    #[arg(long, conflicts_with = "ca_cert")]
+    pub insecure: bool,
+
+    /// Send `Authorization: Bearer <token>` with the token read from FILE (as a
+    /// Prometheus scrape config's bearer_token_file). Basic auth: user:password@ in the URL.
+    #[arg(long, value_name = "FILE")]
+    pub bearer_token_file: Option<String>,
+
+    /// Send this header with every scrape, e.g. 'X-Scope-OrgID: team-a' (repeatable).
+    /// Values are never printed.
+    #[arg(long, value_name = "'NAME: VALUE'")]
+    pub header: Vec<String>,
+
+    /// Monitor the built-in simulated vLLM server, even if a server answers on this
+    /// machine. [default: only when no --url is given and none answers]
+    #[arg(long, conflicts_with_all = ["url", "federate"])]
+    pub simulate: bool,
+
+    /// Without --url: the ports of 127.0.0.1 probed for a server with inference metrics
+    /// (vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080).
+    #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080", value_parser = parse_ports)]
+    pub discover_ports: Ports,
 
     /// Time between scrapes (500ms, 2s, 1m30s).
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
@@ -91,6 +123,29 @@ pub struct Args {
     /// server's own page).
     #[arg(long, value_name = "FILE", requires = "fleet")]
     pub fleet_template: Option<String>,
+}
+
+/// Ports to probe, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ports(pub Vec<u16>);
+
+/// `8000-8015,30000` as a list of ports.
+fn parse_ports(text: &str) -> Result<Ports, String> {
+    let mut ports = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let port = |p: &str| p.trim().parse::<u16>().map_err(|e| format!("{p:?}: {e}"));
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (port(first)?, port(last)?);
+                if first > last {
+                    return Err(format!("{part:?}: the range runs backwards"));
+                }
+                ports.extend(first..=last);
+            }
+            None => ports.push(port(part)?),
+        }
+    }
+    Ok(Ports(ports))
 }
 
 const AFTER_HELP: &str = "\
@@ -209,6 +264,9 @@ mod tests {
         .expect("valid arguments");
         assert_eq!(args.interval, Duration::from_secs(90));
         assert_eq!(args.group_label().as_deref(), Some("instance"));
+        assert_eq!(args.discover_ports.0.len(), 18, "vLLM 8000-8015, SGLang, TGI");
+        assert_eq!(parse_ports("9, 7-8").unwrap(), Ports(vec![9, 7, 8]));
+        assert!(parse_ports("8-7").is_err() && parse_ports("x").is_err());
         let bad = Args::try_parse_from(["vllm_monitor", "--interval", "fast"]).unwrap_err();
         assert_eq!(bad.exit_code(), 2);
         let help = Args::command().render_long_help().to_string();

@@ -3,104 +3,206 @@
 //! waiting, the KV cache, latencies, servers and an event log. Fits 80x24, is designed
 //! for 100x30, and gives extra rows to the sparklines and the log.
 
+use std::io::Stdout;
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Gauge, Paragraph, Row, Sparkline, Table};
-use ratatui::Frame;
+use ratatui::widgets::{Block, Cell, Gauge, Paragraph, Row, Sparkline, Table, Wrap};
+use ratatui::{DefaultTerminal, Frame};
 
-use super::{duration, keep_end, ms, num, percent};
+use super::plain::Plain;
+use super::{duration, keep_end, ms, num, percent, Output, Run};
 use crate::figures::{Figures, Load};
-use crate::interval::{History, Snapshot};
+use crate::interval::{History, Progress, Snapshot};
+use crate::summary::Summary;
 use crate::target::{Event, EventKind, Status, Target};
-
-/// What the dashboard shows.
-pub struct View<'a> {
-    /// "every 2s · window 30s · built-in simulator" and the like.
-    pub setup: &'a str,
-    pub snapshot: Option<&'a Snapshot>,
-    pub history: &'a History,
-    pub targets: &'a [Target],
-    /// Events with the seconds since start at which they came.
-    pub events: &'a [(f64, Event)],
-}
 
 const KEYS: &str = " q quit ";
 
-pub fn draw(frame: &mut Frame<'_>, view: &View<'_>) {
+/// The dashboard as an [`Output`]: it owns the terminal (raw mode, the alternate screen)
+/// until the summary, and then prints the run's notes, events and summary as plain lines.
+pub struct Dashboard {
+    terminal: Option<DefaultTerminal>,
+    /// Something changed since the last draw.
+    dirty: bool,
+    notes: Vec<String>,
+    /// Plain lines once the terminal is given back.
+    after: Plain<Stdout>,
+}
+
+impl Dashboard {
+    /// Takes the terminal; it is restored by [`Output::summary`], and by ratatui's panic
+    /// hook after a panic.
+    pub fn new(progress: bool) -> Dashboard {
+        Dashboard {
+            terminal: Some(ratatui::init()),
+            dirty: true,
+            notes: Vec::new(),
+            after: Plain::new(std::io::stdout(), progress),
+        }
+    }
+}
+
+impl Output for Dashboard {
+    fn start(&mut self, _run: &Run<'_>, notes: &[String]) {
+        self.notes.extend_from_slice(notes);
+    }
+
+    fn event(&mut self, _run: &Run<'_>, _elapsed: f64, _event: &Event) {
+        self.dirty = true;
+    }
+
+    fn interval(&mut self, _run: &Run<'_>, _snapshot: &Snapshot) {
+        self.dirty = true;
+    }
+
+    fn note(&mut self, text: &str) {
+        match self.terminal {
+            Some(_) => self.notes.push(text.to_string()),
+            None => self.after.note(text),
+        }
+    }
+
+    fn refresh(&mut self, run: &Run<'_>) -> Result<(), String> {
+        let Some(terminal) = self.terminal.as_mut().filter(|_| self.dirty) else {
+            return Ok(());
+        };
+        self.dirty = false;
+        match terminal.draw(|frame| draw(frame, run)) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.terminal = None;
+                ratatui::restore();
+                Err(format!("cannot draw: {e}"))
+            }
+        }
+    }
+
+    fn resized(&mut self) {
+        self.dirty = true;
+    }
+
+    fn summary(&mut self, run: &Run<'_>, summary: &Summary) {
+        if self.terminal.take().is_some() {
+            ratatui::restore();
+        }
+        self.after.preamble(run, &std::mem::take(&mut self.notes));
+        for (elapsed, e) in run.events {
+            self.after.event_line(*elapsed, e);
+        }
+        self.after.summary_lines(summary);
+    }
+
+    fn closed(&self) -> bool {
+        false
+    }
+}
+
+/// The rows each panel gets at this size; 0 for a panel not shown.
+struct Heights {
+    headline: u16,
+    progress: u16,
+    groups: u16,
+    servers: u16,
+}
+
+impl Heights {
+    fn new(area: Rect, run: &Run<'_>, servers: usize) -> Heights {
+        // Rows beyond 30 go to the sparklines, the groups and the log.
+        let extra = area.height.saturating_sub(30);
+        let snapshot = run.snapshot;
+        let groups = snapshot
+            .and_then(|s| s.groups.as_ref())
+            .map(|(_, rows)| rows.len());
+        Heights {
+            headline: 6 + extra / 3,
+            progress: if snapshot.and_then(|s| s.progress).is_some() {
+                3
+            } else {
+                0
+            },
+            groups: groups.map_or(0, |n| (n as u16 + 3).min(8 + extra / 3)),
+            servers: (servers as u16 + 2).min(6),
+        }
+    }
+}
+
+pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     let area = frame.area();
     let empty = Figures::default();
-    let f = view.snapshot.map_or(&empty, |s| &s.figures);
-    let progress = view.snapshot.and_then(|s| s.progress);
-    let groups = view.snapshot.and_then(|s| s.groups.as_ref());
-    let servers = server_lines(view.targets);
-    // Rows beyond 30 go to the sparklines and the log.
-    let extra = area.height.saturating_sub(30);
-    let mut constraints = vec![
-        Constraint::Length(1),
-        Constraint::Length(6 + extra / 3),
-        Constraint::Length(7),
-        Constraint::Length(6),
-    ];
-    if progress.is_some() {
-        constraints.push(Constraint::Length(3));
-    }
-    if let Some((_, rows)) = groups {
-        constraints.push(Constraint::Length((rows.len() as u16 + 3).min(8 + extra / 3)));
-    }
-    constraints.push(Constraint::Length((servers.len() as u16 + 2).min(6)));
-    constraints.push(Constraint::Min(3));
-    let areas = Layout::vertical(constraints).split(area);
-    let mut next = areas.iter().copied();
-    let mut take = || next.next().unwrap_or_default();
+    let f = run.snapshot.map_or(&empty, |s| &s.figures);
+    let servers = server_lines(run.targets);
+    let h = Heights::new(area, run, servers.len());
+    let [top, headline_area, middle, lower, progress_area, groups_area, servers_area, events_area] =
+        Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(h.headline),
+            Constraint::Length(7),
+            Constraint::Length(6),
+            Constraint::Length(h.progress),
+            Constraint::Length(h.groups),
+            Constraint::Length(h.servers),
+            Constraint::Min(3),
+        ])
+        .areas(area);
 
-    title(frame, take(), view);
-    headline(frame, take(), f, view.history);
+    title(frame, top, run);
+    headline(frame, headline_area, f, run.history);
     let [requests, running, cache] = Layout::horizontal([
         Constraint::Percentage(40),
         Constraint::Percentage(30),
         Constraint::Percentage(30),
     ])
-    .areas(take());
+    .areas(middle);
     requests_panel(frame, requests, f);
-    running_panel(frame, running, f, view.history);
+    running_panel(frame, running, f, run.history);
     cache_panel(frame, cache, f);
     let [latency, prompt] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(take());
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(lower);
     latency_panel(frame, latency, f);
     prompt_panel(frame, prompt, f);
-    if let Some(p) = progress {
-        let area = take();
-        let label = format!(
-            "{}/{} requests · ETA {} by requests/s, {} by tokens",
-            num(Some(p.finished), 0, 9),
-            p.target,
-            duration(p.eta_requests_s),
-            duration(p.eta_tokens_s)
-        );
-        let gauge = Gauge::default()
-            .block(Block::bordered().title(" Progress "))
-            .gauge_style(Style::new().fg(Color::Cyan).bg(Color::DarkGray))
-            .ratio(p.fraction())
-            .label(label);
-        frame.render_widget(gauge, area);
+    if let Some(p) = run.snapshot.and_then(|s| s.progress) {
+        progress_panel(frame, progress_area, &p);
     }
-    if let Some((label, rows)) = groups {
-        groups_panel(frame, take(), label, rows);
+    if let Some((label, rows)) = run.snapshot.and_then(|s| s.groups.as_ref()) {
+        groups_panel(frame, groups_area, label, rows);
     }
     frame.render_widget(
         Paragraph::new(servers).block(Block::bordered().title(" Servers ")),
-        take(),
+        servers_area,
     );
-    events_panel(frame, take(), view.events);
+    events_panel(frame, events_area, run.events);
 }
 
-fn title(frame: &mut Frame<'_>, area: Rect, view: &View<'_>) {
-    let elapsed = view.snapshot.map_or(0.0, |s| s.elapsed);
-    let line = Line::from(vec![
-        Span::styled(" vllm_monitor ", Style::new().bold().reversed()),
-        Span::raw(format!(" {} · {:.0}s elapsed", view.setup, elapsed)),
-    ]);
+fn progress_panel(frame: &mut Frame<'_>, area: Rect, p: &Progress) {
+    let label = format!(
+        "{}/{} requests · ETA {} by requests/s, {} by tokens",
+        num(Some(p.finished), 0, 9),
+        p.target,
+        duration(p.eta_requests_s),
+        duration(p.eta_tokens_s)
+    );
+    let gauge = Gauge::default()
+        .block(Block::bordered().title(" Progress "))
+        .gauge_style(Style::new().fg(Color::Cyan).bg(Color::DarkGray))
+        .ratio(p.fraction())
+        .label(label);
+    frame.render_widget(gauge, area);
+}
+
+fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
+    let elapsed = run.snapshot.map_or(0.0, |s| s.elapsed);
+    let mut spans = vec![Span::styled(" vllm_monitor ", Style::new().bold().reversed())];
+    // Warnings first: they must not be cut off by a narrow terminal.
+    for warning in run.warnings {
+        spans.push(Span::styled(
+            format!(" {warning} "),
+            Style::new().bold().fg(Color::White).bg(Color::Red),
+        ));
+    }
+    spans.push(Span::raw(format!(" {} · {:.0}s elapsed", run.setup, elapsed)));
+    let line = Line::from(spans);
     let [left, right] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(KEYS.len() as u16)]).areas(area);
     frame.render_widget(Paragraph::new(line), left);
@@ -366,6 +468,8 @@ fn server_lines(targets: &[Target]) -> Vec<Line<'static>> {
     lines
 }
 
+/// The newest events first, each message wrapped within the box (a cut message hid the
+/// end of a restart's or a fault's reason).
 fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
     let rows = usize::from(area.height.saturating_sub(2));
     let lines: Vec<Line<'_>> = events
@@ -390,7 +494,12 @@ fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
     } else {
         format!(" Events ({}) ", events.len())
     };
-    frame.render_widget(Paragraph::new(lines).block(Block::bordered().title(title)), area);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(title)),
+        area,
+    );
 }
 
 #[cfg(test)]
@@ -428,15 +537,21 @@ mod tests {
             last = Some(snapshot);
         }
         history.restarts = events.iter().map(|(t, _)| *t).collect();
-        let view = View {
+        let run = Run {
             setup: "every 1s · window 8s · built-in simulator",
+            warnings: &[],
             snapshot: last.as_ref(),
             history: &history,
             targets: &targets,
             events: &events,
         };
+        rows_of(&run, width, height)
+    }
+
+    /// `run` drawn at `width` x `height`, as text rows.
+    fn rows_of(run: &Run<'_>, width: u16, height: u16) -> Vec<String> {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal.draw(|frame| draw(frame, &view)).unwrap();
+        terminal.draw(|frame| draw(frame, run)).unwrap();
         let buffer = terminal.backend().buffer();
         (0..height)
             .map(|y| (0..width).map(|x| buffer[(x, y)].symbol().to_string()).collect())
@@ -511,21 +626,16 @@ mod tests {
             None,
             2.0,
         );
-        let view = View {
+        let history = History::default();
+        let run = Run {
             setup: "every 1s · window 10s",
+            warnings: &[],
             snapshot: Some(&snapshot),
-            history: &History::default(),
+            history: &history,
             targets: &targets,
             events: &events,
         };
-        let render = |height: u16| -> Vec<String> {
-            let mut terminal = Terminal::new(TestBackend::new(100, height)).unwrap();
-            terminal.draw(|frame| draw(frame, &view)).unwrap();
-            let buffer = terminal.backend().buffer();
-            (0..height)
-                .map(|y| (0..100).map(|x| buffer[(x, y)].symbol().to_string()).collect())
-                .collect()
-        };
+        let render = |height: u16| rows_of(&run, 100, height);
         // At 100x30 the stale instance comes first; taller, every instance has its line.
         let rows = render(30);
         let text = rows.join("\n");
@@ -565,5 +675,51 @@ mod tests {
                 .count()
         };
         assert!(spark_rows(&large) > spark_rows(&screen(100, 30, None)), "{text}");
+    }
+
+    #[test]
+    fn at_100x30_an_event_message_is_shown_whole() {
+        let sim = Simulation::new(Some(3.0));
+        let (target, snapshots, events) = monitor(&sim, 5, TimeDelta::seconds(4));
+        let message = &events[0].1.message;
+        assert!(message.len() > 100, "a message longer than the box: {message}");
+        let targets = [target];
+        let history = History::default();
+        let run = Run {
+            setup: "every 1s",
+            warnings: &[],
+            snapshot: snapshots.last().map(|(_, s)| s),
+            history: &history,
+            targets: &targets,
+            events: &events,
+        };
+        let rows = rows_of(&run, 100, 30);
+        let start = rows.iter().position(|r| r.contains("Events (1)")).unwrap();
+        let shown: Vec<&str> = rows[start + 1..rows.len() - 1]
+            .iter()
+            .map(|r| r.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect();
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words(&shown.join(" ")).contains(&words(message)),
+            "{message:?} not shown whole:\n{}",
+            rows.join("\n")
+        );
+    }
+
+    #[test]
+    fn warnings_head_the_title_line() {
+        let history = History::default();
+        let warnings = ["TLS certificates are not checked (--insecure)".to_string()];
+        let run = Run {
+            setup: "every 2s",
+            warnings: &warnings,
+            snapshot: None,
+            history: &history,
+            targets: &[],
+            events: &[],
+        };
+        let rows = rows_of(&run, 80, 24);
+        assert!(rows[0].contains("not checked (--insecure)"), "{}", rows[0]);
     }
 }

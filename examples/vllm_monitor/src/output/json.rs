@@ -1,10 +1,14 @@
 //! `--json`: one object per interval, per event and for the summary. Schema 1: the fields
 //! of the first releases are kept; `"schema": 1` and the per-request figures are new.
 
+use std::io::Write;
+
 use serde_json::{json, Map, Value};
 
+use super::{Output, Run};
 use crate::figures::{Figures, Quantiles, Rate};
 use crate::interval::Snapshot;
+use crate::summary::Summary;
 use crate::target::{Event, Target};
 
 /// The schema number every object carries.
@@ -121,4 +125,81 @@ pub fn event(e: &Event) -> Value {
         "source": e.source,
         "message": e.message,
     })
+}
+
+/// The first object: what is monitored, how it was chosen, and the run's warnings
+/// (`"event": "start"`, new in schema 1's second release; it has no `urls` field, so
+/// readers that take objects with `urls` as intervals are not misled).
+pub fn start(run: &Run<'_>, notes: &[String]) -> Value {
+    json!({
+        "schema": SCHEMA,
+        "event": "start",
+        "t": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "setup": run.setup,
+        "monitoring": run.targets.iter().map(|t| t.url.as_str()).collect::<Vec<_>>(),
+        "notes": notes,
+        "warnings": run.warnings,
+    })
+}
+
+/// The last object.
+pub fn summary(s: &Summary, warnings: &[String]) -> Value {
+    json!({
+        "schema": SCHEMA,
+        "event": "summary",
+        "elapsed_s": s.elapsed_s,
+        "generated_tokens": s.generated_tokens,
+        "finished_requests": s.finished_requests,
+        "mean_generation_tokens_per_s": s.mean_generation_rate,
+        "restarts_announced": s.restarts,
+        "scrape_errors": s.scrape_errors,
+        "skipped_pages": s.skipped_pages,
+        "never_answered": s.never_answered.iter().map(|(url, reason)| json!({
+            "url": url, "reason": reason,
+        })).collect::<Vec<_>>(),
+        "warnings": warnings,
+    })
+}
+
+/// `--json`: one object a line on `out`.
+pub struct Json<W: Write> {
+    out: W,
+    closed: bool,
+}
+
+impl<W: Write> Json<W> {
+    pub fn new(out: W) -> Self {
+        Json { out, closed: false }
+    }
+
+    fn emit(&mut self, value: &Value) {
+        self.closed |= writeln!(self.out, "{value}")
+            .and_then(|()| self.out.flush())
+            .is_err();
+    }
+}
+
+impl<W: Write> Output for Json<W> {
+    fn start(&mut self, run: &Run<'_>, notes: &[String]) {
+        self.emit(&start(run, notes));
+    }
+
+    fn event(&mut self, _run: &Run<'_>, _elapsed: f64, e: &Event) {
+        self.emit(&event(e));
+    }
+
+    fn interval(&mut self, run: &Run<'_>, snapshot: &Snapshot) {
+        self.emit(&interval(snapshot, run.targets));
+    }
+
+    /// Remarks are for people; the JSON reader has the same facts as fields.
+    fn note(&mut self, _text: &str) {}
+
+    fn summary(&mut self, run: &Run<'_>, s: &Summary) {
+        self.emit(&summary(s, run.warnings));
+    }
+
+    fn closed(&self) -> bool {
+        self.closed
+    }
 }

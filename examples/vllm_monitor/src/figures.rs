@@ -495,6 +495,42 @@ struct Answers {
     waiting_max: Split,
 }
 
+/// The window rate of vLLM's prompt tokens from each source, when the page has them.
+fn prompt_rates_by_source(q: &Query<'_>, window: TimeDelta) -> Option<[Split; 3]> {
+    let by_source = |source: &'static str| {
+        move |s: &TrackedSeries, src: &Source<'_>| {
+            (s.label("source") == Some(source))
+                .then(|| s.counter()?.exact_rate(window, src.at))
+                .flatten()
+        }
+    };
+    q.present(PROMPT_BY_SOURCE).then(|| {
+        [
+            q.sum(PROMPT_BY_SOURCE, &by_source("local_compute")),
+            q.sum(PROMPT_BY_SOURCE, &by_source("local_cache_hit")),
+            q.sum(PROMPT_BY_SOURCE, &by_source("external_kv_transfer")),
+        ]
+    })
+}
+
+/// The finished-request rate per `finished_reason`: one query per reason seen (a
+/// handful of values).
+fn finished_rates_by_reason(q: &Query<'_>, window: TimeDelta) -> BTreeMap<String, Split> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
+    let reasons = Query::new(q.sources, Some("finished_reason"));
+    reasons.sum(FINISHED, &window_rate);
+    let mut by_reason = BTreeMap::new();
+    for reason in reasons.groups.into_inner().names {
+        let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
+            (s.label("finished_reason") == Some(&*reason))
+                .then(|| window_rate(s, src))
+                .flatten()
+        };
+        by_reason.insert(reason.to_string(), q.sum(FINISHED, &reason_rate));
+    }
+    by_reason
+}
+
 impl Answers {
     fn ask(q: &Query<'_>, window: TimeDelta) -> Answers {
         let range = Range::new(window);
@@ -512,20 +548,7 @@ impl Answers {
                 q.sum(names, &promql),
             ]
         };
-        let by_source = |source: &'static str| {
-            move |s: &TrackedSeries, src: &Source<'_>| {
-                (s.label("source") == Some(source))
-                    .then(|| window_rate(s, src))
-                    .flatten()
-            }
-        };
-        let prompt_by_source = q.present(PROMPT_BY_SOURCE).then(|| {
-            [
-                q.sum(PROMPT_BY_SOURCE, &by_source("local_compute")),
-                q.sum(PROMPT_BY_SOURCE, &by_source("local_cache_hit")),
-                q.sum(PROMPT_BY_SOURCE, &by_source("external_kv_transfer")),
-            ]
-        });
+        let prompt_by_source = prompt_rates_by_source(q, window);
         let finished = q.present(FINISHED).then(|| {
             (
                 q.sum(FINISHED, &window_rate),
@@ -533,20 +556,10 @@ impl Answers {
                 q.sum(FINISHED, &since_start),
             )
         });
-        let mut finished_by_reason = BTreeMap::new();
-        if finished.is_some() {
-            // One query per reason seen: finished_reason is a handful of values.
-            let reasons = Query::new(q.sources, Some("finished_reason"));
-            reasons.sum(FINISHED, &window_rate);
-            for reason in reasons.groups.into_inner().names {
-                let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
-                    (s.label("finished_reason") == Some(&*reason))
-                        .then(|| window_rate(s, src))
-                        .flatten()
-                };
-                finished_by_reason.insert(reason.to_string(), q.sum(FINISHED, &reason_rate));
-            }
-        }
+        let finished_by_reason = match finished {
+            Some(_) => finished_rates_by_reason(q, window),
+            None => BTreeMap::new(),
+        };
         let spec = q.present(SPEC_ACCEPTED).then(|| {
             [
                 q.sum(SPEC_ACCEPTED, &increase),

@@ -3,50 +3,17 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::data;
 
-/// The monitor example, built by the test itself (once per test run) so that no earlier
-/// `cargo test` or `cargo build --examples` is assumed; a no-op when it is up to date.
+/// The monitor binary cargo built for these tests.
 pub fn monitor_binary() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| build_example("vllm_monitor")).clone()
-}
-
-/// The promcat example, built likewise.
-pub fn promcat_binary() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| build_example("promcat")).clone()
-}
-
-/// Builds the example `name` with the test's profile and target directory.
-fn build_example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    // target/<profile>/deps/it-<hash>
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-    let target_dir = profile_dir.parent().expect("target dir");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .args(["build", "--example", name, "--target-dir"])
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    if profile_dir.file_name().is_some_and(|p| p == "release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("cargo runs");
-    assert!(status.success(), "building {name}: {status}");
-    let path = profile_dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(path.is_file(), "{} missing after the build", path.display());
-    path
+    PathBuf::from(env!("CARGO_BIN_EXE_vllm_monitor"))
 }
 
 /// A child process killed and reaped when dropped, so a failed assertion stops it too.
@@ -62,7 +29,7 @@ impl Drop for Reaped {
 /// Starts `tests/py/vllm_exporter.py` (prometheus_client) with `args`; returns the process
 /// (stopped when dropped) and the port it serves on.
 pub fn start_exporter(args: &[&str]) -> (Reaped, u16) {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/vllm_exporter.py");
+    let script = crate::data::repository().join("tests/py/vllm_exporter.py");
     let mut exporter = Command::new("python3")
         .arg(&script)
         .args(args)
@@ -177,7 +144,7 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
 }
 
 /// A server answering every connection with `respond`, on its own thread.
-fn serve(respond: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
+pub fn serve(respond: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let respond = std::sync::Arc::new(respond);
@@ -190,7 +157,7 @@ fn serve(respond: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
     format!("http://{addr}/metrics")
 }
 
-fn read_request(stream: &mut TcpStream) {
+pub fn read_request(stream: &mut TcpStream) {
     let mut buf = [0u8; 4096];
     let mut seen = Vec::new();
     while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -202,7 +169,7 @@ fn read_request(stream: &mut TcpStream) {
 }
 
 /// Answers with `body`; `claimed_length` overrides the Content-Length (to truncate).
-fn reply(
+pub fn reply(
     status: &str,
     body: &str,
     claimed_length: Option<usize>,
@@ -401,9 +368,9 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
             .to_string()
     };
     let expect = [
-        (&refused, "request failed"),
-        (&hanging, "request failed"),
-        (&error_500, "HTTP 500"),
+        (&refused, "connection refused"),
+        (&hanging, "timed out: no answer within 2s"),
+        (&error_500, "HTTP 500 Internal Server Error: boom"),
         (&truncated, "reading body failed"),
         (&unparsable, "bad line(s), first at 1:"),
         (&not_vllm, "no vLLM, SGLang or TGI metrics"),
@@ -412,7 +379,33 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
     for (url, want) in expect {
         let got = status_of(url);
         assert!(got.contains(want), "{url}: status {got:?}, want {want:?}");
+        // First contact: a URL that never answered is a fault event at its first failure,
+        // with the reason, and once.
+        let faults: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["event"] == "fault" && r["url"] == **url)
+            .collect();
+        if url == &good {
+            assert!(faults.is_empty(), "{faults:?}");
+        } else {
+            assert_eq!(faults.len(), 1, "{url}: {faults:?}");
+            let message = faults[0]["message"].as_str().unwrap();
+            assert!(message.contains(want), "{url}: fault {message:?}, want {want:?}");
+        }
     }
+    // The summary names the URLs that never answered, each with its reason.
+    let summary = rows.last().unwrap();
+    let never: Vec<&str> = summary["never_answered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(never.len(), 6, "{summary}");
+    assert!(
+        !never.contains(&good.as_str()) && never.contains(&refused.as_str()),
+        "{summary}"
+    );
     let rate = last["generation_tokens_per_s"]["window"]
         .as_f64()
         .expect("the good server's rate");
@@ -474,11 +467,12 @@ fn sglang_tgi_and_vllm_v0_pages_are_recognised() {
     assert_eq!(v0["running"], 1.0);
 }
 
-/// The README's first command: without `--url` the monitor watches its built-in simulated
-/// vLLM server (1600 ± 400 tok/s, a restart 10 s in) and reports that restart once.
+/// The README's first command on a machine without a server: the monitor watches its
+/// built-in simulated vLLM server (1600 ± 400 tok/s, a restart 10 s in) and reports that restart once.
 #[test]
 fn built_in_simulator_is_monitored_across_its_restart() {
     let (rows, status) = run_monitor(&[
+        "--simulate",
         "--json",
         "--interval",
         "1s",

@@ -8,8 +8,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use hashbrown::HashTable;
 use promrate::{Format, IngestReport, ParseError, Parser, ResetCause, SeriesError, Tracker};
 
-use crate::common::Page;
 use crate::figures::ServerKind;
+use crate::http::Page;
 
 /// Label that names a server in a federation.
 const INSTANCE: &str = "instance";
@@ -184,6 +184,9 @@ pub struct Target {
     /// behind): the newest page wins.
     pub skipped: u64,
     scrapes: u64,
+    /// A fault was announced and no scrape has succeeded since: one event per outage,
+    /// including the first one of a URL that never answered.
+    fault_announced: bool,
 }
 
 impl Target {
@@ -209,6 +212,7 @@ impl Target {
             instances: BTreeMap::new(),
             skipped: 0,
             scrapes: 0,
+            fault_announced: false,
         }
     }
 
@@ -226,7 +230,6 @@ impl Target {
     /// Ingests one scrape, leaving the page to the caller (its buffer is read into again);
     /// returns the events worth announcing.
     pub fn ingest_page(&mut self, at: DateTime<Utc>, result: &Result<Page, String>) -> Vec<Event> {
-        let was_ok = self.status.is_ok();
         let mut events = Vec::new();
         self.status = match self.read(at, result, &mut events) {
             Ok(status) => status,
@@ -241,13 +244,22 @@ impl Target {
             source: self.url.clone(),
             message,
         };
-        match (was_ok, self.status.is_ok()) {
-            (true, false) => events.push(event(EventKind::Fault, self.status.to_string())),
-            (false, true) if self.scrapes > 1 => {
-                events.push(event(EventKind::Recovered, "scrapes succeed again".into()));
-            }
-            _ => {}
+        let ok = self.status.is_ok();
+        if !ok && !self.fault_announced {
+            let message = match self.since {
+                Some(_) => self.status.to_string(),
+                None => format!("never answered yet: {}", self.status),
+            };
+            events.push(event(EventKind::Fault, message));
+        } else if ok && self.fault_announced {
+            let message = if self.scrapes > 1 {
+                "scrapes succeed again"
+            } else {
+                "first successful scrape"
+            };
+            events.push(event(EventKind::Recovered, message.into()));
         }
+        self.fault_announced = !ok;
         events
     }
 
@@ -381,7 +393,7 @@ pub mod tests {
     pub fn federation(seconds: i64, without: Option<&str>) -> Page {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/federate/prometheus-2.42-federate.prom"
+            "/../../tests/data/federate/prometheus-2.42-federate.prom"
         );
         let page = std::fs::read_to_string(path).expect("the captured page");
         let body = page
@@ -398,6 +410,27 @@ pub mod tests {
             body,
             format: Format::PrometheusText,
         }
+    }
+
+    #[test]
+    fn a_url_that_never_answered_is_a_fault_at_its_first_failure_and_once() {
+        let at = |s: i64| DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
+        let mut target = Target::new("http://127.0.0.1:9/metrics".into(), TimeDelta::minutes(1));
+        let refused = || Err("connection refused (nothing listening there?)".to_string());
+        let first = target.ingest(at(0), refused());
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].kind, EventKind::Fault);
+        assert_eq!(
+            first[0].message,
+            "never answered yet: connection refused (nothing listening there?)"
+        );
+        assert!(target.ingest(at(1), refused()).is_empty(), "announced once");
+        let answered = target.ingest(at(2), Ok(federation(2, None)));
+        assert_eq!(answered.len(), 1);
+        assert_eq!(
+            (answered[0].kind, answered[0].message.as_str()),
+            (EventKind::Recovered, "first successful scrape")
+        );
     }
 
     #[test]

@@ -4,9 +4,10 @@
 
 use std::io::Write;
 
-use super::{duration, keep_end, keep_start, ms, num, percent};
+use super::{duration, keep_end, keep_start, ms, num, percent, Output, Run};
 use crate::figures::Figures;
 use crate::interval::Snapshot;
+use crate::summary::Summary;
 use crate::target::Event;
 
 /// The widest line plain mode prints.
@@ -107,18 +108,8 @@ impl<W: Write> Plain<W> {
         line
     }
 
-    /// Whether a write failed (stdout closed: a reader such as `head` left).
-    pub fn closed(&self) -> bool {
-        self.closed
-    }
-
-    /// A note line above the table (start, target list).
-    pub fn note(&mut self, text: &str) {
-        self.line(text);
-    }
-
     /// The interval's line, a line per group, the header when due.
-    pub fn interval(&mut self, s: &Snapshot) {
+    pub fn rows(&mut self, s: &Snapshot) {
         if self.since_header.is_none_or(|n| n >= HEADER_EVERY) {
             let header = self.header();
             self.line(&header);
@@ -134,7 +125,8 @@ impl<W: Write> Plain<W> {
         }
     }
 
-    pub fn event(&mut self, elapsed: f64, e: &Event) {
+    /// An event's `!` line.
+    pub fn event_line(&mut self, elapsed: f64, e: &Event) {
         self.line(&format!(
             "! {elapsed:.1}s {} {}: {}",
             e.kind.as_str(),
@@ -143,9 +135,64 @@ impl<W: Write> Plain<W> {
         ));
     }
 
-    pub fn summary(&mut self, text: &str) {
-        self.line(text);
+    /// The notes and warnings a run starts with.
+    pub fn preamble(&mut self, run: &Run<'_>, notes: &[String]) {
+        for warning in run.warnings {
+            self.line(&format!("warning: {warning}"));
+        }
+        for note in notes {
+            self.line(note);
+        }
+    }
+
+    /// The summary line, then a line per URL that never answered.
+    pub fn summary_lines(&mut self, s: &Summary) {
+        // Skipped pages only when there were some: the line stays within 120 columns.
+        let skipped = if s.skipped_pages > 0 {
+            format!(" · {} page(s) skipped", s.skipped_pages)
+        } else {
+            String::new()
+        };
+        self.line(&format!(
+            "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {} restart(s) · \
+             {} scrape error(s){skipped}",
+            s.elapsed_s,
+            num(s.generated_tokens, 0, 12),
+            num(s.mean_generation_rate, 1, 12),
+            num(s.finished_requests, 0, 12),
+            s.restarts,
+            s.scrape_errors,
+        ));
+        for (url, reason) in &s.never_answered {
+            self.line(&format!("never answered: {url}: {reason}"));
+        }
         let _ = self.out.flush();
+    }
+}
+
+impl<W: Write> Output for Plain<W> {
+    fn start(&mut self, run: &Run<'_>, notes: &[String]) {
+        self.preamble(run, notes);
+    }
+
+    fn event(&mut self, _run: &Run<'_>, elapsed: f64, event: &Event) {
+        self.event_line(elapsed, event);
+    }
+
+    fn interval(&mut self, _run: &Run<'_>, snapshot: &Snapshot) {
+        self.rows(snapshot);
+    }
+
+    fn note(&mut self, text: &str) {
+        self.line(text);
+    }
+
+    fn summary(&mut self, _run: &Run<'_>, summary: &Summary) {
+        self.summary_lines(summary);
+    }
+
+    fn closed(&self) -> bool {
+        self.closed
     }
 }
 
@@ -204,7 +251,7 @@ mod tests {
                 )),
             };
             for _ in 0..30 {
-                plain.interval(&snapshot);
+                plain.rows(&snapshot);
             }
             let text = String::from_utf8(out).unwrap();
             let lines: Vec<&str> = text.lines().collect();

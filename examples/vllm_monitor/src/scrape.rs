@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use crate::common;
+use crate::http;
 
 /// What one scrape of one URL produced.
 pub struct Scrape {
     pub url: usize,
     pub at: DateTime<Utc>,
-    pub result: Result<common::Page, String>,
+    pub result: Result<http::Page, String>,
 }
 
 /// The newest unread page of each URL. A scrape that finds the previous page still unread
@@ -90,31 +90,28 @@ pub enum Message {
     Quit,
 }
 
-/// How one URL is scraped.
-#[derive(Debug, Clone, Copy)]
-pub struct Schedule {
+/// One URL's scraping: where, with which client, how often.
+pub struct Scraper {
+    pub index: usize,
+    pub endpoint: http::Endpoint,
+    pub client: http::Client,
     pub interval: Duration,
-    pub timeout: Duration,
-    /// The largest body read, in bytes.
-    pub max_page_bytes: u64,
 }
 
-/// Scrapes `url` as `schedule` says on its own thread until `stop`, leaving each page in
+/// Scrapes as `scraper` says on its own thread until `stop`, leaving each page in
 /// `mailbox`.
-pub fn spawn(
-    index: usize,
-    url: String,
-    schedule: Schedule,
-    mailbox: Arc<Mailbox>,
-    tx: mpsc::Sender<Message>,
-    stop: Arc<AtomicBool>,
-) {
+pub fn spawn(scraper: Scraper, mailbox: Arc<Mailbox>, tx: mpsc::Sender<Message>, stop: Arc<AtomicBool>) {
     std::thread::spawn(move || {
-        let agent = common::agent(schedule.timeout);
+        let Scraper {
+            index,
+            endpoint,
+            client,
+            interval,
+        } = scraper;
         let mut next = Instant::now();
         while !stop.load(Ordering::Relaxed) {
             let buffer = mailbox.spare(index);
-            let result = common::fetch_into(&agent, &url, schedule.max_page_bytes, buffer);
+            let result = client.fetch_into(&endpoint, buffer);
             let scrape = Scrape {
                 url: index,
                 at: Utc::now(),
@@ -123,7 +120,7 @@ pub fn spawn(
             if mailbox.put(scrape) && tx.send(Message::Scraped(index)).is_err() {
                 return;
             }
-            next += schedule.interval;
+            next += interval;
             let now = Instant::now();
             if next > now {
                 std::thread::sleep(next - now);
@@ -167,7 +164,7 @@ mod tests {
         Scrape {
             url,
             at: Utc::now(),
-            result: Ok(common::Page {
+            result: Ok(http::Page {
                 body: body.to_string(),
                 format: promrate::Format::PrometheusText,
             }),

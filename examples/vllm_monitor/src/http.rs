@@ -1,0 +1,414 @@
+//! Scraping one page over HTTP or HTTPS: the Accept header vLLM's renderer needs, TLS with
+//! the system's roots or a given CA, the credentials a deployment asks for, and failures
+//! that say why. Secrets (passwords, tokens, header values) are kept out of every message:
+//! a URL is shown with its password as `***`.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use promrate::Format;
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+
+/// What the monitor sends: only the plain text format. prometheus_client (which vLLM and
+/// SGLang use) answers OpenMetrics whenever the header merely mentions it, whatever its
+/// q-value, and its OpenMetrics output renames `vllm:x` samples to `vllm_x`.
+pub const ACCEPT: &str = "text/plain;version=0.0.4";
+
+/// How much of an error page's body a fault shows.
+const BODY_SHOWN: usize = 120;
+
+/// A fetched page and the format its Content-Type announced.
+pub struct Page {
+    pub body: String,
+    pub format: Format,
+}
+
+/// Whose certificates are trusted.
+#[derive(Clone)]
+pub enum Trust {
+    /// The system's roots, through the platform's verifier.
+    System,
+    /// Only these CAs (`--ca-cert`).
+    Authorities(Vec<Certificate<'static>>),
+    /// Nothing is checked (`--insecure`).
+    Nobody,
+}
+
+/// A header sent with every scrape. Its value may be a credential: `Debug` hides it.
+#[derive(Clone)]
+pub struct Header {
+    pub name: String,
+    value: String,
+}
+
+impl Header {
+    /// `Name: value` as typed after `--header`.
+    pub fn parse(typed: &str) -> Result<Header, String> {
+        let (name, value) = typed
+            .split_once(':')
+            .ok_or_else(|| format!("--header {:?}: expected 'Name: value'", redacted_header(typed)))?;
+        let name = name.trim();
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+        if !valid {
+            return Err(format!("--header: {name:?} is not a header name"));
+        }
+        Ok(Header {
+            name: name.to_string(),
+            value: value.trim().to_string(),
+        })
+    }
+
+    fn bearer(token: &str) -> Header {
+        Header {
+            name: "Authorization".into(),
+            value: format!("Bearer {token}"),
+        }
+    }
+}
+
+impl fmt::Debug for Header {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: <hidden>", self.name)
+    }
+}
+
+/// A typed `--header` for an error message: its name only.
+fn redacted_header(typed: &str) -> String {
+    let name: String = typed
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    format!("{name}…")
+}
+
+/// How every URL of a run is reached: one trust setting and one set of headers.
+#[derive(Clone)]
+pub struct Access {
+    pub trust: Trust,
+    pub headers: Vec<Header>,
+}
+
+impl Access {
+    /// From the command line's files and headers; an error names the file or the option.
+    pub fn new(
+        ca_cert: Option<&str>,
+        insecure: bool,
+        bearer_token_file: Option<&str>,
+        headers: &[String],
+    ) -> Result<Access, String> {
+        let trust = match (ca_cert, insecure) {
+            (_, true) => Trust::Nobody,
+            (Some(path), false) => Trust::Authorities(read_certificates(path)?),
+            (None, false) => Trust::System,
+        };
+        let mut headers = headers
+            .iter()
+            .map(|h| Header::parse(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(path) = bearer_token_file {
+            let token =
+                std::fs::read_to_string(path).map_err(|e| format!("--bearer-token-file {path}: {e}"))?;
+            let token = token.trim();
+            if token.is_empty() || token.contains(['\n', '\r']) {
+                return Err(format!(
+                    "--bearer-token-file {path}: expected one line with the token"
+                ));
+            }
+            headers.push(Header::bearer(token));
+        }
+        Ok(Access { trust, headers })
+    }
+
+    /// An agent with one overall deadline per request and non-2xx answers as values.
+    pub fn client(&self, timeout: Duration, max_page_bytes: u64) -> Client {
+        let tls = match &self.trust {
+            Trust::System => TlsConfig::builder().root_certs(RootCerts::PlatformVerifier),
+            Trust::Authorities(certs) => TlsConfig::builder().root_certs(RootCerts::new_with_certs(certs)),
+            Trust::Nobody => TlsConfig::builder().disable_verification(true),
+        };
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .tls_config(tls.build())
+            .build()
+            .into();
+        Client {
+            agent,
+            headers: Arc::new(self.headers.clone()),
+            timeout,
+            max_page_bytes,
+        }
+    }
+}
+
+impl Default for Access {
+    fn default() -> Self {
+        Access {
+            trust: Trust::System,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// The certificates of a PEM file.
+fn read_certificates(path: &str) -> Result<Vec<Certificate<'static>>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("--ca-cert {path}: {e}"))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item.map_err(|e| format!("--ca-cert {path}: {e}"))? {
+            PemItem::Certificate(cert) => certs.push(cert),
+            _ => continue,
+        }
+    }
+    if certs.is_empty() {
+        return Err(format!(
+            "--ca-cert {path}: no certificate in the file (PEM expected)"
+        ));
+    }
+    Ok(certs)
+}
+
+/// A URL as typed: what is requested, what is shown, and the credentials it carried.
+#[derive(Clone)]
+pub struct Endpoint {
+    /// The URL without its `user:password@`.
+    request: String,
+    /// The URL with the password replaced by `***`: the only form printed.
+    pub shown: String,
+    /// `Authorization: Basic ...` from the URL's user and password.
+    basic: Option<String>,
+}
+
+impl Endpoint {
+    pub fn new(url: &str) -> Endpoint {
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return Endpoint::plain(url);
+        };
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let Some(at) = rest[..authority_end].rfind('@') else {
+            return Endpoint::plain(url);
+        };
+        let (userinfo, host) = (&rest[..at], &rest[at + 1..]);
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let (user, password) = match userinfo.split_once(':') {
+            Some((user, password)) => (user, Some(password)),
+            None => (userinfo, None),
+        };
+        let credentials = format!("{}:{}", decode(user), password.map(decode).unwrap_or_default());
+        let shown_userinfo = match password {
+            Some(_) => format!("{user}:***"),
+            None => user.to_string(),
+        };
+        Endpoint {
+            request: format!("{scheme}://{host}"),
+            shown: format!("{scheme}://{shown_userinfo}@{host}"),
+            basic: Some(format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(credentials)
+            )),
+        }
+    }
+
+    fn plain(url: &str) -> Endpoint {
+        Endpoint {
+            request: url.to_string(),
+            shown: url.to_string(),
+            basic: None,
+        }
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// Scrapes pages with one [`Access`], a deadline and a size limit.
+pub struct Client {
+    agent: ureq::Agent,
+    headers: Arc<Vec<Header>>,
+    timeout: Duration,
+    max_page_bytes: u64,
+}
+
+impl Client {
+    /// GETs `endpoint` into `buffer` (cleared first): a caller that reads large pages again
+    /// and again hands the last one's buffer back. A failure says why, fit to print.
+    pub fn fetch_into(&self, endpoint: &Endpoint, mut buffer: String) -> Result<Page, String> {
+        let mut request = self.agent.get(&endpoint.request).header("Accept", ACCEPT);
+        for h in self.headers.iter() {
+            request = request.header(&h.name, &h.value);
+        }
+        if let Some(basic) = &endpoint.basic {
+            request = request.header("Authorization", basic);
+        }
+        let mut response = request.call().map_err(|e| self.reason(&e))?;
+        let status = response.status();
+        if status != 200 {
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(4096)
+                .read_to_string()
+                .unwrap_or_default();
+            return Err(status_reason(status, &body));
+        }
+        let format = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map_or(Format::PrometheusText, Format::from_content_type);
+        buffer.clear();
+        let limit = self.max_page_bytes;
+        let mut reader = response.body_mut().with_config().limit(limit).reader();
+        std::io::Read::read_to_string(&mut reader, &mut buffer).map_err(|e| {
+            match e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()) {
+                Some(ureq::Error::BodyExceedsLimit(_)) => {
+                    format!("page larger than {limit} bytes (see --max-page-mib)")
+                }
+                Some(inner) => format!("reading body failed: {}", self.reason(inner)),
+                None => format!("reading body failed: {e}"),
+            }
+        })?;
+        Ok(Page { body: buffer, format })
+    }
+
+    /// Why a request failed, in the words an operator looks for.
+    fn reason(&self, e: &ureq::Error) -> String {
+        use std::io::ErrorKind;
+        match e {
+            ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
+                "connection refused (nothing listening there?)".into()
+            }
+            ureq::Error::Io(io) if io.kind() == ErrorKind::TimedOut => self.timed_out(),
+            // rustls reports a refused certificate through the stream it wraps.
+            ureq::Error::Io(io) => match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+                Some(tls) => tls_reason(tls),
+                None => format!("connection failed: {io}"),
+            },
+            ureq::Error::Timeout(_) => self.timed_out(),
+            ureq::Error::HostNotFound => "DNS: host not found".into(),
+            ureq::Error::ConnectionFailed => "connection failed".into(),
+            ureq::Error::Rustls(tls) => tls_reason(tls),
+            ureq::Error::Tls(what) => format!("TLS: {what}"),
+            ureq::Error::TlsRequired => "TLS required by the server".into(),
+            other => format!("request failed: {other}"),
+        }
+    }
+
+    fn timed_out(&self) -> String {
+        format!(
+            "timed out: no answer within {} (see --timeout)",
+            humantime::format_duration(self.timeout)
+        )
+    }
+}
+
+/// A TLS failure: an unknown CA and an expired certificate in plain words.
+fn tls_reason(e: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    match e {
+        rustls::Error::InvalidCertificate(C::UnknownIssuer) => {
+            "TLS: the server's certificate is signed by an unknown CA (--ca-cert FILE trusts a private one)"
+                .into()
+        }
+        rustls::Error::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
+            "TLS: the server's certificate has expired".into()
+        }
+        rustls::Error::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => {
+            "TLS: the server's certificate is not valid for this host name".into()
+        }
+        other => format!("TLS: {other}"),
+    }
+}
+
+/// A non-200 answer: the status, its reason and the start of the body.
+fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
+    let reason = status.canonical_reason().unwrap_or("");
+    let start: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = crate::output::keep_start(&start, BODY_SHOWN);
+    let mut text = format!("HTTP {} {reason}", status.as_u16())
+        .trim_end()
+        .to_string();
+    if !start.is_empty() {
+        text += &format!(": {start}");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_in_a_url_is_sent_as_basic_auth_and_never_shown() {
+        let e = Endpoint::new("https://ops:s3cr%40t@prom.example:9090/federate?x=1");
+        assert_eq!(e.request, "https://prom.example:9090/federate?x=1");
+        assert_eq!(e.shown, "https://ops:***@prom.example:9090/federate?x=1");
+        assert!(!format!("{e:?}").contains("s3cr"));
+        // "ops:s3cr@t" in base64.
+        assert_eq!(e.basic.as_deref(), Some("Basic b3BzOnMzY3JAdA=="));
+        let plain = Endpoint::new("http://h:8000/metrics");
+        assert_eq!(
+            (plain.shown.as_str(), plain.basic.is_none()),
+            ("http://h:8000/metrics", true)
+        );
+        // An '@' in the path is not a user.
+        assert_eq!(Endpoint::new("http://h/a@b").shown, "http://h/a@b");
+    }
+
+    #[test]
+    fn headers_parse_and_hide_their_values() {
+        let h = Header::parse("X-Scope-OrgID: tenant-1").unwrap();
+        assert_eq!((h.name.as_str(), h.value.as_str()), ("X-Scope-OrgID", "tenant-1"));
+        assert_eq!(format!("{h:?}"), "X-Scope-OrgID: <hidden>");
+        let bad = Header::parse("Authorization Bearer abc").unwrap_err();
+        assert!(
+            bad.contains("expected 'Name: value'") && !bad.contains("abc"),
+            "{bad}"
+        );
+        assert!(Header::parse(": v").is_err());
+    }
+
+    #[test]
+    fn bad_files_are_errors_that_name_them_and_not_their_contents() {
+        let dir = std::env::temp_dir().join(format!("vllm-monitor-http-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let token = dir.join("token");
+        std::fs::write(&token, "line one\nline two\n").unwrap();
+        let path = token.to_str().unwrap();
+        let e = Access::new(None, false, Some(path), &[]).err().unwrap();
+        assert!(e.contains(path) && !e.contains("line one"), "{e}");
+        let e = Access::new(Some(path), false, None, &[]).err().unwrap();
+        assert!(e.contains("no certificate"), "{e}");
+        let missing = dir.join("missing.pem");
+        let e = Access::new(missing.to_str(), false, None, &[]).err().unwrap();
+        assert!(e.contains("missing.pem"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_error_status_shows_its_reason_and_the_start_of_the_body() {
+        let status = ureq::http::StatusCode::UNAUTHORIZED;
+        assert_eq!(
+            status_reason(status, "bad\n token  here"),
+            "HTTP 401 Unauthorized: bad token here"
+        );
+        let long = "x".repeat(1000);
+        assert!(status_reason(status, &long).chars().count() < 160);
+        assert_eq!(
+            status_reason(ureq::http::StatusCode::from_u16(599).unwrap(), ""),
+            "HTTP 599"
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! A simulated vLLM 0.33 server: the run it models (`model.rs`), the page its
+//! `prometheus_client` renders (`page.rs`), and the HTTP server that serves it (`server.rs`).
+
+mod model;
+mod page;
+mod server;
+
+pub use model::{describe, Simulation};
+#[cfg(test)]
+pub use model::{
+    CONCURRENCY, LATENCY_S, PERIOD_S, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST, TOKENS_PER_S_PER_REQUEST,
+};
+pub use server::{serve, serve_page};
+
+#[cfg(test)]
+pub mod tests {
+    use chrono::{DateTime, TimeDelta, Utc};
+
+    use super::*;
+    use crate::figures::Load;
+    use crate::http::Page;
+    use crate::interval::Snapshot;
+    use crate::target::{EventKind, Target};
+
+    fn close(got: Option<f64>, want: f64, what: &str) {
+        let got = got.unwrap_or_else(|| panic!("{what}: no figure"));
+        assert!(
+            (got - want).abs() <= 0.02 * want,
+            "{what}: {got}, want {want} ± 2%"
+        );
+    }
+
+    /// Scrapes the simulation every second from 0 to `until` s (with `--target-requests
+    /// 25000`); returns the target, the snapshot of every second and the events.
+    pub fn monitor(sim: &Simulation, until: u32, window: TimeDelta) -> Monitored {
+        let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut target = Target::new("sim".into(), TimeDelta::minutes(15));
+        let mut snapshots = Vec::new();
+        let mut all_events = Vec::new();
+        for second in 0..=until {
+            let t = f64::from(second);
+            let at = start + TimeDelta::seconds(second.into());
+            let page = Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+            };
+            all_events.extend(target.ingest(at, Ok(page)).into_iter().map(|e| (t, e)));
+            let snapshot =
+                Snapshot::compute(std::slice::from_ref(&target), window, at, None, Some(25_000), t);
+            snapshots.push((t, snapshot));
+        }
+        let restarts = all_events
+            .iter()
+            .filter(|(_, e)| e.kind == EventKind::Restart)
+            .count();
+        assert_eq!(
+            restarts,
+            usize::from(sim.restart_after_s.is_some_and(|r| r <= f64::from(until)))
+        );
+        (target, snapshots, all_events)
+    }
+
+    pub type Monitored = (Target, Vec<(f64, Snapshot)>, Vec<(f64, crate::target::Event)>);
+
+    #[test]
+    fn per_request_figures_match_the_simulated_run_once_the_window_is_full() {
+        // A window of one wave period: the mean running count is the configured one.
+        let window = TimeDelta::seconds(PERIOD_S as i64);
+        let sim = Simulation::new(None);
+        let (_, snapshots, _) = monitor(&sim, 40, window);
+        let mut checked = 0;
+        for (t, s) in snapshots.iter().filter(|(t, _)| *t >= PERIOD_S) {
+            let f = &s.figures;
+            close(f.tokens_per_request, TOKENS_PER_REQUEST, "tokens per request");
+            close(
+                f.prompt_tokens_per_request,
+                PROMPT_TOKENS_PER_REQUEST,
+                "prompt tokens per request",
+            );
+            close(
+                f.tokens_per_s_per_request,
+                TOKENS_PER_S_PER_REQUEST,
+                "tok/s per running request",
+            );
+            close(f.mean_latency, LATENCY_S, "mean e2e latency");
+            close(f.steady_rate, CONCURRENCY / LATENCY_S, "Little's-law rate");
+            close(f.running_mean, CONCURRENCY, "mean running");
+            // The exact window rate is the simulated integral.
+            let want =
+                (Simulation::generated_until(*t) - Simulation::generated_until(t - PERIOD_S)) / PERIOD_S;
+            close(f.generation.window, want, "generation tokens/s");
+            assert_eq!(f.load, Load::Steady, "at {t} s");
+            // ETAs: as a hand computation from the same interval's figures.
+            let p = s.progress.unwrap();
+            let remaining = 25_000.0 - f.finished_since_start.unwrap();
+            close(
+                p.eta_requests_s,
+                remaining / f.finished.unwrap(),
+                "ETA by requests",
+            );
+            close(
+                p.eta_tokens_s,
+                remaining * TOKENS_PER_REQUEST / f.generation.window.unwrap(),
+                "ETA by tokens",
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 25);
+    }
+
+    #[test]
+    fn a_restarted_server_ramps_up_and_its_queue_drains() {
+        let window = TimeDelta::seconds(10);
+        let sim = Simulation::new(Some(20.0));
+        let (_, snapshots, _) = monitor(&sim, 45, window);
+        let at = |t: f64| &snapshots.iter().find(|(s, _)| *s == t).unwrap().1.figures;
+        assert_eq!(at(15.0).load, Load::Steady);
+        // Once the window holds only the new process: tokens flow, no request finished.
+        let f = at(31.0);
+        assert_eq!(f.finished, Some(0.0));
+        assert_eq!(f.load, Load::RampingUp);
+        assert!(f.generation.window.unwrap() > 1000.0);
+        // The backlog of 40 appears with the restart, then drains at 4/s: the queue grew
+        // at the restart and never after.
+        assert_eq!(at(20.0).load, Load::QueueGrowing);
+        assert!(snapshots
+            .iter()
+            .filter(|(t, _)| *t > 20.0)
+            .all(|(_, s)| s.figures.load != Load::QueueGrowing));
+    }
+}

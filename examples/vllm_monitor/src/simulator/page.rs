@@ -1,0 +1,444 @@
+//! The page vLLM 0.33's `prometheus_client` serves from `/metrics`, written family by
+//! family (HELP/TYPE, `_created` gauge families, histograms whose sums are exactly
+//! count × mean, python and process metrics) from the model's state.
+
+use std::f64::consts::PI;
+
+use promrate::text::write::{self, GoFloat};
+use promrate::MetricType;
+
+use super::model::{
+    Simulation, State, CONCURRENCY, LATENCY_S, MODEL, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST,
+    TOKENS_PER_S_PER_REQUEST,
+};
+
+impl Simulation {
+    /// The page as vLLM 0.33 serves it from `/metrics`, now.
+    pub fn render(&self) -> String {
+        self.render_at(self.started.elapsed().as_secs_f64())
+    }
+
+    /// The page as vLLM 0.33 serves it from `/metrics` (Prometheus text format 0.0.4),
+    /// `t` seconds into the simulation, in the order vLLM writes its families.
+    pub fn render_at(&self, t: f64) -> String {
+        let s = self.state_at(t);
+        let mut page = String::with_capacity(64 * 1024);
+        let uptime = (self.started_unix + s.t - s.process_start_unix).max(0.0);
+        python_families(&mut page, uptime);
+        process_families(&mut page, &s, uptime);
+        engine_gauges(&mut page, &s);
+        token_and_request_counters(&mut page, &s);
+        spec_decode_counters(&mut page, &s);
+        histograms(&mut page, &s);
+        cache_config(&mut page);
+        page
+    }
+}
+
+/// The garbage collector's counters and the interpreter's version.
+fn python_families(p: &mut String, uptime: f64) {
+    counter(
+        p,
+        "python_gc_objects_collected",
+        "Objects collected during gc",
+        &[
+            (&[("generation", "0")], (4.4e6 + uptime * 120.0).floor()),
+            (&[("generation", "1")], (680175.0 + uptime * 19.0).floor()),
+            (&[("generation", "2")], (118422.0 + uptime * 3.0).floor()),
+        ],
+        None,
+    );
+    counter(
+        p,
+        "python_gc_objects_uncollectable",
+        "Uncollectable objects found during GC",
+        &[
+            (&[("generation", "0")], 0.0),
+            (&[("generation", "1")], 0.0),
+            (&[("generation", "2")], 0.0),
+        ],
+        None,
+    );
+    counter(
+        p,
+        "python_gc_collections",
+        "Number of times this generation was collected",
+        &[
+            (&[("generation", "0")], (uptime * 1.3).floor()),
+            (&[("generation", "1")], (uptime * 0.08).floor()),
+            (&[("generation", "2")], (uptime * 0.004).floor()),
+        ],
+        None,
+    );
+    gauge(
+        p,
+        "python_info",
+        "Python platform information",
+        &[(
+            &[
+                ("implementation", "CPython"),
+                ("major", "3"),
+                ("minor", "12"),
+                ("patchlevel", "11"),
+                ("version", "3.12.11"),
+            ],
+            1.0,
+        )],
+    );
+}
+
+/// Memory, CPU, file descriptors and the start time a restart changes.
+fn process_families(p: &mut String, s: &State, uptime: f64) {
+    gauge(
+        p,
+        "process_virtual_memory_bytes",
+        "Virtual memory size in bytes.",
+        &[(&[], 4.0125e10)],
+    );
+    gauge(
+        p,
+        "process_resident_memory_bytes",
+        "Resident memory size in bytes.",
+        &[(&[], 7.5596e9)],
+    );
+    gauge(
+        p,
+        "process_start_time_seconds",
+        "Start time of the process since unix epoch in seconds.",
+        &[(&[], (s.process_start_unix * 100.0).round() / 100.0)],
+    );
+    counter(
+        p,
+        "process_cpu_seconds",
+        "Total user and system CPU time spent in seconds.",
+        &[(&[], uptime * 0.65)],
+        None,
+    );
+    gauge(
+        p,
+        "process_open_fds",
+        "Number of open file descriptors.",
+        &[(&[], 187.0)],
+    );
+    gauge(
+        p,
+        "process_max_fds",
+        "Maximum number of open file descriptors.",
+        &[(&[], 1_048_576.0)],
+    );
+}
+
+/// Running and waiting requests, KV-cache usage.
+fn engine_gauges(p: &mut String, s: &State) {
+    let engine = [("engine", "0"), ("model_name", MODEL)];
+    gauge(
+        p,
+        "vllm:num_requests_running",
+        "Number of requests in model execution batches.",
+        &[(&engine, s.running)],
+    );
+    gauge(
+        p,
+        "vllm:num_requests_waiting",
+        "Number of requests waiting to be processed.",
+        &[(&engine, s.waiting)],
+    );
+    gauge(
+        p,
+        "vllm:kv_cache_usage_perc",
+        "KV-cache usage. 1 means 100 percent usage.",
+        &[(&engine, 0.3 * s.running / CONCURRENCY)],
+    );
+}
+
+/// Prompt and generation tokens (by source, cached) and finished requests by reason.
+fn token_and_request_counters(p: &mut String, s: &State) {
+    let engine = [("engine", "0"), ("model_name", MODEL)];
+    let created = Some(s.created_unix);
+    let prompt = (s.generated * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST).floor();
+    let cached = (prompt * 0.215).floor();
+    let computed = prompt - cached;
+    counter(
+        p,
+        "vllm:prefix_cache_queries",
+        "Prefix cache queries, in terms of number of queried tokens.",
+        &[(&engine, prompt)],
+        created,
+    );
+    counter(
+        p,
+        "vllm:prefix_cache_hits",
+        "Prefix cache hits, in terms of number of cached tokens.",
+        &[(&engine, cached)],
+        created,
+    );
+    counter(
+        p,
+        "vllm:num_preemptions",
+        "Cumulative number of preemption from the engine.",
+        &[(&engine, (s.finished * 0.004).floor())],
+        created,
+    );
+    counter(
+        p,
+        "vllm:prompt_tokens",
+        "Number of prefill tokens processed.",
+        &[(&engine, prompt)],
+        created,
+    );
+    let by_source = |source: &'static str| [("engine", "0"), ("model_name", MODEL), ("source", source)];
+    counter(
+        p,
+        "vllm:prompt_tokens_by_source",
+        "Number of prompt tokens by source.",
+        &[
+            (&by_source("local_compute"), computed),
+            (&by_source("local_cache_hit"), cached),
+            (&by_source("external_kv_transfer"), 0.0),
+        ],
+        created,
+    );
+    counter(
+        p,
+        "vllm:prompt_tokens_cached",
+        "Number of cached prompt tokens (local + external).",
+        &[(&engine, cached)],
+        created,
+    );
+    counter(
+        p,
+        "vllm:generation_tokens",
+        "Number of generation tokens processed.",
+        &[(&engine, s.generated.floor())],
+        created,
+    );
+    let reason = |r: &'static str| [("engine", "0"), ("finished_reason", r), ("model_name", MODEL)];
+    counter(
+        p,
+        "vllm:request_success",
+        "Count of successfully processed requests.",
+        &[
+            (&reason("stop"), (s.finished * 0.885).floor()),
+            (&reason("length"), (s.finished * 0.108).floor()),
+            (&reason("abort"), (s.finished * 0.007).floor()),
+            (&reason("error"), 0.0),
+            (&reason("repetition"), 0.0),
+        ],
+        created,
+    );
+}
+
+/// Speculative decoding: drafts, draft and accepted tokens (per position).
+fn spec_decode_counters(p: &mut String, s: &State) {
+    let engine = [("engine", "0"), ("model_name", MODEL)];
+    let created = Some(s.created_unix);
+    let drafts = (s.generated / 2.27).floor();
+    counter(
+        p,
+        "vllm:spec_decode_num_drafts",
+        "Number of spec decoding drafts.",
+        &[(&engine, drafts)],
+        created,
+    );
+    counter(
+        p,
+        "vllm:spec_decode_num_draft_tokens",
+        "Number of draft tokens.",
+        &[(&engine, 3.0 * drafts)],
+        created,
+    );
+    counter(
+        p,
+        "vllm:spec_decode_num_accepted_tokens",
+        "Number of accepted tokens.",
+        &[(&engine, (3.0 * drafts * 0.424).floor())],
+        created,
+    );
+    let pos = |i: &'static str| [("engine", "0"), ("model_name", MODEL), ("position", i)];
+    counter(
+        p,
+        "vllm:spec_decode_num_accepted_tokens_per_pos",
+        "Accepted tokens per draft position.",
+        &[
+            (&pos("0"), (drafts * 0.718).floor()),
+            (&pos("1"), (drafts * 0.393).floor()),
+            (&pos("2"), (drafts * 0.161).floor()),
+        ],
+        created,
+    );
+}
+
+/// Token counts and latencies per request, as log-logistic histograms.
+fn histograms(p: &mut String, s: &State) {
+    let created = Some(s.created_unix);
+    let seconds = [
+        0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+        40.0, 80.0, 160.0, 640.0, 2560.0,
+    ];
+    let itl = [
+        0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
+        80.0,
+    ];
+    let tokens = [
+        1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0,
+        50000.0, 100000.0,
+    ];
+    let requests = s.finished.floor();
+    histogram(
+        p,
+        "vllm:request_prompt_tokens",
+        "Number of prefill tokens processed.",
+        &tokens,
+        requests,
+        PROMPT_TOKENS_PER_REQUEST,
+        1.6,
+        created,
+    );
+    histogram(
+        p,
+        "vllm:request_generation_tokens",
+        "Number of generation tokens processed.",
+        &tokens,
+        requests,
+        TOKENS_PER_REQUEST,
+        2.2,
+        created,
+    );
+    histogram(
+        p,
+        "vllm:time_to_first_token_seconds",
+        "Histogram of time to first token in seconds.",
+        &seconds,
+        requests,
+        0.085,
+        1.9,
+        created,
+    );
+    histogram(
+        p,
+        "vllm:inter_token_latency_seconds",
+        "Histogram of inter-token latency in seconds.",
+        &itl,
+        s.generated.floor(),
+        1.0 / TOKENS_PER_S_PER_REQUEST,
+        3.5,
+        created,
+    );
+    histogram(
+        p,
+        "vllm:e2e_request_latency_seconds",
+        "Histogram of e2e request latency in seconds.",
+        &seconds,
+        requests,
+        LATENCY_S,
+        6.0,
+        created,
+    );
+    histogram(
+        p,
+        "vllm:request_queue_time_seconds",
+        "Histogram of time spent in WAITING phase for request.",
+        &seconds,
+        requests,
+        0.004,
+        1.2,
+        created,
+    );
+}
+
+/// The info gauge of the cache configuration.
+fn cache_config(p: &mut String) {
+    gauge(
+        p,
+        "vllm:cache_config_info",
+        "Information of the LLMEngine CacheConfig",
+        &[(
+            &[
+                ("block_size", "16"),
+                ("cache_dtype", "auto"),
+                ("enable_prefix_caching", "True"),
+                ("engine", "0"),
+                ("gpu_memory_utilization", "0.9"),
+                ("num_gpu_blocks", "29779"),
+            ],
+            1.0,
+        )],
+    );
+}
+
+type LabelSet<'a> = &'a [(&'a str, &'a str)];
+
+fn family_header(p: &mut String, name: &str, help: &str, kind: MetricType) {
+    write::help(p, name, help).expect("writing to a String");
+    write::metric_type(p, name, kind).expect("writing to a String");
+}
+
+fn gauge(p: &mut String, name: &str, help: &str, samples: &[(LabelSet<'_>, f64)]) {
+    family_header(p, name, help, MetricType::Gauge);
+    for (labels, value) in samples {
+        write::sample(p, name, labels, *value, None).expect("writing to a String");
+    }
+}
+
+/// A counter as prometheus_client prints it: `<name>_total`, then a `<name>_created`
+/// gauge family when the process is single (multiprocess mode has none).
+fn counter(
+    p: &mut String,
+    name: &str,
+    help: &str,
+    samples: &[(LabelSet<'_>, f64)],
+    created_unix: Option<f64>,
+) {
+    let total = format!("{name}_total");
+    family_header(p, &total, help, MetricType::Counter);
+    for (labels, value) in samples {
+        write::sample(p, &total, labels, *value, None).expect("writing to a String");
+    }
+    if let Some(created) = created_unix {
+        let created_name = format!("{name}_created");
+        family_header(p, &created_name, help, MetricType::Gauge);
+        for (labels, _) in samples {
+            write::sample(p, &created_name, labels, created, None).expect("writing to a String");
+        }
+    }
+}
+
+/// A histogram of `count` observations with mean `mean` (the sum is exactly
+/// `count × mean`), distributed log-logistically with shape `shape`; bucket counts are
+/// whole and cumulative.
+#[allow(clippy::too_many_arguments)]
+fn histogram(
+    p: &mut String,
+    name: &str,
+    help: &str,
+    bounds: &[f64],
+    count: f64,
+    mean: f64,
+    shape: f64,
+    created_unix: Option<f64>,
+) {
+    family_header(p, name, help, MetricType::Histogram);
+    let count = count.floor();
+    // The mean of a log-logistic distribution is median × (π/shape) / sin(π/shape).
+    let median = mean * (PI / shape).sin() / (PI / shape);
+    let cdf = |x: f64| 1.0 / (1.0 + (x / median).powf(-shape));
+    let bucket = format!("{name}_bucket");
+    for &le in bounds.iter().chain([f64::INFINITY].iter()) {
+        let in_bucket = if le.is_infinite() {
+            count
+        } else {
+            (count * cdf(le)).floor()
+        };
+        let le_text = GoFloat(le).to_string();
+        let labels = [("engine", "0"), ("le", le_text.as_str()), ("model_name", MODEL)];
+        write::sample(p, &bucket, &labels, in_bucket, None).expect("writing to a String");
+    }
+    let labels = [("engine", "0"), ("model_name", MODEL)];
+    write::sample(p, &format!("{name}_count"), &labels, count, None).expect("writing to a String");
+    write::sample(p, &format!("{name}_sum"), &labels, count * mean, None).expect("writing to a String");
+    if let Some(created) = created_unix {
+        let created_name = format!("{name}_created");
+        family_header(p, &created_name, help, MetricType::Gauge);
+        write::sample(p, &created_name, &labels, created, None).expect("writing to a String");
+    }
+}

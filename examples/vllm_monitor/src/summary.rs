@@ -1,0 +1,59 @@
+//! The end of a run in figures, built once for every output: tokens and requests since
+//! the start, restarts, errors, and the URLs that never answered, with their reason.
+
+use crate::output::Run;
+use crate::target::EventKind;
+
+/// What a run amounted to.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub elapsed_s: f64,
+    pub generated_tokens: Option<f64>,
+    pub finished_requests: Option<f64>,
+    /// Tokens since the first scrape ÷ the seconds from it to the last interval.
+    pub mean_generation_rate: Option<f64>,
+    pub restarts: usize,
+    pub scrape_errors: u64,
+    pub skipped_pages: u64,
+    /// URLs (as shown) no scrape ever read, each with why its last scrape failed.
+    pub never_answered: Vec<(String, String)>,
+}
+
+impl Summary {
+    pub fn new(run: &Run<'_>, elapsed_s: f64) -> Summary {
+        let figures = run.snapshot.map(|s| &s.figures);
+        // The tokens since the start were counted between the first scrape and the last
+        // interval's: the mean is over that span, not over the whole run.
+        let first_scrape = run.targets.iter().filter_map(|t| t.since).min();
+        let span_s = run
+            .snapshot
+            .zip(first_scrape)
+            .map(|(s, first)| (s.at - first).as_seconds_f64())
+            .filter(|span| *span > 0.0);
+        let generated_tokens = figures.and_then(|f| f.generated_since_start);
+        Summary {
+            elapsed_s,
+            generated_tokens,
+            finished_requests: figures.and_then(|f| f.finished_since_start),
+            mean_generation_rate: generated_tokens.zip(span_s).map(|(g, span)| g / span),
+            restarts: run
+                .events
+                .iter()
+                .filter(|(_, e)| e.kind == EventKind::Restart)
+                .count(),
+            scrape_errors: run.targets.iter().map(|t| t.errors).sum(),
+            skipped_pages: run.targets.iter().map(|t| t.skipped).sum(),
+            never_answered: run
+                .targets
+                .iter()
+                .filter(|t| t.since.is_none())
+                .map(|t| (t.url.clone(), t.status.to_string()))
+                .collect(),
+        }
+    }
+
+    /// Whether any scrape succeeded: the exit status.
+    pub fn any_answer(&self, urls: usize) -> bool {
+        self.never_answered.len() < urls
+    }
+}

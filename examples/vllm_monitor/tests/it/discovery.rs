@@ -1,0 +1,155 @@
+//! With no `--url`: a server on one of this machine's usual ports is found and monitored;
+//! when none answers, the simulator is started and every output says why.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::monitor::{monitor_binary, read_request, Reaped};
+
+/// The monitor's default list: vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080.
+const USUAL_PORTS: [u16; 18] = [
+    8000, 8001, 8002, 8003, 8004, 8005, 8006, 8007, 8008, 8009, 8010, 8011, 8012, 8013, 8014, 8015, 30000,
+    8080,
+];
+
+/// Runs the monitor with `args` (JSON); its rows, and how long its first line took.
+fn run(args: &[&str]) -> (Vec<Value>, Duration) {
+    let started = Instant::now();
+    let mut child = Reaped(
+        Command::new(monitor_binary())
+            .args(["--json", "--interval", "300ms", "--duration", "1200ms"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("a first line").unwrap();
+    let first_after = started.elapsed();
+    let mut rows: Vec<Value> = vec![serde_json::from_str(&first).unwrap()];
+    rows.extend(lines.map(|l| serde_json::from_str(&l.unwrap()).unwrap()));
+    assert!(child.0.wait().unwrap().code().is_some());
+    (rows, first_after)
+}
+
+#[test]
+fn a_server_on_a_usual_port_is_found_and_monitored() {
+    // The first usual port free here; if every one is taken, this machine cannot host the
+    // test's server, and saying so beats passing without having looked.
+    let listener = USUAL_PORTS
+        .iter()
+        .find_map(|&port| TcpListener::bind(("127.0.0.1", port)).ok())
+        .unwrap_or_else(|| panic!("every usual port ({USUAL_PORTS:?}) is busy on this machine"));
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(false).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            for mut stream in listener.incoming().flatten() {
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                read_request(&mut stream);
+                let tokens = started.elapsed().as_millis();
+                let body = format!("# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\"}} {tokens}\n");
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        })
+    };
+    let (rows, first_after) = run(&[]);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = std::net::TcpStream::connect(("127.0.0.1", port));
+    server.join().unwrap();
+
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let start = &rows[0];
+    assert_eq!(start["event"], "start", "{start}");
+    assert!(
+        start["monitoring"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| *u == url.as_str()),
+        "{start}"
+    );
+    assert!(
+        start["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains(&format!("found {url} (vllm)")),
+        "{start}"
+    );
+    assert!(
+        start["setup"].as_str().unwrap().contains("found on this machine"),
+        "{start}"
+    );
+    // 18 ports probed at once: at most a 150 ms connect and a 600 ms answer, so under a
+    // second with the process start included.
+    assert!(first_after < Duration::from_secs(1), "{first_after:?}");
+    println!("discovery: 18 ports probed, first line after {first_after:?}");
+    let last = rows.iter().rfind(|r| r.get("urls").is_some()).unwrap();
+    let ours = last["urls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["url"] == url.as_str())
+        .unwrap();
+    assert_eq!(ours["status"], "ok (vllm)", "{last}");
+}
+
+#[test]
+fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
+    let free = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ports = free.to_string();
+    let (rows, _) = run(&["--discover-ports", &ports]);
+    let start = &rows[0];
+    let why = format!("no --url given, and no inference server on 127.0.0.1 port(s) {free}");
+    assert_eq!(
+        start["notes"][0].as_str().unwrap(),
+        format!("{why}: monitoring the built-in simulator"),
+        "{start}"
+    );
+    let model = start["notes"][1].as_str().unwrap();
+    assert!(model.starts_with("simulated vLLM 0.33 server"), "{start}");
+    assert!(
+        start["setup"].as_str().unwrap().ends_with("built-in simulator"),
+        "{start}"
+    );
+    let plain = Command::new(monitor_binary())
+        .args(["--plain", "--discover-ports", &ports, "--duration", "500ms"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(plain.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            format!("{why}: monitoring the built-in simulator").as_str(),
+            model
+        ],
+        "{text}"
+    );
+    // --simulate skips the search.
+    let (rows, _) = run(&["--simulate"]);
+    assert!(
+        rows[0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("--simulate given: monitoring the built-in simulator"),
+        "{rows:?}"
+    );
+}

@@ -1,0 +1,11 @@
+//! The monitor's integration tests: one binary, one module per concern. They run the
+//! `vllm_monitor` binary cargo builds for them and read the repository's `tests/data`.
+
+mod data;
+mod discovery;
+mod federation;
+mod first_contact;
+mod fleet;
+mod monitor;
+mod terminal;
+mod tls;
