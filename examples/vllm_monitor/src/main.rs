@@ -29,6 +29,7 @@
 mod app;
 mod args;
 mod discover;
+mod engines;
 mod figures;
 mod fleet;
 mod http;
