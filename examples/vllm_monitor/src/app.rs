@@ -45,7 +45,7 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         });
     }
     let ports = &args.discover_ports.0;
-    let why = if args.simulate {
+    let why = if args.simulate.is_some() {
         "--simulate given".to_string()
     } else {
         let found = discover::find(ports, access);
@@ -68,7 +68,8 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     };
     let restart_after = args.simulate_restart_after.as_secs_f64();
     let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)));
-    let bound = simulator::serve("127.0.0.1:0", simulation)
+    let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
+    let bound = simulator::serve("127.0.0.1:0", simulation, engine)
         .map_err(|e| format!("cannot start the simulated server: {e}"))?;
     Ok(Plan {
         urls: vec![format!("http://{bound}/metrics")],
@@ -76,7 +77,7 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         // Two lines: each within plain mode's 120 columns.
         notes: vec![
             format!("{why}: monitoring the built-in simulator"),
-            simulator::describe(Some(restart_after)),
+            simulator::describe(engine, Some(restart_after)),
         ],
         default_duration: Some(Duration::from_secs(20)),
     })

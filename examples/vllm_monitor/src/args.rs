@@ -1,5 +1,6 @@
 //! Command-line arguments, and URLs made acceptable to an HTTP client as a user types them.
 
+use crate::engines::{Engine, ENGINES};
 use std::time::Duration;
 
 use clap::Parser;
@@ -47,10 +48,12 @@ pub struct Args {
     #[arg(long, value_name = "'NAME: VALUE'")]
     pub header: Vec<String>,
 
-    /// Monitor the built-in simulated vLLM server, even if a server answers on this
-    /// machine. [default: only when no --url is given and none answers]
-    #[arg(long, conflicts_with_all = ["url", "federate"])]
-    pub simulate: bool,
+    /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, ...; see the
+    /// README), even if a server answers on this machine; with --serve, the server to play.
+    /// [default: vllm, only when no --url is given and none answers]
+    #[arg(long, value_name = "SERVER", num_args = 0..=1, default_missing_value = "vllm",
+          value_parser = parse_engine, conflicts_with_all = ["url", "federate"])]
+    pub simulate: Option<&'static Engine>,
 
     /// Without --url: the ports of 127.0.0.1 probed for a server with inference metrics
     /// (vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080).
@@ -128,6 +131,14 @@ pub struct Args {
 /// Ports to probe, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ports(pub Vec<u16>);
+
+/// A server the simulator plays, by its catalogue name.
+fn parse_engine(text: &str) -> Result<&'static Engine, String> {
+    Engine::named(text).ok_or_else(|| {
+        let known: Vec<&str> = ENGINES.iter().map(|e| e.kind).collect();
+        format!("{text:?} is not a server the simulator plays ({})", known.join(", "))
+    })
+}
 
 /// `8000-8015,30000` as a list of ports.
 fn parse_ports(text: &str) -> Result<Ports, String> {

@@ -89,7 +89,12 @@ pub struct Engine {
     /// The token counters move only when a request ends (llama.cpp): a rate over less than
     /// a request's duration is a sawtooth, not the throughput.
     pub tokens_at_request_end: bool,
+    /// The labels the server puts on these series (the simulator writes them).
+    pub labels: &'static [(&'static str, &'static str)],
 }
+
+/// The model the simulator serves, in the labels of every engine.
+const SIMULATED_MODEL: &str = "meta-llama/Llama-3.1-8B-Instruct";
 
 /// An engine with no figure, for the entries to fill in.
 const NONE: Engine = Engine {
@@ -118,6 +123,7 @@ const NONE: Engine = Engine {
     request_generation: &[],
     request_prompt: &[],
     tokens_at_request_end: false,
+    labels: &[],
 };
 
 /// vLLM V1 (0.8+) and V0 names; `vllm/v1/metrics/loggers.py`.
@@ -151,6 +157,7 @@ const VLLM: Engine = Engine {
     ],
     request_generation: &[m("vllm:request_generation_tokens")],
     request_prompt: &[m("vllm:request_prompt_tokens")],
+    labels: &[("engine", "0"), ("model_name", SIMULATED_MODEL)],
     ..NONE
 };
 
@@ -172,6 +179,7 @@ const SGLANG: Engine = Engine {
     ttft: &[m("sglang:time_to_first_token_seconds")],
     e2e: &[m("sglang:e2e_request_latency_seconds")],
     itl: &[m("sglang:inter_token_latency_seconds")],
+    labels: &[("model_name", SIMULATED_MODEL)],
     ..NONE
 };
 

@@ -1,6 +1,7 @@
 //! A simulated vLLM 0.33 server: the run it models (`model.rs`), the page its
 //! `prometheus_client` renders (`page.rs`), and the HTTP server that serves it (`server.rs`).
 
+mod engine_page;
 mod families;
 mod model;
 mod page;

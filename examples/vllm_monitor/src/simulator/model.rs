@@ -5,6 +5,8 @@ use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::engines::Engine;
+
 pub(super) const MODEL: &str = "meta-llama/Llama-3.1-8B-Instruct";
 
 // The run of the founding story: a benchmark client keeps about `CONCURRENCY` requests
@@ -104,9 +106,13 @@ impl Simulation {
 }
 
 /// A short description of what the simulation does, for the monitor's header.
-pub fn describe(restart_after_s: Option<f64>) -> String {
+pub fn describe(engine: &Engine, restart_after_s: Option<f64>) -> String {
+    let server = match engine.kind {
+        "vllm" => "vLLM 0.33".to_string(),
+        _ => engine.title.to_string(),
+    };
     let mut text = format!(
-        "simulated vLLM 0.33 server: {CONCURRENCY:.0} running requests of {TOKENS_PER_REQUEST:.0} tokens \
+        "simulated {server} server: {CONCURRENCY:.0} running requests of {TOKENS_PER_REQUEST:.0} tokens \
          at {TOKENS_PER_S_PER_REQUEST:.0} tok/s each (±{:.0}%, {PERIOD_S:.0} s wave)",
         WAVE * 100.0
     );
