@@ -17,6 +17,9 @@ pub struct Metric {
     pub name: &'static str,
     pub scale: f64,
     pub only: Option<(&'static str, &'static str)>,
+    /// Whether a histogram's `_sum` is the sum of its observations (Ray re-records bucket
+    /// counts at the buckets' midpoints, so its sums are estimates: no mean is taken).
+    pub exact_sum: bool,
 }
 
 /// `name`, in the figure's own unit.
@@ -25,6 +28,7 @@ const fn m(name: &'static str) -> Metric {
         name,
         scale: 1.0,
         only: None,
+        exact_sum: true,
     }
 }
 
@@ -32,6 +36,14 @@ impl Metric {
     /// Values multiplied by `scale` to be in the figure's unit.
     const fn scaled(self, scale: f64) -> Metric {
         Metric { scale, ..self }
+    }
+
+    /// A histogram whose `_sum` is an estimate.
+    const fn estimated_sum(self) -> Metric {
+        Metric {
+            exact_sum: false,
+            ..self
+        }
     }
 
     /// Only the series whose label `name` is `value` count.
@@ -200,8 +212,115 @@ const TGI: Engine = Engine {
     ..NONE
 };
 
+/// llama.cpp's `llama-server --metrics`; `tools/server/server-context.cpp`. Tokens are
+/// counted when a request ends; it has no finished-request counter, no KV-cache gauge and
+/// no latency histogram; its prompt tokens exclude cached ones, which it counts apart.
+const LLAMACPP: Engine = Engine {
+    kind: "llamacpp",
+    title: "llama.cpp",
+    prefixes: &["llamacpp:", "llamacpp_"],
+    generation: &[m("llamacpp:tokens_predicted_total")],
+    prompt: &[m("llamacpp:prompt_tokens_total")],
+    running: &[m("llamacpp:requests_processing")],
+    waiting: &[m("llamacpp:requests_deferred")],
+    spec_accepted: &[m("llamacpp:spec_decode_num_accepted_tokens_total")],
+    spec_draft_tokens: &[m("llamacpp:spec_decode_num_draft_tokens_total")],
+    spec_drafts: &[m("llamacpp:spec_decode_num_drafts_total")],
+    tokens_at_request_end: true,
+    ..NONE
+};
+
+/// TensorRT-LLM's `trtllm-serve` (`/prometheus/metrics`, with `return_perf_metrics`);
+/// `tensorrt_llm/metrics/collector.py`. Its token counters move when a request finishes.
+const TRTLLM: Engine = Engine {
+    kind: "trtllm",
+    title: "TensorRT-LLM",
+    prefixes: &["trtllm_"],
+    generation: &[m("trtllm_generation_tokens_total")],
+    prompt: &[m("trtllm_prompt_tokens_total")],
+    prompt_cached: &[m("trtllm_prompt_cached_tokens_total")],
+    finished: &[m("trtllm_request_success_total")],
+    running: &[m("trtllm_num_requests_running")],
+    waiting: &[m("trtllm_num_requests_waiting")],
+    kv_usage: &[m("trtllm_kv_cache_utilization")],
+    prefix_hit_rate: &[m("trtllm_kv_cache_hit_rate")],
+    ttft: &[m("trtllm_time_to_first_token_seconds")],
+    e2e: &[m("trtllm_e2e_request_latency_seconds")],
+    itl: &[m("trtllm_time_per_output_token_seconds")],
+    tokens_at_request_end: true,
+    labels: &[("engine_type", "undefined"), ("model_name", "undefined")],
+    ..NONE
+};
+
+/// LMDeploy's `api_server`; `lmdeploy/metrics/loggers.py`. A request that ended well has
+/// `finished_reason="ResponseType.FINISH"` (`SUCCESS` is a status mid-stream).
+const LMDEPLOY: Engine = Engine {
+    kind: "lmdeploy",
+    title: "LMDeploy",
+    prefixes: &["lmdeploy:", "lmdeploy_"],
+    generation: &[m("lmdeploy:generation_tokens_total")],
+    prompt: &[m("lmdeploy:prompt_tokens_total")],
+    prompt_cached: &[m("lmdeploy:cached_tokens_total")],
+    finished: &[m("lmdeploy:request_success_total").only("finished_reason", "ResponseType.FINISH")],
+    running: &[m("lmdeploy:num_requests_running")],
+    waiting: &[m("lmdeploy:num_requests_waiting")],
+    kv_usage: &[m("lmdeploy:gpu_cache_usage_perc")],
+    prefix_hit_rate: &[m("lmdeploy:prefix_cache_hit_rate")],
+    spec_accepted: &[m("lmdeploy:spec_decode_num_accepted_tokens_total")],
+    spec_draft_tokens: &[m("lmdeploy:spec_decode_num_draft_tokens_total")],
+    spec_drafts: &[m("lmdeploy:spec_decode_num_drafts_total")],
+    ttft: &[m("lmdeploy:time_to_first_token_seconds")],
+    e2e: &[m("lmdeploy:e2e_request_latency_seconds")],
+    itl: &[m("lmdeploy:time_per_output_token_seconds")],
+    request_generation: &[m("lmdeploy:request_generation_tokens")],
+    request_prompt: &[m("lmdeploy:request_prompt_tokens")],
+    labels: &[("engine", "0"), ("model_name", SIMULATED_MODEL)],
+    ..NONE
+};
+
+/// NVIDIA Dynamo's frontend; `lib/llm/src/http/service/metrics.rs`. Prompt tokens exist only
+/// as the `_sum` of a per-request histogram; requests are counted by `status`.
+const DYNAMO: Engine = Engine {
+    kind: "dynamo",
+    title: "NVIDIA Dynamo",
+    prefixes: &["dynamo_frontend_"],
+    generation: &[m("dynamo_frontend_output_tokens_total")],
+    prompt: &[m("dynamo_frontend_input_sequence_tokens_sum")],
+    finished: &[m("dynamo_frontend_requests_total").only("status", "success")],
+    running: &[m("dynamo_frontend_inflight_requests")],
+    waiting: &[m("dynamo_frontend_queued_requests")],
+    ttft: &[m("dynamo_frontend_time_to_first_token_seconds")],
+    e2e: &[m("dynamo_frontend_request_duration_seconds")],
+    itl: &[m("dynamo_frontend_inter_token_latency_seconds")],
+    request_generation: &[m("dynamo_frontend_output_sequence_tokens")],
+    request_prompt: &[m("dynamo_frontend_input_sequence_tokens")],
+    labels: &[("model", SIMULATED_MODEL)],
+    ..NONE
+};
+
+/// Ray Serve LLM with vLLM inside (`ray_` + vLLM's names, `:` as `_`; a `ReplicaId` per
+/// replica); `vllm/v1/metrics/ray_wrappers.py`. Its histograms' sums are estimates.
+const RAY_VLLM: Engine = Engine {
+    kind: "ray",
+    title: "Ray Serve LLM",
+    prefixes: &["ray_vllm_"],
+    generation: &[m("ray_vllm_generation_tokens_total")],
+    prompt: &[m("ray_vllm_prompt_tokens_total")],
+    finished: &[m("ray_vllm_request_success_total")],
+    running: &[m("ray_vllm_num_requests_running")],
+    waiting: &[m("ray_vllm_num_requests_waiting")],
+    kv_usage: &[m("ray_vllm_kv_cache_usage_perc")],
+    prefix_hits: &[m("ray_vllm_prefix_cache_hits_total")],
+    prefix_queries: &[m("ray_vllm_prefix_cache_queries_total")],
+    ttft: &[m("ray_vllm_time_to_first_token_seconds").estimated_sum()],
+    e2e: &[m("ray_vllm_e2e_request_latency_seconds").estimated_sum()],
+    itl: &[m("ray_vllm_inter_token_latency_seconds").estimated_sum()],
+    labels: &[("ReplicaId", "b7k2m9qx"), ("engine", "0"), ("model_name", SIMULATED_MODEL)],
+    ..NONE
+};
+
 /// Every server, in the order of preference when a page has names of several.
-pub const ENGINES: &[&Engine] = &[&VLLM, &SGLANG, &TGI];
+pub const ENGINES: &[&Engine] = &[&VLLM, &SGLANG, &TGI, &LLAMACPP, &TRTLLM, &LMDEPLOY, &DYNAMO, &RAY_VLLM];
 
 impl Engine {
     /// The engine `--simulate` or the JSON output calls `kind`.
@@ -258,6 +377,71 @@ mod tests {
             }
             // Every engine gives the headline figure.
             assert!(!a.generation.is_empty(), "{}", a.title);
+        }
+    }
+}
+
+#[cfg(test)]
+mod page_tests {
+    use chrono::DateTime;
+
+    use super::*;
+
+    /// The page of each server in `tests/data/engines/` (made from the server's own metric
+    /// definitions; `SOURCES.md` there says from where).
+    fn page(file: &str) -> String {
+        let path = format!("{}/../../tests/data/engines/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Each catalogued server is recognised from its own page, and every metric its entry
+    /// names is on that page (a misspelt name in the catalogue would be a figure that
+    /// silently never appears).
+    #[test]
+    fn every_name_in_the_catalogue_is_on_its_servers_page() {
+        for (kind, file) in [
+            ("llamacpp", "llamacpp.prom"),
+            ("trtllm", "trtllm.prom"),
+            ("lmdeploy", "lmdeploy.prom"),
+            ("dynamo", "dynamo.prom"),
+            ("ray", "ray-serve-llm.prom"),
+        ] {
+            let engine = Engine::named(kind).unwrap();
+            let text = page(file);
+            let mut tracker = Tracker::new([]);
+            tracker.normalize_names(true);
+            tracker.ingest(&text, DateTime::from_timestamp(1_764_000_000, 0).unwrap()).unwrap();
+            assert_eq!(Engine::detect(&tracker).map(|e| e.kind), Some(kind), "{file}");
+            let names: Vec<&str> = tracker.series().map(|s| s.name()).collect();
+            let fields: [&[Metric]; 21] = [
+                engine.generation,
+                engine.prompt,
+                engine.prompt_by_source,
+                engine.prompt_cached,
+                engine.finished,
+                engine.running,
+                engine.waiting,
+                engine.kv_usage,
+                engine.prefix_hits,
+                engine.prefix_queries,
+                engine.prefix_hit_rate,
+                engine.spec_accepted,
+                engine.spec_draft_tokens,
+                engine.spec_drafts,
+                engine.spec_rate,
+                engine.spec_length,
+                engine.ttft,
+                engine.e2e,
+                engine.itl,
+                engine.request_generation,
+                engine.request_prompt,
+            ];
+            for metric in fields.into_iter().flatten() {
+                let found = names.iter().any(|n| {
+                    *n == metric.name || n.strip_suffix("_bucket") == Some(metric.name)
+                });
+                assert!(found, "{file}: no {} (the page has {names:?})", metric.name);
+            }
         }
     }
 }

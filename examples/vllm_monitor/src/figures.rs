@@ -405,7 +405,8 @@ impl<'q> Query<'q> {
         let by: Vec<&str> = self.label().into_iter().collect();
         let (mut sums, mut counts) = (Split::default(), Split::default());
         for source in self.sources {
-            let Some(metric) = first_present_part(source, names, "_count") else {
+            // A mean needs the observations' real sum.
+            let Some(metric) = first_present_part(source, names, "_count").filter(|m| m.exact_sum) else {
                 continue;
             };
             let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
