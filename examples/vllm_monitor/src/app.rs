@@ -2,6 +2,7 @@
 //! the last snapshot, the output), takes in pages as they arrive, computes an interval on
 //! each tick and hands everything to one [`Output`], whichever it is.
 
+use crate::gpus::GpuSettings;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,6 +147,7 @@ pub struct App {
     clock: Clock,
     by: Option<String>,
     target_requests: Option<u64>,
+    gpu_settings: GpuSettings,
     plot: Option<String>,
     seen: Seen,
     mailbox: Arc<Mailbox>,
@@ -205,6 +207,10 @@ impl App {
             clock,
             by: args.group_label(),
             target_requests: args.target_requests,
+            gpu_settings: GpuSettings {
+                gpus: args.gpus,
+                gpu_hour_price: args.gpu_hour_price,
+            },
             plot: args.plot.clone(),
             seen: Seen {
                 setup,
@@ -300,7 +306,8 @@ impl App {
             self.by.as_deref(),
             self.target_requests,
             elapsed,
-        );
+        )
+        .with_gpu_settings(&self.gpu_settings);
         self.seen.history.push(&snapshot);
         self.seen.last = Some(snapshot);
         let run = self.seen.view();

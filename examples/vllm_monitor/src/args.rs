@@ -87,6 +87,16 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub target_requests: Option<u64>,
 
+    /// GPUs behind the servers, for tokens/s per GPU when no DCGM exporter is given as a
+    /// --url (with one, its GPUs are counted). [default: none]
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<u32>,
+
+    /// What one GPU hour costs (any currency): adds the cost per million generated tokens,
+    /// price × GPUs ÷ 3600 ÷ tokens/s × 10^6, and the run's cost to the summary.
+    #[arg(long, value_name = "PRICE")]
+    pub gpu_hour_price: Option<f64>,
+
     /// One JSON object per interval, per event and for the summary (schema 1).
     /// [default: a dashboard on a terminal, plain lines otherwise]
     #[arg(long, conflicts_with = "plain")]

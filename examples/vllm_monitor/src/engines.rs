@@ -319,13 +319,22 @@ const RAY_VLLM: Engine = Engine {
     ..NONE
 };
 
+/// NVIDIA's DCGM exporter: not an inference server but the GPUs under one (`gpus.rs`
+/// reads its figures); recognised so that its page is not "no inference metrics".
+pub const DCGM: Engine = Engine {
+    kind: "dcgm",
+    title: "DCGM exporter",
+    prefixes: &["DCGM_FI_"],
+    ..NONE
+};
+
 /// Every server, in the order of preference when a page has names of several.
 pub const ENGINES: &[&Engine] = &[&VLLM, &SGLANG, &TGI, &LLAMACPP, &TRTLLM, &LMDEPLOY, &DYNAMO, &RAY_VLLM];
 
 impl Engine {
-    /// The engine `--simulate` or the JSON output calls `kind`.
+    /// The engine `--simulate` or the JSON output calls `kind` (the DCGM exporter too).
     pub fn named(kind: &str) -> Option<&'static Engine> {
-        ENGINES.iter().copied().find(|e| e.kind == kind)
+        ENGINES.iter().copied().chain([&DCGM]).find(|e| e.kind == kind)
     }
 
     /// Recognises the server from the series a tracker holds: the first engine of
@@ -344,7 +353,10 @@ impl Engine {
                 }
             }
         }
-        best.map(|i| ENGINES[i])
+        best.map(|i| ENGINES[i]).or_else(|| {
+            let gpus = tracker.series().any(|s| DCGM.prefixes.iter().any(|p| s.name().starts_with(p)));
+            gpus.then_some(&DCGM)
+        })
     }
 }
 

@@ -17,6 +17,7 @@ use promrate::promql::Range;
 use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker};
 
 use crate::engines::{alternatives, Engine, Metric};
+use crate::gpus::{self, Gpus, PerToken};
 
 /// Which server a page comes from: its entry in the catalogue.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +102,7 @@ pub struct Source<'a> {
 impl Source<'_> {
     /// Whether a series counts: on the newest page (a vanished target's old points are
     /// never averaged in).
-    fn admits(&self, series: &TrackedSeries) -> bool {
+    pub fn admits(&self, series: &TrackedSeries) -> bool {
         series.last_seen_scrape() == self.tracker.scrapes()
     }
 
@@ -206,6 +207,12 @@ pub struct Figures {
     /// Requests finished and tokens generated since monitoring began.
     pub finished_since_start: Option<f64>,
     pub generated_since_start: Option<f64>,
+    /// Tokens generated within the window (the denominator of joules per token).
+    pub generated_in_window: Option<f64>,
+    /// The GPUs of the DCGM pages among the sources (totals only).
+    pub gpus: Option<Gpus>,
+    /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`).
+    pub per_token: PerToken,
 }
 
 /// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
@@ -480,6 +487,7 @@ struct Answers {
     finished: Option<(Split, Split, Split)>,
     finished_by_reason: BTreeMap<String, Split>,
     generated_since_start: Split,
+    generated_in_window: Split,
     running: Split,
     waiting: Split,
     kv_usage: Split,
@@ -591,6 +599,7 @@ impl Answers {
             finished,
             finished_by_reason,
             generated_since_start: q.sum(&NAMES.generation, &since_start),
+            generated_in_window: q.sum(&NAMES.generation, &increase),
             running: q.sum(&NAMES.running, &last),
             waiting: q.sum(&NAMES.waiting, &last),
             kv_usage: q.sum(&NAMES.kv_usage, &last),
@@ -668,6 +677,7 @@ impl Answers {
                 .collect();
         }
         f.generated_since_start = self.generated_since_start.get(g);
+        f.generated_in_window = self.generated_in_window.get(g);
         f.running = self.running.get(g);
         f.waiting = self.waiting.get(g);
         // Averaged across engines and servers: summing fractions would be meaningless.
@@ -738,7 +748,9 @@ pub fn compute(
             .collect(),
         None => Vec::new(),
     };
-    (answers.figures(None), groups)
+    let mut total = answers.figures(None);
+    total.gpus = gpus::measure(sources, window);
+    (total, groups)
 }
 
 /// Figures per value of `label` (`url` groups by server), for `--by`.

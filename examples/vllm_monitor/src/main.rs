@@ -32,6 +32,7 @@ mod discover;
 mod engines;
 mod figures;
 mod fleet;
+mod gpus;
 mod http;
 mod interval;
 mod output;

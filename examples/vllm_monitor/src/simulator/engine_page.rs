@@ -26,9 +26,11 @@ const TOKENS: [f64; 12] = [
 impl Simulation {
     /// The page `engine` serves now.
     pub fn render_as(&self, engine: &Engine) -> String {
+        let t = self.started.elapsed().as_secs_f64();
         match engine.kind {
             "vllm" => self.render(),
-            _ => self.render_engine_at(engine, self.started.elapsed().as_secs_f64()),
+            "dcgm" => self.render_dcgm_at(t),
+            _ => self.render_engine_at(engine, t),
         }
     }
 

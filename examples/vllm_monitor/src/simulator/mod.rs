@@ -1,6 +1,7 @@
 //! A simulated vLLM 0.33 server: the run it models (`model.rs`), the page its
 //! `prometheus_client` renders (`page.rs`), and the HTTP server that serves it (`server.rs`).
 
+mod dcgm_page;
 mod engine_page;
 mod families;
 mod model;
@@ -138,6 +139,52 @@ pub mod tests {
             }
             assert_eq!(checked, 9, "{}", engine.title);
         }
+    }
+
+    /// The simulated server and its simulated DCGM exporter, scraped every second: the GPUs
+    /// are counted once each, and joules per token, tokens per GPU and the cost per million
+    /// tokens are the hand computation from the pages' own counters, within 1%.
+    #[test]
+    fn joules_per_token_from_the_energy_counters_increase() {
+        use crate::gpus::GpuSettings;
+        let window = TimeDelta::seconds(PERIOD_S as i64);
+        let sim = Simulation::new(None);
+        let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut targets = [
+            Target::new("sim".into(), TimeDelta::minutes(15)),
+            Target::new("dcgm".into(), TimeDelta::minutes(15)),
+        ];
+        let settings = GpuSettings { gpus: None, gpu_hour_price: Some(2.5) };
+        let mut checked = 0;
+        for second in 0..=40u32 {
+            let t = f64::from(second);
+            let at = start + TimeDelta::seconds(second.into());
+            for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
+                target.ingest(at, Ok(Page { body, format: promrate::Format::PrometheusText }));
+            }
+            assert_eq!(targets[1].status.kind().map(|k| k.as_str()), Some("dcgm"));
+            if t < PERIOD_S {
+                continue;
+            }
+            let s = Snapshot::compute(&targets, window, at, None, None, t).with_gpu_settings(&settings);
+            let f = &s.figures;
+            let gpus = f.gpus.as_ref().expect("the DCGM page's GPUs");
+            assert_eq!((gpus.count, gpus.models.as_slice()), (2, &["NVIDIA H100 80GB HBM3".to_string()][..]));
+            close1(gpus.power_w, Simulation::gpu_power_at(t), "power");
+            // By hand: the energy counters' increase (whole mJ) over the tokens generated.
+            let energy_j = |t: f64| (9.0e10 + Simulation::gpu_energy_until(t) / 2.0 * 1000.0).floor() * 2.0 / 1000.0;
+            let tokens = |t: f64| sim.state_at(t).generated.floor();
+            let (de, dg) = (energy_j(t) - energy_j(t - PERIOD_S), tokens(t) - tokens(t - PERIOD_S));
+            close1(f.per_token.joules_per_token, de / dg, "joules per token");
+            // Energy is mean power × time: the counters are the power's integral.
+            let mean_power = (0..1600).map(|i| Simulation::gpu_power_at(t - PERIOD_S + (i as f64 + 0.5) * 0.01)).sum::<f64>() / 1600.0;
+            close1(gpus.energy_window_j, mean_power * PERIOD_S, "energy = mean power × time");
+            let rate = f.generation.window.unwrap();
+            close1(f.per_token.tokens_per_s_per_gpu, rate / 2.0, "tokens/s per GPU");
+            close1(f.per_token.cost_per_million_tokens, 2.5 * 2.0 / 3600.0 / rate * 1e6, "cost per million tokens");
+            checked += 1;
+        }
+        assert_eq!(checked, 25);
     }
 
     fn close1(got: Option<f64>, want: f64, what: &str) {

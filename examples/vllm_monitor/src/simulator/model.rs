@@ -109,6 +109,7 @@ impl Simulation {
 pub fn describe(engine: &Engine, restart_after_s: Option<f64>) -> String {
     let server = match engine.kind {
         "vllm" => "vLLM 0.33".to_string(),
+        "dcgm" => return "simulated DCGM exporter: 2 GPUs, 90 W idle each, +1000 W in all at 200 running requests".into(),
         _ => engine.title.to_string(),
     };
     let mut text = format!(
