@@ -2,6 +2,7 @@
 //! the last snapshot, the output), takes in pages as they arrive, computes an interval on
 //! each tick and hands everything to one [`Output`], whichever it is.
 
+use crate::signals::Signals;
 use crate::gpus::GpuSettings;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -148,6 +149,7 @@ pub struct App {
     by: Option<String>,
     target_requests: Option<u64>,
     gpu_settings: GpuSettings,
+    signals: Signals,
     plot: Option<String>,
     seen: Seen,
     mailbox: Arc<Mailbox>,
@@ -207,6 +209,7 @@ impl App {
             clock,
             by: args.group_label(),
             target_requests: args.target_requests,
+            signals: Signals::default(),
             gpu_settings: GpuSettings {
                 gpus: args.gpus,
                 gpu_hour_price: args.gpu_hour_price,
@@ -308,6 +311,12 @@ impl App {
             elapsed,
         )
         .with_gpu_settings(&self.gpu_settings);
+        let mut snapshot = snapshot;
+        for event in self.signals.judge(&mut snapshot.figures, snapshot.at) {
+            self.seen.events.push((elapsed, event));
+            let (elapsed, event) = self.seen.events.last().expect("just pushed");
+            self.output.event(&self.seen.view(), *elapsed, event);
+        }
         self.seen.history.push(&snapshot);
         self.seen.last = Some(snapshot);
         let run = self.seen.view();

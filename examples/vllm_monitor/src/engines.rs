@@ -10,7 +10,8 @@
 use promrate::Tracker;
 
 /// One metric that gives a figure: its name, the factor that brings its values to the
-/// figure's unit (percent to a fraction, milliseconds to seconds), and a label a series
+/// figure's unit (every server so far writes the figures' own units: fractions, seconds;
+/// one writing percent or milliseconds gets `scale: 0.01` or `0.001`), and a label a series
 /// must carry to count (`status="success"` of a request counter that counts every outcome).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Metric {
@@ -33,11 +34,6 @@ const fn m(name: &'static str) -> Metric {
 }
 
 impl Metric {
-    /// Values multiplied by `scale` to be in the figure's unit.
-    const fn scaled(self, scale: f64) -> Metric {
-        Metric { scale, ..self }
-    }
-
     /// A histogram whose `_sum` is an estimate.
     const fn estimated_sum(self) -> Metric {
         Metric {

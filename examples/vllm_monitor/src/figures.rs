@@ -140,6 +140,8 @@ pub enum Load {
     RampingUp,
     /// More requests are waiting at the end of the window than at its start.
     QueueGrowing,
+    /// Requests run but no token was generated for several intervals (`signals.rs`).
+    Stalled,
 }
 
 impl Load {
@@ -149,6 +151,7 @@ impl Load {
             Load::Steady => "steady",
             Load::RampingUp => "ramping_up",
             Load::QueueGrowing => "queue_growing",
+            Load::Stalled => "stalled",
         }
     }
 
@@ -159,6 +162,7 @@ impl Load {
             Load::Steady => "steady",
             Load::RampingUp => "ramping up",
             Load::QueueGrowing => "queue growing",
+            Load::Stalled => "STALLED",
         }
     }
 }
@@ -213,6 +217,10 @@ pub struct Figures {
     pub gpus: Option<Gpus>,
     /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`).
     pub per_token: PerToken,
+    /// Generation tokens/s per value of the `engine` label (data parallelism), totals only.
+    pub engine_rates: Vec<(String, f64)>,
+    /// The engine generating under half the others' mean, if one is (`signals.rs`).
+    pub imbalanced_engine: Option<String>,
 }
 
 /// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
@@ -526,6 +534,23 @@ fn prompt_rates_by_source(q: &Query<'_>, window: TimeDelta) -> Option<[Split; 3]
     })
 }
 
+/// The generation rate per value of the `engine` label (vLLM's and LMDeploy's data-parallel
+/// ranks), in name order.
+fn engine_rates(sources: &[Source<'_>], window: TimeDelta) -> Vec<(String, f64)> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
+    let engines = Query::new(sources, Some("engine"));
+    let split = engines.sum(&NAMES.generation, &window_rate);
+    let ids = engines.groups.into_inner();
+    let mut rates: Vec<(String, f64)> = ids
+        .names
+        .iter()
+        .enumerate()
+        .filter_map(|(g, name)| Some((name.to_string(), split.get(Some(g))?)))
+        .collect();
+    rates.sort_by(|a, b| a.0.cmp(&b.0));
+    rates
+}
+
 /// The finished-request rate per `finished_reason`: one query per reason seen (a
 /// handful of values).
 fn finished_rates_by_reason(q: &Query<'_>, window: TimeDelta) -> BTreeMap<String, Split> {
@@ -750,6 +775,7 @@ pub fn compute(
     };
     let mut total = answers.figures(None);
     total.gpus = gpus::measure(sources, window);
+    total.engine_rates = engine_rates(sources, window);
     (total, groups)
 }
 

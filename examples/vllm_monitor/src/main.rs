@@ -37,6 +37,7 @@ mod http;
 mod interval;
 mod output;
 mod scrape;
+mod signals;
 mod simulator;
 mod summary;
 mod target;

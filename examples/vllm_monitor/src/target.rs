@@ -94,6 +94,10 @@ pub enum EventKind {
     Recovered,
     Stale,
     Back,
+    /// Requests run and no token comes (`signals.rs`).
+    Stall,
+    /// One data-parallel engine does much less than the others.
+    Imbalance,
 }
 
 impl EventKind {
@@ -104,6 +108,8 @@ impl EventKind {
             EventKind::Recovered => "recovered",
             EventKind::Stale => "stale",
             EventKind::Back => "back",
+            EventKind::Stall => "stall",
+            EventKind::Imbalance => "imbalance",
         }
     }
 }

@@ -266,6 +266,7 @@ fn requests_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let load_style = match f.load {
         Load::Steady => Style::new().fg(Color::Green),
         Load::RampingUp | Load::QueueGrowing => Style::new().fg(Color::Yellow).bold(),
+        Load::Stalled => Style::new().fg(Color::Red).bold(),
         Load::Unknown => Style::new(),
     };
     // Most important first: a small terminal shows the top lines only.
@@ -478,8 +479,8 @@ fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
         .take(rows)
         .map(|(elapsed, e)| {
             let color = match e.kind {
-                EventKind::Restart => Color::Yellow,
-                EventKind::Fault | EventKind::Stale => Color::Red,
+                EventKind::Restart | EventKind::Imbalance => Color::Yellow,
+                EventKind::Fault | EventKind::Stale | EventKind::Stall => Color::Red,
                 EventKind::Recovered | EventKind::Back => Color::Green,
             };
             Line::from(vec![
