@@ -2,8 +2,8 @@
 //! the last snapshot, the output), takes in pages as they arrive, computes an interval on
 //! each tick and hands everything to one [`Output`], whichever it is.
 
-use crate::signals::Signals;
 use crate::gpus::GpuSettings;
+use crate::signals::Signals;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -275,6 +275,17 @@ impl App {
         }
         target.skipped += skipped;
         let announced = target.ingest_page(scrape.at, &scrape.result);
+        if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
+            if !target.noted_request_end {
+                target.noted_request_end = true;
+                // A window shorter than a request would show a sawtooth, not the throughput.
+                let note = format!(
+                    "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
+                    kind.0.title, target.url
+                );
+                self.output.note(&note);
+            }
+        }
         if let Ok(page) = scrape.result {
             self.mailbox.recycle(url, page.body);
         }

@@ -146,7 +146,10 @@ pub struct Ports(pub Vec<u16>);
 fn parse_engine(text: &str) -> Result<&'static Engine, String> {
     Engine::named(text).ok_or_else(|| {
         let known: Vec<&str> = ENGINES.iter().map(|e| e.kind).collect();
-        format!("{text:?} is not a server the simulator plays ({})", known.join(", "))
+        format!(
+            "{text:?} is not a server the simulator plays ({})",
+            known.join(", ")
+        )
     })
 }
 

@@ -147,7 +147,10 @@ const VLLM: Engine = Engine {
     running: &[m("vllm:num_requests_running")],
     waiting: &[m("vllm:num_requests_waiting")],
     kv_usage: &[m("vllm:kv_cache_usage_perc"), m("vllm:gpu_cache_usage_perc")],
-    prefix_hits: &[m("vllm:prefix_cache_hits_total"), m("vllm:gpu_prefix_cache_hits_total")],
+    prefix_hits: &[
+        m("vllm:prefix_cache_hits_total"),
+        m("vllm:gpu_prefix_cache_hits_total"),
+    ],
     prefix_queries: &[
         m("vllm:prefix_cache_queries_total"),
         m("vllm:gpu_prefix_cache_queries_total"),
@@ -311,7 +314,11 @@ const RAY_VLLM: Engine = Engine {
     ttft: &[m("ray_vllm_time_to_first_token_seconds").estimated_sum()],
     e2e: &[m("ray_vllm_e2e_request_latency_seconds").estimated_sum()],
     itl: &[m("ray_vllm_inter_token_latency_seconds").estimated_sum()],
-    labels: &[("ReplicaId", "b7k2m9qx"), ("engine", "0"), ("model_name", SIMULATED_MODEL)],
+    labels: &[
+        ("ReplicaId", "b7k2m9qx"),
+        ("engine", "0"),
+        ("model_name", SIMULATED_MODEL),
+    ],
     ..NONE
 };
 
@@ -325,7 +332,9 @@ pub const DCGM: Engine = Engine {
 };
 
 /// Every server, in the order of preference when a page has names of several.
-pub const ENGINES: &[&Engine] = &[&VLLM, &SGLANG, &TGI, &LLAMACPP, &TRTLLM, &LMDEPLOY, &DYNAMO, &RAY_VLLM];
+pub const ENGINES: &[&Engine] = &[
+    &VLLM, &SGLANG, &TGI, &LLAMACPP, &TRTLLM, &LMDEPLOY, &DYNAMO, &RAY_VLLM,
+];
 
 impl Engine {
     /// The engine `--simulate` or the JSON output calls `kind` (the DCGM exporter too).
@@ -350,7 +359,9 @@ impl Engine {
             }
         }
         best.map(|i| ENGINES[i]).or_else(|| {
-            let gpus = tracker.series().any(|s| DCGM.prefixes.iter().any(|p| s.name().starts_with(p)));
+            let gpus = tracker
+                .series()
+                .any(|s| DCGM.prefixes.iter().any(|p| s.name().starts_with(p)));
             gpus.then_some(&DCGM)
         })
     }
@@ -418,7 +429,9 @@ mod page_tests {
             let text = page(file);
             let mut tracker = Tracker::new([]);
             tracker.normalize_names(true);
-            tracker.ingest(&text, DateTime::from_timestamp(1_764_000_000, 0).unwrap()).unwrap();
+            tracker
+                .ingest(&text, DateTime::from_timestamp(1_764_000_000, 0).unwrap())
+                .unwrap();
             assert_eq!(Engine::detect(&tracker).map(|e| e.kind), Some(kind), "{file}");
             let names: Vec<&str> = tracker.series().map(|s| s.name()).collect();
             let fields: [&[Metric]; 21] = [
@@ -445,9 +458,9 @@ mod page_tests {
                 engine.request_prompt,
             ];
             for metric in fields.into_iter().flatten() {
-                let found = names.iter().any(|n| {
-                    *n == metric.name || n.strip_suffix("_bucket") == Some(metric.name)
-                });
+                let found = names
+                    .iter()
+                    .any(|n| *n == metric.name || n.strip_suffix("_bucket") == Some(metric.name));
                 assert!(found, "{file}: no {} (the page has {names:?})", metric.name);
             }
         }

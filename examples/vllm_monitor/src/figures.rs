@@ -221,6 +221,10 @@ pub struct Figures {
     pub engine_rates: Vec<(String, f64)>,
     /// The engine generating under half the others' mean, if one is (`signals.rs`).
     pub imbalanced_engine: Option<String>,
+    /// Some server counts tokens only when a request ends (llama.cpp, TensorRT-LLM): the
+    /// window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth are
+    /// not, and are left out.
+    pub tokens_at_request_end: bool,
 }
 
 /// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
@@ -394,9 +398,10 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present_part(source, names, "_bucket") else {
                 continue;
             };
-            for (labels, mut buckets) in source
-                .tracker
-                .histogram_buckets(&named(metric), &by, source.admitted(f))
+            for (labels, mut buckets) in
+                source
+                    .tracker
+                    .histogram_buckets(&named(metric), &by, source.admitted(f))
             {
                 // Bounds in the figure's unit (seconds from milliseconds).
                 for bucket in &mut buckets {
@@ -428,7 +433,11 @@ impl<'q> Query<'q> {
             // Observations in the figure's unit; counts are counts.
             for (split, suffix, scale) in [(&mut sums, "_sum", metric.scale), (&mut counts, "_count", 1.0)] {
                 for group in source.tracker.sum_by(&part(suffix), &by, source.admitted(f)) {
-                    split.add(self.group_of(source, &group.labels), group.value * scale, group.series);
+                    split.add(
+                        self.group_of(source, &group.labels),
+                        group.value * scale,
+                        group.series,
+                    );
                 }
             }
         }
@@ -642,7 +651,10 @@ impl Answers {
             mean_latency: q.histogram_parts(&NAMES.e2e, &increase),
             running_mean: q.sum(&NAMES.running, &mean_over_window),
             waiting_first: q.sum(&NAMES.waiting, &edge(|p| Some(p.first()?.value))),
-            waiting_max: q.sum(&NAMES.waiting, &edge(|p| p.iter().map(|p| p.value).reduce(f64::max))),
+            waiting_max: q.sum(
+                &NAMES.waiting,
+                &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
+            ),
         }
     }
 
@@ -776,6 +788,13 @@ pub fn compute(
     let mut total = answers.figures(None);
     total.gpus = gpus::measure(sources, window);
     total.engine_rates = engine_rates(sources, window);
+    total.tokens_at_request_end = sources
+        .iter()
+        .any(|s| Engine::detect(s.tracker).is_some_and(|e| e.tokens_at_request_end));
+    if total.tokens_at_request_end {
+        total.generation.ewma = None;
+        total.generation.promql = None;
+    }
     (total, groups)
 }
 

@@ -44,7 +44,11 @@ pub struct Gpus {
 
 /// Per GPU (`UUID`): the mean of `f` over its series (one, or one per MIG instance), and
 /// whether those are MIG instances.
-fn per_gpu(source: &Source<'_>, name: &str, f: impl Fn(&TrackedSeries) -> Option<f64>) -> BTreeMap<String, (f64, bool)> {
+fn per_gpu(
+    source: &Source<'_>,
+    name: &str,
+    f: impl Fn(&TrackedSeries) -> Option<f64>,
+) -> BTreeMap<String, (f64, bool)> {
     let selector = Selector::from_matchers(vec![
         Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
     ]);
@@ -58,7 +62,9 @@ fn per_gpu(source: &Source<'_>, name: &str, f: impl Fn(&TrackedSeries) -> Option
         entry.1 += 1;
         entry.2 |= series.label("GPU_I_ID").is_some();
     }
-    gpus.into_iter().map(|(uuid, (sum, n, mig))| (uuid, (sum / n as f64, mig))).collect()
+    gpus.into_iter()
+        .map(|(uuid, (sum, n, mig))| (uuid, (sum / n as f64, mig)))
+        .collect()
 }
 
 /// The sum over GPUs, `None` without any.
@@ -110,7 +116,8 @@ pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
         count: uuids.len(),
         models: models.into_iter().collect(),
         power_w: power,
-        utilisation_pct: (!utilisation.is_empty()).then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),
+        utilisation_pct: (!utilisation.is_empty())
+            .then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),
         memory_used_mib: memory,
         energy_window_j: energy,
         energy_since_start_j: since_start,
@@ -134,7 +141,11 @@ pub fn line(gpus: Option<&Gpus>, per_token: &PerToken) -> Option<String> {
         }
         None => parts.extend(per_token.gpus.map(|n| format!("{n} GPU(s)"))),
     }
-    parts.extend(per_token.tokens_per_s_per_gpu.map(|r| format!("{r:.1} tok/s/GPU")));
+    parts.extend(
+        per_token
+            .tokens_per_s_per_gpu
+            .map(|r| format!("{r:.1} tok/s/GPU")),
+    );
     parts.extend(per_token.joules_per_token.map(|j| format!("{j:.3} J/tok")));
     parts.extend(per_token.cost_per_million_tokens.map(|c| format!("{c:.2}/Mtok")));
     (!parts.is_empty()).then(|| parts.join(" · "))
@@ -165,8 +176,16 @@ pub struct PerToken {
 
 impl PerToken {
     /// From the window's generation rate and token count and the GPUs seen.
-    pub fn new(settings: &GpuSettings, gpus: Option<&Gpus>, tokens_per_s: Option<f64>, tokens_in_window: Option<f64>) -> Self {
-        let count = gpus.map(|g| g.count).filter(|n| *n > 0).or(settings.gpus.map(|n| n as usize));
+    pub fn new(
+        settings: &GpuSettings,
+        gpus: Option<&Gpus>,
+        tokens_per_s: Option<f64>,
+        tokens_in_window: Option<f64>,
+    ) -> Self {
+        let count = gpus
+            .map(|g| g.count)
+            .filter(|n| *n > 0)
+            .or(settings.gpus.map(|n| n as usize));
         let rate = tokens_per_s.filter(|r| *r > 0.0);
         let tokens_per_s_per_gpu = count.zip(rate).map(|(n, r)| r / n as f64);
         let joules_per_token = gpus
@@ -201,7 +220,11 @@ mod tests {
         let at = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
         let mut tracker = Tracker::new([]);
         tracker.ingest(&text, at).unwrap();
-        let source = Source { tracker: &tracker, at, url: file };
+        let source = Source {
+            tracker: &tracker,
+            at,
+            url: file,
+        };
         measure(&[source], TimeDelta::seconds(60)).expect("GPUs")
     }
 
@@ -209,7 +232,10 @@ mod tests {
     #[test]
     fn two_gpus_are_counted_and_summed() {
         let g = gpus_of("dcgm.prom");
-        assert_eq!((g.count, g.models.as_slice()), (2, &["NVIDIA H100 80GB HBM3".to_string()][..]));
+        assert_eq!(
+            (g.count, g.models.as_slice()),
+            (2, &["NVIDIA H100 80GB HBM3".to_string()][..])
+        );
         assert!((g.power_w.unwrap() - (612.345 + 588.901)).abs() < 1e-9);
         assert_eq!(g.utilisation_pct, Some((97.0 + 95.0) / 2.0));
         // One page: no increase yet, but the figure exists.
@@ -227,6 +253,10 @@ mod tests {
         assert!((g.power_w.unwrap() - power).abs() < 1e-9, "{:?}", g.power_w);
         // GPU 1's GPU_UTIL (94) and GPU 0's instances' engine activity (0.884512, 0.701377).
         let util = (94.0 + (88.4512 + 70.1377) / 2.0) / 2.0;
-        assert!((g.utilisation_pct.unwrap() - util).abs() < 1e-6, "{:?}", g.utilisation_pct);
+        assert!(
+            (g.utilisation_pct.unwrap() - util).abs() < 1e-6,
+            "{:?}",
+            g.utilisation_pct
+        );
     }
 }

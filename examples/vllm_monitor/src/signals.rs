@@ -66,7 +66,10 @@ impl Signals {
             engine.to_string()
         });
         if f.imbalanced_engine.is_none() && self.imbalanced.is_some() {
-            events.push(event(EventKind::Recovered, "the engines are in balance again".into()));
+            events.push(event(
+                EventKind::Recovered,
+                "the engines are in balance again".into(),
+            ));
         }
         self.imbalanced = f.imbalanced_engine.clone();
         events
@@ -105,7 +108,15 @@ mod tests {
         let at = DateTime::from_timestamp(0, 0).unwrap();
         let mut kinds = Vec::new();
         // Tokens flow, then stop with 40 requests running, then flow again.
-        let run = [(40.0, 100.0), (40.0, 200.0), (40.0, 200.0), (40.0, 200.0), (40.0, 200.0), (40.0, 200.0), (40.0, 300.0)];
+        let run = [
+            (40.0, 100.0),
+            (40.0, 200.0),
+            (40.0, 200.0),
+            (40.0, 200.0),
+            (40.0, 200.0),
+            (40.0, 200.0),
+            (40.0, 300.0),
+        ];
         let mut loads = Vec::new();
         for (running, generated) in run {
             let mut f = figures(running, generated);
@@ -113,7 +124,11 @@ mod tests {
             loads.push(f.load);
         }
         assert_eq!(kinds, [EventKind::Stall, EventKind::Recovered]);
-        assert_eq!(loads.iter().filter(|l| **l == Load::Stalled).count(), 2, "{loads:?}");
+        assert_eq!(
+            loads.iter().filter(|l| **l == Load::Stalled).count(),
+            2,
+            "{loads:?}"
+        );
         assert_eq!(loads[4], Load::Stalled);
     }
 
@@ -132,15 +147,32 @@ mod tests {
     fn one_engine_under_half_the_others_is_flagged_once() {
         let mut signals = Signals::default();
         let at = DateTime::from_timestamp(0, 0).unwrap();
-        let rates = |r: &[f64]| r.iter().enumerate().map(|(i, r)| (i.to_string(), *r)).collect::<Vec<_>>();
+        let rates = |r: &[f64]| {
+            r.iter()
+                .enumerate()
+                .map(|(i, r)| (i.to_string(), *r))
+                .collect::<Vec<_>>()
+        };
         let mut kinds = Vec::new();
-        for engine_rates in [rates(&[800.0, 820.0, 790.0]), rates(&[800.0, 820.0, 200.0]), rates(&[800.0, 820.0, 210.0]), rates(&[800.0, 820.0, 700.0])] {
-            let mut f = Figures { engine_rates, ..Figures::default() };
+        for engine_rates in [
+            rates(&[800.0, 820.0, 790.0]),
+            rates(&[800.0, 820.0, 200.0]),
+            rates(&[800.0, 820.0, 210.0]),
+            rates(&[800.0, 820.0, 700.0]),
+        ] {
+            let mut f = Figures {
+                engine_rates,
+                ..Figures::default()
+            };
             kinds.extend(signals.judge(&mut f, at).into_iter().map(|e| (e.kind, e.message)));
         }
         assert_eq!(kinds.len(), 2, "{kinds:?}");
         assert_eq!(kinds[0].0, EventKind::Imbalance);
-        assert!(kinds[0].1.starts_with("engine 2 generates 200.0 tok/s"), "{}", kinds[0].1);
+        assert!(
+            kinds[0].1.starts_with("engine 2 generates 200.0 tok/s"),
+            "{}",
+            kinds[0].1
+        );
         assert_eq!(kinds[1].0, EventKind::Recovered);
         // One engine alone is never out of balance.
         assert!(imbalanced(&rates(&[5.0])).is_none());

@@ -66,6 +66,7 @@ pub fn figures(f: &Figures) -> Value {
         "generation_tokens_per_s_by_engine": f.engine_rates.iter().map(|(e, r)| (e.clone(), json!(r))).collect::<Map<String, Value>>(),
         "stalled": f.load == crate::figures::Load::Stalled,
         "imbalanced_engine": f.imbalanced_engine,
+        "tokens_counted_at_request_end": f.tokens_at_request_end,
     })
 }
 

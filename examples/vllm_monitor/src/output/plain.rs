@@ -6,8 +6,8 @@ use std::io::Write;
 
 use super::{duration, keep_end, keep_start, ms, num, percent, Output, Run};
 use crate::figures::Figures;
-use crate::interval::Snapshot;
 use crate::gpus;
+use crate::interval::Snapshot;
 use crate::summary::Summary;
 use crate::target::Event;
 

@@ -56,16 +56,33 @@ impl Simulation {
         };
         let power = Self::gpu_power_at(t) * share;
         let energy_mj = (ENERGY_BEFORE_MJ + Self::gpu_energy_until(t) * share * 1000.0).floor();
-        let util = (100.0 * Self::running_at(t) / CONCURRENCY / 1.25).clamp(0.0, 100.0).round();
-        family("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", MetricType::Gauge, &|| format!("{util}"));
-        family("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", MetricType::Gauge, &|| format!("{power:.6}"));
+        let util = (100.0 * Self::running_at(t) / CONCURRENCY / 1.25)
+            .clamp(0.0, 100.0)
+            .round();
+        family(
+            "DCGM_FI_DEV_GPU_UTIL",
+            "GPU utilization (in %).",
+            MetricType::Gauge,
+            &|| format!("{util}"),
+        );
+        family(
+            "DCGM_FI_DEV_POWER_USAGE",
+            "Power draw (in W).",
+            MetricType::Gauge,
+            &|| format!("{power:.6}"),
+        );
         family(
             "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
             "Total energy consumption since boot (in mJ).",
             MetricType::Counter,
             &|| format!("{energy_mj}"),
         );
-        family("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", MetricType::Gauge, &|| "72960".into());
+        family(
+            "DCGM_FI_DEV_FB_USED",
+            "Framebuffer memory used (in MiB).",
+            MetricType::Gauge,
+            &|| "72960".into(),
+        );
         page
     }
 }

@@ -77,7 +77,11 @@ fn tokens(p: &mut String, m: &Metric, labels: LabelSet<'_>, total: f64, requests
             bounds: &TOKENS,
             labels,
             count: requests,
-            mean: if requests > 0.0 { total / requests } else { per_request },
+            mean: if requests > 0.0 {
+                total / requests
+            } else {
+                per_request
+            },
             shape: 2.0,
             created_unix: None,
         };

@@ -79,7 +79,8 @@ pub(super) fn histogram(p: &mut String, h: &Histogram<'_>) {
         write::sample(p, &bucket, &labels, in_bucket, None).expect("writing to a String");
     }
     write::sample(p, &format!("{}_count", h.name), h.labels, count, None).expect("writing to a String");
-    write::sample(p, &format!("{}_sum", h.name), h.labels, count * h.mean, None).expect("writing to a String");
+    write::sample(p, &format!("{}_sum", h.name), h.labels, count * h.mean, None)
+        .expect("writing to a String");
     if let Some(created) = h.created_unix {
         let created_name = format!("{}_created", h.name);
         family_header(p, &created_name, h.help, MetricType::Gauge);

@@ -80,10 +80,22 @@ pub mod tests {
             for second in 0..=40u32 {
                 let t = f64::from(second);
                 let at = start + TimeDelta::seconds(second.into());
-                let body = if engine.kind == "vllm" { sim.render_at(t) } else { sim.render_engine_at(engine, t) };
-                let page = Page { body, format: promrate::Format::PrometheusText };
+                let body = if engine.kind == "vllm" {
+                    sim.render_at(t)
+                } else {
+                    sim.render_engine_at(engine, t)
+                };
+                let page = Page {
+                    body,
+                    format: promrate::Format::PrometheusText,
+                };
                 target.ingest(at, Ok(page));
-                assert_eq!(target.status.kind().map(|k| k.as_str()), Some(engine.kind), "{} recognised", engine.title);
+                assert_eq!(
+                    target.status.kind().map(|k| k.as_str()),
+                    Some(engine.kind),
+                    "{} recognised",
+                    engine.title
+                );
                 if t < 2.0 * PERIOD_S {
                     continue;
                 }
@@ -102,7 +114,11 @@ pub mod tests {
                 let want = (counted(t) - counted(t - PERIOD_S)) / PERIOD_S;
                 close1(f.generation.window, want, &what("generation tokens/s"));
                 if !engine.prompt.is_empty() {
-                    close1(f.prompt.window, want * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST, &what("prompt tokens/s"));
+                    close1(
+                        f.prompt.window,
+                        want * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST,
+                        &what("prompt tokens/s"),
+                    );
                 }
                 // vLLM's page splits them by reason, each rounded down.
                 let finished_counted = |t: f64| {
@@ -121,14 +137,27 @@ pub mod tests {
                 for (metrics, got, want, figure) in [
                     (engine.running, f.running, state.running, "running"),
                     (engine.waiting, f.waiting, state.waiting, "waiting"),
-                    (engine.kv_usage, f.kv_usage, 0.3 * state.running / CONCURRENCY, "kv usage"),
+                    (
+                        engine.kv_usage,
+                        f.kv_usage,
+                        0.3 * state.running / CONCURRENCY,
+                        "kv usage",
+                    ),
                 ] {
                     match metrics.is_empty() {
                         true => assert_eq!(got, None, "{}", what(figure)),
-                        false => assert!((got.unwrap() - want).abs() < 1e-9, "{}: {got:?}, want {want}", what(figure)),
+                        false => assert!(
+                            (got.unwrap() - want).abs() < 1e-9,
+                            "{}: {got:?}, want {want}",
+                            what(figure)
+                        ),
                     }
                 }
-                for (metrics, q, figure) in [(engine.ttft, f.ttft, "ttft"), (engine.e2e, f.e2e, "e2e"), (engine.itl, f.itl, "itl")] {
+                for (metrics, q, figure) in [
+                    (engine.ttft, f.ttft, "ttft"),
+                    (engine.e2e, f.e2e, "e2e"),
+                    (engine.itl, f.itl, "itl"),
+                ] {
                     // A median in seconds, whatever unit the server writes.
                     assert_eq!(q.p50.is_some(), !metrics.is_empty(), "{}", what(figure));
                     if let Some(p50) = q.p50 {
@@ -154,13 +183,22 @@ pub mod tests {
             Target::new("sim".into(), TimeDelta::minutes(15)),
             Target::new("dcgm".into(), TimeDelta::minutes(15)),
         ];
-        let settings = GpuSettings { gpus: None, gpu_hour_price: Some(2.5) };
+        let settings = GpuSettings {
+            gpus: None,
+            gpu_hour_price: Some(2.5),
+        };
         let mut checked = 0;
         for second in 0..=40u32 {
             let t = f64::from(second);
             let at = start + TimeDelta::seconds(second.into());
             for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
-                target.ingest(at, Ok(Page { body, format: promrate::Format::PrometheusText }));
+                target.ingest(
+                    at,
+                    Ok(Page {
+                        body,
+                        format: promrate::Format::PrometheusText,
+                    }),
+                );
             }
             assert_eq!(targets[1].status.kind().map(|k| k.as_str()), Some("dcgm"));
             if t < PERIOD_S {
@@ -169,19 +207,37 @@ pub mod tests {
             let s = Snapshot::compute(&targets, window, at, None, None, t).with_gpu_settings(&settings);
             let f = &s.figures;
             let gpus = f.gpus.as_ref().expect("the DCGM page's GPUs");
-            assert_eq!((gpus.count, gpus.models.as_slice()), (2, &["NVIDIA H100 80GB HBM3".to_string()][..]));
+            assert_eq!(
+                (gpus.count, gpus.models.as_slice()),
+                (2, &["NVIDIA H100 80GB HBM3".to_string()][..])
+            );
             close1(gpus.power_w, Simulation::gpu_power_at(t), "power");
             // By hand: the energy counters' increase (whole mJ) over the tokens generated.
-            let energy_j = |t: f64| (9.0e10 + Simulation::gpu_energy_until(t) / 2.0 * 1000.0).floor() * 2.0 / 1000.0;
+            let energy_j =
+                |t: f64| (9.0e10 + Simulation::gpu_energy_until(t) / 2.0 * 1000.0).floor() * 2.0 / 1000.0;
             let tokens = |t: f64| sim.state_at(t).generated.floor();
-            let (de, dg) = (energy_j(t) - energy_j(t - PERIOD_S), tokens(t) - tokens(t - PERIOD_S));
+            let (de, dg) = (
+                energy_j(t) - energy_j(t - PERIOD_S),
+                tokens(t) - tokens(t - PERIOD_S),
+            );
             close1(f.per_token.joules_per_token, de / dg, "joules per token");
             // Energy is mean power × time: the counters are the power's integral.
-            let mean_power = (0..1600).map(|i| Simulation::gpu_power_at(t - PERIOD_S + (i as f64 + 0.5) * 0.01)).sum::<f64>() / 1600.0;
-            close1(gpus.energy_window_j, mean_power * PERIOD_S, "energy = mean power × time");
+            let mean_power = (0..1600)
+                .map(|i| Simulation::gpu_power_at(t - PERIOD_S + (i as f64 + 0.5) * 0.01))
+                .sum::<f64>()
+                / 1600.0;
+            close1(
+                gpus.energy_window_j,
+                mean_power * PERIOD_S,
+                "energy = mean power × time",
+            );
             let rate = f.generation.window.unwrap();
             close1(f.per_token.tokens_per_s_per_gpu, rate / 2.0, "tokens/s per GPU");
-            close1(f.per_token.cost_per_million_tokens, 2.5 * 2.0 / 3600.0 / rate * 1e6, "cost per million tokens");
+            close1(
+                f.per_token.cost_per_million_tokens,
+                2.5 * 2.0 / 3600.0 / rate * 1e6,
+                "cost per million tokens",
+            );
             checked += 1;
         }
         assert_eq!(checked, 25);
@@ -189,7 +245,10 @@ pub mod tests {
 
     fn close1(got: Option<f64>, want: f64, what: &str) {
         let got = got.unwrap_or_else(|| panic!("{what}: no figure"));
-        assert!((got - want).abs() <= 0.01 * want, "{what}: {got}, want {want} ± 1%");
+        assert!(
+            (got - want).abs() <= 0.01 * want,
+            "{what}: {got}, want {want} ± 1%"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ const BACKLOG_AFTER_RESTART: f64 = 40.0;
 /// The simulation clock and its restart.
 pub struct Simulation {
     pub(super) started: Instant,
-    pub(super) started_unix: f64,
+    pub(crate) started_unix: f64,
     pub(super) restart_after_s: Option<f64>,
 }
 
@@ -109,7 +109,10 @@ impl Simulation {
 pub fn describe(engine: &Engine, restart_after_s: Option<f64>) -> String {
     let server = match engine.kind {
         "vllm" => "vLLM 0.33".to_string(),
-        "dcgm" => return "simulated DCGM exporter: 2 GPUs, 90 W idle each, +1000 W in all at 200 running requests".into(),
+        "dcgm" => {
+            return "simulated DCGM exporter: 2 GPUs, 90 W idle each, +1000 W in all at 200 running requests"
+                .into()
+        }
         _ => engine.title.to_string(),
     };
     let mut text = format!(
