@@ -71,16 +71,25 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     let restart_after = args.simulate_restart_after.as_secs_f64();
     let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)));
     let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
-    let bound = simulator::serve("127.0.0.1:0", simulation, engine)
+    let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
         .map_err(|e| format!("cannot start the simulated server: {e}"))?;
+    // Two lines: each within plain mode's 120 columns.
+    let mut notes = vec![
+        format!("{why}: monitoring the built-in simulator"),
+        simulator::describe(engine, Some(restart_after)),
+    ];
+    let mut urls = vec![format!("http://{bound}/metrics")];
+    if args.simulate_gpus {
+        let dcgm = &crate::engines::DCGM;
+        let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm)
+            .map_err(|e| format!("cannot start the simulated DCGM exporter: {e}"))?;
+        urls.push(format!("http://{gpus}/metrics"));
+        notes.push(simulator::describe(dcgm, None));
+    }
     Ok(Plan {
-        urls: vec![format!("http://{bound}/metrics")],
+        urls,
         setup: " · built-in simulator".into(),
-        // Two lines: each within plain mode's 120 columns.
-        notes: vec![
-            format!("{why}: monitoring the built-in simulator"),
-            simulator::describe(engine, Some(restart_after)),
-        ],
+        notes,
         default_duration: Some(Duration::from_secs(20)),
     })
 }

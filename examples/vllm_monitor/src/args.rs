@@ -55,6 +55,11 @@ pub struct Args {
           value_parser = parse_engine, conflicts_with_all = ["url", "federate"])]
     pub simulate: Option<&'static Engine>,
 
+    /// With the built-in simulator: also a simulated NVIDIA DCGM exporter of its 2 GPUs
+    /// (power following the load, energy its integral), for the GPU figures.
+    #[arg(long, conflicts_with_all = ["url", "federate"])]
+    pub simulate_gpus: bool,
+
     /// Without --url: the ports of 127.0.0.1 probed for a server with inference metrics
     /// (vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080).
     #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080", value_parser = parse_ports)]

@@ -211,8 +211,6 @@ pub struct Figures {
     /// Requests finished and tokens generated since monitoring began.
     pub finished_since_start: Option<f64>,
     pub generated_since_start: Option<f64>,
-    /// Tokens generated within the window (the denominator of joules per token).
-    pub generated_in_window: Option<f64>,
     /// The GPUs of the DCGM pages among the sources (totals only).
     pub gpus: Option<Gpus>,
     /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`).
@@ -504,7 +502,6 @@ struct Answers {
     finished: Option<(Split, Split, Split)>,
     finished_by_reason: BTreeMap<String, Split>,
     generated_since_start: Split,
-    generated_in_window: Split,
     running: Split,
     waiting: Split,
     kv_usage: Split,
@@ -633,7 +630,6 @@ impl Answers {
             finished,
             finished_by_reason,
             generated_since_start: q.sum(&NAMES.generation, &since_start),
-            generated_in_window: q.sum(&NAMES.generation, &increase),
             running: q.sum(&NAMES.running, &last),
             waiting: q.sum(&NAMES.waiting, &last),
             kv_usage: q.sum(&NAMES.kv_usage, &last),
@@ -714,7 +710,6 @@ impl Answers {
                 .collect();
         }
         f.generated_since_start = self.generated_since_start.get(g);
-        f.generated_in_window = self.generated_in_window.get(g);
         f.running = self.running.get(g);
         f.waiting = self.waiting.get(g);
         // Averaged across engines and servers: summing fractions would be meaningless.

@@ -38,6 +38,9 @@ pub struct Gpus {
     pub memory_used_mib: Option<f64>,
     /// Energy used over the window, J: the reset-aware increase of the energy counters.
     pub energy_window_j: Option<f64>,
+    /// The mean power over the window from the same counters (their increase over the time
+    /// between the points compared, W): what joules per token divide.
+    pub energy_rate_w: Option<f64>,
     /// Energy used since monitoring began, J.
     pub energy_since_start_j: Option<f64>,
 }
@@ -78,6 +81,7 @@ pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
     let mut uuids = BTreeSet::new();
     let mut models = BTreeSet::new();
     let (mut power, mut memory, mut energy, mut since_start) = (None, None, None, None);
+    let mut energy_rate = None;
     let mut utilisation = Vec::new();
     let add = |sum: &mut Option<f64>, value: Option<f64>| {
         if let Some(v) = value {
@@ -92,6 +96,8 @@ pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
         add(&mut power, total(&watts));
         add(&mut memory, total(&per_gpu(source, MEMORY_USED, last)));
         add(&mut energy, joules(total(&window_mj)));
+        let rate_mw = per_gpu(source, ENERGY, |s| s.counter()?.exact_rate(window, source.at));
+        add(&mut energy_rate, joules(total(&rate_mw)));
         add(&mut since_start, joules(total(&start_mj)));
         uuids.extend(watts.keys().chain(window_mj.keys()).cloned());
         let util = per_gpu(source, UTIL, last);
@@ -120,6 +126,7 @@ pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
             .then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),
         memory_used_mib: memory,
         energy_window_j: energy,
+        energy_rate_w: energy_rate,
         energy_since_start_j: since_start,
     })
 }
@@ -165,7 +172,9 @@ pub struct PerToken {
     pub gpus: Option<usize>,
     /// Generation tokens/s per GPU.
     pub tokens_per_s_per_gpu: Option<f64>,
-    /// Energy over the window ÷ tokens generated over the window (not sampled power).
+    /// Joules per generated token: the energy counters' increase over the window ÷ the
+    /// tokens', each taken over the time between its own points (a GPU exporter and a server
+    /// are scraped at different instants), so (J/s) ÷ (tokens/s); never sampled power.
     pub joules_per_token: Option<f64>,
     /// `price × GPUs / 3600 / (tokens/s) × 10^6`: dollars (or whatever `--gpu-hour-price`
     /// is in) per million generated tokens.
@@ -176,22 +185,14 @@ pub struct PerToken {
 
 impl PerToken {
     /// From the window's generation rate and token count and the GPUs seen.
-    pub fn new(
-        settings: &GpuSettings,
-        gpus: Option<&Gpus>,
-        tokens_per_s: Option<f64>,
-        tokens_in_window: Option<f64>,
-    ) -> Self {
+    pub fn new(settings: &GpuSettings, gpus: Option<&Gpus>, tokens_per_s: Option<f64>) -> Self {
         let count = gpus
             .map(|g| g.count)
             .filter(|n| *n > 0)
             .or(settings.gpus.map(|n| n as usize));
         let rate = tokens_per_s.filter(|r| *r > 0.0);
         let tokens_per_s_per_gpu = count.zip(rate).map(|(n, r)| r / n as f64);
-        let joules_per_token = gpus
-            .and_then(|g| g.energy_window_j)
-            .zip(tokens_in_window.filter(|t| *t > 0.0))
-            .map(|(j, t)| j / t);
+        let joules_per_token = gpus.and_then(|g| g.energy_rate_w).zip(rate).map(|(w, r)| w / r);
         let cost_per_million_tokens = settings
             .gpu_hour_price
             .zip(count)

@@ -97,12 +97,7 @@ impl Snapshot {
     /// a GPU hour.
     pub fn with_gpu_settings(mut self, settings: &GpuSettings) -> Snapshot {
         let f = &mut self.figures;
-        f.per_token = PerToken::new(
-            settings,
-            f.gpus.as_ref(),
-            f.generation.window,
-            f.generated_in_window,
-        );
+        f.per_token = PerToken::new(settings, f.gpus.as_ref(), f.generation.window);
         self
     }
 }
