@@ -773,15 +773,21 @@ pub fn compute(
     let answers = Answers::ask(&query, window);
     let ids = query.groups.into_inner();
     let groups = match by {
-        Some(_) => answers
+        Some(by) => answers
             .groups(&ids)
             .into_iter()
-            .map(|(name, g)| (name.to_string(), answers.figures(Some(g))))
+            .map(|(name, g)| {
+                let mut f = answers.figures(Some(g));
+                // GPUs join a group by host: `--by instance` (host:port) and `--by url`.
+                f.gpus = gpus::host_of_group(by, &name)
+                    .and_then(|host| gpus::measure(sources, window, Some(&host)));
+                (name.to_string(), f)
+            })
             .collect(),
         None => Vec::new(),
     };
     let mut total = answers.figures(None);
-    total.gpus = gpus::measure(sources, window);
+    total.gpus = gpus::measure(sources, window, None);
     total.engine_rates = engine_rates(sources, window);
     total.tokens_at_request_end = sources
         .iter()

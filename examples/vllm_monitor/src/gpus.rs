@@ -45,18 +45,69 @@ pub struct Gpus {
     pub energy_since_start_j: Option<f64>,
 }
 
-/// Per GPU (`UUID`): the mean of `f` over its series (one, or one per MIG instance), and
-/// whether those are MIG instances.
+/// The host a group's GPUs are on: the host of `--by instance`'s `host:port` or of
+/// `--by url`'s URL; `None` for any other label (GPUs join groups by host only).
+pub fn host_of_group(by: &str, group: &str) -> Option<String> {
+    let host = match by {
+        "url" => url_host(group)?,
+        "instance" => group.rsplit_once(':').map_or(group, |(host, _)| host),
+        _ => return None,
+    };
+    Some(normal_host(host))
+}
+
+/// The host of a URL (`http://user:pw@gpu-a:8000/metrics` gives `gpu-a`).
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    Some(host_port.rsplit_once(':').map_or(host_port, |(host, _)| host))
+}
+
+/// Hosts compared as names: lower case, without the domain (a node name against a fully
+/// qualified name); addresses as they are.
+fn normal_host(host: &str) -> String {
+    let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+    let is_address = host.parse::<std::net::IpAddr>().is_ok();
+    match host.split_once('.') {
+        Some((name, _)) if !is_address => name.to_string(),
+        _ => host,
+    }
+}
+
+/// The host of a DCGM series: its `Hostname` label (`hostname` in dcgm-exporter's newer
+/// code), else the host of its `instance` (through a federation), else of its URL.
+fn series_host(series: &TrackedSeries, url: &str) -> Option<String> {
+    let host = series
+        .label("Hostname")
+        .or_else(|| series.label("hostname"))
+        .or_else(|| {
+            series
+                .label("instance")
+                .map(|i| i.rsplit_once(':').map_or(i, |(h, _)| h))
+        })
+        .or_else(|| url_host(url))?;
+    Some(normal_host(host))
+}
+
+/// Per GPU (`UUID`) on `host` (every host when `None`): the mean of `f` over its series
+/// (one, or one per MIG instance), and whether those are MIG instances.
 fn per_gpu(
     source: &Source<'_>,
     name: &str,
+    host: Option<&str>,
     f: impl Fn(&TrackedSeries) -> Option<f64>,
 ) -> BTreeMap<String, (f64, bool)> {
     let selector = Selector::from_matchers(vec![
         Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
     ]);
+    let on_host = |s: &TrackedSeries| host.is_none_or(|h| series_host(s, source.url).as_deref() == Some(h));
     let mut gpus: BTreeMap<String, (f64, usize, bool)> = BTreeMap::new();
-    for series in source.tracker.matching(&selector).filter(|s| source.admits(s)) {
+    for series in source
+        .tracker
+        .matching(&selector)
+        .filter(|s| source.admits(s) && on_host(s))
+    {
         let (Some(uuid), Some(value)) = (series.label("UUID"), f(series)) else {
             continue;
         };
@@ -76,7 +127,7 @@ fn total(gpus: &BTreeMap<String, (f64, bool)>) -> Option<f64> {
 }
 
 /// The GPUs of `sources` (those that are DCGM pages), `None` when no source has any.
-pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
+pub fn measure(sources: &[Source<'_>], window: TimeDelta, host: Option<&str>) -> Option<Gpus> {
     let last = |s: &TrackedSeries| s.last_value();
     let mut uuids = BTreeSet::new();
     let mut models = BTreeSet::new();
@@ -89,19 +140,23 @@ pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
         }
     };
     for source in sources {
-        let watts = per_gpu(source, POWER, last);
+        let watts = per_gpu(source, POWER, host, last);
         let joules = |mj: Option<f64>| mj.map(|mj| mj / 1000.0);
-        let window_mj = per_gpu(source, ENERGY, |s| s.counter()?.exact_increase(window, source.at));
-        let start_mj = per_gpu(source, ENERGY, |s| Some(s.counter()?.total_increase()));
+        let window_mj = per_gpu(source, ENERGY, host, |s| {
+            s.counter()?.exact_increase(window, source.at)
+        });
+        let start_mj = per_gpu(source, ENERGY, host, |s| Some(s.counter()?.total_increase()));
         add(&mut power, total(&watts));
-        add(&mut memory, total(&per_gpu(source, MEMORY_USED, last)));
+        add(&mut memory, total(&per_gpu(source, MEMORY_USED, host, last)));
         add(&mut energy, joules(total(&window_mj)));
-        let rate_mw = per_gpu(source, ENERGY, |s| s.counter()?.exact_rate(window, source.at));
+        let rate_mw = per_gpu(source, ENERGY, host, |s| {
+            s.counter()?.exact_rate(window, source.at)
+        });
         add(&mut energy_rate, joules(total(&rate_mw)));
         add(&mut since_start, joules(total(&start_mj)));
         uuids.extend(watts.keys().chain(window_mj.keys()).cloned());
-        let util = per_gpu(source, UTIL, last);
-        let active = per_gpu(source, ENGINE_ACTIVE, last);
+        let util = per_gpu(source, UTIL, host, last);
+        let active = per_gpu(source, ENGINE_ACTIVE, host, last);
         for (uuid, (value, mig)) in &util {
             match mig {
                 false => utilisation.push(*value),
@@ -111,7 +166,13 @@ pub fn measure(sources: &[Source<'_>], window: TimeDelta) -> Option<Gpus> {
         let selector = Selector::from_matchers(vec![
             Matcher::new("__name__", MatchOp::Equal, POWER).expect("an equality matcher")
         ]);
-        for series in source.tracker.matching(&selector).filter(|s| source.admits(s)) {
+        let on_host =
+            |s: &TrackedSeries| host.is_none_or(|h| series_host(s, source.url).as_deref() == Some(h));
+        for series in source
+            .tracker
+            .matching(&selector)
+            .filter(|s| source.admits(s) && on_host(s))
+        {
             models.extend(series.label("modelName").map(str::to_string));
         }
     }
@@ -226,7 +287,48 @@ mod tests {
             at,
             url: file,
         };
-        measure(&[source], TimeDelta::seconds(60)).expect("GPUs")
+        measure(&[source], TimeDelta::seconds(60), None).expect("GPUs")
+    }
+
+    /// `--by instance` and `--by url` groups take the GPUs of their host: dcgm-exporter's
+    /// `Hostname` (or `hostname`), compared without domain and case.
+    #[test]
+    fn gpus_join_groups_by_host() {
+        assert_eq!(
+            host_of_group("instance", "GPU-Node-07.example.com:8000").as_deref(),
+            Some("gpu-node-07")
+        );
+        assert_eq!(
+            host_of_group("url", "http://u:p@gpu-node-12:8000/metrics").as_deref(),
+            Some("gpu-node-12")
+        );
+        assert_eq!(
+            host_of_group("instance", "10.0.0.7:8000").as_deref(),
+            Some("10.0.0.7")
+        );
+        assert_eq!(host_of_group("model_name", "llama"), None);
+        let at = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+        let trackers: Vec<(Tracker, &str)> = ["dcgm.prom", "dcgm-mig.prom"]
+            .into_iter()
+            .map(|file| {
+                let path = format!("{}/../../tests/data/engines/{file}", env!("CARGO_MANIFEST_DIR"));
+                let mut tracker = Tracker::new([]);
+                tracker
+                    .ingest(&std::fs::read_to_string(path).unwrap(), at)
+                    .unwrap();
+                (tracker, file)
+            })
+            .collect();
+        let sources: Vec<Source<'_>> = trackers
+            .iter()
+            .map(|(tracker, url)| Source { tracker, at, url })
+            .collect();
+        let window = TimeDelta::seconds(60);
+        assert_eq!(measure(&sources, window, None).unwrap().count, 4);
+        let node_07 = measure(&sources, window, Some("gpu-node-07")).unwrap();
+        assert!((node_07.power_w.unwrap() - (612.345 + 588.901)).abs() < 1e-9);
+        assert_eq!(measure(&sources, window, Some("gpu-node-12")).unwrap().count, 2);
+        assert_eq!(measure(&sources, window, Some("gpu-node-99")), None);
     }
 
     /// Two H100s on one host (dcgm-exporter's release label spelling `Hostname`).
