@@ -50,7 +50,11 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     let why = if args.simulate.is_some() {
         "--simulate given".to_string()
     } else {
-        let found = discover::find(ports, access);
+        let mut found = discover::find(ports, access);
+        // A GPU exporter alone is not a server to monitor.
+        if found.iter().all(|f| f.kind.as_str() == "dcgm") {
+            found.clear();
+        }
         if !found.is_empty() {
             let names: Vec<String> = found
                 .iter()

@@ -61,8 +61,9 @@ pub struct Args {
     pub simulate_gpus: bool,
 
     /// Without --url: the ports of 127.0.0.1 probed for a server with inference metrics
-    /// (vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080).
-    #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080", value_parser = parse_ports)]
+    /// (vLLM, TensorRT-LLM and Dynamo 8000-8015, SGLang 30000, TGI and llama.cpp 8080,
+    /// LMDeploy 23333), and for a DCGM exporter of its GPUs (9400), read beside a server.
+    #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080,23333,9400", value_parser = parse_ports)]
     pub discover_ports: Ports,
 
     /// Time between scrapes (500ms, 2s, 1m30s).
