@@ -2,6 +2,8 @@
 //! the last snapshot, the output), takes in pages as they arrive, computes an interval on
 //! each tick and hands everything to one [`Output`], whichever it is.
 
+use crate::gpus::GpuSettings;
+use crate::signals::Signals;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,10 +47,14 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         });
     }
     let ports = &args.discover_ports.0;
-    let why = if args.simulate {
+    let why = if args.simulate.is_some() {
         "--simulate given".to_string()
     } else {
-        let found = discover::find(ports, access);
+        let mut found = discover::find(ports, access);
+        // A GPU exporter alone is not a server to monitor.
+        if found.iter().all(|f| f.kind.as_str() == "dcgm") {
+            found.clear();
+        }
         if !found.is_empty() {
             let names: Vec<String> = found
                 .iter()
@@ -68,16 +74,26 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     };
     let restart_after = args.simulate_restart_after.as_secs_f64();
     let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)));
-    let bound = simulator::serve("127.0.0.1:0", simulation)
+    let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
+    let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
         .map_err(|e| format!("cannot start the simulated server: {e}"))?;
+    // Two lines: each within plain mode's 120 columns.
+    let mut notes = vec![
+        format!("{why}: monitoring the built-in simulator"),
+        simulator::describe(engine, Some(restart_after)),
+    ];
+    let mut urls = vec![format!("http://{bound}/metrics")];
+    if args.simulate_gpus {
+        let dcgm = &crate::engines::DCGM;
+        let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm)
+            .map_err(|e| format!("cannot start the simulated DCGM exporter: {e}"))?;
+        urls.push(format!("http://{gpus}/metrics"));
+        notes.push(simulator::describe(dcgm, None));
+    }
     Ok(Plan {
-        urls: vec![format!("http://{bound}/metrics")],
+        urls,
         setup: " · built-in simulator".into(),
-        // Two lines: each within plain mode's 120 columns.
-        notes: vec![
-            format!("{why}: monitoring the built-in simulator"),
-            simulator::describe(Some(restart_after)),
-        ],
+        notes,
         default_duration: Some(Duration::from_secs(20)),
     })
 }
@@ -145,6 +161,8 @@ pub struct App {
     clock: Clock,
     by: Option<String>,
     target_requests: Option<u64>,
+    gpu_settings: GpuSettings,
+    signals: Signals,
     plot: Option<String>,
     seen: Seen,
     mailbox: Arc<Mailbox>,
@@ -204,6 +222,11 @@ impl App {
             clock,
             by: args.group_label(),
             target_requests: args.target_requests,
+            signals: Signals::default(),
+            gpu_settings: GpuSettings {
+                gpus: args.gpus,
+                gpu_hour_price: args.gpu_hour_price,
+            },
             plot: args.plot.clone(),
             seen: Seen {
                 setup,
@@ -265,6 +288,17 @@ impl App {
         }
         target.skipped += skipped;
         let announced = target.ingest_page(scrape.at, &scrape.result);
+        if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
+            if !target.noted_request_end {
+                target.noted_request_end = true;
+                // A window shorter than a request would show a sawtooth, not the throughput.
+                let note = format!(
+                    "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
+                    kind.0.title, target.url
+                );
+                self.output.note(&note);
+            }
+        }
         if let Ok(page) = scrape.result {
             self.mailbox.recycle(url, page.body);
         }
@@ -299,7 +333,14 @@ impl App {
             self.by.as_deref(),
             self.target_requests,
             elapsed,
-        );
+        )
+        .with_gpu_settings(&self.gpu_settings);
+        let mut snapshot = snapshot;
+        for event in self.signals.judge(&mut snapshot.figures, snapshot.at) {
+            self.seen.events.push((elapsed, event));
+            let (elapsed, event) = self.seen.events.last().expect("just pushed");
+            self.output.event(&self.seen.view(), *elapsed, event);
+        }
         self.seen.history.push(&snapshot);
         self.seen.last = Some(snapshot);
         let run = self.seen.view();

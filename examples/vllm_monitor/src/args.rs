@@ -1,5 +1,6 @@
 //! Command-line arguments, and URLs made acceptable to an HTTP client as a user types them.
 
+use crate::engines::{Engine, ENGINES};
 use std::time::Duration;
 
 use clap::Parser;
@@ -47,14 +48,22 @@ pub struct Args {
     #[arg(long, value_name = "'NAME: VALUE'")]
     pub header: Vec<String>,
 
-    /// Monitor the built-in simulated vLLM server, even if a server answers on this
-    /// machine. [default: only when no --url is given and none answers]
+    /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, ...; see the
+    /// README), even if a server answers on this machine; with --serve, the server to play.
+    /// [default: vllm, only when no --url is given and none answers]
+    #[arg(long, value_name = "SERVER", num_args = 0..=1, default_missing_value = "vllm",
+          value_parser = parse_engine, conflicts_with_all = ["url", "federate"])]
+    pub simulate: Option<&'static Engine>,
+
+    /// With the built-in simulator: also a simulated NVIDIA DCGM exporter of its 2 GPUs
+    /// (power following the load, energy its integral), for the GPU figures.
     #[arg(long, conflicts_with_all = ["url", "federate"])]
-    pub simulate: bool,
+    pub simulate_gpus: bool,
 
     /// Without --url: the ports of 127.0.0.1 probed for a server with inference metrics
-    /// (vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080).
-    #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080", value_parser = parse_ports)]
+    /// (vLLM, TensorRT-LLM and Dynamo 8000-8015, SGLang 30000, TGI and llama.cpp 8080,
+    /// LMDeploy 23333), and for a DCGM exporter of its GPUs (9400), read beside a server.
+    #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080,23333,9400", value_parser = parse_ports)]
     pub discover_ports: Ports,
 
     /// Time between scrapes (500ms, 2s, 1m30s).
@@ -83,6 +92,16 @@ pub struct Args {
     /// request ÷ generation tokens/s). [default: none, no progress]
     #[arg(long, value_name = "N")]
     pub target_requests: Option<u64>,
+
+    /// GPUs behind the servers, for tokens/s per GPU when no DCGM exporter is given as a
+    /// --url (with one, its GPUs are counted). [default: none]
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<u32>,
+
+    /// What one GPU hour costs (any currency): adds the cost per million generated tokens,
+    /// price × GPUs ÷ 3600 ÷ tokens/s × 10^6, and the run's cost to the summary.
+    #[arg(long, value_name = "PRICE")]
+    pub gpu_hour_price: Option<f64>,
 
     /// One JSON object per interval, per event and for the summary (schema 1).
     /// [default: a dashboard on a terminal, plain lines otherwise]
@@ -128,6 +147,17 @@ pub struct Args {
 /// Ports to probe, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ports(pub Vec<u16>);
+
+/// A server the simulator plays, by its catalogue name.
+fn parse_engine(text: &str) -> Result<&'static Engine, String> {
+    Engine::named(text).ok_or_else(|| {
+        let known: Vec<&str> = ENGINES.iter().map(|e| e.kind).collect();
+        format!(
+            "{text:?} is not a server the simulator plays ({})",
+            known.join(", ")
+        )
+    })
+}
 
 /// `8000-8015,30000` as a list of ports.
 fn parse_ports(text: &str) -> Result<Ports, String> {

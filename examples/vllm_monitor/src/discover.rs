@@ -42,18 +42,25 @@ fn probe(port: u16, access: &Access) -> Option<Found> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     // A cheap connect first: most ports refuse, and refuse at once.
     drop(TcpStream::connect_timeout(&addr, CONNECT).ok()?);
-    let url = format!("http://{addr}/metrics");
-    let page = access
-        .client(ANSWER, 64 << 20)
-        .fetch_into(&Endpoint::new(&url), String::new())
-        .ok()?;
-    let mut tracker = Tracker::new([]);
-    tracker.normalize_names(true).infer_counters(true);
-    // Bad lines do not matter here: only whether inference metrics are on the page.
-    let _ = tracker.ingest(&page.body, chrono::Utc::now());
-    let kind = ServerKind::detect(&tracker)?;
-    Some(Found { url, kind })
+    // `/metrics`, then the paths servers put their page at instead (TensorRT-LLM's
+    // `/prometheus/metrics`, its `/metrics` being JSON).
+    PATHS.iter().find_map(|path| {
+        let url = format!("http://{addr}{path}");
+        let page = access
+            .client(ANSWER, 64 << 20)
+            .fetch_into(&Endpoint::new(&url), String::new())
+            .ok()?;
+        let mut tracker = Tracker::new([]);
+        tracker.normalize_names(true).infer_counters(true);
+        // Bad lines do not matter here: only whether inference metrics are on the page.
+        let _ = tracker.ingest(&page.body, chrono::Utc::now());
+        let kind = ServerKind::detect(&tracker)?;
+        Some(Found { url, kind })
+    })
 }
+
+/// Where servers serve their metrics, in the order asked.
+const PATHS: [&str; 2] = ["/metrics", "/prometheus/metrics"];
 
 /// `ports` as a reader wants them: `8000-8015, 8080, 30000`.
 pub fn describe(ports: &[u16]) -> String {

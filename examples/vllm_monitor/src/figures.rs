@@ -9,112 +9,87 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::histogram::{self, Bucket};
 use promrate::promql::Range;
 use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker};
 
-/// Which server a page comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerKind {
-    Vllm,
-    Sglang,
-    Tgi,
+use crate::engines::{alternatives, Engine, Metric};
+use crate::gpus::{self, Gpus, PerToken};
+
+/// Which server a page comes from: its entry in the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerKind(pub &'static Engine);
+
+impl PartialEq for ServerKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind == other.0.kind
+    }
 }
+
+impl Eq for ServerKind {}
 
 impl ServerKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            ServerKind::Vllm => "vllm",
-            ServerKind::Sglang => "sglang",
-            ServerKind::Tgi => "tgi",
-        }
+        self.0.kind
     }
 
     /// Recognises the server from the series a tracker holds.
     pub fn detect(tracker: &Tracker) -> Option<ServerKind> {
-        let mut kind = None;
-        for s in tracker.series() {
-            let name = s.name();
-            if name.starts_with("vllm:") || name.starts_with("vllm_") {
-                return Some(ServerKind::Vllm);
-            } else if name.starts_with("sglang:") || name.starts_with("sglang_") {
-                kind = Some(ServerKind::Sglang);
-            } else if name.starts_with("tgi_") && kind.is_none() {
-                kind = Some(ServerKind::Tgi);
-            }
-        }
-        kind
+        Engine::detect(tracker).map(ServerKind)
     }
 }
 
-// Alternatives in order of preference: vLLM V1, vLLM V0, SGLang, TGI. The trackers
-// normalize names, so `vllm:x` also finds vLLM's OpenMetrics spelling `vllm_x`.
-const GENERATION: &[&str] = &[
-    "vllm:generation_tokens_total",
-    "sglang:generation_tokens_total",
-    "tgi_request_generated_tokens_sum",
-];
-const PROMPT: &[&str] = &[
-    "vllm:prompt_tokens_total",
-    "sglang:prompt_tokens_total",
-    "tgi_request_input_length_sum",
-];
-const PROMPT_BY_SOURCE: &[&str] = &["vllm:prompt_tokens_by_source_total"];
-const PROMPT_CACHED: &[&str] = &["vllm:prompt_tokens_cached_total", "sglang:cached_tokens_total"];
-const FINISHED: &[&str] = &[
-    "vllm:request_success_total",
-    "sglang:num_requests_total",
-    "tgi_request_success",
-];
-const RUNNING: &[&str] = &[
-    "vllm:num_requests_running",
-    "sglang:num_running_reqs",
-    "tgi_batch_current_size",
-];
-const WAITING: &[&str] = &[
-    "vllm:num_requests_waiting",
-    "sglang:num_queue_reqs",
-    "tgi_queue_size",
-];
-const KV_USAGE: &[&str] = &[
-    "vllm:kv_cache_usage_perc",
-    "vllm:gpu_cache_usage_perc",
-    "sglang:token_usage",
-];
-const PREFIX_HITS: &[&str] = &["vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"];
-const PREFIX_QUERIES: &[&str] = &[
-    "vllm:prefix_cache_queries_total",
-    "vllm:gpu_prefix_cache_queries_total",
-];
-const PREFIX_HIT_RATE_GAUGE: &[&str] = &["vllm:gpu_prefix_cache_hit_rate", "sglang:cache_hit_rate"];
-const SPEC_ACCEPTED: &[&str] = &["vllm:spec_decode_num_accepted_tokens_total"];
-const SPEC_DRAFT_TOKENS: &[&str] = &["vllm:spec_decode_num_draft_tokens_total"];
-const SPEC_DRAFTS: &[&str] = &["vllm:spec_decode_num_drafts_total"];
-const SPEC_RATE_GAUGE: &[&str] = &[
-    "vllm:spec_decode_draft_acceptance_rate",
-    "sglang:spec_accept_rate",
-];
-const SPEC_LENGTH_GAUGE: &[&str] = &["sglang:spec_accept_length"];
-const TTFT: &[&str] = &[
-    "vllm:time_to_first_token_seconds",
-    "sglang:time_to_first_token_seconds",
-];
-const E2E: &[&str] = &[
-    "vllm:e2e_request_latency_seconds",
-    "sglang:e2e_request_latency_seconds",
-    "tgi_request_duration",
-];
-const REQUEST_GENERATION: &[&str] = &["vllm:request_generation_tokens", "tgi_request_generated_tokens"];
-const REQUEST_PROMPT: &[&str] = &["vllm:request_prompt_tokens", "tgi_request_input_length"];
-const ITL: &[&str] = &[
-    "vllm:inter_token_latency_seconds",
-    "vllm:time_per_output_token_seconds",
-    "sglang:inter_token_latency_seconds",
-    "tgi_request_mean_time_per_token_duration",
-];
+/// The metrics of each figure over every engine of the catalogue, in preference order.
+struct Names {
+    generation: Vec<Metric>,
+    prompt: Vec<Metric>,
+    prompt_by_source: Vec<Metric>,
+    prompt_cached: Vec<Metric>,
+    finished: Vec<Metric>,
+    running: Vec<Metric>,
+    waiting: Vec<Metric>,
+    kv_usage: Vec<Metric>,
+    prefix_hits: Vec<Metric>,
+    prefix_queries: Vec<Metric>,
+    prefix_hit_rate: Vec<Metric>,
+    spec_accepted: Vec<Metric>,
+    spec_draft_tokens: Vec<Metric>,
+    spec_drafts: Vec<Metric>,
+    spec_rate: Vec<Metric>,
+    spec_length: Vec<Metric>,
+    ttft: Vec<Metric>,
+    e2e: Vec<Metric>,
+    itl: Vec<Metric>,
+    request_generation: Vec<Metric>,
+    request_prompt: Vec<Metric>,
+}
+
+static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
+    generation: alternatives(|e| e.generation),
+    prompt: alternatives(|e| e.prompt),
+    prompt_by_source: alternatives(|e| e.prompt_by_source),
+    prompt_cached: alternatives(|e| e.prompt_cached),
+    finished: alternatives(|e| e.finished),
+    running: alternatives(|e| e.running),
+    waiting: alternatives(|e| e.waiting),
+    kv_usage: alternatives(|e| e.kv_usage),
+    prefix_hits: alternatives(|e| e.prefix_hits),
+    prefix_queries: alternatives(|e| e.prefix_queries),
+    prefix_hit_rate: alternatives(|e| e.prefix_hit_rate),
+    spec_accepted: alternatives(|e| e.spec_accepted),
+    spec_draft_tokens: alternatives(|e| e.spec_draft_tokens),
+    spec_drafts: alternatives(|e| e.spec_drafts),
+    spec_rate: alternatives(|e| e.spec_rate),
+    spec_length: alternatives(|e| e.spec_length),
+    ttft: alternatives(|e| e.ttft),
+    e2e: alternatives(|e| e.e2e),
+    itl: alternatives(|e| e.itl),
+    request_generation: alternatives(|e| e.request_generation),
+    request_prompt: alternatives(|e| e.request_prompt),
+});
 
 /// One URL's tracker and the time of its newest successful scrape.
 #[derive(Clone, Copy)]
@@ -127,7 +102,7 @@ pub struct Source<'a> {
 impl Source<'_> {
     /// Whether a series counts: on the newest page (a vanished target's old points are
     /// never averaged in).
-    fn admits(&self, series: &TrackedSeries) -> bool {
+    pub fn admits(&self, series: &TrackedSeries) -> bool {
         series.last_seen_scrape() == self.tracker.scrapes()
     }
 
@@ -165,6 +140,8 @@ pub enum Load {
     RampingUp,
     /// More requests are waiting at the end of the window than at its start.
     QueueGrowing,
+    /// Requests run but no token was generated for several intervals (`signals.rs`).
+    Stalled,
 }
 
 impl Load {
@@ -174,6 +151,7 @@ impl Load {
             Load::Steady => "steady",
             Load::RampingUp => "ramping_up",
             Load::QueueGrowing => "queue_growing",
+            Load::Stalled => "stalled",
         }
     }
 
@@ -184,6 +162,7 @@ impl Load {
             Load::Steady => "steady",
             Load::RampingUp => "ramping up",
             Load::QueueGrowing => "queue growing",
+            Load::Stalled => "STALLED",
         }
     }
 }
@@ -232,12 +211,33 @@ pub struct Figures {
     /// Requests finished and tokens generated since monitoring began.
     pub finished_since_start: Option<f64>,
     pub generated_since_start: Option<f64>,
+    /// The GPUs of the DCGM pages among the sources (totals only).
+    pub gpus: Option<Gpus>,
+    /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`).
+    pub per_token: PerToken,
+    /// Generation tokens/s per value of the `engine` label (data parallelism), totals only.
+    pub engine_rates: Vec<(String, f64)>,
+    /// The engine generating under half the others' mean, if one is (`signals.rs`).
+    pub imbalanced_engine: Option<String>,
+    /// Some server counts tokens only when a request ends (llama.cpp, TensorRT-LLM): the
+    /// window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth are
+    /// not, and are left out.
+    pub tokens_at_request_end: bool,
 }
 
-/// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the tracker).
-fn named(name: &str) -> Selector {
-    let matcher = Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher");
-    Selector::from_matchers(vec![matcher])
+/// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
+/// tracker), with the label the metric requires.
+fn selector(name: &str, only: Option<(&str, &str)>) -> Selector {
+    let mut matchers = vec![Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")];
+    if let Some((label, value)) = only {
+        matchers.push(Matcher::new(label, MatchOp::Equal, value).expect("an equality matcher"));
+    }
+    Selector::from_matchers(matchers)
+}
+
+/// The selector of a metric.
+fn named(metric: &Metric) -> Selector {
+    selector(metric.name, metric.only)
 }
 
 /// A series' figure, given the source it belongs to.
@@ -366,42 +366,45 @@ impl<'q> Query<'q> {
     /// `sum by (by) (f(name))` over every source, `name` being the first of `names` the
     /// source has (servers of different kinds name a figure differently): one indexed
     /// query per source.
-    fn sum(&self, names: &[&str], f: PerSeries<'_>) -> Split {
+    fn sum(&self, names: &[Metric], f: PerSeries<'_>) -> Split {
         let by: Vec<&str> = self.label().into_iter().collect();
         let mut split = Split::default();
         for source in self.sources {
-            let Some(name) = first_present(source, names) else {
+            let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            let groups = source.tracker.sum_by(&named(name), &by, source.admitted(f));
+            let groups = source.tracker.sum_by(&named(metric), &by, source.admitted(f));
             for group in groups {
-                split.add(self.group_of(source, &group.labels), group.value, group.series);
+                let value = group.value * metric.scale;
+                split.add(self.group_of(source, &group.labels), value, group.series);
             }
         }
         split
     }
 
     /// Whether any source has series of any of `names`.
-    fn present(&self, names: &[&str]) -> bool {
+    fn present(&self, names: &[Metric]) -> bool {
         self.sources.iter().any(|s| first_present(s, names).is_some())
     }
 
     /// The buckets of `histogram_quantile(q, sum by (le, by) (f(<name>_bucket)))` over the
     /// first histogram of `names` each source has.
-    fn buckets(&self, names: &[&str], f: PerSeries<'_>) -> Buckets {
-        let bucket_names: Vec<String> = names.iter().map(|n| format!("{n}_bucket")).collect();
-        let bucket_refs: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
+    fn buckets(&self, names: &[Metric], f: PerSeries<'_>) -> Buckets {
         let by: Vec<&str> = self.label().into_iter().collect();
         let mut all = Buckets::default();
         for source in self.sources {
-            let Some(base) = first_present(source, &bucket_refs).and_then(|n| n.strip_suffix("_bucket"))
-            else {
+            let Some(metric) = first_present_part(source, names, "_bucket") else {
                 continue;
             };
-            for (labels, buckets) in source
-                .tracker
-                .histogram_buckets(&named(base), &by, source.admitted(f))
+            for (labels, mut buckets) in
+                source
+                    .tracker
+                    .histogram_buckets(&named(metric), &by, source.admitted(f))
             {
+                // Bounds in the figure's unit (seconds from milliseconds).
+                for bucket in &mut buckets {
+                    bucket.upper_bound *= metric.scale;
+                }
                 all.total.extend(buckets.iter().copied());
                 if let Some(group) = self.group_of(source, &labels) {
                     if all.groups.len() <= group {
@@ -416,21 +419,45 @@ impl<'q> Query<'q> {
 
     /// The `_sum` and `_count` splits of the first histogram of `names` each source has
     /// (their ratio is the mean observation).
-    fn histogram_parts(&self, names: &[&str], f: PerSeries<'_>) -> (Split, Split) {
-        let parts = |suffix: &str| -> Vec<String> { names.iter().map(|n| format!("{n}{suffix}")).collect() };
-        let (sums, counts) = (parts("_sum"), parts("_count"));
-        let sum_refs: Vec<&str> = sums.iter().map(String::as_str).collect();
-        let count_refs: Vec<&str> = counts.iter().map(String::as_str).collect();
-        (self.sum(&sum_refs, f), self.sum(&count_refs, f))
+    fn histogram_parts(&self, names: &[Metric], f: PerSeries<'_>) -> (Split, Split) {
+        let by: Vec<&str> = self.label().into_iter().collect();
+        let (mut sums, mut counts) = (Split::default(), Split::default());
+        for source in self.sources {
+            // A mean needs the observations' real sum.
+            let Some(metric) = first_present_part(source, names, "_count").filter(|m| m.exact_sum) else {
+                continue;
+            };
+            let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
+            // Observations in the figure's unit; counts are counts.
+            for (split, suffix, scale) in [(&mut sums, "_sum", metric.scale), (&mut counts, "_count", 1.0)] {
+                for group in source.tracker.sum_by(&part(suffix), &by, source.admitted(f)) {
+                    split.add(
+                        self.group_of(source, &group.labels),
+                        group.value * scale,
+                        group.series,
+                    );
+                }
+            }
+        }
+        (sums, counts)
     }
 }
 
-/// The first name of `names` that `source` has series for on its newest page.
-fn first_present<'n>(source: &Source<'_>, names: &[&'n str]) -> Option<&'n str> {
+/// The first metric of `names` that `source` has series for on its newest page.
+fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Option<&'n Metric> {
     names
         .iter()
-        .copied()
-        .find(|name| source.tracker.matching(&named(name)).any(|x| source.admits(x)))
+        .find(|metric| source.tracker.matching(&named(metric)).any(|x| source.admits(x)))
+}
+
+/// The first histogram of `names` whose `suffix` series (`_bucket`, `_count`) `source`
+/// has on its newest page.
+fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str) -> Option<&'n Metric> {
+    names.iter().find(|metric| {
+        let part = selector(&format!("{}{suffix}", metric.name), metric.only);
+        let present = source.tracker.matching(&part).any(|x| source.admits(x));
+        present
+    })
 }
 
 fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64> {
@@ -504,13 +531,30 @@ fn prompt_rates_by_source(q: &Query<'_>, window: TimeDelta) -> Option<[Split; 3]
                 .flatten()
         }
     };
-    q.present(PROMPT_BY_SOURCE).then(|| {
+    q.present(&NAMES.prompt_by_source).then(|| {
         [
-            q.sum(PROMPT_BY_SOURCE, &by_source("local_compute")),
-            q.sum(PROMPT_BY_SOURCE, &by_source("local_cache_hit")),
-            q.sum(PROMPT_BY_SOURCE, &by_source("external_kv_transfer")),
+            q.sum(&NAMES.prompt_by_source, &by_source("local_compute")),
+            q.sum(&NAMES.prompt_by_source, &by_source("local_cache_hit")),
+            q.sum(&NAMES.prompt_by_source, &by_source("external_kv_transfer")),
         ]
     })
+}
+
+/// The generation rate per value of the `engine` label (vLLM's and LMDeploy's data-parallel
+/// ranks), in name order.
+fn engine_rates(sources: &[Source<'_>], window: TimeDelta) -> Vec<(String, f64)> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
+    let engines = Query::new(sources, Some("engine"));
+    let split = engines.sum(&NAMES.generation, &window_rate);
+    let ids = engines.groups.into_inner();
+    let mut rates: Vec<(String, f64)> = ids
+        .names
+        .iter()
+        .enumerate()
+        .filter_map(|(g, name)| Some((name.to_string(), split.get(Some(g))?)))
+        .collect();
+    rates.sort_by(|a, b| a.0.cmp(&b.0));
+    rates
 }
 
 /// The finished-request rate per `finished_reason`: one query per reason seen (a
@@ -518,7 +562,7 @@ fn prompt_rates_by_source(q: &Query<'_>, window: TimeDelta) -> Option<[Split; 3]
 fn finished_rates_by_reason(q: &Query<'_>, window: TimeDelta) -> BTreeMap<String, Split> {
     let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
     let reasons = Query::new(q.sources, Some("finished_reason"));
-    reasons.sum(FINISHED, &window_rate);
+    reasons.sum(&NAMES.finished, &window_rate);
     let mut by_reason = BTreeMap::new();
     for reason in reasons.groups.into_inner().names {
         let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
@@ -526,7 +570,7 @@ fn finished_rates_by_reason(q: &Query<'_>, window: TimeDelta) -> BTreeMap<String
                 .then(|| window_rate(s, src))
                 .flatten()
         };
-        by_reason.insert(reason.to_string(), q.sum(FINISHED, &reason_rate));
+        by_reason.insert(reason.to_string(), q.sum(&NAMES.finished, &reason_rate));
     }
     by_reason
 }
@@ -541,7 +585,7 @@ impl Answers {
         // Since the series' first point: the tracker keeps the total, whatever the retention.
         let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
         let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
-        let rate_of = |names: &[&str]| {
+        let rate_of = |names: &[Metric]| {
             [
                 q.sum(names, &window_rate),
                 q.sum(names, &ewma),
@@ -549,22 +593,22 @@ impl Answers {
             ]
         };
         let prompt_by_source = prompt_rates_by_source(q, window);
-        let finished = q.present(FINISHED).then(|| {
+        let finished = q.present(&NAMES.finished).then(|| {
             (
-                q.sum(FINISHED, &window_rate),
-                q.sum(FINISHED, &increase),
-                q.sum(FINISHED, &since_start),
+                q.sum(&NAMES.finished, &window_rate),
+                q.sum(&NAMES.finished, &increase),
+                q.sum(&NAMES.finished, &since_start),
             )
         });
         let finished_by_reason = match finished {
             Some(_) => finished_rates_by_reason(q, window),
             None => BTreeMap::new(),
         };
-        let spec = q.present(SPEC_ACCEPTED).then(|| {
+        let spec = q.present(&NAMES.spec_accepted).then(|| {
             [
-                q.sum(SPEC_ACCEPTED, &increase),
-                q.sum(SPEC_DRAFT_TOKENS, &increase),
-                q.sum(SPEC_DRAFTS, &increase),
+                q.sum(&NAMES.spec_accepted, &increase),
+                q.sum(&NAMES.spec_draft_tokens, &increase),
+                q.sum(&NAMES.spec_drafts, &increase),
             ]
         });
         let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
@@ -579,31 +623,34 @@ impl Answers {
             }
         };
         Answers {
-            generation: rate_of(GENERATION),
-            prompt: rate_of(PROMPT),
+            generation: rate_of(&NAMES.generation),
+            prompt: rate_of(&NAMES.prompt),
             prompt_by_source,
-            prompt_cached: q.sum(PROMPT_CACHED, &window_rate),
+            prompt_cached: q.sum(&NAMES.prompt_cached, &window_rate),
             finished,
             finished_by_reason,
-            generated_since_start: q.sum(GENERATION, &since_start),
-            running: q.sum(RUNNING, &last),
-            waiting: q.sum(WAITING, &last),
-            kv_usage: q.sum(KV_USAGE, &last),
-            prefix_hits: q.sum(PREFIX_HITS, &increase),
-            prefix_queries: q.sum(PREFIX_QUERIES, &increase),
-            prefix_hit_rate_gauge: q.sum(PREFIX_HIT_RATE_GAUGE, &last),
+            generated_since_start: q.sum(&NAMES.generation, &since_start),
+            running: q.sum(&NAMES.running, &last),
+            waiting: q.sum(&NAMES.waiting, &last),
+            kv_usage: q.sum(&NAMES.kv_usage, &last),
+            prefix_hits: q.sum(&NAMES.prefix_hits, &increase),
+            prefix_queries: q.sum(&NAMES.prefix_queries, &increase),
+            prefix_hit_rate_gauge: q.sum(&NAMES.prefix_hit_rate, &last),
             spec,
-            spec_gauges: (q.sum(SPEC_RATE_GAUGE, &last), q.sum(SPEC_LENGTH_GAUGE, &last)),
-            ttft: q.buckets(TTFT, &increase),
-            itl: q.buckets(ITL, &increase),
-            e2e: q.buckets(E2E, &increase),
-            tokens_per_request: q.histogram_parts(REQUEST_GENERATION, &increase),
-            prompt_tokens_per_request: q.histogram_parts(REQUEST_PROMPT, &increase),
-            tokens_per_request_since_start: q.histogram_parts(REQUEST_GENERATION, &since_start),
-            mean_latency: q.histogram_parts(E2E, &increase),
-            running_mean: q.sum(RUNNING, &mean_over_window),
-            waiting_first: q.sum(WAITING, &edge(|p| Some(p.first()?.value))),
-            waiting_max: q.sum(WAITING, &edge(|p| p.iter().map(|p| p.value).reduce(f64::max))),
+            spec_gauges: (q.sum(&NAMES.spec_rate, &last), q.sum(&NAMES.spec_length, &last)),
+            ttft: q.buckets(&NAMES.ttft, &increase),
+            itl: q.buckets(&NAMES.itl, &increase),
+            e2e: q.buckets(&NAMES.e2e, &increase),
+            tokens_per_request: q.histogram_parts(&NAMES.request_generation, &increase),
+            prompt_tokens_per_request: q.histogram_parts(&NAMES.request_prompt, &increase),
+            tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, &since_start),
+            mean_latency: q.histogram_parts(&NAMES.e2e, &increase),
+            running_mean: q.sum(&NAMES.running, &mean_over_window),
+            waiting_first: q.sum(&NAMES.waiting, &edge(|p| Some(p.first()?.value))),
+            waiting_max: q.sum(
+                &NAMES.waiting,
+                &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
+            ),
         }
     }
 
@@ -726,14 +773,30 @@ pub fn compute(
     let answers = Answers::ask(&query, window);
     let ids = query.groups.into_inner();
     let groups = match by {
-        Some(_) => answers
+        Some(by) => answers
             .groups(&ids)
             .into_iter()
-            .map(|(name, g)| (name.to_string(), answers.figures(Some(g))))
+            .map(|(name, g)| {
+                let mut f = answers.figures(Some(g));
+                // GPUs join a group by host: `--by instance` (host:port) and `--by url`.
+                f.gpus = gpus::host_of_group(by, &name)
+                    .and_then(|host| gpus::measure(sources, window, Some(&host)));
+                (name.to_string(), f)
+            })
             .collect(),
         None => Vec::new(),
     };
-    (answers.figures(None), groups)
+    let mut total = answers.figures(None);
+    total.gpus = gpus::measure(sources, window, None);
+    total.engine_rates = engine_rates(sources, window);
+    total.tokens_at_request_end = sources
+        .iter()
+        .any(|s| Engine::detect(s.tracker).is_some_and(|e| e.tokens_at_request_end));
+    if total.tokens_at_request_end {
+        total.generation.ewma = None;
+        total.generation.promql = None;
+    }
+    (total, groups)
 }
 
 /// Figures per value of `label` (`url` groups by server), for `--by`.

@@ -4,6 +4,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::figures::{self, Figures, Source};
+use crate::gpus::{GpuSettings, PerToken};
 use crate::target::Target;
 
 /// Progress of a run of known size, with two ETAs.
@@ -88,6 +89,16 @@ impl Snapshot {
             figures: f,
             groups,
         }
+    }
+}
+
+impl Snapshot {
+    /// With the GPU figures that need the user's settings: GPUs without DCGM, the price of
+    /// a GPU hour.
+    pub fn with_gpu_settings(mut self, settings: &GpuSettings) -> Snapshot {
+        let f = &mut self.figures;
+        f.per_token = PerToken::new(settings, f.gpus.as_ref(), f.generation.window);
+        self
     }
 }
 

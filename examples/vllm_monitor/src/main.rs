@@ -29,12 +29,15 @@
 mod app;
 mod args;
 mod discover;
+mod engines;
 mod figures;
 mod fleet;
+mod gpus;
 mod http;
 mod interval;
 mod output;
 mod scrape;
+mod signals;
 mod simulator;
 mod summary;
 mod target;
@@ -52,7 +55,7 @@ fn main() -> ExitCode {
     if let Some(addr) = &args.serve {
         return match args.fleet {
             Some(instances) => serve_fleet(addr, instances, args.fleet_template.as_deref()),
-            None => serve(addr),
+            None => serve(addr, args.simulate.unwrap_or(engines::ENGINES[0])),
         };
     }
     match app::App::start(args) {
@@ -96,14 +99,14 @@ fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode
     }
 }
 
-fn serve(addr: &str) -> ExitCode {
+fn serve(addr: &str, engine: &'static engines::Engine) -> ExitCode {
     let restart_after = Some(300.0);
     let simulation = Arc::new(simulator::Simulation::new(restart_after));
-    match simulator::serve(addr, simulation) {
+    match simulator::serve(addr, simulation, engine) {
         Ok(bound) => {
             eprintln!(
                 "serving a {} at http://{bound}/metrics (Ctrl-C to stop)",
-                simulator::describe(restart_after)
+                simulator::describe(engine, restart_after)
             );
             loop {
                 std::thread::park();

@@ -15,6 +15,10 @@ pub struct Summary {
     pub restarts: usize,
     pub scrape_errors: u64,
     pub skipped_pages: u64,
+    /// Energy the GPUs used since monitoring began (DCGM), kWh.
+    pub energy_kwh: Option<f64>,
+    /// GPU hours of the span × `--gpu-hour-price`.
+    pub gpu_cost: Option<f64>,
     /// URLs (as shown) no scrape ever read, each with why its last scrape failed.
     pub never_answered: Vec<(String, String)>,
 }
@@ -31,7 +35,16 @@ impl Summary {
             .map(|(s, first)| (s.at - first).as_seconds_f64())
             .filter(|span| *span > 0.0);
         let generated_tokens = figures.and_then(|f| f.generated_since_start);
+        let energy_kwh = figures
+            .and_then(|f| f.gpus.as_ref()?.energy_since_start_j)
+            .map(|j| j / 3.6e6);
+        let gpu_cost = figures.and_then(|f| {
+            let gpus = f.per_token.gpus? as f64;
+            Some(f.per_token.gpu_hour_price? * gpus * span_s? / 3600.0)
+        });
         Summary {
+            energy_kwh,
+            gpu_cost,
             elapsed_s,
             generated_tokens,
             finished_requests: figures.and_then(|f| f.finished_since_start),

@@ -94,6 +94,10 @@ pub enum EventKind {
     Recovered,
     Stale,
     Back,
+    /// Requests run and no token comes (`signals.rs`).
+    Stall,
+    /// One data-parallel engine does much less than the others.
+    Imbalance,
 }
 
 impl EventKind {
@@ -104,6 +108,8 @@ impl EventKind {
             EventKind::Recovered => "recovered",
             EventKind::Stale => "stale",
             EventKind::Back => "back",
+            EventKind::Stall => "stall",
+            EventKind::Imbalance => "imbalance",
         }
     }
 }
@@ -175,6 +181,8 @@ pub struct Target {
     pub since: Option<DateTime<Utc>>,
     pub last_ok: Option<DateTime<Utc>>,
     pub status: Status,
+    /// Whether the run was told that this server counts tokens at a request's end.
+    pub noted_request_end: bool,
     /// The format of the last page (servers may ignore our Accept header).
     pub format: Option<Format>,
     pub errors: u64,
@@ -207,6 +215,7 @@ impl Target {
             since: None,
             last_ok: None,
             status: Status::Waiting,
+            noted_request_end: false,
             format: None,
             errors: 0,
             instances: BTreeMap::new(),

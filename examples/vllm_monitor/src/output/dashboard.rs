@@ -102,6 +102,7 @@ impl Output for Dashboard {
 /// The rows each panel gets at this size; 0 for a panel not shown.
 struct Heights {
     headline: u16,
+    gpus: u16,
     progress: u16,
     groups: u16,
     servers: u16,
@@ -115,8 +116,10 @@ impl Heights {
         let groups = snapshot
             .and_then(|s| s.groups.as_ref())
             .map(|(_, rows)| rows.len());
+        let gpus = snapshot.is_some_and(|s| s.figures.gpus.is_some() || s.figures.per_token.gpus.is_some());
         Heights {
             headline: 6 + extra / 3,
+            gpus: if gpus { 4 } else { 0 },
             progress: if snapshot.and_then(|s| s.progress).is_some() {
                 3
             } else {
@@ -134,12 +137,13 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     let f = run.snapshot.map_or(&empty, |s| &s.figures);
     let servers = server_lines(run.targets);
     let h = Heights::new(area, run, servers.len());
-    let [top, headline_area, middle, lower, progress_area, groups_area, servers_area, events_area] =
+    let [top, headline_area, middle, lower, gpus_area, progress_area, groups_area, servers_area, events_area] =
         Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(h.headline),
             Constraint::Length(7),
             Constraint::Length(6),
+            Constraint::Length(h.gpus),
             Constraint::Length(h.progress),
             Constraint::Length(h.groups),
             Constraint::Length(h.servers),
@@ -162,6 +166,9 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(lower);
     latency_panel(frame, latency, f);
     prompt_panel(frame, prompt, f);
+    if h.gpus > 0 {
+        gpu_panel(frame, gpus_area, f);
+    }
     if let Some(p) = run.snapshot.and_then(|s| s.progress) {
         progress_panel(frame, progress_area, &p);
     }
@@ -173,6 +180,39 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
         servers_area,
     );
     events_panel(frame, events_area, run.events);
+}
+
+/// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
+/// token costs in GPU time, energy and money.
+fn gpu_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
+    let g = f.gpus.as_ref();
+    let model = g.map(|g| match g.models.as_slice() {
+        [one] => format!("{}× {one}", g.count),
+        _ => format!("{} GPUs", g.count),
+    });
+    let first = [
+        model.or(f.per_token.gpus.map(|n| format!("{n} GPU(s) (--gpus)"))),
+        g.and_then(|g| g.power_w).map(|w| format!("{w:.0} W")),
+        g.and_then(|g| g.utilisation_pct).map(|u| format!("util {u:.0}%")),
+        g.and_then(|g| g.memory_used_mib)
+            .map(|m| format!("{:.1} GiB used", m / 1024.0)),
+    ];
+    let second = [
+        Some(format!(
+            "{} tok/s per GPU",
+            num(f.per_token.tokens_per_s_per_gpu, 1, 8)
+        )),
+        Some(format!("{} J/token", num(f.per_token.joules_per_token, 3, 8))),
+        f.per_token
+            .cost_per_million_tokens
+            .map(|c| format!("{c:.2} per M tokens")),
+    ];
+    let join = |parts: &[Option<String>]| parts.iter().flatten().cloned().collect::<Vec<_>>().join(" · ");
+    let lines = vec![Line::from(join(&first)), Line::from(join(&second)).bold()];
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" GPUs ")),
+        area,
+    );
 }
 
 fn progress_panel(frame: &mut Frame<'_>, area: Rect, p: &Progress) {
@@ -266,6 +306,7 @@ fn requests_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let load_style = match f.load {
         Load::Steady => Style::new().fg(Color::Green),
         Load::RampingUp | Load::QueueGrowing => Style::new().fg(Color::Yellow).bold(),
+        Load::Stalled => Style::new().fg(Color::Red).bold(),
         Load::Unknown => Style::new(),
     };
     // Most important first: a small terminal shows the top lines only.
@@ -478,8 +519,8 @@ fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
         .take(rows)
         .map(|(elapsed, e)| {
             let color = match e.kind {
-                EventKind::Restart => Color::Yellow,
-                EventKind::Fault | EventKind::Stale => Color::Red,
+                EventKind::Restart | EventKind::Imbalance => Color::Yellow,
+                EventKind::Fault | EventKind::Stale | EventKind::Stall => Color::Red,
                 EventKind::Recovered | EventKind::Back => Color::Green,
             };
             Line::from(vec![
@@ -563,6 +604,69 @@ mod tests {
     }
 
     const SPARK: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+    /// With a DCGM exporter among the URLs, the GPU panel fits the 100x30 layout beside every
+    /// other panel: GPUs and model, power, utilisation; tokens per GPU, joules per token and
+    /// the cost of a million tokens.
+    #[test]
+    fn the_gpu_panel_fits_the_designed_size() {
+        use crate::gpus::GpuSettings;
+        use crate::http::Page;
+        let sim = Simulation::new(None);
+        let start =
+            chrono::DateTime::<chrono::Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64)
+                .unwrap();
+        let mut targets = [
+            crate::target::Target::new("sim".into(), TimeDelta::minutes(15)),
+            crate::target::Target::new("dcgm".into(), TimeDelta::minutes(15)),
+        ];
+        let mut history = History::default();
+        let mut last = None;
+        for second in 0..=20i64 {
+            let (t, at) = (second as f64, start + TimeDelta::seconds(second));
+            for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
+                target.ingest(
+                    at,
+                    Ok(Page {
+                        body,
+                        format: promrate::Format::PrometheusText,
+                    }),
+                );
+            }
+            let settings = GpuSettings {
+                gpus: None,
+                gpu_hour_price: Some(2.5),
+            };
+            let snapshot = Snapshot::compute(&targets, TimeDelta::seconds(16), at, None, None, t)
+                .with_gpu_settings(&settings);
+            history.push(&snapshot);
+            last = Some(snapshot);
+        }
+        let run = Run {
+            setup: "every 1s · window 16s",
+            warnings: &[],
+            snapshot: last.as_ref(),
+            history: &history,
+            targets: &targets,
+            events: &[],
+        };
+        let rows = rows_of(&run, 100, 30);
+        let text = rows.join("\n");
+        for needle in [
+            "GPUs",
+            "2× NVIDIA H100 80GB HBM3",
+            " W · util ",
+            "tok/s per GPU",
+            "J/token",
+            "per M tokens",
+            "KV cache",
+            "Latency",
+            "Servers",
+            "ok (dcgm)",
+        ] {
+            assert!(has(&rows, needle), "{needle:?} missing at 100x30:\n{text}");
+        }
+    }
 
     #[test]
     fn the_designed_size_shows_every_panel() {

@@ -55,6 +55,18 @@ pub fn figures(f: &Figures) -> Value {
         "load": f.load.as_str(),
         "generated_tokens_since_start": f.generated_since_start,
         "finished_requests_since_start": f.finished_since_start,
+        "gpus": f.gpus.as_ref().map(|g| json!({
+            "count": g.count, "models": g.models, "power_w": g.power_w,
+            "utilisation_percent": g.utilisation_pct, "memory_used_mib": g.memory_used_mib,
+            "energy_window_j": g.energy_window_j, "energy_since_start_j": g.energy_since_start_j,
+        })),
+        "generation_tokens_per_s_per_gpu": f.per_token.tokens_per_s_per_gpu,
+        "joules_per_generated_token": f.per_token.joules_per_token,
+        "cost_per_million_generated_tokens": f.per_token.cost_per_million_tokens,
+        "generation_tokens_per_s_by_engine": f.engine_rates.iter().map(|(e, r)| (e.clone(), json!(r))).collect::<Map<String, Value>>(),
+        "stalled": f.load == crate::figures::Load::Stalled,
+        "imbalanced_engine": f.imbalanced_engine,
+        "tokens_counted_at_request_end": f.tokens_at_request_end,
     })
 }
 
@@ -151,6 +163,8 @@ pub fn summary(s: &Summary, warnings: &[String]) -> Value {
         "generated_tokens": s.generated_tokens,
         "finished_requests": s.finished_requests,
         "mean_generation_tokens_per_s": s.mean_generation_rate,
+        "energy_kwh": s.energy_kwh,
+        "gpu_cost": s.gpu_cost,
         "restarts_announced": s.restarts,
         "scrape_errors": s.scrape_errors,
         "skipped_pages": s.skipped_pages,

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use super::{duration, keep_end, keep_start, ms, num, percent, Output, Run};
 use crate::figures::Figures;
+use crate::gpus;
 use crate::interval::Snapshot;
 use crate::summary::Summary;
 use crate::target::Event;
@@ -117,6 +118,9 @@ impl<W: Write> Plain<W> {
         }
         let row = self.row(&format!("{:.1}s", s.elapsed), &s.figures, Some(s));
         self.line(&row);
+        if let Some(gpus) = gpus::line(s.figures.gpus.as_ref(), &s.figures.per_token) {
+            self.line(&format!("{:>FIRST_WIDTH$} {gpus}", "gpus"));
+        }
         if let Some((_, groups)) = &s.groups {
             for (value, f) in groups {
                 let row = self.row(&keep_end(value, FIRST_WIDTH - 1), f, None);
@@ -163,6 +167,12 @@ impl<W: Write> Plain<W> {
             s.restarts,
             s.scrape_errors,
         ));
+        let energy = s.energy_kwh.map(|kwh| format!("{kwh:.3} kWh"));
+        let cost = s.gpu_cost.map(|c| format!("cost {c:.2}"));
+        let gpu: Vec<String> = energy.into_iter().chain(cost).collect();
+        if !gpu.is_empty() {
+            self.line(&format!("gpus: {}", gpu.join(" · ")));
+        }
         for (url, reason) in &s.never_answered {
             self.line(&format!("never answered: {url}: {reason}"));
         }

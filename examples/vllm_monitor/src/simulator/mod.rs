@@ -1,6 +1,9 @@
 //! A simulated vLLM 0.33 server: the run it models (`model.rs`), the page its
 //! `prometheus_client` renders (`page.rs`), and the HTTP server that serves it (`server.rs`).
 
+mod dcgm_page;
+mod engine_page;
+mod families;
 mod model;
 mod page;
 mod server;
@@ -61,6 +64,192 @@ pub mod tests {
     }
 
     pub type Monitored = (Target, Vec<(f64, Snapshot)>, Vec<(f64, crate::target::Event)>);
+
+    /// Every catalogued server, played by the simulator and scraped every second: each
+    /// figure its catalogue entry names is found, in the figure's unit, and the token and
+    /// request rates are the simulated ones within 1% (exactly the counters' increase over
+    /// the window, which is what the simulation counted).
+    #[test]
+    fn every_engine_gives_its_figures_at_the_simulated_rates() {
+        let window = TimeDelta::seconds(PERIOD_S as i64);
+        for engine in crate::engines::ENGINES {
+            let sim = Simulation::new(None);
+            let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+            let mut target = Target::new("sim".into(), TimeDelta::minutes(15));
+            let mut checked = 0;
+            for second in 0..=40u32 {
+                let t = f64::from(second);
+                let at = start + TimeDelta::seconds(second.into());
+                let body = if engine.kind == "vllm" {
+                    sim.render_at(t)
+                } else {
+                    sim.render_engine_at(engine, t)
+                };
+                let page = Page {
+                    body,
+                    format: promrate::Format::PrometheusText,
+                };
+                target.ingest(at, Ok(page));
+                assert_eq!(
+                    target.status.kind().map(|k| k.as_str()),
+                    Some(engine.kind),
+                    "{} recognised",
+                    engine.title
+                );
+                if t < 2.0 * PERIOD_S {
+                    continue;
+                }
+                let s = Snapshot::compute(std::slice::from_ref(&target), window, at, None, None, t);
+                let f = &s.figures;
+                let what = |figure: &str| format!("{}: {figure}", engine.title);
+                // What the simulated server counted over the window, as the page shows it.
+                let counted = |t: f64| {
+                    let state = sim.state_at(t);
+                    if engine.tokens_at_request_end {
+                        state.finished.floor() * TOKENS_PER_REQUEST
+                    } else {
+                        state.generated.floor()
+                    }
+                };
+                let want = (counted(t) - counted(t - PERIOD_S)) / PERIOD_S;
+                close1(f.generation.window, want, &what("generation tokens/s"));
+                if !engine.prompt.is_empty() {
+                    close1(
+                        f.prompt.window,
+                        want * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST,
+                        &what("prompt tokens/s"),
+                    );
+                }
+                // vLLM's page splits them by reason, each rounded down.
+                let finished_counted = |t: f64| {
+                    let f = sim.state_at(t).finished;
+                    match engine.kind {
+                        "vllm" => (f * 0.885).floor() + (f * 0.108).floor() + (f * 0.007).floor(),
+                        _ => f.floor(),
+                    }
+                };
+                let finished = (finished_counted(t) - finished_counted(t - PERIOD_S)) / PERIOD_S;
+                match engine.finished.is_empty() {
+                    true => assert_eq!(f.finished, None, "{}", what("no finished requests")),
+                    false => close1(f.finished, finished, &what("finished requests/s")),
+                }
+                let state = sim.state_at(t);
+                for (metrics, got, want, figure) in [
+                    (engine.running, f.running, state.running, "running"),
+                    (engine.waiting, f.waiting, state.waiting, "waiting"),
+                    (
+                        engine.kv_usage,
+                        f.kv_usage,
+                        0.3 * state.running / CONCURRENCY,
+                        "kv usage",
+                    ),
+                ] {
+                    match metrics.is_empty() {
+                        true => assert_eq!(got, None, "{}", what(figure)),
+                        false => assert!(
+                            (got.unwrap() - want).abs() < 1e-9,
+                            "{}: {got:?}, want {want}",
+                            what(figure)
+                        ),
+                    }
+                }
+                for (metrics, q, figure) in [
+                    (engine.ttft, f.ttft, "ttft"),
+                    (engine.e2e, f.e2e, "e2e"),
+                    (engine.itl, f.itl, "itl"),
+                ] {
+                    // A median in seconds, whatever unit the server writes.
+                    assert_eq!(q.p50.is_some(), !metrics.is_empty(), "{}", what(figure));
+                    if let Some(p50) = q.p50 {
+                        assert!(p50 > 0.001 && p50 < 200.0, "{}: p50 {p50} s", what(figure));
+                    }
+                }
+                checked += 1;
+            }
+            assert_eq!(checked, 9, "{}", engine.title);
+        }
+    }
+
+    /// The simulated server and its simulated DCGM exporter, scraped every second: the GPUs
+    /// are counted once each, and joules per token, tokens per GPU and the cost per million
+    /// tokens are the hand computation from the pages' own counters, within 1%.
+    #[test]
+    fn joules_per_token_from_the_energy_counters_increase() {
+        use crate::gpus::GpuSettings;
+        let window = TimeDelta::seconds(PERIOD_S as i64);
+        let sim = Simulation::new(None);
+        let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut targets = [
+            Target::new("sim".into(), TimeDelta::minutes(15)),
+            Target::new("dcgm".into(), TimeDelta::minutes(15)),
+        ];
+        let settings = GpuSettings {
+            gpus: None,
+            gpu_hour_price: Some(2.5),
+        };
+        let mut checked = 0;
+        for second in 0..=40u32 {
+            let t = f64::from(second);
+            let at = start + TimeDelta::seconds(second.into());
+            for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
+                target.ingest(
+                    at,
+                    Ok(Page {
+                        body,
+                        format: promrate::Format::PrometheusText,
+                    }),
+                );
+            }
+            assert_eq!(targets[1].status.kind().map(|k| k.as_str()), Some("dcgm"));
+            if t < PERIOD_S {
+                continue;
+            }
+            let s = Snapshot::compute(&targets, window, at, None, None, t).with_gpu_settings(&settings);
+            let f = &s.figures;
+            let gpus = f.gpus.as_ref().expect("the DCGM page's GPUs");
+            assert_eq!(
+                (gpus.count, gpus.models.as_slice()),
+                (2, &["NVIDIA H100 80GB HBM3".to_string()][..])
+            );
+            close1(gpus.power_w, Simulation::gpu_power_at(t), "power");
+            // By hand: the energy counters' increase (whole mJ) over the tokens generated.
+            let energy_j =
+                |t: f64| (9.0e10 + Simulation::gpu_energy_until(t) / 2.0 * 1000.0).floor() * 2.0 / 1000.0;
+            let tokens = |t: f64| sim.state_at(t).generated.floor();
+            let (de, dg) = (
+                energy_j(t) - energy_j(t - PERIOD_S),
+                tokens(t) - tokens(t - PERIOD_S),
+            );
+            close1(f.per_token.joules_per_token, de / dg, "joules per token");
+            // Energy is mean power × time: the counters are the power's integral.
+            let mean_power = (0..1600)
+                .map(|i| Simulation::gpu_power_at(t - PERIOD_S + (i as f64 + 0.5) * 0.01))
+                .sum::<f64>()
+                / 1600.0;
+            close1(
+                gpus.energy_window_j,
+                mean_power * PERIOD_S,
+                "energy = mean power × time",
+            );
+            let rate = f.generation.window.unwrap();
+            close1(f.per_token.tokens_per_s_per_gpu, rate / 2.0, "tokens/s per GPU");
+            close1(
+                f.per_token.cost_per_million_tokens,
+                2.5 * 2.0 / 3600.0 / rate * 1e6,
+                "cost per million tokens",
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 25);
+    }
+
+    fn close1(got: Option<f64>, want: f64, what: &str) {
+        let got = got.unwrap_or_else(|| panic!("{what}: no figure"));
+        assert!(
+            (got - want).abs() <= 0.01 * want,
+            "{what}: {got}, want {want} ± 1%"
+        );
+    }
 
     #[test]
     fn per_request_figures_match_the_simulated_run_once_the_window_is_full() {

@@ -5,6 +5,8 @@ use std::f64::consts::PI;
 use std::fmt::Write as _;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::engines::Engine;
+
 pub(super) const MODEL: &str = "meta-llama/Llama-3.1-8B-Instruct";
 
 // The run of the founding story: a benchmark client keeps about `CONCURRENCY` requests
@@ -34,7 +36,7 @@ const BACKLOG_AFTER_RESTART: f64 = 40.0;
 /// The simulation clock and its restart.
 pub struct Simulation {
     pub(super) started: Instant,
-    pub(super) started_unix: f64,
+    pub(crate) started_unix: f64,
     pub(super) restart_after_s: Option<f64>,
 }
 
@@ -104,9 +106,17 @@ impl Simulation {
 }
 
 /// A short description of what the simulation does, for the monitor's header.
-pub fn describe(restart_after_s: Option<f64>) -> String {
+pub fn describe(engine: &Engine, restart_after_s: Option<f64>) -> String {
+    let server = match engine.kind {
+        "vllm" => "vLLM 0.33".to_string(),
+        "dcgm" => {
+            return "simulated DCGM exporter: 2 GPUs, 90 W idle each, +1000 W in all at 200 running requests"
+                .into()
+        }
+        _ => engine.title.to_string(),
+    };
     let mut text = format!(
-        "simulated vLLM 0.33 server: {CONCURRENCY:.0} running requests of {TOKENS_PER_REQUEST:.0} tokens \
+        "simulated {server} server: {CONCURRENCY:.0} running requests of {TOKENS_PER_REQUEST:.0} tokens \
          at {TOKENS_PER_S_PER_REQUEST:.0} tok/s each (±{:.0}%, {PERIOD_S:.0} s wave)",
         WAVE * 100.0
     );

@@ -2,10 +2,7 @@
 //! family (HELP/TYPE, `_created` gauge families, histograms whose sums are exactly
 //! count × mean, python and process metrics) from the model's state.
 
-use std::f64::consts::PI;
-
-use promrate::text::write::{self, GoFloat};
-use promrate::MetricType;
+use super::families::{counter, gauge, histogram, Histogram};
 
 use super::model::{
     Simulation, State, CONCURRENCY, LATENCY_S, MODEL, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST,
@@ -271,6 +268,7 @@ fn spec_decode_counters(p: &mut String, s: &State) {
 /// Token counts and latencies per request, as log-logistic histograms.
 fn histograms(p: &mut String, s: &State) {
     let created = Some(s.created_unix);
+    let engine = [("engine", "0"), ("model_name", MODEL)];
     let seconds = [
         0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
         40.0, 80.0, 160.0, 640.0, 2560.0,
@@ -286,63 +284,81 @@ fn histograms(p: &mut String, s: &State) {
     let requests = s.finished.floor();
     histogram(
         p,
-        "vllm:request_prompt_tokens",
-        "Number of prefill tokens processed.",
-        &tokens,
-        requests,
-        PROMPT_TOKENS_PER_REQUEST,
-        1.6,
-        created,
+        &Histogram {
+            name: "vllm:request_prompt_tokens",
+            help: "Number of prefill tokens processed.",
+            bounds: &tokens,
+            labels: &engine,
+            count: requests,
+            mean: PROMPT_TOKENS_PER_REQUEST,
+            shape: 1.6,
+            created_unix: created,
+        },
     );
     histogram(
         p,
-        "vllm:request_generation_tokens",
-        "Number of generation tokens processed.",
-        &tokens,
-        requests,
-        TOKENS_PER_REQUEST,
-        2.2,
-        created,
+        &Histogram {
+            name: "vllm:request_generation_tokens",
+            help: "Number of generation tokens processed.",
+            bounds: &tokens,
+            labels: &engine,
+            count: requests,
+            mean: TOKENS_PER_REQUEST,
+            shape: 2.2,
+            created_unix: created,
+        },
     );
     histogram(
         p,
-        "vllm:time_to_first_token_seconds",
-        "Histogram of time to first token in seconds.",
-        &seconds,
-        requests,
-        0.085,
-        1.9,
-        created,
+        &Histogram {
+            name: "vllm:time_to_first_token_seconds",
+            help: "Histogram of time to first token in seconds.",
+            bounds: &seconds,
+            labels: &engine,
+            count: requests,
+            mean: 0.085,
+            shape: 1.9,
+            created_unix: created,
+        },
     );
     histogram(
         p,
-        "vllm:inter_token_latency_seconds",
-        "Histogram of inter-token latency in seconds.",
-        &itl,
-        s.generated.floor(),
-        1.0 / TOKENS_PER_S_PER_REQUEST,
-        3.5,
-        created,
+        &Histogram {
+            name: "vllm:inter_token_latency_seconds",
+            help: "Histogram of inter-token latency in seconds.",
+            bounds: &itl,
+            labels: &engine,
+            count: s.generated.floor(),
+            mean: 1.0 / TOKENS_PER_S_PER_REQUEST,
+            shape: 3.5,
+            created_unix: created,
+        },
     );
     histogram(
         p,
-        "vllm:e2e_request_latency_seconds",
-        "Histogram of e2e request latency in seconds.",
-        &seconds,
-        requests,
-        LATENCY_S,
-        6.0,
-        created,
+        &Histogram {
+            name: "vllm:e2e_request_latency_seconds",
+            help: "Histogram of e2e request latency in seconds.",
+            bounds: &seconds,
+            labels: &engine,
+            count: requests,
+            mean: LATENCY_S,
+            shape: 6.0,
+            created_unix: created,
+        },
     );
     histogram(
         p,
-        "vllm:request_queue_time_seconds",
-        "Histogram of time spent in WAITING phase for request.",
-        &seconds,
-        requests,
-        0.004,
-        1.2,
-        created,
+        &Histogram {
+            name: "vllm:request_queue_time_seconds",
+            help: "Histogram of time spent in WAITING phase for request.",
+            bounds: &seconds,
+            labels: &engine,
+            count: requests,
+            mean: 0.004,
+            shape: 1.2,
+            created_unix: created,
+        },
     );
 }
 
@@ -364,81 +380,4 @@ fn cache_config(p: &mut String) {
             1.0,
         )],
     );
-}
-
-type LabelSet<'a> = &'a [(&'a str, &'a str)];
-
-fn family_header(p: &mut String, name: &str, help: &str, kind: MetricType) {
-    write::help(p, name, help).expect("writing to a String");
-    write::metric_type(p, name, kind).expect("writing to a String");
-}
-
-fn gauge(p: &mut String, name: &str, help: &str, samples: &[(LabelSet<'_>, f64)]) {
-    family_header(p, name, help, MetricType::Gauge);
-    for (labels, value) in samples {
-        write::sample(p, name, labels, *value, None).expect("writing to a String");
-    }
-}
-
-/// A counter as prometheus_client prints it: `<name>_total`, then a `<name>_created`
-/// gauge family when the process is single (multiprocess mode has none).
-fn counter(
-    p: &mut String,
-    name: &str,
-    help: &str,
-    samples: &[(LabelSet<'_>, f64)],
-    created_unix: Option<f64>,
-) {
-    let total = format!("{name}_total");
-    family_header(p, &total, help, MetricType::Counter);
-    for (labels, value) in samples {
-        write::sample(p, &total, labels, *value, None).expect("writing to a String");
-    }
-    if let Some(created) = created_unix {
-        let created_name = format!("{name}_created");
-        family_header(p, &created_name, help, MetricType::Gauge);
-        for (labels, _) in samples {
-            write::sample(p, &created_name, labels, created, None).expect("writing to a String");
-        }
-    }
-}
-
-/// A histogram of `count` observations with mean `mean` (the sum is exactly
-/// `count × mean`), distributed log-logistically with shape `shape`; bucket counts are
-/// whole and cumulative.
-#[allow(clippy::too_many_arguments)]
-fn histogram(
-    p: &mut String,
-    name: &str,
-    help: &str,
-    bounds: &[f64],
-    count: f64,
-    mean: f64,
-    shape: f64,
-    created_unix: Option<f64>,
-) {
-    family_header(p, name, help, MetricType::Histogram);
-    let count = count.floor();
-    // The mean of a log-logistic distribution is median × (π/shape) / sin(π/shape).
-    let median = mean * (PI / shape).sin() / (PI / shape);
-    let cdf = |x: f64| 1.0 / (1.0 + (x / median).powf(-shape));
-    let bucket = format!("{name}_bucket");
-    for &le in bounds.iter().chain([f64::INFINITY].iter()) {
-        let in_bucket = if le.is_infinite() {
-            count
-        } else {
-            (count * cdf(le)).floor()
-        };
-        let le_text = GoFloat(le).to_string();
-        let labels = [("engine", "0"), ("le", le_text.as_str()), ("model_name", MODEL)];
-        write::sample(p, &bucket, &labels, in_bucket, None).expect("writing to a String");
-    }
-    let labels = [("engine", "0"), ("model_name", MODEL)];
-    write::sample(p, &format!("{name}_count"), &labels, count, None).expect("writing to a String");
-    write::sample(p, &format!("{name}_sum"), &labels, count * mean, None).expect("writing to a String");
-    if let Some(created) = created_unix {
-        let created_name = format!("{name}_created");
-        family_header(p, &created_name, help, MetricType::Gauge);
-        write::sample(p, &created_name, &labels, created, None).expect("writing to a String");
-    }
 }

@@ -5,11 +5,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::model::Simulation;
+use crate::engines::Engine;
 
 /// Serves the simulation's page at `/metrics` on `addr` from a background thread; returns
 /// the bound address (port 0 picks a free one).
-pub fn serve(addr: &str, simulation: Arc<Simulation>) -> Result<SocketAddr, String> {
-    serve_page(addr, move || simulation.render())
+pub fn serve(addr: &str, simulation: Arc<Simulation>, engine: &'static Engine) -> Result<SocketAddr, String> {
+    serve_page(addr, move || simulation.render_as(engine))
 }
 
 /// Serves what `render` writes at `/metrics` and at `/federate` (whatever the query).

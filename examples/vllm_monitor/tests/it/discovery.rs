@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use crate::monitor::{monitor_binary, read_request, Reaped};
 
-/// The monitor's default list: vLLM 8000-8015, SGLang 30000, TGI and llama.cpp 8080.
+/// The inference servers of the monitor's default list: vLLM 8000-8015, SGLang 30000, TGI
+/// and llama.cpp 8080 (it also asks LMDeploy's 23333 and DCGM's 9400).
 const USUAL_PORTS: [u16; 18] = [
     8000, 8001, 8002, 8003, 8004, 8005, 8006, 8007, 8008, 8009, 8010, 8011, 8012, 8013, 8014, 8015, 30000,
     8080,
@@ -151,5 +152,75 @@ fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
             .unwrap()
             .starts_with("--simulate given: monitoring the built-in simulator"),
         "{rows:?}"
+    );
+}
+
+/// Serves each of `pages` (path, body) on a free port, until the test ends; the port.
+fn serve_paths(pages: Vec<(&'static str, String)>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = request_line.split_whitespace().nth(1).unwrap_or("");
+            let (status, body) = match pages.iter().find(|(p, _)| *p == path) {
+                Some((_, body)) => ("200 OK", body.as_str()),
+                None => ("404 Not Found", "not here\n"),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// TensorRT-LLM's page is at `/prometheus/metrics` (its `/metrics` is JSON); a DCGM exporter
+/// on the machine is read beside the server it found, and alone would not be monitored.
+#[test]
+fn a_page_at_prometheus_metrics_and_the_gpu_exporter_are_found() {
+    let engines = crate::data::dir().join("engines");
+    let read = |f: &str| std::fs::read_to_string(engines.join(f)).unwrap();
+    let trtllm = serve_paths(vec![
+        ("/metrics", "{\"iterations\": []}\n".to_string()),
+        ("/prometheus/metrics", read("trtllm.prom")),
+    ]);
+    let dcgm = serve_paths(vec![("/metrics", read("dcgm.prom"))]);
+    let ports = format!("{trtllm},{dcgm}");
+    let (rows, _) = run(&["--discover-ports", &ports]);
+    let start = &rows[0];
+    let monitoring: Vec<&str> = start["monitoring"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u.as_str())
+        .collect();
+    assert!(
+        monitoring.contains(&format!("http://127.0.0.1:{trtllm}/prometheus/metrics").as_str()),
+        "{start}"
+    );
+    assert!(
+        monitoring.contains(&format!("http://127.0.0.1:{dcgm}/metrics").as_str()),
+        "{start}"
+    );
+    let last = rows
+        .iter()
+        .rfind(|r| r.get("gpus").is_some_and(|g| !g.is_null()))
+        .expect("GPU figures");
+    assert_eq!(last["gpus"]["count"], 2);
+    // The GPU exporter alone: the simulator starts.
+    let (rows, _) = run(&["--discover-ports", &dcgm.to_string()]);
+    assert!(
+        rows[0]["setup"].as_str().unwrap().contains("built-in simulator"),
+        "{}",
+        rows[0]
     );
 }

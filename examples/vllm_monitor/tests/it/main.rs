@@ -3,6 +3,7 @@
 
 mod data;
 mod discovery;
+mod engines;
 mod federation;
 mod first_contact;
 mod fleet;

@@ -1,0 +1,365 @@
+//! GPUs from NVIDIA's DCGM exporter, given as one more `--url`: how many and which, their
+//! power, utilisation, memory and energy; with the inference figures, tokens per GPU,
+//! joules per generated token and the cost of a million tokens.
+//!
+//! GPUs are told apart by `UUID`. Under MIG a GPU has only per-instance series, and its
+//! power and energy (the whole GPU's) repeat on each instance: the figures take each GPU's
+//! mean over its instances, so a GPU counts once. `DCGM_FI_DEV_GPU_UTIL` reads 0 on MIG
+//! instances; there `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (0-1) gives the utilisation. The
+//! exporter samples every 30 s by default: energy moves in 30 s steps, so joules per token
+//! want a window of a minute or more.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::TimeDelta;
+use promrate::{MatchOp, Matcher, Selector, TrackedSeries};
+
+use crate::figures::Source;
+
+pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
+/// Energy since boot, in mJ: a counter (reset at reboot or driver reload) without `_total`.
+pub const ENERGY: &str = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION";
+pub const UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
+pub const ENGINE_ACTIVE: &str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+pub const MEMORY_USED: &str = "DCGM_FI_DEV_FB_USED";
+
+/// The GPUs of every DCGM page, now and over the window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Gpus {
+    /// Distinct GPUs (by `UUID`).
+    pub count: usize,
+    /// Their `modelName`s, distinct.
+    pub models: Vec<String>,
+    /// Power drawn now, W.
+    pub power_w: Option<f64>,
+    /// Mean utilisation now, percent.
+    pub utilisation_pct: Option<f64>,
+    /// Framebuffer memory used now, MiB.
+    pub memory_used_mib: Option<f64>,
+    /// Energy used over the window, J: the reset-aware increase of the energy counters.
+    pub energy_window_j: Option<f64>,
+    /// The mean power over the window from the same counters (their increase over the time
+    /// between the points compared, W): what joules per token divide.
+    pub energy_rate_w: Option<f64>,
+    /// Energy used since monitoring began, J.
+    pub energy_since_start_j: Option<f64>,
+}
+
+/// The host a group's GPUs are on: the host of `--by instance`'s `host:port` or of
+/// `--by url`'s URL; `None` for any other label (GPUs join groups by host only).
+pub fn host_of_group(by: &str, group: &str) -> Option<String> {
+    let host = match by {
+        "url" => url_host(group)?,
+        "instance" => group.rsplit_once(':').map_or(group, |(host, _)| host),
+        _ => return None,
+    };
+    Some(normal_host(host))
+}
+
+/// The host of a URL (`http://user:pw@gpu-a:8000/metrics` gives `gpu-a`).
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    Some(host_port.rsplit_once(':').map_or(host_port, |(host, _)| host))
+}
+
+/// Hosts compared as names: lower case, without the domain (a node name against a fully
+/// qualified name); addresses as they are.
+fn normal_host(host: &str) -> String {
+    let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+    let is_address = host.parse::<std::net::IpAddr>().is_ok();
+    match host.split_once('.') {
+        Some((name, _)) if !is_address => name.to_string(),
+        _ => host,
+    }
+}
+
+/// The host of a DCGM series: its `Hostname` label (`hostname` in dcgm-exporter's newer
+/// code), else the host of its `instance` (through a federation), else of its URL.
+fn series_host(series: &TrackedSeries, url: &str) -> Option<String> {
+    let host = series
+        .label("Hostname")
+        .or_else(|| series.label("hostname"))
+        .or_else(|| {
+            series
+                .label("instance")
+                .map(|i| i.rsplit_once(':').map_or(i, |(h, _)| h))
+        })
+        .or_else(|| url_host(url))?;
+    Some(normal_host(host))
+}
+
+/// Per GPU (`UUID`) on `host` (every host when `None`): the mean of `f` over its series
+/// (one, or one per MIG instance), and whether those are MIG instances.
+fn per_gpu(
+    source: &Source<'_>,
+    name: &str,
+    host: Option<&str>,
+    f: impl Fn(&TrackedSeries) -> Option<f64>,
+) -> BTreeMap<String, (f64, bool)> {
+    let selector = Selector::from_matchers(vec![
+        Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
+    ]);
+    let on_host = |s: &TrackedSeries| host.is_none_or(|h| series_host(s, source.url).as_deref() == Some(h));
+    let mut gpus: BTreeMap<String, (f64, usize, bool)> = BTreeMap::new();
+    for series in source
+        .tracker
+        .matching(&selector)
+        .filter(|s| source.admits(s) && on_host(s))
+    {
+        let (Some(uuid), Some(value)) = (series.label("UUID"), f(series)) else {
+            continue;
+        };
+        let entry = gpus.entry(uuid.to_string()).or_insert((0.0, 0, false));
+        entry.0 += value;
+        entry.1 += 1;
+        entry.2 |= series.label("GPU_I_ID").is_some();
+    }
+    gpus.into_iter()
+        .map(|(uuid, (sum, n, mig))| (uuid, (sum / n as f64, mig)))
+        .collect()
+}
+
+/// The sum over GPUs, `None` without any.
+fn total(gpus: &BTreeMap<String, (f64, bool)>) -> Option<f64> {
+    (!gpus.is_empty()).then(|| gpus.values().map(|(v, _)| v).sum())
+}
+
+/// The GPUs of `sources` (those that are DCGM pages), `None` when no source has any.
+pub fn measure(sources: &[Source<'_>], window: TimeDelta, host: Option<&str>) -> Option<Gpus> {
+    let last = |s: &TrackedSeries| s.last_value();
+    let mut uuids = BTreeSet::new();
+    let mut models = BTreeSet::new();
+    let (mut power, mut memory, mut energy, mut since_start) = (None, None, None, None);
+    let mut energy_rate = None;
+    let mut utilisation = Vec::new();
+    let add = |sum: &mut Option<f64>, value: Option<f64>| {
+        if let Some(v) = value {
+            *sum = Some(sum.unwrap_or(0.0) + v);
+        }
+    };
+    for source in sources {
+        let watts = per_gpu(source, POWER, host, last);
+        let joules = |mj: Option<f64>| mj.map(|mj| mj / 1000.0);
+        let window_mj = per_gpu(source, ENERGY, host, |s| {
+            s.counter()?.exact_increase(window, source.at)
+        });
+        let start_mj = per_gpu(source, ENERGY, host, |s| Some(s.counter()?.total_increase()));
+        add(&mut power, total(&watts));
+        add(&mut memory, total(&per_gpu(source, MEMORY_USED, host, last)));
+        add(&mut energy, joules(total(&window_mj)));
+        let rate_mw = per_gpu(source, ENERGY, host, |s| {
+            s.counter()?.exact_rate(window, source.at)
+        });
+        add(&mut energy_rate, joules(total(&rate_mw)));
+        add(&mut since_start, joules(total(&start_mj)));
+        uuids.extend(watts.keys().chain(window_mj.keys()).cloned());
+        let util = per_gpu(source, UTIL, host, last);
+        let active = per_gpu(source, ENGINE_ACTIVE, host, last);
+        for (uuid, (value, mig)) in &util {
+            match mig {
+                false => utilisation.push(*value),
+                true => utilisation.extend(active.get(uuid).map(|(a, _)| a * 100.0)),
+            }
+        }
+        let selector = Selector::from_matchers(vec![
+            Matcher::new("__name__", MatchOp::Equal, POWER).expect("an equality matcher")
+        ]);
+        let on_host =
+            |s: &TrackedSeries| host.is_none_or(|h| series_host(s, source.url).as_deref() == Some(h));
+        for series in source
+            .tracker
+            .matching(&selector)
+            .filter(|s| source.admits(s) && on_host(s))
+        {
+            models.extend(series.label("modelName").map(str::to_string));
+        }
+    }
+    if uuids.is_empty() {
+        return None;
+    }
+    Some(Gpus {
+        count: uuids.len(),
+        models: models.into_iter().collect(),
+        power_w: power,
+        utilisation_pct: (!utilisation.is_empty())
+            .then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),
+        memory_used_mib: memory,
+        energy_window_j: energy,
+        energy_rate_w: energy_rate,
+        energy_since_start_j: since_start,
+    })
+}
+
+/// One line about the GPUs for plain output and the dashboard: `2× NVIDIA H100 80GB HBM3 ·
+/// 1201 W · 96% · 800 tok/s/GPU · 0.75 J/tok · 2.47/Mtok` (what is known of it).
+pub fn line(gpus: Option<&Gpus>, per_token: &PerToken) -> Option<String> {
+    let mut parts = Vec::new();
+    match gpus {
+        Some(g) => {
+            let model = match g.models.as_slice() {
+                [one] => one.clone(),
+                [] => "GPU".to_string(),
+                many => format!("{} models", many.len()),
+            };
+            parts.push(format!("{}× {model}", g.count));
+            parts.extend(g.power_w.map(|w| format!("{w:.0} W")));
+            parts.extend(g.utilisation_pct.map(|u| format!("util {u:.0}%")));
+        }
+        None => parts.extend(per_token.gpus.map(|n| format!("{n} GPU(s)"))),
+    }
+    parts.extend(
+        per_token
+            .tokens_per_s_per_gpu
+            .map(|r| format!("{r:.1} tok/s/GPU")),
+    );
+    parts.extend(per_token.joules_per_token.map(|j| format!("{j:.3} J/tok")));
+    parts.extend(per_token.cost_per_million_tokens.map(|c| format!("{c:.2}/Mtok")));
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// What the user said about the GPUs: how many (without DCGM), and what an hour of one costs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GpuSettings {
+    pub gpus: Option<u32>,
+    pub gpu_hour_price: Option<f64>,
+}
+
+/// The figures that join GPUs and tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PerToken {
+    /// GPUs the figures divide by: DCGM's count, else `--gpus`.
+    pub gpus: Option<usize>,
+    /// Generation tokens/s per GPU.
+    pub tokens_per_s_per_gpu: Option<f64>,
+    /// Joules per generated token: the energy counters' increase over the window ÷ the
+    /// tokens', each taken over the time between its own points (a GPU exporter and a server
+    /// are scraped at different instants), so (J/s) ÷ (tokens/s); never sampled power.
+    pub joules_per_token: Option<f64>,
+    /// `price × GPUs / 3600 / (tokens/s) × 10^6`: dollars (or whatever `--gpu-hour-price`
+    /// is in) per million generated tokens.
+    pub cost_per_million_tokens: Option<f64>,
+    /// The price of a GPU hour, for the run's cost in the summary.
+    pub gpu_hour_price: Option<f64>,
+}
+
+impl PerToken {
+    /// From the window's generation rate and token count and the GPUs seen.
+    pub fn new(settings: &GpuSettings, gpus: Option<&Gpus>, tokens_per_s: Option<f64>) -> Self {
+        let count = gpus
+            .map(|g| g.count)
+            .filter(|n| *n > 0)
+            .or(settings.gpus.map(|n| n as usize));
+        let rate = tokens_per_s.filter(|r| *r > 0.0);
+        let tokens_per_s_per_gpu = count.zip(rate).map(|(n, r)| r / n as f64);
+        let joules_per_token = gpus.and_then(|g| g.energy_rate_w).zip(rate).map(|(w, r)| w / r);
+        let cost_per_million_tokens = settings
+            .gpu_hour_price
+            .zip(count)
+            .zip(rate)
+            .map(|((price, n), r)| price * n as f64 / 3600.0 / r * 1e6);
+        PerToken {
+            gpus: count,
+            tokens_per_s_per_gpu,
+            joules_per_token,
+            cost_per_million_tokens,
+            gpu_hour_price: settings.gpu_hour_price,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, TimeDelta};
+    use promrate::Tracker;
+
+    use super::*;
+
+    fn gpus_of(file: &str) -> Gpus {
+        let path = format!("{}/../../tests/data/engines/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let at = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+        let mut tracker = Tracker::new([]);
+        tracker.ingest(&text, at).unwrap();
+        let source = Source {
+            tracker: &tracker,
+            at,
+            url: file,
+        };
+        measure(&[source], TimeDelta::seconds(60), None).expect("GPUs")
+    }
+
+    /// `--by instance` and `--by url` groups take the GPUs of their host: dcgm-exporter's
+    /// `Hostname` (or `hostname`), compared without domain and case.
+    #[test]
+    fn gpus_join_groups_by_host() {
+        assert_eq!(
+            host_of_group("instance", "GPU-Node-07.example.com:8000").as_deref(),
+            Some("gpu-node-07")
+        );
+        assert_eq!(
+            host_of_group("url", "http://u:p@gpu-node-12:8000/metrics").as_deref(),
+            Some("gpu-node-12")
+        );
+        assert_eq!(
+            host_of_group("instance", "10.0.0.7:8000").as_deref(),
+            Some("10.0.0.7")
+        );
+        assert_eq!(host_of_group("model_name", "llama"), None);
+        let at = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+        let trackers: Vec<(Tracker, &str)> = ["dcgm.prom", "dcgm-mig.prom"]
+            .into_iter()
+            .map(|file| {
+                let path = format!("{}/../../tests/data/engines/{file}", env!("CARGO_MANIFEST_DIR"));
+                let mut tracker = Tracker::new([]);
+                tracker
+                    .ingest(&std::fs::read_to_string(path).unwrap(), at)
+                    .unwrap();
+                (tracker, file)
+            })
+            .collect();
+        let sources: Vec<Source<'_>> = trackers
+            .iter()
+            .map(|(tracker, url)| Source { tracker, at, url })
+            .collect();
+        let window = TimeDelta::seconds(60);
+        assert_eq!(measure(&sources, window, None).unwrap().count, 4);
+        let node_07 = measure(&sources, window, Some("gpu-node-07")).unwrap();
+        assert!((node_07.power_w.unwrap() - (612.345 + 588.901)).abs() < 1e-9);
+        assert_eq!(measure(&sources, window, Some("gpu-node-12")).unwrap().count, 2);
+        assert_eq!(measure(&sources, window, Some("gpu-node-99")), None);
+    }
+
+    /// Two H100s on one host (dcgm-exporter's release label spelling `Hostname`).
+    #[test]
+    fn two_gpus_are_counted_and_summed() {
+        let g = gpus_of("dcgm.prom");
+        assert_eq!(
+            (g.count, g.models.as_slice()),
+            (2, &["NVIDIA H100 80GB HBM3".to_string()][..])
+        );
+        assert!((g.power_w.unwrap() - (612.345 + 588.901)).abs() < 1e-9);
+        assert_eq!(g.utilisation_pct, Some((97.0 + 95.0) / 2.0));
+        // One page: no increase yet, but the figure exists.
+        assert_eq!(g.energy_window_j, None);
+    }
+
+    /// A GPU in MIG mode (two instances) beside a whole GPU: the MIG GPU counts once, its
+    /// repeated power is taken once (the instances' mean), and its utilisation comes from
+    /// the graphics engine's activity, as its GPU_UTIL reads 0.
+    #[test]
+    fn a_mig_gpu_counts_once() {
+        let g = gpus_of("dcgm-mig.prom");
+        assert_eq!(g.count, 2);
+        let power = (402.113 + 402.387) / 2.0 + 571.226;
+        assert!((g.power_w.unwrap() - power).abs() < 1e-9, "{:?}", g.power_w);
+        // GPU 1's GPU_UTIL (94) and GPU 0's instances' engine activity (0.884512, 0.701377).
+        let util = (94.0 + (88.4512 + 70.1377) / 2.0) / 2.0;
+        assert!(
+            (g.utilisation_pct.unwrap() - util).abs() < 1e-6,
+            "{:?}",
+            g.utilisation_pct
+        );
+    }
+}
