@@ -27,6 +27,14 @@ mod fleet;
 #[allow(dead_code)]
 #[path = "../examples/vllm_monitor/src/figures.rs"]
 mod figures;
+// What the figures read: the servers' names, and the GPUs of a DCGM page (their unit tests
+// are the monitor's, not compiled here).
+#[allow(dead_code, unused_imports)]
+#[path = "../examples/vllm_monitor/src/engines.rs"]
+mod engines;
+#[allow(dead_code, unused_imports)]
+#[path = "../examples/vllm_monitor/src/gpus.rs"]
+mod gpus;
 
 struct Counting;
 

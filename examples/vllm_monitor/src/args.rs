@@ -1,6 +1,6 @@
 //! Command-line arguments, and URLs made acceptable to an HTTP client as a user types them.
 
-use crate::engines::{Engine, ENGINES};
+use crate::engines::{Engine, DCGM, ENGINES};
 use std::time::Duration;
 
 use clap::Parser;
@@ -183,9 +183,21 @@ Keys in the dashboard: q, Esc or Ctrl-C quit and print the summary.
 Exit status: 0 after at least one successful scrape; 1 when none succeeded; 2 for bad
 arguments or when the simulated server could not start.";
 
-/// The families `--federate` asks for: vLLM (`vllm:` in text, `vllm_` after an
-/// OpenMetrics scrape), SGLang and TGI.
-pub const FEDERATE_MATCH: &str = r#"{__name__=~"vllm[:_].+|sglang[:_].+|tgi_.+"}"#;
+/// The families `--federate` asks for: every catalogued server's and the DCGM exporter's,
+/// by their prefixes, `:` also as `_` (a Prometheus that scraped OpenMetrics, or escaped
+/// names, stores `vllm_x` for `vllm:x`).
+pub fn federate_match() -> String {
+    let mut alternatives: Vec<String> = ENGINES
+        .iter()
+        .copied()
+        .chain([&DCGM])
+        .flat_map(|e| e.prefixes.iter())
+        .map(|p| format!("{}.+", p.replace(':', "[:_]").replace("[:_]_", "[:_]")))
+        .collect();
+    alternatives.sort();
+    alternatives.dedup();
+    format!(r#"{{__name__=~"{}"}}"#, alternatives.join("|"))
+}
 
 impl Args {
     /// The URLs to scrape: `--url` as given (encoded), then the `--federate` URL.
@@ -208,7 +220,7 @@ impl Args {
 /// The `/federate` URL of a Prometheus or VictoriaMetrics at `base`.
 pub fn federate_url(base: &str) -> String {
     let base = base.trim_end_matches('/');
-    encode_url(&format!("{base}/federate?match[]={FEDERATE_MATCH}"))
+    encode_url(&format!("{base}/federate?match[]={}", federate_match()))
 }
 
 /// Percent-encodes what a user may type in a URL's query but an HTTP client refuses
@@ -275,8 +287,25 @@ mod tests {
 
     #[test]
     fn federate_asks_for_the_inference_families_only() {
+        let matcher = federate_match();
+        // Each server once, `:` or `_` alike; the GPUs too.
+        for family in [
+            "vllm[:_].+",
+            "sglang[:_].+",
+            "tgi_.+",
+            "llamacpp[:_].+",
+            "trtllm_.+",
+            "ray_vllm_.+",
+            "DCGM_FI_.+",
+        ] {
+            assert_eq!(matcher.matches(family).count(), 1, "{family} in {matcher}");
+        }
         let url = federate_url("http://prom:9090/");
-        assert!(url.starts_with("http://prom:9090/federate?match%5B%5D=%7B__name__%3D%7E%22vllm"));
+        assert!(
+            url.starts_with("http://prom:9090/federate?match%5B%5D=%7B__name__%3D%7E%22"),
+            "{url}"
+        );
+        assert!(url.contains("vllm"), "{url}");
         assert!(url.parse::<ureq::http::Uri>().is_ok());
     }
 
