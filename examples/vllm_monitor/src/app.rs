@@ -73,14 +73,14 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         )
     };
     let restart_after = args.simulate_restart_after.as_secs_f64();
-    let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)));
+    let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)).with_wave(args.simulate_wave));
     let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
     let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
         .map_err(|e| format!("cannot start the simulated server: {e}"))?;
     // Two lines: each within plain mode's 120 columns.
     let mut notes = vec![
         format!("{why}: monitoring the built-in simulator"),
-        simulator::describe(engine, Some(restart_after)),
+        simulator::describe(engine, Some(restart_after), args.simulate_wave),
     ];
     let mut urls = vec![format!("http://{bound}/metrics")];
     if args.simulate_gpus {
@@ -88,7 +88,7 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm)
             .map_err(|e| format!("cannot start the simulated DCGM exporter: {e}"))?;
         urls.push(format!("http://{gpus}/metrics"));
-        notes.push(simulator::describe(dcgm, None));
+        notes.push(simulator::describe(dcgm, None, args.simulate_wave));
     }
     Ok(Plan {
         urls,

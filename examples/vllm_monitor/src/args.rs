@@ -122,6 +122,11 @@ pub struct Args {
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub simulate_restart_after: Duration,
 
+    /// With the built-in simulator: how far the running requests swing around their mean
+    /// over its 16 s wave, as a fraction (0 for a steady run at exactly 1,600 tok/s).
+    #[arg(long, value_name = "FRACTION", default_value_t = crate::simulator::WAVE, value_parser = parse_fraction)]
+    pub simulate_wave: f64,
+
     /// The largest page read, in MiB (a `/federate` page of 10,000 vLLM servers is about
     /// 600 MiB); a larger one is a scrape error that says so.
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
@@ -147,6 +152,15 @@ pub struct Args {
 /// Ports to probe, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ports(pub Vec<u16>);
+
+/// A fraction from 0 to 1.
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|e| format!("{text:?}: {e}"))?;
+    (0.0..=1.0)
+        .contains(&value)
+        .then_some(value)
+        .ok_or_else(|| format!("{text} is not between 0 and 1"))
+}
 
 /// A server the simulator plays, by its catalogue name.
 fn parse_engine(text: &str) -> Result<&'static Engine, String> {
@@ -323,7 +337,11 @@ mod tests {
         .expect("valid arguments");
         assert_eq!(args.interval, Duration::from_secs(90));
         assert_eq!(args.group_label().as_deref(), Some("instance"));
-        assert_eq!(args.discover_ports.0.len(), 18, "vLLM 8000-8015, SGLang, TGI");
+        assert_eq!(
+            args.discover_ports.0.len(),
+            20,
+            "8000-8015, SGLang, TGI, LMDeploy, DCGM"
+        );
         assert_eq!(parse_ports("9, 7-8").unwrap(), Ports(vec![9, 7, 8]));
         assert!(parse_ports("8-7").is_err() && parse_ports("x").is_err());
         let bad = Args::try_parse_from(["vllm_monitor", "--interval", "fast"]).unwrap_err();

@@ -55,7 +55,11 @@ fn main() -> ExitCode {
     if let Some(addr) = &args.serve {
         return match args.fleet {
             Some(instances) => serve_fleet(addr, instances, args.fleet_template.as_deref()),
-            None => serve(addr, args.simulate.unwrap_or(engines::ENGINES[0])),
+            None => serve(
+                addr,
+                args.simulate.unwrap_or(engines::ENGINES[0]),
+                args.simulate_wave,
+            ),
         };
     }
     match app::App::start(args) {
@@ -99,14 +103,14 @@ fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode
     }
 }
 
-fn serve(addr: &str, engine: &'static engines::Engine) -> ExitCode {
+fn serve(addr: &str, engine: &'static engines::Engine, wave: f64) -> ExitCode {
     let restart_after = Some(300.0);
-    let simulation = Arc::new(simulator::Simulation::new(restart_after));
+    let simulation = Arc::new(simulator::Simulation::new(restart_after).with_wave(wave));
     match simulator::serve(addr, simulation, engine) {
         Ok(bound) => {
             eprintln!(
                 "serving a {} at http://{bound}/metrics (Ctrl-C to stop)",
-                simulator::describe(engine, restart_after)
+                simulator::describe(engine, restart_after, wave)
             );
             loop {
                 std::thread::park();

@@ -25,15 +25,15 @@ const ENERGY_BEFORE_MJ: f64 = 9.0e10;
 impl Simulation {
     /// Power drawn by all the GPUs `t` seconds in: idle power plus a share proportional to the
     /// requests running.
-    pub fn gpu_power_at(t: f64) -> f64 {
-        GPUS.len() as f64 * IDLE_W + LOADED_W * Self::running_at(t) / CONCURRENCY
+    pub fn gpu_power_at(&self, t: f64) -> f64 {
+        GPUS.len() as f64 * IDLE_W + LOADED_W * self.running_at(t) / CONCURRENCY
     }
 
     /// Energy all the GPUs used from 0 to `t` seconds in, J: the integral of
     /// [`Simulation::gpu_power_at`] (the running count's integral is the tokens generated
     /// over the decode speed).
-    pub fn gpu_energy_until(t: f64) -> f64 {
-        let running_integral = Self::generated_until(t) / TOKENS_PER_S_PER_REQUEST;
+    pub fn gpu_energy_until(&self, t: f64) -> f64 {
+        let running_integral = self.generated_until(t) / TOKENS_PER_S_PER_REQUEST;
         GPUS.len() as f64 * IDLE_W * t + LOADED_W * running_integral / CONCURRENCY
     }
 
@@ -54,9 +54,9 @@ impl Simulation {
                 let _ = writeln!(page, "{name}{{{}}} {}", labels(gpu, uuid), value());
             }
         };
-        let power = Self::gpu_power_at(t) * share;
-        let energy_mj = (ENERGY_BEFORE_MJ + Self::gpu_energy_until(t) * share * 1000.0).floor();
-        let util = (100.0 * Self::running_at(t) / CONCURRENCY / 1.25)
+        let power = self.gpu_power_at(t) * share;
+        let energy_mj = (ENERGY_BEFORE_MJ + self.gpu_energy_until(t) * share * 1000.0).floor();
+        let util = (100.0 * self.running_at(t) / CONCURRENCY / 1.25)
             .clamp(0.0, 100.0)
             .round();
         family(

@@ -8,7 +8,7 @@ mod model;
 mod page;
 mod server;
 
-pub use model::{describe, Simulation};
+pub use model::{describe, Simulation, WAVE};
 #[cfg(test)]
 pub use model::{
     CONCURRENCY, LATENCY_S, PERIOD_S, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST, TOKENS_PER_S_PER_REQUEST,
@@ -211,10 +211,9 @@ pub mod tests {
                 (gpus.count, gpus.models.as_slice()),
                 (2, &["NVIDIA H100 80GB HBM3".to_string()][..])
             );
-            close1(gpus.power_w, Simulation::gpu_power_at(t), "power");
+            close1(gpus.power_w, sim.gpu_power_at(t), "power");
             // By hand: the energy counters' increase (whole mJ) over the tokens generated.
-            let energy_j =
-                |t: f64| (9.0e10 + Simulation::gpu_energy_until(t) / 2.0 * 1000.0).floor() * 2.0 / 1000.0;
+            let energy_j = |t: f64| (9.0e10 + sim.gpu_energy_until(t) / 2.0 * 1000.0).floor() * 2.0 / 1000.0;
             let tokens = |t: f64| sim.state_at(t).generated.floor();
             let (de, dg) = (
                 energy_j(t) - energy_j(t - PERIOD_S),
@@ -223,7 +222,7 @@ pub mod tests {
             close1(f.per_token.joules_per_token, de / dg, "joules per token");
             // Energy is mean power × time: the counters are the power's integral.
             let mean_power = (0..1600)
-                .map(|i| Simulation::gpu_power_at(t - PERIOD_S + (i as f64 + 0.5) * 0.01))
+                .map(|i| sim.gpu_power_at(t - PERIOD_S + (i as f64 + 0.5) * 0.01))
                 .sum::<f64>()
                 / 1600.0;
             close1(
@@ -275,8 +274,7 @@ pub mod tests {
             close(f.steady_rate, CONCURRENCY / LATENCY_S, "Little's-law rate");
             close(f.running_mean, CONCURRENCY, "mean running");
             // The exact window rate is the simulated integral.
-            let want =
-                (Simulation::generated_until(*t) - Simulation::generated_until(t - PERIOD_S)) / PERIOD_S;
+            let want = (sim.generated_until(*t) - sim.generated_until(t - PERIOD_S)) / PERIOD_S;
             close(f.generation.window, want, "generation tokens/s");
             assert_eq!(f.load, Load::Steady, "at {t} s");
             // ETAs: as a hand computation from the same interval's figures.

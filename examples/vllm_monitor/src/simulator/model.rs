@@ -23,9 +23,9 @@ pub const TOKENS_PER_REQUEST: f64 = 650.0;
 pub const PROMPT_TOKENS_PER_REQUEST: f64 = 1950.0;
 /// End-to-end latency of every request.
 pub const LATENCY_S: f64 = TOKENS_PER_REQUEST / TOKENS_PER_S_PER_REQUEST;
-/// The running count swings by this fraction over a wave of `PERIOD_S`, so window rates,
-/// the EWMA and the sparklines visibly move.
-pub(super) const WAVE: f64 = 0.25;
+/// The running count swings by this fraction over a wave of `PERIOD_S` (by default), so
+/// window rates, the EWMA and the sparklines visibly move.
+pub const WAVE: f64 = 0.25;
 /// Period of the wave.
 pub const PERIOD_S: f64 = 16.0;
 /// How long the server had been up when the simulation starts.
@@ -38,6 +38,8 @@ pub struct Simulation {
     pub(super) started: Instant,
     pub(crate) started_unix: f64,
     pub(super) restart_after_s: Option<f64>,
+    /// How far the running count swings around `CONCURRENCY` (0: a steady run).
+    pub(super) wave: f64,
 }
 
 /// Counter values and gauges at one instant of the simulated server.
@@ -66,18 +68,25 @@ impl Simulation {
             started: Instant::now(),
             started_unix: unix_now(),
             restart_after_s,
+            wave: WAVE,
         }
     }
 
+    /// The same run with the running count swinging by `wave` (a fraction) instead.
+    pub fn with_wave(mut self, wave: f64) -> Self {
+        self.wave = wave;
+        self
+    }
+
     /// Requests running `t` seconds into the simulation.
-    pub fn running_at(t: f64) -> f64 {
-        CONCURRENCY * (1.0 + WAVE * (2.0 * PI * t / PERIOD_S).sin())
+    pub fn running_at(&self, t: f64) -> f64 {
+        CONCURRENCY * (1.0 + self.wave * (2.0 * PI * t / PERIOD_S).sin())
     }
 
     /// Tokens generated from 0 to `t` seconds into the simulation (negative `t` is before
     /// it): the integral of `TOKENS_PER_S_PER_REQUEST × running`.
-    pub fn generated_until(t: f64) -> f64 {
-        let wave = WAVE * PERIOD_S / (2.0 * PI) * (1.0 - (2.0 * PI * t / PERIOD_S).cos());
+    pub fn generated_until(&self, t: f64) -> f64 {
+        let wave = self.wave * PERIOD_S / (2.0 * PI) * (1.0 - (2.0 * PI * t / PERIOD_S).cos());
         TOKENS_PER_S_PER_REQUEST * CONCURRENCY * (t + wave)
     }
 
@@ -89,14 +98,14 @@ impl Simulation {
             _ => (-UPTIME_BEFORE_S, self.started_unix - UPTIME_BEFORE_S),
         };
         let since_start = t - since;
-        let generated = Self::generated_until(t) - Self::generated_until(since);
-        let finished = ((Self::generated_until(t - LATENCY_S) - Self::generated_until(since))
+        let generated = self.generated_until(t) - self.generated_until(since);
+        let finished = ((self.generated_until(t - LATENCY_S) - self.generated_until(since))
             / TOKENS_PER_REQUEST)
             .max(0.0);
         State {
             generated,
             finished,
-            running: Self::running_at(t).round(),
+            running: self.running_at(t).round(),
             waiting: (BACKLOG_AFTER_RESTART - 4.0 * since_start).max(0.0).round(),
             process_start_unix,
             created_unix: process_start_unix + 12.5,
@@ -106,7 +115,7 @@ impl Simulation {
 }
 
 /// A short description of what the simulation does, for the monitor's header.
-pub fn describe(engine: &Engine, restart_after_s: Option<f64>) -> String {
+pub fn describe(engine: &Engine, restart_after_s: Option<f64>, wave: f64) -> String {
     let server = match engine.kind {
         "vllm" => "vLLM 0.33".to_string(),
         "dcgm" => {
@@ -118,7 +127,7 @@ pub fn describe(engine: &Engine, restart_after_s: Option<f64>) -> String {
     let mut text = format!(
         "simulated {server} server: {CONCURRENCY:.0} running requests of {TOKENS_PER_REQUEST:.0} tokens \
          at {TOKENS_PER_S_PER_REQUEST:.0} tok/s each (±{:.0}%, {PERIOD_S:.0} s wave)",
-        WAVE * 100.0
+        wave * 100.0
     );
     if let Some(r) = restart_after_s {
         let _ = write!(text, ", restarts after {r:.0} s");

@@ -1,7 +1,7 @@
 //! Every server the monitor knows, end to end: the binary plays each one with its
-//! simulator (`--simulate SERVER`) and reads it back over HTTP at the simulation's known
-//! rate; with `--simulate-gpus`, a simulated DCGM exporter beside it gives joules per
-//! token as the energy model says.
+//! simulator (`--simulate SERVER`, steady: `--simulate-wave 0`) and reads it back over HTTP
+//! at the simulation's known rate; with `--simulate-gpus`, a simulated DCGM exporter beside
+//! it gives joules per token as the energy model says.
 
 use std::thread;
 
@@ -9,13 +9,10 @@ use serde_json::Value;
 
 use crate::monitor::run_monitor;
 
-/// Requests running on average × each one's decode speed: the simulator's mean rate.
+/// The steady simulator's rate: 200 requests running all the time, 8 tok/s each.
 const KNOWN_RATE: f64 = 200.0 * 8.0;
-/// The decode speed of each running request: tokens/s ÷ mean running requests is this,
-/// whatever part of the simulation's wave a window holds.
-const KNOWN_SPEED: f64 = 8.0;
 
-/// The JSON rows of a 20 s run of `args` with a 16 s window and no restart.
+/// The JSON rows of a 21 s run of `args` with a 16 s window, steady, without a restart.
 fn rows(args: &[&str]) -> Vec<Value> {
     let mut all = vec![
         "--json",
@@ -27,6 +24,8 @@ fn rows(args: &[&str]) -> Vec<Value> {
         "21s",
         "--simulate-restart-after",
         "1h",
+        "--simulate-wave",
+        "0",
     ];
     all.extend_from_slice(args);
     let (rows, status) = run_monitor(&all);
@@ -68,20 +67,11 @@ fn every_server_is_read_at_the_known_rate() {
         let at_request_end = rows.iter().any(|r| r["tokens_counted_at_request_end"] == true);
         let tolerance = if at_request_end { 0.03 } else { 0.01 };
         for row in full {
-            // The rate over the window ÷ the requests running over it (a window's span is
-            // 16 or 17 s as scrapes fall, so its share of the wave varies: the ratio does not).
             let rate = row["generation_tokens_per_s"]["window"].as_f64().unwrap();
-            let speed = row["generation_tokens_per_s_per_running_request"]
-                .as_f64()
-                .unwrap();
             assert!(
-                (speed - KNOWN_SPEED).abs() <= tolerance * KNOWN_SPEED,
-                "{server}: {speed} tok/s per running request ({rate} tok/s), want {KNOWN_SPEED} ± {}%",
+                (rate - KNOWN_RATE).abs() <= tolerance * KNOWN_RATE,
+                "{server}: {rate} tok/s, want {KNOWN_RATE} ± {}%",
                 tolerance * 100.0
-            );
-            assert!(
-                (rate - KNOWN_RATE).abs() <= 0.05 * KNOWN_RATE,
-                "{server}: {rate} tok/s"
             );
             if at_request_end {
                 assert!(
@@ -99,18 +89,17 @@ fn every_server_is_read_at_the_known_rate() {
 }
 
 /// Joules per token = the energy counters' increase over the window ÷ the tokens' (each
-/// over its own points' span). In the simulation, power is 2 × 90 W idle + 1000 W × running
-/// ÷ 200 and tokens are 8/s per running request, so over a window of mean running R:
-/// (180 + 5 R) ÷ (8 R) J/token, 0.7375 at R = 200.
+/// over its own points' span). In the steady simulation the GPUs draw 2 × 90 W idle plus
+/// 1000 W for the 200 running requests, and tokens come at 1600/s: 1180 ÷ 1600 =
+/// 0.7375 J/token.
 #[test]
 fn joules_per_token_with_a_simulated_dcgm_exporter() {
     let rows = rows(&["--simulate-gpus", "--gpu-hour-price", "2.5"]);
     let full = full_windows(&rows);
     assert!(full.len() >= 3, "{} rows with a full window", full.len());
+    let want = (2.0 * 90.0 + 1000.0) / KNOWN_RATE;
     let mut worst = 0.0f64;
     for row in full {
-        let running = row["running_mean"].as_f64().unwrap();
-        let want = (180.0 + 5.0 * running) / (8.0 * running);
         let joules = row["joules_per_generated_token"]
             .as_f64()
             .expect("joules per token");
