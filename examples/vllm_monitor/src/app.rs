@@ -67,8 +67,9 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
                 default_duration: None,
             });
         }
+        // Short: with the whole default port list, the line stays within 120 columns.
         format!(
-            "no --url given, and no inference server on 127.0.0.1 port(s) {}",
+            "no --url, and no server on 127.0.0.1 port(s) {}",
             discover::describe(ports)
         )
     };

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use clap::Parser;
 
-/// Live throughput of vLLM, SGLang and TGI servers from their Prometheus metrics: exact
-/// rates that survive restarts, the figures an operator works out by hand, and a
-/// terminal dashboard.
+/// Live throughput of LLM inference servers (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM,
+/// LMDeploy, Dynamo, Ray Serve LLM) from their Prometheus metrics: exact rates that
+/// survive restarts, the figures an operator works out by hand, GPUs, energy and cost per
+/// token from a DCGM exporter, and a terminal dashboard.
 ///
 /// Without --url or --federate it looks for a server on this machine's usual ports
 /// (--discover-ports) and monitors what answers; when none does, or with --simulate, it
@@ -24,8 +25,9 @@ pub struct Args {
     pub url: Vec<String>,
 
     /// Read a whole fleet through Prometheus or VictoriaMetrics at BASE_URL (e.g.
-    /// http://localhost:9090): asks its /federate for the vLLM, SGLang and TGI families
-    /// only, and shows figures per instance (implies --by instance). [default: none]
+    /// http://localhost:9090): asks its /federate for the families of the servers above
+    /// and DCGM's only, and shows figures per instance (implies --by instance).
+    /// [default: none]
     #[arg(long, value_name = "BASE_URL")]
     pub federate: Option<String>,
 

@@ -194,7 +194,8 @@ const SGLANG: Engine = Engine {
     ..NONE
 };
 
-/// Hugging Face TGI; `router/src/server.rs`. Its token counts are histograms' `_sum`.
+/// Hugging Face TGI; `router/src/server.rs`. Its token counts are histograms' `_sum`,
+/// observed when a request ends.
 const TGI: Engine = Engine {
     kind: "tgi",
     title: "TGI",
@@ -208,6 +209,7 @@ const TGI: Engine = Engine {
     itl: &[m("tgi_request_mean_time_per_token_duration")],
     request_generation: &[m("tgi_request_generated_tokens")],
     request_prompt: &[m("tgi_request_input_length")],
+    tokens_at_request_end: true,
     ..NONE
 };
 

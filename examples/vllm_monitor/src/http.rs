@@ -291,6 +291,10 @@ impl Client {
                 "connection refused (nothing listening there?)".into()
             }
             ureq::Error::Io(io) if io.kind() == ErrorKind::TimedOut => self.timed_out(),
+            // A failed name lookup comes as an I/O error from the system's resolver.
+            ureq::Error::Io(io) if io.to_string().contains("lookup address") => {
+                format!("DNS: host not found ({io})")
+            }
             // rustls reports a refused certificate through the stream it wraps.
             ureq::Error::Io(io) => match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
                 Some(tls) => tls_reason(tls),

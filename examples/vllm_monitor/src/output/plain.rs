@@ -174,7 +174,14 @@ impl<W: Write> Plain<W> {
             self.line(&format!("gpus: {}", gpu.join(" · ")));
         }
         for (url, reason) in &s.never_answered {
-            self.line(&format!("never answered: {url}: {reason}"));
+            // The reason on a line of its own when both would not fit: it is the point.
+            let line = format!("never answered: {url}: {reason}");
+            if line.chars().count() <= MAX_WIDTH {
+                self.line(&line);
+            } else {
+                self.line(&format!("never answered: {url}"));
+                self.line(&format!("  {reason}"));
+            }
         }
         let _ = self.out.flush();
     }

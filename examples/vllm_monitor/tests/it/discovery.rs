@@ -118,7 +118,7 @@ fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
     let ports = free.to_string();
     let (rows, _) = run(&["--discover-ports", &ports]);
     let start = &rows[0];
-    let why = format!("no --url given, and no inference server on 127.0.0.1 port(s) {free}");
+    let why = format!("no --url, and no server on 127.0.0.1 port(s) {free}");
     assert_eq!(
         start["notes"][0].as_str().unwrap(),
         format!("{why}: monitoring the built-in simulator"),

@@ -82,7 +82,7 @@ fn every_server_is_read_at_the_known_rate() {
         }
         assert_eq!(
             at_request_end,
-            matches!(*server, "llamacpp" | "trtllm"),
+            matches!(*server, "tgi" | "llamacpp" | "trtllm"),
             "{server}"
         );
     }
