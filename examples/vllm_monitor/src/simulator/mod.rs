@@ -100,73 +100,82 @@ pub mod tests {
                     continue;
                 }
                 let s = Snapshot::compute(std::slice::from_ref(&target), window, at, None, None, t);
-                let f = &s.figures;
-                let what = |figure: &str| format!("{}: {figure}", engine.title);
-                // What the simulated server counted over the window, as the page shows it.
-                let counted = |t: f64| {
-                    let state = sim.state_at(t);
-                    if engine.tokens_at_request_end {
-                        state.finished.floor() * TOKENS_PER_REQUEST
-                    } else {
-                        state.generated.floor()
-                    }
-                };
-                let want = (counted(t) - counted(t - PERIOD_S)) / PERIOD_S;
-                close1(f.generation.window, want, &what("generation tokens/s"));
-                if !engine.prompt.is_empty() {
-                    close1(
-                        f.prompt.window,
-                        want * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST,
-                        &what("prompt tokens/s"),
-                    );
-                }
-                // vLLM's page splits them by reason, each rounded down.
-                let finished_counted = |t: f64| {
-                    let f = sim.state_at(t).finished;
-                    match engine.kind {
-                        "vllm" => (f * 0.885).floor() + (f * 0.108).floor() + (f * 0.007).floor(),
-                        _ => f.floor(),
-                    }
-                };
-                let finished = (finished_counted(t) - finished_counted(t - PERIOD_S)) / PERIOD_S;
-                match engine.finished.is_empty() {
-                    true => assert_eq!(f.finished, None, "{}", what("no finished requests")),
-                    false => close1(f.finished, finished, &what("finished requests/s")),
-                }
-                let state = sim.state_at(t);
-                for (metrics, got, want, figure) in [
-                    (engine.running, f.running, state.running, "running"),
-                    (engine.waiting, f.waiting, state.waiting, "waiting"),
-                    (
-                        engine.kv_usage,
-                        f.kv_usage,
-                        0.3 * state.running / CONCURRENCY,
-                        "kv usage",
-                    ),
-                ] {
-                    match metrics.is_empty() {
-                        true => assert_eq!(got, None, "{}", what(figure)),
-                        false => assert!(
-                            (got.unwrap() - want).abs() < 1e-9,
-                            "{}: {got:?}, want {want}",
-                            what(figure)
-                        ),
-                    }
-                }
-                for (metrics, q, figure) in [
-                    (engine.ttft, f.ttft, "ttft"),
-                    (engine.e2e, f.e2e, "e2e"),
-                    (engine.itl, f.itl, "itl"),
-                ] {
-                    // A median in seconds, whatever unit the server writes.
-                    assert_eq!(q.p50.is_some(), !metrics.is_empty(), "{}", what(figure));
-                    if let Some(p50) = q.p50 {
-                        assert!(p50 > 0.001 && p50 < 200.0, "{}: p50 {p50} s", what(figure));
-                    }
-                }
+                check_engine_figures(engine, &sim, &s.figures, t);
                 checked += 1;
             }
             assert_eq!(checked, 9, "{}", engine.title);
+        }
+    }
+
+    /// The figures `f` of the simulated `engine` at `t` (a full window): see the test above.
+    fn check_engine_figures(
+        engine: &crate::engines::Engine,
+        sim: &Simulation,
+        f: &crate::figures::Figures,
+        t: f64,
+    ) {
+        let what = |figure: &str| format!("{}: {figure}", engine.title);
+        // What the simulated server counted over the window, as the page shows it.
+        let counted = |t: f64| {
+            let state = sim.state_at(t);
+            if engine.tokens_at_request_end {
+                state.finished.floor() * TOKENS_PER_REQUEST
+            } else {
+                state.generated.floor()
+            }
+        };
+        let want = (counted(t) - counted(t - PERIOD_S)) / PERIOD_S;
+        close1(f.generation.window, want, &what("generation tokens/s"));
+        if !engine.prompt.is_empty() {
+            close1(
+                f.prompt.window,
+                want * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST,
+                &what("prompt tokens/s"),
+            );
+        }
+        // vLLM's page splits them by reason, each rounded down.
+        let finished_counted = |t: f64| {
+            let f = sim.state_at(t).finished;
+            match engine.kind {
+                "vllm" => (f * 0.885).floor() + (f * 0.108).floor() + (f * 0.007).floor(),
+                _ => f.floor(),
+            }
+        };
+        let finished = (finished_counted(t) - finished_counted(t - PERIOD_S)) / PERIOD_S;
+        match engine.finished.is_empty() {
+            true => assert_eq!(f.finished, None, "{}", what("no finished requests")),
+            false => close1(f.finished, finished, &what("finished requests/s")),
+        }
+        let state = sim.state_at(t);
+        for (metrics, got, want, figure) in [
+            (engine.running, f.running, state.running, "running"),
+            (engine.waiting, f.waiting, state.waiting, "waiting"),
+            (
+                engine.kv_usage,
+                f.kv_usage,
+                0.3 * state.running / CONCURRENCY,
+                "kv usage",
+            ),
+        ] {
+            match metrics.is_empty() {
+                true => assert_eq!(got, None, "{}", what(figure)),
+                false => assert!(
+                    (got.unwrap() - want).abs() < 1e-9,
+                    "{}: {got:?}, want {want}",
+                    what(figure)
+                ),
+            }
+        }
+        for (metrics, q, figure) in [
+            (engine.ttft, f.ttft, "ttft"),
+            (engine.e2e, f.e2e, "e2e"),
+            (engine.itl, f.itl, "itl"),
+        ] {
+            // A median in seconds, whatever unit the server writes.
+            assert_eq!(q.p50.is_some(), !metrics.is_empty(), "{}", what(figure));
+            if let Some(p50) = q.p50 {
+                assert!(p50 > 0.001 && p50 < 200.0, "{}: p50 {p50} s", what(figure));
+            }
         }
     }
 

@@ -267,7 +267,6 @@ fn spec_decode_counters(p: &mut String, s: &State) {
 
 /// Token counts and latencies per request, as log-logistic histograms.
 fn histograms(p: &mut String, s: &State) {
-    let created = Some(s.created_unix);
     let engine = [("engine", "0"), ("model_name", MODEL)];
     let seconds = [
         0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
@@ -282,84 +281,70 @@ fn histograms(p: &mut String, s: &State) {
         50000.0, 100000.0,
     ];
     let requests = s.finished.floor();
-    histogram(
-        p,
-        &Histogram {
-            name: "vllm:request_prompt_tokens",
-            help: "Number of prefill tokens processed.",
-            bounds: &tokens,
+    // Name, help, buckets, observations, mean, shape, in the order vLLM writes them.
+    let families: [(&str, &str, &[f64], f64, f64, f64); 6] = [
+        (
+            "vllm:request_prompt_tokens",
+            "Number of prefill tokens processed.",
+            &tokens[..],
+            requests,
+            PROMPT_TOKENS_PER_REQUEST,
+            1.6,
+        ),
+        (
+            "vllm:request_generation_tokens",
+            "Number of generation tokens processed.",
+            &tokens[..],
+            requests,
+            TOKENS_PER_REQUEST,
+            2.2,
+        ),
+        (
+            "vllm:time_to_first_token_seconds",
+            "Histogram of time to first token in seconds.",
+            &seconds[..],
+            requests,
+            0.085,
+            1.9,
+        ),
+        (
+            "vllm:inter_token_latency_seconds",
+            "Histogram of inter-token latency in seconds.",
+            &itl[..],
+            s.generated.floor(),
+            1.0 / TOKENS_PER_S_PER_REQUEST,
+            3.5,
+        ),
+        (
+            "vllm:e2e_request_latency_seconds",
+            "Histogram of e2e request latency in seconds.",
+            &seconds[..],
+            requests,
+            LATENCY_S,
+            6.0,
+        ),
+        (
+            "vllm:request_queue_time_seconds",
+            "Histogram of time spent in WAITING phase for request.",
+            &seconds[..],
+            requests,
+            0.004,
+            1.2,
+        ),
+    ];
+    for (name, help, bounds, count, mean, shape) in families {
+        let h = Histogram {
+            name,
+            help,
+            bounds,
             labels: &engine,
-            count: requests,
-            mean: PROMPT_TOKENS_PER_REQUEST,
-            shape: 1.6,
-            created_unix: created,
-        },
-    );
-    histogram(
-        p,
-        &Histogram {
-            name: "vllm:request_generation_tokens",
-            help: "Number of generation tokens processed.",
-            bounds: &tokens,
-            labels: &engine,
-            count: requests,
-            mean: TOKENS_PER_REQUEST,
-            shape: 2.2,
-            created_unix: created,
-        },
-    );
-    histogram(
-        p,
-        &Histogram {
-            name: "vllm:time_to_first_token_seconds",
-            help: "Histogram of time to first token in seconds.",
-            bounds: &seconds,
-            labels: &engine,
-            count: requests,
-            mean: 0.085,
-            shape: 1.9,
-            created_unix: created,
-        },
-    );
-    histogram(
-        p,
-        &Histogram {
-            name: "vllm:inter_token_latency_seconds",
-            help: "Histogram of inter-token latency in seconds.",
-            bounds: &itl,
-            labels: &engine,
-            count: s.generated.floor(),
-            mean: 1.0 / TOKENS_PER_S_PER_REQUEST,
-            shape: 3.5,
-            created_unix: created,
-        },
-    );
-    histogram(
-        p,
-        &Histogram {
-            name: "vllm:e2e_request_latency_seconds",
-            help: "Histogram of e2e request latency in seconds.",
-            bounds: &seconds,
-            labels: &engine,
-            count: requests,
-            mean: LATENCY_S,
-            shape: 6.0,
-            created_unix: created,
-        },
-    );
-    histogram(
-        p,
-        &Histogram {
-            name: "vllm:request_queue_time_seconds",
-            help: "Histogram of time spent in WAITING phase for request.",
-            bounds: &seconds,
-            labels: &engine,
-            count: requests,
-            mean: 0.004,
-            shape: 1.2,
-            created_unix: created,
-        },
-    );
+            count,
+            mean,
+            shape,
+            created_unix: Some(s.created_unix),
+        };
+        histogram(p, &h);
+    }
 }
 
 /// The info gauge of the cache configuration.
