@@ -375,4 +375,25 @@ mod tests {
         }
         assert_eq!(taken, 20, "the fast path takes the common shapes");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// Whatever the metadata fast path takes from a page, the general path reads the
+        /// same entry from that line; the line ends where the fast path says.
+        #[test]
+        fn metadata_fast_path_agrees_with_general_path(
+            page in "# (HELP|TYPE|HELPX|UNIT)[ \t]{0,2}[a-z_:]{0,5}[ \t]{0,2}(counter|gauge|untyped|histogram|summary|info|[a-z \\\\]{0,6})[ \t]?\r?(\n[a-z#]{0,3})?",
+            previous in "[a-z_:]{0,5}",
+            max_line in 0usize..40,
+        ) {
+            if let Some((fast, len)) = metadata_fast(&page, &previous, max_line) {
+                proptest::prop_assert!(len <= max_line);
+                proptest::prop_assert!(matches!(page.as_bytes().get(len), None | Some(b'\n')), "{page:?} at {len}");
+                let general = metadata(&page[..len], false);
+                proptest::prop_assert!(general.is_ok(), "{page:?}: {general:?}");
+                proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", general.unwrap()));
+            }
+        }
+    }
 }

@@ -17,7 +17,8 @@
 //!   a label set's limits and duplicate names are checked in `label_set.rs`, one way
 //!   (`SeenNames`) for both paths;
 //! - any change to what the fast path accepts must keep it identical to the general path
-//!   (proptest `fast_path_agrees_with_the_general_path`, fuzz target `fast_path_agrees`);
+//!   (proptests `fast_path_agrees_with_general_path` and
+//!   `metadata_fast_path_agrees_with_general_path`, fuzz target `fast_path_agrees`);
 //! - OpenMetrics' rules across lines live in `openmetrics.rs`, applied after a line parsed.
 //!
 //! The files are layers, lowest first: `swar`, `names`, `escape`, `limits`, `value`;

@@ -2,7 +2,7 @@
 //! fast path for the common shape, read straight from the page.
 //!
 //! Both must give identical samples for every line the fast path accepts; the proptest
-//! `fast_path_agrees_with_the_general_path` and the fuzz target `fast_path_agrees` check it.
+//! `fast_path_agrees_with_general_path` and the fuzz target `fast_path_agrees` check it.
 
 use super::label_set::{label_set, SeenNames, FILTERED_LABELS};
 use super::labels::Labels;
