@@ -265,6 +265,9 @@ fn spec_decode_counters(p: &mut String, s: &State) {
     );
 }
 
+/// A histogram family of the page: name, help, buckets, observations, mean, shape.
+type HistogramFamily<'a> = (&'a str, &'a str, &'a [f64], f64, f64, f64);
+
 /// Token counts and latencies per request, as log-logistic histograms.
 fn histograms(p: &mut String, s: &State) {
     let engine = [("engine", "0"), ("model_name", MODEL)];
@@ -282,7 +285,7 @@ fn histograms(p: &mut String, s: &State) {
     ];
     let requests = s.finished.floor();
     // Name, help, buckets, observations, mean, shape, in the order vLLM writes them.
-    let families: [(&str, &str, &[f64], f64, f64, f64); 6] = [
+    let families: [HistogramFamily<'_>; 6] = [
         (
             "vllm:request_prompt_tokens",
             "Number of prefill tokens processed.",
