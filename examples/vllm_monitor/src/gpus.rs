@@ -331,6 +331,37 @@ mod tests {
         assert_eq!(measure(&sources, window, Some("gpu-node-99")), None);
     }
 
+    /// Without a DCGM exporter, `--gpus N` gives tokens per GPU and the cost; joules per
+    /// token need the energy counters, so there is none.
+    #[test]
+    fn gpus_given_without_dcgm() {
+        let settings = GpuSettings {
+            gpus: Some(4),
+            gpu_hour_price: Some(3.0),
+        };
+        let t = PerToken::new(&settings, None, Some(1600.0));
+        assert_eq!(t.gpus, Some(4));
+        assert_eq!(t.tokens_per_s_per_gpu, Some(400.0));
+        assert_eq!(t.joules_per_token, None);
+        let cost = t.cost_per_million_tokens.unwrap();
+        assert!((cost - 3.0 * 4.0 / 3600.0 / 1600.0 * 1e6).abs() < 1e-12, "{cost}");
+        // No rate, no per-token figure; and DCGM's count wins over --gpus.
+        assert_eq!(
+            PerToken::new(&settings, None, Some(0.0)).tokens_per_s_per_gpu,
+            None
+        );
+        let seen = Gpus {
+            count: 2,
+            energy_rate_w: Some(1180.0),
+            ..Gpus::default()
+        };
+        let t = PerToken::new(&settings, Some(&seen), Some(1600.0));
+        assert_eq!(
+            (t.gpus, t.tokens_per_s_per_gpu, t.joules_per_token),
+            (Some(2), Some(800.0), Some(0.7375))
+        );
+    }
+
     /// Two H100s on one host (dcgm-exporter's release label spelling `Hostname`).
     #[test]
     fn two_gpus_are_counted_and_summed() {
