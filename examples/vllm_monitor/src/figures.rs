@@ -16,7 +16,7 @@ use promrate::histogram::{self, Bucket};
 use promrate::promql::Range;
 use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker};
 
-use crate::engines::{alternatives, Engine, Metric};
+use crate::engines::{alternatives, Engine, Metric, ENGINES};
 use crate::gpus::{self, Gpus, PerToken};
 
 /// Which server a page comes from: its entry in the catalogue.
@@ -772,6 +772,7 @@ pub fn compute(
     let query = Query::new(sources, by);
     let answers = Answers::ask(&query, window);
     let ids = query.groups.into_inner();
+    let all_gpus = gpus::measure(sources, window, None);
     let groups = match by {
         Some(by) => answers
             .groups(&ids)
@@ -779,7 +780,10 @@ pub fn compute(
             .map(|(name, g)| {
                 let mut f = answers.figures(Some(g));
                 // GPUs join a group by host: `--by instance` (host:port) and `--by url`.
-                f.gpus = gpus::host_of_group(by, &name)
+                // Asked only when some page has GPUs: a fleet without DCGM pays nothing.
+                f.gpus = all_gpus
+                    .as_ref()
+                    .and_then(|_| gpus::host_of_group(by, &name))
                     .and_then(|host| gpus::measure(sources, window, Some(&host)));
                 (name.to_string(), f)
             })
@@ -787,11 +791,14 @@ pub fn compute(
         None => Vec::new(),
     };
     let mut total = answers.figures(None);
-    total.gpus = gpus::measure(sources, window, None);
+    total.gpus = all_gpus;
     total.engine_rates = engine_rates(sources, window);
-    total.tokens_at_request_end = sources
+    // By the name index (the generation metric of such a server), not by walking every
+    // series of every tracker each interval.
+    total.tokens_at_request_end = ENGINES
         .iter()
-        .any(|s| Engine::detect(s.tracker).is_some_and(|e| e.tokens_at_request_end));
+        .filter(|e| e.tokens_at_request_end)
+        .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
     if total.tokens_at_request_end {
         total.generation.ewma = None;
         total.generation.promql = None;

@@ -611,7 +611,6 @@ mod tests {
     #[test]
     fn the_gpu_panel_fits_the_designed_size() {
         use crate::gpus::GpuSettings;
-        use crate::http::Page;
         let sim = Simulation::new(None);
         let start =
             chrono::DateTime::<chrono::Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64)
@@ -624,15 +623,7 @@ mod tests {
         let mut last = None;
         for second in 0..=20i64 {
             let (t, at) = (second as f64, start + TimeDelta::seconds(second));
-            for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
-                target.ingest(
-                    at,
-                    Ok(Page {
-                        body,
-                        format: promrate::Format::PrometheusText,
-                    }),
-                );
-            }
+            crate::simulator::tests::scrape_with_gpus(&sim, &mut targets, t, at);
             let settings = GpuSettings {
                 gpus: None,
                 gpu_hour_price: Some(2.5),

@@ -179,6 +179,18 @@ pub mod tests {
         }
     }
 
+    /// One scrape of the simulated server (`targets[0]`) and its DCGM exporter
+    /// (`targets[1]`), `t` seconds in, at `at`.
+    pub fn scrape_with_gpus(sim: &Simulation, targets: &mut [Target; 2], t: f64, at: DateTime<Utc>) {
+        for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
+            let page = Page {
+                body,
+                format: promrate::Format::PrometheusText,
+            };
+            target.ingest(at, Ok(page));
+        }
+    }
+
     /// The simulated server and its simulated DCGM exporter, scraped every second: the GPUs
     /// are counted once each, and joules per token, tokens per GPU and the cost per million
     /// tokens are the hand computation from the pages' own counters, within 1%.
@@ -200,15 +212,7 @@ pub mod tests {
         for second in 0..=40u32 {
             let t = f64::from(second);
             let at = start + TimeDelta::seconds(second.into());
-            for (target, body) in targets.iter_mut().zip([sim.render_at(t), sim.render_dcgm_at(t)]) {
-                target.ingest(
-                    at,
-                    Ok(Page {
-                        body,
-                        format: promrate::Format::PrometheusText,
-                    }),
-                );
-            }
+            scrape_with_gpus(&sim, &mut targets, t, at);
             assert_eq!(targets[1].status.kind().map(|k| k.as_str()), Some("dcgm"));
             if t < PERIOD_S {
                 continue;
