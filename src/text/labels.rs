@@ -10,8 +10,10 @@ use super::swar::{word_at, ONES};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///
-/// Iterating re-reads that text; nothing is stored per label, so a `Labels` is 24 bytes
-/// whatever the label count: the text's address and length, the count, and how to read it.
+/// Iterating re-reads that text; nothing is allocated per label, so a `Labels` is 32 bytes
+/// whatever the label count: the text's address and length, the count, how to read it, and
+/// where the first four labels' names and values end, as the parser found them, so that
+/// iterating them needs no second scan.
 ///
 /// # Example
 /// ```
@@ -33,6 +35,43 @@ pub struct Labels<'page> {
     /// names, no blanks and no backslash (the fast path's shape): iteration then needs no
     /// lexer, only a search for each closing quote.
     simple: bool,
+    /// Of a simple set, the lengths of the first labels' names and values, as [`Spans`]
+    /// records them.
+    spans: Spans,
+}
+
+/// The name and value lengths of the last [`Spans::LABELS`] labels of a simple set, one
+/// byte each, as the parser measured them: the last label's name length in the low byte,
+/// its value's length in the next, the label before it in the two above, and so on.
+/// A zero name length means "not recorded" (names are never empty): that label and the
+/// ones after it (and any whose name or value is over 255 bytes) are found by scanning.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Spans(u64);
+
+impl Spans {
+    /// How many labels a record holds.
+    pub(crate) const LABELS: usize = 4;
+
+    /// Records the next label, with a name of `name` bytes and a value of `value`; the
+    /// oldest of the record falls off. Lengths over 255 record "not recorded".
+    #[inline(always)]
+    pub(crate) fn push(&mut self, name: usize, value: usize) {
+        let span = if (name | value) < 256 {
+            (name | value << 8) as u64
+        } else {
+            0
+        };
+        self.0 = self.0 << 16 | span;
+    }
+
+    /// The name and value lengths of label `k` of `len`, if recorded.
+    #[inline(always)]
+    fn get(self, k: usize, len: usize) -> Option<(usize, usize)> {
+        let from_last = len.checked_sub(k + 1).filter(|&back| back < Self::LABELS)?;
+        let span = self.0 >> (16 * from_last);
+        let name = (span & 0xff) as usize;
+        (name != 0).then_some((name, (span >> 8 & 0xff) as usize))
+    }
 }
 
 impl<'page> Labels<'page> {
@@ -42,11 +81,13 @@ impl<'page> Labels<'page> {
             len,
             dialect,
             simple: false,
+            spans: Spans::default(),
         }
     }
 
-    /// Labels the caller checked to be of the simple shape (see the field).
-    pub(crate) fn simple(raw: &'page str, len: u32) -> Self {
+    /// Labels the caller checked to be of the simple shape (see the field), with the
+    /// lengths it recorded.
+    pub(crate) fn simple(raw: &'page str, len: u32, spans: Spans) -> Self {
         Labels {
             raw,
             len,
@@ -55,6 +96,7 @@ impl<'page> Labels<'page> {
                 strict_escapes: true,
             },
             simple: true,
+            spans,
         }
     }
 
@@ -65,7 +107,7 @@ impl<'page> Labels<'page> {
     /// assert!(promrate::Labels::empty().is_empty());
     /// ```
     pub fn empty() -> Labels<'static> {
-        Labels::simple("", 0)
+        Labels::simple("", 0, Spans::default())
     }
 
     /// The number of labels (a metric name written inside the braces is not a label).
@@ -118,6 +160,10 @@ impl<'page> Labels<'page> {
             pos: 0,
             dialect: self.dialect,
             simple: self.simple,
+            spans: self.spans,
+            index: 0,
+            len: self.len as usize,
+            scanning: false,
             quotes: Quotes::default(),
         }
     }
@@ -179,7 +225,14 @@ pub struct LabelsIter<'page> {
     pos: usize,
     dialect: Dialect,
     simple: bool,
-    /// The quotes of a simple set still ahead, a word at a time.
+    /// The recorded lengths of the last labels (of a simple set).
+    spans: Spans,
+    /// The index of the next label, and the label count.
+    index: usize,
+    len: usize,
+    /// Whether a label was scanned for: all after it are.
+    scanning: bool,
+    /// The quotes of a simple set still ahead, a word at a time, once the record ends.
     quotes: Quotes,
 }
 
@@ -194,6 +247,22 @@ impl<'page> LabelsIter<'page> {
         if start >= bytes.len() {
             return None;
         }
+        if let Some((name_len, value_len)) = self.spans.get(self.index, self.len).filter(|_| !self.scanning) {
+            self.index += 1;
+            let open = start + name_len + 1;
+            let close = open + 1 + value_len;
+            self.pos = close + 2;
+            let name = self.raw.get(start..start + name_len)?;
+            let value = self.raw.get(open + 1..close)?;
+            return Some((name, LabelValue { raw: value }));
+        }
+        if self.quotes.mask == 0 && self.quotes.next < start {
+            // Labels were read from the record up to here: the quotes before are behind us.
+            self.quotes.next = start;
+        }
+        // From an unrecorded label on, all are scanned (the quote scan cannot skip ahead).
+        self.scanning = true;
+        self.index += 1;
         let open = self.quotes.next(bytes)?;
         let close = self.quotes.next(bytes)?;
         // Past the closing quote and the comma.
@@ -384,7 +453,41 @@ mod tests {
 
     /// What the type's documentation promises: the same size whatever the label count.
     #[test]
-    fn labels_are_24_bytes() {
-        assert_eq!(std::mem::size_of::<Labels<'_>>(), 24);
+    fn labels_are_32_bytes() {
+        assert_eq!(std::mem::size_of::<Labels<'_>>(), 32);
     }
+
+    /// Recorded lengths and scanning agree, for every split between the two: a record
+    /// that ends early (a long value, a fifth label) hands over to the quote scan.
+    #[test]
+    fn recorded_spans_agree_with_scanning() {
+        let long = "v".repeat(300);
+        let raw = format!("a=\"1\",bb=\"\",c=\"{long}\",d=\"x y\",e=\"5\",f=\"6\"");
+        let lengths = [(1, 1), (2, 0), (1, 300), (1, 3), (1, 1), (1, 1)];
+        let scanned: Vec<_> = Labels::simple(&raw, 6, Spans::default()).iter().collect();
+        assert_eq!(scanned.len(), 6);
+        for cut in 0..=lengths.len() {
+            // Labels before `cut` recorded as 'not recorded' (a long one does the same).
+            let mut spans = Spans::default();
+            for (k, &(name, value)) in lengths.iter().enumerate() {
+                if k < cut {
+                    spans.push(0, 0);
+                } else {
+                    spans.push(name, value);
+                }
+            }
+            let read: Vec<_> = Labels::simple(&raw, 6, spans).iter().collect();
+            assert_eq!(read, scanned, "recorded from {cut}");
+        }
+    }
+}
+#[test]
+fn sizes_tmp() {
+    eprintln!(
+        "labels {} sample {} entry {} item {}",
+        std::mem::size_of::<Labels>(),
+        std::mem::size_of::<crate::Sample>(),
+        std::mem::size_of::<crate::Entry>(),
+        std::mem::size_of::<Option<Result<crate::Entry, crate::ParseError>>>()
+    );
 }

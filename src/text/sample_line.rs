@@ -5,7 +5,7 @@
 //! `fast_path_agrees_with_general_path` and the fuzz target `fast_path_agrees` check it.
 
 use super::label_set::{label_set, SeenNames, FILTERED_LABELS};
-use super::labels::Labels;
+use super::labels::{Labels, Spans};
 use super::lexer::{skip_blanks, token_end, Dialect, Fail};
 use super::limits::Limits;
 use super::names::{label_name_len, metric_name_len, same_bytes};
@@ -164,7 +164,7 @@ pub(crate) fn sample_fast<'page>(
         return None;
     }
     let mut i = name_len;
-    let mut labels = Labels::simple("", 0);
+    let mut labels = Labels::empty();
     if b.get(i) == Some(&b'{') {
         (labels, i) = fast_label_set(text, i, recent, limits)?;
     }
@@ -197,6 +197,7 @@ fn fast_label_set<'page>(
     let mut i = open + 1;
     let mut count = 0usize;
     let mut seen = SeenNames::default();
+    let mut spans = Spans::default();
     while b.get(i) != Some(&b'}') {
         let label_len = match recent.label_at(count, b, i) {
             Some(len) => len,
@@ -217,7 +218,8 @@ fn fast_label_set<'page>(
             return None;
         }
         if seen.insert(b, i, label_len)
-            && Labels::simple(&text[open + 1..i], count as u32).has_name(&b[i..i + label_len])
+            && Labels::simple(&text[open + 1..i], count as u32, Spans::default())
+                .has_name(&b[i..i + label_len])
         {
             return None;
         }
@@ -244,6 +246,7 @@ fn fast_label_set<'page>(
         if i - value_start > limits.label_value_length {
             return None;
         }
+        spans.push(label_len, i - value_start);
         i += 1;
         match b.get(i) {
             Some(b',') => i += 1,
@@ -254,7 +257,7 @@ fn fast_label_set<'page>(
     if count > limits.labels {
         return None;
     }
-    Some((Labels::simple(&text[open + 1..i], count as u32), i + 1))
+    Some((Labels::simple(&text[open + 1..i], count as u32, spans), i + 1))
 }
 
 /// The value and timestamp of a sample line whose name and labels end at `i`, where a space
