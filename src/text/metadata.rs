@@ -15,7 +15,7 @@ use super::help::HelpText;
 use super::lexer::{scan_quoted, Fail};
 use super::metric_type::MetricType;
 use super::names::{metric_name, metric_name_len, same_bytes};
-use super::swar::{has_byte, word_at};
+use super::swar::{has_byte, low_bytes, word_at};
 use crate::error::ParseErrorKind;
 
 #[derive(Clone, Copy)]
@@ -95,7 +95,10 @@ pub(crate) fn metadata_fast<'page>(
         let (start, end) = match b.get(rest) {
             None | Some(b'\n') => (rest, rest),
             Some(b' ' | b'\t') => {
-                let start = rest + b[rest..].iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+                let mut start = rest + 1;
+                while matches!(b.get(start), Some(b' ' | b'\t')) {
+                    start += 1;
+                }
                 (start, line_end(b, start))
             }
             Some(_) => return None,
@@ -107,21 +110,36 @@ pub(crate) fn metadata_fast<'page>(
         let text = HelpText::new(&text[start..end], false);
         (Entry::Help { name, text }, end)
     } else {
-        let (kind, word): (_, &[u8]) = match b.get(rest + 1..rest + 3)? {
-            b"co" => (MetricType::Counter, b" counter"),
-            b"ga" => (MetricType::Gauge, b" gauge"),
-            b"hi" => (MetricType::Histogram, b" histogram"),
-            b"su" => (MetricType::Summary, b" summary"),
-            b"un" => (MetricType::Unknown, b" untyped"),
+        // The kind is read as one word from the space before it and compared as a number
+        // (`histogram` is longer: its last two bytes are checked apart).
+        let word = word_at(b, rest).or_else(|| Some(tail_word(b.get(rest..)?)))?;
+        let spelled = |text: &[u8; 8]| u64::from_le_bytes(*text);
+        let (kind, head, len) = match word & 0xff_ffff {
+            0x6f_6320 => (MetricType::Counter, spelled(b" counter"), 8),
+            0x61_6720 => (MetricType::Gauge, spelled(b" gauge\0\0"), 6),
+            0x69_6820 => (MetricType::Histogram, spelled(b" histogr"), 10),
+            0x75_7320 => (MetricType::Summary, spelled(b" summary"), 8),
+            0x6e_7520 => (MetricType::Unknown, spelled(b" untyped"), 8),
             _ => return None,
         };
-        let end = rest + word.len();
-        if b.get(rest..end)? != word || !matches!(b.get(end), None | Some(b'\n')) {
+        if word & low_bytes(len.min(8)) != head
+            || (len > 8 && (b.get(rest + 8), b.get(rest + 9)) != (Some(&b'a'), Some(&b'm')))
+        {
+            return None;
+        }
+        let end = rest + len;
+        if !matches!(b.get(end), None | Some(b'\n')) {
             return None;
         }
         (Entry::Type { name, kind }, end)
     };
     (end <= max_line).then_some((entry, end))
+}
+
+/// The bytes of `tail` (fewer than eight) as the low bytes of a word.
+#[inline(always)]
+fn tail_word(tail: &[u8]) -> u64 {
+    tail.iter().rev().fold(0, |word, &c| word << 8 | u64::from(c))
 }
 
 /// The index of the first `\n` at or after `i`, or the end: eight bytes at a time over the
@@ -383,7 +401,7 @@ mod tests {
         /// same entry from that line; the line ends where the fast path says.
         #[test]
         fn metadata_fast_path_agrees_with_general_path(
-            page in "# (HELP|TYPE|HELPX|UNIT)[ \t]{0,2}[a-z_:]{0,5}[ \t]{0,2}(counter|gauge|untyped|histogram|summary|info|[a-z \\\\]{0,6})[ \t]?\r?(\n[a-z#]{0,3})?",
+            page in "# (HELP|TYPE|HELPX|UNIT)[ \t]{0,2}[a-z_:]{0,5}[ \t]{0,2}(counter|gauge|untyped|histogram|summary|info|histogrum|histogramx|counte|countery|gaug|untype|summar|[a-z \\\\]{0,6})[ \t]?\r?(\n[a-z#]{0,3})?",
             previous in "[a-z_:]{0,5}",
             max_line in 0usize..40,
         ) {
