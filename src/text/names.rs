@@ -36,13 +36,13 @@ fn name_bytes(chunk: u64, colon: bool) -> u64 {
     let ascii = !chunk & HIGH;
     let low7 = chunk & !HIGH;
     let folded = low7 | 0x2020_2020_2020_2020;
-    let mut hits = bytes_in_range(folded, b'a', b'z')
-        | bytes_in_range(low7, b'0', b'9')
-        | bytes_in_range(low7, b'_', b'_');
-    if colon {
-        hits |= bytes_in_range(low7, b':', b':');
-    }
-    hits & ascii
+    // ':' follows '9': with colons, one range takes both.
+    let digits = if colon {
+        bytes_in_range(low7, b'0', b':')
+    } else {
+        bytes_in_range(low7, b'0', b'9')
+    };
+    (bytes_in_range(folded, b'a', b'z') | digits | bytes_in_range(low7, b'_', b'_')) & ascii
 }
 
 /// Length of the run of name characters at the start of `bytes` (first byte not checked
