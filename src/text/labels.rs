@@ -43,8 +43,8 @@ pub struct Labels<'page> {
 /// The name and value lengths of the last [`Spans::LABELS`] labels of a simple set, one
 /// byte each, as the parser measured them: the last label's name length in the low byte,
 /// its value's length in the next, the label before it in the two above, and so on.
-/// A zero name length means "not recorded" (names are never empty): that label and the
-/// ones after it (and any whose name or value is over 255 bytes) are found by scanning.
+/// A zero name length means "not recorded" (names are never empty): such a label (one
+/// whose name or value is over 255 bytes, or one before the last four) is found by scanning.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct Spans(u64);
 
@@ -163,7 +163,6 @@ impl<'page> Labels<'page> {
             spans: self.spans,
             index: 0,
             len: self.len as usize,
-            scanning: false,
             quotes: Quotes::default(),
         }
     }
@@ -230,8 +229,6 @@ pub struct LabelsIter<'page> {
     /// The index of the next label, and the label count.
     index: usize,
     len: usize,
-    /// Whether a label was scanned for: all after it are.
-    scanning: bool,
     /// The quotes of a simple set still ahead, a word at a time, once the record ends.
     quotes: Quotes,
 }
@@ -247,21 +244,22 @@ impl<'page> LabelsIter<'page> {
         if start >= bytes.len() {
             return None;
         }
-        if let Some((name_len, value_len)) = self.spans.get(self.index, self.len).filter(|_| !self.scanning) {
+        if let Some((name_len, value_len)) = self.spans.get(self.index, self.len) {
             self.index += 1;
             let open = start + name_len + 1;
             let close = open + 1 + value_len;
             self.pos = close + 2;
+            // The quotes of this label are behind: a scan after it starts afresh.
+            self.quotes.mask = 0;
             let name = self.raw.get(start..start + name_len)?;
             let value = self.raw.get(open + 1..close)?;
             return Some((name, LabelValue { raw: value }));
         }
-        if self.quotes.mask == 0 && self.quotes.next < start {
-            // Labels were read from the record up to here: the quotes before are behind us.
+        if self.quotes.next < start {
+            // No quote is left before `start` (the labels before were read from the record,
+            // or the last word ended at a closing quote): the scan resumes here.
             self.quotes.next = start;
         }
-        // From an unrecorded label on, all are scanned (the quote scan cannot skip ahead).
-        self.scanning = true;
         self.index += 1;
         let open = self.quotes.next(bytes)?;
         let close = self.quotes.next(bytes)?;
@@ -457,27 +455,44 @@ mod tests {
         assert_eq!(std::mem::size_of::<Labels<'_>>(), 32);
     }
 
-    /// Recorded lengths and scanning agree, for every split between the two: a record
-    /// that ends early (a long value, a fifth label) hands over to the quote scan.
+    /// Recorded lengths and scanning agree, however the two alternate: labels before the
+    /// last four, and a label too long to record, anywhere, are scanned for.
     #[test]
     fn recorded_spans_agree_with_scanning() {
-        let long = "v".repeat(300);
-        let raw = format!("a=\"1\",bb=\"\",c=\"{long}\",d=\"x y\",e=\"5\",f=\"6\"");
-        let lengths = [(1, 1), (2, 0), (1, 300), (1, 3), (1, 1), (1, 1)];
-        let scanned: Vec<_> = Labels::simple(&raw, 6, Spans::default()).iter().collect();
-        assert_eq!(scanned.len(), 6);
-        for cut in 0..=lengths.len() {
-            // Labels before `cut` recorded as 'not recorded' (a long one does the same).
-            let mut spans = Spans::default();
-            for (k, &(name, value)) in lengths.iter().enumerate() {
-                if k < cut {
-                    spans.push(0, 0);
-                } else {
-                    spans.push(name, value);
+        for labels in 1..=6 {
+            for long in 0..=labels {
+                // Label `long` (none if `labels`) has a 300-byte value; one has a blank.
+                let pairs: Vec<(String, String)> = (0..labels)
+                    .map(|k| {
+                        let value = match k {
+                            _ if k == long => "v".repeat(300),
+                            1 => String::new(),
+                            2 => "x y".into(),
+                            _ => k.to_string(),
+                        };
+                        ("n".repeat(k + 1), value)
+                    })
+                    .collect();
+                let raw = pairs
+                    .iter()
+                    .map(|(n, v)| format!("{n}=\"{v}\""))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let mut spans = Spans::default();
+                for (n, v) in &pairs {
+                    spans.push(n.len(), v.len());
                 }
+                let read: Vec<(String, String)> = Labels::simple(&raw, labels as u32, spans)
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                    .collect();
+                assert_eq!(read, pairs, "{labels} labels, long at {long}");
+                let scanned: Vec<(String, String)> = Labels::simple(&raw, labels as u32, Spans::default())
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                    .collect();
+                assert_eq!(scanned, pairs);
             }
-            let read: Vec<_> = Labels::simple(&raw, 6, spans).iter().collect();
-            assert_eq!(read, scanned, "recorded from {cut}");
         }
     }
 }
