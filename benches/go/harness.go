@@ -4,7 +4,8 @@
 // value). Built against Debian's packaged sources by benches/versus_go.sh.
 //
 // Usage: harness -mode samples|labels -ms 2000 PAGE...
-// Prints one line per parser and page: "<parser> <page> <MB/s> <samples>".
+// Prints one line per parser and page: "<parser> <page> <best MB/s> <samples> <median MB/s>",
+// the best and the median of ten rounds.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	vm "github.com/VictoriaMetrics/VictoriaMetrics/lib/protoparser/prometheus"
@@ -70,11 +72,11 @@ func expfmtText(page string, labels bool) int {
 	return n
 }
 
-// best runs parse for about `budget`, in rounds of a tenth of it, and returns the best
-// round's throughput in MB/s (10^6 bytes per second).
-func best(size int, budget time.Duration, parse func() int) (float64, int) {
+// rates runs parse for about `budget`, in ten rounds of a tenth of it, and returns the
+// best and the median round's throughput in MB/s (10^6 bytes per second), and the samples.
+func rates(size int, budget time.Duration, parse func() int) (float64, float64, int) {
 	samples := parse()
-	bestRate := 0.0
+	var rounds []float64
 	for round := 0; round < 10; round++ {
 		deadline := time.Now().Add(budget / 10)
 		start := time.Now()
@@ -83,12 +85,10 @@ func best(size int, budget time.Duration, parse func() int) (float64, int) {
 			parse()
 			n++
 		}
-		rate := float64(size*n) / time.Since(start).Seconds() / 1e6
-		if rate > bestRate {
-			bestRate = rate
-		}
+		rounds = append(rounds, float64(size*n)/time.Since(start).Seconds()/1e6)
 	}
-	return bestRate, samples
+	sort.Float64s(rounds)
+	return rounds[len(rounds)-1], (rounds[4] + rounds[5]) / 2, samples
 }
 
 func main() {
@@ -105,14 +105,14 @@ func main() {
 		}
 		page := string(raw)
 		name := filepath.Base(path)
-		rate, n := best(len(page), budget, func() int { return victoriaMetrics(&rows, page, labels) })
-		fmt.Printf("victoriametrics %s %.1f %d\n", name, rate, n)
+		best, median, n := rates(len(page), budget, func() int { return victoriaMetrics(&rows, page, labels) })
+		fmt.Printf("victoriametrics %s %.1f %d %.1f\n", name, best, n, median)
 		if expfmtText(page, labels) < 0 {
-			fmt.Printf("expfmt %s 0 -1\n", name)
+			fmt.Printf("expfmt %s 0 -1 0\n", name)
 			continue
 		}
-		rate, n = best(len(page), budget, func() int { return expfmtText(page, labels) })
-		fmt.Printf("expfmt %s %.1f %d\n", name, rate, n)
+		best, median, n = rates(len(page), budget, func() int { return expfmtText(page, labels) })
+		fmt.Printf("expfmt %s %.1f %d %.1f\n", name, best, n, median)
 	}
 	if sink == 0.12345 {
 		fmt.Println(sink)
