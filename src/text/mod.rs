@@ -15,7 +15,10 @@
 //! - the lexer (`lexer.rs`: quoted strings, terms, blanks, `Fail`) is shared by both sample
 //!   paths, by `Labels` iteration (which replays it over validated text) and by exemplars;
 //!   a label set's limits and duplicate names are checked in `label_set.rs`, one way
-//!   (`SeenNames`) for both paths;
+//!   (`SeenNames`) for both paths; the fast path also records the name and value lengths
+//!   of a set's last four labels (`labels::Spans`), which iteration reads instead of
+//!   scanning, so the two must agree (`recorded_spans_agree_with_scanning`, and the
+//!   fast-path proptest compares every label read back);
 //! - any change to what the fast path accepts must keep it identical to the general path
 //!   (proptests `fast_path_agrees_with_general_path` and
 //!   `metadata_fast_path_agrees_with_general_path`, fuzz target `fast_path_agrees`);
