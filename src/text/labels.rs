@@ -12,8 +12,8 @@ use super::swar::{word_at, ONES};
 ///
 /// Iterating re-reads that text; nothing is allocated per label, so a `Labels` is 32 bytes
 /// whatever the label count: the text's address and length, the count, how to read it, and
-/// where the first four labels' names and values end, as the parser found them, so that
-/// iterating them needs no second scan.
+/// the lengths of the last four labels' names and values, as the parser measured them, so
+/// that iterating them needs no second scan.
 ///
 /// # Example
 /// ```
@@ -35,7 +35,7 @@ pub struct Labels<'page> {
     /// names, no blanks and no backslash (the fast path's shape): iteration then needs no
     /// lexer, only a search for each closing quote.
     simple: bool,
-    /// Of a simple set, the lengths of the first labels' names and values, as [`Spans`]
+    /// Of a simple set, the lengths of the last labels' names and values, as [`Spans`]
     /// records them.
     spans: Spans,
 }
@@ -229,7 +229,8 @@ pub struct LabelsIter<'page> {
     /// The index of the next label, and the label count.
     index: usize,
     len: usize,
-    /// The quotes of a simple set still ahead, a word at a time, once the record ends.
+    /// The quotes of a simple set still ahead, a word at a time, for the labels the record
+    /// does not hold.
     quotes: Quotes,
 }
 
@@ -495,14 +496,4 @@ mod tests {
             }
         }
     }
-}
-#[test]
-fn sizes_tmp() {
-    eprintln!(
-        "labels {} sample {} entry {} item {}",
-        std::mem::size_of::<Labels>(),
-        std::mem::size_of::<crate::Sample>(),
-        std::mem::size_of::<crate::Entry>(),
-        std::mem::size_of::<Option<Result<crate::Entry, crate::ParseError>>>()
-    );
 }
