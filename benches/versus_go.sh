@@ -9,7 +9,8 @@
 #   apt-get install golang-go golang-github-victoriametrics-victoriametrics-dev \
 #     golang-github-victoriametrics-metrics-dev golang-github-victoriametrics-metricsql-dev \
 #     golang-github-valyala-fastjson-dev golang-github-prometheus-common-dev
-# Usage: benches/versus_go.sh [ROUNDS]   (default 3; about a minute per round)
+# Usage: benches/versus_go.sh [ROUNDS]   (default 3; about a minute per round; the README's
+# table is five: one round is not enough on a noisy machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -28,8 +29,8 @@ echo "building the Go harness against Debian's packaged sources" >&2
 (cd benches/go && GOPATH=/usr/share/gocode GO111MODULE=off go build -o "$work/harness" harness.go)
 vm_version=$(dpkg-query -W -f '${Version}' golang-github-victoriametrics-victoriametrics-dev 2>/dev/null || echo '?')
 common_version=$(dpkg-query -W -f '${Version}' golang-github-prometheus-common-dev 2>/dev/null || echo '?')
-echo "building promrate's versus_go bench" >&2
-cargo bench --bench versus_go --no-run -q 2>/dev/null
+echo "building promrate's versus_go bench (a few minutes from a cold cache)" >&2
+cargo bench --bench versus_go --no-run -q
 criterion=$(cargo metadata --format-version 1 --no-deps \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/criterion
 
