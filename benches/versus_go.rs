@@ -4,13 +4,17 @@
 //! part of its parse). `benches/versus_go.sh` runs this group and the Go harness pinned to
 //! one core, interleaved, and prints the ratio table; `cargo bench --bench versus_go` runs
 //! the Rust side alone.
+//!
+//! `PROMRATE_REPEAT="PAGE MODE N"` in the environment runs `samples` N times on one page
+//! (MODE `samples` or `labels`) instead of criterion: `benches/instructions.sh` counts the
+//! instructions of a parse that way, under callgrind.
 
 use std::hint::black_box;
 
 mod common;
 
 use common::read;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 
 /// The five pages of the comparison (tests/data).
 const PAGES: &[&str] = &[
@@ -56,4 +60,20 @@ criterion_group! {
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(2)).warm_up_time(std::time::Duration::from_millis(500));
     targets = versus_go
 }
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("PROMRATE_REPEAT") {
+        let [page, mode, times] = spec.split(' ').collect::<Vec<_>>()[..] else {
+            panic!("PROMRATE_REPEAT is \"PAGE MODE N\", got {spec:?}");
+        };
+        let text = read(page);
+        let times: usize = times.parse().expect("N is a count");
+        let sink: f64 = (0..times)
+            .map(|_| samples(black_box(&text), mode == "labels").1)
+            .sum();
+        println!("{sink}");
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

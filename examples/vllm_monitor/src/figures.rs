@@ -112,6 +112,29 @@ impl Source<'_> {
     }
 }
 
+/// One data-parallel engine's generation rate (`Figures::engine_rates`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineRate {
+    /// The server: its `instance` label, or the URL of its page.
+    pub server: String,
+    /// The `engine` label's value.
+    pub engine: String,
+    /// Generation tokens/s over the window.
+    pub rate: f64,
+}
+
+impl EngineRate {
+    /// How outputs name the engine among `all`: its `engine` value when every engine is
+    /// one server's, else the server's name too.
+    pub fn name(&self, all: &[EngineRate]) -> String {
+        if all.iter().all(|e| e.server == self.server) {
+            self.engine.clone()
+        } else {
+            format!("{} engine {}", self.server, self.engine)
+        }
+    }
+}
+
 /// A rate three ways: exact over the window, EWMA, and PromQL `rate()` over the window.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Rate {
@@ -215,8 +238,8 @@ pub struct Figures {
     pub gpus: Option<Gpus>,
     /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`).
     pub per_token: PerToken,
-    /// Generation tokens/s per value of the `engine` label (data parallelism), totals only.
-    pub engine_rates: Vec<(String, f64)>,
+    /// Generation tokens/s of each data-parallel engine of each server, totals only.
+    pub engine_rates: Vec<EngineRate>,
     /// The engine generating under half the others' mean, if one is (`signals.rs`).
     pub imbalanced_engine: Option<String>,
     /// Some server counts tokens only when a request ends (llama.cpp, TensorRT-LLM): the
@@ -540,20 +563,38 @@ fn prompt_rates_by_source(q: &Query<'_>, window: TimeDelta) -> Option<[Split; 3]
     })
 }
 
-/// The generation rate per value of the `engine` label (vLLM's and LMDeploy's data-parallel
-/// ranks), in name order.
-fn engine_rates(sources: &[Source<'_>], window: TimeDelta) -> Vec<(String, f64)> {
+/// The generation rate of each data-parallel engine (the `engine` label of vLLM and
+/// LMDeploy), per server: a server is the `instance` label where a page has one (a
+/// federation page), else the source's URL. Each server's engines in name order.
+fn engine_rates(sources: &[Source<'_>], window: TimeDelta) -> Vec<EngineRate> {
     let window_rate = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.exact_rate(window, src.at);
-    let engines = Query::new(sources, Some("engine"));
-    let split = engines.sum(&NAMES.generation, &window_rate);
-    let ids = engines.groups.into_inner();
-    let mut rates: Vec<(String, f64)> = ids
-        .names
-        .iter()
-        .enumerate()
-        .filter_map(|(g, name)| Some((name.to_string(), split.get(Some(g))?)))
-        .collect();
-    rates.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut rates = Vec::new();
+    for source in sources {
+        let Some(metric) = first_present(source, &NAMES.generation) else {
+            continue;
+        };
+        let groups = source.tracker.sum_by(
+            &named(metric),
+            &["instance", "engine"],
+            source.admitted(&window_rate),
+        );
+        for group in groups {
+            let engine = group.label("engine").unwrap_or("");
+            if engine.is_empty() {
+                continue;
+            }
+            let server = group
+                .label("instance")
+                .filter(|i| !i.is_empty())
+                .unwrap_or(source.url);
+            rates.push(EngineRate {
+                server: server.to_string(),
+                engine: engine.to_string(),
+                rate: group.value * metric.scale,
+            });
+        }
+    }
+    rates.sort_by(|a, b| (&a.server, &a.engine).cmp(&(&b.server, &b.engine)));
     rates
 }
 

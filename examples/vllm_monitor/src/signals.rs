@@ -1,13 +1,14 @@
 //! Two signals an operator acts on, judged on each interval's figures (over all servers):
 //! a **stall**, requests running while no token is generated for [`STALL_INTERVALS`]
-//! intervals in a row (a hung engine, a dead GPU), and an **imbalance** under data
-//! parallelism, one `engine` generating under half the mean of the others (a slow rank,
-//! a bad router). Each is an event when it starts and when it ends, and a status while it
+//! intervals in a row (a hung engine, a dead GPU; not judged where tokens are counted when
+//! a request ends), and an **imbalance** under data
+//! parallelism, one `engine` of a server generating under half the mean of that server's
+//! others (a slow rank, a bad router). Each is an event when it starts and when it ends, and a status while it
 //! lasts (`Load::Stalled`; `imbalanced_engine`).
 
 use chrono::{DateTime, Utc};
 
-use crate::figures::{Figures, Load};
+use crate::figures::{EngineRate, Figures, Load};
 use crate::target::{Event, EventKind};
 
 /// Intervals without a generated token, requests running, before a stall is announced.
@@ -37,7 +38,12 @@ impl Signals {
         };
         let running = f.running.unwrap_or(0.0);
         let generated = f.generated_since_start;
-        let quiet = running > 0.0 && generated.is_some() && generated == self.last_generated;
+        // Where tokens are counted when a request ends, a request longer than the intervals
+        // leaves the count still: no stall is judged there.
+        let quiet = !f.tokens_at_request_end
+            && running > 0.0
+            && generated.is_some()
+            && generated == self.last_generated;
         self.quiet_intervals = if quiet { self.quiet_intervals + 1 } else { 0 };
         if generated.is_some() {
             self.last_generated = generated;
@@ -56,14 +62,16 @@ impl Signals {
         if stalled {
             f.load = Load::Stalled;
         }
-        f.imbalanced_engine = imbalanced(&f.engine_rates).map(|(engine, rate, others)| {
-            if self.imbalanced.as_deref() != Some(engine) {
+        f.imbalanced_engine = imbalanced(&f.engine_rates).map(|(slow, others)| {
+            let engine = slow.name(&f.engine_rates);
+            if self.imbalanced.as_ref() != Some(&engine) {
                 let message = format!(
-                    "engine {engine} generates {rate:.1} tok/s, under half the others' mean of {others:.1}"
+                    "engine {engine} generates {:.1} tok/s, under half the mean of its server's others, {others:.1}",
+                    slow.rate
                 );
                 events.push(event(EventKind::Imbalance, message));
             }
-            engine.to_string()
+            engine
         });
         if f.imbalanced_engine.is_none() && self.imbalanced.is_some() {
             events.push(event(
@@ -76,18 +84,18 @@ impl Signals {
     }
 }
 
-/// The slowest engine, its rate and the others' mean, when it is under
-/// [`IMBALANCE_FRACTION`] of that mean (two engines or more).
-fn imbalanced(rates: &[(String, f64)]) -> Option<(&str, f64, f64)> {
-    if rates.len() < 2 {
-        return None;
-    }
-    let (slowest, rate) = rates
-        .iter()
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(e, r)| (e.as_str(), *r))?;
-    let others = (rates.iter().map(|(_, r)| r).sum::<f64>() - rate) / (rates.len() - 1) as f64;
-    (others > 0.0 && rate < IMBALANCE_FRACTION * others).then_some((slowest, rate, others))
+/// The first server's slowest engine that is under [`IMBALANCE_FRACTION`] of the mean
+/// of that server's other engines (two engines or more), with that mean. `rates` holds
+/// each server's engines together (as `engine_rates` sorts them).
+fn imbalanced(rates: &[EngineRate]) -> Option<(&EngineRate, f64)> {
+    rates.chunk_by(|a, b| a.server == b.server).find_map(|server| {
+        if server.len() < 2 {
+            return None;
+        }
+        let slowest = server.iter().min_by(|a, b| a.rate.total_cmp(&b.rate))?;
+        let others = (server.iter().map(|e| e.rate).sum::<f64>() - slowest.rate) / (server.len() - 1) as f64;
+        (others > 0.0 && slowest.rate < IMBALANCE_FRACTION * others).then_some((slowest, others))
+    })
 }
 
 #[cfg(test)]
@@ -144,13 +152,32 @@ mod tests {
     }
 
     #[test]
+    fn no_stall_where_tokens_are_counted_when_a_request_ends() {
+        let mut signals = Signals::default();
+        let at = DateTime::from_timestamp(0, 0).unwrap();
+        // A long request on llama.cpp: running, the count still for ten intervals.
+        for _ in 0..10 {
+            let mut f = Figures {
+                tokens_at_request_end: true,
+                ..figures(1.0, 500.0)
+            };
+            assert!(signals.judge(&mut f, at).is_empty());
+            assert_ne!(f.load, Load::Stalled);
+        }
+    }
+
+    #[test]
     fn one_engine_under_half_the_others_is_flagged_once() {
         let mut signals = Signals::default();
         let at = DateTime::from_timestamp(0, 0).unwrap();
         let rates = |r: &[f64]| {
             r.iter()
                 .enumerate()
-                .map(|(i, r)| (i.to_string(), *r))
+                .map(|(i, r)| EngineRate {
+                    server: "http://a:8000/metrics".into(),
+                    engine: i.to_string(),
+                    rate: *r,
+                })
                 .collect::<Vec<_>>()
         };
         let mut kinds = Vec::new();
@@ -176,5 +203,23 @@ mod tests {
         assert_eq!(kinds[1].0, EventKind::Recovered);
         // One engine alone is never out of balance.
         assert!(imbalanced(&rates(&[5.0])).is_none());
+        // Engines are compared within their server: a server of one engine beside a
+        // server of two, and two servers whose engines "0" differ, are in balance; a slow
+        // engine of the second server is found and named with its server.
+        let on = |server: &str, engine: &str, rate: f64| EngineRate {
+            server: server.into(),
+            engine: engine.into(),
+            rate,
+        };
+        let fleet = [on("a", "0", 800.0), on("a", "1", 790.0), on("b", "0", 150.0)];
+        assert!(imbalanced(&fleet).is_none());
+        let fleet = [
+            on("a", "0", 800.0),
+            on("a", "1", 790.0),
+            on("b", "0", 810.0),
+            on("b", "1", 100.0),
+        ];
+        let (slow, others) = imbalanced(&fleet).unwrap();
+        assert_eq!((slow.name(&fleet).as_str(), others), ("b engine 1", 810.0));
     }
 }

@@ -63,7 +63,7 @@ pub fn figures(f: &Figures) -> Value {
         "generation_tokens_per_s_per_gpu": f.per_token.tokens_per_s_per_gpu,
         "joules_per_generated_token": f.per_token.joules_per_token,
         "cost_per_million_generated_tokens": f.per_token.cost_per_million_tokens,
-        "generation_tokens_per_s_by_engine": f.engine_rates.iter().map(|(e, r)| (e.clone(), json!(r))).collect::<Map<String, Value>>(),
+        "generation_tokens_per_s_by_engine": f.engine_rates.iter().map(|e| (e.name(&f.engine_rates), json!(e.rate))).collect::<Map<String, Value>>(),
         "stalled": f.load == crate::figures::Load::Stalled,
         "imbalanced_engine": f.imbalanced_engine,
         "tokens_counted_at_request_end": f.tokens_at_request_end,
