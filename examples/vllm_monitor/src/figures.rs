@@ -813,7 +813,9 @@ pub fn compute(
     let query = Query::new(sources, by);
     let answers = Answers::ask(&query, window);
     let ids = query.groups.into_inner();
-    let all_gpus = gpus::measure(sources, window, None);
+    // The DCGM series read once; the totals and each group's GPUs are folds of them.
+    let readings = gpus::Readings::read(sources, window);
+    let all_gpus = readings.gpus(None);
     let groups = match by {
         Some(by) => answers
             .groups(&ids)
@@ -825,7 +827,7 @@ pub fn compute(
                 f.gpus = all_gpus
                     .as_ref()
                     .and_then(|_| gpus::host_of_group(by, &name))
-                    .and_then(|host| gpus::measure(sources, window, Some(&host)));
+                    .and_then(|host| readings.gpus(Some(&host)));
                 (name.to_string(), f)
             })
             .collect(),

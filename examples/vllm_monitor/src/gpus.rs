@@ -90,106 +90,156 @@ fn series_host(series: &TrackedSeries, url: &str) -> Option<String> {
     Some(normal_host(host))
 }
 
-/// Per GPU (`UUID`) on `host` (every host when `None`): the mean of `f` over its series
-/// (one, or one per MIG instance), and whether those are MIG instances.
-fn per_gpu(
-    source: &Source<'_>,
-    name: &str,
-    host: Option<&str>,
-    f: impl Fn(&TrackedSeries) -> Option<f64>,
-) -> BTreeMap<String, (f64, bool)> {
-    let selector = Selector::from_matchers(vec![
-        Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
-    ]);
-    let on_host = |s: &TrackedSeries| host.is_none_or(|h| series_host(s, source.url).as_deref() == Some(h));
-    let mut gpus: BTreeMap<String, (f64, usize, bool)> = BTreeMap::new();
-    for series in source
-        .tracker
-        .matching(&selector)
-        .filter(|s| source.admits(s) && on_host(s))
-    {
-        let (Some(uuid), Some(value)) = (series.label("UUID"), f(series)) else {
-            continue;
-        };
+/// One figure per GPU (`UUID`): the sum and count of its series (one, or one per MIG
+/// instance, whose mean is the GPU's), and whether they are MIG instances.
+type PerGpu = BTreeMap<String, (f64, usize, bool)>;
+
+fn add_reading(gpus: &mut PerGpu, uuid: &str, value: Option<f64>, mig: bool) {
+    if let Some(value) = value {
         let entry = gpus.entry(uuid.to_string()).or_insert((0.0, 0, false));
         entry.0 += value;
         entry.1 += 1;
-        entry.2 |= series.label("GPU_I_ID").is_some();
+        entry.2 |= mig;
     }
-    gpus.into_iter()
-        .map(|(uuid, (sum, n, mig))| (uuid, (sum / n as f64, mig)))
-        .collect()
 }
 
-/// The sum over GPUs, `None` without any.
-fn total(gpus: &BTreeMap<String, (f64, bool)>) -> Option<f64> {
-    (!gpus.is_empty()).then(|| gpus.values().map(|(v, _)| v).sum())
+/// The mean of each GPU's series.
+fn gpu_means(gpus: &PerGpu) -> impl Iterator<Item = (&String, f64, bool)> {
+    gpus.iter()
+        .map(|(uuid, (sum, n, mig))| (uuid, sum / *n as f64, *mig))
 }
 
-/// The GPUs of `sources` (those that are DCGM pages), `None` when no source has any.
-pub fn measure(sources: &[Source<'_>], window: TimeDelta, host: Option<&str>) -> Option<Gpus> {
-    let last = |s: &TrackedSeries| s.last_value();
-    let mut uuids = BTreeSet::new();
-    let mut models = BTreeSet::new();
-    let (mut power, mut memory, mut energy, mut since_start) = (None, None, None, None);
-    let mut energy_rate = None;
-    let mut utilisation = Vec::new();
-    let add = |sum: &mut Option<f64>, value: Option<f64>| {
-        if let Some(v) = value {
-            *sum = Some(sum.unwrap_or(0.0) + v);
+/// What one host's DCGM series read this interval, per GPU.
+#[derive(Debug, Default)]
+struct HostReadings {
+    power_w: PerGpu,
+    memory_mib: PerGpu,
+    utilisation: PerGpu,
+    engine_active: PerGpu,
+    window_mj: PerGpu,
+    rate_mw: PerGpu,
+    since_start_mj: PerGpu,
+    models: BTreeSet<String>,
+}
+
+/// The DCGM series of every source, read once per interval and filed by host (`None`:
+/// a series whose host is not known, counted in the totals only), so that the totals and
+/// each `--by instance`/`--by url` group are folds of what was read, not walks again.
+#[derive(Debug, Default)]
+pub struct Readings {
+    hosts: BTreeMap<Option<String>, HostReadings>,
+}
+
+impl Readings {
+    /// Reads each DCGM metric of `sources` once.
+    pub fn read(sources: &[Source<'_>], window: TimeDelta) -> Readings {
+        let mut readings = Readings::default();
+        for source in sources {
+            readings.walk(source, POWER, |h, uuid, s, mig| {
+                add_reading(&mut h.power_w, uuid, s.last_value(), mig);
+                h.models.extend(s.label("modelName").map(str::to_string));
+            });
+            readings.walk(source, MEMORY_USED, |h, uuid, s, mig| {
+                add_reading(&mut h.memory_mib, uuid, s.last_value(), mig)
+            });
+            readings.walk(source, UTIL, |h, uuid, s, mig| {
+                add_reading(&mut h.utilisation, uuid, s.last_value(), mig)
+            });
+            readings.walk(source, ENGINE_ACTIVE, |h, uuid, s, mig| {
+                add_reading(&mut h.engine_active, uuid, s.last_value(), mig)
+            });
+            readings.walk(source, ENERGY, |h, uuid, s, mig| {
+                let Some(counter) = s.counter() else { return };
+                add_reading(
+                    &mut h.window_mj,
+                    uuid,
+                    counter.exact_increase(window, source.at),
+                    mig,
+                );
+                add_reading(&mut h.rate_mw, uuid, counter.exact_rate(window, source.at), mig);
+                add_reading(&mut h.since_start_mj, uuid, Some(counter.total_increase()), mig);
+            });
         }
-    };
-    for source in sources {
-        let watts = per_gpu(source, POWER, host, last);
-        let joules = |mj: Option<f64>| mj.map(|mj| mj / 1000.0);
-        let window_mj = per_gpu(source, ENERGY, host, |s| {
-            s.counter()?.exact_increase(window, source.at)
-        });
-        let start_mj = per_gpu(source, ENERGY, host, |s| Some(s.counter()?.total_increase()));
-        add(&mut power, total(&watts));
-        add(&mut memory, total(&per_gpu(source, MEMORY_USED, host, last)));
-        add(&mut energy, joules(total(&window_mj)));
-        let rate_mw = per_gpu(source, ENERGY, host, |s| {
-            s.counter()?.exact_rate(window, source.at)
-        });
-        add(&mut energy_rate, joules(total(&rate_mw)));
-        add(&mut since_start, joules(total(&start_mj)));
-        uuids.extend(watts.keys().chain(window_mj.keys()).cloned());
-        let util = per_gpu(source, UTIL, host, last);
-        let active = per_gpu(source, ENGINE_ACTIVE, host, last);
-        for (uuid, (value, mig)) in &util {
-            match mig {
-                false => utilisation.push(*value),
-                true => utilisation.extend(active.get(uuid).map(|(a, _)| a * 100.0)),
+        readings
+    }
+
+    /// Files each of `source`'s series of `name` (with a `UUID`) under its host.
+    fn walk(
+        &mut self,
+        source: &Source<'_>,
+        name: &str,
+        mut file: impl FnMut(&mut HostReadings, &str, &TrackedSeries, bool),
+    ) {
+        let selector = Selector::from_matchers(vec![
+            Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
+        ]);
+        for series in source.tracker.matching(&selector).filter(|s| source.admits(s)) {
+            let Some(uuid) = series.label("UUID") else {
+                continue;
+            };
+            let host = self.hosts.entry(series_host(series, source.url)).or_default();
+            file(host, uuid, series, series.label("GPU_I_ID").is_some());
+        }
+    }
+
+    /// The GPUs on `host` (every host when `None`), `None` when there are none.
+    pub fn gpus(&self, host: Option<&str>) -> Option<Gpus> {
+        let mut uuids = BTreeSet::new();
+        let mut models = BTreeSet::new();
+        let (mut power, mut memory, mut energy, mut since_start, mut energy_rate) =
+            (None, None, None, None, None);
+        let mut utilisation = Vec::new();
+        let add = |sum: &mut Option<f64>, gpus: &PerGpu, scale: f64| {
+            for (_, value, _) in gpu_means(gpus) {
+                *sum = Some(sum.unwrap_or(0.0) + value * scale);
+            }
+        };
+        let chosen = self
+            .hosts
+            .iter()
+            .filter(|(h, _)| host.is_none() || h.as_deref() == host)
+            .map(|(_, readings)| readings);
+        for r in chosen {
+            add(&mut power, &r.power_w, 1.0);
+            add(&mut memory, &r.memory_mib, 1.0);
+            add(&mut energy, &r.window_mj, 1e-3);
+            add(&mut energy_rate, &r.rate_mw, 1e-3);
+            add(&mut since_start, &r.since_start_mj, 1e-3);
+            uuids.extend(r.power_w.keys().chain(r.window_mj.keys()));
+            models.extend(r.models.iter());
+            for (uuid, value, mig) in gpu_means(&r.utilisation) {
+                match mig {
+                    false => utilisation.push(value),
+                    true => utilisation.extend(
+                        r.engine_active
+                            .get(uuid)
+                            .map(|(sum, n, _)| sum / *n as f64 * 100.0),
+                    ),
+                }
             }
         }
-        let selector = Selector::from_matchers(vec![
-            Matcher::new("__name__", MatchOp::Equal, POWER).expect("an equality matcher")
-        ]);
-        let on_host =
-            |s: &TrackedSeries| host.is_none_or(|h| series_host(s, source.url).as_deref() == Some(h));
-        for series in source
-            .tracker
-            .matching(&selector)
-            .filter(|s| source.admits(s) && on_host(s))
-        {
-            models.extend(series.label("modelName").map(str::to_string));
+        if uuids.is_empty() {
+            return None;
         }
+        Some(Gpus {
+            count: uuids.len(),
+            models: models.into_iter().cloned().collect(),
+            power_w: power,
+            utilisation_pct: (!utilisation.is_empty())
+                .then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),
+            memory_used_mib: memory,
+            energy_window_j: energy,
+            energy_rate_w: energy_rate,
+            energy_since_start_j: since_start,
+        })
     }
-    if uuids.is_empty() {
-        return None;
-    }
-    Some(Gpus {
-        count: uuids.len(),
-        models: models.into_iter().collect(),
-        power_w: power,
-        utilisation_pct: (!utilisation.is_empty())
-            .then(|| utilisation.iter().sum::<f64>() / utilisation.len() as f64),
-        memory_used_mib: memory,
-        energy_window_j: energy,
-        energy_rate_w: energy_rate,
-        energy_since_start_j: since_start,
-    })
+}
+
+/// The GPUs of `sources` (those that are DCGM pages) on `host` (every host when `None`),
+/// `None` when there are none: [`Readings::read`] then [`Readings::gpus`].
+#[cfg(test)]
+fn measure(sources: &[Source<'_>], window: TimeDelta, host: Option<&str>) -> Option<Gpus> {
+    Readings::read(sources, window).gpus(host)
 }
 
 /// One line about the GPUs for plain output and the dashboard: `2× NVIDIA H100 80GB HBM3 ·
