@@ -185,6 +185,9 @@ pub struct Range {
     window_ms: i64,
     semantics: Semantics,
     lookback_ms: i64,
+    /// Set by the crate's own series, whose points are in order by construction: the
+    /// order check (a pass over every point) is skipped.
+    points_in_order: bool,
 }
 
 /// Go's `time.Duration.Seconds()` for a duration in milliseconds: whole seconds plus the
@@ -210,7 +213,16 @@ impl Range {
             window_ms: window.num_milliseconds(),
             semantics: Semantics::Prometheus3,
             lookback_ms: DEFAULT_LOOKBACK.num_milliseconds(),
+            points_in_order: false,
         }
+    }
+
+    /// This range for points known to be in strictly increasing time order (a
+    /// [`CounterSeries`](crate::CounterSeries)' or gauge's, which refuse a point not
+    /// after the last): no function checks the order again.
+    pub(crate) fn trusting_order(mut self) -> Range {
+        self.points_in_order = true;
+        self
     }
 
     /// Chooses the semantics (default [`Semantics::Prometheus3`]).
@@ -343,9 +355,7 @@ impl Range {
         if let Some(index) = window::first_out_of_order(points) {
             return Err(NoValue::OutOfOrder { index });
         }
-        let window = self
-            .select(points, at, Reach::Window)
-            .ok_or(NoValue::OutOfOrder { index: 0 })?;
+        let window = self.select_in_order(points, at, Reach::Window);
         let in_window = window.points.len();
         if in_window < 2 {
             return Err(NoValue::TooFewPoints {

@@ -28,16 +28,27 @@ pub(super) struct Window<'p> {
 impl Range {
     /// The points a function evaluated at `at` reads, for `reach`; `None` when `points`
     /// are not in increasing time order (a binary search over them would pick a wrong
-    /// window and answer a plausible, wrong number).
+    /// window and answer a plausible, wrong number). The order is checked unless the
+    /// range trusts it (`trusting_order`: the crate's series).
     pub(super) fn select<'p>(
         &self,
         points: &'p [Point],
         at: DateTime<Utc>,
         reach: Reach,
     ) -> Option<Window<'p>> {
-        if first_out_of_order(points).is_some() {
+        if !self.points_in_order && first_out_of_order(points).is_some() {
             return None;
         }
+        Some(self.select_in_order(points, at, reach))
+    }
+
+    /// [`select`](Range::select) for points in order.
+    pub(super) fn select_in_order<'p>(
+        &self,
+        points: &'p [Point],
+        at: DateTime<Utc>,
+        reach: Reach,
+    ) -> Window<'p> {
         let end = at.timestamp_millis();
         let start = end - self.window_ms;
         let (low, high) = match reach {
@@ -52,16 +63,17 @@ impl Range {
             points.partition_point(|p| p.timestamp_ms <= low)
         };
         let last = points.partition_point(|p| p.timestamp_ms <= high).max(first);
-        Some(Window {
+        Window {
             start,
             end,
             points: Selection::new(&points[first..last], first),
-        })
+        }
     }
 }
 
-/// The index of the first point whose timestamp is not after the one before it. A scan of
-/// every point: one comparison each, cheaper than any function's own pass over its window.
+/// The index of the first point whose timestamp is not after the one before it: a pass
+/// over every point given (one comparison each), which is why the crate's series, in
+/// order by construction, skip it.
 pub(super) fn first_out_of_order(points: &[Point]) -> Option<usize> {
     points
         .windows(2)

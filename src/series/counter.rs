@@ -488,6 +488,8 @@ impl CounterSeries {
     }
 
     fn extrapolated(&self, range: &Range, at: DateTime<Utc>, rate: bool) -> Option<f64> {
+        // `push` refuses a point not after the last: the order needs no check per query.
+        let range = &range.trusting_order();
         let points = self.window.points();
         if !self.has_created() {
             return if rate {
@@ -521,6 +523,7 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn irate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+        let range = &range.trusting_order();
         let points = self.window.points();
         if !self.has_created() {
             return range.irate(points, at);

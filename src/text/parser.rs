@@ -438,7 +438,11 @@ impl<'page> Entries<'page> {
             return self.refused.take().map(Err);
         }
         if let Some(entry) = self.pending.take() {
-            return Some(Ok(entry));
+            // A sample held back behind its family's error counts like any other.
+            return match entry {
+                Entry::Sample(_) => self.counted(entry),
+                _ => Some(Ok(entry)),
+            };
         }
         if let Some(kind) = self.validator.as_mut().and_then(Validator::take_deferred) {
             return Some(Err(ParseError::new(self.line, 1, kind)));

@@ -85,6 +85,37 @@ fn every_limit_refuses_with_its_own_error() {
         (e.line, &e.kind),
         (3, &ParseErrorKind::SampleLimit { limit: 2, samples: 4 })
     );
+    // A sample held back while the error about the family it closes is reported first
+    // (OpenMetrics) counts against the limit too.
+    let family_error = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\nh_sum 1\nx 1\n# EOF\n";
+    let limited = |limit| -> Vec<_> {
+        Parser::new(Format::OpenMetrics)
+            .sample_limit(limit)
+            .parse(family_error)
+            .collect()
+    };
+    let over = limited(3);
+    let held_back = over
+        .iter()
+        .filter(|e| matches!(e, Ok(promrate::Entry::Sample(_))))
+        .count();
+    assert_eq!(held_back, 3, "{over:?}");
+    assert!(
+        over.iter()
+            .any(|e| matches!(e, Err(e) if e.kind == ParseErrorKind::SampleLimit { limit: 3, samples: 4 })),
+        "{over:?}"
+    );
+    let within = limited(4);
+    assert_eq!(
+        within
+            .iter()
+            .filter(|e| matches!(e, Ok(promrate::Entry::Sample(_))))
+            .count(),
+        4
+    );
+    assert!(!within
+        .iter()
+        .any(|e| matches!(e, Err(e) if matches!(e.kind, ParseErrorKind::SampleLimit { .. }))));
     // The body size limit refuses the whole page before reading it.
     let entries: Vec<_> = Parser::default()
         .body_size_limit(page.len() - 1)
