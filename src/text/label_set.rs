@@ -8,7 +8,7 @@ use super::escape::UnescapedBytes;
 use super::labels::Labels;
 use super::lexer::{scan_term, Dialect, Fail, Term};
 use super::limits::Limits;
-use super::swar::{low_bytes, word_at};
+use super::swar::{low_bytes, word_or_tail};
 use crate::error::ParseErrorKind;
 
 /// Label sets of up to this many labels are checked for duplicate names with [`SeenNames`]
@@ -42,13 +42,7 @@ impl SeenNames {
 /// bytes, multiplied by the golden ratio. The same for a name wherever it is read from.
 #[inline(always)]
 fn name_key(b: &[u8], i: usize, len: usize) -> usize {
-    let head = match word_at(b, i) {
-        Some(word) => word & low_bytes(len.min(8)),
-        None => b[i..i + len]
-            .iter()
-            .rev()
-            .fold(0, |acc, &c| acc << 8 | u64::from(c)),
-    };
+    let head = word_or_tail(b, i) & low_bytes(len.min(8));
     ((head ^ (len as u64) << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
 }
 

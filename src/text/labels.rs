@@ -6,7 +6,7 @@ use std::fmt;
 
 use super::escape::{unescape, UnescapedBytes};
 use super::lexer::{scan_term, Dialect};
-use super::swar::{word_at, ONES};
+use super::swar::{bytes_equal, word_or_tail};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///
@@ -64,10 +64,10 @@ impl Spans {
         self.0 = self.0 << 16 | span;
     }
 
-    /// The name and value lengths of label `k` of `len`, if recorded.
+    /// The name and value lengths of the label with `after` labels after it, if recorded.
     #[inline(always)]
-    fn get(self, k: usize, len: usize) -> Option<(usize, usize)> {
-        let from_last = len.checked_sub(k + 1).filter(|&back| back < Self::LABELS)?;
+    fn get(self, after: usize) -> Option<(usize, usize)> {
+        let from_last = Some(after).filter(|&back| back < Self::LABELS)?;
         let span = self.0 >> (16 * from_last);
         let name = (span & 0xff) as usize;
         (name != 0).then_some((name, (span >> 8 & 0xff) as usize))
@@ -161,13 +161,13 @@ impl<'page> Labels<'page> {
             dialect: self.dialect,
             simple: self.simple,
             spans: self.spans,
-            index: 0,
-            len: self.len as usize,
+            remaining: self.len as usize,
             quotes: Quotes::default(),
         }
     }
 
-    /// Whether a label is named `name` (bytes), for the fast path's duplicate check.
+    /// Whether a label is named `name` (bytes): both paths' duplicate check on a hit of
+    /// `SeenNames`' filter.
     pub(crate) fn has_name(&self, name: &[u8]) -> bool {
         self.iter().any(|(n, _)| n.as_bytes() == name)
     }
@@ -226,9 +226,8 @@ pub struct LabelsIter<'page> {
     simple: bool,
     /// The recorded lengths of the last labels (of a simple set).
     spans: Spans,
-    /// The index of the next label, and the label count.
-    index: usize,
-    len: usize,
+    /// The labels not yet read.
+    remaining: usize,
     /// The quotes of a simple set still ahead, a word at a time, for the labels the record
     /// does not hold.
     quotes: Quotes,
@@ -245,8 +244,8 @@ impl<'page> LabelsIter<'page> {
         if start >= bytes.len() {
             return None;
         }
-        if let Some((name_len, value_len)) = self.spans.get(self.index, self.len) {
-            self.index += 1;
+        self.remaining = self.remaining.checked_sub(1)?;
+        if let Some((name_len, value_len)) = self.spans.get(self.remaining) {
             let open = start + name_len + 1;
             let close = open + 1 + value_len;
             self.pos = close + 2;
@@ -261,7 +260,6 @@ impl<'page> LabelsIter<'page> {
             // or the last word ended at a closing quote): the scan resumes here.
             self.quotes.next = start;
         }
-        self.index += 1;
         let open = self.quotes.next(bytes)?;
         let close = self.quotes.next(bytes)?;
         // Past the closing quote and the comma.
@@ -300,28 +298,12 @@ impl Quotes {
     }
 }
 
-/// A high bit for each quote among the eight bytes at `i` (fewer at the end of `bytes`).
-/// Exact for every byte, not only the first match: the caller takes several.
+/// A high bit for each quote among the eight bytes at `i` (fewer at the end of `bytes`),
+/// exact for every byte: the caller takes several.
 #[inline(always)]
 fn quotes_at(bytes: &[u8], i: usize) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let word = match word_at(bytes, i) {
-        Some(word) => word,
-        None if bytes.len() >= 8 && i < bytes.len() => {
-            // The bytes from `i` on, at the bottom; the zeros shifted in are not quotes.
-            word_at(bytes, bytes.len() - 8).unwrap_or(0) >> (8 * (i + 8 - bytes.len()))
-        }
-        None => bytes
-            .get(i..)
-            .unwrap_or(&[])
-            .iter()
-            .rev()
-            .fold(0, |acc, &c| acc << 8 | u64::from(c)),
-    };
-    // Zero bytes of `word ^ "..."`, exactly: a byte's low seven bits plus 0x7f carry into
-    // its high bit unless all are zero, and its own high bit is checked apart.
-    let x = word ^ (ONES * u64::from(b'"'));
-    !(((x & LOW7) + LOW7) | x | LOW7)
+    // The zeros read past the end are not quotes.
+    bytes_equal(word_or_tail(bytes, i), b'"')
 }
 
 impl<'page> Iterator for LabelsIter<'page> {

@@ -15,7 +15,7 @@ use super::help::HelpText;
 use super::lexer::{scan_quoted, Fail};
 use super::metric_type::MetricType;
 use super::names::{metric_name, metric_name_len, same_bytes};
-use super::swar::{has_byte, low_bytes, word_at};
+use super::swar::{has_byte, low_bytes, word_at, word_or_tail};
 use crate::error::ParseErrorKind;
 
 #[derive(Clone, Copy)]
@@ -112,7 +112,7 @@ pub(crate) fn metadata_fast<'page>(
     } else {
         // The kind is read as one word from the space before it and compared as a number
         // (`histogram` is longer: its last two bytes are checked apart).
-        let word = word_at(b, rest).or_else(|| Some(tail_word(b.get(rest..)?)))?;
+        let word = word_or_tail(b, rest);
         let spelled = |text: &[u8; 8]| u64::from_le_bytes(*text);
         let (kind, head, len) = match word & 0xff_ffff {
             0x6f_6320 => (MetricType::Counter, spelled(b" counter"), 8),
@@ -134,12 +134,6 @@ pub(crate) fn metadata_fast<'page>(
         (Entry::Type { name, kind }, end)
     };
     (end <= max_line).then_some((entry, end))
-}
-
-/// The bytes of `tail` (fewer than eight) as the low bytes of a word.
-#[inline(always)]
-fn tail_word(tail: &[u8]) -> u64 {
-    tail.iter().rev().fold(0, |word, &c| word << 8 | u64::from(c))
 }
 
 /// The index of the first `\n` at or after `i`, or the end: eight bytes at a time over the

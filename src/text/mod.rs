@@ -27,8 +27,8 @@
 //! The files are layers, lowest first: `swar`, `names`, `escape`, `limits`, `value`;
 //! `lexer`; `labels`; `label_set`; the items (`metric_type`, `help`, `sample`, `entry`,
 //! `owned`); the line parsers (`sample_line`, `metadata`); `openmetrics`; `parser`.
-//! `write` renders. No file uses one above it (`tests/it/layers.rs` checks there is no
-//! cycle).
+//! `write` renders, and the items use it for their `Display`. No import cycle
+//! (`tests/it/layers.rs` checks that, and prints the order it finds).
 //!
 //! This module is public only for [`write`](mod@write) (rendering pages back); its types are
 //! re-exported at the crate root, which is their one path.

@@ -342,7 +342,7 @@ impl<'page> Validator<'page> {
         let line = |rule| Rejection::Line(0, family_error(name, rule));
         let suffix = &sample.name()[name.len()..];
         let is_quantile = kind == MetricType::Summary && suffix.is_empty();
-        let le = label_rules(kind, name, suffix, sample).map_err(line)?;
+        let le = label_rules(kind, name, suffix, is_quantile, sample).map_err(line)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.
         let skip = match kind {
             MetricType::Summary if is_quantile => Some("quantile"),
@@ -394,6 +394,7 @@ fn label_rules(
     kind: MetricType,
     name: &str,
     suffix: &str,
+    is_quantile: bool,
     sample: &Sample<'_>,
 ) -> Result<Option<f64>, FamilyRule> {
     let labels = sample.labels();
@@ -416,7 +417,7 @@ fn label_rules(
     if matches!(suffix, "_count" | "_gcount") && !is_whole(sample.value()) {
         return Err(FamilyRule::NonIntegerCount);
     }
-    if kind == MetricType::Summary && suffix.is_empty() {
+    if is_quantile {
         let q = labels.get("quantile").and_then(|v| parse_float(v.raw()));
         if !q.is_some_and(|q| (0.0..=1.0).contains(&q)) {
             return Err(FamilyRule::InvalidQuantileLabel);

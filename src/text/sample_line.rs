@@ -263,7 +263,7 @@ fn fast_label_set<'page>(
 /// The value and timestamp of a sample line whose name and labels end at `i`, where a space
 /// must follow; with the index of the line's end. `None` for anything the general path
 /// must judge (other blanks, `\r`, a malformed value or timestamp, trailing text). Also
-/// how a line whose name and labels the tracker already knows is read (`Entries::visit`).
+/// how a line whose name and labels the tracker already knows is read (`Entries::step`).
 #[inline(always)]
 pub(crate) fn value_and_timestamp(
     text: &str,

@@ -1,9 +1,10 @@
 //! Eight bytes at a time (SWAR): byte-class tests on a `u64` instead of a loop, the hot
-//! scans' alternative to `unsafe` SIMD. Every function here sets the high bit of each
-//! matching byte; callers find the first with `trailing_zeros() / 8`.
+//! scans' alternative to `unsafe` SIMD. The tests set the high bit of each matching byte;
+//! callers find the first with `trailing_zeros() / 8`. Words are read with [`word_at`]
+//! (eight bytes) or [`word_or_tail`] (fewer at the end).
 
 /// One in every byte.
-pub(crate) const ONES: u64 = 0x0101_0101_0101_0101;
+const ONES: u64 = 0x0101_0101_0101_0101;
 /// The high bit of every byte.
 pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
 
@@ -21,6 +22,17 @@ pub(crate) fn bytes_in_range(v: u64, lo: u8, hi: u8) -> u64 {
 pub(crate) fn has_byte(chunk: u64, byte: u8) -> u64 {
     let x = chunk ^ (ONES * u64::from(byte));
     x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// High bit set in every byte of `chunk` that equals `byte`, exactly (unlike [`has_byte`],
+/// for callers that take several matches of one word).
+#[inline(always)]
+pub(crate) fn bytes_equal(chunk: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // A byte of `x` is zero exactly when its low seven bits plus 0x7f do not carry into
+    // its high bit and that bit is clear itself.
+    let x = chunk ^ (ONES * u64::from(byte));
+    !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
 /// High bit set in the lowest byte of `chunk` below `n` (`n <= 0x80`), and maybe in
@@ -44,6 +56,25 @@ pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
     Some(u64::from_le_bytes(chunk))
 }
 
+/// The bytes from `i` on as a little-endian word, zero past the end of `bytes` (all zero
+/// when `i` is past it). Near the end the last eight bytes are read and shifted down, a
+/// byte loop only for a slice shorter than a word.
+#[inline(always)]
+pub(crate) fn word_or_tail(bytes: &[u8], i: usize) -> u64 {
+    match word_at(bytes, i) {
+        Some(word) => word,
+        None if bytes.len() >= 8 && i < bytes.len() => {
+            word_at(bytes, bytes.len() - 8).unwrap_or(0) >> (8 * (i + 8 - bytes.len()))
+        }
+        None => bytes
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .rev()
+            .fold(0, |word, &c| word << 8 | u64::from(c)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,10 +95,36 @@ mod tests {
             let first = |bits: u64| (bits != 0).then(|| bits.trailing_zeros() / 8);
             let want = word.iter().position(|&b| b == b'_').map(|p| p as u32);
             assert_eq!(first(has_byte(v, b'_')), want, "{word:?}");
+            for byte in [b'"', b'_', word[0]] {
+                let want = word
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |acc, (i, &b)| acc | (u64::from(b == byte) << (8 * i + 7)));
+                assert_eq!(bytes_equal(v, byte), want, "{word:?} = {byte}");
+            }
             for n in [0x0b, 0x23, 0x80] {
                 let want = word.iter().position(|&b| b < n).map(|p| p as u32);
                 assert_eq!(first(first_below(v, n)), want, "{word:?} below {n}");
             }
+        }
+    }
+
+    #[test]
+    fn word_or_tail_reads_what_is_left() {
+        let bytes: Vec<u8> = (1..=11).collect();
+        for i in 0..=13 {
+            let want = bytes
+                .iter()
+                .skip(i)
+                .take(8)
+                .enumerate()
+                .fold(0u64, |acc, (k, &b)| acc | u64::from(b) << (8 * k));
+            assert_eq!(word_or_tail(&bytes, i), want, "at {i}");
+            assert_eq!(
+                word_or_tail(&bytes[..5], i),
+                want & if i < 5 { u64::MAX >> (8 * (3 + i)) } else { 0 },
+                "short, at {i}"
+            );
         }
     }
 }
