@@ -203,12 +203,24 @@ arguments or when the simulated server could not start.";
 /// by their prefixes, `:` also as `_` (a Prometheus that scraped OpenMetrics, or escaped
 /// names, stores `vllm_x` for `vllm:x`).
 pub fn federate_match() -> String {
-    let mut alternatives: Vec<String> = ENGINES
+    let prefixes: Vec<&str> = ENGINES
         .iter()
         .copied()
         .chain([&DCGM])
-        .flat_map(|e| e.prefixes.iter())
-        .map(|p| format!("{}.+", p.replace(':', "[:_]").replace("[:_]_", "[:_]")))
+        .flat_map(|e| e.prefixes.iter().copied())
+        .collect();
+    // `vllm:` is also written `vllm_` (OpenMetrics renames it): one `vllm[:_]` takes both.
+    let colon_stems: Vec<&str> = prefixes.iter().filter_map(|p| p.strip_suffix(':')).collect();
+    let mut alternatives: Vec<String> = prefixes
+        .iter()
+        .filter(|p| {
+            !p.strip_suffix('_')
+                .is_some_and(|stem| colon_stems.contains(&stem))
+        })
+        .map(|p| match p.strip_suffix(':') {
+            Some(stem) => format!("{stem}[:_].+"),
+            None => format!("{p}.+"),
+        })
         .collect();
     alternatives.sort();
     alternatives.dedup();
@@ -315,6 +327,13 @@ mod tests {
             "DCGM_FI_.+",
         ] {
             assert_eq!(matcher.matches(family).count(), 1, "{family} in {matcher}");
+        }
+        // No family twice: `vllm_` is inside `vllm[:_]`.
+        for redundant in ["vllm_.+", "sglang_.+", "lmdeploy_.+", "llamacpp_.+"] {
+            assert!(
+                !matcher.contains(&format!("|{redundant}")) && !matcher.contains(&format!("\"{redundant}")),
+                "{matcher}"
+            );
         }
         let url = federate_url("http://prom:9090/");
         assert!(

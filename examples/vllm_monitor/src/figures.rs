@@ -234,9 +234,10 @@ pub struct Figures {
     /// Requests finished and tokens generated since monitoring began.
     pub finished_since_start: Option<f64>,
     pub generated_since_start: Option<f64>,
-    /// The GPUs of the DCGM pages among the sources (totals only).
+    /// The GPUs of the DCGM pages among the sources (a group's: those on its host).
     pub gpus: Option<Gpus>,
-    /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`).
+    /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`), for the
+    /// totals and for groups with GPUs (`Snapshot::with_gpu_settings`).
     pub per_token: PerToken,
     /// Generation tokens/s of each data-parallel engine of each server, totals only.
     pub engine_rates: Vec<EngineRate>,

@@ -422,7 +422,7 @@ mod tests {
         );
         assert!((g.power_w.unwrap() - (612.345 + 588.901)).abs() < 1e-9);
         assert_eq!(g.utilisation_pct, Some((97.0 + 95.0) / 2.0));
-        // One page: no increase yet, but the figure exists.
+        // One page: no increase yet, so no energy over the window.
         assert_eq!(g.energy_window_j, None);
     }
 

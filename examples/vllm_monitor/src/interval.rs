@@ -94,10 +94,16 @@ impl Snapshot {
 
 impl Snapshot {
     /// With the GPU figures that need the user's settings: GPUs without DCGM, the price of
-    /// a GPU hour.
+    /// a GPU hour; for the totals, and for each group that has its host's DCGM GPUs
+    /// (`--gpus N` counts the whole run's GPUs, not a group's).
     pub fn with_gpu_settings(mut self, settings: &GpuSettings) -> Snapshot {
         let f = &mut self.figures;
         f.per_token = PerToken::new(settings, f.gpus.as_ref(), f.generation.window);
+        for (_, g) in self.groups.iter_mut().flat_map(|(_, rows)| rows) {
+            if g.gpus.is_some() {
+                g.per_token = PerToken::new(settings, g.gpus.as_ref(), g.generation.window);
+            }
+        }
         self
     }
 }
@@ -143,5 +149,56 @@ impl History {
         for (_, values) in &mut self.groups {
             values.resize(n + 1, None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::Rate;
+    use crate::gpus::Gpus;
+
+    /// A group with its host's GPUs gets tokens per GPU, joules per token and the cost; a
+    /// group without them gets none, even with `--gpus` (which counts the whole run's).
+    #[test]
+    fn groups_with_gpus_get_per_token_figures() {
+        let figures = |gpus: Option<Gpus>| Figures {
+            generation: Rate {
+                window: Some(1000.0),
+                ..Rate::default()
+            },
+            gpus,
+            ..Figures::default()
+        };
+        let two = Gpus {
+            count: 2,
+            energy_rate_w: Some(700.0),
+            ..Gpus::default()
+        };
+        let snapshot = Snapshot {
+            elapsed: 10.0,
+            at: DateTime::from_timestamp(0, 0).unwrap(),
+            figures: figures(Some(two.clone())),
+            groups: Some((
+                "instance".into(),
+                vec![
+                    ("a:8000".into(), figures(Some(two))),
+                    ("b:8000".into(), figures(None)),
+                ],
+            )),
+            progress: None,
+        };
+        let settings = GpuSettings {
+            gpus: Some(8),
+            gpu_hour_price: Some(3.6),
+        };
+        let snapshot = snapshot.with_gpu_settings(&settings);
+        let (_, rows) = snapshot.groups.as_ref().unwrap();
+        let with = &rows[0].1.per_token;
+        assert_eq!(with.tokens_per_s_per_gpu, Some(500.0));
+        assert_eq!(with.joules_per_token, Some(0.7));
+        assert_eq!(with.cost_per_million_tokens, Some(2.0));
+        assert_eq!(rows[1].1.per_token, PerToken::default());
+        assert_eq!(snapshot.figures.per_token.tokens_per_s_per_gpu, Some(500.0));
     }
 }
