@@ -14,6 +14,8 @@ use chrono::{TimeDelta, Utc};
 
 use crate::args::Args;
 use crate::discover;
+use crate::engines::DCGM;
+use crate::figures::ServerKind;
 use crate::http::{Access, Endpoint, Trust};
 use crate::interval::{History, Snapshot};
 use crate::output::dashboard::Dashboard;
@@ -52,7 +54,7 @@ fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     } else {
         let mut found = discover::find(ports, access);
         // A GPU exporter alone is not a server to monitor.
-        if found.iter().all(|f| f.kind.as_str() == "dcgm") {
+        if found.iter().all(|f| f.kind == ServerKind(&DCGM)) {
             found.clear();
         }
         if !found.is_empty() {

@@ -8,6 +8,7 @@ use promrate::MetricType;
 
 use super::families::family_header;
 use super::model::{Simulation, CONCURRENCY, TOKENS_PER_S_PER_REQUEST};
+use crate::gpus;
 
 /// The simulated GPUs: `(gpu, UUID)`.
 pub const GPUS: [(&str, &str); 2] = [
@@ -59,26 +60,20 @@ impl Simulation {
         let util = (100.0 * self.running_at(t) / CONCURRENCY / 1.25)
             .clamp(0.0, 100.0)
             .round();
+        family(gpus::UTIL, "GPU utilization (in %).", MetricType::Gauge, &|| {
+            format!("{util}")
+        });
+        family(gpus::POWER, "Power draw (in W).", MetricType::Gauge, &|| {
+            format!("{power:.6}")
+        });
         family(
-            "DCGM_FI_DEV_GPU_UTIL",
-            "GPU utilization (in %).",
-            MetricType::Gauge,
-            &|| format!("{util}"),
-        );
-        family(
-            "DCGM_FI_DEV_POWER_USAGE",
-            "Power draw (in W).",
-            MetricType::Gauge,
-            &|| format!("{power:.6}"),
-        );
-        family(
-            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+            gpus::ENERGY,
             "Total energy consumption since boot (in mJ).",
             MetricType::Counter,
             &|| format!("{energy_mj}"),
         );
         family(
-            "DCGM_FI_DEV_FB_USED",
+            gpus::MEMORY_USED,
             "Framebuffer memory used (in MiB).",
             MetricType::Gauge,
             &|| "72960".into(),
