@@ -467,4 +467,36 @@ mod page_tests {
             }
         }
     }
+
+    /// A server counting tokens when a request ends has no EWMA and no PromQL rate of its
+    /// tokens in any row: the totals and every `--by` group, prompt and generated alike.
+    #[test]
+    fn request_end_servers_have_no_sawtooth_rates_in_any_row() {
+        let text = page("llamacpp.prom");
+        let mut tracker = Tracker::new([]);
+        tracker.normalize_names(true);
+        let t0 = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+        for k in 0..3 {
+            tracker
+                .ingest(&text, t0 + chrono::TimeDelta::seconds(2 * k))
+                .unwrap();
+        }
+        let at = t0 + chrono::TimeDelta::seconds(4);
+        let url = "http://127.0.0.1:8080/metrics";
+        let sources = [crate::figures::Source {
+            tracker: &tracker,
+            at,
+            url,
+        }];
+        let (total, groups) = crate::figures::compute(&sources, chrono::TimeDelta::seconds(4), Some("url"));
+        assert!(total.tokens_at_request_end);
+        assert_eq!(groups.len(), 1);
+        for f in std::iter::once(&total).chain(groups.iter().map(|(_, f)| f)) {
+            assert!(f.tokens_at_request_end);
+            assert!(f.generation.window.is_some(), "{:?}", f.generation);
+            for rate in [&f.generation, &f.prompt] {
+                assert_eq!((rate.ewma, rate.promql), (None, None), "{rate:?}");
+            }
+        }
+    }
 }

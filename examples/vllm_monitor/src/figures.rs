@@ -243,9 +243,10 @@ pub struct Figures {
     pub engine_rates: Vec<EngineRate>,
     /// The engine generating under half the others' mean, if one is (`signals.rs`).
     pub imbalanced_engine: Option<String>,
-    /// Some server counts tokens only when a request ends (llama.cpp, TensorRT-LLM): the
-    /// window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth are
-    /// not, and are left out.
+    /// Some server counts tokens only when a request ends (TGI, llama.cpp, TensorRT-LLM):
+    /// the window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth
+    /// are not, and are left out of the totals and of every group, for generated and
+    /// prompt tokens alike.
     pub tokens_at_request_end: bool,
 }
 
@@ -843,9 +844,17 @@ pub fn compute(
         .iter()
         .filter(|e| e.tokens_at_request_end)
         .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
+    let mut groups = groups;
     if total.tokens_at_request_end {
-        total.generation.ewma = None;
-        total.generation.promql = None;
+        // The same rule for the totals and every row, prompt tokens as generated ones
+        // (TGI and llama.cpp count both when a request ends).
+        for f in std::iter::once(&mut total).chain(groups.iter_mut().map(|(_, f)| f)) {
+            f.tokens_at_request_end = true;
+            for rate in [&mut f.generation, &mut f.prompt] {
+                rate.ewma = None;
+                rate.promql = None;
+            }
+        }
     }
     (total, groups)
 }
