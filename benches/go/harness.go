@@ -75,10 +75,11 @@ func expfmtText(page string, labels bool) int {
 // rates runs parse for about `budget`, in ten rounds of a tenth of it, and returns the
 // best and the median round's throughput in MB/s (10^6 bytes per second), and the samples.
 func rates(size int, budget time.Duration, parse func() int) (float64, float64, int) {
+	const count = 10
 	samples := parse()
 	var rounds []float64
-	for round := 0; round < 10; round++ {
-		deadline := time.Now().Add(budget / 10)
+	for round := 0; round < count; round++ {
+		deadline := time.Now().Add(budget / count)
 		start := time.Now()
 		n := 0
 		for time.Now().Before(deadline) {
@@ -88,7 +89,7 @@ func rates(size int, budget time.Duration, parse func() int) (float64, float64, 
 		rounds = append(rounds, float64(size*n)/time.Since(start).Seconds()/1e6)
 	}
 	sort.Float64s(rounds)
-	return rounds[len(rounds)-1], (rounds[4] + rounds[5]) / 2, samples
+	return rounds[count-1], (rounds[count/2-1] + rounds[count/2]) / 2, samples
 }
 
 func main() {

@@ -39,7 +39,12 @@ from prometheus_client.utils import floatToGoString
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "data" / "engines"
-PINNED = "0.26.0"
+# The version tests/py/requirements.txt pins (the one place it is written).
+PINNED = next(
+    line.split("==", 1)[1].strip()
+    for line in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "requirements.txt"))
+    if line.startswith("prometheus_client==")
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -300,13 +305,8 @@ def page_trtllm():
             lab("prompt_cached_tokens")  # created at 0 in MetricsCollector.__init__
             for r in reqs:  # log_request_metrics_dict, once per finished request
                 lab("request_success", finished_reason=r.finish).inc(r.n)
-                observe_n(lab("e2e"), r.e2e, r.n)
-                observe_n(lab("ttft"), r.ttft, r.n)
-                observe_n(lab("tpot"), r.tpot, r.n)
-                observe_n(lab("queue"), r.queue, r.n)
-                observe_n(lab("prefill"), r.prefill, r.n)
-                observe_n(lab("decode"), r.decode, r.n)
-                observe_n(lab("inference"), r.inference, r.n)
+                for latency in ("e2e", "ttft", "tpot", "queue", "prefill", "decode", "inference"):
+                    observe_n(lab(latency), getattr(r, latency), r.n)
                 lab("prompt_tokens").inc(r.n * r.prompt)
                 lab("generation_tokens").inc(r.n * r.gen)
                 if r.cached:

@@ -252,7 +252,7 @@ pub struct Figures {
 
 /// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
 /// tracker), with the label the metric requires.
-fn selector(name: &str, only: Option<(&str, &str)>) -> Selector {
+pub(crate) fn selector(name: &str, only: Option<(&str, &str)>) -> Selector {
     let mut matchers = vec![Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")];
     if let Some((label, value)) = only {
         matchers.push(Matcher::new(label, MatchOp::Equal, value).expect("an equality matcher"));

@@ -12,9 +12,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::TimeDelta;
-use promrate::{MatchOp, Matcher, Selector, TrackedSeries};
+use promrate::TrackedSeries;
 
-use crate::figures::Source;
+use crate::figures::{selector, Source};
 
 pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 /// Energy since boot, in mJ: a counter (reset at reboot or driver reload) without `_total`.
@@ -170,10 +170,11 @@ impl Readings {
         name: &str,
         mut file: impl FnMut(&mut HostReadings, &str, &TrackedSeries, bool),
     ) {
-        let selector = Selector::from_matchers(vec![
-            Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")
-        ]);
-        for series in source.tracker.matching(&selector).filter(|s| source.admits(s)) {
+        for series in source
+            .tracker
+            .matching(&selector(name, None))
+            .filter(|s| source.admits(s))
+        {
             let Some(uuid) = series.label("UUID") else {
                 continue;
             };
