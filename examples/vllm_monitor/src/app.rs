@@ -310,10 +310,15 @@ impl App {
             if event.kind == EventKind::Restart {
                 self.seen.history.restarts.push(elapsed);
             }
-            self.seen.events.push((elapsed, event));
-            let (elapsed, event) = self.seen.events.last().expect("just pushed");
-            self.output.event(&self.seen.view(), *elapsed, event);
+            self.announce(elapsed, event);
         }
+    }
+
+    /// Keeps `event` (at `elapsed` seconds) and shows it.
+    fn announce(&mut self, elapsed: f64, event: Event) {
+        self.seen.events.push((elapsed, event));
+        let (elapsed, event) = self.seen.events.last().expect("just pushed");
+        self.output.event(&self.seen.view(), *elapsed, event);
     }
 
     /// Seconds since the start at which something at `at` happened.
@@ -329,7 +334,7 @@ impl App {
         let fresh =
             Utc::now() - TimeDelta::from_std(c.interval * 2 + c.timeout).unwrap_or(TimeDelta::seconds(10));
         let elapsed = (c.started.elapsed().saturating_sub(c.settle)).as_secs_f64();
-        let snapshot = Snapshot::compute(
+        let mut snapshot = Snapshot::compute(
             &self.seen.targets,
             c.window,
             fresh,
@@ -338,11 +343,8 @@ impl App {
             elapsed,
         )
         .with_gpu_settings(&self.gpu_settings);
-        let mut snapshot = snapshot;
         for event in self.signals.judge(&mut snapshot.figures, snapshot.at) {
-            self.seen.events.push((elapsed, event));
-            let (elapsed, event) = self.seen.events.last().expect("just pushed");
-            self.output.event(&self.seen.view(), *elapsed, event);
+            self.announce(elapsed, event);
         }
         self.seen.history.push(&snapshot);
         self.seen.last = Some(snapshot);

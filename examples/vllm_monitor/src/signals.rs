@@ -21,7 +21,6 @@ pub const IMBALANCE_FRACTION: f64 = 0.5;
 pub struct Signals {
     last_generated: Option<f64>,
     quiet_intervals: u32,
-    stalled: bool,
     imbalanced: Option<String>,
 }
 
@@ -40,6 +39,7 @@ impl Signals {
         let generated = f.generated_since_start;
         // Where tokens are counted when a request ends, a request longer than the intervals
         // leaves the count still: no stall is judged there.
+        let was_stalled = self.quiet_intervals >= STALL_INTERVALS;
         let quiet = !f.tokens_at_request_end
             && running > 0.0
             && generated.is_some()
@@ -49,16 +49,15 @@ impl Signals {
             self.last_generated = generated;
         }
         let stalled = self.quiet_intervals >= STALL_INTERVALS;
-        if stalled && !self.stalled {
+        if stalled && !was_stalled {
             let message = format!(
                 "{running:.0} request(s) running, no token generated for {} intervals",
                 self.quiet_intervals
             );
             events.push(event(EventKind::Stall, message));
-        } else if !stalled && self.stalled {
+        } else if !stalled && was_stalled {
             events.push(event(EventKind::Recovered, "tokens are generated again".into()));
         }
-        self.stalled = stalled;
         if stalled {
             f.load = Load::Stalled;
         }
