@@ -347,25 +347,22 @@ impl Engine {
     /// Recognises the server from the series a tracker holds: the first engine of
     /// [`ENGINES`] whose prefixes a series name has.
     pub fn detect(tracker: &Tracker) -> Option<&'static Engine> {
+        // One walk: the best engine seen so far, and whether a DCGM series was (the last
+        // choice: a GPU exporter is a server only when nothing else is).
         let mut best: Option<usize> = None;
+        let mut gpus = false;
         for series in tracker.series() {
             let name = series.name();
             let found = ENGINES
                 .iter()
                 .position(|e| e.prefixes.iter().any(|p| name.starts_with(p)));
-            if let Some(i) = found {
-                best = Some(best.map_or(i, |b| b.min(i)));
-                if i == 0 {
-                    break;
-                }
+            match found {
+                Some(0) => return Some(ENGINES[0]),
+                Some(i) => best = Some(best.map_or(i, |b| b.min(i))),
+                None => gpus = gpus || DCGM.prefixes.iter().any(|p| name.starts_with(p)),
             }
         }
-        best.map(|i| ENGINES[i]).or_else(|| {
-            let gpus = tracker
-                .series()
-                .any(|s| DCGM.prefixes.iter().any(|p| s.name().starts_with(p)));
-            gpus.then_some(&DCGM)
-        })
+        best.map(|i| ENGINES[i]).or(gpus.then_some(&DCGM))
     }
 }
 
