@@ -188,7 +188,7 @@ fn serve_paths(pages: Vec<(&'static str, String)>) -> u16 {
 #[test]
 fn a_page_at_prometheus_metrics_and_the_gpu_exporter_are_found() {
     let engines = crate::data::dir().join("engines");
-    let read = |f: &str| std::fs::read_to_string(engines.join(f)).unwrap();
+    let read = |f: &str| crate::data::read(&engines.join(f));
     let trtllm = serve_paths(vec![
         ("/metrics", "{\"iterations\": []}\n".to_string()),
         ("/prometheus/metrics", read("trtllm.prom")),
