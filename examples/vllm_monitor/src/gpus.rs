@@ -45,6 +45,18 @@ pub struct Gpus {
     pub energy_since_start_j: Option<f64>,
 }
 
+impl Gpus {
+    /// How many and which, as every output writes it: `2× NVIDIA H100 80GB HBM3`, `2× GPU`
+    /// (no model named), `3 GPUs of 2 models`.
+    pub fn what(&self) -> String {
+        match self.models.as_slice() {
+            [one] => format!("{}× {one}", self.count),
+            [] => format!("{}× GPU", self.count),
+            many => format!("{} GPUs of {} models", self.count, many.len()),
+        }
+    }
+}
+
 /// The host a group's GPUs are on: the host of `--by instance`'s `host:port` or of
 /// `--by url`'s URL; `None` for any other label (GPUs join groups by host only).
 pub fn host_of_group(by: &str, group: &str) -> Option<String> {
@@ -249,12 +261,7 @@ pub fn line(gpus: Option<&Gpus>, per_token: &PerToken) -> Option<String> {
     let mut parts = Vec::new();
     match gpus {
         Some(g) => {
-            let model = match g.models.as_slice() {
-                [one] => one.clone(),
-                [] => "GPU".to_string(),
-                many => format!("{} models", many.len()),
-            };
-            parts.push(format!("{}× {model}", g.count));
+            parts.push(g.what());
             parts.extend(g.power_w.map(|w| format!("{w:.0} W")));
             parts.extend(g.utilisation_pct.map(|u| format!("util {u:.0}%")));
         }

@@ -14,6 +14,7 @@ use ratatui::{DefaultTerminal, Frame};
 use super::plain::Plain;
 use super::{duration, keep_end, ms, num, percent, Output, Run};
 use crate::figures::{Figures, Load};
+use crate::gpus::Gpus;
 use crate::interval::{History, Progress, Snapshot};
 use crate::summary::Summary;
 use crate::target::{Event, EventKind, Status, Target};
@@ -186,10 +187,7 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
 /// token costs in GPU time, energy and money.
 fn gpu_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let g = f.gpus.as_ref();
-    let model = g.map(|g| match g.models.as_slice() {
-        [one] => format!("{}× {one}", g.count),
-        _ => format!("{} GPUs", g.count),
-    });
+    let model = g.map(Gpus::what);
     let first = [
         model.or(f.per_token.gpus.map(|n| format!("{n} GPU(s) (--gpus)"))),
         g.and_then(|g| g.power_w).map(|w| format!("{w:.0} W")),
