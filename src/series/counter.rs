@@ -46,7 +46,10 @@ pub struct CounterSeries {
     pushed: u64,
     /// The reset-corrected increase over every point pushed, retained or not.
     total_increase: f64,
-    tau_ms: i64,
+    /// The EWMA's time constant, and the interval past which it starts afresh (`u32::MAX`:
+    /// never); milliseconds, 32 bits each so that the series stays small.
+    tau_ms: u32,
+    ewma_gap_ms: u32,
     /// The average; meaningful once `ewma_intervals > 0`.
     ewma: f64,
     /// The last interval length in milliseconds, and its EWMA weight.
@@ -82,7 +85,8 @@ impl CounterSeries {
             rare: None,
             pushed: 0,
             total_increase: 0.0,
-            tau_ms: DEFAULT_EWMA_TAU.num_milliseconds(),
+            tau_ms: clamp_ms(DEFAULT_EWMA_TAU),
+            ewma_gap_ms: u32::MAX,
             ewma: 0.0,
             alpha_for: (0, 0.0),
             ewma_intervals: 0,
@@ -167,7 +171,32 @@ impl CounterSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn ewma_time_constant(&mut self, tau: TimeDelta) -> &mut Self {
-        self.tau_ms = tau.num_milliseconds().max(1);
+        self.tau_ms = clamp_ms(tau).max(1);
+        self
+    }
+
+    /// Starts the EWMA afresh after a gap: an interval longer than `gap` (an outage, a
+    /// monitor that was away) is not blended in, and the first interval after it sets the
+    /// average outright, so the smoothed rate never carries a rate from before the gap nor
+    /// the gap's own average. [`CounterSeries::ewma_rate`] is `None` until that interval.
+    /// By default no interval is a gap.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// s.ewma_restart_after(TimeDelta::seconds(5));
+    /// s.push(at(0), 0.0)?;
+    /// s.push(at(1), 100.0)?; // 100/s
+    /// s.push(at(60), 160.0)?; // a 59 s gap: 1/s on average, not blended in
+    /// assert_eq!(s.ewma_rate(), None);
+    /// s.push(at(61), 210.0)?; // the first interval after the gap sets it: 50/s
+    /// assert_eq!(s.ewma_rate(), Some(50.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn ewma_restart_after(&mut self, gap: TimeDelta) -> &mut Self {
+        self.ewma_gap_ms = clamp_ms(gap);
         self
     }
 
@@ -267,10 +296,14 @@ impl CounterSeries {
     }
 
     fn update_ewma(&mut self, increment: f64, dt_ms: i64) {
+        if dt_ms > i64::from(self.ewma_gap_ms) {
+            self.ewma_intervals = 0;
+            return;
+        }
         // Scrape intervals repeat: reuse the last interval's length in seconds and weight
         // when dt is the same.
         if self.alpha_for.0 != dt_ms {
-            self.alpha_for = (dt_ms, 1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp());
+            self.alpha_for = (dt_ms, 1.0 - (-(dt_ms as f64) / f64::from(self.tau_ms)).exp());
         }
         let (_, alpha) = self.alpha_for;
         let rate = increment / (dt_ms as f64 / 1000.0);
@@ -335,7 +368,7 @@ impl CounterSeries {
             let alpha = if self.ewma_intervals <= 1 {
                 1.0
             } else {
-                1.0 - (-(dt_ms as f64) / self.tau_ms as f64).exp()
+                1.0 - (-(dt_ms as f64) / f64::from(self.tau_ms)).exp()
             };
             self.ewma += alpha * ((point.value - old_increment) / dt);
         }
@@ -593,6 +626,74 @@ impl CounterSeries {
         ))
     }
 
+    /// The increase over about `window` before `at`, with the span it actually covers: a
+    /// monitor's window rate that says what it measured.
+    ///
+    /// It ends at the newest point at or before `at` and starts at the point nearest to
+    /// `at - window` (the earlier one of two equally near), so a few milliseconds of scrape
+    /// jitter never move the start by a whole interval, as "the newest point at or before
+    /// the start" ([`CounterSeries::exact_increase`]) does. The start is never older than
+    /// `at - window - slack`: after a gap in the points (an outage, a series that is new)
+    /// the window starts at the oldest point since then, and its span is shorter than the
+    /// window instead of reaching back across the gap. Restarts count from zero. `None`
+    /// with fewer than two points in that reach.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
+    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// // Scrapes every second, a little late or early, 100/s.
+    /// for (i, jitter) in [3, -2, 4, -1, 2, -3, 1, 0, 2, -1, 3, 1].into_iter().enumerate() {
+    ///     let ms = 1000 * i as i64 + jitter;
+    ///     s.push(at(ms), ms as f64 / 10.0)?;
+    /// }
+    /// let w = s.window_increase(TimeDelta::seconds(10), at(11_001), TimeDelta::seconds(1)).unwrap();
+    /// assert_eq!((w.start, w.end), (at(1_000 - 2), at(11_001)));
+    /// assert!((w.rate() - 100.0).abs() < 1e-9);
+    /// // After a 40 s outage the window starts at the first point since, and says so.
+    /// s.push(at(52_000), 5_200.0)?;
+    /// s.push(at(53_000), 5_300.0)?;
+    /// let w = s.window_increase(TimeDelta::seconds(10), at(53_000), TimeDelta::seconds(1)).unwrap();
+    /// assert_eq!((w.span(), w.increase), (TimeDelta::seconds(1), 100.0));
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn window_increase(&self, window: TimeDelta, at: DateTime<Utc>, slack: TimeDelta) -> Option<WindowIncrease> {
+        let points = self.window.points();
+        let at_ms = at.timestamp_millis();
+        let start_ms = at_ms - window.num_milliseconds();
+        let oldest_ms = start_ms - slack.num_milliseconds().max(0);
+        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
+        let reach = points.partition_point(|p| p.timestamp_ms < oldest_ms);
+        if end < reach + 2 {
+            return None;
+        }
+        // The nearest of the last point at or before the start and the first one after it.
+        let after = points[..end - 1].partition_point(|p| p.timestamp_ms <= start_ms);
+        let anchor = match after.checked_sub(1).filter(|&before| before >= reach) {
+            Some(before) if after < end - 1 => {
+                let early = start_ms - points[before].timestamp_ms;
+                let late = points[after].timestamp_ms - start_ms;
+                if early <= late {
+                    before
+                } else {
+                    after
+                }
+            }
+            Some(before) => before,
+            None => after.max(reach),
+        };
+        let first = self.first_number();
+        let created = |i: usize| self.created_at(first + i as u64);
+        let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
+        let ms = |i: usize| DateTime::from_timestamp_millis(points[i].timestamp_ms);
+        Some(WindowIncrease {
+            increase,
+            start: ms(anchor)?,
+            end: ms(end - 1)?,
+        })
+    }
+
     /// The reset-corrected increase from the first point ever pushed to the newest, whatever
     /// the retention kept: a total since monitoring began, in bounded memory.
     ///
@@ -654,6 +755,43 @@ fn reset_cause(
         (Some(before), Some(now)) if before != now => Some(ResetCause::CreatedChanged),
         _ => None,
     }
+}
+
+/// What [`CounterSeries::window_increase`] measured: the increase between two points and
+/// their times.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+/// let w = promrate::WindowIncrease { increase: 50.0, start: at(10), end: at(20) };
+/// assert_eq!((w.span(), w.rate()), (TimeDelta::seconds(10), 5.0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowIncrease {
+    /// The reset-corrected increase from `start` to `end`.
+    pub increase: f64,
+    /// The time of the older point compared (the window's actual start).
+    pub start: DateTime<Utc>,
+    /// The time of the newer point (the window's actual end).
+    pub end: DateTime<Utc>,
+}
+
+impl WindowIncrease {
+    /// The time between the two points.
+    pub fn span(&self) -> TimeDelta {
+        self.end - self.start
+    }
+
+    /// The increase per second of the span.
+    pub fn rate(&self) -> f64 {
+        self.increase / (self.span().num_milliseconds() as f64 / 1000.0)
+    }
+}
+
+/// A duration in whole milliseconds within `0..=u32::MAX` (about 49 days).
+fn clamp_ms(d: TimeDelta) -> u32 {
+    d.num_milliseconds().clamp(0, i64::from(u32::MAX)) as u32
 }
 
 #[cfg(test)]

@@ -96,6 +96,7 @@ pub struct Tracker {
     retention: TimeDelta,
     stale_after: u32,
     ewma_tau: TimeDelta,
+    ewma_gap: Option<TimeDelta>,
     index: SeriesIndex,
     positions: PositionCache,
     /// Series inserted so far (tells the position cache when a miss may have become a hit).
@@ -150,6 +151,7 @@ impl Tracker {
             retention: DEFAULT_RETENTION,
             stale_after: DEFAULT_STALE_AFTER,
             ewma_tau: DEFAULT_EWMA_TAU,
+            ewma_gap: None,
             index: SeriesIndex::default(),
             positions: PositionCache::default(),
             insertions: 0,
@@ -263,6 +265,28 @@ impl Tracker {
     /// ```
     pub fn ewma_time_constant(&mut self, tau: TimeDelta) -> &mut Self {
         self.ewma_tau = tau;
+        self
+    }
+
+    /// New counter series start their EWMA afresh after an interval longer than `gap`
+    /// (see [`CounterSeries::ewma_restart_after`]): after an outage the smoothed rate is
+    /// the rate since recovery, not a blend with the rate before it.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ewma_restart_after(TimeDelta::seconds(5));
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// for (s, v) in [(0, "0"), (1, "100"), (60, "160"), (61, "210")] {
+    ///     t.ingest(&format!("a_total {v}\n"), at(s))?;
+    /// }
+    /// let ewma = t.get("a_total", &[]).unwrap().counter().unwrap().ewma_rate();
+    /// assert_eq!(ewma, Some(50.0), "the rate since the gap, not a blend with 100/s");
+    /// # Ok::<(), promrate::SeriesError>(())
+    /// ```
+    pub fn ewma_restart_after(&mut self, gap: TimeDelta) -> &mut Self {
+        self.ewma_gap = Some(gap);
         self
     }
 
@@ -521,8 +545,7 @@ impl Tracker {
             let SeriesData::Gauge(gauge) = &series.data else {
                 continue;
             };
-            let mut counter = CounterSeries::new(self.retention);
-            counter.ewma_time_constant(self.ewma_tau);
+            let mut counter = new_counter(self.retention, self.ewma_tau, self.ewma_gap);
             // The page's point (a gauge accepts what a counter refuses: such a series stays
             // a gauge).
             if gauge
@@ -683,9 +706,7 @@ impl Tracker {
         let (name, labels) = self.index.identity(sample.name(), sample.labels());
         let data = match role {
             Role::Counter => {
-                let mut counter = CounterSeries::new(self.retention);
-                counter.ewma_time_constant(self.ewma_tau);
-                SeriesData::Counter(counter)
+                SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap))
             }
             Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
         };
@@ -870,3 +891,14 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
 
 #[cfg(test)]
 mod tests;
+
+/// A counter series with the tracker's settings (a function of the fields, not of the
+/// tracker, so that it can be called while the index is borrowed).
+fn new_counter(retention: TimeDelta, tau: TimeDelta, gap: Option<TimeDelta>) -> CounterSeries {
+    let mut counter = CounterSeries::new(retention);
+    counter.ewma_time_constant(tau);
+    if let Some(gap) = gap {
+        counter.ewma_restart_after(gap);
+    }
+    counter
+}

@@ -108,3 +108,70 @@ fn no_retention_still_keeps_the_two_newest_points() {
     assert_eq!(s.len(), 2);
     assert_eq!(s.exact_rate(TimeDelta::seconds(10), t(40)), Some(1.0));
 }
+
+/// Scrapes every `interval_ms` with the given jitter per scrape, `rate` per second, and
+/// a gap (scrapes missed) from `gap.0` for `gap.1` scrapes.
+fn jittered(interval_ms: i64, jitter: &[i64], rate: f64, gap: (usize, usize)) -> CounterSeries {
+    let mut s = CounterSeries::new(TimeDelta::minutes(10));
+    for (i, j) in jitter.iter().enumerate() {
+        if i >= gap.0 && i < gap.0 + gap.1 {
+            continue;
+        }
+        let ms = 10_000 + interval_ms * i as i64 + j;
+        s.push(DateTime::from_timestamp_millis(ms).unwrap(), rate * ms as f64 / 1000.0)
+            .unwrap();
+    }
+    s
+}
+
+proptest::proptest! {
+    /// Jitter of up to a tenth of the interval never moves the window's start by a whole
+    /// interval: its span stays within twice the jitter of the window.
+    #[test]
+    fn window_span_does_not_flip_with_jitter(
+        jitter in proptest::collection::vec(-100i64..=100, 40),
+        periods in 2i64..10,
+    ) {
+        let s = jittered(1000, &jitter, 250.0, (usize::MAX, 0));
+        let window = TimeDelta::seconds(periods);
+        for end in 20..40 {
+            let at = DateTime::from_timestamp_millis(10_000 + 1000 * end + jitter[end as usize]).unwrap();
+            let w = s.window_increase(window, at, TimeDelta::seconds(1)).unwrap();
+            let off = (w.span() - window).num_milliseconds().abs();
+            proptest::prop_assert!(off <= 200, "span {:?} for a {periods} s window", w.span());
+            proptest::prop_assert!((w.rate() - 250.0).abs() < 1e-6);
+        }
+    }
+
+    /// After a gap the window never reaches across it: at most the window and the slack.
+    #[test]
+    fn window_never_reaches_across_a_gap(start in 5usize..30, missed in 1usize..40, periods in 2i64..15) {
+        let s = jittered(1000, &[0; 80], 100.0, (start, missed));
+        let window = TimeDelta::seconds(periods);
+        let slack = TimeDelta::seconds(1);
+        for end in 0..80i64 {
+            let at = DateTime::from_timestamp_millis(10_000 + 1000 * end).unwrap();
+            if let Some(w) = s.window_increase(window, at, slack) {
+                proptest::prop_assert!(w.span() <= window + slack, "{:?}", w);
+                proptest::prop_assert!(w.end <= at && w.start >= at - window - slack);
+                proptest::prop_assert!((w.rate() - 100.0).abs() < 1e-9);
+            }
+        }
+    }
+}
+
+#[test]
+fn window_increase_counts_restarts_from_zero_and_needs_two_points() {
+    let mut s = CounterSeries::new(TimeDelta::minutes(1));
+    let second = TimeDelta::seconds(1);
+    assert_eq!(s.window_increase(TimeDelta::seconds(10), t(0), second), None);
+    s.push(t(0), 50.0).unwrap();
+    assert_eq!(s.window_increase(TimeDelta::seconds(10), t(0), second), None);
+    s.push(t(5), 80.0).unwrap();
+    s.push(t(10), 20.0).unwrap(); // a restart: +20
+    let w = s.window_increase(TimeDelta::seconds(10), t(10), second).unwrap();
+    assert_eq!((w.increase, w.start, w.end), (50.0, t(0), t(10)));
+    // Evaluated before the newest point, the window ends at the point before it.
+    let w = s.window_increase(TimeDelta::seconds(10), t(9), second).unwrap();
+    assert_eq!((w.increase, w.end), (30.0, t(5)));
+}
