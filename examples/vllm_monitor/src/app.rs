@@ -1,364 +1,395 @@
-//! The monitor's run: an [`App`] owns every piece of its state (targets, history, events,
-//! the last snapshot, the output), takes in pages as they arrive, computes an interval on
-//! each tick and hands everything to one [`Output`], whichever it is.
+//! The monitor's run: a driver feeding the [`Pipeline`] and handing what it computes to
+//! one [`Output`]. Live, scraping threads deliver pages and the wall clock says when an
+//! interval is due; on `--replay`, a recording delivers the same pages and a virtual clock
+//! jumps from one to the next. `--record` keeps what a live run read, in order, with the
+//! interval it was read in, so that its replay computes the same intervals.
 
-use crate::gpus::GpuSettings;
-use crate::signals::Signals;
 use std::io::IsTerminal as _;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::args::Args;
-use crate::discover;
-use crate::engines::DCGM;
-use crate::figures::ServerKind;
-use crate::http::{Access, Endpoint, Trust};
-use crate::interval::{History, Snapshot};
+use crate::clock::{delta, LiveClock, Schedule};
+use crate::gpus::GpuSettings;
+use crate::http::{Access, Endpoint};
+use crate::output::csv::Csv;
 use crate::output::dashboard::Dashboard;
 use crate::output::json::Json;
 use crate::output::plain::Plain;
-use crate::output::{plot, Output, Run};
-use crate::scrape::{self, Mailbox, Message, Scraper};
-use crate::simulator;
-use crate::summary::Summary;
-use crate::target::{Event, EventKind, Target};
+use crate::output::{plot, Output};
+use crate::pipeline::{window_of, Pipeline, Said, Settings};
+use crate::plan::{plan, warnings};
+use crate::recording::{self, Header, Writer};
+use crate::replay::{self, Numbering};
+use crate::scrape::{self, Mailbox, Message, Scrape, Scraper};
 
-/// What to monitor, and how it was chosen.
-struct Plan {
-    urls: Vec<String>,
-    /// Appended to the setup line: " · built-in simulator" and the like.
-    setup: String,
-    notes: Vec<String>,
-    /// The run's length when the user gave none (the simulator's demo: 20 s).
-    default_duration: Option<Duration>,
-}
-
-/// The URLs given, else the servers found on this machine, else the simulator.
-fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
-    let urls = args.urls();
-    if !urls.is_empty() {
-        return Ok(Plan {
-            urls,
-            setup: String::new(),
-            notes: Vec::new(),
-            default_duration: None,
-        });
-    }
-    let ports = &args.discover_ports.0;
-    let why = if args.simulate.is_some() {
-        "--simulate given".to_string()
-    } else {
-        let mut found = discover::find(ports, access);
-        // A GPU exporter alone is not a server to monitor.
-        if found.iter().all(|f| f.kind == ServerKind(&DCGM)) {
-            found.clear();
-        }
-        if !found.is_empty() {
-            let names: Vec<String> = found
-                .iter()
-                .map(|f| format!("{} ({})", f.url, f.kind.as_str()))
-                .collect();
-            return Ok(Plan {
-                urls: found.into_iter().map(|f| f.url).collect(),
-                setup: " · found on this machine".into(),
-                notes: vec![format!("no --url given: found {}", names.join(", "))],
-                default_duration: None,
-            });
-        }
-        // Short: with the whole default port list, the line stays within 120 columns.
-        format!(
-            "no --url, and no server on 127.0.0.1 port(s) {}",
-            discover::describe(ports)
-        )
-    };
-    let restart_after = args.simulate_restart_after.as_secs_f64();
-    let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)).with_wave(args.simulate_wave));
-    let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
-    let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
-        .map_err(|e| format!("cannot start the simulated server: {e}"))?;
-    // Two lines: each within plain mode's 120 columns.
-    let mut notes = vec![
-        format!("{why}: monitoring the built-in simulator"),
-        simulator::describe(engine, Some(restart_after), args.simulate_wave),
-    ];
-    let mut urls = vec![format!("http://{bound}/metrics")];
-    if args.simulate_gpus {
-        let dcgm = &crate::engines::DCGM;
-        let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm)
-            .map_err(|e| format!("cannot start the simulated DCGM exporter: {e}"))?;
-        urls.push(format!("http://{gpus}/metrics"));
-        notes.push(simulator::describe(dcgm, None, args.simulate_wave));
-    }
-    Ok(Plan {
-        urls,
-        setup: " · built-in simulator".into(),
-        notes,
-        default_duration: Some(Duration::from_secs(20)),
-    })
-}
-
-/// The timing of a run.
-struct Clock {
-    interval: Duration,
-    window: TimeDelta,
-    timeout: Duration,
-    /// A report comes a little after each scrape round starts, so the round's answers are in.
-    settle: Duration,
-    duration: Option<Duration>,
-    started: Instant,
-    next_tick: Instant,
-}
-
-/// What the outputs show: everything the run has seen.
-struct Seen {
-    setup: String,
-    warnings: Vec<String>,
-    targets: Vec<Target>,
-    history: History,
-    events: Vec<(f64, Event)>,
-    last: Option<Snapshot>,
-}
-
-impl Seen {
-    /// The run as the outputs see it.
-    fn view(&self) -> Run<'_> {
-        Run {
-            setup: &self.setup,
-            warnings: &self.warnings,
-            snapshot: self.last.as_ref(),
-            history: &self.history,
-            targets: &self.targets,
-            events: &self.events,
-        }
-    }
-}
-
-impl Clock {
-    /// The timing `args` ask for, starting now.
-    fn new(args: &Args, default_duration: Option<Duration>) -> Clock {
-        let timeout = args.timeout.unwrap_or_else(|| {
-            args.interval
-                .max(Duration::from_secs(1))
-                .min(Duration::from_secs(10))
-        });
-        let started = Instant::now();
-        let settle = (args.interval / 4).min(Duration::from_millis(500));
-        Clock {
-            interval: args.interval,
-            window: TimeDelta::from_std(args.window).unwrap_or(TimeDelta::seconds(30)),
-            timeout,
-            settle,
-            duration: args.duration.or(default_duration),
-            started,
-            next_tick: started + args.interval + settle,
-        }
-    }
+/// Where the scrapes come from.
+enum Input {
+    Live {
+        clock: LiveClock,
+        mailbox: Arc<Mailbox>,
+    },
+    Replay {
+        file: String,
+        numbering: Numbering,
+        /// Whether each scrape says when it was read (`tick`), as this monitor's do.
+        ours: bool,
+        speed: Option<f64>,
+    },
 }
 
 /// One run of the monitor.
 pub struct App {
-    clock: Clock,
-    by: Option<String>,
-    target_requests: Option<u64>,
-    gpu_settings: GpuSettings,
-    signals: Signals,
-    plot: Option<String>,
-    seen: Seen,
-    mailbox: Arc<Mailbox>,
+    pipeline: Pipeline,
+    input: Input,
+    urls: Vec<String>,
     messages: mpsc::Receiver<Message>,
     stop: Arc<AtomicBool>,
     output: Box<dyn Output>,
+    recorder: Option<(String, Writer)>,
+    plot: Option<String>,
+}
+
+/// The figures' settings from the arguments, for a scrape interval of `interval` and a
+/// window asked of `window`; with a note when the window had to be rounded.
+fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Option<String>) {
+    let timeout = args
+        .timeout
+        .unwrap_or_else(|| interval.clamp(Duration::from_secs(1), Duration::from_secs(10)));
+    let used = window_of(delta(window), delta(interval));
+    let note = (used != delta(window)).then(|| {
+        format!(
+            "--window {} is not a whole number of {} intervals: the window is {}",
+            humantime::format_duration(window),
+            humantime::format_duration(interval),
+            humantime::format_duration(used.to_std().unwrap_or_default()),
+        )
+    });
+    let settings = Settings {
+        window: used,
+        interval: delta(interval),
+        timeout: delta(timeout),
+        ewma_tau: args.ewma_tau.map_or(used, delta),
+        by: args.group_label(),
+        target_requests: args.target_requests,
+        gpu: GpuSettings {
+            gpus: args.gpus,
+            gpu_hour_price: args.gpu_hour_price,
+        },
+    };
+    (settings, note)
+}
+
+/// "every 2s · window 30s · EWMA 30s" and what the run is.
+fn setup_line(s: &Settings, what: &str) -> String {
+    let d = |t: TimeDelta| humantime::format_duration(t.to_std().unwrap_or_default()).to_string();
+    format!("every {} · window {} · EWMA {}{what}", d(s.interval), d(s.window), d(s.ewma_tau))
 }
 
 impl App {
-    /// Chooses what to monitor, starts a scraping thread per URL and takes the output;
-    /// an error is for the user (a bad file, a simulator that cannot start).
+    /// Chooses what to monitor (or the recording to replay), starts what reads it and
+    /// takes the output; an error is for the user (a bad file, a simulator that cannot
+    /// start).
     pub fn start(args: Args) -> Result<App, String> {
-        let access = Access::new(
-            args.ca_cert.as_deref(),
-            args.insecure,
-            args.bearer_token_file.as_deref(),
-            &args.header,
-        )?;
-        let plan = plan(&args, &access)?;
-        let clock = Clock::new(&args, plan.default_duration);
-        let timeout = clock.timeout;
-        let endpoints: Vec<Endpoint> = plan.urls.iter().map(|u| Endpoint::new(u)).collect();
-        // The window's points and one interval more; totals since the start need none.
-        let retention = clock.window + TimeDelta::from_std(args.interval).unwrap_or(TimeDelta::seconds(2));
-        let targets = endpoints
-            .iter()
-            .map(|e| Target::new(e.shown.clone(), retention))
-            .collect();
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let mailbox = Arc::new(Mailbox::new(endpoints.len()));
-        let max_page_bytes = args.max_page_mib.saturating_mul(1 << 20);
-        for (index, endpoint) in endpoints.into_iter().enumerate() {
-            let scraper = Scraper {
-                index,
-                endpoint,
-                client: access.client(timeout, max_page_bytes),
-                interval: args.interval,
-            };
-            scrape::spawn(scraper, Arc::clone(&mailbox), tx.clone(), Arc::clone(&stop));
-        }
+        let (pipeline, input, urls, mut notes) = match &args.replay {
+            Some(file) => Self::replay_input(&args, file)?,
+            None => Self::live_input(&args, &tx, &stop)?,
+        };
         let output = choose_output(&args, &tx, &stop);
         // Without a handler (e.g. one already installed) Ctrl-C simply ends the process.
         let quit = tx.clone();
         let _ = ctrlc::set_handler(move || {
             let _ = quit.send(Message::Quit);
         });
-        let setup = format!(
-            "every {} · window {}{}",
-            humantime::format_duration(args.interval),
-            humantime::format_duration(args.window),
-            plan.setup
-        );
-        let mut notes = plan.notes;
-        notes.push(format!("monitoring {} URL(s), {setup}", plan.urls.len()));
+        let recorder = match &args.record {
+            Some(path) => {
+                let s = pipeline.settings();
+                let schedule = pipeline.schedule();
+                let mut extra = serde_json::Map::new();
+                if let Some(last) = schedule.last {
+                    extra.insert("duration_s".into(), (schedule.elapsed(last)).into());
+                }
+                extra.insert("recorded_by".into(), format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into());
+                let header = Header {
+                    started: schedule.started,
+                    interval: s.interval.to_std().unwrap_or_default(),
+                    window: args.window_or_default(),
+                    urls: urls.clone(),
+                    extra,
+                };
+                let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
+                notes.push(format!("recording every scrape to {path}"));
+                Some((path.clone(), writer))
+            }
+            None => None,
+        };
+        notes.push(format!("monitoring {} URL(s), {}", urls.len(), pipeline.view().setup));
         let mut app = App {
-            clock,
-            by: args.group_label(),
-            target_requests: args.target_requests,
-            signals: Signals::default(),
-            gpu_settings: GpuSettings {
-                gpus: args.gpus,
-                gpu_hour_price: args.gpu_hour_price,
-            },
-            plot: args.plot.clone(),
-            seen: Seen {
-                setup,
-                warnings: warnings(&access),
-                targets,
-                history: History::default(),
-                events: Vec::new(),
-                last: None,
-            },
-            mailbox,
+            pipeline,
+            input,
+            urls,
             messages,
             stop,
             output,
+            recorder,
+            plot: args.plot.clone(),
         };
-        app.output.start(&app.seen.view(), &notes);
+        app.output.start(&app.pipeline.view(), &notes);
         Ok(app)
     }
 
-    /// Runs until `--duration`, q, Ctrl-C or a closed stdout; then the summary and the plot.
-    pub fn run(mut self) -> ExitCode {
-        let mut failure = None;
-        while !self.output.closed() && !self.is_over() {
-            let wait = self.clock.next_tick.saturating_duration_since(Instant::now());
-            match self.messages.recv_timeout(wait) {
-                Ok(Message::Scraped(url)) => self.take_page(url),
-                Ok(Message::Redraw) => self.output.resized(),
-                Ok(Message::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            if Instant::now() >= self.clock.next_tick {
-                self.tick();
-            }
-            if let Err(e) = self.output.refresh(&self.seen.view()) {
-                failure = Some(e);
-                break;
-            }
+    /// Live: the plan's URLs, a scraping thread each.
+    fn live_input(
+        args: &Args,
+        tx: &mpsc::Sender<Message>,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), String> {
+        let access = Access::new(
+            args.ca_cert.as_deref(),
+            args.insecure,
+            args.bearer_token_file.as_deref(),
+            &args.header,
+        )?;
+        let plan = plan(args, &access)?;
+        let interval = args.interval_or_default();
+        let (settings, rounded) = settings(args, interval, args.window_or_default());
+        let clock = LiveClock::start();
+        let schedule = Schedule::new(clock.now(), interval, args.duration.or(plan.default_duration));
+        let endpoints: Vec<Endpoint> = plan.urls.iter().map(|u| Endpoint::new(u)).collect();
+        let urls: Vec<String> = endpoints.iter().map(|e| e.shown.clone()).collect();
+        let mailbox = Arc::new(Mailbox::new(endpoints.len()));
+        let timeout = settings.timeout.to_std().unwrap_or(Duration::from_secs(10));
+        let max_page_bytes = args.max_page_mib.saturating_mul(1 << 20);
+        for (index, endpoint) in endpoints.into_iter().enumerate() {
+            let scraper = Scraper {
+                index,
+                endpoint,
+                client: access.client(timeout, max_page_bytes),
+                interval,
+            };
+            scrape::spawn(scraper, clock, Arc::clone(&mailbox), tx.clone(), Arc::clone(stop));
         }
+        let mut notes = plan.notes;
+        notes.extend(rounded);
+        let pipeline = Pipeline::new(
+            settings.clone(),
+            schedule,
+            &urls,
+            setup_line(&settings, &plan.setup),
+            warnings(&access),
+        );
+        Ok((pipeline, Input::Live { clock, mailbox }, urls, notes))
+    }
+
+    /// Replay: the recording's URLs and run, the user's window if given.
+    fn replay_input(args: &Args, file: &str) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), String> {
+        let recording = replay::survey(Path::new(file))?;
+        let interval = args.interval.unwrap_or(recording.interval);
+        let window = args.window.or(recording.window).unwrap_or(Duration::from_secs(30));
+        let (settings, rounded) = settings(args, interval, window);
+        let schedule = Schedule::new(recording.started, interval, args.duration.or(recording.duration));
+        let what = format!(" · replay of {file} ({})", recording.what);
+        let mut notes = vec![format!(
+            "replaying {} scraped from {} URL(s), {}",
+            file,
+            recording.urls.len(),
+            match args.speed {
+                Some(n) => format!("at {n}x the recorded speed"),
+                None => "as fast as possible".into(),
+            }
+        )];
+        notes.extend(rounded);
+        let pipeline = Pipeline::new(
+            settings.clone(),
+            schedule,
+            &recording.urls,
+            setup_line(&settings, &what),
+            Vec::new(),
+        );
+        let input = Input::Replay {
+            file: file.to_string(),
+            numbering: Numbering::new(&recording.urls),
+            // Placed by their ticks only when the intervals are the recording's.
+            ours: recording.ours && args.interval.is_none_or(|i| i == recording.interval),
+            speed: args.speed,
+        };
+        Ok((pipeline, input, recording.urls, notes))
+    }
+
+    /// Runs until `--duration`, q, Ctrl-C, a closed stdout or the recording's end; then
+    /// the summary and the plot.
+    pub fn run(mut self) -> ExitCode {
+        let failure = match std::mem::replace(&mut self.input, Input::Replay {
+            file: String::new(),
+            numbering: Numbering::new(&[]),
+            ours: false,
+            speed: None,
+        }) {
+            Input::Live { clock, mailbox } => self.run_live(clock, &mailbox),
+            Input::Replay {
+                file,
+                numbering,
+                ours,
+                speed,
+            } => self.run_replay(&file, &numbering, ours, speed),
+        };
         self.stop.store(true, Ordering::SeqCst);
         self.finish(failure)
     }
 
-    fn is_over(&self) -> bool {
-        let c = &self.clock;
-        c.duration.is_some_and(|d| c.started.elapsed() >= d + c.settle)
+    fn run_live(&mut self, clock: LiveClock, mailbox: &Mailbox) -> Option<String> {
+        while !self.output.closed() && !self.pipeline.is_over() {
+            let due = self.pipeline.next_tick_at();
+            match self.messages.recv_timeout(clock.until(due)) {
+                Ok(Message::Scraped(url)) => {
+                    if let Some((scrape, skipped)) = mailbox.take(url) {
+                        self.read(&scrape, skipped);
+                        if let Ok(page) = scrape.result {
+                            mailbox.recycle(url, page.body);
+                        }
+                    }
+                }
+                Ok(Message::Redraw) => self.output.resized(),
+                Ok(Message::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if clock.now() >= due {
+                self.tick();
+            }
+            if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+                return Some(e);
+            }
+        }
+        None
     }
 
-    /// Reads the newest page of URL `url` and announces what it shows.
-    fn take_page(&mut self, url: usize) {
-        let Some((scrape, skipped)) = self.mailbox.take(url) else {
-            return;
+    fn run_replay(&mut self, file: &str, numbering: &Numbering, ours: bool, speed: Option<f64>) -> Option<String> {
+        let scrapes = match recording::open(Path::new(file)) {
+            Ok(s) => s,
+            Err(e) => return Some(format!("{file}: {e}")),
         };
-        let seen = &mut self.seen;
-        let target = &mut seen.targets[url];
-        if skipped > 0 && target.skipped == 0 {
-            self.output.note(&format!(
-                "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
-                target.url
-            ));
+        let mut last_end: Option<DateTime<Utc>> = None;
+        let mut pace = Pace::new(speed);
+        for item in scrapes {
+            let recorded = match item {
+                Ok(r) => r,
+                Err(e) => {
+                    self.output.note(&format!("{file}: {e} (skipped)"));
+                    continue;
+                }
+            };
+            // This monitor's recordings say after how many intervals each page was read;
+            // other scrapers' pages are read when they arrived, at their end.
+            let read_after = match (ours, recorded.tick) {
+                (true, Some(tick)) => tick,
+                _ => self.ticks_due_by(recorded.end),
+            };
+            let Some(scrape) = numbering.scrape(recorded) else {
+                continue;
+            };
+            while self.pipeline.ticks() < read_after && !self.pipeline.is_over() {
+                if let Some(failure) = self.replay_tick(&mut pace) {
+                    return failure;
+                }
+            }
+            if self.pipeline.is_over() {
+                break;
+            }
+            last_end = Some(last_end.map_or(scrape.end, |e| e.max(scrape.end)));
+            self.read(&scrape, 0);
         }
-        target.skipped += skipped;
-        let announced = target.ingest_page(scrape.at, &scrape.result);
-        if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
-            if !target.noted_request_end {
-                target.noted_request_end = true;
-                // A window shorter than a request would show a sawtooth, not the throughput.
-                let note = format!(
-                    "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
-                    kind.0.title, target.url
-                );
-                self.output.note(&note);
+        // The intervals after the last page: to the recorded run's end, or one interval on.
+        let end = last_end.map(|e| e + self.pipeline.settings().interval);
+        while !self.pipeline.is_over()
+            && (self.pipeline.schedule().last.is_some() || end.is_some_and(|e| self.pipeline.next_tick_at() <= e))
+        {
+            if let Some(failure) = self.replay_tick(&mut pace) {
+                return failure;
             }
         }
-        if let Ok(page) = scrape.result {
-            self.mailbox.recycle(url, page.body);
-        }
-        for event in announced {
-            let elapsed = self.since(event.at);
-            if event.kind == EventKind::Restart {
-                self.seen.history.restarts.push(elapsed);
+        None
+    }
+
+    /// One interval of a replay, paced; `Some` to stop (with the failure, if any).
+    fn replay_tick(&mut self, pace: &mut Pace) -> Option<Option<String>> {
+        pace.wait(self.pipeline.next_tick_at());
+        self.tick();
+        while let Ok(message) = self.messages.try_recv() {
+            match message {
+                Message::Quit => return Some(None),
+                Message::Redraw => self.output.resized(),
+                Message::Scraped(_) => {}
             }
-            self.announce(elapsed, event);
         }
+        if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+            return Some(Some(e));
+        }
+        self.output.closed().then_some(None)
     }
 
-    /// Keeps `event` (at `elapsed` seconds) and shows it.
-    fn announce(&mut self, elapsed: f64, event: Event) {
-        self.seen.events.push((elapsed, event));
-        let (elapsed, event) = self.seen.events.last().expect("just pushed");
-        self.output.event(&self.seen.view(), *elapsed, event);
+    /// Intervals due by `at` (those computed at or before it).
+    fn ticks_due_by(&self, at: DateTime<Utc>) -> u64 {
+        let mut k = self.pipeline.ticks();
+        while self.pipeline.schedule().tick_at(k + 1) <= at {
+            k += 1;
+        }
+        k
     }
 
-    /// Seconds since the start at which something at `at` happened.
-    fn since(&self, at: chrono::DateTime<Utc>) -> f64 {
-        ((at - Utc::now()).as_seconds_f64() + self.clock.started.elapsed().as_secs_f64()).max(0.0)
+    /// Reads a scrape: recorded (with the intervals computed before it), then ingested.
+    fn read(&mut self, scrape: &Scrape, skipped: u64) {
+        if let Some((path, writer)) = &mut self.recorder {
+            let url = &self.urls[scrape.url];
+            if let Err(e) = writer.write(&replay::recorded(scrape, url, self.pipeline.ticks())) {
+                self.output.note(&format!("cannot record to {path}: {e}; recording stopped"));
+                self.recorder = None;
+            }
+        }
+        let said = self.pipeline.ingest(scrape, skipped);
+        self.show(said);
     }
 
-    /// One interval: the figures over the fresh URLs, shown.
+    /// One interval, shown.
     fn tick(&mut self) {
-        let c = &mut self.clock;
-        c.next_tick += c.interval;
-        // Servers whose data is older than two intervals are left out of the sums.
-        let fresh =
-            Utc::now() - TimeDelta::from_std(c.interval * 2 + c.timeout).unwrap_or(TimeDelta::seconds(10));
-        let elapsed = (c.started.elapsed().saturating_sub(c.settle)).as_secs_f64();
-        let mut snapshot = Snapshot::compute(
-            &self.seen.targets,
-            c.window,
-            fresh,
-            self.by.as_deref(),
-            self.target_requests,
-            elapsed,
-        )
-        .with_gpu_settings(&self.gpu_settings);
-        for event in self.signals.judge(&mut snapshot.figures, snapshot.at) {
-            self.announce(elapsed, event);
+        let said = self.pipeline.tick();
+        self.show(said);
+        let run = self.pipeline.view();
+        if let Some(snapshot) = run.snapshot {
+            self.output.interval(&run, snapshot);
         }
-        self.seen.history.push(&snapshot);
-        self.seen.last = Some(snapshot);
-        let run = self.seen.view();
-        let snapshot = run.snapshot.expect("just set");
-        self.output.interval(&run, snapshot);
+    }
+
+    fn show(&mut self, said: Vec<Said>) {
+        for s in said {
+            match s {
+                Said::Note(text) => self.output.note(&text),
+                Said::Event(index) => {
+                    let run = self.pipeline.view();
+                    let (elapsed, event) = &run.events[index];
+                    self.output.event(&run, *elapsed, event);
+                }
+            }
+        }
     }
 
     /// The summary, the plot, and the exit status.
     fn finish(mut self, failure: Option<String>) -> ExitCode {
-        let summary = Summary::new(&self.seen.view(), self.clock.started.elapsed().as_secs_f64());
-        self.output.summary(&self.seen.view(), &summary);
+        let summary = self.pipeline.summary();
+        self.output.summary(&self.pipeline.view(), &summary);
+        if let Some((path, writer)) = self.recorder.take() {
+            if let Err(e) = writer.finish() {
+                eprintln!("vllm_monitor: cannot finish {path}: {e}");
+            }
+        }
         if let Some(path) = &self.plot {
-            match plot::write(path, &self.seen.history) {
+            match plot::write(path, self.pipeline.view().history) {
                 Ok(()) => self.output.note(&format!("plot written to {path}")),
                 Err(e) => eprintln!("vllm_monitor: cannot write {path}: {e}"),
             }
@@ -367,7 +398,7 @@ impl App {
             eprintln!("vllm_monitor: {e}");
             return ExitCode::from(1);
         }
-        if summary.any_answer(self.seen.targets.len()) {
+        if summary.any_answer(self.urls.len()) {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)
@@ -375,10 +406,37 @@ impl App {
     }
 }
 
-/// A dashboard on a terminal, plain lines when piped or asked for, or JSON.
+/// A replay's pace: virtual time shown `speed` times faster than real time, or as fast as
+/// possible.
+struct Pace {
+    speed: Option<f64>,
+    /// The first interval's virtual time and the real moment it was shown.
+    origin: Option<(DateTime<Utc>, std::time::Instant)>,
+}
+
+impl Pace {
+    fn new(speed: Option<f64>) -> Pace {
+        Pace { speed, origin: None }
+    }
+
+    fn wait(&mut self, at: DateTime<Utc>) {
+        let Some(speed) = self.speed else {
+            return;
+        };
+        let (virtual_origin, real_origin) = *self.origin.get_or_insert((at, std::time::Instant::now()));
+        let due = Duration::from_secs_f64((at - virtual_origin).as_seconds_f64().max(0.0) / speed);
+        if let Some(wait) = due.checked_sub(real_origin.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// A dashboard on a terminal, plain lines when piped or asked for, JSON or CSV.
 fn choose_output(args: &Args, tx: &mpsc::Sender<Message>, stop: &Arc<AtomicBool>) -> Box<dyn Output> {
     let progress = args.target_requests.is_some();
-    if args.json {
+    if args.export.is_some() {
+        Box::new(Csv::new(std::io::stdout()))
+    } else if args.json {
         Box::new(Json::new(std::io::stdout()))
     } else if args.plain || !std::io::stdout().is_terminal() {
         Box::new(Plain::new(std::io::stdout(), progress))
@@ -387,13 +445,5 @@ fn choose_output(args: &Args, tx: &mpsc::Sender<Message>, stop: &Arc<AtomicBool>
         let dashboard = Dashboard::new(progress);
         scrape::spawn_keys(tx.clone(), Arc::clone(stop));
         Box::new(dashboard)
-    }
-}
-
-/// What every output must say about how the servers are reached.
-fn warnings(access: &Access) -> Vec<String> {
-    match access.trust {
-        Trust::Nobody => vec!["TLS certificates are not checked (--insecure)".to_string()],
-        _ => Vec::new(),
     }
 }

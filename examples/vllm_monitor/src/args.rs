@@ -68,13 +68,43 @@ pub struct Args {
     #[arg(long, value_name = "PORTS", default_value = "8000-8015,30000,8080,23333,9400", value_parser = parse_ports)]
     pub discover_ports: Ports,
 
-    /// Time between scrapes (500ms, 2s, 1m30s).
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
-    pub interval: Duration,
+    /// Time between scrapes (500ms, 2s, 1m30s; at least 100ms). [default: 2s; with
+    /// --replay, the recording's]
+    #[arg(long, value_parser = parse_interval)]
+    pub interval: Option<Duration>,
 
-    /// Rates and means are over this window.
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    pub window: Duration,
+    /// Rates and means are over this window, rounded to a whole number of intervals so
+    /// that scrape jitter never moves its start; after a gap a window starts at the
+    /// first page since, and says so. [default: 30s; with --replay, the recording's]
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub window: Option<Duration>,
+
+    /// The EWMA's time constant: a step in the rate shows 63% after it, 95% after three.
+    /// [default: the window]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub ewma_tau: Option<Duration>,
+
+    /// Write every scrape read to FILE as it happens (URL, start and end time, status,
+    /// content type, body or error), one JSON object a line after a header; `.gz` and
+    /// `.zst` compress. [default: none]
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<String>,
+
+    /// Run on a recording instead of live servers, on a virtual clock: a file of
+    /// --record, or one JSON object per scrape from any scraper (`url`, `start`, `end`,
+    /// `status`, `content_type`, `body` or `error`), plain, .gz or .zst.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "federate", "simulate", "serve"])]
+    pub replay: Option<String>,
+
+    /// With --replay: N times real time (1 replays at the speed it was recorded).
+    /// [default: as fast as possible]
+    #[arg(long, value_name = "N", requires = "replay", value_parser = parse_speed)]
+    pub speed: Option<f64>,
+
+    /// Write the intervals as CSV instead (one line per interval and per group, the
+    /// columns of --json flattened), for spreadsheets and DuckDB.
+    #[arg(long, value_name = "FORMAT", value_parser = ["csv"], conflicts_with_all = ["json", "plain"])]
+    pub export: Option<String>,
 
     /// Stop after this long [default: run until q or Ctrl-C; 20s with the simulator].
     #[arg(long, value_parser = humantime::parse_duration)]
@@ -156,6 +186,23 @@ pub struct Args {
 pub struct Ports(pub Vec<u16>);
 
 /// A fraction from 0 to 1.
+/// Scrape intervals under 100 ms would measure the server's rendering more than its
+/// throughput (and 0 would spin).
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("{text} is under 100ms: too short an interval to scrape a server"));
+    }
+    Ok(d)
+}
+
+fn parse_speed(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{text} is not a speed above 0 (e.g. 1, 10, 0.5)")),
+    }
+}
+
 fn parse_fraction(text: &str) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|e| format!("{text:?}: {e}"))?;
     (0.0..=1.0)
@@ -228,13 +275,33 @@ pub fn federate_match() -> String {
 }
 
 impl Args {
-    /// The URLs to scrape: `--url` as given (encoded), then the `--federate` URL.
-    pub fn urls(&self) -> Vec<String> {
-        let mut urls: Vec<String> = self.url.iter().map(|u| encode_url(u)).collect();
+    /// The URLs to scrape: `--url` as given (encoded), then the `--federate` URL; one
+    /// without a scheme gets `http://` (each such URL is named in the notes).
+    pub fn urls(&self) -> (Vec<String>, Vec<String>) {
+        let mut notes = Vec::new();
+        let mut with_scheme = |u: &str| {
+            if u.contains("://") {
+                u.to_string()
+            } else {
+                notes.push(format!("{u} has no scheme: read as http://{u}"));
+                format!("http://{u}")
+            }
+        };
+        let mut urls: Vec<String> = self.url.iter().map(|u| encode_url(&with_scheme(u))).collect();
         if let Some(base) = &self.federate {
-            urls.push(federate_url(base));
+            urls.push(federate_url(&with_scheme(base)));
         }
-        urls
+        (urls, notes)
+    }
+
+    /// The scrape interval asked, or the default (2 s).
+    pub fn interval_or_default(&self) -> Duration {
+        self.interval.unwrap_or(Duration::from_secs(2))
+    }
+
+    /// The window asked, or the default (30 s).
+    pub fn window_or_default(&self) -> Duration {
+        self.window.unwrap_or(Duration::from_secs(30))
     }
 
     /// The label to group by: `--by`, else `instance` when reading a federation.
@@ -356,7 +423,7 @@ mod tests {
             "http://p:9090",
         ])
         .expect("valid arguments");
-        assert_eq!(args.interval, Duration::from_secs(90));
+        assert_eq!(args.interval, Some(Duration::from_secs(90)));
         assert_eq!(args.group_label().as_deref(), Some("instance"));
         assert_eq!(
             args.discover_ports.0.len(),

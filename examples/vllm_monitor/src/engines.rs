@@ -485,7 +485,14 @@ mod page_tests {
             at,
             url,
         }];
-        let (total, groups) = crate::figures::compute(&sources, chrono::TimeDelta::seconds(4), Some("url"));
+        let (total, groups) = crate::figures::compute(
+            &sources,
+            crate::figures::Windowing {
+                window: chrono::TimeDelta::seconds(4),
+                slack: chrono::TimeDelta::seconds(1),
+            },
+            Some("url"),
+        );
         assert!(total.tokens_at_request_end);
         assert_eq!(groups.len(), 1);
         for f in std::iter::once(&total).chain(groups.iter().map(|(_, f)| f)) {

@@ -23,6 +23,8 @@ const BODY_SHOWN: usize = 120;
 pub struct Page {
     pub body: String,
     pub format: Format,
+    /// The Content-Type as the server sent it (kept in recordings).
+    pub content_type: Option<String>,
 }
 
 /// Whose certificates are trusted.
@@ -263,10 +265,13 @@ impl Client {
                 .unwrap_or_default();
             return Err(status_reason(status, &body));
         }
-        let format = response
+        let content_type = response
             .headers()
             .get("content-type")
             .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let format = content_type
+            .as_deref()
             .map_or(Format::PrometheusText, Format::from_content_type);
         buffer.clear();
         let limit = self.max_page_bytes;
@@ -280,7 +285,11 @@ impl Client {
                 None => format!("reading body failed: {e}"),
             }
         })?;
-        Ok(Page { body: buffer, format })
+        Ok(Page {
+            body: buffer,
+            format,
+            content_type,
+        })
     }
 
     /// Why a request failed, in the words an operator looks for.
@@ -337,7 +346,7 @@ fn tls_reason(e: &rustls::Error) -> String {
 }
 
 /// A non-200 answer: the status, its reason and the start of the body.
-fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
+pub fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
     let reason = status.canonical_reason().unwrap_or("");
     let start: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
     let start = crate::output::keep_start(&start, BODY_SHOWN);

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::figures::{self, Figures, Source};
+use crate::figures::{self, Figures, Source, Windowing};
 use crate::gpus::{GpuSettings, PerToken};
-use crate::target::Target;
+use crate::target::{ServerRow, Target};
 
 /// Progress of a run of known size, with two ETAs.
 #[derive(Debug, Clone, Copy)]
@@ -47,28 +47,70 @@ impl Progress {
     }
 }
 
+/// What an interval's window asked for and what its figures rest on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowState {
+    /// The window asked (`--window`, a whole number of intervals).
+    pub asked: TimeDelta,
+    /// When the interval was computed, and how old the newest page was then.
+    pub computed_at: DateTime<Utc>,
+    pub newest_age_s: Option<f64>,
+    /// Pages read since the previous interval: none means the figures are the previous
+    /// interval's, waiting for a slow scrape, and nothing is judged on them.
+    pub fresh_pages: usize,
+}
+
+/// Why a row's window is shorter than the one asked, if it is.
+pub fn shortened(f: &Figures, asked: TimeDelta, slack: TimeDelta, pages: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Option<&'static str> {
+    let Some(span) = f.span else {
+        // A page but no window: the first page, or the first since a gap.
+        let (first, newest) = pages?;
+        return Some(if first == newest { "one page so far" } else { "one page since scrapes resumed" });
+    };
+    let first_page = pages.map(|(first, _)| first);
+    if span.seconds >= (asked - slack / 2).as_seconds_f64() {
+        return None;
+    }
+    Some(match first_page {
+        Some(first) if span.start <= first => "since the first page",
+        _ => "since scrapes resumed",
+    })
+}
+
 /// Everything one interval shows.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// Seconds since monitoring began.
     pub elapsed: f64,
+    /// The time of the newest page among the figures' sources.
     pub at: DateTime<Utc>,
+    pub window: WindowState,
     pub figures: Figures,
+    /// Each URL as it stood at this interval.
+    pub servers: Vec<ServerRow>,
     /// With `--by`: the label and a row per value.
     pub groups: Option<(String, Vec<(String, Figures)>)>,
     pub progress: Option<Progress>,
 }
 
+/// What an interval's computation is given besides the targets.
+#[derive(Debug, Clone, Copy)]
+pub struct Moment<'a> {
+    pub windowing: Windowing,
+    /// When the interval is computed, and the seconds into the run it is called.
+    pub at: DateTime<Utc>,
+    pub elapsed: f64,
+    /// URLs whose newest page is older than this are left out.
+    pub fresh: DateTime<Utc>,
+    pub fresh_pages: usize,
+    pub by: Option<&'a str>,
+    pub target_requests: Option<u64>,
+}
+
 impl Snapshot {
-    /// Figures over the URLs whose newest page is fresh (not older than `fresh`).
-    pub fn compute(
-        targets: &[Target],
-        window: TimeDelta,
-        fresh: DateTime<Utc>,
-        by: Option<&str>,
-        target_requests: Option<u64>,
-        elapsed: f64,
-    ) -> Snapshot {
+    /// Figures over the URLs whose newest page is fresh (not older than `m.fresh`).
+    pub fn compute(targets: &[Target], m: &Moment<'_>) -> Snapshot {
+        let (fresh, by) = (m.fresh, m.by);
         let sources: Vec<Source<'_>> = targets
             .iter()
             .filter(|t| t.is_fresh(fresh))
@@ -80,19 +122,59 @@ impl Snapshot {
                 })
             })
             .collect();
-        let (f, groups) = figures::compute(&sources, window, by);
+        let (mut f, mut groups) = figures::compute(&sources, m.windowing, by);
+        let first_page = targets.iter().filter_map(|t| t.since).min();
+        let w = m.windowing;
+        let newest = sources.iter().map(|s| s.at).max();
+        let pages = first_page.zip(newest);
+        for f in std::iter::once(&mut f).chain(groups.iter_mut().map(|(_, g)| g)) {
+            f.shortened = shortened(f, w.window, w.slack, pages);
+        }
         let groups = by.map(|label| (label.to_string(), groups));
         Snapshot {
-            elapsed,
-            at: sources.iter().map(|s| s.at).max().unwrap_or_else(Utc::now),
-            progress: target_requests.map(|n| Progress::new(n, &f)),
+            elapsed: m.elapsed,
+            at: newest.unwrap_or(m.at),
+            window: WindowState {
+                asked: w.window,
+                computed_at: m.at,
+                newest_age_s: newest.map(|n| (m.at - n).as_seconds_f64()),
+                fresh_pages: m.fresh_pages,
+            },
+            progress: m.target_requests.map(|n| Progress::new(n, &f)),
             figures: f,
+            servers: targets.iter().map(ServerRow::of).collect(),
             groups,
         }
     }
 }
 
 impl Snapshot {
+    /// The figures of `targets` at `at` over `window` (scrapes a second apart, every URL
+    /// fresh): what the unit tests ask.
+    #[cfg(test)]
+    pub fn at(
+        targets: &[Target],
+        window: TimeDelta,
+        at: DateTime<Utc>,
+        by: Option<&str>,
+        target_requests: Option<u64>,
+        elapsed: f64,
+    ) -> Snapshot {
+        let moment = Moment {
+            windowing: Windowing {
+                window,
+                slack: TimeDelta::seconds(1),
+            },
+            at,
+            elapsed,
+            fresh: at - TimeDelta::seconds(3),
+            fresh_pages: 1,
+            by,
+            target_requests,
+        };
+        Snapshot::compute(targets, &moment)
+    }
+
     /// With the GPU figures that need the user's settings: GPUs without DCGM, the price of
     /// a GPU hour; for the totals, and for each group that has its host's DCGM GPUs
     /// (`--gpus N` counts the whole run's GPUs, not a group's).
@@ -175,9 +257,17 @@ mod tests {
             energy_rate_w: Some(700.0),
             ..Gpus::default()
         };
+        let at = DateTime::from_timestamp(0, 0).unwrap();
         let snapshot = Snapshot {
             elapsed: 10.0,
-            at: DateTime::from_timestamp(0, 0).unwrap(),
+            at,
+            window: WindowState {
+                asked: TimeDelta::seconds(10),
+                computed_at: at,
+                newest_age_s: None,
+                fresh_pages: 1,
+            },
+            servers: Vec::new(),
             figures: figures(Some(two.clone())),
             groups: Some((
                 "instance".into(),

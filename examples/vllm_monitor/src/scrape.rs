@@ -9,13 +9,25 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
+use crate::clock::LiveClock;
 use crate::http;
 
-/// What one scrape of one URL produced.
+/// What one scrape of one URL produced, and when. Its samples are stamped with `start`,
+/// the moment the request was sent, as Prometheus stamps a scrape: a server renders its
+/// page right after the request arrives, while the end also counts the time the body took
+/// to travel and be read (12 ms median, 177 ms at worst on a loaded real vLLM).
 pub struct Scrape {
     pub url: usize,
-    pub at: DateTime<Utc>,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
     pub result: Result<http::Page, String>,
+}
+
+impl Scrape {
+    /// How long the scrape took, in seconds.
+    pub fn seconds(&self) -> f64 {
+        (self.end - self.start).as_seconds_f64()
+    }
 }
 
 /// The newest unread page of each URL. A scrape that finds the previous page still unread
@@ -99,8 +111,14 @@ pub struct Scraper {
 }
 
 /// Scrapes as `scraper` says on its own thread until `stop`, leaving each page in
-/// `mailbox`.
-pub fn spawn(scraper: Scraper, mailbox: Arc<Mailbox>, tx: mpsc::Sender<Message>, stop: Arc<AtomicBool>) {
+/// `mailbox`, its times read from `clock`.
+pub fn spawn(
+    scraper: Scraper,
+    clock: LiveClock,
+    mailbox: Arc<Mailbox>,
+    tx: mpsc::Sender<Message>,
+    stop: Arc<AtomicBool>,
+) {
     std::thread::spawn(move || {
         let Scraper {
             index,
@@ -111,10 +129,12 @@ pub fn spawn(scraper: Scraper, mailbox: Arc<Mailbox>, tx: mpsc::Sender<Message>,
         let mut next = Instant::now();
         while !stop.load(Ordering::Relaxed) {
             let buffer = mailbox.spare(index);
+            let start = clock.now();
             let result = client.fetch_into(&endpoint, buffer);
             let scrape = Scrape {
                 url: index,
-                at: Utc::now(),
+                start,
+                end: clock.now(),
                 result,
             };
             if mailbox.put(scrape) && tx.send(Message::Scraped(index)).is_err() {
@@ -163,10 +183,12 @@ mod tests {
     fn page(url: usize, body: &str) -> Scrape {
         Scrape {
             url,
-            at: Utc::now(),
+            start: Utc::now(),
+            end: Utc::now(),
             result: Ok(http::Page {
                 body: body.to_string(),
                 format: promrate::Format::PrometheusText,
+                content_type: None,
             }),
         }
     }

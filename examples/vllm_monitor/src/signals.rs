@@ -26,8 +26,10 @@ pub struct Signals {
 
 impl Signals {
     /// Judges the interval's figures, marks them (`load`, `imbalanced_engine`) and returns
-    /// the events that start or end here.
-    pub fn judge(&mut self, f: &mut Figures, at: DateTime<Utc>) -> Vec<Event> {
+    /// the events that start or end here. An interval without a new page (`fresh` false: a
+    /// slow scrape) shows the previous figures and moves no judgement: a stall is counted
+    /// in intervals whose pages arrived and still showed no token.
+    pub fn judge(&mut self, f: &mut Figures, at: DateTime<Utc>, fresh: bool) -> Vec<Event> {
         let mut events = Vec::new();
         let event = |kind, message: String| Event {
             kind,
@@ -40,6 +42,13 @@ impl Signals {
         // Where tokens are counted when a request ends, a request longer than the intervals
         // leaves the count still: no stall is judged there.
         let was_stalled = self.quiet_intervals >= STALL_INTERVALS;
+        if !fresh {
+            if was_stalled {
+                f.load = Load::Stalled;
+            }
+            f.imbalanced_engine.clone_from(&self.imbalanced);
+            return events;
+        }
         let quiet = !f.tokens_at_request_end
             && running > 0.0
             && generated.is_some()
@@ -127,7 +136,7 @@ mod tests {
         let mut loads = Vec::new();
         for (running, generated) in run {
             let mut f = figures(running, generated);
-            kinds.extend(signals.judge(&mut f, at).into_iter().map(|e| e.kind));
+            kinds.extend(signals.judge(&mut f, at, true).into_iter().map(|e| e.kind));
             loads.push(f.load);
         }
         assert_eq!(kinds, [EventKind::Stall, EventKind::Recovered]);
@@ -140,12 +149,27 @@ mod tests {
     }
 
     #[test]
+    fn intervals_without_a_new_page_judge_nothing() {
+        let mut signals = Signals::default();
+        let at = DateTime::from_timestamp(0, 0).unwrap();
+        // A scrape slower than four intervals: the same figures four times, then a page
+        // with new tokens. No stall.
+        let mut kinds = Vec::new();
+        for (generated, fresh) in [(100.0, true), (100.0, false), (100.0, false), (100.0, false), (100.0, false), (900.0, true)] {
+            let mut f = figures(170.0, generated);
+            kinds.extend(signals.judge(&mut f, at, fresh));
+            assert_ne!(f.load, Load::Stalled);
+        }
+        assert!(kinds.is_empty(), "{kinds:?}");
+    }
+
+    #[test]
     fn an_idle_server_is_not_stalled() {
         let mut signals = Signals::default();
         let at = DateTime::from_timestamp(0, 0).unwrap();
         for _ in 0..10 {
             let mut f = figures(0.0, 500.0);
-            assert!(signals.judge(&mut f, at).is_empty());
+            assert!(signals.judge(&mut f, at, true).is_empty());
             assert_ne!(f.load, Load::Stalled);
         }
     }
@@ -160,7 +184,7 @@ mod tests {
                 tokens_at_request_end: true,
                 ..figures(1.0, 500.0)
             };
-            assert!(signals.judge(&mut f, at).is_empty());
+            assert!(signals.judge(&mut f, at, true).is_empty());
             assert_ne!(f.load, Load::Stalled);
         }
     }
@@ -190,7 +214,7 @@ mod tests {
                 engine_rates,
                 ..Figures::default()
             };
-            kinds.extend(signals.judge(&mut f, at).into_iter().map(|e| (e.kind, e.message)));
+            kinds.extend(signals.judge(&mut f, at, true).into_iter().map(|e| (e.kind, e.message)));
         }
         assert_eq!(kinds.len(), 2, "{kinds:?}");
         assert_eq!(kinds[0].0, EventKind::Imbalance);

@@ -28,7 +28,7 @@ impl Summary {
         let figures = run.snapshot.map(|s| &s.figures);
         // The tokens since the start were counted between the first scrape and the last
         // interval's: the mean is over that span, not over the whole run.
-        let first_scrape = run.targets.iter().filter_map(|t| t.since).min();
+        let first_scrape = run.servers.iter().filter_map(|t| t.since).min();
         let span_s = run
             .snapshot
             .zip(first_scrape)
@@ -54,10 +54,10 @@ impl Summary {
                 .iter()
                 .filter(|(_, e)| e.kind == EventKind::Restart)
                 .count(),
-            scrape_errors: run.targets.iter().map(|t| t.errors).sum(),
-            skipped_pages: run.targets.iter().map(|t| t.skipped).sum(),
+            scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
+            skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
             never_answered: run
-                .targets
+                .servers
                 .iter()
                 .filter(|t| t.since.is_none())
                 .map(|t| (t.url.clone(), t.status.to_string()))

@@ -98,6 +98,8 @@ pub enum EventKind {
     Stall,
     /// One data-parallel engine does much less than the others.
     Imbalance,
+    /// A scrape took longer than the interval: figures wait for its page.
+    Slow,
 }
 
 impl EventKind {
@@ -110,6 +112,7 @@ impl EventKind {
             EventKind::Back => "back",
             EventKind::Stall => "stall",
             EventKind::Imbalance => "imbalance",
+            EventKind::Slow => "slow",
         }
     }
 }
@@ -174,6 +177,38 @@ fn instances_on_page(tracker: &Tracker) -> Vec<(&str, Option<f64>)> {
     present
 }
 
+/// A URL as an interval shows it: what the outputs read of a [`Target`], copied into the
+/// interval's snapshot so that they never reach into the trackers.
+#[derive(Debug, Clone)]
+pub struct ServerRow {
+    pub url: String,
+    pub status: Status,
+    pub since: Option<DateTime<Utc>>,
+    pub last_ok: Option<DateTime<Utc>>,
+    pub format: Option<Format>,
+    pub errors: u64,
+    pub skipped: u64,
+    pub instances: BTreeMap<String, Instance>,
+    /// How long the newest scrape took, seconds.
+    pub scrape_s: Option<f64>,
+}
+
+impl ServerRow {
+    pub fn of(t: &Target) -> ServerRow {
+        ServerRow {
+            url: t.url.clone(),
+            status: t.status.clone(),
+            since: t.since,
+            last_ok: t.last_ok,
+            format: t.format,
+            errors: t.errors,
+            skipped: t.skipped,
+            instances: t.instances.clone(),
+            scrape_s: t.scrape_s,
+        }
+    }
+}
+
 /// Per-URL state in the monitor.
 pub struct Target {
     pub url: String,
@@ -191,6 +226,9 @@ pub struct Target {
     /// Pages fetched but never read because a newer one arrived first (the monitor fell
     /// behind): the newest page wins.
     pub skipped: u64,
+    /// How long the newest scrape took, seconds, and whether slowness was announced.
+    pub scrape_s: Option<f64>,
+    pub slow_announced: bool,
     scrapes: u64,
     /// A fault was announced and no scrape has succeeded since: one event per outage,
     /// including the first one of a URL that never answered.
@@ -220,6 +258,8 @@ impl Target {
             errors: 0,
             instances: BTreeMap::new(),
             skipped: 0,
+            scrape_s: None,
+            slow_announced: false,
             scrapes: 0,
             fault_announced: false,
         }
@@ -418,6 +458,7 @@ pub mod tests {
         Page {
             body,
             format: Format::PrometheusText,
+            content_type: None,
         }
     }
 

@@ -17,7 +17,7 @@ use crate::figures::{Figures, Load};
 use crate::gpus::Gpus;
 use crate::interval::{History, Progress, Snapshot};
 use crate::summary::Summary;
-use crate::target::{Event, EventKind, Status, Target};
+use crate::target::{Event, EventKind, ServerRow, Status};
 
 const KEYS: &str = " q quit ";
 
@@ -136,7 +136,7 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     let area = frame.area();
     let empty = Figures::default();
     let f = run.snapshot.map_or(&empty, |s| &s.figures);
-    let servers = server_lines(run.targets);
+    let servers = server_lines(run.servers);
     let h = Heights::new(area, run, servers.len());
     let [top, headline_area, middle, lower, gpus_area, progress_area, groups_area, servers_area, events_area] =
         Layout::vertical([
@@ -450,7 +450,7 @@ fn groups_panel(frame: &mut Frame<'_>, area: Rect, label: &str, rows: &[(String,
 }
 
 /// One line per URL, or per instance in a federation.
-fn server_lines(targets: &[Target]) -> Vec<Line<'static>> {
+fn server_lines(targets: &[ServerRow]) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for t in targets {
         let (mark, color) = match &t.status {
@@ -517,7 +517,7 @@ fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
         .take(rows)
         .map(|(elapsed, e)| {
             let color = match e.kind {
-                EventKind::Restart | EventKind::Imbalance => Color::Yellow,
+                EventKind::Restart | EventKind::Imbalance | EventKind::Slow => Color::Yellow,
                 EventKind::Fault | EventKind::Stale | EventKind::Stall => Color::Red,
                 EventKind::Recovered | EventKind::Back => Color::Green,
             };
@@ -549,6 +549,7 @@ mod tests {
 
     use super::*;
     use crate::simulator::tests::monitor;
+    use crate::target::Target;
     use crate::simulator::Simulation;
 
     /// The screen after 20 s of the simulator (restart at 10 s), as text rows.
@@ -577,11 +578,12 @@ mod tests {
         }
         history.restarts = events.iter().map(|(t, _)| *t).collect();
         let run = Run {
+            started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
             setup: "every 1s · window 8s · built-in simulator",
             warnings: &[],
             snapshot: last.as_ref(),
             history: &history,
-            targets: &targets,
+            servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
             events: &events,
         };
         rows_of(&run, width, height)
@@ -626,17 +628,18 @@ mod tests {
                 gpus: None,
                 gpu_hour_price: Some(2.5),
             };
-            let snapshot = Snapshot::compute(&targets, TimeDelta::seconds(16), at, None, None, t)
+            let snapshot = Snapshot::at(&targets, TimeDelta::seconds(16), at, None, None, t)
                 .with_gpu_settings(&settings);
             history.push(&snapshot);
             last = Some(snapshot);
         }
         let run = Run {
+            started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
             setup: "every 1s · window 16s",
             warnings: &[],
             snapshot: last.as_ref(),
             history: &history,
-            targets: &targets,
+            servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
             events: &[],
         };
         let rows = rows_of(&run, 100, 30);
@@ -711,7 +714,7 @@ mod tests {
             events.extend(new.into_iter().map(|e| (s as f64, e)));
         }
         let targets = [target];
-        let snapshot = Snapshot::compute(
+        let snapshot = Snapshot::at(
             &targets,
             TimeDelta::seconds(10),
             at(0),
@@ -721,11 +724,12 @@ mod tests {
         );
         let history = History::default();
         let run = Run {
+            started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
             setup: "every 1s · window 10s",
             warnings: &[],
             snapshot: Some(&snapshot),
             history: &history,
-            targets: &targets,
+            servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
             events: &events,
         };
         let render = |height: u16| rows_of(&run, 100, height);
@@ -779,11 +783,12 @@ mod tests {
         let targets = [target];
         let history = History::default();
         let run = Run {
+            started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
             setup: "every 1s",
             warnings: &[],
             snapshot: snapshots.last().map(|(_, s)| s),
             history: &history,
-            targets: &targets,
+            servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
             events: &events,
         };
         let rows = rows_of(&run, 100, 30);
@@ -805,11 +810,12 @@ mod tests {
         let history = History::default();
         let warnings = ["TLS certificates are not checked (--insecure)".to_string()];
         let run = Run {
+            started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
             setup: "every 2s",
             warnings: &warnings,
             snapshot: None,
             history: &history,
-            targets: &[],
+            servers: &[],
             events: &[],
         };
         let rows = rows_of(&run, 80, 24);

@@ -9,13 +9,14 @@ use super::{Output, Run};
 use crate::figures::{Figures, Quantiles, Rate};
 use crate::interval::Snapshot;
 use crate::summary::Summary;
-use crate::target::{Event, Target};
+use crate::target::Event;
 
 /// The schema number every object carries.
 pub const SCHEMA: u32 = 1;
 
-fn rate(r: &Rate) -> Value {
-    json!({ "window": r.window, "ewma": r.ewma, "promql_rate": r.promql })
+/// A rate three ways; `span_s` is what the window rate actually covers.
+fn rate(r: &Rate, span_s: Option<f64>) -> Value {
+    json!({ "window": r.window, "ewma": r.ewma, "promql_rate": r.promql, "span_s": span_s })
 }
 
 fn quantiles(q: &Quantiles) -> Value {
@@ -29,11 +30,14 @@ pub fn figures(f: &Figures) -> Value {
         .iter()
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
+    let span_s = f.span.map(|s| s.seconds);
     json!({
-        "generation_tokens_per_s": rate(&f.generation),
+        "window_span_s": span_s,
+        "window_shortened": f.shortened,
+        "generation_tokens_per_s": rate(&f.generation, span_s),
         "prompt_tokens_per_s": {
             "window": f.prompt.window, "ewma": f.prompt.ewma, "promql_rate": f.prompt.promql,
-            "computed": f.prompt_computed, "cached": f.prompt_cached,
+            "span_s": span_s, "computed": f.prompt_computed, "cached": f.prompt_cached,
         },
         "requests_finished_per_s": { "total": f.finished, "by_reason": by_reason },
         "running": f.running,
@@ -71,8 +75,9 @@ pub fn figures(f: &Figures) -> Value {
 }
 
 /// One interval: time, per-URL status, the figures, groups and progress.
-pub fn interval(s: &Snapshot, targets: &[Target]) -> Value {
-    let urls: Vec<Value> = targets
+pub fn interval(s: &Snapshot) -> Value {
+    let urls: Vec<Value> = s
+        .servers
         .iter()
         .map(|t| {
             json!({
@@ -85,6 +90,7 @@ pub fn interval(s: &Snapshot, targets: &[Target]) -> Value {
                 "skipped_pages": t.skipped,
                 "format": t.format.map(|f| if f == promrate::Format::OpenMetrics { "openmetrics" } else { "text" }),
                 "at_ms": t.last_ok.map(|at| at.timestamp_millis()),
+                "scrape_s": t.scrape_s,
                 "instances": t.instances.iter().filter(|(name, _)| !name.is_empty()).map(|(name, i)| json!({
                     "instance": name, "stale": i.stale,
                     "last_restart": i.last_restart.map(|at| at.to_rfc3339()),
@@ -97,6 +103,16 @@ pub fn interval(s: &Snapshot, targets: &[Target]) -> Value {
         "t": s.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "at_ms": s.at.timestamp_millis(),
         "elapsed_s": s.elapsed,
+        "window": {
+            "asked_s": s.window.asked.as_seconds_f64(),
+            "span_s": s.figures.span.map(|x| x.seconds),
+            "start": s.figures.span.map(|x| stamp(x.start)),
+            "end": s.figures.span.map(|x| stamp(x.end)),
+            "shortened": s.figures.shortened,
+            "computed_at": stamp(s.window.computed_at),
+            "newest_age_s": s.window.newest_age_s,
+            "fresh_pages": s.window.fresh_pages,
+        },
         "urls": urls,
     });
     if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures)) {
@@ -127,6 +143,11 @@ pub fn interval(s: &Snapshot, targets: &[Target]) -> Value {
     row
 }
 
+/// A time as every object writes it.
+fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 /// An announced event. Restarts keep the first releases' `"event": "restart"` and `url`.
 pub fn event(e: &Event) -> Value {
     json!({
@@ -146,9 +167,9 @@ pub fn start(run: &Run<'_>, notes: &[String]) -> Value {
     json!({
         "schema": SCHEMA,
         "event": "start",
-        "t": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "t": stamp(run.started),
         "setup": run.setup,
-        "monitoring": run.targets.iter().map(|t| t.url.as_str()).collect::<Vec<_>>(),
+        "monitoring": run.servers.iter().map(|t| t.url.as_str()).collect::<Vec<_>>(),
         "notes": notes,
         "warnings": run.warnings,
     })
@@ -202,8 +223,8 @@ impl<W: Write> Output for Json<W> {
         self.emit(&event(e));
     }
 
-    fn interval(&mut self, run: &Run<'_>, snapshot: &Snapshot) {
-        self.emit(&interval(snapshot, run.targets));
+    fn interval(&mut self, _run: &Run<'_>, snapshot: &Snapshot) {
+        self.emit(&interval(snapshot));
     }
 
     /// Remarks are for people; the JSON reader has the same facts as fields.

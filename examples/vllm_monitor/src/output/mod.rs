@@ -1,6 +1,7 @@
 //! The three ways a run is shown, behind one [`Output`]: a terminal dashboard, plain lines
 //! and JSON; and the plot written at the end. Number formatting shared by them lives here.
 
+pub mod csv;
 pub mod dashboard;
 pub mod json;
 pub mod plain;
@@ -8,17 +9,20 @@ pub mod plot;
 
 use crate::interval::{History, Snapshot};
 use crate::summary::Summary;
-use crate::target::{Event, Target};
+use crate::target::{Event, ServerRow};
 
 /// The run so far, as every output may show it.
 pub struct Run<'a> {
+    /// When the run began (a replay's: the recorded run's).
+    pub started: chrono::DateTime<chrono::Utc>,
     /// "every 2s · window 30s · built-in simulator" and the like.
     pub setup: &'a str,
     /// What the user must not miss (`--insecure`): shown by every output.
     pub warnings: &'a [String],
     pub snapshot: Option<&'a Snapshot>,
     pub history: &'a History,
-    pub targets: &'a [Target],
+    /// Each URL as of the newest interval (as given, before the first).
+    pub servers: &'a [ServerRow],
     /// Events with the seconds since start at which they came.
     pub events: &'a [(f64, Event)],
 }

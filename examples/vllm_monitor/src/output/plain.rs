@@ -30,10 +30,18 @@ const fn col(header: &'static str, width: usize, value: fn(&Figures, usize) -> S
     Column { header, width, value }
 }
 
+/// A window figure, marked `*` when its window is shorter than the one asked.
+fn windowed(f: &Figures, v: Option<f64>, decimals: usize, width: usize) -> String {
+    match (v, f.shortened) {
+        (Some(_), Some(_)) => format!("{}*", num(v, decimals, width - 1)),
+        _ => num(v, decimals, width),
+    }
+}
+
 const COMMON: &[Column] = &[
-    col("gen/s", 8, |f, w| num(f.generation.window, 1, w)),
-    col("prompt/s", 9, |f, w| num(f.prompt.window, 1, w)),
-    col("req/s", 6, |f, w| num(f.finished, 2, w)),
+    col("gen/s", 8, |f, w| windowed(f, f.generation.window, 1, w)),
+    col("prompt/s", 9, |f, w| windowed(f, f.prompt.window, 1, w)),
+    col("req/s", 6, |f, w| windowed(f, f.finished, 2, w)),
     col("tok/req", 7, |f, w| num(f.tokens_per_request, 0, w)),
     col("tok/s/rq", 8, |f, w| num(f.tokens_per_s_per_request, 2, w)),
     col("run", 5, |f, w| num(f.running, 0, w)),
@@ -54,6 +62,8 @@ const LOAD: &[Column] = &[
 pub struct Plain<W: Write> {
     out: W,
     since_header: Option<usize>,
+    /// Whether the shortened window was explained (once per shortening).
+    shortened_said: bool,
     progress: bool,
     closed: bool,
 }
@@ -63,6 +73,7 @@ impl<W: Write> Plain<W> {
         Plain {
             out,
             since_header: None,
+            shortened_said: false,
             progress,
             closed: false,
         }
@@ -95,8 +106,18 @@ impl<W: Write> Plain<W> {
 
     fn row(&self, first: &str, f: &Figures, snapshot: Option<&Snapshot>) -> String {
         let mut line = format!("{first:>FIRST_WIDTH$}");
+        // What the load column says instead when there is nothing new to judge.
+        let instead = snapshot.and_then(|s| match (s.figures.span, s.window.fresh_pages) {
+            _ if s.servers.iter().all(|t| !t.status.is_ok()) => Some("no data"),
+            (Some(_), 0) => Some("no new page"),
+            _ => None,
+        });
         for c in self.columns() {
-            line += &format!(" {:>w$}", (c.value)(f, c.width), w = c.width);
+            let text = match instead {
+                Some(text) if c.header == "load" => text.to_string(),
+                _ => (c.value)(f, c.width),
+            };
+            line += &format!(" {text:>w$}", w = c.width);
         }
         if let Some(p) = snapshot.and_then(|s| s.progress) {
             line += &format!(
@@ -115,6 +136,19 @@ impl<W: Write> Plain<W> {
             let header = self.header();
             self.line(&header);
             self.since_header = Some(0);
+        }
+        match (s.figures.shortened, s.figures.span) {
+            (Some(reason), Some(span)) if !self.shortened_said => {
+                self.shortened_said = true;
+                self.line(&format!(
+                    "! {:.1}s window: the figures marked * cover {:.1} s {reason}, not the {} s asked",
+                    s.elapsed,
+                    span.seconds,
+                    s.window.asked.as_seconds_f64()
+                ));
+            }
+            (None, _) => self.shortened_said = false,
+            _ => {}
         }
         let row = self.row(&format!("{:.1}s", s.elapsed), &s.figures, Some(s));
         self.line(&row);
@@ -257,9 +291,17 @@ mod tests {
             let mut out = Vec::new();
             let mut plain = Plain::new(&mut out, progress);
             let f = busy();
+            let at = chrono::Utc::now();
             let snapshot = Snapshot {
                 elapsed: 12345.6,
-                at: chrono::Utc::now(),
+                at,
+                window: crate::interval::WindowState {
+                    asked: chrono::TimeDelta::seconds(30),
+                    computed_at: at,
+                    newest_age_s: Some(0.5),
+                    fresh_pages: 1,
+                },
+                servers: Vec::new(),
                 progress: progress.then(|| Progress::new(25_000, &f)),
                 figures: f.clone(),
                 groups: Some((

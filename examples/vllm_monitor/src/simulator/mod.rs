@@ -46,10 +46,11 @@ pub mod tests {
             let page = Page {
                 body: sim.render_at(t),
                 format: promrate::Format::PrometheusText,
+                content_type: None,
             };
             all_events.extend(target.ingest(at, Ok(page)).into_iter().map(|e| (t, e)));
             let snapshot =
-                Snapshot::compute(std::slice::from_ref(&target), window, at, None, Some(25_000), t);
+                Snapshot::at(std::slice::from_ref(&target), window, at, None, Some(25_000), t);
             snapshots.push((t, snapshot));
         }
         let restarts = all_events
@@ -88,6 +89,7 @@ pub mod tests {
                 let page = Page {
                     body,
                     format: promrate::Format::PrometheusText,
+                    content_type: None,
                 };
                 target.ingest(at, Ok(page));
                 assert_eq!(
@@ -99,7 +101,7 @@ pub mod tests {
                 if t < 2.0 * PERIOD_S {
                     continue;
                 }
-                let s = Snapshot::compute(std::slice::from_ref(&target), window, at, None, None, t);
+                let s = Snapshot::at(std::slice::from_ref(&target), window, at, None, None, t);
                 check_engine_figures(engine, &sim, &s.figures, t);
                 checked += 1;
             }
@@ -186,6 +188,7 @@ pub mod tests {
             let page = Page {
                 body,
                 format: promrate::Format::PrometheusText,
+                content_type: None,
             };
             target.ingest(at, Ok(page));
         }
@@ -217,7 +220,7 @@ pub mod tests {
             if t < PERIOD_S {
                 continue;
             }
-            let s = Snapshot::compute(&targets, window, at, None, None, t).with_gpu_settings(&settings);
+            let s = Snapshot::at(&targets, window, at, None, None, t).with_gpu_settings(&settings);
             let f = &s.figures;
             let gpus = f.gpus.as_ref().expect("the DCGM page's GPUs");
             assert_eq!(

@@ -1,0 +1,104 @@
+//! The run's time, made explicit: when each interval is due and what it is called. A live
+//! run reads the wall clock through [`LiveClock`]; a replay moves a virtual clock from one
+//! recorded scrape to the next. Either way an interval's figures are computed at its
+//! scheduled time ([`Schedule::tick_at`]), never at whatever moment the loop got to it, so
+//! a replay computes exactly what the live run did.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+/// The wall clock of a live run: UTC read once at the start, then moved by a monotonic
+/// clock, so that a clock step (NTP) does not reorder scrapes.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveClock {
+    origin_utc: DateTime<Utc>,
+    origin: Instant,
+}
+
+impl LiveClock {
+    pub fn start() -> LiveClock {
+        LiveClock {
+            origin_utc: Utc::now(),
+            origin: Instant::now(),
+        }
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.origin_utc + TimeDelta::from_std(self.origin.elapsed()).unwrap_or(TimeDelta::MAX)
+    }
+
+    /// How long until `at`, zero if it is past.
+    pub fn until(&self, at: DateTime<Utc>) -> Duration {
+        (at - self.now()).to_std().unwrap_or(Duration::ZERO)
+    }
+}
+
+/// When the intervals of a run are due: interval `k` (from 1) at `started + settle + k ×
+/// interval`, called `k × interval` seconds into the run. `settle` lets the scrapes sent
+/// at an interval's start come back before its figures are computed.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    pub started: DateTime<Utc>,
+    pub interval: TimeDelta,
+    pub settle: TimeDelta,
+    /// The last interval of a run of `--duration`, if it has one.
+    pub last: Option<u64>,
+}
+
+impl Schedule {
+    /// The schedule of a run started at `started`; a run of `duration` has
+    /// `floor(duration / interval)` intervals (at least one).
+    pub fn new(started: DateTime<Utc>, interval: Duration, duration: Option<Duration>) -> Schedule {
+        let settle = (interval / 4).min(Duration::from_millis(500));
+        let last = duration.map(|d| (d.as_nanos() / interval.as_nanos().max(1)).max(1) as u64);
+        Schedule {
+            started,
+            interval: delta(interval),
+            settle: delta(settle),
+            last,
+        }
+    }
+
+    /// When interval `k` is computed.
+    pub fn tick_at(&self, k: u64) -> DateTime<Utc> {
+        self.started + self.settle + self.interval * k as i32
+    }
+
+    /// Seconds into the run that interval `k` is called.
+    pub fn elapsed(&self, k: u64) -> f64 {
+        (self.interval * k as i32).as_seconds_f64()
+    }
+
+    /// Seconds into the run of a moment (0 before the start).
+    pub fn since_start(&self, at: DateTime<Utc>) -> f64 {
+        (at - self.started).as_seconds_f64().max(0.0)
+    }
+
+    /// Whether interval `k` is past the run's end.
+    pub fn is_over(&self, k: u64) -> bool {
+        self.last.is_some_and(|last| k > last)
+    }
+}
+
+/// A std duration as chrono's (saturating: no monitor runs for 292 billion years).
+pub fn delta(d: Duration) -> TimeDelta {
+    TimeDelta::from_std(d).unwrap_or(TimeDelta::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_due_on_a_grid_and_a_duration_counts_them() {
+        let started = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let s = Schedule::new(started, Duration::from_secs(2), Some(Duration::from_secs(9)));
+        assert_eq!(s.settle, TimeDelta::milliseconds(500));
+        assert_eq!(s.tick_at(3), started + TimeDelta::milliseconds(6_500));
+        assert_eq!((s.elapsed(3), s.last), (6.0, Some(4)));
+        assert!(!s.is_over(4) && s.is_over(5));
+        let fast = Schedule::new(started, Duration::from_millis(100), Some(Duration::from_millis(50)));
+        assert_eq!((fast.settle, fast.last), (TimeDelta::milliseconds(25), Some(1)));
+    }
+}

@@ -1,0 +1,331 @@
+//! Every query of one interval asked once ([`Answers::ask`]), and the figures of the whole
+//! or of one group assembled from the answers ([`Answers::figures`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use promrate::promql::Range;
+use promrate::TrackedSeries;
+
+use super::query::{first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
+use super::{named, EngineRate, Figures, Load, Rate, Source, SpecDecode, Windowing, NAMES};
+use crate::engines::Metric;
+
+/// Steady, ramping up or queueing, from the window's figures:
+/// - the queue grows when the number waiting is at its highest of the window at its end,
+///   and above where it started;
+/// - a run ramps up when requests run but none has finished in the window, or they
+///   finish at under 80% of the rate Little's law implies (judged on 10 requests or
+///   more: fewer are too coarse to tell).
+fn load(f: &Figures, waiting: Option<(f64, f64, f64)>) -> Load {
+    let running = f.running_mean.unwrap_or(0.0);
+    if running <= 0.0 || f.generation.window.is_none() {
+        return Load::Unknown;
+    }
+    if waiting.is_some_and(|(first, max, last)| last >= max && last >= first + 1.0) {
+        return Load::QueueGrowing;
+    }
+    let finished_in_window = f.finished_in_window.unwrap_or(0.0);
+    match (f.finished, f.steady_rate) {
+        (Some(finished), _) if finished <= 0.0 => Load::RampingUp,
+        (Some(_), Some(_)) if finished_in_window < 10.0 => Load::Unknown,
+        (Some(finished), Some(steady)) if finished < 0.8 * steady => Load::RampingUp,
+        (Some(_), Some(_)) => Load::Steady,
+        _ => Load::Unknown,
+    }
+}
+
+/// Every query of one interval, asked once; [`Answers::figures`] assembles the figures of
+/// the whole or of one group from them.
+pub(super) struct Answers {
+    spans: Spans,
+    generation: [Split; 3],
+    prompt: [Split; 3],
+    /// `(local_compute, local_cache_hit, external_kv_transfer)` of vLLM's prompt tokens by
+    /// source, when the page has them.
+    prompt_by_source: Option<[Split; 3]>,
+    prompt_cached: Split,
+    finished: Option<(Split, Split, Split)>,
+    finished_by_reason: BTreeMap<String, Split>,
+    generated_since_start: Split,
+    running: Split,
+    waiting: Split,
+    kv_usage: Split,
+    prefix_hits: Split,
+    prefix_queries: Split,
+    prefix_hit_rate_gauge: Split,
+    spec: Option<[Split; 3]>,
+    spec_gauges: (Split, Split),
+    ttft: Buckets,
+    itl: Buckets,
+    e2e: Buckets,
+    tokens_per_request: (Split, Split),
+    prompt_tokens_per_request: (Split, Split),
+    tokens_per_request_since_start: (Split, Split),
+    mean_latency: (Split, Split),
+    running_mean: Split,
+    waiting_first: Split,
+    waiting_max: Split,
+}
+
+/// The window rate of vLLM's prompt tokens from each source, when the page has them.
+fn prompt_rates_by_source(q: &Query<'_>, w: Windowing) -> Option<[Split; 3]> {
+    let by_source = |source: &'static str| {
+        move |s: &TrackedSeries, src: &Source<'_>| {
+            (s.label("source") == Some(source))
+                .then(|| Some(w.of(s, src)?.rate()))
+                .flatten()
+        }
+    };
+    q.present(&NAMES.prompt_by_source).then(|| {
+        [
+            q.sum(&NAMES.prompt_by_source, &by_source("local_compute")),
+            q.sum(&NAMES.prompt_by_source, &by_source("local_cache_hit")),
+            q.sum(&NAMES.prompt_by_source, &by_source("external_kv_transfer")),
+        ]
+    })
+}
+
+/// The generation rate of each data-parallel engine (the `engine` label of vLLM and
+/// LMDeploy), per server: a server is the `instance` label where a page has one (a
+/// federation page), else the source's URL. Each server's engines in name order.
+pub(super) fn engine_rates(sources: &[Source<'_>], w: Windowing) -> Vec<EngineRate> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.rate());
+    let mut rates = Vec::new();
+    for source in sources {
+        let Some(metric) = first_present(source, &NAMES.generation) else {
+            continue;
+        };
+        let groups = source.tracker.sum_by(
+            &named(metric),
+            &["instance", "engine"],
+            source.admitted(&window_rate),
+        );
+        for group in groups {
+            let engine = group.label("engine").unwrap_or("");
+            if engine.is_empty() {
+                continue;
+            }
+            let server = group
+                .label("instance")
+                .filter(|i| !i.is_empty())
+                .unwrap_or(source.url);
+            rates.push(EngineRate {
+                server: server.to_string(),
+                engine: engine.to_string(),
+                rate: group.value * metric.scale,
+            });
+        }
+    }
+    rates.sort_by(|a, b| (&a.server, &a.engine).cmp(&(&b.server, &b.engine)));
+    rates
+}
+
+/// The finished-request rate per `finished_reason`: one query per reason seen (a
+/// handful of values).
+fn finished_rates_by_reason(q: &Query<'_>, w: Windowing) -> BTreeMap<String, Split> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.rate());
+    let reasons = Query::new(q.sources, Some("finished_reason"));
+    reasons.sum(&NAMES.finished, &window_rate);
+    let mut by_reason = BTreeMap::new();
+    for reason in reasons.groups.into_inner().names {
+        let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
+            (s.label("finished_reason") == Some(&*reason))
+                .then(|| window_rate(s, src))
+                .flatten()
+        };
+        by_reason.insert(reason.to_string(), q.sum(&NAMES.finished, &reason_rate));
+    }
+    by_reason
+}
+
+impl Answers {
+    pub(super) fn ask(q: &Query<'_>, w: Windowing) -> Answers {
+        let window = w.window;
+        let range = Range::new(window);
+        let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.rate());
+        let ewma = |s: &TrackedSeries, _: &Source<'_>| s.counter()?.ewma_rate();
+        let promql = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.rate(&range, src.at);
+        let increase = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.increase);
+        // Since the series' first point: the tracker keeps the total, whatever the retention.
+        let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
+        let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
+        let rate_of = |names: &[Metric]| {
+            [
+                q.sum(names, &window_rate),
+                q.sum(names, &ewma),
+                q.sum(names, &promql),
+            ]
+        };
+        let prompt_by_source = prompt_rates_by_source(q, w);
+        let finished = q.present(&NAMES.finished).then(|| {
+            (
+                q.sum(&NAMES.finished, &window_rate),
+                q.sum(&NAMES.finished, &increase),
+                q.sum(&NAMES.finished, &since_start),
+            )
+        });
+        let finished_by_reason = match finished {
+            Some(_) => finished_rates_by_reason(q, w),
+            None => BTreeMap::new(),
+        };
+        let spec = q.present(&NAMES.spec_accepted).then(|| {
+            [
+                q.sum(&NAMES.spec_accepted, &increase),
+                q.sum(&NAMES.spec_draft_tokens, &increase),
+                q.sum(&NAMES.spec_drafts, &increase),
+            ]
+        });
+        let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
+        // Waiting at the window's start and its highest (with the newest value: the queue's
+        // course over the window).
+        let edge = |pick: fn(&[promrate::promql::Point]) -> Option<f64>| {
+            move |s: &TrackedSeries, src: &Source<'_>| {
+                let start_ms = (src.at - window).timestamp_millis();
+                let points = s.gauge()?.points();
+                let from = points.iter().position(|p| p.timestamp_ms > start_ms)?;
+                pick(&points[from..])
+            }
+        };
+        Answers {
+            spans: q.spans(&NAMES.generation, w),
+            generation: rate_of(&NAMES.generation),
+            prompt: rate_of(&NAMES.prompt),
+            prompt_by_source,
+            prompt_cached: q.sum(&NAMES.prompt_cached, &window_rate),
+            finished,
+            finished_by_reason,
+            generated_since_start: q.sum(&NAMES.generation, &since_start),
+            running: q.sum(&NAMES.running, &last),
+            waiting: q.sum(&NAMES.waiting, &last),
+            kv_usage: q.sum(&NAMES.kv_usage, &last),
+            prefix_hits: q.sum(&NAMES.prefix_hits, &increase),
+            prefix_queries: q.sum(&NAMES.prefix_queries, &increase),
+            prefix_hit_rate_gauge: q.sum(&NAMES.prefix_hit_rate, &last),
+            spec,
+            spec_gauges: (q.sum(&NAMES.spec_rate, &last), q.sum(&NAMES.spec_length, &last)),
+            ttft: q.buckets(&NAMES.ttft, &increase),
+            itl: q.buckets(&NAMES.itl, &increase),
+            e2e: q.buckets(&NAMES.e2e, &increase),
+            tokens_per_request: q.histogram_parts(&NAMES.request_generation, &increase),
+            prompt_tokens_per_request: q.histogram_parts(&NAMES.request_prompt, &increase),
+            tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, &since_start),
+            mean_latency: q.histogram_parts(&NAMES.e2e, &increase),
+            running_mean: q.sum(&NAMES.running, &mean_over_window),
+            waiting_first: q.sum(&NAMES.waiting, &edge(|p| Some(p.first()?.value))),
+            waiting_max: q.sum(
+                &NAMES.waiting,
+                &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
+            ),
+        }
+    }
+
+    /// The groups (by number, named in `ids`) that the main figures have, in name order.
+    pub(super) fn groups(&self, ids: &GroupIds) -> Vec<(Arc<str>, usize)> {
+        let mut has = vec![false; ids.names.len()];
+        let main = [
+            &self.generation[0],
+            &self.prompt[0],
+            &self.running,
+            &self.waiting,
+            &self.kv_usage,
+        ];
+        for split in main.into_iter().chain(self.finished.as_ref().map(|f| &f.0)) {
+            for (g, value) in split.groups.iter().enumerate() {
+                has[g] |= value.is_some();
+            }
+        }
+        let mut groups: Vec<(Arc<str>, usize)> = ids
+            .names
+            .iter()
+            .enumerate()
+            .filter(|&(g, _)| has[g])
+            .map(|(g, name)| (Arc::clone(name), g))
+            .collect();
+        groups.sort();
+        groups
+    }
+
+    /// The figures over everything (`None`) or of one group.
+    pub(super) fn figures(&self, g: Option<usize>) -> Figures {
+        let rate = |r: &[Split; 3]| Rate {
+            window: r[0].get(g),
+            ewma: r[1].get(g),
+            promql: r[2].get(g),
+        };
+        let mut f = Figures {
+            span: self.spans.get(g),
+            generation: rate(&self.generation),
+            prompt: rate(&self.prompt),
+            ..Figures::default()
+        };
+        if let Some([computed, local, external]) = &self.prompt_by_source {
+            f.prompt_computed = computed.get(g);
+            f.prompt_cached = local.get(g).map(|l| l + external.get(g).unwrap_or(0.0));
+        } else if let (Some(prompt), Some(cached)) = (f.prompt.window, self.prompt_cached.get(g)) {
+            f.prompt_cached = Some(cached);
+            f.prompt_computed = Some(prompt - cached);
+        }
+        if let Some((rate, in_window, since_start)) = &self.finished {
+            f.finished = rate.get(g);
+            f.finished_in_window = in_window.get(g);
+            f.finished_since_start = since_start.get(g);
+            f.finished_by_reason = self
+                .finished_by_reason
+                .iter()
+                .filter_map(|(reason, split)| Some((reason.clone(), split.get(g)?)))
+                .collect();
+        }
+        f.generated_since_start = self.generated_since_start.get(g);
+        f.running = self.running.get(g);
+        f.waiting = self.waiting.get(g);
+        // Averaged across engines and servers: summing fractions would be meaningless.
+        f.kv_usage = self.kv_usage.mean(g);
+        f.prefix_hit_rate = match (self.prefix_hits.get(g), self.prefix_queries.get(g)) {
+            (Some(hits), Some(queries)) if queries > 0.0 => Some(hits / queries),
+            (Some(_), Some(_)) => None,
+            _ => self.prefix_hit_rate_gauge.get(g).filter(|r| *r >= 0.0),
+        };
+        if let Some([accepted, draft_tokens, drafts]) = &self.spec {
+            if let Some(accepted) = accepted.get(g) {
+                let draft_tokens = draft_tokens.get(g).filter(|d| *d > 0.0);
+                let drafts = drafts.get(g).filter(|d| *d > 0.0);
+                f.spec_decode = Some(SpecDecode {
+                    acceptance_rate: draft_tokens.map(|d| accepted / d),
+                    mean_acceptance_length: drafts.map(|d| 1.0 + accepted / d),
+                });
+            }
+        } else if let Some(rate) = self.spec_gauges.0.get(g) {
+            f.spec_decode = Some(SpecDecode {
+                acceptance_rate: Some(rate),
+                mean_acceptance_length: self.spec_gauges.1.get(g),
+            });
+        }
+        f.ttft = self.ttft.quantiles(g);
+        f.itl = self.itl.quantiles(g);
+        f.e2e = self.e2e.quantiles(g);
+        f.tokens_per_request = ratio(&self.tokens_per_request, g);
+        f.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
+        f.tokens_per_request_since_start = ratio(&self.tokens_per_request_since_start, g);
+        f.mean_latency = ratio(&self.mean_latency, g);
+        f.running_mean = self.running_mean.get(g);
+        f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {
+            (Some(rate), Some(running)) if running > 0.0 => Some(rate / running),
+            _ => None,
+        };
+        f.steady_rate = match (f.running_mean, f.mean_latency) {
+            (Some(running), Some(latency)) if latency > 0.0 => Some(running / latency),
+            _ => None,
+        };
+        // One server's queue; with several, judged on their sum at each end.
+        let waiting = self
+            .waiting_first
+            .get(g)
+            .zip(self.waiting_max.get(g))
+            .zip(f.waiting)
+            .map(|((first, max), last)| (first, max, last));
+        f.load = load(&f, waiting);
+        f
+    }
+}
+

@@ -1,0 +1,359 @@
+//! The monitor's figures, computed from promrate trackers (one per URL) with the metric
+//! names of vLLM V1 and V0, SGLang and TGI. No arithmetic on raw samples happens here:
+//! every number comes from a tracker query.
+//!
+//! Cost: each figure is one indexed query per tracker (it visits only the series of the
+//! metric it names), grouped by the `--by` label in the same query; the whole interval
+//! and every group are then assembled from those answers. A fleet of 1,000 servers costs
+//! what its series of the named metrics cost, not 1,000 times the whole tracker.
+
+mod answers;
+mod query;
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease};
+
+use answers::{engine_rates, Answers};
+use query::{first_present, PerSeries, Query};
+
+use crate::engines::{alternatives, Engine, Metric, ENGINES};
+use crate::gpus::{self, Gpus, PerToken};
+
+/// Which server a page comes from: its entry in the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerKind(pub &'static Engine);
+
+impl PartialEq for ServerKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind == other.0.kind
+    }
+}
+
+impl Eq for ServerKind {}
+
+impl ServerKind {
+    pub fn as_str(self) -> &'static str {
+        self.0.kind
+    }
+
+    /// Recognises the server from the series a tracker holds.
+    pub fn detect(tracker: &Tracker) -> Option<ServerKind> {
+        Engine::detect(tracker).map(ServerKind)
+    }
+}
+
+/// The metrics of each figure over every engine of the catalogue, in preference order.
+struct Names {
+    generation: Vec<Metric>,
+    prompt: Vec<Metric>,
+    prompt_by_source: Vec<Metric>,
+    prompt_cached: Vec<Metric>,
+    finished: Vec<Metric>,
+    running: Vec<Metric>,
+    waiting: Vec<Metric>,
+    kv_usage: Vec<Metric>,
+    prefix_hits: Vec<Metric>,
+    prefix_queries: Vec<Metric>,
+    prefix_hit_rate: Vec<Metric>,
+    spec_accepted: Vec<Metric>,
+    spec_draft_tokens: Vec<Metric>,
+    spec_drafts: Vec<Metric>,
+    spec_rate: Vec<Metric>,
+    spec_length: Vec<Metric>,
+    ttft: Vec<Metric>,
+    e2e: Vec<Metric>,
+    itl: Vec<Metric>,
+    request_generation: Vec<Metric>,
+    request_prompt: Vec<Metric>,
+}
+
+static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
+    generation: alternatives(|e| e.generation),
+    prompt: alternatives(|e| e.prompt),
+    prompt_by_source: alternatives(|e| e.prompt_by_source),
+    prompt_cached: alternatives(|e| e.prompt_cached),
+    finished: alternatives(|e| e.finished),
+    running: alternatives(|e| e.running),
+    waiting: alternatives(|e| e.waiting),
+    kv_usage: alternatives(|e| e.kv_usage),
+    prefix_hits: alternatives(|e| e.prefix_hits),
+    prefix_queries: alternatives(|e| e.prefix_queries),
+    prefix_hit_rate: alternatives(|e| e.prefix_hit_rate),
+    spec_accepted: alternatives(|e| e.spec_accepted),
+    spec_draft_tokens: alternatives(|e| e.spec_draft_tokens),
+    spec_drafts: alternatives(|e| e.spec_drafts),
+    spec_rate: alternatives(|e| e.spec_rate),
+    spec_length: alternatives(|e| e.spec_length),
+    ttft: alternatives(|e| e.ttft),
+    e2e: alternatives(|e| e.e2e),
+    itl: alternatives(|e| e.itl),
+    request_generation: alternatives(|e| e.request_generation),
+    request_prompt: alternatives(|e| e.request_prompt),
+});
+
+/// One URL's tracker and the time of its newest successful scrape.
+#[derive(Clone, Copy)]
+pub struct Source<'a> {
+    pub tracker: &'a Tracker,
+    pub at: DateTime<Utc>,
+    pub url: &'a str,
+}
+
+impl Source<'_> {
+    /// Whether a series counts: on the newest page (a vanished target's old points are
+    /// never averaged in).
+    pub fn admits(&self, series: &TrackedSeries) -> bool {
+        series.last_seen_scrape() == self.tracker.scrapes()
+    }
+
+    /// `f` of the series this source admits (`None` for the others).
+    fn admitted<'f>(&'f self, f: PerSeries<'f>) -> impl Fn(&TrackedSeries) -> Option<f64> + 'f {
+        move |s| if self.admits(s) { f(s, self) } else { None }
+    }
+}
+
+/// One data-parallel engine's generation rate (`Figures::engine_rates`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineRate {
+    /// The server: its `instance` label, or the URL of its page.
+    pub server: String,
+    /// The `engine` label's value.
+    pub engine: String,
+    /// Generation tokens/s over the window.
+    pub rate: f64,
+}
+
+impl EngineRate {
+    /// How outputs name the engine among `all`: its `engine` value when every engine is
+    /// one server's, else the server's name too.
+    pub fn name(&self, all: &[EngineRate]) -> String {
+        if all.iter().all(|e| e.server == self.server) {
+            self.engine.clone()
+        } else {
+            format!("{} engine {}", self.server, self.engine)
+        }
+    }
+}
+
+/// How far back a window figure reaches: `window` before the newest page, its start at
+/// the scrape nearest to that, never more than `slack` (one interval) before it
+/// ([`promrate::CounterSeries::window_increase`]): after a gap the window starts at the
+/// first page since, and says so by its span.
+#[derive(Debug, Clone, Copy)]
+pub struct Windowing {
+    pub window: TimeDelta,
+    pub slack: TimeDelta,
+}
+
+impl Windowing {
+    /// The window of a counter series of `source`.
+    pub fn of(&self, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
+        series.counter()?.window_increase(self.window, source.at, self.slack)
+    }
+}
+
+/// What the window figures of a row actually cover: from the oldest scrape compared to
+/// the newest, and the longest span of one series (servers scraped apart have spans
+/// that overlap, not one span).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub seconds: f64,
+}
+
+/// A rate three ways: exact over the window, EWMA, and PromQL `rate()` over the window.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rate {
+    pub window: Option<f64>,
+    pub ewma: Option<f64>,
+    pub promql: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quantiles {
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+/// Whether the finished-request rate is the server's steady rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Load {
+    /// Not enough data (nothing running, or no window yet).
+    #[default]
+    Unknown,
+    /// Requests finish about as fast as Little's law says they should.
+    Steady,
+    /// Requests run but finish well below the rate their latency implies: the run is
+    /// still filling up (the first requests have not had time to finish).
+    RampingUp,
+    /// More requests are waiting at the end of the window than at its start.
+    QueueGrowing,
+    /// Requests run but no token was generated for several intervals (`signals.rs`).
+    Stalled,
+}
+
+impl Load {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Load::Unknown => "unknown",
+            Load::Steady => "steady",
+            Load::RampingUp => "ramping_up",
+            Load::QueueGrowing => "queue_growing",
+            Load::Stalled => "stalled",
+        }
+    }
+
+    /// A short label for the screen ("" when there is nothing to say).
+    pub fn label(self) -> &'static str {
+        match self {
+            Load::Unknown => "",
+            Load::Steady => "steady",
+            Load::RampingUp => "ramping up",
+            Load::QueueGrowing => "queue growing",
+            Load::Stalled => "STALLED",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SpecDecode {
+    pub acceptance_rate: Option<f64>,
+    pub mean_acceptance_length: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    /// What the window figures cover (`None`: no window yet), and why it is shorter than
+    /// the window asked, if it is ("since the first page", "since scrapes resumed").
+    pub span: Option<Span>,
+    pub shortened: Option<&'static str>,
+    pub generation: Rate,
+    pub prompt: Rate,
+    /// Prompt tokens computed (not served from a cache), as vLLM's log line counts them.
+    pub prompt_computed: Option<f64>,
+    pub prompt_cached: Option<f64>,
+    pub finished: Option<f64>,
+    /// Requests finished within the window (how much the rate above rests on).
+    pub finished_in_window: Option<f64>,
+    pub finished_by_reason: Vec<(String, f64)>,
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub prefix_hit_rate: Option<f64>,
+    pub spec_decode: Option<SpecDecode>,
+    pub ttft: Quantiles,
+    pub itl: Quantiles,
+    pub e2e: Quantiles,
+    /// Mean generated and prompt tokens per finished request over the window
+    /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
+    pub tokens_per_request: Option<f64>,
+    pub prompt_tokens_per_request: Option<f64>,
+    /// Mean generated tokens per request finished since monitoring began (the ETA by
+    /// tokens falls back on it while no request has finished in the window).
+    pub tokens_per_request_since_start: Option<f64>,
+    /// Running requests averaged over the window (for the per-request figures).
+    pub running_mean: Option<f64>,
+    /// Generation tokens/s per running request (generation rate ÷ mean running).
+    pub tokens_per_s_per_request: Option<f64>,
+    /// Mean end-to-end latency of the requests that finished in the window.
+    pub mean_latency: Option<f64>,
+    /// The finished-request rate Little's law implies: mean running ÷ mean latency.
+    pub steady_rate: Option<f64>,
+    pub load: Load,
+    /// Requests finished and tokens generated since monitoring began.
+    pub finished_since_start: Option<f64>,
+    pub generated_since_start: Option<f64>,
+    /// The GPUs of the DCGM pages among the sources (a group's: those on its host).
+    pub gpus: Option<Gpus>,
+    /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`), for the
+    /// totals and for groups with GPUs (`Snapshot::with_gpu_settings`).
+    pub per_token: PerToken,
+    /// Generation tokens/s of each data-parallel engine of each server, totals only.
+    pub engine_rates: Vec<EngineRate>,
+    /// The engine generating under half the others' mean, if one is (`signals.rs`).
+    pub imbalanced_engine: Option<String>,
+    /// Some server counts tokens only when a request ends (TGI, llama.cpp, TensorRT-LLM):
+    /// the window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth
+    /// are not, and are left out of the totals and of every group, for generated and
+    /// prompt tokens alike.
+    pub tokens_at_request_end: bool,
+}
+
+/// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
+/// tracker), with the label the metric requires.
+pub(crate) fn selector(name: &str, only: Option<(&str, &str)>) -> Selector {
+    let mut matchers = vec![Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")];
+    if let Some((label, value)) = only {
+        matchers.push(Matcher::new(label, MatchOp::Equal, value).expect("an equality matcher"));
+    }
+    Selector::from_matchers(matchers)
+}
+
+/// The selector of a metric.
+fn named(metric: &Metric) -> Selector {
+    selector(metric.name, metric.only)
+}
+/// The figures over `sources` and, with `by`, per value of that label (`url` groups by
+/// server): every query asked once, grouped in the same query.
+pub fn compute(sources: &[Source<'_>], w: Windowing, by: Option<&str>) -> (Figures, Vec<(String, Figures)>) {
+    let window = w.window;
+    let query = Query::new(sources, by);
+    let answers = Answers::ask(&query, w);
+    let ids = query.groups.into_inner();
+    // The DCGM series read once; the totals and each group's GPUs are folds of them.
+    let readings = gpus::Readings::read(sources, window);
+    let all_gpus = readings.gpus(None);
+    let groups = match by {
+        Some(by) => answers
+            .groups(&ids)
+            .into_iter()
+            .map(|(name, g)| {
+                let mut f = answers.figures(Some(g));
+                // GPUs join a group by host: `--by instance` (host:port) and `--by url`.
+                // Asked only when some page has GPUs: a fleet without DCGM pays nothing.
+                f.gpus = all_gpus
+                    .as_ref()
+                    .and_then(|_| gpus::host_of_group(by, &name))
+                    .and_then(|host| readings.gpus(Some(&host)));
+                (name.to_string(), f)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut total = answers.figures(None);
+    total.gpus = all_gpus;
+    total.engine_rates = engine_rates(sources, w);
+    // By the name index (the generation metric of such a server), not by walking every
+    // series of every tracker each interval.
+    total.tokens_at_request_end = ENGINES
+        .iter()
+        .filter(|e| e.tokens_at_request_end)
+        .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
+    let mut groups = groups;
+    if total.tokens_at_request_end {
+        // The same rule for the totals and every row, prompt tokens as generated ones
+        // (TGI and llama.cpp count both when a request ends).
+        for f in std::iter::once(&mut total).chain(groups.iter_mut().map(|(_, f)| f)) {
+            f.tokens_at_request_end = true;
+            for rate in [&mut f.generation, &mut f.prompt] {
+                rate.ewma = None;
+                rate.promql = None;
+            }
+        }
+    }
+    (total, groups)
+}
+
+/// Figures per value of `label` (`url` groups by server), for `--by`.
+#[cfg(test)]
+pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(String, Figures)> {
+    let w = Windowing {
+        window,
+        slack: TimeDelta::seconds(1),
+    };
+    compute(sources, w, Some(label)).1
+}

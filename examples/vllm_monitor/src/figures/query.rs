@@ -1,0 +1,305 @@
+//! The queries of one interval: each figure is one indexed query per tracker, summed over
+//! the sources and split by group in the same pass.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use promrate::histogram::{self, Bucket};
+use promrate::TrackedSeries;
+
+use chrono::DateTime;
+
+use super::{named, selector, Quantiles, Source, Span, Windowing};
+use crate::engines::Metric;
+
+/// A series' figure, given the source it belongs to.
+pub(super) type PerSeries<'f> = &'f dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>;
+
+/// The groups of one query, numbered as they are first seen: splits hold their groups by
+/// number, so assembling a group's figures is array indexing, and a group's name is stored
+/// once (shared with the trackers' series).
+#[derive(Debug, Default)]
+pub(super) struct GroupIds {
+    pub(super) ids: HashMap<Arc<str>, usize>,
+    pub(super) names: Vec<Arc<str>>,
+}
+
+impl GroupIds {
+    pub(super) fn id(&mut self, name: &Arc<str>) -> usize {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len();
+        self.ids.insert(Arc::clone(name), id);
+        self.names.push(Arc::clone(name));
+        id
+    }
+}
+
+/// One figure over all sources and, with `--by`, per group (by number, see [`GroupIds`]): a
+/// sum (or other aggregate) and the number of series it rests on.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Split {
+    pub(super) total: Option<(f64, usize)>,
+    pub(super) groups: Vec<Option<(f64, usize)>>,
+}
+
+impl Split {
+    pub(super) fn add(&mut self, group: Option<usize>, value: f64, series: usize) {
+        let total = self.total.get_or_insert((0.0, 0));
+        total.0 += value;
+        total.1 += series;
+        if let Some(group) = group {
+            if self.groups.len() <= group {
+                self.groups.resize(group + 1, None);
+            }
+            let entry = self.groups[group].get_or_insert((0.0, 0));
+            entry.0 += value;
+            entry.1 += series;
+        }
+    }
+
+    /// The value over all sources (`None`) or in one group.
+    pub(super) fn get(&self, group: Option<usize>) -> Option<f64> {
+        self.pair(group).map(|(v, _)| v)
+    }
+
+    fn pair(&self, group: Option<usize>) -> Option<(f64, usize)> {
+        match group {
+            None => self.total,
+            Some(g) => self.groups.get(g).copied().flatten(),
+        }
+    }
+
+    /// The mean per series.
+    pub(super) fn mean(&self, group: Option<usize>) -> Option<f64> {
+        let (sum, n) = self.pair(group)?;
+        (n > 0).then(|| sum / n as f64)
+    }
+}
+
+/// The span of the window figures over all sources and per group (by number): from the
+/// oldest start to the newest end, and the longest span of one series.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Spans {
+    total: Option<(i64, i64, i64)>,
+    groups: Vec<Option<(i64, i64, i64)>>,
+}
+
+impl Spans {
+    fn add(&mut self, group: Option<usize>, start_ms: i64, end_ms: i64) {
+        let fold = |slot: &mut Option<(i64, i64, i64)>| {
+            let (start, end, longest) = slot.get_or_insert((start_ms, end_ms, 0));
+            *start = (*start).min(start_ms);
+            *end = (*end).max(end_ms);
+            *longest = (*longest).max(end_ms - start_ms);
+        };
+        fold(&mut self.total);
+        if let Some(group) = group {
+            if self.groups.len() <= group {
+                self.groups.resize(group + 1, None);
+            }
+            fold(&mut self.groups[group]);
+        }
+    }
+
+    /// The span over everything (`None`) or of one group.
+    pub(super) fn get(&self, group: Option<usize>) -> Option<Span> {
+        let (start, end, longest) = match group {
+            None => self.total,
+            Some(g) => self.groups.get(g).copied().flatten(),
+        }?;
+        Some(Span {
+            start: DateTime::from_timestamp_millis(start)?,
+            end: DateTime::from_timestamp_millis(end)?,
+            seconds: longest as f64 / 1000.0,
+        })
+    }
+}
+
+/// Buckets of one histogram over all sources and per group (by number).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Buckets {
+    total: Vec<Bucket>,
+    groups: Vec<Vec<Bucket>>,
+}
+
+impl Buckets {
+    pub(super) fn quantiles(&self, group: Option<usize>) -> Quantiles {
+        let buckets = match group {
+            None => &self.total,
+            Some(g) => match self.groups.get(g) {
+                Some(b) if !b.is_empty() => b,
+                _ => return Quantiles::default(),
+            },
+        };
+        let q = |q: f64| histogram::quantile(q, buckets).filter(|v| v.is_finite());
+        Quantiles {
+            p50: q(0.5),
+            p95: q(0.95),
+            p99: q(0.99),
+        }
+    }
+}
+
+/// The queries of one interval: over `sources`, grouped by `by` (a label, or `url` for one
+/// group per source) when asked.
+pub(super) struct Query<'q> {
+    pub(super) sources: &'q [Source<'q>],
+    by: Option<&'q str>,
+    pub(super) groups: RefCell<GroupIds>,
+}
+
+impl<'q> Query<'q> {
+    pub(super) fn new(sources: &'q [Source<'q>], by: Option<&'q str>) -> Self {
+        Query {
+            sources,
+            by,
+            groups: RefCell::default(),
+        }
+    }
+
+    /// The label to group by inside each tracker (`url` groups by source instead).
+    fn label(&self) -> Option<&str> {
+        self.by.filter(|l| *l != "url")
+    }
+
+    /// The group of a tracker's group with these labels (the label's value; "" is left to
+    /// the total only), or of the source's URL.
+    fn group_of(&self, source: &Source<'_>, labels: &promrate::GroupLabels) -> Option<usize> {
+        let name: Arc<str> = match self.by? {
+            "url" => Arc::from(source.url),
+            _ => Arc::clone(&labels.first()?.1),
+        };
+        (!name.is_empty()).then(|| self.groups.borrow_mut().id(&name))
+    }
+
+    /// `sum by (by) (f(name))` over every source, `name` being the first of `names` the
+    /// source has (servers of different kinds name a figure differently): one indexed
+    /// query per source.
+    pub(super) fn sum(&self, names: &[Metric], f: PerSeries<'_>) -> Split {
+        let by: Vec<&str> = self.label().into_iter().collect();
+        let mut split = Split::default();
+        for source in self.sources {
+            let Some(metric) = first_present(source, names) else {
+                continue;
+            };
+            let groups = source.tracker.sum_by(&named(metric), &by, source.admitted(f));
+            for group in groups {
+                let value = group.value * metric.scale;
+                split.add(self.group_of(source, &group.labels), value, group.series);
+            }
+        }
+        split
+    }
+
+    /// The spans of the window over the series of the first of `names` each source has
+    /// (the headline figure's: every window figure of a source is measured between the
+    /// same scrapes).
+    pub(super) fn spans(&self, names: &[Metric], w: Windowing) -> Spans {
+        let mut spans = Spans::default();
+        for source in self.sources {
+            let Some(metric) = first_present(source, names) else {
+                continue;
+            };
+            for series in source.tracker.matching(&named(metric)).filter(|s| source.admits(s)) {
+                let Some(measured) = w.of(series, source) else {
+                    continue;
+                };
+                let name = match self.by {
+                    None => None,
+                    Some("url") => Some(source.url),
+                    Some(label) => series.label(label).filter(|v| !v.is_empty()),
+                };
+                let group = name.map(|n| self.groups.borrow_mut().id(&Arc::from(n)));
+                let ms = |t: DateTime<chrono::Utc>| t.timestamp_millis();
+                spans.add(group, ms(measured.start), ms(measured.end));
+            }
+        }
+        spans
+    }
+
+    /// Whether any source has series of any of `names`.
+    pub(super) fn present(&self, names: &[Metric]) -> bool {
+        self.sources.iter().any(|s| first_present(s, names).is_some())
+    }
+
+    /// The buckets of `histogram_quantile(q, sum by (le, by) (f(<name>_bucket)))` over the
+    /// first histogram of `names` each source has.
+    pub(super) fn buckets(&self, names: &[Metric], f: PerSeries<'_>) -> Buckets {
+        let by: Vec<&str> = self.label().into_iter().collect();
+        let mut all = Buckets::default();
+        for source in self.sources {
+            let Some(metric) = first_present_part(source, names, "_bucket") else {
+                continue;
+            };
+            for (labels, mut buckets) in
+                source
+                    .tracker
+                    .histogram_buckets(&named(metric), &by, source.admitted(f))
+            {
+                // Bounds in the figure's unit (seconds from milliseconds).
+                for bucket in &mut buckets {
+                    bucket.upper_bound *= metric.scale;
+                }
+                all.total.extend(buckets.iter().copied());
+                if let Some(group) = self.group_of(source, &labels) {
+                    if all.groups.len() <= group {
+                        all.groups.resize_with(group + 1, Vec::new);
+                    }
+                    all.groups[group].extend(buckets);
+                }
+            }
+        }
+        all
+    }
+
+    /// The `_sum` and `_count` splits of the first histogram of `names` each source has
+    /// (their ratio is the mean observation).
+    pub(super) fn histogram_parts(&self, names: &[Metric], f: PerSeries<'_>) -> (Split, Split) {
+        let by: Vec<&str> = self.label().into_iter().collect();
+        let (mut sums, mut counts) = (Split::default(), Split::default());
+        for source in self.sources {
+            // A mean needs the observations' real sum.
+            let Some(metric) = first_present_part(source, names, "_count").filter(|m| m.exact_sum) else {
+                continue;
+            };
+            let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
+            // Observations in the figure's unit; counts are counts.
+            for (split, suffix, scale) in [(&mut sums, "_sum", metric.scale), (&mut counts, "_count", 1.0)] {
+                for group in source.tracker.sum_by(&part(suffix), &by, source.admitted(f)) {
+                    split.add(
+                        self.group_of(source, &group.labels),
+                        group.value * scale,
+                        group.series,
+                    );
+                }
+            }
+        }
+        (sums, counts)
+    }
+}
+
+/// The first metric of `names` that `source` has series for on its newest page.
+pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Option<&'n Metric> {
+    names
+        .iter()
+        .find(|metric| source.tracker.matching(&named(metric)).any(|x| source.admits(x)))
+}
+
+/// The first histogram of `names` whose `suffix` series (`_bucket`, `_count`) `source`
+/// has on its newest page.
+fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str) -> Option<&'n Metric> {
+    names.iter().find(|metric| {
+        let part = selector(&format!("{}{suffix}", metric.name), metric.only);
+        let present = source.tracker.matching(&part).any(|x| source.admits(x));
+        present
+    })
+}
+
+pub(super) fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64> {
+    let count = parts.1.get(group)?;
+    let total = parts.0.get(group)?;
+    (count > 0.0).then(|| total / count)
+}

@@ -1,0 +1,141 @@
+//! `--export csv`: the intervals as CSV, one line per interval (`group` empty) and one per
+//! group, for spreadsheets and DuckDB. The columns are the `--json` row's fields flattened
+//! with dots (`generation_tokens_per_s.window`), fixed by the schema rather than by the
+//! first row, so a figure that appears later still has its column; fields whose keys
+//! depend on the run (reasons, engines) and the per-URL list stay in `--json`.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use super::json;
+use super::{Output, Run};
+use crate::figures::Figures;
+use crate::interval::Snapshot;
+use crate::summary::Summary;
+use crate::target::Event;
+
+/// The row's own columns, before the figures'.
+const ROW: [&str; 5] = ["t", "elapsed_s", "group", "window.span_s", "window.newest_age_s"];
+
+/// The flattened figure columns, in the JSON's order.
+fn columns() -> Vec<String> {
+    let mut out = Vec::new();
+    flatten_keys("", &json::figures(&Figures::default()), &mut out);
+    out
+}
+
+fn flatten_keys(prefix: &str, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                flatten_keys(&format!("{prefix}{k}."), v, out);
+            }
+        }
+        // An empty object's keys depend on the run (reasons, engines): left to --json.
+        Value::Object(_) => {}
+        _ => out.push(prefix.trim_end_matches('.').to_string()),
+    }
+}
+
+/// The value at a dotted path.
+fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// A CSV cell: numbers and words as they are, text quoted when it must be.
+fn cell(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) if s.contains([',', '"', '\n']) => format!("\"{}\"", s.replace('"', "\"\"")),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            let text = other.to_string();
+            if text.contains([',', '"']) {
+                format!("\"{}\"", text.replace('"', "\"\""))
+            } else {
+                text
+            }
+        }
+    }
+}
+
+/// CSV on `out`; the header first.
+pub struct Csv<W: Write> {
+    out: W,
+    columns: Vec<String>,
+    closed: bool,
+}
+
+impl<W: Write> Csv<W> {
+    pub fn new(out: W) -> Self {
+        Csv {
+            out,
+            columns: columns(),
+            closed: false,
+        }
+    }
+
+    fn line(&mut self, cells: &[String]) {
+        self.closed |= writeln!(self.out, "{}", cells.join(","))
+            .and_then(|()| self.out.flush())
+            .is_err();
+    }
+
+    fn row(&mut self, row: &Value, group: &str, figures: &Value) {
+        let mut cells = vec![
+            cell(row.get("t")),
+            cell(row.get("elapsed_s")),
+            cell(Some(&Value::String(group.to_string()))),
+            cell(at(row, "window.span_s")),
+            cell(at(row, "window.newest_age_s")),
+        ];
+        cells.extend(self.columns.iter().map(|c| cell(at(figures, c))));
+        self.line(&cells);
+    }
+}
+
+impl<W: Write> Output for Csv<W> {
+    fn start(&mut self, _run: &Run<'_>, _notes: &[String]) {
+        let header: Vec<String> = ROW.iter().map(|c| c.to_string()).chain(self.columns.clone()).collect();
+        self.line(&header);
+    }
+
+    /// Events are in `--json`; CSV holds the intervals.
+    fn event(&mut self, _run: &Run<'_>, _elapsed: f64, _event: &Event) {}
+
+    fn interval(&mut self, _run: &Run<'_>, snapshot: &Snapshot) {
+        let row = json::interval(snapshot);
+        self.row(&row, "", &row);
+        if let Some((label, groups)) = &snapshot.groups {
+            for (value, figures) in groups {
+                let group = format!("{label}={value}");
+                self.row(&row, &group, &json::figures(figures));
+            }
+        }
+    }
+
+    fn note(&mut self, _text: &str) {}
+
+    fn summary(&mut self, _run: &Run<'_>, _summary: &Summary) {}
+
+    fn closed(&self) -> bool {
+        self.closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_the_json_fields_flattened_and_cells_are_quoted_when_needed() {
+        let columns = columns();
+        assert!(columns.contains(&"generation_tokens_per_s.window".to_string()), "{columns:?}");
+        assert!(columns.contains(&"ttft_seconds.p95".to_string()));
+        assert!(!columns.iter().any(|c| c.starts_with("requests_finished_per_s.by_reason")));
+        assert_eq!(cell(Some(&Value::String("a,b".into()))), "\"a,b\"");
+        assert_eq!(cell(Some(&serde_json::json!(1.5))), "1.5");
+        assert_eq!(cell(None), "");
+    }
+}

@@ -1,0 +1,264 @@
+//! The monitor's one-way pipeline, without any IO: scrapes go in ([`Pipeline::ingest`]),
+//! each interval is computed at its scheduled time into an immutable [`Snapshot`]
+//! ([`Pipeline::tick`], where the signals judge too), and the outputs read the snapshot,
+//! the history and the events ([`Pipeline::view`]). A live run and a replay drive the same
+//! pipeline with the same scrapes in the same order, so they compute the same intervals.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::clock::Schedule;
+use crate::figures::Windowing;
+use crate::gpus::GpuSettings;
+use crate::interval::{History, Moment, Snapshot};
+use crate::output::Run;
+use crate::scrape::Scrape;
+use crate::signals::Signals;
+use crate::summary::Summary;
+use crate::target::{Event, EventKind, ServerRow, Target};
+
+/// How the figures are computed: the user's settings, once.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The window (a whole number of intervals, see [`window_of`]) and the scrape interval.
+    pub window: TimeDelta,
+    pub interval: TimeDelta,
+    pub timeout: TimeDelta,
+    /// The EWMA's time constant (`--ewma-tau`, else the window).
+    pub ewma_tau: TimeDelta,
+    pub by: Option<String>,
+    pub target_requests: Option<u64>,
+    pub gpu: GpuSettings,
+}
+
+impl Settings {
+    /// A URL whose newest page is older than this is out of the figures, and an interval
+    /// between two pages longer than this is a gap the EWMA does not blend across: two
+    /// intervals and a scrape's timeout.
+    pub fn out_after(&self) -> TimeDelta {
+        self.interval * 2 + self.timeout
+    }
+
+    /// Points kept per series: the window, and the interval of slack its start may take.
+    pub fn retention(&self) -> TimeDelta {
+        self.window + self.interval * 2
+    }
+
+    pub fn windowing(&self) -> Windowing {
+        Windowing {
+            window: self.window,
+            slack: self.interval,
+        }
+    }
+}
+
+/// The window the figures use for `asked`: a whole number of scrape intervals (at least
+/// one), so that its start falls on a scrape and a few milliseconds of jitter cannot move
+/// it by a whole interval.
+pub fn window_of(asked: TimeDelta, interval: TimeDelta) -> TimeDelta {
+    let ms = interval.num_milliseconds().max(1);
+    let intervals = ((asked.num_milliseconds() as f64 / ms as f64).round() as i64).max(1);
+    TimeDelta::milliseconds(intervals * ms)
+}
+
+/// What the pipeline has to say beyond the intervals, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Said {
+    /// `events()[index]` was announced.
+    Event(usize),
+    /// A remark for people (plain and dashboard; JSON has the facts as fields).
+    Note(String),
+}
+
+/// The monitor's state, fed by a driver (live or replay).
+pub struct Pipeline {
+    settings: Settings,
+    schedule: Schedule,
+    targets: Vec<Target>,
+    signals: Signals,
+    history: History,
+    events: Vec<(f64, Event)>,
+    last: Option<Snapshot>,
+    setup: String,
+    warnings: Vec<String>,
+    servers: Vec<ServerRow>,
+    pages_since_tick: usize,
+    ticks: u64,
+}
+
+impl Pipeline {
+    /// A pipeline for `urls` (as shown), on `schedule`.
+    pub fn new(settings: Settings, schedule: Schedule, urls: &[String], setup: String, warnings: Vec<String>) -> Pipeline {
+        let targets: Vec<Target> = urls
+            .iter()
+            .map(|url| {
+                let mut t = Target::new(url.clone(), settings.retention());
+                t.tracker
+                    .ewma_time_constant(settings.ewma_tau)
+                    .ewma_restart_after(settings.out_after());
+                t
+            })
+            .collect();
+        Pipeline {
+            servers: targets.iter().map(ServerRow::of).collect(),
+            settings,
+            schedule,
+            targets,
+            signals: Signals::default(),
+            history: History::default(),
+            events: Vec::new(),
+            last: None,
+            setup,
+            warnings,
+            pages_since_tick: 0,
+            ticks: 0,
+        }
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Intervals computed so far.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    pub fn events(&self) -> &[(f64, Event)] {
+        &self.events
+    }
+
+    /// Reads one scrape (`skipped` newer-page-wins skips before it); what it announces.
+    pub fn ingest(&mut self, scrape: &Scrape, skipped: u64) -> Vec<Said> {
+        let mut said = Vec::new();
+        let interval = self.settings.interval;
+        let Some(target) = self.targets.get_mut(scrape.url) else {
+            return said;
+        };
+        if skipped > 0 && target.skipped == 0 {
+            said.push(Said::Note(format!(
+                "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
+                target.url
+            )));
+        }
+        target.skipped += skipped;
+        let seconds = scrape.seconds();
+        target.scrape_s = Some(seconds);
+        let mut announced = target.ingest_page(scrape.start, &scrape.result);
+        let slow = seconds > interval.as_seconds_f64();
+        if slow && !target.slow_announced {
+            announced.push(Event {
+                kind: EventKind::Slow,
+                at: scrape.start,
+                source: target.url.clone(),
+                message: format!(
+                    "a scrape took {seconds:.1} s, longer than the {} s interval: intervals without a new page repeat no judgement",
+                    interval.as_seconds_f64()
+                ),
+            });
+        }
+        target.slow_announced = slow;
+        if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
+            if !target.noted_request_end {
+                target.noted_request_end = true;
+                // A window shorter than a request would show a sawtooth, not the throughput.
+                said.push(Said::Note(format!(
+                    "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
+                    kind.0.title, target.url
+                )));
+            }
+        }
+        if scrape.result.is_ok() {
+            self.pages_since_tick += 1;
+        }
+        for event in announced {
+            let elapsed = self.schedule.since_start(event.at);
+            if event.kind == EventKind::Restart {
+                self.history.restarts.push(elapsed);
+            }
+            said.push(self.announce(elapsed, event));
+        }
+        said
+    }
+
+    fn announce(&mut self, elapsed: f64, event: Event) -> Said {
+        self.events.push((elapsed, event));
+        Said::Event(self.events.len() - 1)
+    }
+
+    /// Computes the next interval at its scheduled time; what it announces.
+    pub fn tick(&mut self) -> Vec<Said> {
+        self.ticks += 1;
+        let at = self.schedule.tick_at(self.ticks);
+        let elapsed = self.schedule.elapsed(self.ticks);
+        let moment = Moment {
+            windowing: self.settings.windowing(),
+            at,
+            elapsed,
+            fresh: at - self.settings.out_after(),
+            fresh_pages: std::mem::take(&mut self.pages_since_tick),
+            by: self.settings.by.as_deref(),
+            target_requests: self.settings.target_requests,
+        };
+        let mut snapshot = Snapshot::compute(&self.targets, &moment).with_gpu_settings(&self.settings.gpu);
+        let fresh = moment.fresh_pages > 0;
+        let mut said = Vec::new();
+        for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
+            said.push(self.announce(elapsed, event));
+        }
+        self.servers.clone_from(&snapshot.servers);
+        self.history.push(&snapshot);
+        self.last = Some(snapshot);
+        said
+    }
+
+    /// The newest interval, if one was computed.
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        self.last.as_ref()
+    }
+
+    /// The run as the outputs see it.
+    pub fn view(&self) -> Run<'_> {
+        Run {
+            started: self.schedule.started,
+            setup: &self.setup,
+            warnings: &self.warnings,
+            snapshot: self.last.as_ref(),
+            history: &self.history,
+            servers: &self.servers,
+            events: &self.events,
+        }
+    }
+
+    /// The run in figures, at its end (its length: the intervals computed).
+    pub fn summary(&self) -> Summary {
+        Summary::new(&self.view(), self.schedule.elapsed(self.ticks))
+    }
+
+    /// The time of the next interval.
+    pub fn next_tick_at(&self) -> DateTime<Utc> {
+        self.schedule.tick_at(self.ticks + 1)
+    }
+
+    /// Whether the run has computed its last interval (`--duration`).
+    pub fn is_over(&self) -> bool {
+        self.schedule.is_over(self.ticks + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_is_a_whole_number_of_intervals() {
+        let s = TimeDelta::seconds;
+        assert_eq!(window_of(s(10), s(2)), s(10));
+        assert_eq!(window_of(s(5), s(2)), s(6), "2.5 intervals: the nearest whole");
+        assert_eq!(window_of(s(1), s(2)), s(2), "at least one");
+        assert_eq!(window_of(TimeDelta::milliseconds(30_400), s(1)), s(30));
+    }
+}

@@ -1,0 +1,94 @@
+//! What a live run monitors, and how it was chosen: the URLs given, else the servers found
+//! on this machine, else the built-in simulator.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::args::Args;
+use crate::discover;
+use crate::engines::DCGM;
+use crate::figures::ServerKind;
+use crate::http::{Access, Trust};
+use crate::simulator;
+
+/// What to monitor, and how it was chosen.
+pub struct Plan {
+    pub urls: Vec<String>,
+    /// Appended to the setup line: " · built-in simulator" and the like.
+    pub setup: String,
+    pub notes: Vec<String>,
+    /// The run's length when the user gave none (the simulator's demo: 20 s).
+    pub default_duration: Option<Duration>,
+}
+
+/// The URLs given, else the servers found on this machine, else the simulator.
+pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
+    let (urls, notes) = args.urls();
+    if !urls.is_empty() {
+        return Ok(Plan {
+            urls,
+            setup: String::new(),
+            notes,
+            default_duration: None,
+        });
+    }
+    let ports = &args.discover_ports.0;
+    let why = if args.simulate.is_some() {
+        "--simulate given".to_string()
+    } else {
+        let mut found = discover::find(ports, access);
+        // A GPU exporter alone is not a server to monitor.
+        if found.iter().all(|f| f.kind == ServerKind(&DCGM)) {
+            found.clear();
+        }
+        if !found.is_empty() {
+            let names: Vec<String> = found
+                .iter()
+                .map(|f| format!("{} ({})", f.url, f.kind.as_str()))
+                .collect();
+            return Ok(Plan {
+                urls: found.into_iter().map(|f| f.url).collect(),
+                setup: " · found on this machine".into(),
+                notes: vec![format!("no --url given: found {}", names.join(", "))],
+                default_duration: None,
+            });
+        }
+        // Short: with the whole default port list, the line stays within 120 columns.
+        format!(
+            "no --url, and no server on 127.0.0.1 port(s) {}",
+            discover::describe(ports)
+        )
+    };
+    let restart_after = args.simulate_restart_after.as_secs_f64();
+    let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)).with_wave(args.simulate_wave));
+    let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
+    let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
+        .map_err(|e| format!("cannot start the simulated server: {e}"))?;
+    // Two lines: each within plain mode's 120 columns.
+    let mut notes = vec![
+        format!("{why}: monitoring the built-in simulator"),
+        simulator::describe(engine, Some(restart_after), args.simulate_wave),
+    ];
+    let mut urls = vec![format!("http://{bound}/metrics")];
+    if args.simulate_gpus {
+        let dcgm = &crate::engines::DCGM;
+        let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm)
+            .map_err(|e| format!("cannot start the simulated DCGM exporter: {e}"))?;
+        urls.push(format!("http://{gpus}/metrics"));
+        notes.push(simulator::describe(dcgm, None, args.simulate_wave));
+    }
+    Ok(Plan {
+        urls,
+        setup: " · built-in simulator".into(),
+        notes,
+        default_duration: Some(Duration::from_secs(20)),
+    })
+}
+
+/// What every output must say about how the servers are reached.
+pub fn warnings(access: &Access) -> Vec<String> {
+    match access.trust {
+        Trust::Nobody => vec!["TLS certificates are not checked (--insecure)".to_string()],
+        _ => Vec::new(),
+    }
+}
