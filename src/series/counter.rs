@@ -626,21 +626,23 @@ impl CounterSeries {
         ))
     }
 
-    /// The increase over about `window` before `at`, with the span it actually covers: a
-    /// monitor's window rate that says what it measured.
+    /// The increase over about `rule.window` before `at`, with the span it actually
+    /// covers: a monitor's window rate that says what it measured.
     ///
     /// It ends at the newest point at or before `at` and starts at the point nearest to
     /// `at - window` (the earlier one of two equally near), so a few milliseconds of scrape
     /// jitter never move the start by a whole interval, as "the newest point at or before
     /// the start" ([`CounterSeries::exact_increase`]) does. The start is never older than
-    /// `at - window - slack`: after a gap in the points (an outage, a series that is new)
-    /// the window starts at the oldest point since then, and its span is shorter than the
-    /// window instead of reaching back across the gap. Restarts count from zero. `None`
-    /// with fewer than two points in that reach.
+    /// `at - window - slack`, and never before a gap (two points further apart than
+    /// `rule.gap`: an outage): after one the window starts at the first point since, and
+    /// its span is shorter than the window instead of reaching back across the gap, where
+    /// a restart's last tokens were never seen. Restarts count from zero. `None` with
+    /// fewer than two points in that reach.
     ///
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::WindowRule;
     /// let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
     /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
     /// // Scrapes every second, a little late or early, 100/s.
@@ -648,17 +650,19 @@ impl CounterSeries {
     ///     let ms = 1000 * i as i64 + jitter;
     ///     s.push(at(ms), ms as f64 / 10.0)?;
     /// }
-    /// let w = s.window_increase(TimeDelta::seconds(10), at(11_001), TimeDelta::seconds(1)).unwrap();
+    /// let rule = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1)).gap(TimeDelta::seconds(3));
+    /// let w = s.window_increase(&rule, at(11_001)).unwrap();
     /// assert_eq!((w.start, w.end), (at(1_000 - 2), at(11_001)));
     /// assert!((w.rate() - 100.0).abs() < 1e-9);
-    /// // After a 40 s outage the window starts at the first point since, and says so.
-    /// s.push(at(52_000), 5_200.0)?;
-    /// s.push(at(53_000), 5_300.0)?;
-    /// let w = s.window_increase(TimeDelta::seconds(10), at(53_000), TimeDelta::seconds(1)).unwrap();
+    /// // After a 6 s outage the window starts at the first point since, and says so.
+    /// s.push(at(17_000), 1_700.0)?;
+    /// s.push(at(18_000), 1_800.0)?;
+    /// let w = s.window_increase(&rule, at(18_000)).unwrap();
     /// assert_eq!((w.span(), w.increase), (TimeDelta::seconds(1), 100.0));
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
-    pub fn window_increase(&self, window: TimeDelta, at: DateTime<Utc>, slack: TimeDelta) -> Option<WindowIncrease> {
+    pub fn window_increase(&self, rule: &WindowRule, at: DateTime<Utc>) -> Option<WindowIncrease> {
+        let (window, slack) = (rule.window, rule.slack);
         let points = self.window.points();
         let at_ms = at.timestamp_millis();
         let start_ms = at_ms - window.num_milliseconds();
@@ -683,6 +687,15 @@ impl CounterSeries {
             Some(before) => before,
             None => after.max(reach),
         };
+        // After the last gap between the anchor and the end, if there is one.
+        let gap_ms = rule.gap.map_or(i64::MAX, |g| g.num_milliseconds());
+        let anchor = (anchor + 1..end)
+            .rev()
+            .find(|&i| points[i].timestamp_ms - points[i - 1].timestamp_ms > gap_ms)
+            .unwrap_or(anchor);
+        if anchor + 1 >= end {
+            return None;
+        }
         let first = self.first_number();
         let created = |i: usize| self.created_at(first + i as u64);
         let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
@@ -786,6 +799,48 @@ impl WindowIncrease {
     /// The increase per second of the span.
     pub fn rate(&self) -> f64 {
         self.increase / (self.span().num_milliseconds() as f64 / 1000.0)
+    }
+}
+
+/// How far back [`CounterSeries::window_increase`] reaches: about `window`, its start
+/// at most `slack` before that, and never before a `gap` between two points.
+///
+/// # Example
+/// ```
+/// use chrono::TimeDelta;
+/// let rule = promrate::WindowRule::new(TimeDelta::seconds(30)).slack(TimeDelta::seconds(2));
+/// assert_eq!((rule.window, rule.slack, rule.gap), (TimeDelta::seconds(30), TimeDelta::seconds(2), None));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowRule {
+    /// The span asked.
+    pub window: TimeDelta,
+    /// How much older than `window` the start may be (say, one scrape interval).
+    pub slack: TimeDelta,
+    /// Points further apart than this are a gap the window does not reach across.
+    pub gap: Option<TimeDelta>,
+}
+
+impl WindowRule {
+    /// About `window`, no slack, no gap.
+    pub fn new(window: TimeDelta) -> WindowRule {
+        WindowRule {
+            window,
+            slack: TimeDelta::zero(),
+            gap: None,
+        }
+    }
+
+    /// The start may be up to `slack` older than the window.
+    pub fn slack(mut self, slack: TimeDelta) -> WindowRule {
+        self.slack = slack;
+        self
+    }
+
+    /// Points further apart than `gap` are not compared.
+    pub fn gap(mut self, gap: TimeDelta) -> WindowRule {
+        self.gap = Some(gap);
+        self
     }
 }
 

@@ -10,7 +10,7 @@ mod created;
 mod gauge;
 mod window;
 
-pub use counter::{CounterSeries, WindowIncrease};
+pub use counter::{CounterSeries, WindowIncrease, WindowRule};
 pub use gauge::GaugeSeries;
 
 /// Default cap on the points a series keeps, whatever its retention.

@@ -18,14 +18,18 @@ pub struct LiveClock {
 
 impl LiveClock {
     pub fn start() -> LiveClock {
+        let now = Utc::now();
         LiveClock {
-            origin_utc: Utc::now(),
+            origin_utc: DateTime::from_timestamp_micros(now.timestamp_micros()).unwrap_or(now),
             origin: Instant::now(),
         }
     }
 
+    /// Now, to the microsecond: what a recording keeps, so that a replay reads the times
+    /// the live run used.
     pub fn now(&self) -> DateTime<Utc> {
-        self.origin_utc + TimeDelta::from_std(self.origin.elapsed()).unwrap_or(TimeDelta::MAX)
+        let now = self.origin_utc + TimeDelta::from_std(self.origin.elapsed()).unwrap_or(TimeDelta::MAX);
+        DateTime::from_timestamp_micros(now.timestamp_micros()).unwrap_or(now)
     }
 
     /// How long until `at`, zero if it is past.

@@ -490,6 +490,7 @@ mod page_tests {
             crate::figures::Windowing {
                 window: chrono::TimeDelta::seconds(4),
                 slack: chrono::TimeDelta::seconds(1),
+                gap: chrono::TimeDelta::seconds(3),
             },
             Some("url"),
         );

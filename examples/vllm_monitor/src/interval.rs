@@ -164,6 +164,7 @@ impl Snapshot {
             windowing: Windowing {
                 window,
                 slack: TimeDelta::seconds(1),
+                gap: TimeDelta::seconds(3),
             },
             at,
             elapsed,

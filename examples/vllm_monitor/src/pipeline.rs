@@ -47,6 +47,7 @@ impl Settings {
         Windowing {
             window: self.window,
             slack: self.interval,
+            gap: self.out_after(),
         }
     }
 }
@@ -174,6 +175,8 @@ impl Pipeline {
         if scrape.result.is_ok() {
             self.pages_since_tick += 1;
         }
+        // The URL's row as it is now: a fault is shown before the next interval.
+        self.servers[scrape.url] = ServerRow::of(target);
         for event in announced {
             let elapsed = self.schedule.since_start(event.at);
             if event.kind == EventKind::Restart {

@@ -11,6 +11,9 @@ use promrate::{Format, IngestReport, ParseError, Parser, ResetCause, SeriesError
 use crate::figures::ServerKind;
 use crate::http::Page;
 
+/// Scrapes after a restart in which further resets are that restart's.
+const RESTART_SETTLES: u64 = 5;
+
 /// Label that names a server in a federation.
 const INSTANCE: &str = "instance";
 
@@ -396,7 +399,11 @@ impl Target {
             }
             instance.process_start = start.or(instance.process_start);
             let counters = resets.get(name).copied();
-            let continues = instance.restart_scrape.is_some_and(|n| n + 1 == self.scrapes);
+            // Series a restarted server brings back a few scrapes late (a histogram whose
+            // first request had not finished) reset as they reappear: the same restart.
+            let continues = instance
+                .restart_scrape
+                .is_some_and(|n| self.scrapes - n <= RESTART_SETTLES);
             if counters.is_some() || message.is_some() {
                 instance.restart_scrape = Some(self.scrapes);
             }

@@ -1,7 +1,7 @@
 //! Counter series: errors, retention, created times.
 
 use super::*;
-use crate::series::ResetCause;
+use crate::series::{ResetCause, WindowRule};
 
 fn t(s: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(s, 0).unwrap()
@@ -136,7 +136,7 @@ proptest::proptest! {
         let window = TimeDelta::seconds(periods);
         for end in 20..40 {
             let at = DateTime::from_timestamp_millis(10_000 + 1000 * end + jitter[end as usize]).unwrap();
-            let w = s.window_increase(window, at, TimeDelta::seconds(1)).unwrap();
+            let w = s.window_increase(&WindowRule::new(window).slack(TimeDelta::seconds(1)), at).unwrap();
             let off = (w.span() - window).num_milliseconds().abs();
             proptest::prop_assert!(off <= 200, "span {:?} for a {periods} s window", w.span());
             proptest::prop_assert!((w.rate() - 250.0).abs() < 1e-6);
@@ -149,11 +149,15 @@ proptest::proptest! {
         let s = jittered(1000, &[0; 80], 100.0, (start, missed));
         let window = TimeDelta::seconds(periods);
         let slack = TimeDelta::seconds(1);
+        let rule = WindowRule::new(window).slack(slack).gap(TimeDelta::milliseconds(1500));
+        let (gap_from, gap_to) = (10_000 + 1000 * (start as i64 - 1), 10_000 + 1000 * (start + missed) as i64);
         for end in 0..80i64 {
             let at = DateTime::from_timestamp_millis(10_000 + 1000 * end).unwrap();
-            if let Some(w) = s.window_increase(window, at, slack) {
+            if let Some(w) = s.window_increase(&rule, at) {
                 proptest::prop_assert!(w.span() <= window + slack, "{:?}", w);
                 proptest::prop_assert!(w.end <= at && w.start >= at - window - slack);
+                let (start_ms, end_ms) = (w.start.timestamp_millis(), w.end.timestamp_millis());
+                proptest::prop_assert!(!(start_ms <= gap_from && end_ms >= gap_to), "across the gap: {:?}", w);
                 proptest::prop_assert!((w.rate() - 100.0).abs() < 1e-9);
             }
         }
@@ -163,15 +167,15 @@ proptest::proptest! {
 #[test]
 fn window_increase_counts_restarts_from_zero_and_needs_two_points() {
     let mut s = CounterSeries::new(TimeDelta::minutes(1));
-    let second = TimeDelta::seconds(1);
-    assert_eq!(s.window_increase(TimeDelta::seconds(10), t(0), second), None);
+    let rule = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
+    assert_eq!(s.window_increase(&rule, t(0)), None);
     s.push(t(0), 50.0).unwrap();
-    assert_eq!(s.window_increase(TimeDelta::seconds(10), t(0), second), None);
+    assert_eq!(s.window_increase(&rule, t(0)), None);
     s.push(t(5), 80.0).unwrap();
     s.push(t(10), 20.0).unwrap(); // a restart: +20
-    let w = s.window_increase(TimeDelta::seconds(10), t(10), second).unwrap();
+    let w = s.window_increase(&rule, t(10)).unwrap();
     assert_eq!((w.increase, w.start, w.end), (50.0, t(0), t(10)));
     // Evaluated before the newest point, the window ends at the point before it.
-    let w = s.window_increase(TimeDelta::seconds(10), t(9), second).unwrap();
+    let w = s.window_increase(&rule, t(9)).unwrap();
     assert_eq!((w.increase, w.end), (30.0, t(5)));
 }

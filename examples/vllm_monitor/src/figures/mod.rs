@@ -13,7 +13,7 @@ mod query;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease};
+use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease, WindowRule};
 
 use answers::{engine_rates, Answers};
 use query::{first_present, PerSeries, Query};
@@ -138,19 +138,21 @@ impl EngineRate {
 }
 
 /// How far back a window figure reaches: `window` before the newest page, its start at
-/// the scrape nearest to that, never more than `slack` (one interval) before it
-/// ([`promrate::CounterSeries::window_increase`]): after a gap the window starts at the
-/// first page since, and says so by its span.
+/// the scrape nearest to that, never more than `slack` (one interval) before it, never
+/// across a `gap` between two pages (an outage: [`promrate::CounterSeries::window_increase`]).
+/// After a gap the window starts at the first page since, and says so by its span.
 #[derive(Debug, Clone, Copy)]
 pub struct Windowing {
     pub window: TimeDelta,
     pub slack: TimeDelta,
+    pub gap: TimeDelta,
 }
 
 impl Windowing {
     /// The window of a counter series of `source`.
     pub fn of(&self, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
-        series.counter()?.window_increase(self.window, source.at, self.slack)
+        let rule = WindowRule::new(self.window).slack(self.slack).gap(self.gap);
+        series.counter()?.window_increase(&rule, source.at)
     }
 }
 
@@ -354,6 +356,7 @@ pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(S
     let w = Windowing {
         window,
         slack: TimeDelta::seconds(1),
+        gap: TimeDelta::seconds(3),
     };
     compute(sources, w, Some(label)).1
 }

@@ -18,10 +18,16 @@ use crate::target::Event;
 /// The row's own columns, before the figures'.
 const ROW: [&str; 5] = ["t", "elapsed_s", "group", "window.span_s", "window.newest_age_s"];
 
-/// The flattened figure columns, in the JSON's order.
+/// The flattened figure columns, in the JSON's order: from figures with every optional
+/// part present, so that each of their fields has a column.
 fn columns() -> Vec<String> {
+    let template = Figures {
+        spec_decode: Some(crate::figures::SpecDecode::default()),
+        gpus: Some(crate::gpus::Gpus::default()),
+        ..Figures::default()
+    };
     let mut out = Vec::new();
-    flatten_keys("", &json::figures(&Figures::default()), &mut out);
+    flatten_keys("", &json::figures(&template), &mut out);
     out
 }
 

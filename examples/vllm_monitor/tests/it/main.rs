@@ -8,5 +8,7 @@ mod federation;
 mod first_contact;
 mod fleet;
 mod monitor;
+mod replay;
 mod terminal;
 mod tls;
+mod truth;

@@ -35,13 +35,18 @@ fn help_lists_every_option_and_bad_arguments_exit_2() {
         "--insecure",
         "--bearer-token-file",
         "--header",
+        "--ewma-tau",
+        "--record",
+        "--replay",
+        "--speed",
+        "--export",
         "--help",
         "--version",
     ] {
         assert!(text.contains(option), "{option} missing from --help:\n{text}");
     }
     assert!(
-        text.contains("[default: 2s]") && text.contains("[default: 30s]"),
+        text.contains("[default: 2s;") && text.contains("[default: 30s;"),
         "{text}"
     );
     let version = Command::new(monitor_binary()).arg("--version").output().unwrap();
@@ -50,7 +55,13 @@ fn help_lists_every_option_and_bad_arguments_exit_2() {
         String::from_utf8(version.stdout).unwrap().trim(),
         format!("vllm_monitor {}", env!("CARGO_PKG_VERSION"))
     );
-    for bad in [&["--interval", "soon"][..], &["--bogus"], &["--json", "--plain"]] {
+    for bad in [
+        &["--interval", "soon"][..],
+        &["--interval", "0s"],
+        &["--interval", "50ms"],
+        &["--bogus"],
+        &["--json", "--plain"],
+    ] {
         let out = Command::new(monitor_binary()).args(bad).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("error:"), "{bad:?}");

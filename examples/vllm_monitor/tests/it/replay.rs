@@ -1,0 +1,244 @@
+//! Real servers, replayed: the recordings of a real vLLM 0.32 and a real llama.cpp, each
+//! restarted mid-run, with what their client saw (`tests/data/realservers`, origins in
+//! `tests/data/SOURCES.md`). Every figure of every row is checked against the client's
+//! count over the very span the row says it covers. Then the monitor's own recordings:
+//! a live run and its replay compute the same rows, whatever the compression.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use chrono::DateTime;
+use serde_json::Value;
+
+use crate::monitor::monitor_binary;
+use crate::truth::Truth;
+
+fn recording(name: &str) -> (PathBuf, Truth) {
+    let dir = crate::data::dir().join("realservers").join(name);
+    (dir.join("scrapes.jsonl.gz"), Truth::load(&dir.join("truth.tsv.gz")))
+}
+
+/// The objects `vllm_monitor --replay FILE args...` prints.
+fn replay(file: &Path, args: &[&str]) -> Vec<Value> {
+    let output = Command::new(monitor_binary())
+        .arg("--replay")
+        .arg(file)
+        .args(args)
+        .output()
+        .expect("the monitor runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn unix(stamp: &Value) -> f64 {
+    let text = stamp.as_str().unwrap_or_else(|| panic!("not a time: {stamp}"));
+    DateTime::parse_from_rfc3339(text).unwrap().timestamp_micros() as f64 / 1e6
+}
+
+/// A full-window row: its window's start and end (Unix seconds), and the row.
+fn full_windows(rows: &[Value]) -> Vec<(f64, f64, &Value)> {
+    rows.iter()
+        .filter(|r| r.get("urls").is_some())
+        .filter(|r| r["window"]["shortened"].is_null() && !r["window"]["span_s"].is_null())
+        .map(|r| (unix(&r["window"]["start"]), unix(&r["window"]["end"]), r))
+        .collect()
+}
+
+fn relative(got: f64, want: f64) -> f64 {
+    (got - want).abs() / want
+}
+
+/// The generated tokens' rate weighted as an EWMA of time constant `tau` weighs it,
+/// ending at `end`: what the EWMA estimates (from 100 ms bins of the truth).
+fn exponential_truth(truth: &Truth, end: f64, tau: f64) -> f64 {
+    (0..(8.0 * tau * 10.0) as usize)
+        .map(|i| {
+            let t = end - i as f64 * 0.1;
+            truth.between(t - 0.1, t).tokens * (-(end - t + 0.05) / tau).exp()
+        })
+        .sum::<f64>()
+        / tau
+}
+
+#[test]
+fn a_real_vllm_replayed_is_within_one_percent_of_its_clients_count_through_a_restart() {
+    let (file, truth) = recording("vllm-0.32-cpu-restart");
+    let run: serde_json::Map<String, Value> =
+        serde_json::from_str(&crate::data::read(&file.with_file_name("run.json"))).unwrap();
+    let events = &run["events_unix_s"];
+    let (stop, up_again) = (events["stop"].as_f64().unwrap(), events["up_again"].as_f64().unwrap());
+    let warm_end = run["load"]["warm_end"].as_f64().unwrap();
+    let client_started = run["load"]["client_started"].as_f64().unwrap();
+    let rows = replay(&file, &["--json", "--window", "10s"]);
+    let intervals: Vec<&Value> = rows.iter().filter(|r| r.get("urls").is_some()).collect();
+    // No figure over a stretched span: at most the window and one interval, ever.
+    for row in &intervals {
+        if let Some(span) = row["window"]["span_s"].as_f64() {
+            assert!(span <= 11.0 + 1e-9, "a {span} s span under a 10 s window: {row}");
+        }
+    }
+    let (mut before, mut after) = (0, 0);
+    let mut worst = [0.0f64; 3];
+    for (start, end, row) in full_windows(&rows) {
+        assert!(end < stop || start > up_again, "a full window across the outage: {row}");
+        let seen = truth.between(start, end);
+        let span = end - start;
+        if seen.tokens < 1000.0 {
+            continue; // Before the load began.
+        }
+        let rate = row["generation_tokens_per_s"]["window"].as_f64().unwrap();
+        let error = relative(rate, seen.tokens / span);
+        assert!(error <= 0.01, "{rate} tok/s against {} at {row}", seen.tokens / span);
+        worst[0] = worst[0].max(error);
+        let requests = row["requests_finished_per_s"]["total"].as_f64().unwrap();
+        let error = relative(requests, seen.requests / span);
+        assert!(error <= 0.02, "{requests} req/s against {}", seen.requests / span);
+        worst[1] = worst[1].max(error);
+        // Every request of the steady load asks for 128 tokens and gets them.
+        if start > warm_end && start > up_again + 5.0 || end < stop && start > warm_end {
+            let per_request = row["mean_generation_tokens_per_request"].as_f64().unwrap();
+            assert_eq!(per_request, 128.0, "{row}");
+        }
+        if end < stop {
+            before += 1;
+        } else {
+            after += 1;
+        }
+        // The EWMA is the exponentially weighted rate: checked 5 time constants after the
+        // data began (the load, or the recovery: no blend across the outage), when what it
+        // started from weighs under 1%.
+        let began = if end < stop { client_started } else { up_again };
+        if end > began + 50.0 {
+            let ewma = row["generation_tokens_per_s"]["ewma"].as_f64().unwrap();
+            let error = relative(ewma, exponential_truth(&truth, end, 10.0));
+            assert!(error <= 0.02, "EWMA {ewma} at {row}");
+            worst[2] = worst[2].max(error);
+        }
+    }
+    assert!(before >= 50 && after >= 50, "{before} full windows before the restart, {after} after");
+    let restarts: Vec<&Value> = rows.iter().filter(|r| r["event"] == "restart").collect();
+    assert_eq!(restarts.len(), 1, "{restarts:?}");
+    let restart_at = unix(&restarts[0]["t"]);
+    assert!(restart_at > up_again - 1.0 && restart_at < up_again + 5.0, "{restarts:?}");
+    println!(
+        "real vLLM 0.32 replayed: {before} full windows before the restart, {after} after; worst error \
+         against the client: tok/s {:.2}%, req/s {:.2}%, EWMA {:.2}% (against the exponentially weighted count)",
+        worst[0] * 100.0,
+        worst[1] * 100.0,
+        worst[2] * 100.0
+    );
+}
+
+#[test]
+fn a_real_llamacpp_replayed_counts_its_tokens_exactly_and_never_across_its_outage() {
+    let (file, truth) = recording("llamacpp-b11434-cpu-restart");
+    let rows = replay(&file, &["--json", "--window", "10s"]);
+    let windows = full_windows(&rows);
+    let outage: Vec<f64> = rows
+        .iter()
+        .filter(|r| r["event"] == "fault" || r["event"] == "recovered")
+        .map(|r| unix(&r["t"]))
+        .collect();
+    assert_eq!(outage.len(), 2, "one outage: {outage:?}");
+    let mut worst = 0.0f64;
+    for &(start, end, row) in &windows {
+        assert!(end < outage[0] || start >= outage[1], "a window across the outage: {row}");
+        // llama.cpp counts a request's tokens as it answers: between two scrapes the
+        // counter and the client agree, up to a request answered as the scrape was read.
+        let want = truth.between(start, end).tokens / (end - start);
+        let rate = row["generation_tokens_per_s"]["window"].as_f64().unwrap();
+        let error = relative(rate, want);
+        assert!(error <= 0.01, "{rate} against {want}: {row}");
+        worst = worst.max(error);
+        assert!(row["generation_tokens_per_s"]["ewma"].is_null(), "no EWMA of a sawtooth");
+    }
+    assert!(windows.len() >= 60, "{} full windows", windows.len());
+    // After the outage, the first rows say what their shorter window covers.
+    let resumed: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["window"]["shortened"] == "since scrapes resumed")
+        .collect();
+    assert!(!resumed.is_empty());
+    for row in resumed {
+        let span = row["window"]["span_s"].as_f64().unwrap();
+        assert!(span < 10.0 && unix(&row["window"]["start"]) >= outage[1], "{row}");
+    }
+    println!(
+        "real llama.cpp replayed: {} full windows, worst tok/s error {:.2}%",
+        windows.len(),
+        worst * 100.0
+    );
+}
+
+/// The rows with what differs between a live run and its replay taken out: pages the live
+/// run skipped because it fell behind are not in the recording.
+fn comparable(rows: &[Value]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r["event"] != "start")
+        .map(|r| {
+            let mut r = r.clone();
+            if let Some(urls) = r.get_mut("urls").and_then(Value::as_array_mut) {
+                for url in urls {
+                    url.as_object_mut().unwrap().remove("skipped_pages");
+                }
+            }
+            r.as_object_mut().unwrap().remove("skipped_pages");
+            r.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
+    let dir = std::env::temp_dir().join(format!("vllm-monitor-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["run.jsonl", "run.jsonl.gz", "run.jsonl.zst"] {
+        let file = dir.join(name);
+        let live = Command::new(monitor_binary())
+            .args(["--simulate", "--json", "--interval", "500ms", "--window", "2s"])
+            .args(["--duration", "4s", "--simulate-restart-after", "2s", "--record"])
+            .arg(&file)
+            .output()
+            .expect("the monitor runs");
+        assert!(live.status.success(), "{}", String::from_utf8_lossy(&live.stderr));
+        let live: Vec<Value> = String::from_utf8(live.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let replayed = replay(&file, &["--json"]);
+        let (live, replayed) = (comparable(&live), comparable(&replayed));
+        assert!(live.len() >= 8, "{live:?}");
+        assert_eq!(live.len(), replayed.len(), "{name}");
+        for (l, r) in live.iter().zip(&replayed) {
+            assert_eq!(l, r, "{name}");
+        }
+        // CSV: a header, then a line an interval with as many cells.
+        let csv = Command::new(monitor_binary())
+            .arg("--replay")
+            .arg(&file)
+            .args(["--export", "csv"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(csv.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("t,elapsed_s,group,window.span_s"), "{}", lines[0]);
+        let rows = live.iter().filter(|l| l.contains("\"urls\"")).count();
+        assert_eq!(lines.len(), rows + 1, "{text}");
+        let cells = |line: &str| line.chars().fold((1, false), |(n, quoted), c| match c {
+            '"' => (n, !quoted),
+            ',' if !quoted => (n + 1, quoted),
+            _ => (n, quoted),
+        });
+        assert!(lines.iter().all(|l| cells(l) == cells(lines[0])), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
