@@ -2,14 +2,14 @@
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
 //! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
 //! (the next scrape), with and without `max_series`, and one aggregation
-//! (`sum by (instance) (exact rate)`). Then the `/federate` page of 1,000 simulated vLLM
-//! servers (393,000 series): its ingest, one counter's aggregation, a histogram quantile by
-//! instance, and every figure of one interval of `vllm_monitor --federate` (by instance).
+//! (`sum by (instance) (exact rate)`). The `/federate` page of 1,000 simulated vLLM servers
+//! and every figure of `vllm_monitor --federate` are the monitor's bench
+//! (`cargo bench -p vllm-monitor --bench federation`).
 //!
 //! Heap per series (live bytes after four scrapes, less the 16 bytes of each retained
 //! point) is printed before the timings: a counting allocator tracks live bytes.
 //!
-//! Run: `cargo bench --bench fleet`. Reads its template page from `tests/data`.
+//! Run: `cargo bench --bench fleet`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -18,23 +18,6 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use promrate::{Selector, Tracker};
-
-mod common;
-#[path = "../examples/vllm_monitor/src/fleet.rs"]
-mod fleet;
-// The monitor's figures depend on the library alone: the bench asks what one interval of
-// `vllm_monitor --federate` asks.
-#[allow(dead_code)]
-#[path = "../examples/vllm_monitor/src/figures.rs"]
-mod figures;
-// What the figures read: the servers' names, and the GPUs of a DCGM page (their unit tests
-// are the monitor's, not compiled here).
-#[allow(dead_code, unused_imports)]
-#[path = "../examples/vllm_monitor/src/engines.rs"]
-mod engines;
-#[allow(dead_code, unused_imports)]
-#[path = "../examples/vllm_monitor/src/gpus.rs"]
-mod gpus;
 
 struct Counting;
 
@@ -73,8 +56,7 @@ fn counter_page(series: usize, n: u64) -> String {
         for s in 0..per_instance {
             let value = (n + 1) * (1 + (i + s) as u64 % 7);
             page.push_str(&format!(
-                "requests_total{{instance=\"{}\",job=\"api\",route=\"/v1/r{}\",shard=\"{}\"}} {value}\n",
-                fleet::Fleet::instance(i),
+                "requests_total{{instance=\"vllm-{i:05}:8000\",job=\"api\",route=\"/v1/r{}\",shard=\"{}\"}} {value}\n",
                 s % 100,
                 s / 100
             ));
@@ -176,61 +158,5 @@ fn scale(c: &mut Criterion) {
     }
 }
 
-fn federation(c: &mut Criterion) {
-    let template = common::read(fleet::TEMPLATE);
-    let start_ms = at(0).timestamp_millis();
-    let fleet = fleet::Fleet::new(&template, INSTANCES, start_ms);
-    let pages: Vec<String> = (0..3).map(|n| fleet.page(at(n).timestamp_millis())).collect();
-    let mut tracker = Tracker::new([]);
-    tracker.normalize_names(true).infer_counters(true);
-    for (n, page) in pages.iter().enumerate() {
-        tracker.ingest(page, at(n as i64)).expect("ingested");
-    }
-    let mut group = c.benchmark_group(format!("fleet/federate {} series", fleet.series()));
-    group.sample_size(10);
-    group.throughput(Throughput::Bytes(pages[0].len() as u64));
-    group.bench_function("parse only", |b| b.iter(|| parse_only(black_box(&pages[0]))));
-    // Every scrape a new page (built outside the timing): new values and timestamps.
-    let mut steady = tracker.clone();
-    let mut scrape = 2;
-    group.bench_function("steady ingest", |b| {
-        b.iter_batched(
-            || {
-                scrape += 1;
-                (scrape, fleet.page(at(scrape).timestamp_millis()))
-            },
-            |(n, page)| steady.ingest(&page, at(n)).expect("ingested"),
-            BatchSize::PerIteration,
-        )
-    });
-    let window = TimeDelta::seconds(60);
-    let now = at(2);
-    let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
-    group.bench_function("sum_by instance, generation tokens", |b| {
-        b.iter(|| tracker.sum_by(&tokens, &["instance"], |s| s.counter()?.exact_rate(window, now)))
-    });
-    let e2e = Selector::parse("vllm:e2e_request_latency_seconds").unwrap();
-    group.bench_function("histogram_quantile by instance, e2e", |b| {
-        b.iter(|| {
-            tracker.histogram_quantile(0.99, &e2e, &["instance"], |s| {
-                s.counter()?.exact_increase(window, now)
-            })
-        })
-    });
-    let sources = [figures::Source {
-        tracker: &tracker,
-        at: now,
-        url: "http://prometheus:9090/federate",
-    }];
-    group.bench_function("every monitor figure, by instance", |b| {
-        b.iter(|| {
-            let (total, groups) = figures::compute(&sources, window, Some("instance"));
-            assert_eq!(groups.len(), INSTANCES);
-            (total, groups)
-        })
-    });
-    group.finish();
-}
-
-criterion_group!(benches, scale, federation);
+criterion_group!(benches, scale);
 criterion_main!(benches);

@@ -178,7 +178,9 @@ mod tracker;
 
 pub use error::{FamilyRule, ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
 pub use select::{MatchOp, Matcher, Selector};
-pub use series::{CounterSeries, GaugeSeries, ResetCause, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
+pub use series::{
+    CounterSeries, GaugeSeries, ResetCause, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS,
+};
 pub use text::entry::Entry;
 pub use text::escape::UnescapedBytes;
 pub use text::help::HelpText;

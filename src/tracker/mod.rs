@@ -705,9 +705,7 @@ impl Tracker {
     fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
         let (name, labels) = self.index.identity(sample.name(), sample.labels());
         let data = match role {
-            Role::Counter => {
-                SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap))
-            }
+            Role::Counter => SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap)),
             Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
         };
         self.insertions += 1;

@@ -3,7 +3,6 @@
 mod data;
 mod differential;
 mod federation;
-mod fleet;
 mod layers;
 mod limits;
 mod openmetrics_suite;

@@ -88,7 +88,12 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
 /// "every 2s · window 30s · EWMA 30s" and what the run is.
 fn setup_line(s: &Settings, what: &str) -> String {
     let d = |t: TimeDelta| humantime::format_duration(t.to_std().unwrap_or_default()).to_string();
-    format!("every {} · window {} · EWMA {}{what}", d(s.interval), d(s.window), d(s.ewma_tau))
+    format!(
+        "every {} · window {} · EWMA {}{what}",
+        d(s.interval),
+        d(s.window),
+        d(s.ewma_tau)
+    )
 }
 
 impl App {
@@ -116,7 +121,10 @@ impl App {
                 if let Some(last) = schedule.last {
                     extra.insert("duration_s".into(), (schedule.elapsed(last)).into());
                 }
-                extra.insert("recorded_by".into(), format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into());
+                extra.insert(
+                    "recorded_by".into(),
+                    format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into(),
+                );
                 let header = Header {
                     started: schedule.started,
                     interval: s.interval.to_std().unwrap_or_default(),
@@ -130,7 +138,11 @@ impl App {
             }
             None => None,
         };
-        notes.push(format!("monitoring {} URL(s), {}", urls.len(), pipeline.view().setup));
+        notes.push(format!(
+            "monitoring {} URL(s), {}",
+            urls.len(),
+            pipeline.view().setup
+        ));
         let mut app = App {
             pipeline,
             input,
@@ -192,7 +204,10 @@ impl App {
     fn replay_input(args: &Args, file: &str) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), String> {
         let recording = replay::survey(Path::new(file))?;
         let interval = args.interval.unwrap_or(recording.interval);
-        let window = args.window.or(recording.window).unwrap_or(Duration::from_secs(30));
+        let window = args
+            .window
+            .or(recording.window)
+            .unwrap_or(Duration::from_secs(30));
         let (settings, rounded) = settings(args, interval, window);
         let schedule = Schedule::new(recording.started, interval, args.duration.or(recording.duration));
         let what = format!(" · replay of {file} ({})", recording.what);
@@ -226,12 +241,15 @@ impl App {
     /// Runs until `--duration`, q, Ctrl-C, a closed stdout or the recording's end; then
     /// the summary and the plot.
     pub fn run(mut self) -> ExitCode {
-        let failure = match std::mem::replace(&mut self.input, Input::Replay {
-            file: String::new(),
-            numbering: Numbering::new(&[]),
-            ours: false,
-            speed: None,
-        }) {
+        let failure = match std::mem::replace(
+            &mut self.input,
+            Input::Replay {
+                file: String::new(),
+                numbering: Numbering::new(&[]),
+                ours: false,
+                speed: None,
+            },
+        ) {
             Input::Live { clock, mailbox } => self.run_live(clock, &mailbox),
             Input::Replay {
                 file,
@@ -270,7 +288,13 @@ impl App {
         None
     }
 
-    fn run_replay(&mut self, file: &str, numbering: &Numbering, ours: bool, speed: Option<f64>) -> Option<String> {
+    fn run_replay(
+        &mut self,
+        file: &str,
+        numbering: &Numbering,
+        ours: bool,
+        speed: Option<f64>,
+    ) -> Option<String> {
         let scrapes = match recording::open(Path::new(file)) {
             Ok(s) => s,
             Err(e) => return Some(format!("{file}: {e}")),
@@ -308,7 +332,8 @@ impl App {
         // The intervals after the last page: to the recorded run's end, or one interval on.
         let end = last_end.map(|e| e + self.pipeline.settings().interval);
         while !self.pipeline.is_over()
-            && (self.pipeline.schedule().last.is_some() || end.is_some_and(|e| self.pipeline.next_tick_at() <= e))
+            && (self.pipeline.schedule().last.is_some()
+                || end.is_some_and(|e| self.pipeline.next_tick_at() <= e))
         {
             if let Some(failure) = self.replay_tick(&mut pace) {
                 return failure;
@@ -348,7 +373,8 @@ impl App {
         if let Some((path, writer)) = &mut self.recorder {
             let url = &self.urls[scrape.url];
             if let Err(e) = writer.write(&replay::recorded(scrape, url, self.pipeline.ticks())) {
-                self.output.note(&format!("cannot record to {path}: {e}; recording stopped"));
+                self.output
+                    .note(&format!("cannot record to {path}: {e}; recording stopped"));
                 self.recorder = None;
             }
         }

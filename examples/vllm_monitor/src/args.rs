@@ -191,7 +191,9 @@ pub struct Ports(pub Vec<u16>);
 fn parse_interval(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(text).map_err(|e| e.to_string())?;
     if d < Duration::from_millis(100) {
-        return Err(format!("{text} is under 100ms: too short an interval to scrape a server"));
+        return Err(format!(
+            "{text} is under 100ms: too short an interval to scrape a server"
+        ));
     }
     Ok(d)
 }

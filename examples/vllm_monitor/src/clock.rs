@@ -102,7 +102,11 @@ mod tests {
         assert_eq!(s.tick_at(3), started + TimeDelta::milliseconds(6_500));
         assert_eq!((s.elapsed(3), s.last), (6.0, Some(4)));
         assert!(!s.is_over(4) && s.is_over(5));
-        let fast = Schedule::new(started, Duration::from_millis(100), Some(Duration::from_millis(50)));
+        let fast = Schedule::new(
+            started,
+            Duration::from_millis(100),
+            Some(Duration::from_millis(50)),
+        );
         assert_eq!((fast.settle, fast.last), (TimeDelta::milliseconds(25), Some(1)));
     }
 }

@@ -61,11 +61,20 @@ pub struct WindowState {
 }
 
 /// Why a row's window is shorter than the one asked, if it is.
-pub fn shortened(f: &Figures, asked: TimeDelta, slack: TimeDelta, pages: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Option<&'static str> {
+pub fn shortened(
+    f: &Figures,
+    asked: TimeDelta,
+    slack: TimeDelta,
+    pages: Option<(DateTime<Utc>, DateTime<Utc>)>,
+) -> Option<&'static str> {
     let Some(span) = f.span else {
         // A page but no window: the first page, or the first since a gap.
         let (first, newest) = pages?;
-        return Some(if first == newest { "one page so far" } else { "one page since scrapes resumed" });
+        return Some(if first == newest {
+            "one page so far"
+        } else {
+            "one page since scrapes resumed"
+        });
     };
     let first_page = pages.map(|(first, _)| first);
     if span.seconds >= (asked - slack / 2).as_seconds_f64() {

@@ -88,7 +88,13 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// A pipeline for `urls` (as shown), on `schedule`.
-    pub fn new(settings: Settings, schedule: Schedule, urls: &[String], setup: String, warnings: Vec<String>) -> Pipeline {
+    pub fn new(
+        settings: Settings,
+        schedule: Schedule,
+        urls: &[String],
+        setup: String,
+        warnings: Vec<String>,
+    ) -> Pipeline {
         let targets: Vec<Target> = urls
             .iter()
             .map(|url| {
@@ -228,6 +234,8 @@ impl Pipeline {
         Run {
             started: self.schedule.started,
             setup: &self.setup,
+            interval: self.settings.interval,
+            ewma_tau: self.settings.ewma_tau,
             warnings: &self.warnings,
             snapshot: self.last.as_ref(),
             history: &self.history,

@@ -96,10 +96,12 @@ impl Numbering {
         let url = *self.0.get(&r.url)?;
         let result = match (r.body, r.error, r.status) {
             (_, Some(error), _) => Err(error),
-            (Some(body), None, Some(status)) if status != 200 => Err(match ureq::http::StatusCode::from_u16(status) {
-                Ok(code) => http::status_reason(code, &body),
-                Err(_) => format!("HTTP {status}"),
-            }),
+            (Some(body), None, Some(status)) if status != 200 => {
+                Err(match ureq::http::StatusCode::from_u16(status) {
+                    Ok(code) => http::status_reason(code, &body),
+                    Err(_) => format!("HTTP {status}"),
+                })
+            }
             (Some(body), None, _) => Ok(Page {
                 format: r
                     .content_type
@@ -123,7 +125,12 @@ impl Numbering {
 /// was read.
 pub fn recorded(scrape: &Scrape, url: &str, tick: u64) -> Recorded {
     let (status, content_type, body, error) = match &scrape.result {
-        Ok(page) => (Some(200), page.content_type.clone(), Some(page.body.clone()), None),
+        Ok(page) => (
+            Some(200),
+            page.content_type.clone(),
+            Some(page.body.clone()),
+            None,
+        ),
         Err(e) => (None, None, None, Some(e.clone())),
     };
     Recorded {

@@ -155,7 +155,14 @@ mod tests {
         // A scrape slower than four intervals: the same figures four times, then a page
         // with new tokens. No stall.
         let mut kinds = Vec::new();
-        for (generated, fresh) in [(100.0, true), (100.0, false), (100.0, false), (100.0, false), (100.0, false), (900.0, true)] {
+        for (generated, fresh) in [
+            (100.0, true),
+            (100.0, false),
+            (100.0, false),
+            (100.0, false),
+            (100.0, false),
+            (900.0, true),
+        ] {
             let mut f = figures(170.0, generated);
             kinds.extend(signals.judge(&mut f, at, fresh));
             assert_ne!(f.load, Load::Stalled);
@@ -214,7 +221,12 @@ mod tests {
                 engine_rates,
                 ..Figures::default()
             };
-            kinds.extend(signals.judge(&mut f, at, true).into_iter().map(|e| (e.kind, e.message)));
+            kinds.extend(
+                signals
+                    .judge(&mut f, at, true)
+                    .into_iter()
+                    .map(|e| (e.kind, e.message)),
+            );
         }
         assert_eq!(kinds.len(), 2, "{kinds:?}");
         assert_eq!(kinds[0].0, EventKind::Imbalance);

@@ -118,8 +118,11 @@ fn jittered(interval_ms: i64, jitter: &[i64], rate: f64, gap: (usize, usize)) ->
             continue;
         }
         let ms = 10_000 + interval_ms * i as i64 + j;
-        s.push(DateTime::from_timestamp_millis(ms).unwrap(), rate * ms as f64 / 1000.0)
-            .unwrap();
+        s.push(
+            DateTime::from_timestamp_millis(ms).unwrap(),
+            rate * ms as f64 / 1000.0,
+        )
+        .unwrap();
     }
     s
 }

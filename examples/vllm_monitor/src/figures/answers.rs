@@ -328,4 +328,3 @@ impl Answers {
         f
     }
 }
-

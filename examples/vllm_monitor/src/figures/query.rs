@@ -203,7 +203,11 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            for series in source.tracker.matching(&named(metric)).filter(|s| source.admits(s)) {
+            for series in source
+                .tracker
+                .matching(&named(metric))
+                .filter(|s| source.admits(s))
+            {
                 let Some(measured) = w.of(series, source) else {
                     continue;
                 };

@@ -103,7 +103,11 @@ impl<W: Write> Csv<W> {
 
 impl<W: Write> Output for Csv<W> {
     fn start(&mut self, _run: &Run<'_>, _notes: &[String]) {
-        let header: Vec<String> = ROW.iter().map(|c| c.to_string()).chain(self.columns.clone()).collect();
+        let header: Vec<String> = ROW
+            .iter()
+            .map(|c| c.to_string())
+            .chain(self.columns.clone())
+            .collect();
         self.line(&header);
     }
 
@@ -137,9 +141,14 @@ mod tests {
     #[test]
     fn columns_are_the_json_fields_flattened_and_cells_are_quoted_when_needed() {
         let columns = columns();
-        assert!(columns.contains(&"generation_tokens_per_s.window".to_string()), "{columns:?}");
+        assert!(
+            columns.contains(&"generation_tokens_per_s.window".to_string()),
+            "{columns:?}"
+        );
         assert!(columns.contains(&"ttft_seconds.p95".to_string()));
-        assert!(!columns.iter().any(|c| c.starts_with("requests_finished_per_s.by_reason")));
+        assert!(!columns
+            .iter()
+            .any(|c| c.starts_with("requests_finished_per_s.by_reason")));
         assert_eq!(cell(Some(&Value::String("a,b".into()))), "\"a,b\"");
         assert_eq!(cell(Some(&serde_json::json!(1.5))), "1.5");
         assert_eq!(cell(None), "");

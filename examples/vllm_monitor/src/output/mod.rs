@@ -17,6 +17,9 @@ pub struct Run<'a> {
     pub started: chrono::DateTime<chrono::Utc>,
     /// "every 2s · window 30s · built-in simulator" and the like.
     pub setup: &'a str,
+    /// The scrape interval and the EWMA's time constant the figures were computed with.
+    pub interval: chrono::TimeDelta,
+    pub ewma_tau: chrono::TimeDelta,
     /// What the user must not miss (`--insecure`): shown by every output.
     pub warnings: &'a [String],
     pub snapshot: Option<&'a Snapshot>,

@@ -108,7 +108,7 @@ impl<W: Write> Plain<W> {
         let mut line = format!("{first:>FIRST_WIDTH$}");
         // What the load column says instead when there is nothing new to judge.
         let instead = snapshot.and_then(|s| match (s.figures.span, s.window.fresh_pages) {
-            _ if s.servers.iter().all(|t| !t.status.is_ok()) => Some("no data"),
+            _ if !s.servers.is_empty() && s.servers.iter().all(|t| !t.status.is_ok()) => Some("no data"),
             (Some(_), 0) => Some("no new page"),
             _ => None,
         });

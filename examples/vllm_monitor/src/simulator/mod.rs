@@ -49,8 +49,7 @@ pub mod tests {
                 content_type: None,
             };
             all_events.extend(target.ingest(at, Ok(page)).into_iter().map(|e| (t, e)));
-            let snapshot =
-                Snapshot::at(std::slice::from_ref(&target), window, at, None, Some(25_000), t);
+            let snapshot = Snapshot::at(std::slice::from_ref(&target), window, at, None, Some(25_000), t);
             snapshots.push((t, snapshot));
         }
         let restarts = all_events

@@ -15,7 +15,10 @@ use crate::truth::Truth;
 
 fn recording(name: &str) -> (PathBuf, Truth) {
     let dir = crate::data::dir().join("realservers").join(name);
-    (dir.join("scrapes.jsonl.gz"), Truth::load(&dir.join("truth.tsv.gz")))
+    (
+        dir.join("scrapes.jsonl.gz"),
+        Truth::load(&dir.join("truth.tsv.gz")),
+    )
 }
 
 /// The objects `vllm_monitor --replay FILE args...` prints.
@@ -74,7 +77,10 @@ fn a_real_vllm_replayed_is_within_one_percent_of_its_clients_count_through_a_res
     let run: serde_json::Map<String, Value> =
         serde_json::from_str(&crate::data::read(&file.with_file_name("run.json"))).unwrap();
     let events = &run["events_unix_s"];
-    let (stop, up_again) = (events["stop"].as_f64().unwrap(), events["up_again"].as_f64().unwrap());
+    let (stop, up_again) = (
+        events["stop"].as_f64().unwrap(),
+        events["up_again"].as_f64().unwrap(),
+    );
     let warm_end = run["load"]["warm_end"].as_f64().unwrap();
     let client_started = run["load"]["client_started"].as_f64().unwrap();
     let rows = replay(&file, &["--json", "--window", "10s"]);
@@ -88,7 +94,10 @@ fn a_real_vllm_replayed_is_within_one_percent_of_its_clients_count_through_a_res
     let (mut before, mut after) = (0, 0);
     let mut worst = [0.0f64; 3];
     for (start, end, row) in full_windows(&rows) {
-        assert!(end < stop || start > up_again, "a full window across the outage: {row}");
+        assert!(
+            end < stop || start > up_again,
+            "a full window across the outage: {row}"
+        );
         let seen = truth.between(start, end);
         let span = end - start;
         if seen.tokens < 1000.0 {
@@ -96,14 +105,18 @@ fn a_real_vllm_replayed_is_within_one_percent_of_its_clients_count_through_a_res
         }
         let rate = row["generation_tokens_per_s"]["window"].as_f64().unwrap();
         let error = relative(rate, seen.tokens / span);
-        assert!(error <= 0.01, "{rate} tok/s against {} at {row}", seen.tokens / span);
+        assert!(
+            error <= 0.01,
+            "{rate} tok/s against {} at {row}",
+            seen.tokens / span
+        );
         worst[0] = worst[0].max(error);
         let requests = row["requests_finished_per_s"]["total"].as_f64().unwrap();
         let error = relative(requests, seen.requests / span);
         assert!(error <= 0.02, "{requests} req/s against {}", seen.requests / span);
         worst[1] = worst[1].max(error);
         // Every request of the steady load asks for 128 tokens and gets them.
-        if start > warm_end && start > up_again + 5.0 || end < stop && start > warm_end {
+        if start > warm_end && (start > up_again + 5.0 || end < stop) {
             let per_request = row["mean_generation_tokens_per_request"].as_f64().unwrap();
             assert_eq!(per_request, 128.0, "{row}");
         }
@@ -123,11 +136,17 @@ fn a_real_vllm_replayed_is_within_one_percent_of_its_clients_count_through_a_res
             worst[2] = worst[2].max(error);
         }
     }
-    assert!(before >= 50 && after >= 50, "{before} full windows before the restart, {after} after");
+    assert!(
+        before >= 50 && after >= 50,
+        "{before} full windows before the restart, {after} after"
+    );
     let restarts: Vec<&Value> = rows.iter().filter(|r| r["event"] == "restart").collect();
     assert_eq!(restarts.len(), 1, "{restarts:?}");
     let restart_at = unix(&restarts[0]["t"]);
-    assert!(restart_at > up_again - 1.0 && restart_at < up_again + 5.0, "{restarts:?}");
+    assert!(
+        restart_at > up_again - 1.0 && restart_at < up_again + 5.0,
+        "{restarts:?}"
+    );
     println!(
         "real vLLM 0.32 replayed: {before} full windows before the restart, {after} after; worst error \
          against the client: tok/s {:.2}%, req/s {:.2}%, EWMA {:.2}% (against the exponentially weighted count)",
@@ -150,7 +169,10 @@ fn a_real_llamacpp_replayed_counts_its_tokens_exactly_and_never_across_its_outag
     assert_eq!(outage.len(), 2, "one outage: {outage:?}");
     let mut worst = 0.0f64;
     for &(start, end, row) in &windows {
-        assert!(end < outage[0] || start >= outage[1], "a window across the outage: {row}");
+        assert!(
+            end < outage[0] || start >= outage[1],
+            "a window across the outage: {row}"
+        );
         // llama.cpp counts a request's tokens as it answers: between two scrapes the
         // counter and the client agree, up to a request answered as the scrape was read.
         let want = truth.between(start, end).tokens / (end - start);
@@ -158,7 +180,10 @@ fn a_real_llamacpp_replayed_counts_its_tokens_exactly_and_never_across_its_outag
         let error = relative(rate, want);
         assert!(error <= 0.01, "{rate} against {want}: {row}");
         worst = worst.max(error);
-        assert!(row["generation_tokens_per_s"]["ewma"].is_null(), "no EWMA of a sawtooth");
+        assert!(
+            row["generation_tokens_per_s"]["ewma"].is_null(),
+            "no EWMA of a sawtooth"
+        );
     }
     assert!(windows.len() >= 60, "{} full windows", windows.len());
     // After the outage, the first rows say what their shorter window covers.
@@ -230,14 +255,20 @@ fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
             .unwrap();
         let text = String::from_utf8(csv.stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[0].starts_with("t,elapsed_s,group,window.span_s"), "{}", lines[0]);
+        assert!(
+            lines[0].starts_with("t,elapsed_s,group,window.span_s"),
+            "{}",
+            lines[0]
+        );
         let rows = live.iter().filter(|l| l.contains("\"urls\"")).count();
         assert_eq!(lines.len(), rows + 1, "{text}");
-        let cells = |line: &str| line.chars().fold((1, false), |(n, quoted), c| match c {
-            '"' => (n, !quoted),
-            ',' if !quoted => (n + 1, quoted),
-            _ => (n, quoted),
-        });
+        let cells = |line: &str| {
+            line.chars().fold((1, false), |(n, quoted), c| match c {
+                '"' => (n, !quoted),
+                ',' if !quoted => (n + 1, quoted),
+                _ => (n, quoted),
+            })
+        };
         assert!(lines.iter().all(|l| cells(l) == cells(lines[0])), "{text}");
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -5,12 +5,9 @@
 use chrono::{DateTime, TimeDelta};
 use promrate::{Selector, Tracker};
 
+use vllm_monitor::fleet::{self as generator, Fleet};
+
 use crate::data;
-
-#[path = "../../examples/vllm_monitor/src/fleet.rs"]
-mod generator;
-
-use generator::Fleet;
 
 const SERVERS: usize = 1_000;
 

@@ -1,0 +1,108 @@
+//! What the scrapes say: a line per URL (and per instance of a federation), and the
+//! event log.
+
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::target::{Event, EventKind, ServerRow, Status};
+
+/// One line per URL, or per instance in a federation; a scrape that took longer than the
+/// interval `interval_s` is said on its URL's line (the figures wait for such pages).
+pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for t in targets {
+        let (mark, color) = match &t.status {
+            Status::Ok(_) => ("●", Color::Green),
+            Status::BadLines { .. } => ("●", Color::Yellow),
+            Status::Waiting => ("○", Color::Gray),
+            _ => ("✗", Color::Red),
+        };
+        let restarted = t
+            .instances
+            .get("")
+            .and_then(|i| i.last_restart)
+            .map(|at| format!(" · restarted {} UTC", at.format("%H:%M:%S")))
+            .unwrap_or_default();
+        let slow = match (t.scrape_s, interval_s) {
+            (Some(took), Some(interval)) if took > interval => format!(" · slow scrape {took:.1}s"),
+            _ => String::new(),
+        };
+        let format = match t.format {
+            Some(promrate::Format::OpenMetrics) => " · openmetrics",
+            _ => "",
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} "), Style::new().fg(color)),
+            Span::raw(format!("{} ", t.url)),
+            Span::styled(t.status.to_string(), Style::new().fg(color)),
+            Span::styled(slow, Style::new().fg(Color::Yellow)),
+            Span::raw(if t.skipped > 0 {
+                format!(
+                    "{restarted}{format} · {} error(s) · {} page(s) skipped",
+                    t.errors, t.skipped
+                )
+            } else {
+                format!("{restarted}{format} · {} error(s)", t.errors)
+            }),
+        ]));
+        // What needs attention first: a small terminal shows only the top lines.
+        let mut instances: Vec<_> = t.instances.iter().filter(|(name, _)| !name.is_empty()).collect();
+        instances.sort_by_key(|(_, i)| (!i.stale, i.last_restart.is_none()));
+        for (name, instance) in instances {
+            let (mark, color, state) = if instance.stale {
+                ("✗", Color::Red, "stale")
+            } else {
+                ("●", Color::Green, "ok")
+            };
+            let restarted = instance
+                .last_restart
+                .map(|at| format!(" · restarted {} UTC", at.format("%H:%M:%S")))
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(format!("{mark} "), Style::new().fg(color)),
+                Span::raw(format!("instance {name} ")),
+                Span::styled(state, Style::new().fg(color)),
+                Span::raw(restarted),
+            ]));
+        }
+    }
+    lines
+}
+
+/// The newest events first, each message wrapped within the box (a cut message hid the
+/// end of a restart's or a fault's reason).
+pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
+    let rows = usize::from(area.height.saturating_sub(2));
+    let lines: Vec<Line<'_>> = events
+        .iter()
+        .rev()
+        .take(rows)
+        .map(|(elapsed, e)| {
+            let color = match e.kind {
+                EventKind::Restart | EventKind::Imbalance | EventKind::Slow => Color::Yellow,
+                EventKind::Fault | EventKind::Stale | EventKind::Stall => Color::Red,
+                EventKind::Recovered | EventKind::Back => Color::Green,
+            };
+            Line::from(vec![
+                Span::raw(format!("{elapsed:6.1}s ")),
+                Span::styled(format!("{:<9} ", e.kind.as_str()), Style::new().fg(color).bold()),
+                Span::raw(format!("{}: {}", e.source, e.message)),
+            ])
+        })
+        .collect();
+    let title = if events.is_empty() {
+        " Events (none yet) ".to_string()
+    } else {
+        format!(" Events ({}) ", events.len())
+    };
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(title)),
+        area,
+    );
+}
