@@ -467,9 +467,6 @@ fn choose_output(args: &Args, tx: &mpsc::Sender<Message>, stop: &Arc<AtomicBool>
     } else if args.plain || !std::io::stdout().is_terminal() {
         Box::new(Plain::new(std::io::stdout(), progress))
     } else {
-        // Raw mode: keys (q, Esc, Ctrl-C) come from a thread reading the terminal.
-        let dashboard = Dashboard::new(progress);
-        scrape::spawn_keys(tx.clone(), Arc::clone(stop));
-        Box::new(dashboard)
+        Box::new(Dashboard::new(progress, tx.clone(), Arc::clone(stop)))
     }
 }

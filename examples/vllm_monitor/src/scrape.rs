@@ -1,5 +1,5 @@
-//! The monitor's inputs: one scraping thread per URL (a slow server never delays the
-//! others) and, with the dashboard, one thread reading keys. Pages wait in a [`Mailbox`],
+//! The monitor's input: one scraping thread per URL (a slow server never delays the
+//! others). Pages wait in a [`Mailbox`],
 //! one per URL, so that a monitor that falls behind reads the newest page and skips the
 //! others instead of queueing them.
 
@@ -146,31 +146,6 @@ pub fn spawn(
                 std::thread::sleep(next - now);
             } else {
                 next = now;
-            }
-        }
-    });
-}
-
-/// Reads keys (raw mode: Ctrl-C arrives as a key, not a signal) until `stop`.
-pub fn spawn_keys(tx: mpsc::Sender<Message>, stop: Arc<AtomicBool>) {
-    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            if !event::poll(Duration::from_millis(100)).unwrap_or(false) {
-                continue;
-            }
-            let message = match event::read() {
-                Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
-                    KeyCode::Char('q') | KeyCode::Esc => Message::Quit,
-                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Message::Quit,
-                    _ => continue,
-                },
-                Ok(Event::Resize(..)) => Message::Redraw,
-                Ok(_) => continue,
-                Err(_) => Message::Quit,
-            };
-            if tx.send(message).is_err() {
-                return;
             }
         }
     });

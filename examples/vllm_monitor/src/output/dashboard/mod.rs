@@ -7,6 +7,7 @@
 //! Here the [`Output`] and the layout; the panels of figures in `panels.rs`, the servers
 //! and the event log in `servers.rs`.
 
+mod keys;
 mod panels;
 mod servers;
 #[cfg(test)]
@@ -14,6 +15,8 @@ mod tests;
 mod window;
 
 use std::io::Stdout;
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -25,6 +28,7 @@ use super::plain::Plain;
 use super::{Output, Run};
 use crate::figures::Figures;
 use crate::interval::Snapshot;
+use crate::scrape::Message;
 use crate::summary::Summary;
 use crate::target::Event;
 use panels::{
@@ -48,9 +52,10 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
-    /// Takes the terminal; it is restored by [`Output::summary`], and by ratatui's panic
-    /// hook after a panic.
-    pub fn new(progress: bool) -> Dashboard {
+    /// Takes the terminal (it is restored by [`Output::summary`], and by ratatui's panic
+    /// hook after a panic) and reads its keys into `tx` until `stop`.
+    pub fn new(progress: bool, tx: mpsc::Sender<Message>, stop: Arc<AtomicBool>) -> Dashboard {
+        keys::spawn(tx, stop);
         Dashboard {
             terminal: Some(ratatui::init()),
             dirty: true,
