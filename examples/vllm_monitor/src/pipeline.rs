@@ -263,6 +263,90 @@ impl Pipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::Page;
+    use crate::simulator::Simulation;
+    use std::time::Duration;
+
+    /// A monitor of `sim` scraping every 2 s from `phase` seconds on, each scrape a little
+    /// late or early (up to 60 ms, a fixed pseudo-random sequence), window 10 s: each
+    /// interval's generation window rate, the span it states, and the span's ends in
+    /// seconds of the simulation.
+    fn monitor(sim: &Simulation, phase: f64, seed: u64) -> Vec<(f64, f64, f64, f64)> {
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let settings = Settings {
+            window: TimeDelta::seconds(10),
+            interval: TimeDelta::seconds(2),
+            timeout: TimeDelta::seconds(2),
+            ewma_tau: TimeDelta::seconds(10),
+            by: None,
+            target_requests: None,
+            gpu: GpuSettings::default(),
+        };
+        let schedule = Schedule::new(started, Duration::from_secs(2), Some(Duration::from_secs(60)));
+        let mut p = Pipeline::new(
+            settings,
+            schedule,
+            &["sim".to_string()],
+            String::new(),
+            Vec::new(),
+        );
+        let mut state = seed;
+        let mut rows = Vec::new();
+        for n in 0..30 {
+            // xorshift: jitter in [-60, 60] ms.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let jitter = (state % 121) as f64 / 1000.0 - 0.06;
+            let t = phase + 2.0 * n as f64 + jitter;
+            let start = started + TimeDelta::microseconds((t * 1e6) as i64);
+            while p.next_tick_at() <= start && !p.is_over() {
+                p.tick();
+                let f = &p.snapshot().unwrap().figures;
+                if let (Some(rate), Some(span), None) = (f.generation.window, f.span, f.shortened) {
+                    let s = |at: DateTime<Utc>| (at - started).as_seconds_f64();
+                    rows.push((rate, span.seconds, s(span.start), s(span.end)));
+                }
+            }
+            let page = Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            };
+            let scrape = Scrape {
+                url: 0,
+                start,
+                end: start + TimeDelta::milliseconds(10),
+                result: Ok(page),
+            };
+            p.ingest(&scrape, 0);
+        }
+        rows
+    }
+
+    /// Jitter of tens of milliseconds never flips the window by an interval (0.2 took the
+    /// newest scrape at or before the start: 10 or 12 s at random), each window rate is the
+    /// simulated count over the span it states, and two monitors a second apart on a
+    /// steady server agree.
+    #[test]
+    fn the_window_does_not_flip_with_jitter_and_two_monitors_agree() {
+        for wave in [0.0, 0.25] {
+            let sim = Simulation::new(None).with_wave(wave);
+            let a = monitor(&sim, 0.0, 0x9e37_79b9);
+            let b = monitor(&sim, 1.0, 0x2545_f491);
+            assert!(a.len() >= 20 && b.len() >= 20, "{} {}", a.len(), b.len());
+            for &(rate, span, start, end) in a.iter().chain(&b) {
+                assert!((span - 10.0).abs() <= 0.121, "a {span} s span");
+                let want = (sim.generated_until(end) - sim.generated_until(start)) / (end - start);
+                assert!((rate - want).abs() <= 1e-3 * want, "{rate} against {want}");
+            }
+            if wave == 0.0 {
+                for (x, y) in a.iter().zip(&b) {
+                    assert!((x.0 - y.0).abs() <= 0.01 * x.0, "{} against {}", x.0, y.0);
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_window_is_a_whole_number_of_intervals() {
