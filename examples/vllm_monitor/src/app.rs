@@ -301,7 +301,8 @@ impl App {
         };
         let mut last_end: Option<DateTime<Utc>> = None;
         let mut pace = Pace::new(speed);
-        for item in scrapes {
+        let mut scrapes = scrapes;
+        for item in scrapes.by_ref() {
             let recorded = match item {
                 Ok(r) => r,
                 Err(e) => {
@@ -329,11 +330,16 @@ impl App {
             last_end = Some(last_end.map_or(scrape.end, |e| e.max(scrape.end)));
             self.read(&scrape, 0);
         }
-        // The intervals after the last page: to the recorded run's end, or one interval on.
+        let scrapes_ticks = scrapes.ticks();
+        // The intervals after the last page: as many as the recorded run computed (its last
+        // line says), else one interval past the last page, within --duration.
         let end = last_end.map(|e| e + self.pipeline.settings().interval);
+        let recorded_ticks = if ours { scrapes_ticks } else { None };
         while !self.pipeline.is_over()
-            && (self.pipeline.schedule().last.is_some()
-                || end.is_some_and(|e| self.pipeline.next_tick_at() <= e))
+            && match recorded_ticks {
+                Some(ticks) => self.pipeline.ticks() < ticks,
+                None => end.is_some_and(|e| self.pipeline.next_tick_at() <= e),
+            }
         {
             if let Some(failure) = self.replay_tick(&mut pace) {
                 return failure;
@@ -410,7 +416,7 @@ impl App {
         let summary = self.pipeline.summary();
         self.output.summary(&self.pipeline.view(), &summary);
         if let Some((path, writer)) = self.recorder.take() {
-            if let Err(e) = writer.finish() {
+            if let Err(e) = writer.finish(self.pipeline.ticks()) {
                 eprintln!("vllm_monitor: cannot finish {path}: {e}");
             }
         }

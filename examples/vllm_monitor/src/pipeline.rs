@@ -324,6 +324,78 @@ mod tests {
         rows
     }
 
+    /// A proxy that delays `/metrics` by 3.5 s, scraped every second: pages come every
+    /// 3.5 s, the intervals between say so (no new page), the slow scrape is announced once
+    /// with its duration, and no stall is judged while the server generates.
+    #[test]
+    fn a_slow_scrape_is_slow_not_a_stall() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let settings = Settings {
+            window: TimeDelta::seconds(10),
+            interval: TimeDelta::seconds(1),
+            timeout: TimeDelta::seconds(5),
+            ewma_tau: TimeDelta::seconds(10),
+            by: None,
+            target_requests: None,
+            gpu: GpuSettings::default(),
+        };
+        let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(40)));
+        let mut p = Pipeline::new(
+            settings,
+            schedule,
+            &["slow".to_string()],
+            String::new(),
+            Vec::new(),
+        );
+        let mut said = Vec::new();
+        let (mut stale_rows, mut rows) = (0, 0);
+        for n in 0..11 {
+            let t = 3.5 * n as f64;
+            let start = started + TimeDelta::milliseconds((t * 1000.0) as i64);
+            let end = start + TimeDelta::milliseconds(3_500);
+            while p.next_tick_at() <= end && !p.is_over() {
+                said.extend(p.tick());
+                let s = p.snapshot().unwrap();
+                assert_ne!(s.figures.load, crate::figures::Load::Stalled, "at {}", s.elapsed);
+                rows += 1;
+                stale_rows += usize::from(s.window.fresh_pages == 0);
+            }
+            let page = Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            };
+            said.extend(p.ingest(
+                &Scrape {
+                    url: 0,
+                    start,
+                    end,
+                    result: Ok(page),
+                },
+                0,
+            ));
+        }
+        let kinds: Vec<EventKind> = said
+            .iter()
+            .filter_map(|s| match s {
+                Said::Event(i) => Some(p.events()[*i].1.kind),
+                Said::Note(_) => None,
+            })
+            .collect();
+        assert_eq!(kinds, [EventKind::Slow], "{:?}", p.events());
+        assert!(
+            p.events()[0].1.message.contains("3.5 s"),
+            "{}",
+            p.events()[0].1.message
+        );
+        // Of every 3.5 intervals, one reads a new page.
+        assert!(
+            rows >= 30 && stale_rows * 10 >= rows * 6,
+            "{stale_rows} of {rows}"
+        );
+    }
+
     /// Jitter of tens of milliseconds never flips the window by an interval (0.2 took the
     /// newest scrape at or before the start: 10 or 12 s at random), each window rate is the
     /// simulated count over the span it states, and two monitors a second apart on a
