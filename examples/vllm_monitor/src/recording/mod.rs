@@ -31,8 +31,12 @@
 //! | `error` | why the scrape failed (absent on success) |
 //! | `tick` | how many intervals the monitor had computed when it read the page (the monitor's own) |
 //!
+//! When a run ends, the monitor writes a last line `{"end_of_run":true,"ticks":N}`: the
+//! intervals the run computed, so that a replay computes as many ([`Replay::ticks`]; a
+//! killed run's recording has none, and its replay ends an interval after the last page).
+//!
 //! This is a superset of the interchange shape other scrapers write (all of the above but
-//! the header and `tick`), so their recordings replay too: fields this reader does not know
+//! the header, `tick` and the last line), so their recordings replay too: fields this reader does not know
 //! are ignored, `null` counts as absent, and a first line without `url` is taken for a
 //! header, read if it is the monitor's (its `format` is `"vllm_monitor recording"`) and
 //! skipped otherwise. Times are kept to the microsecond: the monitor writes whole
