@@ -279,6 +279,15 @@ impl App {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
             if clock.now() >= due {
+                // Fallen behind by more than an interval: the newest interval due is
+                // computed, those before it skipped (counted), so that the run ends on time.
+                let now = clock.now();
+                let schedule = *self.pipeline.schedule();
+                while schedule.tick_at(self.pipeline.ticks() + 2) <= now
+                    && !schedule.is_over(self.pipeline.ticks() + 2)
+                {
+                    self.pipeline.skip_tick();
+                }
                 self.tick();
             }
             if let Err(e) = self.output.refresh(&self.pipeline.view()) {
@@ -416,7 +425,7 @@ impl App {
         let summary = self.pipeline.summary();
         self.output.summary(&self.pipeline.view(), &summary);
         if let Some((path, writer)) = self.recorder.take() {
-            if let Err(e) = writer.finish(self.pipeline.ticks()) {
+            if let Err(e) = writer.finish(Some(self.pipeline.ticks())) {
                 eprintln!("vllm_monitor: cannot finish {path}: {e}");
             }
         }

@@ -11,10 +11,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+#[cfg(test)]
 use chrono::TimeDelta;
 use promrate::TrackedSeries;
 
-use crate::figures::{selector, Source};
+use crate::figures::{selector, Source, Windowing};
 
 pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 /// Energy since boot, in mJ: a counter (reset at reboot or driver reload) without `_total`.
@@ -143,8 +144,9 @@ pub struct Readings {
 }
 
 impl Readings {
-    /// Reads each DCGM metric of `sources` once.
-    pub fn read(sources: &[Source<'_>], window: TimeDelta) -> Readings {
+    /// Reads each DCGM metric of `sources` once; energy over the window `w` as every window
+    /// figure is (the same scrapes compared as the tokens it is divided by).
+    pub fn read(sources: &[Source<'_>], w: Windowing) -> Readings {
         let mut readings = Readings::default();
         for source in sources {
             readings.walk(source, POWER, |h, uuid, s, mig| {
@@ -162,13 +164,9 @@ impl Readings {
             });
             readings.walk(source, ENERGY, |h, uuid, s, mig| {
                 let Some(counter) = s.counter() else { return };
-                add_reading(
-                    &mut h.window_mj,
-                    uuid,
-                    counter.exact_increase(window, source.at),
-                    mig,
-                );
-                add_reading(&mut h.rate_mw, uuid, counter.exact_rate(window, source.at), mig);
+                let measured = w.of(s, source);
+                add_reading(&mut h.window_mj, uuid, measured.map(|m| m.increase), mig);
+                add_reading(&mut h.rate_mw, uuid, measured.map(|m| m.rate()), mig);
                 add_reading(&mut h.since_start_mj, uuid, Some(counter.total_increase()), mig);
             });
         }
@@ -252,7 +250,12 @@ impl Readings {
 /// `None` when there are none: [`Readings::read`] then [`Readings::gpus`].
 #[cfg(test)]
 fn measure(sources: &[Source<'_>], window: TimeDelta, host: Option<&str>) -> Option<Gpus> {
-    Readings::read(sources, window).gpus(host)
+    let w = Windowing {
+        window,
+        slack: TimeDelta::seconds(1),
+        gap: TimeDelta::seconds(3),
+    };
+    Readings::read(sources, w).gpus(host)
 }
 
 /// One line about the GPUs for plain output and the dashboard: `2× NVIDIA H100 80GB HBM3 ·

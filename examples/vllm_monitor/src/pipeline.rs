@@ -84,6 +84,8 @@ pub struct Pipeline {
     servers: Vec<ServerRow>,
     pages_since_tick: usize,
     ticks: u64,
+    /// Intervals a live run fell too far behind to compute (skipped to catch up).
+    skipped_ticks: u64,
 }
 
 impl Pipeline {
@@ -118,6 +120,7 @@ impl Pipeline {
             warnings,
             pages_since_tick: 0,
             ticks: 0,
+            skipped_ticks: 0,
         }
     }
 
@@ -224,6 +227,19 @@ impl Pipeline {
         said
     }
 
+    /// Leaves the next interval out: a live run that fell behind catches up by computing
+    /// the newest interval due, not every one it missed (counted in the summary; a replay
+    /// of its recording computes them all).
+    pub fn skip_tick(&mut self) {
+        self.ticks += 1;
+        self.skipped_ticks += 1;
+    }
+
+    /// Intervals skipped so far.
+    pub fn skipped_ticks(&self) -> u64 {
+        self.skipped_ticks
+    }
+
     /// The newest interval, if one was computed.
     pub fn snapshot(&self) -> Option<&Snapshot> {
         self.last.as_ref()
@@ -246,7 +262,9 @@ impl Pipeline {
 
     /// The run in figures, at its end (its length: the intervals computed).
     pub fn summary(&self) -> Summary {
-        Summary::new(&self.view(), self.schedule.elapsed(self.ticks))
+        let mut summary = Summary::new(&self.view(), self.schedule.elapsed(self.ticks));
+        summary.skipped_intervals = self.skipped_ticks;
+        summary
     }
 
     /// The time of the next interval.

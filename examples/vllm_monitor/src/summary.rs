@@ -15,6 +15,8 @@ pub struct Summary {
     pub restarts: usize,
     pub scrape_errors: u64,
     pub skipped_pages: u64,
+    /// Intervals not computed because the monitor fell behind (a live run catches up).
+    pub skipped_intervals: u64,
     /// Energy the GPUs used since monitoring began (DCGM), kWh.
     pub energy_kwh: Option<f64>,
     /// GPU hours of the span × `--gpu-hour-price`.
@@ -56,6 +58,7 @@ impl Summary {
                 .count(),
             scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
+            skipped_intervals: 0,
             never_answered: run
                 .servers
                 .iter()

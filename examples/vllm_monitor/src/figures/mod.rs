@@ -302,12 +302,11 @@ fn named(metric: &Metric) -> Selector {
 /// The figures over `sources` and, with `by`, per value of that label (`url` groups by
 /// server): every query asked once, grouped in the same query.
 pub fn compute(sources: &[Source<'_>], w: Windowing, by: Option<&str>) -> (Figures, Vec<(String, Figures)>) {
-    let window = w.window;
     let query = Query::new(sources, by);
     let answers = Answers::ask(&query, w);
     let ids = query.groups.into_inner();
     // The DCGM series read once; the totals and each group's GPUs are folds of them.
-    let readings = gpus::Readings::read(sources, window);
+    let readings = gpus::Readings::read(sources, w);
     let all_gpus = readings.gpus(None);
     let groups = match by {
         Some(by) => answers

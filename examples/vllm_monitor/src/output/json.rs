@@ -189,6 +189,7 @@ pub fn summary(s: &Summary, warnings: &[String]) -> Value {
         "restarts_announced": s.restarts,
         "scrape_errors": s.scrape_errors,
         "skipped_pages": s.skipped_pages,
+        "skipped_intervals": s.skipped_intervals,
         "never_answered": s.never_answered.iter().map(|(url, reason)| json!({
             "url": url, "reason": reason,
         })).collect::<Vec<_>>(),

@@ -186,11 +186,13 @@ impl<W: Write> Plain<W> {
     /// The summary line, then a line per URL that never answered.
     pub fn summary_lines(&mut self, s: &Summary) {
         // Skipped pages only when there were some: the line stays within 120 columns.
-        let skipped = if s.skipped_pages > 0 {
-            format!(" · {} page(s) skipped", s.skipped_pages)
-        } else {
-            String::new()
-        };
+        let mut skipped = String::new();
+        if s.skipped_pages > 0 {
+            skipped += &format!(" · {} page(s) skipped", s.skipped_pages);
+        }
+        if s.skipped_intervals > 0 {
+            skipped += &format!(" · {} interval(s) skipped", s.skipped_intervals);
+        }
         self.line(&format!(
             "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {} restart(s) · \
              {} scrape error(s){skipped}",

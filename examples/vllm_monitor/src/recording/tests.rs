@@ -96,7 +96,7 @@ fn record(path: &Path) {
     for scrape in scrapes() {
         writer.write(&scrape).unwrap();
     }
-    writer.finish(7).unwrap();
+    writer.finish(Some(7)).unwrap();
 }
 
 /// Every item, errors as their text.
@@ -206,7 +206,7 @@ fn times_round_trip_through_a_file() {
         };
         writer.write(&scrape).unwrap();
     }
-    writer.finish(7).unwrap();
+    writer.finish(Some(7)).unwrap();
     let read: Vec<i64> = open(&path)
         .unwrap()
         .map(|r| r.unwrap().start.timestamp_micros())
@@ -490,7 +490,7 @@ fn extra_header_fields_cannot_shadow_the_header() {
     let dir = TempDir::new("shadow");
     let path = dir.file("run.jsonl");
     let writer = Writer::create(&path, &shadowing).unwrap();
-    writer.finish(7).unwrap();
+    writer.finish(Some(7)).unwrap();
     let replay = open(&path).unwrap();
     let read = replay.header().unwrap();
     assert_eq!(read.extra.get("kept"), Some(&Value::Bool(true)));

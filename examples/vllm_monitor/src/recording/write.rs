@@ -81,13 +81,15 @@ impl Writer {
         self.write_line(&to_json(scrape))
     }
 
-    /// Ends the recording of a run that computed `ticks` intervals: a last line
+    /// Ends the recording, of a run that computed `ticks` intervals if known: a last line
     /// `{"end_of_run": true, "ticks": N}` (a replay computes as many, [`super::Replay::ticks`]),
     /// and a compressed file is left with its proper end (a reader will not call it
     /// truncated). Dropping the writer ends the stream without that line, and cannot report
     /// a failure.
-    pub fn finish(mut self, ticks: u64) -> io::Result<()> {
-        self.write_line(&serde_json::json!({ "end_of_run": true, "ticks": ticks }))?;
+    pub fn finish(mut self, ticks: Option<u64>) -> io::Result<()> {
+        if let Some(ticks) = ticks {
+            self.write_line(&serde_json::json!({ "end_of_run": true, "ticks": ticks }))?;
+        }
         match self.sink.take() {
             Some(sink) => sink.finish(),
             None => Ok(()),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::monitor::{monitor_binary, read_request, Reaped};
+use crate::monitor::{live_until, monitor_binary, read_request, Reaped};
 
 /// The inference servers of the monitor's default list: vLLM 8000-8015, SGLang 30000, TGI
 /// and llama.cpp 8080 (it also asks LMDeploy's 23333 and DCGM's 9400).
@@ -37,42 +37,85 @@ fn run(args: &[&str]) -> (Vec<Value>, Duration) {
     (rows, first_after)
 }
 
+/// A vLLM page on the first usual port free here (1000 tok/s by the server's clock);
+/// stopped when dropped. If every usual port is taken, this machine cannot host the test's
+/// server, and saying so beats passing without having looked.
+struct OnAUsualPort {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl OnAUsualPort {
+    fn start() -> OnAUsualPort {
+        let listener = USUAL_PORTS
+            .iter()
+            .find_map(|&port| TcpListener::bind(("127.0.0.1", port)).ok())
+            .unwrap_or_else(|| panic!("every usual port ({USUAL_PORTS:?}) is busy on this machine"));
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                for mut stream in listener.incoming().flatten() {
+                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        return;
+                    }
+                    read_request(&mut stream);
+                    let tokens = started.elapsed().as_millis();
+                    let body = format!("# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\"}} {tokens}\n");
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                }
+            })
+        };
+        OnAUsualPort {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/metrics", self.port)
+    }
+}
+
+impl Drop for OnAUsualPort {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accepting thread, which then sees the flag.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs the monitor with `args` (JSON, every 300 ms) until it prints a row for which
+/// `done` holds, then stops it with Ctrl-C; its rows (see [`live_until`]).
+fn run_until(args: &[&str], done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut all = vec!["--json", "--interval", "300ms", "--duration", "120s"];
+    all.extend_from_slice(args);
+    live_until(&all, done).rows
+}
+
 #[test]
 fn a_server_on_a_usual_port_is_found_and_monitored() {
-    // The first usual port free here; if every one is taken, this machine cannot host the
-    // test's server, and saying so beats passing without having looked.
-    let listener = USUAL_PORTS
-        .iter()
-        .find_map(|&port| TcpListener::bind(("127.0.0.1", port)).ok())
-        .unwrap_or_else(|| panic!("every usual port ({USUAL_PORTS:?}) is busy on this machine"));
-    let port = listener.local_addr().unwrap().port();
-    listener.set_nonblocking(false).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let server = {
-        let stop = std::sync::Arc::clone(&stop);
-        std::thread::spawn(move || {
-            let started = Instant::now();
-            for mut stream in listener.incoming().flatten() {
-                if stop.load(std::sync::atomic::Ordering::SeqCst) {
-                    return;
-                }
-                read_request(&mut stream);
-                let tokens = started.elapsed().as_millis();
-                let body = format!("# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\"}} {tokens}\n");
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
+    let server = OnAUsualPort::start();
+    let url = server.url();
+    let rows = run_until(&[], |row| {
+        row["urls"].as_array().is_some_and(|urls| {
+            urls.iter()
+                .any(|u| u["url"] == url.as_str() && u["status"] == "ok (vllm)")
         })
-    };
-    let (rows, first_after) = run(&[]);
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    let _ = std::net::TcpStream::connect(("127.0.0.1", port));
-    server.join().unwrap();
+    });
+    drop(server);
 
-    let url = format!("http://127.0.0.1:{port}/metrics");
     let start = &rows[0];
     assert_eq!(start["event"], "start", "{start}");
     assert!(
@@ -94,10 +137,6 @@ fn a_server_on_a_usual_port_is_found_and_monitored() {
         start["setup"].as_str().unwrap().contains("found on this machine"),
         "{start}"
     );
-    // 18 ports probed at once: at most a 150 ms connect and a 600 ms answer, so under a
-    // second with the process start included.
-    assert!(first_after < Duration::from_secs(1), "{first_after:?}");
-    println!("discovery: 18 ports probed, first line after {first_after:?}");
     let last = rows.iter().rfind(|r| r.get("urls").is_some()).unwrap();
     let ours = last["urls"]
         .as_array()
@@ -106,6 +145,19 @@ fn a_server_on_a_usual_port_is_found_and_monitored() {
         .find(|u| u["url"] == url.as_str())
         .unwrap();
     assert_eq!(ours["status"], "ok (vllm)", "{last}");
+}
+
+/// 18 ports probed at once: at most a 150 ms connect and a 600 ms answer per path, so the
+/// first line comes within a second of the start, the process's start included.
+#[test]
+#[ignore = "times the wall clock"]
+fn discovery_prints_its_first_line_within_a_second() {
+    let server = OnAUsualPort::start();
+    let (rows, first_after) = run(&[]);
+    drop(server);
+    assert_eq!(rows[0]["event"], "start", "{}", rows[0]);
+    assert!(first_after < Duration::from_secs(1), "{first_after:?}");
+    println!("discovery: 18 ports probed, first line after {first_after:?}");
 }
 
 #[test]
@@ -195,7 +247,7 @@ fn a_page_at_prometheus_metrics_and_the_gpu_exporter_are_found() {
     ]);
     let dcgm = serve_paths(vec![("/metrics", read("dcgm.prom"))]);
     let ports = format!("{trtllm},{dcgm}");
-    let (rows, _) = run(&["--discover-ports", &ports]);
+    let rows = run_until(&["--discover-ports", &ports], |row| row["gpus"]["count"] == 2);
     let start = &rows[0];
     let monitoring: Vec<&str> = start["monitoring"]
         .as_array()

@@ -4,7 +4,6 @@
 
 use std::net::TcpListener;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use crate::monitor::monitor_binary;
 use crate::terminal::InPty;
@@ -65,15 +64,7 @@ fn the_dashboard_shows_why_a_url_never_answered() {
         100,
         &["--url", &url, "--interval", "500ms", "--duration", "60s"],
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut shown = String::new();
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(200));
-        shown = run.contents();
-        if shown.contains("fault") && shown.contains("Events (1)") {
-            break;
-        }
-    }
+    let shown = run.wait_for(|shown| shown.contains("fault") && shown.contains("Events (1)"));
     let (_, restored, raw) = run.press_and_wait(b"q");
     let port = url.trim_end_matches("/metrics").rsplit(':').next().unwrap();
     let servers = shown

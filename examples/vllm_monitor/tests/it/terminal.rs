@@ -8,7 +8,23 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{native_pty_system, CommandBuilder, PtySize};
 
+use vllm_monitor::simulator::Simulation;
+
 use crate::monitor::monitor_binary;
+use crate::recorded::{Grid, Recording, Source};
+
+/// Long enough for a child process to do what a test waits for however loaded the machine
+/// is: a bound that fails a hung test instead of hanging, never a measure of speed.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A recording of the built-in simulator's page (its wave, a restart `restart_s` in) every
+/// `interval` for `scrapes` scrapes, with the header's `window`.
+fn simulated(name: &str, restart_s: f64, interval: Duration, scrapes: u64, window: Duration) -> Recording {
+    let sim = Simulation::new(Some(restart_s));
+    let grid = Grid::new(interval, scrapes).window(window);
+    let sources = [Source::new("http://127.0.0.1:8000/metrics", |t| sim.render_at(t))];
+    Recording::make(name, grid, &sources)
+}
 
 #[test]
 fn help_lists_every_option_and_bad_arguments_exit_2() {
@@ -68,20 +84,16 @@ fn help_lists_every_option_and_bad_arguments_exit_2() {
     }
 }
 
-/// Piped, the monitor prints plain lines of at most 120 columns with a header every 20.
+/// Piped, the monitor prints plain lines of at most 120 columns with a header every 20
+/// (here of a replay: 7 s of the simulator every 250 ms, restarting 3 s in).
 #[test]
 fn piped_output_is_plain_lines_of_at_most_120_columns() {
+    let ms = Duration::from_millis;
+    let recording = simulated("piped.jsonl", 3.0, ms(250), 29, ms(2000));
     let out = Command::new(monitor_binary())
-        .args([
-            "--simulate",
-            "--interval",
-            "250ms",
-            "--window",
-            "2s",
-            "--duration",
-            "7s",
-        ])
-        .args(["--simulate-restart-after", "3s", "--target-requests", "2000"])
+        .arg("--replay")
+        .arg(recording.path())
+        .args(["--duration", "7s", "--target-requests", "2000"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{:?}", out.status);
@@ -160,13 +172,31 @@ impl InPty {
         self.screen.lock().unwrap().0.screen().contents()
     }
 
-    /// Types `keys`, waits (10 s at most) for the monitor to exit; its status, whether the
-    /// emulated terminal is back on the normal screen, and everything it wrote.
+    /// The screen once `ready` holds of it, polled; the screen as it is after [`PATIENCE`]
+    /// otherwise (the caller's assertions then say what is missing).
+    pub fn wait_for(&self, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let shown = self.contents();
+            if ready(&shown) || Instant::now() > deadline {
+                return shown;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether the emulated terminal is on the alternate screen (the dashboard holds it).
+    pub fn on_alternate_screen(&self) -> bool {
+        self.screen.lock().unwrap().0.screen().alternate_screen()
+    }
+
+    /// Types `keys`, waits ([`PATIENCE`] at most) for the monitor to exit; its status,
+    /// whether the emulated terminal is back on the normal screen, and everything it wrote.
     pub fn press_and_wait(mut self, keys: &[u8]) -> (portable_pty::ExitStatus, bool, String) {
         let mut writer = self.master.take_writer().unwrap();
         writer.write_all(keys).unwrap();
         writer.flush().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + PATIENCE;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 break status;
@@ -192,48 +222,52 @@ impl InPty {
     }
 }
 
+/// The headline's rate on the dashboard's screen, if it shows one.
+fn headline(shown: &str) -> Option<f64> {
+    let line = shown
+        .lines()
+        .find(|r| r.contains(" tok/s") && !r.contains("per req"))?;
+    line.trim_start_matches('│')
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The simulator restarting 5 s in, replayed at twice its speed (4 min of it: the
+/// dashboard stays up until q): once the restart is in the event log, the screen shows
+/// the rate, its sparkline, the KV cache and the progress, and q restores the terminal.
 #[test]
 fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
+    let recording = simulated(
+        "dashboard.jsonl.zst",
+        5.0,
+        Duration::from_millis(500),
+        481,
+        Duration::from_secs(4),
+    );
     let run = InPty::start(
         30,
         100,
         &[
-            "--simulate",
-            "--interval",
-            "500ms",
-            "--window",
-            "4s",
-            "--simulate-restart-after",
-            "5s",
-            "--duration",
-            "60s",
+            "--replay",
+            recording.path().to_str().unwrap(),
+            "--speed",
+            "2",
             "--target-requests",
             "25000",
         ],
     );
-    // 10 s of the simulator, restarting 5 s in.
-    let started = Instant::now();
-    let mut shown = String::new();
-    while started.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(250));
-        shown = run.contents();
-    }
+    let restarted = |r: &str| r.contains(" restart ") && r.contains("server restarted");
+    let shown = run.wait_for(|shown| shown.lines().any(restarted) && headline(shown).is_some());
     let (status, restored, raw) = run.press_and_wait(b"q");
     assert!(status.success(), "{status:?}");
 
     let rows: Vec<&str> = shown.lines().collect();
     assert!(rows.len() <= 30 && rows.iter().all(|r| r.chars().count() <= 100));
-    let headline = rows
-        .iter()
-        .find(|r| r.contains(" tok/s") && !r.contains("per req"))
-        .unwrap_or_else(|| panic!("no headline:\n{shown}"));
-    let value: f64 = headline
-        .trim_start_matches('│')
-        .split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no number in the headline {headline:?}"));
-    assert!((1000.0..2100.0).contains(&value), "{headline}");
+    // Every window of the replay, across the restart too, is between 1000 and 2100 tok/s.
+    let value = headline(&shown).unwrap_or_else(|| panic!("no headline with a number:\n{shown}"));
+    assert!((1000.0..2100.0).contains(&value), "{value}:\n{shown}");
     assert!(
         shown.chars().any(|c| "▁▂▃▄▅▆▇█".contains(c)),
         "no sparkline:\n{shown}"
@@ -247,24 +281,32 @@ fn dashboard_in_a_pseudo_terminal_shows_the_run_and_quits_on_q() {
         "no progress bar:\n{shown}"
     );
     assert!(
-        rows.iter()
-            .any(|r| r.contains(" restart ") && r.contains("server restarted")),
+        rows.iter().any(|r| restarted(r)),
         "no restart in the event log:\n{shown}"
     );
     // Back on the normal screen: the terminal restored and the summary printed.
     assert!(restored, "left in the alternate screen");
     assert!(raw.contains("summary:"), "no summary after q");
     assert!(raw.contains("\x1b[?1049l"), "alternate screen not left");
-    println!("dashboard at 100x30 after 10 s:\n{shown}");
+    println!("dashboard at 100x30 once the restart is shown:\n{shown}");
 }
 
-/// `--plot`: the run's generation rate with the restart marked and a line per group.
+/// `--plot`: the run's generation rate with the restart marked and a line per group (of a
+/// replay: 4 s of the simulator every 500 ms, restarting 2 s in).
 #[test]
 fn plot_marks_the_restart_and_draws_a_line_per_group() {
+    let recording = simulated(
+        "plot.jsonl",
+        2.0,
+        Duration::from_millis(500),
+        9,
+        Duration::from_secs(30),
+    );
     let path = std::env::temp_dir().join(format!("promrate-plot-{}.svg", std::process::id()));
     let out = Command::new(monitor_binary())
-        .args(["--simulate", "--plain", "--interval", "500ms", "--duration", "4s"])
-        .args(["--simulate-restart-after", "2s", "--by", "engine", "--plot"])
+        .arg("--replay")
+        .arg(recording.path())
+        .args(["--plain", "--duration", "4s", "--by", "engine", "--plot"])
         .arg(&path)
         .output()
         .unwrap();
@@ -290,7 +332,13 @@ fn ctrl_c_and_esc_in_the_dashboard_quit_cleanly() {
             80,
             &["--simulate", "--interval", "500ms", "--duration", "60s"],
         );
-        std::thread::sleep(Duration::from_secs(3));
+        // Once the dashboard shows a rate, it holds the terminal in raw mode (where Ctrl-C is
+        // a key) and has read pages (so the run succeeded).
+        let shown = run.wait_for(|shown| run.on_alternate_screen() && headline(shown).is_some());
+        assert!(
+            run.on_alternate_screen() && headline(&shown).is_some(),
+            "{key:?}: no dashboard with a rate:\n{shown}"
+        );
         let (status, restored, raw) = run.press_and_wait(key);
         assert!(status.success(), "{key:?}: {status:?}");
         assert!(

@@ -14,7 +14,7 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::Value;
 
-use crate::monitor::monitor_binary;
+use crate::monitor::{live_until, monitor_binary};
 
 const TOKEN: &str = "s3cret-token-4f1c";
 const PASSWORD: &str = "pa55-w0rd-9e2";
@@ -174,26 +174,39 @@ fn https(name: &str, expired: bool, want: Vec<(&'static str, String)>) -> (Pki, 
     (pki, server, url)
 }
 
-/// The monitor's JSON lines and its stderr, after a short run with `args`.
-fn monitor(args: &[&str]) -> (Vec<Value>, String) {
-    let out = Command::new(monitor_binary())
-        .args(["--json", "--interval", "300ms", "--duration", "1500ms"])
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
+/// The monitor's JSON lines and its stderr, of a run with `args` stopped by Ctrl-C once a
+/// row for which `done` holds is printed (however long a loaded machine takes; no scrape
+/// times out meanwhile).
+fn monitor(args: &[&str], done: impl Fn(&Value) -> bool) -> (Vec<Value>, String) {
+    let mut all = vec![
+        "--json",
+        "--interval",
+        "300ms",
+        "--duration",
+        "120s",
+        "--timeout",
+        "60s",
+    ];
+    all.extend_from_slice(args);
+    let live = live_until(&all, done);
+    let stdout: Vec<String> = live.rows.iter().map(Value::to_string).collect();
     for secret in [TOKEN, PASSWORD] {
         assert!(
-            !stdout.contains(secret) && !stderr.contains(secret),
-            "a secret was printed:\n{stdout}\n{stderr}"
+            stdout.iter().all(|l| !l.contains(secret)) && !live.stderr.contains(secret),
+            "a secret was printed:\n{stdout:?}\n{}",
+            live.stderr
         );
     }
-    let rows = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    (rows, stderr)
+    (live.rows, live.stderr)
+}
+
+/// A row where the only URL was read.
+fn read(row: &Value) -> bool {
+    row["urls"][0]["status"] == "ok (vllm)"
+}
+
+fn fault(row: &Value) -> bool {
+    row["event"] == "fault"
 }
 
 /// The last interval's status of the only URL.
@@ -220,16 +233,19 @@ fn bearer() -> (&'static str, String) {
 fn the_right_ca_token_and_header_read_the_metrics() {
     let (pki, _server, url) = https("good", false, vec![bearer(), ("X-Scope-OrgID", "team-a".into())]);
     let token = pki.file("token", &format!("{TOKEN}\n"));
-    let (rows, stderr) = monitor(&[
-        "--url",
-        &url,
-        "--ca-cert",
-        pki.ca_pem.to_str().unwrap(),
-        "--bearer-token-file",
-        token.to_str().unwrap(),
-        "--header",
-        "X-Scope-OrgID: team-a",
-    ]);
+    let (rows, stderr) = monitor(
+        &[
+            "--url",
+            &url,
+            "--ca-cert",
+            pki.ca_pem.to_str().unwrap(),
+            "--bearer-token-file",
+            token.to_str().unwrap(),
+            "--header",
+            "X-Scope-OrgID: team-a",
+        ],
+        |row| read(row) && row["generation_tokens_per_s"]["window"].is_number(),
+    );
     assert_eq!(last_status(&rows), "ok (vllm)", "{rows:?} {stderr}");
     assert!(faults(&rows).is_empty(), "{rows:?}");
     let rate = rows
@@ -237,21 +253,26 @@ fn the_right_ca_token_and_header_read_the_metrics() {
         .rev()
         .find_map(|r| r["generation_tokens_per_s"]["window"].as_f64())
         .expect("a rate");
-    assert!((800.0..1200.0).contains(&rate), "{rate}");
+    // Live, its value depends on when the pages were rendered; that the pages were read
+    // into a rate is the point here (replays check rates exactly).
+    assert!(rate > 0.0, "{rate}");
 }
 
 #[test]
 fn a_wrong_token_is_a_clear_401_fault() {
     let (pki, _server, url) = https("token", false, vec![bearer()]);
     let token = pki.file("token", "not-the-token\n");
-    let (rows, _) = monitor(&[
-        "--url",
-        &url,
-        "--ca-cert",
-        pki.ca_pem.to_str().unwrap(),
-        "--bearer-token-file",
-        token.to_str().unwrap(),
-    ]);
+    let (rows, _) = monitor(
+        &[
+            "--url",
+            &url,
+            "--ca-cert",
+            pki.ca_pem.to_str().unwrap(),
+            "--bearer-token-file",
+            token.to_str().unwrap(),
+        ],
+        fault,
+    );
     assert_eq!(
         faults(&rows),
         ["never answered yet: HTTP 401 Unauthorized: unauthorized: missing or wrong credentials"],
@@ -263,7 +284,7 @@ fn a_wrong_token_is_a_clear_401_fault() {
 fn an_unknown_ca_and_an_expired_certificate_are_clear_tls_faults() {
     let (_pki, _server, url) = https("unknown", false, vec![]);
     // The system's roots do not know the test's CA.
-    let (rows, _) = monitor(&["--url", &url]);
+    let (rows, _) = monitor(&["--url", &url], fault);
     let unknown = faults(&rows);
     assert_eq!(unknown.len(), 1, "{rows:?}");
     assert!(
@@ -272,7 +293,10 @@ fn an_unknown_ca_and_an_expired_certificate_are_clear_tls_faults() {
     );
 
     let (expired, _server, url) = https("expired", true, vec![]);
-    let (rows, _) = monitor(&["--url", &url, "--ca-cert", expired.ca_pem.to_str().unwrap()]);
+    let (rows, _) = monitor(
+        &["--url", &url, "--ca-cert", expired.ca_pem.to_str().unwrap()],
+        fault,
+    );
     assert_eq!(
         faults(&rows),
         ["never answered yet: TLS: the server's certificate has expired"],
@@ -283,7 +307,7 @@ fn an_unknown_ca_and_an_expired_certificate_are_clear_tls_faults() {
 #[test]
 fn insecure_reads_an_unknown_certificate_and_every_output_says_so() {
     let (_pki, _server, url) = https("insecure", false, vec![]);
-    let (rows, _) = monitor(&["--url", &url, "--insecure"]);
+    let (rows, _) = monitor(&["--url", &url, "--insecure"], read);
     assert_eq!(last_status(&rows), "ok (vllm)", "{rows:?}");
     let warned = |row: &Value| row["warnings"].to_string().contains("--insecure");
     assert!(
@@ -312,7 +336,7 @@ fn basic_auth_from_the_url_is_sent_and_shown_without_its_password() {
     let credentials = base64::engine::general_purpose::STANDARD.encode(format!("ops:{PASSWORD}"));
     let server = Server::start(&pki, vec![("Authorization", format!("Basic {credentials}"))]);
     let url = format!("https://ops:{PASSWORD}@127.0.0.1:{}/metrics", server.port);
-    let (rows, _) = monitor(&["--url", &url, "--ca-cert", pki.ca_pem.to_str().unwrap()]);
+    let (rows, _) = monitor(&["--url", &url, "--ca-cert", pki.ca_pem.to_str().unwrap()], read);
     assert_eq!(last_status(&rows), "ok (vllm)", "{rows:?}");
     let shown = format!("https://ops:***@127.0.0.1:{}/metrics", server.port);
     assert_eq!(rows[0]["monitoring"][0], shown.as_str(), "{rows:?}");
@@ -324,14 +348,17 @@ fn federate_goes_through_the_same_tls_and_token() {
     let server = Server::start(&pki, vec![bearer()]);
     let token = pki.file("token", TOKEN);
     let base = format!("https://127.0.0.1:{}", server.port);
-    let (rows, _) = monitor(&[
-        "--federate",
-        &base,
-        "--ca-cert",
-        pki.ca_pem.to_str().unwrap(),
-        "--bearer-token-file",
-        token.to_str().unwrap(),
-    ]);
+    let (rows, _) = monitor(
+        &[
+            "--federate",
+            &base,
+            "--ca-cert",
+            pki.ca_pem.to_str().unwrap(),
+            "--bearer-token-file",
+            token.to_str().unwrap(),
+        ],
+        read,
+    );
     assert_eq!(last_status(&rows), "ok (vllm)", "{rows:?}");
     assert!(
         rows[0]["monitoring"][0]
