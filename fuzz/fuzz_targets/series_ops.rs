@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta};
 use libfuzzer_sys::fuzz_target;
 use promrate::promql::{Range, Semantics};
-use promrate::{CounterSeries, Selector, Tracker};
+use promrate::{CounterSeries, Selector, Tracker, WindowRule};
 
 fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
     let (head, rest) = data.split_first_chunk::<N>()?;
@@ -16,6 +16,7 @@ fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
 fuzz_target!(|bytes: &[u8]| {
     let mut data = bytes;
     let mut series = CounterSeries::new(TimeDelta::seconds(300));
+    series.ewma_restart_after(TimeDelta::seconds(20));
     series.max_points(64);
     let mut tracker = Tracker::new([]);
     tracker.stale_after(2);
@@ -70,6 +71,16 @@ fuzz_target!(|bytes: &[u8]| {
                     );
                 }
                 let _ = (series.exact_rate(window, now), series.ewma_rate());
+                // The window a monitor states: within its reach, never negative.
+                let slack = TimeDelta::milliseconds(i64::from(a) * 100);
+                let rule = WindowRule::new(window)
+                    .slack(slack)
+                    .gap(TimeDelta::milliseconds(i64::from(b) * 50 + 1));
+                if let Some(w) = series.window_increase(&rule, now) {
+                    assert!(w.start < w.end && w.end <= now, "{w:?} at {now}");
+                    assert!(w.start >= now - window - slack, "{w:?} reaches past its slack");
+                    assert!(w.increase >= 0.0 || w.increase.is_nan(), "{w:?}");
+                }
             }
             6 => {
                 let p = series.points();
