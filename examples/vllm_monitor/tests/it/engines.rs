@@ -72,16 +72,7 @@ fn checked_windows<'r>(recording: &Recording, rows: &'r [Value], metric: &str) -
         .into_iter()
         .zip(ks)
         .map(|(row, k)| {
-            let window = &row["window"];
-            let (start, end) = (
-                recording.index_at(&window["start"]),
-                recording.index_at(&window["end"]),
-            );
-            assert_eq!(
-                (start, end),
-                (k.saturating_sub(WINDOW), k),
-                "interval {k}: {window}"
-            );
+            let (start, end) = recording.window_of(row, k, WINDOW);
             let span = recording.span(0, start, end);
             let shown = row["window_span_s"].as_f64().unwrap();
             assert!(

@@ -596,16 +596,7 @@ fn built_in_simulator_is_monitored_across_its_restart() {
     let (mut across, mut clear) = (0, 0);
     for (k, row) in (1u64..).zip(intervals) {
         assert_eq!(row["elapsed_s"], k as f64);
-        let window = &row["window"];
-        let (start, end) = (
-            recording.index_at(&window["start"]),
-            recording.index_at(&window["end"]),
-        );
-        assert_eq!(
-            (start, end),
-            (k.saturating_sub(WINDOW), k),
-            "interval {k}: {window}"
-        );
+        let (start, end) = recording.window_of(row, k, WINDOW);
         let rate = row["generation_tokens_per_s"]["window"].as_f64().unwrap();
         let want = recording.rate(0, metric, start, end);
         assert!(

@@ -230,6 +230,15 @@ impl Recording {
         index as u64
     }
 
+    /// The grid numbers of the two scrapes row `k`'s window compares, checked to be the
+    /// `window` scrapes before `k` (fewer at the start): the window rule on the grid.
+    pub fn window_of(&self, row: &Value, k: u64, window: u64) -> (u64, u64) {
+        let w = &row["window"];
+        let (start, end) = (self.index_at(&w["start"]), self.index_at(&w["end"]));
+        assert_eq!((start, end), (k.saturating_sub(window), k), "interval {k}: {w}");
+        (start, end)
+    }
+
     /// The reset-aware increase of `metric` (a sample name: `x_total`, `x_sum`; every
     /// series summed) on `url`'s pages from scrape `from` to scrape `to`: each series'
     /// increase between consecutive pages, and its new value where it went down (a
