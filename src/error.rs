@@ -327,6 +327,19 @@ pub enum SelectorErrorKind {
     /// Text after the closing brace.
     #[error("unexpected text after selector")]
     TrailingText,
+    /// A range (`x[5m]`): promrate selects series, and the window is the rate's to ask.
+    #[error(
+        "a range selector: promrate selects series (write the selector without `[...]`) and takes the \
+         window where you ask for a rate (e.g. `CounterSeries::exact_rate(window, at)` or `promql::Range::new(window)`)"
+    )]
+    RangeSelector,
+    /// A function or an aggregation (`rate(x[5m])`, `sum(...)`): PromQL queries are not
+    /// selectors; promrate computes the rates and sums itself.
+    #[error(
+        "`{0}(...)` is a PromQL query, not a selector: promrate selects series (e.g. `x_total{{job=\"a\"}}`) \
+         and computes rate, increase, irate and sums by label itself (e.g. `Tracker::sum_by`)"
+    )]
+    Function(String),
 }
 
 /// A sample a live series refused; the series is unchanged.

@@ -186,7 +186,15 @@ impl<'a> SelectorParser<'a> {
             return Err(self.error(rest, SelectorErrorKind::Expected("a metric name or '{'")));
         }
         if !rest.is_empty() {
-            return Err(self.error(rest, SelectorErrorKind::TrailingText));
+            // What a PromQL user types first, told apart from a typo.
+            let kind = match (rest.as_bytes()[0], matchers.first()) {
+                (b'[', _) => SelectorErrorKind::RangeSelector,
+                (b'(', Some(name)) if name.label() == "__name__" && matchers.len() == 1 => {
+                    SelectorErrorKind::Function(name.value().to_string())
+                }
+                _ => SelectorErrorKind::TrailingText,
+            };
+            return Err(self.error(rest, kind));
         }
         if matchers.iter().all(Matcher::matches_empty) {
             return Err(SelectorError {

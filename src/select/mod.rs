@@ -355,6 +355,11 @@ mod tests {
             (r#"up{"x"}"#, 4, SelectorErrorKind::DuplicateName),
             (r#"up{a="\q"}"#, 7, SelectorErrorKind::InvalidEscape),
             ("up x", 4, SelectorErrorKind::TrailingText),
+            ("x_total[5m]", 8, SelectorErrorKind::RangeSelector),
+            (r#"x_total{job="a"} [5m]"#, 18, SelectorErrorKind::RangeSelector),
+            ("rate(x_total[5m])", 5, SelectorErrorKind::Function("rate".into())),
+            ("sum (rate(x[1m]))", 5, SelectorErrorKind::Function("sum".into())),
+            (r#"up{a="b"}(x)"#, 10, SelectorErrorKind::TrailingText),
             ("", 1, SelectorErrorKind::Expected("a metric name or '{'")),
             (
                 "{1a=\"x\"}",
