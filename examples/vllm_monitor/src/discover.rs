@@ -24,7 +24,7 @@ pub struct Found {
 
 /// The ports of `ports` on 127.0.0.1 whose `/metrics` has vLLM, SGLang or TGI metrics, in
 /// the order given. Every port is asked at once, so the whole search takes one
-/// [`CONNECT`] plus one [`ANSWER`] per path of [`PATHS`] at most.
+/// `CONNECT` plus one `ANSWER` per path of `PATHS` at most.
 pub fn find(ports: &[u16], access: &Access) -> Vec<Found> {
     std::thread::scope(|scope| {
         let probes: Vec<_> = ports
