@@ -64,7 +64,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
     let used = window_of(delta(window), delta(interval));
     let note = (used != delta(window)).then(|| {
         format!(
-            "--window {} is not a whole number of {} intervals: the window is {}",
+            "the window ({}) is not a whole number of {} intervals: it is {}",
             humantime::format_duration(window),
             humantime::format_duration(interval),
             humantime::format_duration(used.to_std().unwrap_or_default()),
@@ -101,6 +101,9 @@ impl App {
     /// takes the output; an error is for the user (a bad file, a simulator that cannot
     /// start).
     pub fn start(args: Args) -> Result<App, String> {
+        if args.speed.is_some() && args.replay.is_none() {
+            return Err("--speed paces a replay: it needs --replay FILE".into());
+        }
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let (pipeline, input, urls, mut notes) = match &args.replay {
@@ -309,7 +312,7 @@ impl App {
             Err(e) => return Some(format!("{file}: {e}")),
         };
         let mut last_end: Option<DateTime<Utc>> = None;
-        let mut pace = Pace::new(speed);
+        let pace = Pace::new(speed, self.pipeline.schedule().started);
         let mut scrapes = scrapes;
         for item in scrapes.by_ref() {
             let recorded = match item {
@@ -329,7 +332,7 @@ impl App {
                 continue;
             };
             while self.pipeline.ticks() < read_after && !self.pipeline.is_over() {
-                if let Some(failure) = self.replay_tick(&mut pace) {
+                if let Some(failure) = self.replay_tick(&pace) {
                     return failure;
                 }
             }
@@ -337,6 +340,12 @@ impl App {
                 break;
             }
             last_end = Some(last_end.map_or(scrape.end, |e| e.max(scrape.end)));
+            // Shown when it arrived (not before the interval it was read after).
+            pace.wait(
+                scrape
+                    .end
+                    .max(self.pipeline.schedule().tick_at(self.pipeline.ticks())),
+            );
             self.read(&scrape, 0);
         }
         let scrapes_ticks = scrapes.ticks();
@@ -350,7 +359,7 @@ impl App {
                 None => end.is_some_and(|e| self.pipeline.next_tick_at() <= e),
             }
         {
-            if let Some(failure) = self.replay_tick(&mut pace) {
+            if let Some(failure) = self.replay_tick(&pace) {
                 return failure;
             }
         }
@@ -358,7 +367,7 @@ impl App {
     }
 
     /// One interval of a replay, paced; `Some` to stop (with the failure, if any).
-    fn replay_tick(&mut self, pace: &mut Pace) -> Option<Option<String>> {
+    fn replay_tick(&mut self, pace: &Pace) -> Option<Option<String>> {
         pace.wait(self.pipeline.next_tick_at());
         self.tick();
         while let Ok(message) = self.messages.try_recv() {
@@ -447,24 +456,28 @@ impl App {
     }
 }
 
-/// A replay's pace: virtual time shown `speed` times faster than real time, or as fast as
-/// possible.
+/// A replay's pace: virtual time shown `speed` times faster than real time from the
+/// recorded run's start, or as fast as possible.
 struct Pace {
     speed: Option<f64>,
-    /// The first interval's virtual time and the real moment it was shown.
-    origin: Option<(DateTime<Utc>, std::time::Instant)>,
+    /// The recorded run's start and the real moment the replay began.
+    origin: (DateTime<Utc>, std::time::Instant),
 }
 
 impl Pace {
-    fn new(speed: Option<f64>) -> Pace {
-        Pace { speed, origin: None }
+    fn new(speed: Option<f64>, started: DateTime<Utc>) -> Pace {
+        Pace {
+            speed,
+            origin: (started, std::time::Instant::now()),
+        }
     }
 
-    fn wait(&mut self, at: DateTime<Utc>) {
+    /// Waits until virtual time `at` is due.
+    fn wait(&self, at: DateTime<Utc>) {
         let Some(speed) = self.speed else {
             return;
         };
-        let (virtual_origin, real_origin) = *self.origin.get_or_insert((at, std::time::Instant::now()));
+        let (virtual_origin, real_origin) = self.origin;
         let due = Duration::from_secs_f64((at - virtual_origin).as_seconds_f64().max(0.0) / speed);
         if let Some(wait) = due.checked_sub(real_origin.elapsed()) {
             std::thread::sleep(wait);

@@ -24,7 +24,7 @@ pub struct Recording {
     pub duration: Option<Duration>,
     /// Whether it was written by this monitor (its `tick` fields place each page).
     pub ours: bool,
-    /// "recorded by vllm_monitor" or "a recording without header", for the setup line.
+    /// "recorded by vllm_monitor" or "another scraper's recording", for the setup line.
     pub what: String,
 }
 
@@ -32,7 +32,10 @@ pub struct Recording {
 /// the URLs and the scrape times of the first URL).
 pub fn survey(path: &Path) -> Result<Recording, String> {
     let shown = path.display();
-    let replay = recording::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let replay = recording::open(path).map_err(|e| match e.line {
+        0 => format!("{shown}: {}", e.message),
+        _ => format!("{shown}: {e}"),
+    })?;
     if let Some(h) = replay.header() {
         let duration = h
             .extra
@@ -79,7 +82,7 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
         window: None,
         duration: None,
         ours: false,
-        what: "a recording without header".into(),
+        what: "another scraper's recording".into(),
     })
 }
 

@@ -1,8 +1,9 @@
 //! `--export csv`: the intervals as CSV, one line per interval (`group` empty) and one per
-//! group, for spreadsheets and DuckDB. The columns are the `--json` row's fields flattened
-//! with dots (`generation_tokens_per_s.window`), fixed by the schema rather than by the
-//! first row, so a figure that appears later still has its column; fields whose keys
-//! depend on the run (reasons, engines) and the per-URL list stay in `--json`.
+//! group, for spreadsheets and DuckDB. The columns are the row's time and window, then the
+//! `--json` figures flattened with dots (`generation_tokens_per_s.window`), fixed by the
+//! schema rather than by the first row, so a figure that appears later still has its
+//! column; fields whose keys depend on the run (reasons, engines), the per-URL list and
+//! the progress stay in `--json`.
 
 use std::io::Write;
 
@@ -15,8 +16,21 @@ use crate::interval::Snapshot;
 use crate::summary::Summary;
 use crate::target::Event;
 
-/// The row's own columns, before the figures'.
-const ROW: [&str; 5] = ["t", "elapsed_s", "group", "window.span_s", "window.newest_age_s"];
+/// The row's own columns, before the figures': its time and what its window covers.
+const ROW: [&str; 12] = [
+    "t",
+    "at_ms",
+    "elapsed_s",
+    "group",
+    "window.asked_s",
+    "window.span_s",
+    "window.start",
+    "window.end",
+    "window.shortened",
+    "window.computed_at",
+    "window.newest_age_s",
+    "window.fresh_pages",
+];
 
 /// The flattened figure columns, in the JSON's order: from figures with every optional
 /// part present, so that each of their fields has a column.
@@ -89,13 +103,14 @@ impl<W: Write> Csv<W> {
     }
 
     fn row(&mut self, row: &Value, group: &str, figures: &Value) {
-        let mut cells = vec![
-            cell(row.get("t")),
-            cell(row.get("elapsed_s")),
-            cell(Some(&Value::String(group.to_string()))),
-            cell(at(row, "window.span_s")),
-            cell(at(row, "window.newest_age_s")),
-        ];
+        let group = Value::String(group.to_string());
+        let mut cells: Vec<String> = ROW
+            .iter()
+            .map(|c| match *c {
+                "group" => cell(Some(&group)),
+                c => cell(at(row, c)),
+            })
+            .collect();
         cells.extend(self.columns.iter().map(|c| cell(at(figures, c))));
         self.line(&cells);
     }

@@ -110,6 +110,8 @@ impl<W: Write> Plain<W> {
         let instead = snapshot.and_then(|s| match (s.figures.span, s.window.fresh_pages) {
             _ if !s.servers.is_empty() && s.servers.iter().all(|t| !t.status.is_ok()) => Some("no data"),
             (Some(_), 0) => Some("no new page"),
+            // One page so far (or since an outage): no window to measure yet.
+            (None, _) if s.figures.shortened.is_some() => Some("one page"),
             _ => None,
         });
         for c in self.columns() {
@@ -147,6 +149,8 @@ impl<W: Write> Plain<W> {
                     s.window.asked.as_seconds_f64()
                 ));
             }
+            // A page but no window yet: said on its row (its window figures are "-").
+            (Some(_), None) => self.shortened_said = false,
             (None, _) => self.shortened_said = false,
             _ => {}
         }

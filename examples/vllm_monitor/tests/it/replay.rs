@@ -274,7 +274,7 @@ fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
         let text = String::from_utf8(csv.stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(
-            lines[0].starts_with("t,elapsed_s,group,window.span_s"),
+            lines[0].starts_with("t,at_ms,elapsed_s,group,window.asked_s,window.span_s"),
             "{}",
             lines[0]
         );
