@@ -366,6 +366,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_url_without_a_scheme_is_read_as_http_and_said() {
+        let args = Args::try_parse_from([
+            "vllm_monitor",
+            "--url",
+            "localhost:8000/metrics",
+            "--url",
+            "https://gpu1:8000/metrics",
+            "--federate",
+            "prometheus:9090",
+        ])
+        .unwrap();
+        let (urls, notes) = args.urls();
+        assert_eq!(urls[0], "http://localhost:8000/metrics");
+        assert_eq!(urls[1], "https://gpu1:8000/metrics");
+        assert!(urls[2].starts_with("http://prometheus:9090/federate?match"), "{}", urls[2]);
+        assert_eq!(
+            notes,
+            [
+                "localhost:8000/metrics has no scheme: read as http://localhost:8000/metrics",
+                "prometheus:9090 has no scheme: read as http://prometheus:9090",
+            ]
+        );
+        for short in ["0s", "99ms"] {
+            let err = Args::try_parse_from(["vllm_monitor", "--interval", short]).unwrap_err();
+            assert!(err.to_string().contains("under 100ms"), "{err}");
+        }
+    }
+
+    #[test]
     fn a_federate_url_as_typed_is_encoded_once() {
         let typed = r#"http://127.0.0.1:9090/federate?match[]={job="vllm",x=~"a.+"}"#;
         let encoded = encode_url(typed);
