@@ -380,7 +380,11 @@ mod tests {
         let (urls, notes) = args.urls();
         assert_eq!(urls[0], "http://localhost:8000/metrics");
         assert_eq!(urls[1], "https://gpu1:8000/metrics");
-        assert!(urls[2].starts_with("http://prometheus:9090/federate?match"), "{}", urls[2]);
+        assert!(
+            urls[2].starts_with("http://prometheus:9090/federate?match"),
+            "{}",
+            urls[2]
+        );
         assert_eq!(
             notes,
             [
