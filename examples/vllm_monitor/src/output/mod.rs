@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod dashboard;
 pub mod json;
+pub mod labels;
 pub mod plain;
 pub mod plot;
 

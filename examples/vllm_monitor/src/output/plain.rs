@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::{duration, keep_end, keep_start, ms, num, percent, Output, Run};
+use super::{duration, keep_start, labels, ms, num, percent, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
 use crate::interval::Snapshot;
@@ -64,6 +64,8 @@ pub struct Plain<W: Write> {
     since_header: Option<usize>,
     /// Whether the shortened window was explained (once per shortening).
     shortened_said: bool,
+    /// The groups whose numbered labels were last explained.
+    legend: Vec<String>,
     progress: bool,
     closed: bool,
 }
@@ -74,6 +76,7 @@ impl<W: Write> Plain<W> {
             out,
             since_header: None,
             shortened_said: false,
+            legend: Vec::new(),
             progress,
             closed: false,
         }
@@ -159,9 +162,18 @@ impl<W: Write> Plain<W> {
         if let Some(gpus) = gpus::line(s.figures.gpus.as_ref(), &s.figures.per_token) {
             self.line(&format!("{:>FIRST_WIDTH$} {gpus}", "gpus"));
         }
-        if let Some((_, groups)) = &s.groups {
-            for (value, f) in groups {
-                let row = self.row(&keep_end(value, FIRST_WIDTH - 1), f, None);
+        if let Some((label, groups)) = &s.groups {
+            let names: Vec<&str> = groups.iter().map(|(value, _)| value.as_str()).collect();
+            let (short, numbered) = labels::distinct(&names, FIRST_WIDTH - 1);
+            // Numbers mean something only with their legend: printed when the groups change.
+            if numbered && self.legend != names {
+                self.legend = names.iter().map(|n| n.to_string()).collect();
+                for (number, name) in short.iter().zip(&names) {
+                    self.line(&format!("! {label} {number} is {name}"));
+                }
+            }
+            for ((_, f), name) in groups.iter().zip(&short) {
+                let row = self.row(name, f, None);
                 self.line(&row);
             }
         }
