@@ -12,7 +12,7 @@ use std::path::Path;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use promrate::{Selector, Tracker};
+use promrate::{Selector, Tracker, WindowRule};
 use vllm_monitor::{figures, fleet};
 
 const INSTANCES: usize = 1_000;
@@ -73,11 +73,9 @@ fn federation(c: &mut Criterion) {
     group.bench_function("sum_by instance, generation tokens", |b| {
         b.iter(|| tracker.sum_by(&tokens, &["instance"], |s| s.counter()?.exact_rate(window, now)))
     });
-    let windowing = figures::Windowing {
-        window,
-        slack: TimeDelta::seconds(15),
-        gap: TimeDelta::seconds(45),
-    };
+    let windowing = WindowRule::new(window)
+        .slack(TimeDelta::seconds(15))
+        .gap(TimeDelta::seconds(45));
     let e2e = Selector::parse("vllm:e2e_request_latency_seconds").unwrap();
     group.bench_function("histogram_quantile by instance, e2e", |b| {
         b.iter(|| {

@@ -487,11 +487,9 @@ mod page_tests {
         }];
         let (total, groups) = crate::figures::compute(
             &sources,
-            crate::figures::Windowing {
-                window: chrono::TimeDelta::seconds(4),
-                slack: chrono::TimeDelta::seconds(1),
-                gap: chrono::TimeDelta::seconds(3),
-            },
+            promrate::WindowRule::new(chrono::TimeDelta::seconds(4))
+                .slack(chrono::TimeDelta::seconds(1))
+                .gap(chrono::TimeDelta::seconds(3)),
             Some("url"),
         );
         assert!(total.tokens_at_request_end);

@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::TimeDelta;
 use promrate::TrackedSeries;
 
-use crate::figures::{selector, Source, Windowing};
+use promrate::WindowRule;
+
+use crate::figures::{measured, selector, Source};
 
 pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 /// Energy since boot, in mJ: a counter (reset at reboot or driver reload) without `_total`.
@@ -146,7 +148,7 @@ pub struct Readings {
 impl Readings {
     /// Reads each DCGM metric of `sources` once; energy over the window `w` as every window
     /// figure is (the same scrapes compared as the tokens it is divided by).
-    pub fn read(sources: &[Source<'_>], w: Windowing) -> Readings {
+    pub fn read(sources: &[Source<'_>], w: WindowRule) -> Readings {
         let mut readings = Readings::default();
         for source in sources {
             readings.walk(source, POWER, |h, uuid, s, mig| {
@@ -164,9 +166,9 @@ impl Readings {
             });
             readings.walk(source, ENERGY, |h, uuid, s, mig| {
                 let Some(counter) = s.counter() else { return };
-                let measured = w.of(s, source);
-                add_reading(&mut h.window_mj, uuid, measured.map(|m| m.increase), mig);
-                add_reading(&mut h.rate_mw, uuid, measured.map(|m| m.rate()), mig);
+                let window = measured(&w, s, source);
+                add_reading(&mut h.window_mj, uuid, window.map(|m| m.increase), mig);
+                add_reading(&mut h.rate_mw, uuid, window.map(|m| m.rate()), mig);
                 add_reading(&mut h.since_start_mj, uuid, Some(counter.total_increase()), mig);
             });
         }
@@ -250,11 +252,9 @@ impl Readings {
 /// `None` when there are none: [`Readings::read`] then [`Readings::gpus`].
 #[cfg(test)]
 fn measure(sources: &[Source<'_>], window: TimeDelta, host: Option<&str>) -> Option<Gpus> {
-    let w = Windowing {
-        window,
-        slack: TimeDelta::seconds(1),
-        gap: TimeDelta::seconds(3),
-    };
+    let w = WindowRule::new(window)
+        .slack(TimeDelta::seconds(1))
+        .gap(TimeDelta::seconds(3));
     Readings::read(sources, w).gpus(host)
 }
 

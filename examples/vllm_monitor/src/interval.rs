@@ -3,7 +3,9 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::figures::{self, Figures, Source, Windowing};
+use promrate::WindowRule;
+
+use crate::figures::{self, Figures, Source};
 use crate::gpus::{GpuSettings, PerToken};
 use crate::target::{ServerRow, Target};
 
@@ -105,7 +107,7 @@ pub struct Snapshot {
 /// What an interval's computation is given besides the targets.
 #[derive(Debug, Clone, Copy)]
 pub struct Moment<'a> {
-    pub windowing: Windowing,
+    pub windowing: WindowRule,
     /// When the interval is computed, and the seconds into the run it is called.
     pub at: DateTime<Utc>,
     pub elapsed: f64,
@@ -170,11 +172,9 @@ impl Snapshot {
         elapsed: f64,
     ) -> Snapshot {
         let moment = Moment {
-            windowing: Windowing {
-                window,
-                slack: TimeDelta::seconds(1),
-                gap: TimeDelta::seconds(3),
-            },
+            windowing: WindowRule::new(window)
+                .slack(TimeDelta::seconds(1))
+                .gap(TimeDelta::seconds(3)),
             at,
             elapsed,
             fresh: at - TimeDelta::seconds(3),

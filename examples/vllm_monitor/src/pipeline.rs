@@ -7,7 +7,6 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::clock::Schedule;
-use crate::figures::Windowing;
 use crate::gpus::GpuSettings;
 use crate::interval::{History, Moment, Snapshot};
 use crate::output::Run;
@@ -15,6 +14,7 @@ use crate::scrape::Scrape;
 use crate::signals::Signals;
 use crate::summary::Summary;
 use crate::target::{Event, EventKind, ServerRow, Target};
+use promrate::WindowRule;
 
 /// How the figures are computed: the user's settings, once.
 #[derive(Debug, Clone)]
@@ -43,12 +43,10 @@ impl Settings {
         self.window + self.interval * 2
     }
 
-    pub fn windowing(&self) -> Windowing {
-        Windowing {
-            window: self.window,
-            slack: self.interval,
-            gap: self.out_after(),
-        }
+    pub fn windowing(&self) -> WindowRule {
+        WindowRule::new(self.window)
+            .slack(self.interval)
+            .gap(self.out_after())
     }
 }
 
@@ -184,7 +182,8 @@ impl Pipeline {
         if scrape.result.is_ok() {
             self.pages_since_tick += 1;
         }
-        // The URL's row as it is now: a fault is shown before the next interval.
+        // The URL's row as it is now (a fault is shown before the next interval): rows
+        // change only here, so a tick's snapshot copies them and nothing else updates them.
         self.servers[scrape.url] = ServerRow::of(target);
         for event in announced {
             let elapsed = self.schedule.since_start(event.at);
@@ -221,7 +220,6 @@ impl Pipeline {
         for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
             said.push(self.announce(elapsed, event));
         }
-        self.servers.clone_from(&snapshot.servers);
         self.history.push(&snapshot);
         self.last = Some(snapshot);
         said

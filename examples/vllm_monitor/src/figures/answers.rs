@@ -8,7 +8,9 @@ use promrate::promql::Range;
 use promrate::TrackedSeries;
 
 use super::query::{first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
-use super::{named, EngineRate, Figures, Load, Rate, Source, SpecDecode, Windowing, NAMES};
+use promrate::WindowRule;
+
+use super::{measured, named, EngineRate, Figures, Load, Rate, Source, SpecDecode, NAMES};
 use crate::engines::Metric;
 
 /// Steady, ramping up or queueing, from the window's figures:
@@ -69,11 +71,11 @@ pub(super) struct Answers {
 }
 
 /// The window rate of vLLM's prompt tokens from each source, when the page has them.
-fn prompt_rates_by_source(q: &Query<'_>, w: Windowing) -> Option<[Split; 3]> {
+fn prompt_rates_by_source(q: &Query<'_>, w: WindowRule) -> Option<[Split; 3]> {
     let by_source = |source: &'static str| {
         move |s: &TrackedSeries, src: &Source<'_>| {
             (s.label("source") == Some(source))
-                .then(|| Some(w.of(s, src)?.rate()))
+                .then(|| Some(measured(&w, s, src)?.rate()))
                 .flatten()
         }
     };
@@ -89,8 +91,8 @@ fn prompt_rates_by_source(q: &Query<'_>, w: Windowing) -> Option<[Split; 3]> {
 /// The generation rate of each data-parallel engine (the `engine` label of vLLM and
 /// LMDeploy), per server: a server is the `instance` label where a page has one (a
 /// federation page), else the source's URL. Each server's engines in name order.
-pub(super) fn engine_rates(sources: &[Source<'_>], w: Windowing) -> Vec<EngineRate> {
-    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.rate());
+pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineRate> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
     let mut rates = Vec::new();
     for source in sources {
         let Some(metric) = first_present(source, &NAMES.generation) else {
@@ -123,8 +125,8 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: Windowing) -> Vec<EngineRa
 
 /// The finished-request rate per `finished_reason`: one query per reason seen (a
 /// handful of values).
-fn finished_rates_by_reason(q: &Query<'_>, w: Windowing) -> BTreeMap<String, Split> {
-    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.rate());
+fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> BTreeMap<String, Split> {
+    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
     let reasons = Query::new(q.sources, Some("finished_reason"));
     reasons.sum(&NAMES.finished, &window_rate);
     let mut by_reason = BTreeMap::new();
@@ -140,13 +142,13 @@ fn finished_rates_by_reason(q: &Query<'_>, w: Windowing) -> BTreeMap<String, Spl
 }
 
 impl Answers {
-    pub(super) fn ask(q: &Query<'_>, w: Windowing) -> Answers {
+    pub(super) fn ask(q: &Query<'_>, w: WindowRule) -> Answers {
         let window = w.window;
         let range = Range::new(window);
-        let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.rate());
+        let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
         let ewma = |s: &TrackedSeries, _: &Source<'_>| s.counter()?.ewma_rate();
         let promql = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.rate(&range, src.at);
-        let increase = |s: &TrackedSeries, src: &Source<'_>| Some(w.of(s, src)?.increase);
+        let increase = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.increase);
         // Since the series' first point: the tracker keeps the total, whatever the retention.
         let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
         let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();

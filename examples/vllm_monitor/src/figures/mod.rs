@@ -12,7 +12,7 @@ mod query;
 
 use std::sync::LazyLock;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease, WindowRule};
 
 use answers::{engine_rates, Answers};
@@ -137,23 +137,13 @@ impl EngineRate {
     }
 }
 
-/// How far back a window figure reaches: `window` before the newest page, its start at
-/// the scrape nearest to that, never more than `slack` (one interval) before it, never
-/// across a `gap` between two pages (an outage: [`promrate::CounterSeries::window_increase`]).
-/// After a gap the window starts at the first page since, and says so by its span.
-#[derive(Debug, Clone, Copy)]
-pub struct Windowing {
-    pub window: TimeDelta,
-    pub slack: TimeDelta,
-    pub gap: TimeDelta,
-}
-
-impl Windowing {
-    /// The window of a counter series of `source`.
-    pub fn of(&self, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
-        let rule = WindowRule::new(self.window).slack(self.slack).gap(self.gap);
-        series.counter()?.window_increase(&rule, source.at)
-    }
+/// The window of a counter series of `source` as `rule` reaches back
+/// ([`promrate::CounterSeries::window_increase`]): `window` before the newest page, its
+/// start at the scrape nearest to that, never more than `slack` (one interval) before it,
+/// never across a `gap` between two pages (an outage). After a gap the window starts at
+/// the first page since, and says so by its span.
+pub fn measured(rule: &WindowRule, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
+    series.counter()?.window_increase(rule, source.at)
 }
 
 /// What the window figures of a row actually cover: from the oldest scrape compared to
@@ -301,7 +291,7 @@ fn named(metric: &Metric) -> Selector {
 }
 /// The figures over `sources` and, with `by`, per value of that label (`url` groups by
 /// server): every query asked once, grouped in the same query.
-pub fn compute(sources: &[Source<'_>], w: Windowing, by: Option<&str>) -> (Figures, Vec<(String, Figures)>) {
+pub fn compute(sources: &[Source<'_>], w: WindowRule, by: Option<&str>) -> (Figures, Vec<(String, Figures)>) {
     let query = Query::new(sources, by);
     let answers = Answers::ask(&query, w);
     let ids = query.groups.into_inner();
@@ -351,11 +341,9 @@ pub fn compute(sources: &[Source<'_>], w: Windowing, by: Option<&str>) -> (Figur
 
 /// Figures per value of `label` (`url` groups by server), for `--by`.
 #[cfg(test)]
-pub fn grouped(sources: &[Source<'_>], label: &str, window: TimeDelta) -> Vec<(String, Figures)> {
-    let w = Windowing {
-        window,
-        slack: TimeDelta::seconds(1),
-        gap: TimeDelta::seconds(3),
-    };
+pub fn grouped(sources: &[Source<'_>], label: &str, window: chrono::TimeDelta) -> Vec<(String, Figures)> {
+    let w = WindowRule::new(window)
+        .slack(chrono::TimeDelta::seconds(1))
+        .gap(chrono::TimeDelta::seconds(3));
     compute(sources, w, Some(label)).1
 }

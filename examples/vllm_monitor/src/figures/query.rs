@@ -10,7 +10,9 @@ use promrate::TrackedSeries;
 
 use chrono::DateTime;
 
-use super::{named, selector, Quantiles, Source, Span, Windowing};
+use promrate::WindowRule;
+
+use super::{measured, named, selector, Quantiles, Source, Span};
 use crate::engines::Metric;
 
 /// A series' figure, given the source it belongs to.
@@ -34,6 +36,15 @@ impl GroupIds {
         self.ids.insert(Arc::clone(name), id);
         self.names.push(Arc::clone(name));
         id
+    }
+
+    /// The number of a group named by a borrowed string: stored (and allocated) only the
+    /// first time it is seen.
+    pub(super) fn id_of(&mut self, name: &str) -> usize {
+        match self.ids.get(name) {
+            Some(&id) => id,
+            None => self.id(&Arc::from(name)),
+        }
     }
 }
 
@@ -197,7 +208,7 @@ impl<'q> Query<'q> {
     /// The spans of the window over the series of the first of `names` each source has
     /// (the headline figure's: every window figure of a source is measured between the
     /// same scrapes).
-    pub(super) fn spans(&self, names: &[Metric], w: Windowing) -> Spans {
+    pub(super) fn spans(&self, names: &[Metric], w: WindowRule) -> Spans {
         let mut spans = Spans::default();
         for source in self.sources {
             let Some(metric) = first_present(source, names) else {
@@ -208,7 +219,7 @@ impl<'q> Query<'q> {
                 .matching(&named(metric))
                 .filter(|s| source.admits(s))
             {
-                let Some(measured) = w.of(series, source) else {
+                let Some(window) = measured(&w, series, source) else {
                     continue;
                 };
                 let name = match self.by {
@@ -216,9 +227,9 @@ impl<'q> Query<'q> {
                     Some("url") => Some(source.url),
                     Some(label) => series.label(label).filter(|v| !v.is_empty()),
                 };
-                let group = name.map(|n| self.groups.borrow_mut().id(&Arc::from(n)));
+                let group = name.map(|n| self.groups.borrow_mut().id_of(n));
                 let ms = |t: DateTime<chrono::Utc>| t.timestamp_millis();
-                spans.add(group, ms(measured.start), ms(measured.end));
+                spans.add(group, ms(window.start), ms(window.end));
             }
         }
         spans
