@@ -63,26 +63,19 @@ fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
     path.split('.').try_fold(v, |v, k| v.get(k))
 }
 
-/// A CSV cell: numbers and words as they are, text quoted when it must be.
+/// A cell's text: numbers and words as they are, an object (a GPU model list) as JSON, an
+/// unknown figure empty. Quoting is the `csv` writer's.
 fn cell(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) if s.contains([',', '"', '\n']) => format!("\"{}\"", s.replace('"', "\"\"")),
         Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            let text = other.to_string();
-            if text.contains([',', '"']) {
-                format!("\"{}\"", text.replace('"', "\"\""))
-            } else {
-                text
-            }
-        }
+        Some(other) => other.to_string(),
     }
 }
 
 /// CSV on `out`; the header first.
 pub struct Csv<W: Write> {
-    out: W,
+    out: csv::Writer<W>,
     columns: Vec<String>,
     closed: bool,
 }
@@ -90,16 +83,15 @@ pub struct Csv<W: Write> {
 impl<W: Write> Csv<W> {
     pub fn new(out: W) -> Self {
         Csv {
-            out,
+            out: csv::Writer::from_writer(out),
             columns: columns(),
             closed: false,
         }
     }
 
+    /// One record, flushed: a reader of a pipe sees each interval as it comes.
     fn line(&mut self, cells: &[String]) {
-        self.closed |= writeln!(self.out, "{}", cells.join(","))
-            .and_then(|()| self.out.flush())
-            .is_err();
+        self.closed |= self.out.write_record(cells).is_err() || self.out.flush().is_err();
     }
 
     fn row(&mut self, row: &Value, group: &str, figures: &Value) {
@@ -164,8 +156,15 @@ mod tests {
         assert!(!columns
             .iter()
             .any(|c| c.starts_with("requests_finished_per_s.by_reason")));
-        assert_eq!(cell(Some(&Value::String("a,b".into()))), "\"a,b\"");
         assert_eq!(cell(Some(&serde_json::json!(1.5))), "1.5");
         assert_eq!(cell(None), "");
+        let mut out = Csv::new(Vec::new());
+        out.line(&[
+            "a,b".to_string(),
+            "say \"hi\"".to_string(),
+            cell(Some(&serde_json::json!(["x", "y"]))),
+        ]);
+        let text = String::from_utf8(out.out.into_inner().unwrap()).unwrap();
+        assert_eq!(text, "\"a,b\",\"say \"\"hi\"\"\",\"[\"\"x\"\",\"\"y\"\"]\"\n");
     }
 }
