@@ -11,7 +11,7 @@ mod common;
 
 use common::read;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use promrate::promql::{Point, Range};
+use promrate::promql::{Point, RangeFunctions};
 use promrate::{Selector, Tracker};
 
 fn ingest(c: &mut Criterion) {
@@ -65,7 +65,7 @@ fn promql(c: &mut Criterion) {
         .map(|i| Point::from_millis(1_700_000_000_000 + i * 15_000, ((i % 1_000) * 7) as f64))
         .collect();
     let at = DateTime::from_timestamp_millis(points.last().unwrap().timestamp_ms).unwrap();
-    let range = Range::new(TimeDelta::seconds(15 * 10_000));
+    let range = RangeFunctions::new(TimeDelta::seconds(15 * 10_000));
     let mut group = c.benchmark_group("promql/10k points");
     group.throughput(Throughput::Elements(points.len() as u64));
     group.bench_function("rate", |b| b.iter(|| range.rate(black_box(&points), at)));

@@ -39,7 +39,7 @@
 //! ```
 //!
 //! ## Rates: bit-exact PromQL, restarts handled
-//! [`promql::Range`] computes `rate`, `increase`, `irate`, ... exactly as Prometheus does
+//! [`promql::RangeFunctions`] computes `rate`, `increase`, `irate`, ... exactly as Prometheus does
 //! (same float operations in the same order). [`CounterSeries`] follows one live counter
 //! across restarts; [`Tracker`] follows every series of a page, scrape after scrape, and
 //! aggregates like `sum by`.
@@ -66,7 +66,7 @@
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
-//! use promrate::{promql::Range, Selector, Tracker};
+//! use promrate::{promql::RangeFunctions, Selector, Tracker};
 //! let tokens = Selector::parse("vllm:generation_tokens_total")?;
 //! let mut tracker = Tracker::new([tokens.clone()]);
 //! let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
@@ -79,7 +79,7 @@
 //!     );
 //!     tracker.ingest(&page, at(10 * s))?;
 //! }
-//! let promql = tracker.rate_by(&tokens, &["engine"], &Range::new(TimeDelta::minutes(1)), at(60));
+//! let promql = tracker.rate_by(&tokens, &["engine"], &RangeFunctions::new(TimeDelta::minutes(1)), at(60));
 //! let exact = tracker.exact_rate_by(&tokens, &["engine"], TimeDelta::minutes(1), at(60));
 //! for per_engine in [promql, exact] {
 //!     let rates: Vec<(Option<&str>, f64)> = per_engine.iter().map(|g| (g.label("engine"), g.value)).collect();
@@ -135,13 +135,13 @@
 //! Every type has one path. Types are at the crate root (`promrate::Parser`,
 //! `promrate::Sample`, `promrate::Tracker`, ...), with two exceptions where the path says
 //! something the name alone does not: [`promql`] holds PromQL's own vocabulary
-//! ([`promql::Range`], [`promql::Point`], [`promql::Semantics`] and the modifiers), as in
-//! `promql::Range::new(..).rate(..)`; [`histogram`] holds classic-histogram arithmetic
+//! ([`promql::RangeFunctions`], [`promql::Point`], [`promql::Semantics`] and the modifiers), as in
+//! `promql::RangeFunctions::new(..).rate(..)`; [`histogram`] holds classic-histogram arithmetic
 //! ([`histogram::quantile`], [`histogram::Bucket`]). [`text`] is public only for
 //! [`text::write`], which renders pages back.
 //!
 //! Settings of values a caller keeps and changes ([`Tracker`], [`CounterSeries`],
-//! [`GaugeSeries`]) are set through `&mut self`; [`Parser`] and [`promql::Range`] are small
+//! [`GaugeSeries`]) are set through `&mut self`; [`Parser`] and [`promql::RangeFunctions`] are small
 //! `Copy` values, built by chaining methods that take and return `self`.
 //!
 //! ## Features
@@ -171,15 +171,21 @@ mod fingerprint;
 pub mod fuzzing;
 pub mod histogram;
 pub mod promql;
+mod query;
 mod select;
 mod series;
 pub mod text;
 mod tracker;
 
-pub use error::{FamilyRule, ParseError, ParseErrorKind, SelectorError, SelectorErrorKind, SeriesError};
+pub use error::{
+    FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError, SelectorErrorKind,
+    SeriesError,
+};
+pub use query::{Answer, Coverage, Estimator, GroupAnswer, Query, SeriesScope};
 pub use select::{MatchOp, Matcher, Selector};
 pub use series::{
-    CounterSeries, GaugeSeries, ResetCause, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS,
+    CounterSeries, GaugeSeries, ResetCause, Shortened, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU,
+    DEFAULT_MAX_POINTS,
 };
 pub use text::entry::Entry;
 pub use text::escape::UnescapedBytes;
@@ -190,7 +196,7 @@ pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::{Exemplar, Sample};
 pub use tracker::{
-    Group, GroupLabels, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker,
+    Group, GroupLabels, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
     DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
 };
 

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, TimeDelta};
 use libfuzzer_sys::fuzz_target;
-use promrate::promql::{Range, Semantics};
+use promrate::promql::{RangeFunctions, Semantics};
 use promrate::{CounterSeries, Selector, Tracker, WindowRule};
 
 fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
@@ -39,7 +39,7 @@ fuzz_target!(|bytes: &[u8]| {
         } else {
             Semantics::Prometheus2
         };
-        let range = Range::new(window)
+        let range = RangeFunctions::new(window)
             .semantics(semantics)
             .lookback(TimeDelta::seconds(i64::from(a)));
         match op % 10 {

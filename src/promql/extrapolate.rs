@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::window::{Reach, Selection};
-use super::{go_seconds, Point, Range, Semantics};
+use super::selection::{Reach, Selection};
+use super::{go_seconds, Point, RangeFunctions, Semantics};
 
 /// Which of the extrapolating functions is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub(super) fn extrapolate(sampled: Sampled, semantics: Semantics, function: Func
 
 /// `rate`, `increase` or `delta` of a plain range selection.
 pub(super) fn extrapolated_rate(
-    range: &Range,
+    range: &RangeFunctions,
     points: &[Point],
     at: DateTime<Utc>,
     function: Function,

@@ -9,7 +9,7 @@
 //!
 //! Points are in strictly increasing time order, as Prometheus stores them; every function
 //! answers `None` otherwise rather than a number from a wrong window, and
-//! [`Range::check`] says why a function has no value.
+//! [`RangeFunctions::check`] says why a function has no value.
 //!
 //! The 3.7+ `anchored` and `smoothed` modifiers are [`Anchored`] and [`Smoothed`]; they only
 //! offer the functions PromQL allows with them, so a combination PromQL rejects does not
@@ -18,7 +18,7 @@
 //! # Example
 //! ```
 //! use chrono::{DateTime, TimeDelta};
-//! use promrate::promql::{Point, Range};
+//! use promrate::promql::{Point, RangeFunctions};
 //! let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
 //! // A counter scraped every 15 s, growing 30 per scrape (2/s), reset to 0 once.
 //! let points: Vec<Point> = [0.0, 30.0, 60.0, 0.0, 30.0]
@@ -28,7 +28,7 @@
 //!     .collect();
 //! let at = t0 + TimeDelta::seconds(60);
 //! // A 75 s window holds all five points (3.x windows are open on the left).
-//! let range = Range::new(TimeDelta::seconds(75));
+//! let range = RangeFunctions::new(TimeDelta::seconds(75));
 //! assert_eq!(range.increase(&points, at), Some(90.0)); // 60 before the reset, 30 after
 //! assert!((range.rate(&points, at).unwrap() - 1.2).abs() < 1e-12);
 //! assert_eq!(range.resets(&points, at), Some(1.0));
@@ -38,7 +38,7 @@
 //! Every function here is a transcription of Prometheus' own Go code, and the oracle tests
 //! (`tests/it/oracle.rs`) compare results bit for bit, so the order of float operations is
 //! part of the contract: `a + b + c` and `a + (b + c)` are different answers. The layout:
-//! - `window.rs`: the one place that decides which points a function sees
+//! - `selection.rs`: the one place that decides which points a function sees
 //!   (window bounds per semantics and modifier, staleness markers dropped, never copied);
 //! - `extrapolate.rs`: the one extrapolation core (`extrapolatedRate`), shared by
 //!   `rate`/`increase`/`delta` in both semantics and by the start-timestamp-aware forms;
@@ -50,14 +50,17 @@
 mod extrapolate;
 mod modifiers;
 mod start_aware;
-mod window;
+mod selection;
 
 use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::error::NoValue;
 
 use extrapolate::{instant_value, Function, Instant};
 pub use modifiers::{Anchored, Smoothed};
 pub use start_aware::StartAware;
-use window::Reach;
+use start_aware::Starts;
+use selection::Reach;
 
 /// Prometheus' staleness marker: a NaN with this exact bit pattern. Points carrying it are
 /// dropped from range selections, as Prometheus does; ordinary NaN is kept.
@@ -109,51 +112,17 @@ impl Point {
     }
 }
 
-/// Why a range function has no value: what [`Range::check`] reports.
-///
-/// # Example
-/// ```
-/// use promrate::promql::{NoValue, Point, Range};
-/// let range = Range::new(chrono::TimeDelta::seconds(30));
-/// let at = chrono::DateTime::from_timestamp(100, 0).unwrap();
-/// assert!(matches!(range.check(&[], at), Err(NoValue::TooFewPoints { in_window: 0, .. })));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NoValue {
-    /// The window holds fewer than the two points a rate needs.
-    #[error(
-        "the window {}{start_ms}, {end_ms}] ms holds {in_window} point(s); rate, increase, delta, irate \
-         and idelta need 2{}",
-        if *open_left { "(" } else { "[" },
-        if *open_left { " (the window is open on the left: a point exactly at its start is outside)" } else { "" }
-    )]
-    TooFewPoints {
-        /// Points inside the window, staleness markers not counted.
-        in_window: usize,
-        /// The window's start, milliseconds since the epoch.
-        start_ms: i64,
-        /// The window's end (the evaluation time), milliseconds since the epoch.
-        end_ms: i64,
-        /// Whether a point exactly at the start is outside (Prometheus 3.x).
-        open_left: bool,
-    },
-    /// `points[index]` is not after `points[index - 1]`: points must be in strictly
-    /// increasing time order (no duplicate timestamps), as Prometheus stores them.
-    #[error("point {index} is not after the point before it: points must be in increasing time order")]
-    OutOfOrder {
-        /// Index of the first point not after its predecessor.
-        index: usize,
-    },
-}
-
 /// Which Prometheus major version's arithmetic to reproduce.
 ///
 /// # Example
 /// ```
-/// use promrate::promql::{Range, Semantics};
-/// let v2 = Range::new(chrono::TimeDelta::minutes(5)).semantics(Semantics::Prometheus2);
-/// assert_eq!(v2.semantics_used(), Semantics::Prometheus2);
+/// use promrate::promql::{Point, RangeFunctions, Semantics};
+/// let v2 = RangeFunctions::new(chrono::TimeDelta::minutes(5)).semantics(Semantics::Prometheus2);
+/// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 60.0)];
+/// let at = chrono::DateTime::from_timestamp(60, 0).unwrap();
+/// // 2.x windows are closed on the left: the point at 0 s is in a [60s] window at 60 s.
+/// assert_eq!(v2.increase(&points, at), Some(60.0));
+/// assert_eq!(RangeFunctions::new(chrono::TimeDelta::minutes(1)).increase(&points, at), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -173,21 +142,27 @@ pub const DEFAULT_LOOKBACK: TimeDelta = TimeDelta::minutes(5);
 /// # Example
 /// ```
 /// use chrono::{DateTime, TimeDelta};
-/// use promrate::promql::{Point, Range};
+/// use promrate::promql::{Point, RangeFunctions};
 /// let points = [Point::from_millis(0, 1.0), Point::from_millis(10_000, 3.0)];
 /// let at = DateTime::from_timestamp_millis(10_000).unwrap();
-/// assert_eq!(Range::new(TimeDelta::seconds(20)).irate(&points, at), Some(0.2));
+/// assert_eq!(RangeFunctions::new(TimeDelta::seconds(20)).irate(&points, at), Some(0.2));
 /// // A [10s] window at 10 s excludes the point at 0 s: Prometheus 3 windows are (start, end].
-/// assert_eq!(Range::new(TimeDelta::seconds(10)).irate(&points, at), None);
+/// assert_eq!(RangeFunctions::new(TimeDelta::seconds(10)).irate(&points, at), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Range {
+pub struct RangeFunctions {
     window_ms: i64,
     semantics: Semantics,
     lookback_ms: i64,
     /// Set by the crate's own series, whose points are in order by construction: the
     /// order check (a pass over every point) is skipped.
     points_in_order: bool,
+}
+
+/// A time in milliseconds since the epoch as a `DateTime` (clamped to chrono's range, which
+/// is wider than any page's).
+pub(crate) fn millis_to_time(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or(if ms < 0 { DateTime::<Utc>::MIN_UTC } else { DateTime::<Utc>::MAX_UTC })
 }
 
 /// Go's `time.Duration.Seconds()` for a duration in milliseconds: whole seconds plus the
@@ -199,17 +174,18 @@ fn go_seconds(ms: i64) -> f64 {
     sec as f64 + nsec as f64 / 1e9
 }
 
-impl Range {
+impl RangeFunctions {
     /// A window of `window` (e.g. `TimeDelta::minutes(5)` for `[5m]`), Prometheus 3.x
     /// semantics, 5 m lookback for `anchored`/`smoothed`.
     ///
     /// # Example
     /// ```
-    /// let r = promrate::promql::Range::new(chrono::TimeDelta::minutes(5));
-    /// assert_eq!(r.window(), chrono::TimeDelta::minutes(5));
+    /// let r = promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(5));
+    /// let points = [promrate::promql::Point::from_millis(0, 0.0), promrate::promql::Point::from_millis(300_000, 600.0)];
+    /// assert_eq!(r.increase(&points, chrono::DateTime::from_timestamp(300, 0).unwrap()), Some(600.0));
     /// ```
-    pub fn new(window: TimeDelta) -> Range {
-        Range {
+    pub fn new(window: TimeDelta) -> RangeFunctions {
+        RangeFunctions {
             window_ms: window.num_milliseconds(),
             semantics: Semantics::Prometheus3,
             lookback_ms: DEFAULT_LOOKBACK.num_milliseconds(),
@@ -220,7 +196,7 @@ impl Range {
     /// This range for points known to be in strictly increasing time order (a
     /// [`CounterSeries`](crate::CounterSeries)' or gauge's, which refuse a point not
     /// after the last): no function checks the order again.
-    pub(crate) fn trusting_order(mut self) -> Range {
+    pub(crate) fn trusting_order(mut self) -> RangeFunctions {
         self.points_in_order = true;
         self
     }
@@ -229,58 +205,27 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Range, Semantics};
-    /// let r = Range::new(chrono::TimeDelta::minutes(1)).semantics(Semantics::Prometheus2);
-    /// assert_eq!(r.semantics_used(), Semantics::Prometheus2);
+    /// use promrate::promql::{RangeFunctions, Semantics};
+    /// let r = RangeFunctions::new(chrono::TimeDelta::minutes(1)).semantics(Semantics::Prometheus2);
+    /// assert_ne!(r, RangeFunctions::new(chrono::TimeDelta::minutes(1)));
     /// ```
-    pub fn semantics(mut self, semantics: Semantics) -> Range {
+    pub fn semantics(mut self, semantics: Semantics) -> RangeFunctions {
         self.semantics = semantics;
         self
     }
 
-    /// Sets the lookback used by [`Range::anchored`] and [`Range::smoothed`] (default 5 m).
+    /// Sets the lookback used by [`RangeFunctions::anchored`] and [`RangeFunctions::smoothed`] (default 5 m).
     ///
     /// # Example
     /// ```
-    /// let r = promrate::promql::Range::new(chrono::TimeDelta::minutes(1)).lookback(chrono::TimeDelta::minutes(2));
-    /// assert_eq!(r.lookback_delta(), chrono::TimeDelta::minutes(2));
+    /// let r = promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(1)).lookback(chrono::TimeDelta::minutes(2));
+    /// // The anchor may be up to 2 minutes before the window's start.
+    /// let points = [promrate::promql::Point::from_millis(0, 10.0), promrate::promql::Point::from_millis(150_000, 12.0)];
+    /// assert_eq!(r.anchored().increase(&points, chrono::DateTime::from_timestamp(150, 0).unwrap()), Some(2.0));
     /// ```
-    pub fn lookback(mut self, lookback: TimeDelta) -> Range {
+    pub fn lookback(mut self, lookback: TimeDelta) -> RangeFunctions {
         self.lookback_ms = lookback.num_milliseconds();
         self
-    }
-
-    /// The window.
-    ///
-    /// # Example
-    /// ```
-    /// let r = promrate::promql::Range::new(chrono::TimeDelta::seconds(30));
-    /// assert_eq!(r.window().num_seconds(), 30);
-    /// ```
-    pub fn window(&self) -> TimeDelta {
-        TimeDelta::milliseconds(self.window_ms)
-    }
-
-    /// The semantics in use.
-    ///
-    /// # Example
-    /// ```
-    /// let r = promrate::promql::Range::new(chrono::TimeDelta::seconds(30));
-    /// assert_eq!(r.semantics_used(), promrate::promql::Semantics::Prometheus3);
-    /// ```
-    pub fn semantics_used(&self) -> Semantics {
-        self.semantics
-    }
-
-    /// The lookback for `anchored` / `smoothed`.
-    ///
-    /// # Example
-    /// ```
-    /// let r = promrate::promql::Range::new(chrono::TimeDelta::seconds(30));
-    /// assert_eq!(r.lookback_delta(), promrate::promql::DEFAULT_LOOKBACK);
-    /// ```
-    pub fn lookback_delta(&self) -> TimeDelta {
-        TimeDelta::milliseconds(self.lookback_ms)
     }
 
     /// The 3.7+ `anchored` modifier: from the last point at or before the window's start
@@ -289,10 +234,10 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 10.0), Point::from_millis(60_000, 13.0), Point::from_millis(90_000, 14.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(90_000).unwrap();
-    /// let anchored = Range::new(chrono::TimeDelta::seconds(60)).anchored();
+    /// let anchored = RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored();
     /// assert_eq!(anchored.increase(&points, at), Some(4.0));
     /// ```
     pub fn anchored(self) -> Anchored {
@@ -303,10 +248,10 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(100_000, 100.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// let smoothed = Range::new(chrono::TimeDelta::seconds(50)).smoothed();
+    /// let smoothed = RangeFunctions::new(chrono::TimeDelta::seconds(50)).smoothed();
     /// assert_eq!(smoothed.increase(&points, at), Some(50.0));
     /// ```
     pub fn smoothed(self) -> Smoothed {
@@ -314,19 +259,25 @@ impl Range {
     }
 
     /// Start-timestamp-aware `rate` and `increase` (Prometheus 3.12+ `use-start-timestamps`):
-    /// `start_ms[i]` is the created time of `points[i]` in milliseconds, `None` when unknown.
+    /// `starts[i]` is the created time of `points[i]`, `None` when unknown.
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// // Created at 10 s, scraped at 20 s (5) and 30 s (15): 15 counted since creation.
     /// let points = [Point::from_millis(20_000, 5.0), Point::from_millis(30_000, 15.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
-    /// let range = Range::new(chrono::TimeDelta::seconds(60));
-    /// assert_eq!(range.with_start_times(&[Some(10_000), Some(10_000)]).increase(&points, at), Some(15.0));
+    /// let created = chrono::DateTime::from_timestamp(10, 0);
+    /// let range = RangeFunctions::new(chrono::TimeDelta::seconds(60));
+    /// assert_eq!(range.with_start_times(&[created, created]).increase(&points, at), Some(15.0));
     /// ```
-    pub fn with_start_times<'s>(self, start_ms: &'s [Option<i64>]) -> StartAware<'s> {
-        StartAware::new(self, start_ms)
+    pub fn with_start_times<'s>(self, starts: &'s [Option<DateTime<Utc>>]) -> StartAware<'s> {
+        StartAware::new(self, Starts::Times(starts))
+    }
+
+    /// [`RangeFunctions::with_start_times`] with times in milliseconds (a series' own column).
+    pub(crate) fn with_start_millis<'s>(self, start_ms: &'s [Option<i64>]) -> StartAware<'s> {
+        StartAware::new(self, Starts::Millis(start_ms))
     }
 
     /// Why the range functions answer `None` at `at`, or, when they can answer, how many
@@ -337,12 +288,12 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{NoValue, Point, Range};
+    /// use promrate::{promql::{Point, RangeFunctions}, NoValue};
     /// // Scraped at 0 s and 60 s; a 60 s window at 60 s is (0 s, 60 s]: the point at 0 s
     /// // is outside (3.x windows are open on the left), so rate has one point.
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 60.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// let range = Range::new(chrono::TimeDelta::seconds(60));
+    /// let range = RangeFunctions::new(chrono::TimeDelta::seconds(60));
     /// assert_eq!(range.rate(&points, at), None);
     /// let why = range.check(&points, at).unwrap_err();
     /// assert!(matches!(why, NoValue::TooFewPoints { in_window: 1, .. }));
@@ -352,7 +303,7 @@ impl Range {
     /// assert_eq!(range.check(&shuffled, at), Err(NoValue::OutOfOrder { index: 1 }));
     /// ```
     pub fn check(&self, points: &[Point], at: DateTime<Utc>) -> Result<usize, NoValue> {
-        if let Some(index) = window::first_out_of_order(points) {
+        if let Some(index) = selection::first_out_of_order(points) {
             return Err(NoValue::OutOfOrder { index });
         }
         let window = self.select_in_order(points, at, Reach::Window);
@@ -360,8 +311,8 @@ impl Range {
         if in_window < 2 {
             return Err(NoValue::TooFewPoints {
                 in_window,
-                start_ms: window.start,
-                end_ms: window.end,
+                start: millis_to_time(window.start),
+                end: millis_to_time(window.end),
                 open_left: self.semantics == Semantics::Prometheus3,
             });
         }
@@ -376,30 +327,30 @@ impl Range {
 
     /// `rate(x[window])` evaluated at `at`: the per-second increase, extrapolated to the
     /// window's edges, counter resets corrected. `None` with fewer than two points in the
-    /// window or with points out of time order: [`Range::check`] says which.
+    /// window or with points out of time order: [`RangeFunctions::check`] says which.
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points: Vec<Point> = (0..5).map(|i| Point::from_millis(i * 15_000, i as f64 * 30.0)).collect();
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// let rate = Range::new(chrono::TimeDelta::seconds(60)).rate(&points, at).unwrap();
+    /// let rate = RangeFunctions::new(chrono::TimeDelta::seconds(60)).rate(&points, at).unwrap();
     /// assert!((rate - 2.0).abs() < 1e-12); // 2/s, up to float rounding
     /// ```
     pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extrapolate::extrapolated_rate(self, points, at, Function::Rate)
     }
 
-    /// `increase(x[window])`: like [`Range::rate`] but not divided by the window (`None`
+    /// `increase(x[window])`: like [`RangeFunctions::rate`] but not divided by the window (`None`
     /// as for `rate`).
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 60.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
     /// // Extrapolation towards the window's start stops where the counter would reach 0.
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(90)).increase(&points, at), Some(60.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(90)).increase(&points, at), Some(60.0));
     /// ```
     pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extrapolate::extrapolated_rate(self, points, at, Function::Increase)
@@ -409,11 +360,11 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 5.0), Point::from_millis(60_000, 2.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
     /// // -3 over 60 s, extrapolated by 30 s to the start of the 90 s window.
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(90)).delta(&points, at), Some(-4.5));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(90)).delta(&points, at), Some(-4.5));
     /// ```
     pub fn delta(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extrapolate::extrapolated_rate(self, points, at, Function::Delta)
@@ -424,10 +375,10 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 50.0), Point::from_millis(10_000, 10.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(10_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).irate(&points, at), Some(1.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).irate(&points, at), Some(1.0));
     /// ```
     pub fn irate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.instant(points, at, Instant::Irate)
@@ -437,38 +388,38 @@ impl Range {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 50.0), Point::from_millis(10_000, 10.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(10_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).idelta(&points, at), Some(-40.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).idelta(&points, at), Some(-40.0));
     /// ```
     pub fn idelta(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.instant(points, at, Instant::Idelta)
     }
 
     /// `resets(x[window])`: how many times the value dropped. `None` without points in the
-    /// window or with points out of time order ([`Range::check`]).
+    /// window or with points out of time order ([`RangeFunctions::check`]).
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 5.0), Point::from_millis(1_000, 1.0), Point::from_millis(2_000, 3.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(2_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).resets(&points, at), Some(1.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).resets(&points, at), Some(1.0));
     /// ```
     pub fn resets(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.select(points, at, Reach::Window)?.points.resets()
     }
 
     /// `changes(x[window])`: how many times the value changed (NaN to NaN is no change).
-    /// `None` as for [`Range::resets`].
+    /// `None` as for [`RangeFunctions::resets`].
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 5.0), Point::from_millis(1_000, 5.0), Point::from_millis(2_000, 3.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(2_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).changes(&points, at), Some(1.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).changes(&points, at), Some(1.0));
     /// ```
     pub fn changes(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.select(points, at, Reach::Window)?.points.changes()
@@ -489,7 +440,7 @@ mod tests {
             .map(|i| Point::from_millis(i * 10_000, i as f64 * 7.0))
             .collect();
         let at = DateTime::from_timestamp_millis(50_000).unwrap();
-        let range = Range::new(TimeDelta::seconds(60));
+        let range = RangeFunctions::new(TimeDelta::seconds(60));
         assert!(range.rate(&sorted, at).is_some());
         let mut swapped = sorted.clone();
         swapped.swap(1, 4);
@@ -497,7 +448,7 @@ mod tests {
         repeated[3].timestamp_ms = repeated[2].timestamp_ms;
         for (points, index) in [(&swapped, 2), (&repeated, 3)] {
             assert_eq!(range.check(points, at), Err(NoValue::OutOfOrder { index }));
-            let starts = vec![Some(0); points.len()];
+            let starts = vec![DateTime::from_timestamp(0, 0); points.len()];
             let answers = [
                 range.rate(points, at),
                 range.increase(points, at),
@@ -532,14 +483,9 @@ mod tests {
         .iter()
         .map(|&(s, v)| Point::from_millis(s * 1000, v))
         .collect();
-        let starts: Vec<Option<i64>> = vec![
-            Some(0),
-            Some(0),
-            Some(25_000),
-            Some(25_000),
-            Some(25_000),
-            Some(25_000),
-        ];
+        let starts: Vec<Option<DateTime<Utc>>> = [0, 0, 25_000, 25_000, 25_000, 25_000]
+            .map(DateTime::from_timestamp_millis)
+            .to_vec();
         for stale_at in 0..=clean.len() {
             let mut points = clean.clone();
             let mut with_starts = starts.clone();
@@ -554,8 +500,8 @@ mod tests {
                 for at_s in [30, 45, 60, 75, 80, 120] {
                     let at = DateTime::from_timestamp(at_s, 0).unwrap();
                     for range in [
-                        Range::new(TimeDelta::seconds(window_s)),
-                        Range::new(TimeDelta::seconds(window_s)).semantics(Semantics::Prometheus2),
+                        RangeFunctions::new(TimeDelta::seconds(window_s)),
+                        RangeFunctions::new(TimeDelta::seconds(window_s)).semantics(Semantics::Prometheus2),
                     ] {
                         let same = |f: &dyn Fn(&[Point]) -> Option<f64>| {
                             let (a, b) = (f(&clean), f(&points));
@@ -577,7 +523,7 @@ mod tests {
                         same(&|p| range.smoothed().rate(p, at));
                         same(&|p| range.smoothed().delta(p, at));
                         // Created times travel with their points, markers included.
-                        let starts_of = |p: &[Point]| -> &[Option<i64>] {
+                        let starts_of = |p: &[Point]| -> &[Option<DateTime<Utc>>] {
                             if p.len() == clean.len() {
                                 &starts
                             } else {

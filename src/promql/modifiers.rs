@@ -5,39 +5,39 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::extrapolate::Function;
-use super::window::{Reach, Selection};
-use super::{go_seconds, Point, Range};
+use super::selection::{Reach, Selection};
+use super::{go_seconds, Point, RangeFunctions};
 
-/// The `anchored` modifier over a [`Range`]: `rate`, `increase`, `delta`, `resets`,
+/// The `anchored` modifier over a [`RangeFunctions`]: `rate`, `increase`, `delta`, `resets`,
 /// `changes` (what PromQL allows with it).
 ///
 /// # Example
 /// ```
-/// use promrate::promql::{Point, Range};
+/// use promrate::promql::{Point, RangeFunctions};
 /// let points = [Point::from_millis(0, 1.0), Point::from_millis(30_000, 2.0), Point::from_millis(60_000, 4.0)];
 /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-/// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).anchored().increase(&points, at), Some(3.0));
+/// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored().increase(&points, at), Some(3.0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anchored {
-    range: Range,
+    range: RangeFunctions,
 }
 
-/// The `smoothed` modifier over a [`Range`]: `rate`, `increase`, `delta`.
+/// The `smoothed` modifier over a [`RangeFunctions`]: `rate`, `increase`, `delta`.
 ///
 /// # Example
 /// ```
-/// use promrate::promql::{Point, Range};
+/// use promrate::promql::{Point, RangeFunctions};
 /// let points = [Point::from_millis(0, 0.0), Point::from_millis(120_000, 120.0)];
 /// let at = chrono::DateTime::from_timestamp_millis(90_000).unwrap();
-/// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).smoothed().rate(&points, at), Some(1.0));
+/// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).smoothed().rate(&points, at), Some(1.0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Smoothed {
-    range: Range,
+    range: RangeFunctions,
 }
 
-impl Range {
+impl RangeFunctions {
     pub(super) fn into_anchored(self) -> Anchored {
         Anchored { range: self }
     }
@@ -68,7 +68,7 @@ fn interpolate(p1: Point, p2: Point, t: i64, counter: bool) -> f64 {
 
 /// `extendedRate` of Prometheus 3.7+.
 fn extended_rate(
-    range: &Range,
+    range: &RangeFunctions,
     points: &[Point],
     at: DateTime<Utc>,
     modifier: Modifier,
@@ -142,8 +142,8 @@ impl Anchored {
     ///
     /// # Example
     /// ```
-    /// let a = promrate::promql::Range::new(chrono::TimeDelta::minutes(1)).anchored().lookback(chrono::TimeDelta::minutes(1));
-    /// assert_eq!(a, promrate::promql::Range::new(chrono::TimeDelta::minutes(1)).lookback(chrono::TimeDelta::minutes(1)).anchored());
+    /// let a = promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(1)).anchored().lookback(chrono::TimeDelta::minutes(1));
+    /// assert_eq!(a, promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(1)).lookback(chrono::TimeDelta::minutes(1)).anchored());
     /// ```
     pub fn lookback(mut self, lookback: TimeDelta) -> Anchored {
         self.range = self.range.lookback(lookback);
@@ -154,10 +154,10 @@ impl Anchored {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 30.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).anchored().rate(&points, at), Some(0.5));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored().rate(&points, at), Some(0.5));
     /// ```
     pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extended_rate(&self.range, points, at, Modifier::Anchored, Function::Rate)
@@ -167,10 +167,10 @@ impl Anchored {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(60_000, 30.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).anchored().increase(&points, at), Some(30.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored().increase(&points, at), Some(30.0));
     /// ```
     pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extended_rate(&self.range, points, at, Modifier::Anchored, Function::Increase)
@@ -180,10 +180,10 @@ impl Anchored {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 9.0), Point::from_millis(60_000, 3.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).anchored().delta(&points, at), Some(-6.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored().delta(&points, at), Some(-6.0));
     /// ```
     pub fn delta(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extended_rate(&self.range, points, at, Modifier::Anchored, Function::Delta)
@@ -204,10 +204,10 @@ impl Anchored {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 5.0), Point::from_millis(60_000, 1.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).anchored().resets(&points, at), Some(1.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored().resets(&points, at), Some(1.0));
     /// ```
     pub fn resets(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.anchored_points(points, at)?.resets()
@@ -217,10 +217,10 @@ impl Anchored {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 5.0), Point::from_millis(60_000, 1.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(60_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).anchored().changes(&points, at), Some(1.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).anchored().changes(&points, at), Some(1.0));
     /// ```
     pub fn changes(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         self.anchored_points(points, at)?.changes()
@@ -232,8 +232,8 @@ impl Smoothed {
     ///
     /// # Example
     /// ```
-    /// let s = promrate::promql::Range::new(chrono::TimeDelta::minutes(1)).smoothed().lookback(chrono::TimeDelta::minutes(1));
-    /// assert_eq!(s, promrate::promql::Range::new(chrono::TimeDelta::minutes(1)).lookback(chrono::TimeDelta::minutes(1)).smoothed());
+    /// let s = promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(1)).smoothed().lookback(chrono::TimeDelta::minutes(1));
+    /// assert_eq!(s, promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(1)).lookback(chrono::TimeDelta::minutes(1)).smoothed());
     /// ```
     pub fn lookback(mut self, lookback: TimeDelta) -> Smoothed {
         self.range = self.range.lookback(lookback);
@@ -244,10 +244,10 @@ impl Smoothed {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(120_000, 120.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(90_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).smoothed().rate(&points, at), Some(1.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).smoothed().rate(&points, at), Some(1.0));
     /// ```
     pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extended_rate(&self.range, points, at, Modifier::Smoothed, Function::Rate)
@@ -257,10 +257,10 @@ impl Smoothed {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 0.0), Point::from_millis(120_000, 120.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(90_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).smoothed().increase(&points, at), Some(60.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).smoothed().increase(&points, at), Some(60.0));
     /// ```
     pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extended_rate(&self.range, points, at, Modifier::Smoothed, Function::Increase)
@@ -270,10 +270,10 @@ impl Smoothed {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(0, 100.0), Point::from_millis(120_000, 40.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(90_000).unwrap();
-    /// assert_eq!(Range::new(chrono::TimeDelta::seconds(60)).smoothed().delta(&points, at), Some(-30.0));
+    /// assert_eq!(RangeFunctions::new(chrono::TimeDelta::seconds(60)).smoothed().delta(&points, at), Some(-30.0));
     /// ```
     pub fn delta(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         extended_rate(&self.range, points, at, Modifier::Smoothed, Function::Delta)

@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 
 use super::extrapolate::{extrapolate, instant_value, Function, Instant, Sampled, Start};
-use super::window::Reach;
-use super::{Point, Range, Semantics};
+use super::selection::Reach;
+use super::{Point, RangeFunctions, Semantics};
 
 /// `rate` / `increase` that use each point's created time: a changed created time is a
 /// reset even when the value did not drop, and a series created inside the window counts
@@ -13,20 +13,28 @@ use super::{Point, Range, Semantics};
 ///
 /// # Example
 /// ```
-/// use promrate::promql::{Point, Range};
+/// use promrate::promql::{Point, RangeFunctions};
 /// // The counter restarted at 25 s and climbed past its old value by the next scrape.
 /// let points = [Point::from_millis(10_000, 5.0), Point::from_millis(20_000, 10.0), Point::from_millis(30_000, 12.0)];
-/// let starts = [Some(1_000), Some(1_000), Some(25_000)];
+/// let time = |s| chrono::DateTime::from_timestamp(s, 0);
+/// let starts = [time(1), time(1), time(25)];
 /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
-/// let range = Range::new(chrono::TimeDelta::seconds(20));
+/// let range = RangeFunctions::new(chrono::TimeDelta::seconds(20));
 /// // Value-only detection sees +2 (extrapolated to 4); the created time reveals the restart.
 /// assert_eq!(range.increase(&points, at), Some(4.0));
 /// assert!(range.with_start_times(&starts).increase(&points, at).unwrap() > 12.0);
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct StartAware<'s> {
-    range: Range,
-    start_ms: &'s [Option<i64>],
+    range: RangeFunctions,
+    starts: Starts<'s>,
+}
+
+/// The created times of the points: a caller's, or a series' own column in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Starts<'s> {
+    Times(&'s [Option<DateTime<Utc>>]),
+    Millis(&'s [Option<i64>]),
 }
 
 /// Whether a created (start) time marks a restart between two samples, as Prometheus'
@@ -46,16 +54,19 @@ fn is_start_reset(previous_start: Option<i64>, previous_t: i64, start: Option<i6
 }
 
 impl<'s> StartAware<'s> {
-    pub(super) fn new(range: Range, start_ms: &'s [Option<i64>]) -> Self {
+    pub(super) fn new(range: RangeFunctions, starts: Starts<'s>) -> Self {
         // The created-time rules exist only in 3.x: always its window selection.
         StartAware {
             range: range.semantics(Semantics::Prometheus3),
-            start_ms,
+            starts,
         }
     }
 
     fn start_of(&self, i: usize) -> Option<i64> {
-        self.start_ms.get(i).copied().flatten()
+        match self.starts {
+            Starts::Times(times) => times.get(i).copied().flatten().map(|t| t.timestamp_millis()),
+            Starts::Millis(ms) => ms.get(i).copied().flatten(),
+        }
     }
 
     fn compute(&self, points: &[Point], at: DateTime<Utc>, function: Function) -> Option<f64> {
@@ -131,10 +142,10 @@ impl<'s> StartAware<'s> {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(10_000, 50.0), Point::from_millis(20_000, 80.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(20_000).unwrap();
-    /// let range = Range::new(chrono::TimeDelta::seconds(30));
+    /// let range = RangeFunctions::new(chrono::TimeDelta::seconds(30));
     /// assert_eq!(range.irate(&points, at), Some(3.0));
     /// // Restarted at 15 s: the 80 were counted in the last 10 s.
     /// assert_eq!(range.with_start_times(&[Some(1_000), Some(15_000)]).irate(&points, at), Some(8.0));
@@ -155,10 +166,10 @@ impl<'s> StartAware<'s> {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(20_000, 5.0), Point::from_millis(30_000, 15.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
-    /// let r = Range::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000), Some(10_000)]);
+    /// let r = RangeFunctions::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000), Some(10_000)]);
     /// assert_eq!(r.rate(&points, at), Some(0.25));
     /// ```
     pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
@@ -169,10 +180,10 @@ impl<'s> StartAware<'s> {
     ///
     /// # Example
     /// ```
-    /// use promrate::promql::{Point, Range};
+    /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(20_000, 5.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
-    /// let r = Range::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000)]);
+    /// let r = RangeFunctions::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000)]);
     /// assert_eq!(r.increase(&points, at), Some(5.0));
     /// ```
     pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {

@@ -157,6 +157,11 @@ impl Matcher {
         })
     }
 
+    /// Whether both are the same matcher (label, operator and value).
+    pub(crate) fn same_as(&self, other: &Matcher) -> bool {
+        self.label == other.label && self.op == other.op && self.value == other.value
+    }
+
     /// The label name (`__name__` for the metric name).
     ///
     /// # Example

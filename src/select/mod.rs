@@ -163,6 +163,80 @@ impl Selector {
         self.matches_name(sample.name()) && self.matches_labels(sample)
     }
 
+    /// Whether a sample is a series of a family this selector names: the selector matches
+    /// it, or it is the `_bucket` (with an `le` label), `_sum`, `_count` or `_created`
+    /// series of a histogram or summary `x` that the selector matches as if the sample
+    /// were named `x` (its labels matched as usual). This is how a selector picks series
+    /// everywhere in the crate: in [`Tracker::new`](crate::Tracker::new), its queries and
+    /// its folds, as PromQL users name a classic histogram by its family name.
+    ///
+    /// It goes by names, as PromQL does: a gauge `x` beside an unrelated `x_count` would be
+    /// picked with it.
+    ///
+    /// # Example
+    /// ```
+    /// let ttft = promrate::Selector::parse(r#"ttft_seconds{engine="0"}"#)?;
+    /// let page = "ttft_seconds_bucket{engine=\"0\",le=\"0.1\"} 3\n\
+    ///             ttft_seconds_count{engine=\"0\"} 3\n\
+    ///             ttft_seconds_count{engine=\"1\"} 5\n\
+    ///             ttft_seconds_total_bucket 1\n";
+    /// let picked: Vec<bool> = promrate::parse(page)
+    ///     .filter_map(|e| e.ok()?.into_sample())
+    ///     .map(|s| ttft.matches_family(&s))
+    ///     .collect();
+    /// // Not engine 1; and a `_bucket` without `le` is not a bucket.
+    /// assert_eq!(picked, [true, true, false, false]);
+    /// assert!(!ttft.matches(&promrate::parse("ttft_seconds_count{engine=\"0\"} 3").next().unwrap()?.into_sample().unwrap()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn matches_family(&self, sample: &Sample<'_>) -> bool {
+        if !self.matches_labels(sample) {
+            return false;
+        }
+        let name = sample.name();
+        self.matches_name(name)
+            || family_of(name, || sample.labels().has_name(b"le")).is_some_and(|base| self.matches_name(base))
+    }
+
+    /// [`Selector::matches_family`] for a series kept outside a page, given its name and a
+    /// lookup of its label values; names compared as `normalize` says.
+    pub(crate) fn matches_family_series<'v>(
+        &self,
+        name: &str,
+        label: impl Fn(&str) -> Option<&'v str>,
+        normalize: bool,
+    ) -> bool {
+        self.matches_label_values(&label)
+            && (self.name_matches(name, normalize)
+                || family_of(name, || label("le").is_some()).is_some_and(|base| self.name_matches(base, normalize)))
+    }
+
+    /// Whether every series `other` picks (as [`Selector::matches_family`] picks) is one
+    /// this selector picks too: each of this selector's matchers is one of `other`'s, or
+    /// accepts the value `other` fixes with `=` (a name: also the family a histogram part
+    /// belongs to). Conservative: `false` where it cannot tell.
+    pub(crate) fn covers(&self, other: &Selector, normalize: bool) -> bool {
+        let normalize = normalize || self.normalize_names || other.normalize_names;
+        self.matchers.iter().all(|m| {
+            if other.matchers.iter().any(|o| o.same_as(m)) {
+                return true;
+            }
+            let fixed = other
+                .matchers
+                .iter()
+                .find(|o| o.label() == m.label() && o.op() == MatchOp::Equal)
+                .map(Matcher::value);
+            match fixed {
+                Some(name) if m.label() == "__name__" => {
+                    name_accepted(m, name, normalize)
+                        || family_of(name, || true).is_some_and(|base| name_accepted(m, base, normalize))
+                }
+                Some(value) => m.matches_value(value),
+                None => false,
+            }
+        })
+    }
+
     /// Whether metric names compare with ':' and '_' alike ([`Selector::normalize_names`]).
     ///
     /// # Example
@@ -188,13 +262,10 @@ impl Selector {
     }
 
     fn name_matches(&self, name: &str, normalize: bool) -> bool {
-        self.matchers.iter().filter(|m| m.label() == "__name__").all(|m| {
-            if normalize && matches!(m.op(), MatchOp::Equal | MatchOp::NotEqual) {
-                names_equal(name, &[m.value()], true) == (m.op() == MatchOp::Equal)
-            } else {
-                m.matches_value(name)
-            }
-        })
+        self.matchers
+            .iter()
+            .filter(|m| m.label() == "__name__")
+            .all(|m| name_accepted(m, name, normalize))
     }
 
     /// Whether a series given by its name and a lookup of its (unescaped) label values
@@ -243,12 +314,6 @@ impl Selector {
         Selector::from_matchers(matchers).normalize_names(self.normalize_names)
     }
 
-    /// Whether a sample, read as if it were named `name`, satisfies every matcher (a
-    /// histogram's `_bucket` sample against a selector naming the histogram).
-    pub(crate) fn matches_as(&self, name: &str, sample: &Sample<'_>) -> bool {
-        self.matches_name(name) && self.matches_labels(sample)
-    }
-
     /// Whether the metric-name matchers accept `name`, compared as `normalize` says.
     pub(crate) fn name_matches_normalized(&self, name: &str, normalize: bool) -> bool {
         self.name_matches(name, normalize)
@@ -268,6 +333,28 @@ impl Selector {
             .iter()
             .filter(|m| m.label() != "__name__")
             .all(|m| m.matches_label(labels.get(m.label())))
+    }
+}
+
+/// The suffixes of a classic histogram's or summary's series after the family's name.
+pub(crate) const FAMILY_PARTS: [&str; 4] = ["_bucket", "_sum", "_count", "_created"];
+
+/// The family a series named `name` is a part of (`x` for `x_bucket`, `x_sum`, `x_count`,
+/// `x_created`), if its name says so; a `_bucket` only with an `le` label (`has_le`).
+pub(crate) fn family_of(name: &str, has_le: impl FnOnce() -> bool) -> Option<&str> {
+    let (base, part) = FAMILY_PARTS
+        .iter()
+        .find_map(|part| Some((name.strip_suffix(part)?, *part)))?;
+    (!base.is_empty() && (part != "_bucket" || has_le())).then_some(base)
+}
+
+/// Whether a `__name__` matcher accepts `name`, with ':' and '_' alike in `=` and `!=` when
+/// `normalize`.
+fn name_accepted(m: &Matcher, name: &str, normalize: bool) -> bool {
+    if normalize && matches!(m.op(), MatchOp::Equal | MatchOp::NotEqual) {
+        names_equal(name, &[m.value()], true) == (m.op() == MatchOp::Equal)
+    } else {
+        m.matches_value(name)
     }
 }
 

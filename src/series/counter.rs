@@ -1,25 +1,27 @@
-//! One live counter: restarts, retention, PromQL and exact rates, EWMA.
+//! One live counter: restarts, retention, PromQL rates, EWMA; the increase over a window
+//! between two of its points is in `window_increase.rs`.
 //!
-//! About 550 lines, two thirds of them documentation with examples: one type's API, kept
-//! together; its storage is in `window.rs` and `created.rs`.
+//! About 600 lines, two thirds of them documentation with examples: one type's API, kept
+//! together; its storage is in `points.rs` and `created.rs`.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::created::CreatedRuns;
-use super::window::Window;
+use super::points::Points;
 use super::{ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 use crate::error::SeriesError;
-use crate::promql::{Point, Range};
+use crate::promql::{millis_to_time, Point, RangeFunctions};
 
 /// One live counter: push scrapes in time order; it detects restarts (a value drop, or a
 /// changed `_created` time), keeps points for a retention window in bounded memory, and
-/// answers PromQL rates, exact increases and an EWMA-smoothed rate.
+/// answers PromQL rates, the increase over a window between two of its points, and an
+/// EWMA-smoothed rate.
 ///
 /// # Example
 /// ```
 /// use chrono::{DateTime, TimeDelta};
-/// use promrate::CounterSeries;
-/// use promrate::promql::Range;
+/// use promrate::{CounterSeries, WindowRule};
+/// use promrate::promql::RangeFunctions;
 /// let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
 /// let mut tokens = CounterSeries::new(TimeDelta::minutes(5));
 /// for (i, v) in [1000.0, 1800.0, 2600.0, 400.0, 1200.0].into_iter().enumerate() {
@@ -28,17 +30,17 @@ use crate::promql::{Point, Range};
 /// let now = t0 + TimeDelta::seconds(40);
 /// assert_eq!(tokens.resets(), 1);
 /// // 800 + 800, then the restart counts from 0: 400 + 800.
-/// assert_eq!(tokens.exact_increase(TimeDelta::seconds(40), now), Some(2800.0));
-/// assert_eq!(tokens.exact_rate(TimeDelta::seconds(40), now), Some(70.0));
-/// assert!(tokens.rate(&Range::new(TimeDelta::seconds(60)), now).unwrap() > 0.0);
-/// # Ok::<(), promrate::SeriesError>(())
+/// let w = tokens.window_increase(&WindowRule::new(TimeDelta::seconds(40)), now)?;
+/// assert_eq!((w.increase, w.rate()), (2800.0, 70.0));
+/// assert!(tokens.rate(&RangeFunctions::new(TimeDelta::seconds(60)), now).unwrap() > 0.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct CounterSeries {
     /// Points (16 bytes per scrape). Restarts and the reset-corrected increments are
     /// derived from these and the created times, never stored.
-    window: Window,
-    /// Created times, the newest restart and a pending created time, which most counters
+    points: Points,
+    /// Created times and the newest restart, which most counters
     /// never have: out of line, so that a counter without them stays small (a tracker
     /// holds millions).
     rare: Option<Box<Rare>>,
@@ -65,9 +67,6 @@ struct Rare {
     /// Created times (ms, `None` when unknown) of the points, as runs.
     created: CreatedRuns,
     last_reset: Option<(i64, ResetCause)>,
-    /// A `_created` time read before this scrape's point (a tracker reading a page that
-    /// prints `x_created` first): applied to the next point pushed.
-    pending_created_ms: Option<i64>,
 }
 
 impl CounterSeries {
@@ -81,7 +80,7 @@ impl CounterSeries {
     /// ```
     pub fn new(retention: TimeDelta) -> Self {
         CounterSeries {
-            window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
+            points: Points::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
             rare: None,
             pushed: 0,
             total_increase: 0.0,
@@ -117,25 +116,6 @@ impl CounterSeries {
         self.rare_mut().last_reset = Some((at_ms, cause));
     }
 
-    /// Remembers a created time for the next point pushed through
-    /// [`CounterSeries::push_pending`].
-    pub(crate) fn set_pending_created_ms(&mut self, created_ms: i64) {
-        self.rare_mut().pending_created_ms = Some(created_ms);
-    }
-
-    /// Forgets a pending created time.
-    pub(crate) fn clear_pending_created(&mut self) {
-        if let Some(rare) = &mut self.rare {
-            rare.pending_created_ms = None;
-        }
-    }
-
-    /// Pushes a point with the pending created time, if one was set.
-    pub(crate) fn push_pending(&mut self, at_ms: i64, value: f64) -> Result<Option<ResetCause>, SeriesError> {
-        let created_ms = self.rare.as_mut().and_then(|r| r.pending_created_ms.take());
-        self.push_ms(at_ms, value, created_ms)
-    }
-
     /// Caps the points kept, whatever the retention (memory bound). Minimum 2.
     ///
     /// # Example
@@ -147,10 +127,10 @@ impl CounterSeries {
     ///     s.push(DateTime::from_timestamp(i, 0).unwrap(), i as f64)?;
     /// }
     /// assert_eq!(s.len(), 3);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_points(&mut self, max_points: usize) -> &mut Self {
-        self.window.set_max_len(max_points);
+        self.points.set_max_len(max_points);
         self
     }
 
@@ -168,7 +148,7 @@ impl CounterSeries {
     /// s.push(at(10), 100.0)?; // the first interval sets the average: 10/s
     /// s.push(at(20), 100.0)?; // 0/s, weighted by 1 - exp(-10 s / 10 s)
     /// assert!((s.ewma_rate().unwrap() - 10.0 * (-1.0f64).exp()).abs() < 1e-12);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ewma_time_constant(&mut self, tau: TimeDelta) -> &mut Self {
         self.tau_ms = clamp_ms(tau).max(1);
@@ -193,7 +173,7 @@ impl CounterSeries {
     /// assert_eq!(s.ewma_rate(), None);
     /// s.push(at(61), 210.0)?; // the first interval after the gap sets it: 50/s
     /// assert_eq!(s.ewma_rate(), Some(50.0));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ewma_restart_after(&mut self, gap: TimeDelta) -> &mut Self {
         self.ewma_gap_ms = clamp_ms(gap);
@@ -213,7 +193,7 @@ impl CounterSeries {
     /// let t = chrono::DateTime::from_timestamp(10, 0).unwrap();
     /// assert_eq!(s.push(t, 1.0)?, None);
     /// assert!(s.push(t + chrono::TimeDelta::seconds(1), f64::NAN).is_err());
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<Option<ResetCause>, SeriesError> {
         self.push_ms(at.timestamp_millis(), value, None)
@@ -235,8 +215,9 @@ impl CounterSeries {
     /// // Restarted 5 s ago and already past 50: only the created time tells.
     /// let cause = s.push_with_created(t + TimeDelta::seconds(10), 80.0, t + TimeDelta::seconds(5))?;
     /// assert_eq!(cause, Some(ResetCause::CreatedChanged));
-    /// assert_eq!(s.exact_increase(TimeDelta::seconds(10), t + TimeDelta::seconds(10)), Some(80.0));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// let w = s.window_increase(&promrate::WindowRule::new(TimeDelta::seconds(10)), t + TimeDelta::seconds(10))?;
+    /// assert_eq!(w.increase, 80.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn push_with_created(
         &mut self,
@@ -257,14 +238,14 @@ impl CounterSeries {
             return Err(SeriesError::InvalidValue(value));
         }
         let previous = self
-            .window
+            .points
             .last()
             .map(|point| (point, self.created_at(self.pushed - 1)));
         if let Some((prev, _)) = previous {
             if at_ms <= prev.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
-                    at_ms,
-                    last_ms: prev.timestamp_ms,
+                    at: millis_to_time(at_ms),
+                    last: millis_to_time(prev.timestamp_ms),
                 });
             }
         }
@@ -282,7 +263,7 @@ impl CounterSeries {
             self.total_increase += increment;
             self.update_ewma(increment, at_ms - prev.timestamp_ms);
         }
-        self.window.push(Point::from_millis(at_ms, value));
+        self.points.push(Point::from_millis(at_ms, value));
         self.set_created(self.pushed, created_ms);
         self.pushed += 1;
         // Trimming reads the window's start (a search of the points): only when due.
@@ -329,14 +310,14 @@ impl CounterSeries {
     /// s.amend_created(t - TimeDelta::hours(1));
     /// s.push(t + TimeDelta::seconds(10), 80.0)?;
     /// assert_eq!(s.amend_created(t + TimeDelta::seconds(5)), Some(ResetCause::CreatedChanged));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn amend_created(&mut self, created: DateTime<Utc>) -> Option<ResetCause> {
         self.amend_created_ms(created.timestamp_millis())
     }
 
     pub(crate) fn amend_created_ms(&mut self, created_ms: i64) -> Option<ResetCause> {
-        let (previous, newest) = self.window.last_two();
+        let (previous, newest) = self.points.last_two();
         let point = newest?;
         let newest_number = self.pushed - 1;
         let Some(prev) = previous else {
@@ -382,7 +363,7 @@ impl CounterSeries {
     /// assert!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.window.len() == 0
+        self.points.len() == 0
     }
 
     /// Number of points kept.
@@ -392,10 +373,10 @@ impl CounterSeries {
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// assert_eq!(s.len(), 1);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.window.len()
+        self.points.len()
     }
 
     /// The newest point.
@@ -405,10 +386,10 @@ impl CounterSeries {
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 7.0)?;
     /// assert_eq!(s.last().unwrap().value, 7.0);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn last(&self) -> Option<Point> {
-        self.window.last()
+        self.points.last()
     }
 
     /// Restarts detected since tracking began.
@@ -439,15 +420,21 @@ impl CounterSeries {
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// assert_eq!(s.points().len(), 1);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn points(&self) -> &[Point] {
-        self.window.points()
+        self.points.points()
+    }
+
+    /// Whether points were let go (retention, the cap on points): the oldest kept is not
+    /// the first pushed.
+    pub(crate) fn has_let_go(&self) -> bool {
+        self.pushed > self.points.len() as u64
     }
 
     /// The number of the oldest kept point.
     fn first_number(&self) -> u64 {
-        self.pushed - self.window.len() as u64
+        self.pushed - self.points.len() as u64
     }
 
     fn has_created(&self) -> bool {
@@ -455,30 +442,33 @@ impl CounterSeries {
         self.rare.as_ref().is_some_and(|r| r.created.any_from(first))
     }
 
-    /// The created time of each kept point, or nothing when none is known.
+    /// The created time of each kept point in milliseconds, or nothing when none is known.
     fn created_column(&self) -> Vec<Option<i64>> {
-        if self.has_created() {
-            self.created_times().collect()
-        } else {
-            Vec::new()
+        if !self.has_created() {
+            return Vec::new();
         }
+        let first = self.first_number();
+        (0..self.points.len() as u64).map(|i| self.created_at(first + i)).collect()
     }
 
-    /// The created time of each kept point (milliseconds since the epoch, `None` when
-    /// unknown), parallel to [`CounterSeries::points`].
+    /// The created time of each kept point (`None` when unknown), parallel to
+    /// [`CounterSeries::points`].
     ///
     /// # Example
     /// ```
     /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// s.push_with_created(chrono::DateTime::from_timestamp(2, 0).unwrap(), 2.0, chrono::DateTime::from_timestamp(0, 0).unwrap())?;
-    /// assert_eq!(s.created_times().collect::<Vec<_>>(), [None, Some(0)]);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// assert_eq!(s.created_times().collect::<Vec<_>>(), [None, chrono::DateTime::from_timestamp(0, 0)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn created_times(&self) -> impl ExactSizeIterator<Item = Option<i64>> + '_ {
+    pub fn created_times(&self) -> impl ExactSizeIterator<Item = Option<DateTime<Utc>>> + '_ {
         let first = self.first_number();
         let rare = self.rare.as_deref();
-        (0..self.window.len()).map(move |i| rare.and_then(|r| r.created.at(first + i as u64)))
+        (0..self.points.len()).map(move |i| {
+            rare.and_then(|r| r.created.at(first + i as u64))
+                .map(crate::promql::millis_to_time)
+        })
     }
 
     /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
@@ -492,15 +482,15 @@ impl CounterSeries {
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
     /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
     /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
-    /// let range = promrate::promql::Range::new(TimeDelta::seconds(60));
+    /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(60));
     /// assert!((s.rate(&range, t + TimeDelta::seconds(60)).unwrap() - 2.0).abs() < 1e-12);
     /// // 15 s later, a 15 s window (45 s, 60 s] holds one point: no rate, and why.
-    /// let short = promrate::promql::Range::new(TimeDelta::seconds(15));
+    /// let short = promrate::promql::RangeFunctions::new(TimeDelta::seconds(15));
     /// assert_eq!(s.rate(&short, t + TimeDelta::seconds(60)), None);
     /// assert!(short.check(s.points(), t + TimeDelta::seconds(60)).is_err());
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn rate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+    pub fn rate(&self, range: &RangeFunctions, at: DateTime<Utc>) -> Option<f64> {
         self.extrapolated(range, at, true)
     }
 
@@ -512,18 +502,18 @@ impl CounterSeries {
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
     /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
     /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
-    /// let range = promrate::promql::Range::new(TimeDelta::seconds(60));
+    /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(60));
     /// assert_eq!(s.increase(&range, t + TimeDelta::seconds(60)), Some(120.0));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn increase(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+    pub fn increase(&self, range: &RangeFunctions, at: DateTime<Utc>) -> Option<f64> {
         self.extrapolated(range, at, false)
     }
 
-    fn extrapolated(&self, range: &Range, at: DateTime<Utc>, rate: bool) -> Option<f64> {
+    fn extrapolated(&self, range: &RangeFunctions, at: DateTime<Utc>, rate: bool) -> Option<f64> {
         // `push` refuses a point not after the last: the order needs no check per query.
         let range = &range.trusting_order();
-        let points = self.window.points();
+        let points = self.points.points();
         if !self.has_created() {
             return if rate {
                 range.rate(points, at)
@@ -533,7 +523,7 @@ impl CounterSeries {
         }
         // Created times are kept as runs; queries that use them lay them out per point.
         let created = self.created_column();
-        let aware = range.with_start_times(&created);
+        let aware = range.with_start_millis(&created);
         if rate {
             aware.rate(points, at)
         } else {
@@ -551,160 +541,17 @@ impl CounterSeries {
     /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
     /// s.push(t, 10.0)?;
     /// s.push(t + TimeDelta::seconds(2), 14.0)?;
-    /// let range = promrate::promql::Range::new(TimeDelta::seconds(30));
+    /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(30));
     /// assert_eq!(s.irate(&range, t + TimeDelta::seconds(2)), Some(2.0));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn irate(&self, range: &Range, at: DateTime<Utc>) -> Option<f64> {
+    pub fn irate(&self, range: &RangeFunctions, at: DateTime<Utc>) -> Option<f64> {
         let range = &range.trusting_order();
-        let points = self.window.points();
+        let points = self.points.points();
         if !self.has_created() {
             return range.irate(points, at);
         }
-        range.with_start_times(&self.created_column()).irate(points, at)
-    }
-
-    /// The exact, non-extrapolated increase over `(at - window, at]`: from the newest point
-    /// at or before the window's start (else the first point) to the newest point at or
-    /// before `at`, restarts counted from zero. Integer for integer counters, and additive
-    /// over adjacent windows. `None` with fewer than two points to compare.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
-    /// for (i, v) in [5.0, 9.0, 2.0, 6.0].into_iter().enumerate() { s.push(t + TimeDelta::seconds(10 * i as i64), v)?; }
-    /// // +4, then a restart (counted from 0: +2), then +4.
-    /// assert_eq!(s.exact_increase(TimeDelta::seconds(30), t + TimeDelta::seconds(30)), Some(10.0));
-    /// # Ok::<(), promrate::SeriesError>(())
-    /// ```
-    pub fn exact_increase(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<f64> {
-        self.exact_span(window, at).map(|(increase, _)| increase)
-    }
-
-    /// [`CounterSeries::exact_increase`] divided by the seconds actually elapsed between the
-    /// two points it compares (not by the window), so irregular scrapes do not bias it.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
-    /// s.push(t, 0.0)?;
-    /// s.push(t + TimeDelta::seconds(8), 40.0)?;
-    /// assert_eq!(s.exact_rate(TimeDelta::seconds(10), t + TimeDelta::seconds(9)), Some(5.0));
-    /// # Ok::<(), promrate::SeriesError>(())
-    /// ```
-    pub fn exact_rate(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<f64> {
-        let (increase, elapsed_ms) = self.exact_span(window, at)?;
-        Some(increase / (elapsed_ms as f64 / 1000.0))
-    }
-
-    fn exact_span(&self, window: TimeDelta, at: DateTime<Utc>) -> Option<(f64, i64)> {
-        let points = self.window.points();
-        let at_ms = at.timestamp_millis();
-        let start_ms = at_ms - window.num_milliseconds();
-        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
-        let anchor = points
-            .partition_point(|p| p.timestamp_ms <= start_ms)
-            .saturating_sub(1);
-        if end == 0 || end - 1 <= anchor {
-            return None;
-        }
-        // Created times are read from their runs in place (no column is laid out).
-        let first = self.first_number();
-        let created = |i: usize| self.created_at(first + i as u64);
-        let increase = if self.has_created() {
-            (anchor + 1..end).map(|i| increment(points, created, i)).sum()
-        } else {
-            (anchor + 1..end).map(|i| increment(points, |_| None, i)).sum()
-        };
-        Some((
-            increase,
-            points[end - 1].timestamp_ms - points[anchor].timestamp_ms,
-        ))
-    }
-
-    /// The increase over about `rule.window` before `at`, with the span it actually
-    /// covers: a monitor's window rate that says what it measured.
-    ///
-    /// It ends at the newest point at or before `at` and starts at the point nearest to
-    /// `at - window` (the earlier one of two equally near), so a few milliseconds of scrape
-    /// jitter never move the start by a whole interval, as "the newest point at or before
-    /// the start" ([`CounterSeries::exact_increase`]) does. The start is never older than
-    /// `at - window - slack`, and never before a gap (two points further apart than
-    /// `rule.gap`: an outage): after one the window starts at the first point since, and
-    /// its span is shorter than the window instead of reaching back across the gap, where
-    /// a restart's last tokens were never seen. Restarts count from zero. `None` with
-    /// fewer than two points in that reach.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::WindowRule;
-    /// let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
-    /// // Scrapes every second, a little late or early, 100/s.
-    /// for (i, jitter) in [3, -2, 4, -1, 2, -3, 1, 0, 2, -1, 3, 1].into_iter().enumerate() {
-    ///     let ms = 1000 * i as i64 + jitter;
-    ///     s.push(at(ms), ms as f64 / 10.0)?;
-    /// }
-    /// let rule = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1)).gap(TimeDelta::seconds(3));
-    /// let w = s.window_increase(&rule, at(11_001)).unwrap();
-    /// assert_eq!((w.start, w.end), (at(1_000 - 2), at(11_001)));
-    /// assert!((w.rate() - 100.0).abs() < 1e-9);
-    /// // After a 6 s outage the window starts at the first point since, and says so.
-    /// s.push(at(17_000), 1_700.0)?;
-    /// s.push(at(18_000), 1_800.0)?;
-    /// let w = s.window_increase(&rule, at(18_000)).unwrap();
-    /// assert_eq!((w.span(), w.increase), (TimeDelta::seconds(1), 100.0));
-    /// # Ok::<(), promrate::SeriesError>(())
-    /// ```
-    pub fn window_increase(&self, rule: &WindowRule, at: DateTime<Utc>) -> Option<WindowIncrease> {
-        let (window, slack) = (rule.window, rule.slack);
-        let points = self.window.points();
-        let at_ms = at.timestamp_millis();
-        let start_ms = at_ms - window.num_milliseconds();
-        let oldest_ms = start_ms - slack.num_milliseconds().max(0);
-        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
-        let reach = points.partition_point(|p| p.timestamp_ms < oldest_ms);
-        if end < reach + 2 {
-            return None;
-        }
-        // The nearest of the last point at or before the start and the first one after it.
-        let after = points[..end - 1].partition_point(|p| p.timestamp_ms <= start_ms);
-        let anchor = match after.checked_sub(1).filter(|&before| before >= reach) {
-            Some(before) if after < end - 1 => {
-                let early = start_ms - points[before].timestamp_ms;
-                let late = points[after].timestamp_ms - start_ms;
-                if early <= late {
-                    before
-                } else {
-                    after
-                }
-            }
-            Some(before) => before,
-            None => after.max(reach),
-        };
-        // After the last gap between the anchor and the end, if there is one.
-        let gap_ms = rule.gap.map_or(i64::MAX, |g| g.num_milliseconds());
-        let anchor = (anchor + 1..end)
-            .rev()
-            .find(|&i| points[i].timestamp_ms - points[i - 1].timestamp_ms > gap_ms)
-            .unwrap_or(anchor);
-        if anchor + 1 >= end {
-            return None;
-        }
-        let first = self.first_number();
-        let created = |i: usize| self.created_at(first + i as u64);
-        let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
-        let ms = |i: usize| DateTime::from_timestamp_millis(points[i].timestamp_ms);
-        Some(WindowIncrease {
-            increase,
-            start: ms(anchor)?,
-            end: ms(end - 1)?,
-        })
+        range.with_start_millis(&self.created_column()).irate(points, at)
     }
 
     /// The reset-corrected increase from the first point ever pushed to the newest, whatever
@@ -720,7 +567,7 @@ impl CounterSeries {
     /// }
     /// // +4, a restart (+2), +4, +4; only the last two points are retained.
     /// assert_eq!((s.total_increase(), s.len()), (14.0, 2));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn total_increase(&self) -> f64 {
         self.total_increase
@@ -739,7 +586,7 @@ impl CounterSeries {
     ///     let _ = i;
     /// }
     /// assert!((s.ewma_rate().unwrap() - 7.0).abs() < 1e-9);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ewma_rate(&self) -> Option<f64> {
         (self.ewma_intervals > 0).then_some(self.ewma)
@@ -770,84 +617,14 @@ fn reset_cause(
     }
 }
 
-/// What [`CounterSeries::window_increase`] measured: the increase between two points and
-/// their times.
-///
-/// # Example
-/// ```
-/// use chrono::{DateTime, TimeDelta};
-/// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-/// let w = promrate::WindowIncrease { increase: 50.0, start: at(10), end: at(20) };
-/// assert_eq!((w.span(), w.rate()), (TimeDelta::seconds(10), 5.0));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WindowIncrease {
-    /// The reset-corrected increase from `start` to `end`.
-    pub increase: f64,
-    /// The time of the older point compared (the window's actual start).
-    pub start: DateTime<Utc>,
-    /// The time of the newer point (the window's actual end).
-    pub end: DateTime<Utc>,
-}
-
-impl WindowIncrease {
-    /// The time between the two points.
-    pub fn span(&self) -> TimeDelta {
-        self.end - self.start
-    }
-
-    /// The increase per second of the span.
-    pub fn rate(&self) -> f64 {
-        self.increase / (self.span().num_milliseconds() as f64 / 1000.0)
-    }
-}
-
-/// How far back [`CounterSeries::window_increase`] reaches: about `window`, its start
-/// at most `slack` before that, and never before a `gap` between two points.
-///
-/// # Example
-/// ```
-/// use chrono::TimeDelta;
-/// let rule = promrate::WindowRule::new(TimeDelta::seconds(30)).slack(TimeDelta::seconds(2));
-/// assert_eq!((rule.window, rule.slack, rule.gap), (TimeDelta::seconds(30), TimeDelta::seconds(2), None));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WindowRule {
-    /// The span asked.
-    pub window: TimeDelta,
-    /// How much older than `window` the start may be (say, one scrape interval).
-    pub slack: TimeDelta,
-    /// Points further apart than this are a gap the window does not reach across.
-    pub gap: Option<TimeDelta>,
-}
-
-impl WindowRule {
-    /// About `window`, no slack, no gap.
-    pub fn new(window: TimeDelta) -> WindowRule {
-        WindowRule {
-            window,
-            slack: TimeDelta::zero(),
-            gap: None,
-        }
-    }
-
-    /// The start may be up to `slack` older than the window.
-    pub fn slack(mut self, slack: TimeDelta) -> WindowRule {
-        self.slack = slack;
-        self
-    }
-
-    /// Points further apart than `gap` are not compared.
-    pub fn gap(mut self, gap: TimeDelta) -> WindowRule {
-        self.gap = Some(gap);
-        self
-    }
-}
-
 /// A duration in whole milliseconds within `0..=u32::MAX` (about 49 days).
 fn clamp_ms(d: TimeDelta) -> u32 {
     d.num_milliseconds().clamp(0, i64::from(u32::MAX)) as u32
 }
+
+mod window_increase;
+
+pub use window_increase::{Shortened, WindowIncrease, WindowRule};
 
 #[cfg(test)]
 mod tests;

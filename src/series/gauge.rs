@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::window::Window;
+use super::points::Points;
 use super::DEFAULT_MAX_POINTS;
 use crate::error::SeriesError;
 use crate::promql::Point;
@@ -22,7 +22,7 @@ use crate::promql::Point;
 /// ```
 #[derive(Debug, Clone)]
 pub struct GaugeSeries {
-    window: Window,
+    points: Points,
 }
 
 impl GaugeSeries {
@@ -34,7 +34,7 @@ impl GaugeSeries {
     /// ```
     pub fn new(retention: TimeDelta) -> Self {
         GaugeSeries {
-            window: Window::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
+            points: Points::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
         }
     }
 
@@ -52,7 +52,7 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn max_points(&mut self, max_points: usize) -> &mut Self {
-        self.window.set_max_len(max_points);
+        self.points.set_max_len(max_points);
         self
     }
 
@@ -75,15 +75,15 @@ impl GaugeSeries {
     }
 
     pub(crate) fn push_ms(&mut self, at_ms: i64, value: f64) -> Result<(), SeriesError> {
-        if let Some(last) = self.window.last() {
+        if let Some(last) = self.points.last() {
             if at_ms <= last.timestamp_ms {
                 return Err(SeriesError::NotAfterLast {
-                    at_ms,
-                    last_ms: last.timestamp_ms,
+                    at: crate::promql::millis_to_time(at_ms),
+                    last: crate::promql::millis_to_time(last.timestamp_ms),
                 });
             }
         }
-        self.window.push(Point::from_millis(at_ms, value));
+        self.points.push(Point::from_millis(at_ms, value));
         Ok(())
     }
 
@@ -107,7 +107,7 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.window.len()
+        self.points.len()
     }
 
     /// The newest point.
@@ -121,7 +121,7 @@ impl GaugeSeries {
     /// # Ok::<(), promrate::SeriesError>(())
     /// ```
     pub fn last(&self) -> Option<Point> {
-        self.window.last()
+        self.points.last()
     }
 
     /// The kept points, oldest first.
@@ -131,7 +131,7 @@ impl GaugeSeries {
     /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).points().is_empty());
     /// ```
     pub fn points(&self) -> &[Point] {
-        self.window.points()
+        self.points.points()
     }
 
     /// Mean of the points in `(at - window, at]` (PromQL `avg_over_time` without its
@@ -149,7 +149,7 @@ impl GaugeSeries {
         let at_ms = at.timestamp_millis();
         let start_ms = at_ms - window.num_milliseconds();
         let (sum, n) = self
-            .window
+            .points
             .points()
             .iter()
             .filter(|p| p.timestamp_ms > start_ms && p.timestamp_ms <= at_ms)

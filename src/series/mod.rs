@@ -1,6 +1,6 @@
 //! Live series fed one scrape at a time: counters that survive restarts, and gauges.
 //!
-//! Both keep their points in a bounded window (`window.rs`): the same
+//! Both keep their points in a bounded column (`points.rs`): the same
 //! constructor, `max_points`, `push`, `len`, `is_empty`, `last` and `points`.
 
 use chrono::TimeDelta;
@@ -8,9 +8,9 @@ use chrono::TimeDelta;
 mod counter;
 mod created;
 mod gauge;
-mod window;
+mod points;
 
-pub use counter::{CounterSeries, WindowIncrease, WindowRule};
+pub use counter::{CounterSeries, Shortened, WindowIncrease, WindowRule};
 pub use gauge::GaugeSeries;
 
 /// Default cap on the points a series keeps, whatever its retention.

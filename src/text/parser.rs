@@ -219,6 +219,12 @@ impl Parser {
         self.format
     }
 
+    /// This parser for another format, its limits and strictness kept.
+    pub(crate) fn with_format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+
     /// Iterates the entries of `text`. Nothing is allocated per entry; samples borrow
     /// from `text`.
     ///

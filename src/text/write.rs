@@ -185,15 +185,9 @@ where
     out.write_char('\n')
 }
 
-/// [`sample`] without the newline, from any sequence of `(label, unescaped value)`: what a
-/// sample's `Display` writes.
-pub(crate) fn sample_text<W, K, V>(
-    out: &mut W,
-    name: &str,
-    labels: impl IntoIterator<Item = (K, V)>,
-    value: f64,
-    timestamp_ms: Option<i64>,
-) -> fmt::Result
+/// A series' name and labels as a sample line writes them (`name{a="1"}`), from any
+/// sequence of `(label, unescaped value)`: how messages name a series.
+pub(crate) fn series_text<W, K, V>(out: &mut W, name: &str, labels: impl IntoIterator<Item = (K, V)>) -> fmt::Result
 where
     W: Write + ?Sized,
     K: AsRef<str>,
@@ -227,6 +221,24 @@ where
         }
         out.write_char('}')?;
     }
+    Ok(())
+}
+
+/// [`sample`] without the newline, from any sequence of `(label, unescaped value)`: what a
+/// sample's `Display` writes.
+pub(crate) fn sample_text<W, K, V>(
+    out: &mut W,
+    name: &str,
+    labels: impl IntoIterator<Item = (K, V)>,
+    value: f64,
+    timestamp_ms: Option<i64>,
+) -> fmt::Result
+where
+    W: Write + ?Sized,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    series_text(out, name, labels)?;
     write!(out, " {}", GoFloat(value))?;
     if let Some(ts) = timestamp_ms {
         write!(out, " {ts}")?;

@@ -1,19 +1,19 @@
-//! PromQL-style aggregation over the tracked series: `sum by`, `avg by`,
-//! `histogram_quantile` and histogram means, each over the series a [`Selector`] picks.
+//! The series a [`Selector`] picks, grouped by labels: `matching`, and the folds of any
+//! figure of the caller's (`sum by`, `avg by`, `histogram_quantile`, histogram means), the
+//! escape hatch beside [`Tracker::evaluate`]. The grouping engine (`grouped`) also
+//! serves `evaluate.rs`.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
 
-use chrono::{DateTime, TimeDelta, Utc};
-
 use super::index::NameEntry;
 use super::tracked::{Label, TrackedSeries};
 use super::Tracker;
+use crate::error::QueryError;
 use crate::histogram::{self, Bucket};
-use crate::promql::Range;
-use crate::select::Selector;
+use crate::select::{Selector, FAMILY_PARTS};
 
 /// A group of an aggregation: the grouping labels' values and the aggregate.
 ///
@@ -44,7 +44,7 @@ impl Group {
     /// ```
     /// let mut t = promrate::Tracker::new([]);
     /// t.ingest("q{engine=\"0\"} 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let total = t.sum_by(&promrate::Selector::parse("q")?, &[], |s| s.last_value());
+    /// let total = t.sum_by(&promrate::Selector::parse("q")?, &[], |s| s.last_value())?;
     /// assert_eq!((total[0].label("engine"), total[0].value), (None, 2.0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -82,51 +82,107 @@ fn same_key(a: &[GroupKey<'_>], b: &[GroupKey<'_>]) -> bool {
         })
 }
 
-/// The suffixes of a classic histogram's (or summary's) series.
-const HISTOGRAM_PARTS: [&str; 3] = ["_bucket", "_sum", "_count"];
-
 /// The selector of the histogram a selector names: `x_bucket` (as PromQL users write it in
 /// `histogram_quantile`), `x_sum` and `x_count` name the histogram `x`.
-fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
+pub(super) fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
     let base = selector
         .metric_name()
-        .and_then(|name| HISTOGRAM_PARTS.iter().find_map(|part| name.strip_suffix(part)));
+        .and_then(|name| FAMILY_PARTS.iter().find_map(|part| name.strip_suffix(part)));
     match base {
         Some(base) => Cow::Owned(selector.with_metric_name(base)),
         None => Cow::Borrowed(selector),
     }
 }
 
+/// The selector of one part (`_bucket`, `_sum`, `_count`) of the histogram `selector`
+/// names, for the check that the tracker keeps it.
+pub(super) fn part_selector(selector: &Selector, part: &str) -> Selector {
+    let family = family_selector(selector);
+    match family.metric_name() {
+        Some(base) => family.with_metric_name(&format!("{base}{part}")),
+        None => family.into_owned(),
+    }
+}
+
+/// Which series of the names a selector picks: the whole family (`x` and its `_bucket`,
+/// `_sum`, `_count`), or one part of a histogram.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pick<'s> {
+    Family,
+    Part(&'s str),
+}
+
 impl Tracker {
-    /// The series `selector` picks. Names compare with ':' and '_' alike when either the
-    /// tracker or the selector normalizes names.
+    /// The series `selector` picks (a histogram's or summary's name picks its `_bucket`,
+    /// `_sum` and `_count` series too: [`Selector::matches_family`]). Names compare with
+    /// ':' and '_' alike when either the tracker or the selector normalizes names.
+    ///
+    /// # Errors
+    /// [`QueryError::NotTracked`] if the tracker's selectors may not keep every series
+    /// `selector` picks.
     ///
     /// # Example
     /// ```
     /// let mut t = promrate::Tracker::new([]);
     /// t.normalize_names(true);
-    /// t.ingest("vllm_x{e=\"0\"} 1\nvllm_x{e=\"1\"} 2\nother 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// assert_eq!(t.matching(&promrate::Selector::parse("vllm:x")?).count(), 2);
-    /// assert_eq!(t.matching(&promrate::Selector::parse(r#"vllm:x{e="1"}"#)?).count(), 1);
+    /// let page = "vllm_x{e=\"0\"} 1\nvllm_x{e=\"1\"} 2\nother 3\n\
+    ///             lat_bucket{le=\"+Inf\"} 4\nlat_count 4\nlat_sum 2\n";
+    /// t.ingest(page, chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// assert_eq!(t.matching(&promrate::Selector::parse("vllm:x")?)?.count(), 2);
+    /// assert_eq!(t.matching(&promrate::Selector::parse(r#"vllm:x{e="1"}"#)?)?.count(), 1);
+    /// assert_eq!(t.matching(&promrate::Selector::parse("lat")?)?.count(), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn matching<'t>(&'t self, selector: &'t Selector) -> impl Iterator<Item = &'t TrackedSeries> + 't {
-        self.series_in(selector, self.candidate_slots(selector, ""))
-    }
-
-    /// The series of `slots` (from [`Tracker::candidate_slots`]: only those of the names
-    /// the selector picks) that the selector's label matchers accept, in slot order.
-    fn series_in<'t>(
+    pub fn matching<'t>(
         &'t self,
         selector: &'t Selector,
-        slots: Cow<'t, [u32]>,
+    ) -> Result<impl Iterator<Item = &'t TrackedSeries> + 't, QueryError> {
+        self.check_tracked(selector)?;
+        Ok(self.picked(selector, Pick::Family))
+    }
+
+    /// The series `selector` picks, without the check that the tracker keeps them.
+    pub(super) fn picked<'t>(
+        &'t self,
+        selector: &'t Selector,
+        pick: Pick<'t>,
     ) -> impl Iterator<Item = &'t TrackedSeries> + 't {
+        let slots = match pick {
+            Pick::Family => self.family_slots(selector),
+            Pick::Part(suffix) => self.candidate_slots(selector, suffix),
+        };
+        let normalize = self.index.normalize_names() || selector.normalizes_names();
         (0..slots.len()).filter_map(move |i| {
             let series = self.index.get(slots[i] as usize)?;
-            selector
-                .matches_label_values(|l| series.label(l))
-                .then_some(series)
+            let label = |l: &str| series.label(l);
+            let picks = match pick {
+                Pick::Family => selector.matches_family_series(&series.name, label, normalize),
+                Pick::Part(_) => selector.matches_label_values(label),
+            };
+            picks.then_some(series)
         })
+    }
+
+    /// The slots of the series of every name `selector` picks as a family (the names it
+    /// matches, and their `_bucket`, `_sum` and `_count`), ascending.
+    fn family_slots<'t>(&'t self, selector: &Selector) -> Cow<'t, [u32]> {
+        let mut parts = ["", "_bucket", "_sum", "_count"]
+            .into_iter()
+            .map(|suffix| self.candidate_slots(selector, suffix))
+            .filter(|slots| !slots.is_empty());
+        let Some(first) = parts.next() else {
+            return Cow::Borrowed(&[]);
+        };
+        let Some(second) = parts.next() else {
+            return first;
+        };
+        let mut slots: Vec<u32> = first.iter().chain(second.iter()).copied().collect();
+        for more in parts {
+            slots.extend_from_slice(&more);
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        Cow::Owned(slots)
     }
 
     /// The slots of the series of every name `selector` picks with `suffix`, ascending.
@@ -173,26 +229,26 @@ impl Tracker {
     /// figure, `add` each next one); groups sorted by their label values. Groups are found
     /// by hash; their label values live in one flat list, and each group's labels are
     /// built once, at the end.
-    fn grouped<T, A>(
+    pub(super) fn grouped<T, A>(
         &self,
         selector: &Selector,
-        suffix: &str,
+        pick: Pick<'_>,
         by: &[&str],
         value: impl Fn(&TrackedSeries) -> Option<T>,
         start: impl Fn(T) -> A,
         add: impl Fn(&mut A, T),
     ) -> Vec<(GroupLabels, A)> {
         let width = by.len();
-        let slots = self.candidate_slots(selector, suffix);
+        let mut series = self.picked(selector, pick).peekable();
         // Room for a group per series, up to a size that a query of few groups does not
         // regret (growing past it is amortised as usual).
-        let expected = slots.len().min(4096);
+        let expected = if series.peek().is_some() { series.size_hint().1.unwrap_or(64).min(4096) } else { 0 };
         // Group `g`'s key is `keys[g * width..(g + 1) * width]`.
         let mut keys: Vec<GroupKey<'_>> = Vec::with_capacity(expected * width);
         let mut folded: Vec<A> = Vec::with_capacity(expected);
         let mut table: HashTable<usize> = HashTable::with_capacity(expected);
         let mut probe: Vec<GroupKey<'_>> = Vec::with_capacity(width);
-        for series in self.series_in(selector, slots) {
+        for series in series {
             let Some(value) = value(series) else { continue };
             probe.clear();
             probe.extend(by.iter().map(|l| series.label_entry(l)));
@@ -235,14 +291,14 @@ impl Tracker {
     fn sum_family(
         &self,
         selector: &Selector,
-        suffix: &str,
+        pick: Pick<'_>,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
     ) -> Vec<Group> {
         // Added in series order, as PromQL's sum does.
         self.grouped(
             selector,
-            suffix,
+            pick,
             by,
             f,
             |v| (v, 1),
@@ -260,14 +316,20 @@ impl Tracker {
         .collect()
     }
 
-    /// PromQL `sum by (by...) (f(series))` over the series `selector` picks: `f` gives each
-    /// series' figure (`None` leaves it out). Groups are sorted by their label values.
+    /// PromQL `sum by (by...) (f(series))` over the series `selector` picks (as
+    /// [`Tracker::matching`] picks them): `f` gives each series' figure (`None` leaves it
+    /// out). Groups are sorted by their label values. The escape hatch for a figure of
+    /// your own; rates, increases and EWMAs are [`Tracker::evaluate`]'s.
+    ///
+    /// # Errors
+    /// [`QueryError::NotTracked`] if the tracker's selectors may not keep every series
+    /// `selector` picks.
     ///
     /// # Example
     /// ```
     /// let mut t = promrate::Tracker::new([]);
     /// t.ingest("q{e=\"0\"} 2\nq{e=\"1\"} 3\nq{e=\"1\",x=\"y\"} 4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let groups = t.sum_by(&promrate::Selector::parse("q")?, &["e"], |s| s.last_value());
+    /// let groups = t.sum_by(&promrate::Selector::parse("q")?, &["e"], |s| s.last_value())?;
     /// assert_eq!(groups.iter().map(|g| g.value).collect::<Vec<_>>(), [2.0, 7.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -276,107 +338,21 @@ impl Tracker {
         selector: &Selector,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Vec<Group> {
-        self.sum_family(selector, "", by, f)
-    }
-
-    /// PromQL `sum by (by...) (rate(selector[range]))` at `at`: each counter's
-    /// [`CounterSeries::rate`](crate::CounterSeries::rate), summed per group.
-    ///
-    /// Series that left the page count as in PromQL: while a series' points are in the
-    /// range its rate is computed from them (extrapolated less as they end earlier), until
-    /// it is dropped ([`Tracker::stale_after`]). For figures from the newest page only, see
-    /// [`Tracker::exact_rate_by`].
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{promql::Range, Selector, Tracker};
-    /// let mut t = Tracker::new([]);
-    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
-    /// for s in 0..=6 {
-    ///     let page = format!("tokens_total{{engine=\"0\"}} {}\ntokens_total{{engine=\"1\"}} {}\n", 100 * s, 50 * s);
-    ///     t.ingest(&page, at(10 * s))?;
-    /// }
-    /// let tokens = Selector::parse("tokens_total")?;
-    /// let per_engine = t.rate_by(&tokens, &["engine"], &Range::new(TimeDelta::minutes(1)), at(60));
-    /// assert_eq!(per_engine.iter().map(|g| g.value).collect::<Vec<_>>(), [10.0, 5.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn rate_by(&self, selector: &Selector, by: &[&str], range: &Range, at: DateTime<Utc>) -> Vec<Group> {
-        self.sum_by(selector, by, |s| s.counter()?.rate(range, at))
-    }
-
-    /// PromQL `sum by (by...) (increase(selector[range]))` at `at`; series that left the
-    /// page count as in [`Tracker::rate_by`].
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{promql::Range, Selector, Tracker};
-    /// let mut t = Tracker::new([]);
-    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
-    /// for s in 0..=6 {
-    ///     t.ingest(&format!("requests_total {}\n", 3 * s), at(10 * s))?;
-    /// }
-    /// let total = t.increase_by(&Selector::parse("requests_total")?, &[], &Range::new(TimeDelta::minutes(1)), at(60));
-    /// assert_eq!(total[0].value, 18.0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn increase_by(
-        &self,
-        selector: &Selector,
-        by: &[&str],
-        range: &Range,
-        at: DateTime<Utc>,
-    ) -> Vec<Group> {
-        self.sum_by(selector, by, |s| s.counter()?.increase(range, at))
-    }
-
-    /// `sum by (by...)` of each counter's exact rate over `window` ending at `at`
-    /// ([`CounterSeries::exact_rate`](crate::CounterSeries::exact_rate): the increase
-    /// between real points over the time between them, never extrapolated), over the
-    /// series on the **newest page** only: a server that stopped stops counting at once,
-    /// where its old points would keep its last rate until it is dropped.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{Selector, Tracker};
-    /// let mut t = Tracker::new([]);
-    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
-    /// t.ingest("tokens_total{engine=\"0\"} 0\ntokens_total{engine=\"1\"} 0\n", at(0))?;
-    /// t.ingest("tokens_total{engine=\"0\"} 100\ntokens_total{engine=\"1\"} 100\n", at(10))?;
-    /// // Engine 1 is gone from the page: only engine 0 counts.
-    /// t.ingest("tokens_total{engine=\"0\"} 200\n", at(20))?;
-    /// let tokens = Selector::parse("tokens_total")?;
-    /// let total = t.exact_rate_by(&tokens, &[], TimeDelta::seconds(20), at(20));
-    /// assert_eq!((total[0].value, total[0].series), (10.0, 1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn exact_rate_by(
-        &self,
-        selector: &Selector,
-        by: &[&str],
-        window: TimeDelta,
-        at: DateTime<Utc>,
-    ) -> Vec<Group> {
-        let newest = self.scrapes;
-        self.sum_by(selector, by, |s| {
-            if s.last_seen != newest {
-                return None;
-            }
-            s.counter()?.exact_rate(window, at)
-        })
+    ) -> Result<Vec<Group>, QueryError> {
+        self.check_tracked(selector)?;
+        Ok(self.sum_family(selector, Pick::Family, by, f))
     }
 
     /// PromQL `avg by (by...) (f(series))`, e.g. KV-cache usage across engines.
+    ///
+    /// # Errors
+    /// As [`Tracker::sum_by`].
     ///
     /// # Example
     /// ```
     /// let mut t = promrate::Tracker::new([]);
     /// t.ingest("kv{e=\"0\"} 0.2\nkv{e=\"1\"} 0.4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let avg = t.avg_by(&promrate::Selector::parse("kv")?, &[], |s| s.last_value());
+    /// let avg = t.avg_by(&promrate::Selector::parse("kv")?, &[], |s| s.last_value())?;
     /// assert!((avg[0].value - 0.3).abs() < 1e-12);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -385,12 +361,12 @@ impl Tracker {
         selector: &Selector,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Vec<Group> {
-        let mut groups = self.sum_by(selector, by, f);
+    ) -> Result<Vec<Group>, QueryError> {
+        let mut groups = self.sum_by(selector, by, f)?;
         for group in &mut groups {
             group.value /= group.series as f64;
         }
-        groups
+        Ok(groups)
     }
 
     /// PromQL `histogram_quantile(q, sum by (le, by...) (f(<histogram>_bucket)))` for the
@@ -408,7 +384,8 @@ impl Tracker {
     /// t.ingest(&page(0, 0, 0), at(0))?;
     /// t.ingest(&page(10, 30, 40), at(10))?;
     /// let ttft = promrate::Selector::parse("ttft")?;
-    /// let p50 = t.histogram_quantile(0.5, &ttft, &[], |s| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10)));
+    /// let rule = promrate::WindowRule::new(TimeDelta::seconds(10));
+    /// let p50 = t.histogram_quantile(0.5, &ttft, &[], |s| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase))?;
     /// assert!((p50[0].value - 0.55).abs() < 1e-12); // rank 20: halfway through (0.1, 1]
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -418,8 +395,9 @@ impl Tracker {
         selector: &Selector,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Vec<Group> {
-        self.histogram_buckets(selector, by, f)
+    ) -> Result<Vec<Group>, QueryError> {
+        Ok(self
+            .histogram_buckets(selector, by, f)?
             .into_iter()
             .map(|(labels, buckets)| Group {
                 labels,
@@ -427,7 +405,7 @@ impl Tracker {
                 // A group without a quantile stays, with NaN, as in PromQL's answer.
                 value: histogram::quantile(q, &buckets).unwrap_or(f64::NAN),
             })
-            .collect()
+            .collect())
     }
 
     /// The buckets behind [`Tracker::histogram_quantile`], per group: `(le, f(series))` of
@@ -438,7 +416,7 @@ impl Tracker {
     /// ```
     /// let mut t = promrate::Tracker::new([]);
     /// t.ingest("# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let groups = t.histogram_buckets(&promrate::Selector::parse("h")?, &[], |s| s.last_value());
+    /// let groups = t.histogram_buckets(&promrate::Selector::parse("h")?, &[], |s| s.last_value())?;
     /// assert_eq!(groups[0].1.iter().map(|b| (b.upper_bound, b.count)).collect::<Vec<_>>(), [(1.0, 3.0), (f64::INFINITY, 4.0)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -447,7 +425,8 @@ impl Tracker {
         selector: &Selector,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Vec<(GroupLabels, Vec<Bucket>)> {
+    ) -> Result<Vec<(GroupLabels, Vec<Bucket>)>, QueryError> {
+        self.check_tracked(&part_selector(selector, "_bucket"))?;
         let bucket = |series: &TrackedSeries| {
             let upper_bound = series.label("le")?.parse::<f64>().ok()?;
             Some(Bucket {
@@ -456,7 +435,7 @@ impl Tracker {
             })
         };
         let family = family_selector(selector);
-        self.grouped(&family, "_bucket", by, bucket, |b| vec![b], Vec::push)
+        Ok(self.grouped(&family, Pick::Part("_bucket"), by, bucket, |b| vec![b], Vec::push))
     }
 
     /// Mean observation per group of the histogram(s) `selector` names:
@@ -470,7 +449,8 @@ impl Tracker {
     /// t.ingest("# TYPE l histogram\nl_sum 0\nl_count 0\n", at(0))?;
     /// t.ingest("# TYPE l histogram\nl_sum 3\nl_count 4\n", at(10))?;
     /// let l = promrate::Selector::parse("l")?;
-    /// let mean = t.histogram_mean(&l, &[], |s| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10)));
+    /// let rule = promrate::WindowRule::new(TimeDelta::seconds(10));
+    /// let mean = t.histogram_mean(&l, &[], |s| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase))?;
     /// assert_eq!(mean[0].value, 0.75);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -479,11 +459,14 @@ impl Tracker {
         selector: &Selector,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Vec<Group> {
+    ) -> Result<Vec<Group>, QueryError> {
+        self.check_tracked(&part_selector(selector, "_sum"))?;
+        self.check_tracked(&part_selector(selector, "_count"))?;
         let family = family_selector(selector);
-        let sums = self.sum_family(&family, "_sum", by, &f);
-        let counts = self.sum_family(&family, "_count", by, &f);
-        sums.into_iter()
+        let sums = self.sum_family(&family, Pick::Part("_sum"), by, &f);
+        let counts = self.sum_family(&family, Pick::Part("_count"), by, &f);
+        Ok(sums
+            .into_iter()
             .filter_map(|sum| {
                 // Both are sorted by their labels.
                 let count = &counts[counts.binary_search_by(|c| c.labels.cmp(&sum.labels)).ok()?];
@@ -492,6 +475,6 @@ impl Tracker {
                     ..sum
                 })
             })
-            .collect()
+            .collect())
     }
 }

@@ -1,16 +1,18 @@
 //! Tracker behaviour over whole scrapes: identity, staleness, created times, roles.
 
 use super::*;
-use crate::series::ResetCause;
+use crate::error::{IngestError, SeriesError};
+use crate::select::Selector;
+use crate::series::{ResetCause, WindowRule};
+use crate::{Estimator, Query};
 
 fn at(s: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
 }
 
 fn exact(t: &Tracker, name: &str, labels: &[(&str, &str)], window: i64, now: i64) -> Option<f64> {
-    t.get(name, labels)?
-        .counter()?
-        .exact_increase(TimeDelta::seconds(window), at(now))
+    let rule = WindowRule::new(TimeDelta::seconds(window));
+    Some(t.get(name, labels)?.counter()?.window_increase(&rule, at(now)).ok()?.increase)
 }
 
 #[test]
@@ -58,7 +60,7 @@ fn selectors_and_roles() {
     assert!(t.get("other", &[]).is_none());
     assert!(matches!(
         t.ingest(page, at(0)),
-        Err(SeriesError::NotAfterLast { .. })
+        Err(IngestError::NotAfterLast { .. })
     ));
 }
 
@@ -93,8 +95,9 @@ fn created_time_reveals_a_restart_the_value_hides() {
             .created_times()
             .collect::<Vec<_>>();
         // Printed first, the created time of the first scrape is only known from the second.
-        let first = if created_first { None } else { Some(1_000_000) };
-        assert_eq!(times, [first, Some(1_000_000), Some(1_700_000_015_000)]);
+        let time = |ms| DateTime::from_timestamp_millis(ms);
+        let first = if created_first { None } else { time(1_000_000) };
+        assert_eq!(times, [first, time(1_000_000), time(1_700_000_015_000)]);
     }
 }
 
@@ -143,7 +146,7 @@ fn a_scrape_over_a_limit_is_refused_whole() {
         t.parser(parser);
         t.ingest(good, at(0)).unwrap();
         match t.ingest(over, at(10)) {
-            Err(SeriesError::Limit(e)) => assert_eq!(e.kind, kind),
+            Err(IngestError::Limit(e)) => assert_eq!(e.kind, kind),
             other => panic!("{kind:?}: {other:?}"),
         }
         assert_eq!((t.len(), t.scrapes()), (2, 1), "{kind:?}");
@@ -168,7 +171,7 @@ fn max_series_bounds_the_tracker() {
     assert_eq!(t.len(), 100);
     assert_eq!(
         t.ingest(&page(101, 2), at(10)),
-        Err(SeriesError::SeriesLimit {
+        Err(IngestError::SeriesLimit {
             limit: 100,
             series: 101
         })
@@ -204,8 +207,8 @@ fn exposed_timestamps_repeat_without_a_new_point_and_never_go_back() {
     assert_eq!(
         refusal.error,
         SeriesError::NotAfterLast {
-            at_ms: ms(-5),
-            last_ms: ms(0)
+            at: DateTime::from_timestamp_millis(ms(-5)).unwrap(),
+            last: DateTime::from_timestamp_millis(ms(0)).unwrap(),
         }
     );
     let a = t.get("a_total", &[]).unwrap().counter().unwrap();
@@ -267,10 +270,10 @@ fn federated_untyped_families_are_counters_when_inferred() {
     let report = t.ingest(&page(2, ms(10)), at(11)).unwrap();
     assert_eq!(report.resets.len(), 5);
     let selector = crate::Selector::parse("vllm:generation_tokens_total").unwrap();
-    let rate = t.sum_by(&selector, &["instance"], |s| {
-        s.counter()?.exact_increase(TimeDelta::seconds(10), at(11))
-    });
-    assert_eq!(rate[0].value, 2.0);
+    let query = Query::new(&selector, Estimator::WindowIncrease)
+        .window(TimeDelta::seconds(10))
+        .by(["instance"]);
+    assert_eq!(t.evaluate(&query).unwrap().groups[0].value, Ok(2.0));
 }
 
 #[test]
@@ -453,7 +456,8 @@ fn an_export_of_a_range_records_each_sample_once() {
         .counter()
         .unwrap();
     assert_eq!(tokens.len(), 4);
-    assert_eq!(tokens.exact_rate(TimeDelta::seconds(3), at(3)), Some(100.0));
+    let w = tokens.window_increase(&WindowRule::new(TimeDelta::seconds(3)), at(3)).unwrap();
+    assert_eq!(w.rate(), 100.0);
 }
 
 /// The README's memory figures rest on these sizes (a fleet tracker holds millions).
@@ -497,17 +501,32 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
         ["lat_bucket", "lat_bucket", "lat_count", "lat_sum"],
         "job=b and other_total are not selected"
     );
-    let increase = |s: &TrackedSeries| s.counter()?.exact_increase(TimeDelta::seconds(10), at(10));
-    let by_family = t.histogram_quantile(0.5, &Selector::parse("lat").unwrap(), &[], increase);
-    let by_bucket = t.histogram_quantile(0.5, &Selector::parse("lat_bucket").unwrap(), &[], increase);
+    let rule = WindowRule::new(TimeDelta::seconds(10));
+    let increase = |s: &TrackedSeries| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase);
+    let named = |text: &str| Selector::parse(text).unwrap();
+    let by_family = t.histogram_quantile(0.5, &named(r#"lat{job="a"}"#), &[], increase).unwrap();
+    let by_bucket = t.histogram_quantile(0.5, &named(r#"lat_bucket{job="a"}"#), &[], increase).unwrap();
     assert_eq!(by_family.len(), 1);
     assert_eq!(by_family, by_bucket);
-    let mean = t.histogram_mean(&Selector::parse("lat").unwrap(), &[], increase);
+    let mean = t.histogram_mean(&named(r#"lat{job="a"}"#), &[], increase).unwrap();
     assert_eq!(mean[0].value, 1.5);
     assert_eq!(
-        t.histogram_mean(&Selector::parse("lat_sum").unwrap(), &[], increase),
+        t.histogram_mean(&named(r#"lat_sum{job="a"}"#), &[], increase).unwrap(),
         mean
     );
+    // The same name means the same series everywhere: the series Tracker::new kept are
+    // the ones `matching`, `sum_by` and the queries read.
+    let lat = Selector::parse(r#"lat{job="a"}"#).unwrap();
+    assert_eq!(t.matching(&lat).unwrap().count(), 4);
+    assert_eq!(t.sum_by(&lat, &[], |_| Some(1.0)).unwrap()[0].series, 4);
+    let window = Query::new(&lat, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+    assert_eq!(t.evaluate(&window).unwrap().groups[0].series, 4);
+    assert_eq!(t.quantile(0.5, &window).unwrap().groups[0].series, 2);
+    assert_eq!(t.mean(&window).unwrap().value(), Ok(1.5));
+    // job="b" was never kept: asking about it is an error that says so.
+    let b = Selector::parse(r#"lat{job="b"}"#).unwrap();
+    assert!(matches!(t.matching(&b), Err(QueryError::NotTracked { .. })));
+    assert!(matches!(t.evaluate(&Query::new(&b, Estimator::Ewma)), Err(QueryError::NotTracked { .. })));
     // Untyped, as a federation serves it: the family is read by name.
     let mut untyped = Tracker::new([Selector::parse("lat").unwrap()]);
     untyped.infer_counters(true);
@@ -526,10 +545,10 @@ fn a_series_twice_in_a_page_is_a_duplicate() {
     let refusal = report.first_refused.unwrap();
     assert_eq!(
         refusal.error,
-        SeriesError::Duplicate {
-            at_ms: at(1).timestamp_millis()
-        }
+        SeriesError::Duplicate { at: at(1) }
     );
     assert!(refusal.error.to_string().contains("first sample is kept"));
+    assert_eq!(refusal.line, 3, "the refusal names the line of the second sample");
+    assert!(refusal.to_string().starts_with("line 3: a_total: the series appears twice"), "{refusal}");
     assert_eq!(t.get("a_total", &[]).unwrap().last_value(), Some(1.0));
 }

@@ -1,9 +1,8 @@
-//! What the tracker holds and reports: tracked series, reset events, ingest reports.
+//! What the tracker holds: tracked series, their data, and their shared labels.
 
 use std::sync::Arc;
 
-use crate::error::{ParseError, SeriesError};
-use crate::series::{CounterSeries, GaugeSeries, ResetCause};
+use crate::series::{CounterSeries, GaugeSeries};
 
 /// What a tracked series holds.
 ///
@@ -12,7 +11,7 @@ use crate::series::{CounterSeries, GaugeSeries, ResetCause};
 /// let mut t = promrate::Tracker::new([]);
 /// t.ingest("# TYPE a counter\na_total 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
 /// assert!(t.series().next().unwrap().counter().is_some());
-/// # Ok::<(), promrate::SeriesError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -40,7 +39,7 @@ pub(super) struct Label {
 /// t.ingest("up{job=\"a\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
 /// let s = t.series().next().unwrap();
 /// assert_eq!((s.name(), s.label("job")), ("up", Some("a")));
-/// # Ok::<(), promrate::SeriesError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct TrackedSeries {
@@ -61,10 +60,19 @@ impl TrackedSeries {
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert_eq!(t.series().next().unwrap().name(), "up");
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The time of the newest point, in milliseconds.
+    pub(super) fn newest_ms(&self) -> Option<i64> {
+        match &self.data {
+            SeriesData::Counter(c) => c.last(),
+            SeriesData::Gauge(g) => g.last(),
+        }
+        .map(|p| p.timestamp_ms)
     }
 
     /// Whether the newest point is at `at_ms`.
@@ -101,7 +109,7 @@ impl TrackedSeries {
     /// t.ingest("a 2\n", at(2))?;
     /// let current: Vec<&str> = t.series().filter(|s| s.last_seen_scrape() == t.scrapes()).map(|s| s.name()).collect();
     /// assert_eq!(current, ["a"]);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn last_seen_scrape(&self) -> u64 {
         self.last_seen
@@ -115,7 +123,7 @@ impl TrackedSeries {
     /// # t.ingest("up{b=\"2\",a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// let labels: Vec<(&str, &str)> = t.series().next().unwrap().labels().collect();
     /// assert_eq!(labels, [("a", "1"), ("b", "2")]);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn labels(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
         self.labels.iter().map(|l| (&*l.name, &*l.value))
@@ -135,7 +143,7 @@ impl TrackedSeries {
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up{a=\"1\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert_eq!(t.series().next().unwrap().label("b"), None);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn label(&self, name: &str) -> Option<&str> {
         self.label_entry(name).map(|l| &*l.value)
@@ -157,7 +165,7 @@ impl TrackedSeries {
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert!(matches!(t.series().next().unwrap().data(), promrate::SeriesData::Gauge(_)));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn data(&self) -> &SeriesData {
         &self.data
@@ -170,7 +178,7 @@ impl TrackedSeries {
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("x_total 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert_eq!(t.series().next().unwrap().counter().unwrap().len(), 1);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn counter(&self) -> Option<&CounterSeries> {
         match &self.data {
@@ -186,7 +194,7 @@ impl TrackedSeries {
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert_eq!(t.series().next().unwrap().gauge().unwrap().last().unwrap().value, 1.0);
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn gauge(&self) -> Option<&GaugeSeries> {
         match &self.data {
@@ -202,7 +210,7 @@ impl TrackedSeries {
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert_eq!(t.series().next().unwrap().last_value(), Some(3.0));
-    /// # Ok::<(), promrate::SeriesError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn last_value(&self) -> Option<f64> {
         match &self.data {
@@ -210,86 +218,4 @@ impl TrackedSeries {
             SeriesData::Gauge(g) => g.last().map(|p| p.value),
         }
     }
-}
-
-/// A counter restart seen while ingesting.
-///
-/// # Example
-/// ```
-/// let mut t = promrate::Tracker::new([]);
-/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
-/// t.ingest("x_total 10\n", at(1))?;
-/// let report = t.ingest("x_total 2\n", at(2))?;
-/// assert_eq!(report.resets[0].name, "x_total");
-/// # Ok::<(), promrate::SeriesError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ResetEvent {
-    /// The series' metric name.
-    pub name: String,
-    /// Its labels, sorted.
-    pub labels: Vec<(String, String)>,
-    /// Why it counts as a restart.
-    pub cause: ResetCause,
-}
-
-/// A sample a series refused, and why ([`IngestReport::first_refused`]).
-///
-/// # Example
-/// ```
-/// let mut t = promrate::Tracker::new([]);
-/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
-/// t.ingest("a_total 5 2000\n", at(3))?;
-/// let report = t.ingest("a_total 6 1000\n", at(4))?;
-/// let refusal = report.first_refused.unwrap();
-/// assert_eq!(refusal.name, "a_total");
-/// assert_eq!(refusal.error, promrate::SeriesError::NotAfterLast { at_ms: 1000, last_ms: 2000 });
-/// # Ok::<(), promrate::SeriesError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Refusal {
-    /// The series' metric name.
-    pub name: String,
-    /// Its labels, sorted.
-    pub labels: Vec<(String, String)>,
-    /// Why the sample was refused.
-    pub error: SeriesError,
-}
-
-/// What one [`Tracker::ingest`](crate::Tracker::ingest) did.
-///
-/// # Example
-/// ```
-/// let mut t = promrate::Tracker::new([]);
-/// let report = t.ingest("a 1\nb{ 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-/// assert_eq!((report.samples, report.bad_lines), (1, 1));
-/// assert_eq!(report.first_error.unwrap().line, 2);
-/// # Ok::<(), promrate::SeriesError>(())
-/// ```
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct IngestReport {
-    /// Samples that matched the selectors and were recorded.
-    pub samples: usize,
-    /// Series seen for the first time.
-    pub new_series: usize,
-    /// Series dropped for not appearing in [`Tracker::stale_after`](crate::Tracker::stale_after) scrapes.
-    pub dropped_stale: usize,
-    /// Lines that did not parse.
-    pub bad_lines: usize,
-    /// The first parse error, with its line and column.
-    pub first_error: Option<ParseError>,
-    /// Samples that repeated a point their series holds (same exposed timestamp, same
-    /// value), as a federation serves a point until its next scrape and an export of a
-    /// range repeats its older points. Not recorded again.
-    pub repeated: usize,
-    /// Samples a series refused (an exposed timestamp that went back, or repeated with
-    /// another value; a negative or non-finite counter value). The series is unchanged.
-    pub refused: usize,
-    /// The first refusal, naming the series and why.
-    pub first_refused: Option<Refusal>,
-    /// Counter restarts detected in this scrape.
-    pub resets: Vec<ResetEvent>,
 }

@@ -1,7 +1,7 @@
 //! The rate engine against real Prometheus answers (`tests/data/oracle`), bit for bit.
 
 use chrono::{DateTime, TimeDelta};
-use promrate::promql::{Point, Range, Semantics};
+use promrate::promql::{Point, RangeFunctions, Semantics};
 use serde_json::Value;
 
 use crate::data;
@@ -37,7 +37,7 @@ fn same(a: Option<f64>, b: Option<f64>) -> bool {
 }
 
 /// Evaluates `fn` the way the case says; `None` for "no output".
-fn evaluate(fun: &str, modifier: Option<&str>, range: Range, pts: &[Point], at_ms: i64) -> Option<f64> {
+fn evaluate(fun: &str, modifier: Option<&str>, range: RangeFunctions, pts: &[Point], at_ms: i64) -> Option<f64> {
     let at = DateTime::from_timestamp_millis(at_ms).unwrap();
     match (modifier, fun) {
         (None, "rate") => range.rate(pts, at),
@@ -108,7 +108,7 @@ fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize, usize, us
     let mut failures = Vec::new();
     for case in cases.as_array().unwrap() {
         let range =
-            Range::new(TimeDelta::milliseconds(case["window_ms"].as_i64().unwrap())).semantics(semantics);
+            RangeFunctions::new(TimeDelta::milliseconds(case["window_ms"].as_i64().unwrap())).semantics(semantics);
         let fun = case["fn"].as_str().unwrap();
         let modifier = case["modifier"].as_str();
         let at = case["time_ms"].as_i64().unwrap();
@@ -181,7 +181,7 @@ fn random_series_answers_bit_for_bit() {
             let Some(answers) = query.get(key).and_then(Value::as_array) else {
                 continue;
             };
-            let range = Range::new(window).semantics(semantics).lookback(lookback);
+            let range = RangeFunctions::new(window).semantics(semantics).lookback(lookback);
             for (i, want) in answers.iter().enumerate() {
                 let got = evaluate(fun, modifier, range, &series[i], at);
                 checked += 1;

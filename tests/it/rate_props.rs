@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use proptest::prelude::*;
 
-use promrate::promql::{Point, Range, Semantics};
+use promrate::promql::{Point, RangeFunctions, Semantics};
 use promrate::CounterSeries;
 
 fn at(ms: i64) -> DateTime<Utc> {
@@ -66,7 +66,7 @@ proptest! {
         // clamp), so compare windows that hold every point: the same first value in both.
         let covering = TimeDelta::milliseconds(ts.last().unwrap() - ts[0]) + window;
         for semantics in [Semantics::Prometheus3, Semantics::Prometheus2] {
-            let range = Range::new(covering).semantics(semantics);
+            let range = RangeFunctions::new(covering).semantics(semantics);
             let (x, y) = (range.increase(&points_a, end), range.increase(&points_b, end));
             prop_assert_eq!(x.is_some(), y.is_some());
             if let (Some(x), Some(y)) = (x, y) {
@@ -112,7 +112,7 @@ proptest! {
         }
         let end = start + (points as i64 - 1) * interval_ms;
         let window = TimeDelta::milliseconds(interval_ms * windows.min(points - 1) as i64);
-        let rate = Range::new(window).rate(&pts, at(end)).unwrap();
+        let rate = RangeFunctions::new(window).rate(&pts, at(end)).unwrap();
         prop_assert!((rate - slope).abs() <= 1e-6 * slope, "rate {rate} vs slope {slope}");
         let exact = s.exact_rate(window, at(end)).unwrap();
         prop_assert!((exact - slope).abs() <= 1e-6 * slope, "exact {exact} vs slope {slope}");
@@ -137,7 +137,7 @@ proptest! {
             t += dt;
             let now = at(t);
             let window = TimeDelta::milliseconds(extra);
-            let range = Range::new(window);
+            let range = RangeFunctions::new(window);
             match op {
                 0 => { let _ = s.push(now, value); }
                 1 => { let _ = s.push_with_created(now, value.abs(), at(t - extra)); }

@@ -1,10 +1,17 @@
 //! Counter series: errors, retention, created times.
 
 use super::*;
-use crate::series::{ResetCause, WindowRule};
+use crate::error::NoValue;
+use crate::series::{ResetCause, Shortened, WindowRule};
 
 fn t(s: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(s, 0).unwrap()
+}
+
+/// The window increase over `seconds` before `at`.
+fn increase(s: &CounterSeries, seconds: i64, at: DateTime<Utc>) -> Option<f64> {
+    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(seconds)), at).ok()?;
+    Some(w.increase)
 }
 
 #[test]
@@ -32,8 +39,12 @@ fn retention_is_bounded_and_keeps_an_anchor() {
     }
     // 60 s of points plus the anchor at or before the boundary.
     assert_eq!(s.len(), 61);
-    assert!(s.window.capacity() <= 4 * 61 + 16, "{}", s.window.capacity());
-    assert_eq!(s.exact_increase(TimeDelta::seconds(60), t(9_999)), Some(60.0));
+    assert!(s.points.capacity() <= 4 * 61 + 16, "{}", s.points.capacity());
+    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(60)), t(9_999)).unwrap();
+    assert_eq!((w.increase, w.shortened), (60.0, None));
+    // A longer window than the retention says that older points were let go.
+    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(600)), t(9_999)).unwrap();
+    assert_eq!((w.increase, w.shortened), (60.0, Some(Shortened::Retention)));
     let capped = {
         let mut c = CounterSeries::new(TimeDelta::hours(1));
         c.max_points(10);
@@ -54,17 +65,17 @@ fn created_time_reset_and_amend() {
         s.push_with_created(t(120), 40.0, t(115)).unwrap(),
         Some(ResetCause::CreatedChanged)
     );
-    assert_eq!(s.exact_increase(TimeDelta::seconds(20), t(120)), Some(60.0));
+    assert_eq!(increase(&s, 20, t(120)), Some(60.0));
     let mut a = CounterSeries::new(TimeDelta::minutes(5));
     a.push(t(100), 10.0).unwrap();
     assert_eq!(a.amend_created(t(1)), None);
     a.push(t(110), 30.0).unwrap();
     assert_eq!(a.amend_created(t(105)), Some(ResetCause::CreatedChanged));
     assert_eq!(a.amend_created(t(105)), None, "amending twice is idempotent");
-    assert_eq!(a.exact_increase(TimeDelta::seconds(10), t(110)), Some(30.0));
+    assert_eq!(increase(&a, 10, t(110)), Some(30.0));
     assert_eq!(a.resets(), 1);
     // irate sees the created-time restart too: 30 since the restart over 10 s.
-    assert_eq!(a.irate(&Range::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
+    assert_eq!(a.irate(&RangeFunctions::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
 }
 
 #[test]
@@ -91,9 +102,7 @@ fn the_total_increase_is_the_exact_increase_over_everything_pushed() {
         if let Some(created) = amend {
             s.amend_created(t(created));
         }
-        let all = s
-            .exact_increase(TimeDelta::hours(1), t(10 * i as i64))
-            .unwrap_or(0.0);
+        let all = increase(&s, 3600, t(10 * i as i64)).unwrap_or(0.0);
         assert_eq!(s.total_increase(), all, "after point {i}");
     }
     assert_eq!(s.resets(), 2, "a value drop and a changed created time");
@@ -106,7 +115,8 @@ fn no_retention_still_keeps_the_two_newest_points() {
         s.push(t(10 * i), 10.0 * i as f64).unwrap();
     }
     assert_eq!(s.len(), 2);
-    assert_eq!(s.exact_rate(TimeDelta::seconds(10), t(40)), Some(1.0));
+    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(10)), t(40)).unwrap();
+    assert_eq!(w.rate(), 1.0);
 }
 
 /// Scrapes every `interval_ms` with the given jitter per scrape, `rate` per second, and
@@ -156,7 +166,7 @@ proptest::proptest! {
         let (gap_from, gap_to) = (10_000 + 1000 * (start as i64 - 1), 10_000 + 1000 * (start + missed) as i64);
         for end in 0..80i64 {
             let at = DateTime::from_timestamp_millis(10_000 + 1000 * end).unwrap();
-            if let Some(w) = s.window_increase(&rule, at) {
+            if let Ok(w) = s.window_increase(&rule, at) {
                 proptest::prop_assert!(w.span() <= window + slack, "{:?}", w);
                 proptest::prop_assert!(w.end <= at && w.start >= at - window - slack);
                 let (start_ms, end_ms) = (w.start.timestamp_millis(), w.end.timestamp_millis());
@@ -171,9 +181,9 @@ proptest::proptest! {
 fn window_increase_counts_restarts_from_zero_and_needs_two_points() {
     let mut s = CounterSeries::new(TimeDelta::minutes(1));
     let rule = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
-    assert_eq!(s.window_increase(&rule, t(0)), None);
+    assert!(matches!(s.window_increase(&rule, t(0)), Err(NoValue::TooFewPoints { in_window: 0, .. })));
     s.push(t(0), 50.0).unwrap();
-    assert_eq!(s.window_increase(&rule, t(0)), None);
+    assert!(matches!(s.window_increase(&rule, t(0)), Err(NoValue::TooFewPoints { in_window: 1, .. })));
     s.push(t(5), 80.0).unwrap();
     s.push(t(10), 20.0).unwrap(); // a restart: +20
     let w = s.window_increase(&rule, t(10)).unwrap();

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use promrate::promql::Range;
+use promrate::promql::RangeFunctions;
 use promrate::TrackedSeries;
 
 use super::query::{first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
@@ -144,7 +144,7 @@ fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> BTreeMap<String, Sp
 impl Answers {
     pub(super) fn ask(q: &Query<'_>, w: WindowRule) -> Answers {
         let window = w.window;
-        let range = Range::new(window);
+        let range = RangeFunctions::new(window);
         let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
         let ewma = |s: &TrackedSeries, _: &Source<'_>| s.counter()?.ewma_rate();
         let promql = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.rate(&range, src.at);

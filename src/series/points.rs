@@ -1,5 +1,4 @@
-//! The storage behind a live series: its points, bounded by a retention window and a point
-//! cap.
+//! The storage behind a live series: its points, bounded by a retention and a point cap.
 
 use crate::promql::Point;
 
@@ -15,9 +14,9 @@ use crate::promql::Point;
 /// reading it there spares a cache miss on the column's far end (a tracker pushes to
 /// hundreds of series per scrape).
 ///
-/// Sizes are kept small (a tracker holds millions of windows): the cap is a `u32`.
+/// Sizes are kept small (a tracker holds millions of these): the cap is a `u32`.
 #[derive(Debug, Clone)]
-pub(super) struct Window {
+pub(super) struct Points {
     points: Vec<Point>,
     /// The newest point, when `points` is not empty.
     newest: Point,
@@ -25,13 +24,13 @@ pub(super) struct Window {
     max_len: u32,
 }
 
-/// The most points a window keeps, whatever is asked (the column holds up to twice as many
+/// The most points a series keeps, whatever is asked (the column holds up to twice as many
 /// before it compacts, and its indexes are `u32`).
 pub(super) const MAX_POINTS_CAP: usize = (u32::MAX / 2) as usize;
 
-impl Window {
+impl Points {
     pub(super) fn new(retention_ms: i64, max_len: usize) -> Self {
-        Window {
+        Points {
             points: Vec::new(),
             newest: Point::from_millis(0, 0.0),
             retention_ms,

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Point, Range, Semantics};
+use super::{Point, RangeFunctions, Semantics};
 
 /// How far around the window `(start, end]` a function reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub(super) struct Window<'p> {
     pub points: Selection<'p>,
 }
 
-impl Range {
+impl RangeFunctions {
     /// The points a function evaluated at `at` reads, for `reach`; `None` when `points`
     /// are not in increasing time order (a binary search over them would pick a wrong
     /// window and answer a plausible, wrong number). The order is checked unless the
@@ -42,7 +42,7 @@ impl Range {
         Some(self.select_in_order(points, at, reach))
     }
 
-    /// [`select`](Range::select) for points in order.
+    /// [`select`](RangeFunctions::select) for points in order.
     pub(super) fn select_in_order<'p>(
         &self,
         points: &'p [Point],

@@ -1,0 +1,199 @@
+//! What a query cannot answer: a query that is wrong in itself ([`QueryError`]: the
+//! tracker cannot answer it whatever the data), and why a figure has no value at a time
+//! ([`NoValue`]: the data is not there yet, or not enough).
+
+use chrono::{DateTime, TimeDelta, Utc};
+use thiserror::Error;
+
+use super::{rfc3339, seconds};
+
+/// A query a [`Tracker`](crate::Tracker) cannot answer whatever its data: it asks about
+/// series the tracker does not keep, or combines settings that do not go together. The
+/// message says what to change.
+///
+/// # Example
+/// ```
+/// use promrate::{Estimator, Query, QueryError, Selector, Tracker};
+/// let tracker = Tracker::new([Selector::parse("vllm:generation_tokens_total")?]);
+/// let prompt = Query::new(&Selector::parse("vllm:prompt_tokens_total")?, Estimator::Ewma);
+/// let err = tracker.evaluate(&prompt).unwrap_err();
+/// assert!(matches!(err, QueryError::NotTracked { .. }));
+/// assert!(err.to_string().contains("Tracker::new"), "{err}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The selector picks series that the tracker's selectors may not have kept: the
+    /// answer would miss them.
+    #[error(
+        "the tracker does not track `{selector}` (it keeps only what its selectors pick: {}); \
+         add the selector to Tracker::new's",
+        tracked.join(", ")
+    )]
+    NotTracked {
+        /// The query's selector, in PromQL syntax.
+        selector: String,
+        /// The tracker's selectors.
+        tracked: Vec<String>,
+    },
+    /// The estimator needs a window and none was given.
+    #[error("{estimator} needs a window: Query::window(..)")]
+    WindowMissing {
+        /// The estimator's name.
+        estimator: &'static str,
+    },
+    /// The window is longer than the history the tracker keeps: the answer would cover less
+    /// than asked.
+    #[error(
+        "a window of {} is longer than the tracker's retention of {}: set Tracker::retention to the \
+         longest window you ask about",
+        seconds(.window),
+        seconds(.retention)
+    )]
+    WindowBeyondRetention {
+        /// The window asked.
+        window: TimeDelta,
+        /// The tracker's retention.
+        retention: TimeDelta,
+    },
+    /// A PromQL modifier (`anchored`, `smoothed`) with an estimator PromQL does not allow it
+    /// with.
+    #[error("`{modifier}` goes with PromQL's rate and increase only, not with {estimator}")]
+    ModifierNotAllowed {
+        /// The modifier.
+        modifier: &'static str,
+        /// The estimator's name.
+        estimator: &'static str,
+    },
+    /// The EWMA's time constant is the tracker's, set before the points arrived; a query
+    /// cannot change it.
+    #[error(
+        "the EWMA's time constant is the tracker's ({}), not the {} asked: set \
+         Tracker::ewma_time_constant before ingesting, or ask without a window",
+        seconds(.tracker),
+        seconds(.asked)
+    )]
+    EwmaTimeConstant {
+        /// The window asked.
+        asked: TimeDelta,
+        /// The tracker's time constant.
+        tracker: TimeDelta,
+    },
+}
+
+/// Why a figure has no value: every query answers a value or one of these, never a silent
+/// `None` or an empty list.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// use promrate::{Estimator, NoValue, Query, Selector, Tracker};
+/// let tokens = Selector::parse("tokens_total")?;
+/// let mut tracker = Tracker::new([tokens.clone()]);
+/// let at = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+/// tracker.ingest("tokens_total 100\n", at)?;
+/// let rate = tracker.evaluate(&Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10)))?;
+/// assert!(matches!(rate.value(), Err(NoValue::TooFewPoints { in_window: 1, .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum NoValue {
+    /// The tracker holds no series the selector picks (yet).
+    #[error(
+        "no series `{selector}`{}",
+        if nearest.is_empty() { String::new() } else { format!(" (nearest names tracked: {})", nearest.join(", ")) }
+    )]
+    NoSeries {
+        /// The selector, in PromQL syntax.
+        selector: String,
+        /// The tracked metric names nearest to the selector's, nearest first.
+        nearest: Vec<String>,
+    },
+    /// The tracker has ingested no scrape, so there is no time to evaluate at.
+    #[error("no scrape ingested yet")]
+    NoScrapes,
+    /// A rate needs a counter; this series is a gauge (by its `# TYPE`, or untyped and not
+    /// named like a counter: see `Tracker::infer_counters`).
+    #[error("`{name}` is not a counter")]
+    NotACounter {
+        /// The series' metric name.
+        name: String,
+    },
+    /// The series is not on the newest page (its target stopped, or the series went away),
+    /// and the query counts the newest page's series only (`SeriesScope::NewestPage`).
+    #[error("not on the newest page (last seen at {})", rfc3339(.last_seen))]
+    NotOnNewestPage {
+        /// The time of the series' newest point.
+        last_seen: DateTime<Utc>,
+    },
+    /// The window holds fewer than the two points a rate or an increase needs.
+    #[error(
+        "the window {}{}, {}] holds {in_window} point(s); a rate needs 2{}",
+        if *open_left { "(" } else { "[" },
+        rfc3339(.start),
+        rfc3339(.end),
+        if *open_left { " (the window is open on the left: a point exactly at its start is outside)" } else { "" }
+    )]
+    TooFewPoints {
+        /// Points inside the window, staleness markers not counted.
+        in_window: usize,
+        /// The window's start.
+        start: DateTime<Utc>,
+        /// The window's end (the evaluation time).
+        end: DateTime<Utc>,
+        /// Whether a point exactly at the start is outside (PromQL 3.x windows).
+        open_left: bool,
+    },
+    /// Only one point since a gap between scrapes (an outage): a window never reaches
+    /// across a gap (`Query::gap`).
+    #[error("one point since the gap that ended at {}; a rate needs 2", rfc3339(.since))]
+    OnePointSinceGap {
+        /// The first point after the gap.
+        since: DateTime<Utc>,
+    },
+    /// `points[index]` is not after `points[index - 1]`: points must be in strictly
+    /// increasing time order (no duplicate timestamps), as Prometheus stores them.
+    #[error("point {index} is not after the point before it: points must be in increasing time order")]
+    OutOfOrder {
+        /// Index of the first point not after its predecessor.
+        index: usize,
+    },
+    /// `anchored` and `smoothed` found no point to start from within the lookback before
+    /// the window, or none to end at in it.
+    #[error("no point to anchor the window on within the lookback of {}", seconds(.lookback))]
+    NoAnchor {
+        /// The lookback searched.
+        lookback: TimeDelta,
+    },
+    /// The EWMA has no interval yet (fewer than two points, or none since a gap).
+    #[error("the EWMA has no interval yet (it needs two points, and starts afresh after a gap)")]
+    EwmaNotStarted,
+    /// The EWMA is a running average: it has no value at a time before its newest point.
+    #[error(
+        "the EWMA is a running average as of its newest point ({}): it has no value at the earlier {}",
+        rfc3339(.newest),
+        rfc3339(.at)
+    )]
+    EwmaAtEarlierTime {
+        /// The time asked.
+        at: DateTime<Utc>,
+        /// The series' newest point.
+        newest: DateTime<Utc>,
+    },
+    /// A histogram quantile needs a `+Inf` bucket and one more bucket.
+    #[error("the histogram has {buckets} bucket(s) and {}: a quantile needs a +Inf bucket and one more", if *has_inf { "a +Inf bucket" } else { "no +Inf bucket" })]
+    NoBuckets {
+        /// Buckets with a value.
+        buckets: usize,
+        /// Whether one of them is `+Inf`.
+        has_inf: bool,
+    },
+    /// No observation in the window: no quantile or mean to give.
+    #[error("no observation in the window")]
+    NoObservations,
+    /// The quantile asked is NaN.
+    #[error("the quantile asked is NaN")]
+    NanQuantile,
+}

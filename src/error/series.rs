@@ -1,0 +1,91 @@
+//! What a live series refuses ([`SeriesError`]: one sample) and what a tracker refuses
+//! ([`IngestError`]: a whole scrape).
+
+use chrono::{DateTime, Utc};
+use thiserror::Error;
+
+use super::{rfc3339, ParseError};
+
+/// A sample a live series refused; the series is unchanged.
+///
+/// # Example
+/// ```
+/// use chrono::{DateTime, TimeDelta};
+/// use promrate::{CounterSeries, SeriesError};
+/// let mut series = CounterSeries::new(TimeDelta::minutes(5));
+/// let t = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+/// series.push(t, 10.0)?;
+/// let refused = series.push(t, 11.0).unwrap_err();
+/// assert_eq!(refused, SeriesError::NotAfterLast { at: t, last: t });
+/// assert_eq!(
+///     refused.to_string(),
+///     "a sample at 2025-11-24T16:00:00Z is not after the series' newest point at 2025-11-24T16:00:00Z"
+/// );
+/// # Ok::<(), SeriesError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum SeriesError {
+    /// The sample's time is not after the series' newest point.
+    #[error("a sample at {} is not after the series' newest point at {}", rfc3339(.at), rfc3339(.last))]
+    NotAfterLast {
+        /// The refused sample's time.
+        at: DateTime<Utc>,
+        /// The time of the series' newest point.
+        last: DateTime<Utc>,
+    },
+    /// Counter values must be finite and not negative.
+    #[error("invalid counter value {0}: a counter is finite and not negative")]
+    InvalidValue(f64),
+    /// The same series twice in one page (same name and labels, label order aside) with
+    /// another value: the first sample is kept.
+    #[error("the series appears twice in the page (both at {}); the first sample is kept", rfc3339(.at))]
+    Duplicate {
+        /// The time both samples were recorded at.
+        at: DateTime<Utc>,
+    },
+}
+
+/// A scrape a [`Tracker`](crate::Tracker) refused whole: nothing of it was recorded, as
+/// Prometheus fails a scrape over one of its limits.
+///
+/// # Example
+/// ```
+/// use promrate::{IngestError, Tracker};
+/// let mut t = Tracker::new([]);
+/// let at = chrono::DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+/// t.ingest("a_total 1\n", at)?;
+/// let refused = t.ingest("a_total 2\n", at).unwrap_err();
+/// assert_eq!(refused, IngestError::NotAfterLast { at, last: at });
+/// assert_eq!(
+///     refused.to_string(),
+///     "scrape refused: taken at 2025-11-24T16:00:00Z, not after the previous scrape at 2025-11-24T16:00:00Z"
+/// );
+/// # Ok::<(), IngestError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum IngestError {
+    /// The scrape's time is not after the previous scrape's.
+    #[error("scrape refused: taken at {}, not after the previous scrape at {}", rfc3339(.at), rfc3339(.last))]
+    NotAfterLast {
+        /// The refused scrape's time.
+        at: DateTime<Utc>,
+        /// The previous scrape's time.
+        last: DateTime<Utc>,
+    },
+    /// A limit of the tracker's [`Parser`](crate::Parser): `sample_limit`, `label_limit`,
+    /// `label_name_length_limit`, `label_value_length_limit` or `body_size_limit`; the
+    /// error names the limit, the value seen and where.
+    #[error("scrape refused: {0}")]
+    Limit(ParseError),
+    /// The scrape would have taken the tracker past
+    /// [`Tracker::max_series`](crate::Tracker::max_series).
+    #[error("scrape refused: {series} series, over the max_series of {limit}")]
+    SeriesLimit {
+        /// The configured limit.
+        limit: usize,
+        /// How many series the tracker would have held.
+        series: usize,
+    },
+}

@@ -1,0 +1,552 @@
+//! Reading one page into the tracker: the visitor the parser reports to, the position
+//! cache's known lines, and the transaction that holds a page back until it is known to
+//! fit the limits (a refused page changes nothing).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+
+use super::positions::Target;
+use super::roles::{self, Role};
+use super::{new_counter, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker};
+use crate::error::{IngestError, ParseError, SeriesError};
+use crate::promql::millis_to_time;
+use crate::series::GaugeSeries;
+use crate::text::limits::Limits;
+use crate::text::parser::{KnownLines, Visitor};
+use crate::text::{Entry, MetricType, Sample};
+
+/// A sample recorded while the page is held back (see `Tracker::holding`): 32 bytes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Held {
+    target: HeldTarget,
+    at_ms: i64,
+    value: f64,
+    /// Where its text starts in the page (a refusal names its line).
+    offset: u32,
+}
+
+/// Where a held-back sample goes (not selected ones are not held).
+#[derive(Debug, Clone, Copy)]
+enum HeldTarget {
+    Series(u32),
+    /// An index into `Tracker::held_created`.
+    Created(u32),
+}
+
+/// Where `part` (a slice of `page`) starts in it.
+fn offset_in(page: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(page.as_ptr() as usize)
+}
+
+/// The 1-based line of the byte at `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count() + 1
+}
+
+impl Tracker {
+    /// Parses `text` (a whole scrape taken at `at`) and records every matching sample.
+    /// Samples with their own timestamp are recorded at it. Bad lines are counted and the
+    /// first is reported; the rest of the page is still used.
+    ///
+    /// # Errors
+    /// Nothing is recorded when the scrape is refused: [`IngestError::NotAfterLast`] if `at`
+    /// is not after the previous scrape; [`IngestError::Limit`] if the page is over a limit
+    /// of the [`Tracker::parser`] (as Prometheus fails such a scrape whole);
+    /// [`IngestError::SeriesLimit`] if it would go past [`Tracker::max_series`].
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = chrono::DateTime::from_timestamp(5, 0).unwrap();
+    /// t.ingest("a_total 1\n", at)?;
+    /// assert!(matches!(t.ingest("a_total 2\n", at), Err(promrate::IngestError::NotAfterLast { .. })));
+    /// assert_eq!(t.scrapes(), 1);
+    /// # Ok::<(), promrate::IngestError>(())
+    /// ```
+    pub fn ingest(&mut self, text: &str, at: DateTime<Utc>) -> Result<IngestReport, IngestError> {
+        let at_ms = at.timestamp_millis();
+        if let Some(last_ms) = self.last_at_ms {
+            if at_ms <= last_ms {
+                return Err(IngestError::NotAfterLast {
+                    at,
+                    last: millis_to_time(last_ms),
+                });
+            }
+        }
+        // Where a limit could refuse the page, what it records is held back until the page
+        // is read: one pass either way.
+        self.holding = self.parser.limits() != Limits::NONE || !self.within_series_bound(text);
+        self.held.clear();
+        self.held_created.clear();
+        self.pending_created.clear();
+        let before = (self.scrapes, self.last_at_ms);
+        self.last_at_ms = Some(at_ms);
+        self.scrapes += 1;
+        self.touched = 0;
+        let parser = self.parser;
+        let mut ingest = Ingest {
+            tracker: self,
+            family: None,
+            position: 0,
+            at_ms,
+            page: text,
+            report: IngestReport::default(),
+            first_refused_at: None,
+            known: None,
+            anchor_key: "",
+            undecided: Vec::new(),
+            limit_error: None,
+            over_limit: HashSet::new(),
+        };
+        parser.parse(text).visit(&mut ingest);
+        let Ingest {
+            mut report,
+            undecided,
+            limit_error,
+            over_limit,
+            position: samples_on_page,
+            first_refused_at: mut first_refused,
+            ..
+        } = ingest;
+        let refusal = match limit_error {
+            Some(error) => Some(IngestError::Limit(error)),
+            None if !over_limit.is_empty() => Some(IngestError::SeriesLimit {
+                limit: self.max_series,
+                series: self.index.len() + over_limit.len(),
+            }),
+            None => None,
+        };
+        if let Some(refusal) = refusal {
+            self.forget_page(before);
+            return Err(refusal);
+        }
+        if std::mem::take(&mut self.holding) {
+            let mut held = std::mem::take(&mut self.held);
+            for h in held.drain(..) {
+                let target = match h.target {
+                    HeldTarget::Series(slot) => Target::Series(slot as usize),
+                    HeldTarget::Created(i) => Target::Created(self.held_created[i as usize]),
+                };
+                self.apply_now(target, h.at_ms, h.value, h.offset as usize, &mut report, &mut first_refused);
+            }
+            self.held = held;
+        }
+        self.pending_created.clear();
+        if let (Some(refusal), Some(offset)) = (&mut report.first_refused, first_refused) {
+            refusal.line = line_of(text, offset);
+        }
+        self.decide_roles(&undecided);
+        self.drop_stale(&mut report);
+        self.positions.settle();
+        if samples_on_page > 0 && !self.selectors.is_empty() && report.samples + report.repeated + report.refused == 0 {
+            report.unmatched = Some(super::nearest::unmatched(self, text));
+        }
+        Ok(report)
+    }
+
+    /// Whether a page cannot take the tracker past [`Tracker::max_series`]: it adds at
+    /// most one series per line, and counting lines is a SIMD scan.
+    fn within_series_bound(&self, text: &str) -> bool {
+        self.max_series == usize::MAX
+            || self
+                .index
+                .len()
+                .saturating_add(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1)
+                <= self.max_series
+    }
+
+    /// Undoes a refused page: the series it inserted go (nothing else was recorded: it
+    /// was held back), and so does what the position cache learned from it.
+    fn forget_page(&mut self, (scrapes, last_at_ms): (u64, Option<i64>)) {
+        let this_scrape = self.scrapes;
+        self.index.remove_where(|s| s.last_seen == this_scrape);
+        self.positions.clear();
+        self.held.clear();
+        self.pending_created.clear();
+        self.holding = false;
+        self.scrapes = scrapes;
+        self.last_at_ms = last_at_ms;
+    }
+
+    /// Makes counters of the `undecided` series whose family the page turned out to have
+    /// (untyped `_count` and `_sum` read before their histogram's `_bucket`).
+    fn decide_roles(&mut self, undecided: &[usize]) {
+        let Some(known) = &self.known_families else {
+            return;
+        };
+        let normalize = self.index.normalize_names();
+        for &slot in undecided {
+            let Some(series) = self.index.get_mut(slot) else {
+                continue;
+            };
+            if !known.has_family_of(&series.name, normalize) {
+                continue;
+            }
+            let SeriesData::Gauge(gauge) = &series.data else {
+                continue;
+            };
+            let mut counter = new_counter(self.retention, self.ewma_tau, self.ewma_gap);
+            // The page's point (a gauge accepts what a counter refuses: such a series stays
+            // a gauge).
+            if gauge
+                .points()
+                .iter()
+                .all(|p| counter.push_ms(p.timestamp_ms, p.value, None).is_ok())
+            {
+                series.data = SeriesData::Counter(counter);
+            }
+        }
+    }
+
+    /// Whether a selector picks the sample, or the histogram or summary it is part of
+    /// ([`Selector::matches_family`]: a selector names a histogram as PromQL users do, `x`
+    /// for `x_bucket`, `x_sum` and `x_count`).
+    fn selected(&self, sample: &Sample<'_>) -> bool {
+        self.selectors.is_empty() || self.selectors.iter().any(|s| s.matches_family(sample))
+    }
+
+    /// Records a sample's value at `at_ms` where `target` says (or holds it back, see
+    /// `Tracker::holding`).
+    #[inline]
+    fn apply(
+        &mut self,
+        target: Target,
+        at_ms: i64,
+        value: f64,
+        offset: usize,
+        report: &mut IngestReport,
+        first_refused: &mut Option<usize>,
+    ) {
+        if self.holding {
+            let target = match target {
+                Target::Ignored => return,
+                Target::Series(slot) => HeldTarget::Series(slot as u32),
+                Target::Created(slots) => {
+                    self.held_created.push(slots);
+                    HeldTarget::Created((self.held_created.len() - 1) as u32)
+                }
+            };
+            let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+            self.held.push(Held {
+                target,
+                at_ms,
+                value,
+                offset,
+            });
+        } else {
+            self.apply_now(target, at_ms, value, offset, report, first_refused);
+        }
+    }
+
+    #[inline]
+    fn apply_now(
+        &mut self,
+        target: Target,
+        at_ms: i64,
+        value: f64,
+        offset: usize,
+        report: &mut IngestReport,
+        first_refused: &mut Option<usize>,
+    ) {
+        match target {
+            Target::Ignored => {}
+            Target::Series(slot) => {
+                if self.push(slot, at_ms, value, report) && first_refused.is_none() {
+                    *first_refused = Some(offset);
+                }
+            }
+            Target::Created(slots) => {
+                let created_ms = (value * 1000.0).round() as i64;
+                for slot in slots.into_iter().flatten() {
+                    self.set_created(slot, created_ms, report);
+                }
+            }
+        }
+    }
+
+    /// Records a point of the series in `slot`; whether it was the first refusal.
+    fn push(&mut self, slot: usize, at_ms: i64, value: f64, report: &mut IngestReport) -> bool {
+        let scrapes = self.scrapes;
+        // A `_created` time read before the point (a page that prints `x_created` first).
+        let created_ms = if self.pending_created.is_empty() {
+            None
+        } else {
+            self.pending_created.remove(&slot)
+        };
+        let Some(series) = self.index.get_mut(slot) else {
+            return false;
+        };
+        // Seen already in this scrape: a second sample of the series in the page.
+        let again = series.last_seen == scrapes && series.has_point_at(at_ms);
+        if series.last_seen != scrapes {
+            series.last_seen = scrapes;
+            self.touched += 1;
+        }
+        let newest = match &series.data {
+            SeriesData::Counter(c) => c.last(),
+            SeriesData::Gauge(g) => g.last(),
+        };
+        if newest.is_some_and(|p| p.timestamp_ms >= at_ms) && series.has_point(at_ms, value) {
+            // The same point served again: its created time, if any, was already applied.
+            report.repeated += 1;
+            return false;
+        }
+        let outcome = match &mut series.data {
+            SeriesData::Counter(c) => c.push_ms(at_ms, value, created_ms),
+            SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
+        };
+        match outcome {
+            Ok(cause) => {
+                report.samples += 1;
+                if let Some(cause) = cause {
+                    report.resets.push(ResetEvent {
+                        name: series.name.to_string(),
+                        labels: series.owned_labels(),
+                        cause,
+                    });
+                }
+            }
+            Err(error) => {
+                let error = match error {
+                    SeriesError::NotAfterLast { at, .. } if again => SeriesError::Duplicate { at },
+                    error => error,
+                };
+                report.refused += 1;
+                if report.first_refused.is_none() {
+                    report.first_refused = Some(Refusal {
+                        name: series.name.to_string(),
+                        labels: series.owned_labels(),
+                        line: 0,
+                        error,
+                    });
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// A `_created` time for the counter in `slot`: its newest point's if this scrape
+    /// already recorded it, else the point this scrape is about to record.
+    fn set_created(&mut self, slot: usize, created_ms: i64, report: &mut IngestReport) {
+        let scrapes = self.scrapes;
+        let Some(series) = self.index.get_mut(slot) else {
+            return;
+        };
+        let SeriesData::Counter(counter) = &mut series.data else {
+            return;
+        };
+        if series.last_seen != scrapes {
+            self.pending_created.insert(slot, created_ms);
+            return;
+        }
+        if let Some(cause) = counter.amend_created_ms(created_ms) {
+            report.resets.push(ResetEvent {
+                name: series.name.to_string(),
+                labels: series.owned_labels(),
+                cause,
+            });
+        }
+    }
+
+    fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
+        let (name, labels) = self.index.identity(sample.name(), sample.labels());
+        let data = match role {
+            Role::Counter => SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap)),
+            Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
+        };
+        self.insertions += 1;
+        self.index.insert(TrackedSeries {
+            name,
+            labels,
+            data,
+            last_seen: self.scrapes,
+        })
+    }
+
+    fn drop_stale(&mut self, report: &mut IngestReport) {
+        if self.touched == self.index.len() {
+            return;
+        }
+        let horizon = self.scrapes.saturating_sub(u64::from(self.stale_after));
+        let dropped = self.index.remove_where(|s| s.last_seen <= horizon);
+        if dropped > 0 {
+            // Their slots will be reused: forget which positions pointed where.
+            self.positions.clear();
+            report.dropped_stale += dropped;
+        }
+    }
+}
+
+
+/// One page being ingested: what the parser reports goes to the tracker. Lines whose name
+/// and labels begin as they did at the same position last time are recognised before they
+/// are parsed (`PositionCache::known_prefix`): only their value is read.
+pub(super) struct Ingest<'t, 'page> {
+    tracker: &'t mut Tracker,
+    /// The page (refusals are located by their text's place in it).
+    page: &'page str,
+    /// Where the first refused sample's text starts in the page.
+    first_refused_at: Option<usize>,
+    family: Option<(&'page str, MetricType)>,
+    /// The number of the next sample on the page.
+    position: usize,
+    at_ms: i64,
+    report: IngestReport,
+    /// What the line `known_prefix` just recognised is, and its key.
+    known: Option<(Target, &'page str)>,
+    /// The key of the last anchor position on this page (the position cache codes keys
+    /// against their anchor's).
+    anchor_key: &'page str,
+    /// New untyped `_count` and `_sum` series recorded as gauges because their family was
+    /// not known when they were read: decided when the page is done (the family's
+    /// `_bucket` or `quantile` series may come further down).
+    undecided: Vec<usize>,
+    /// The first error over one of the parser's limits: the page is refused.
+    limit_error: Option<ParseError>,
+    /// Fingerprints of the new series past `max_series` (not created): the page is refused.
+    over_limit: HashSet<u64>,
+}
+
+impl<'page> Ingest<'_, 'page> {
+    /// Records a parsed sample: what it is comes from the position cache, or is resolved
+    /// and remembered.
+    fn record(&mut self, sample: &Sample<'page>) {
+        let (key, line_start) = sample.identity();
+        let insertions = self.tracker.insertions;
+        let anchor = self.anchor_key;
+        let target = match self
+            .tracker
+            .positions
+            .lookup(self.position, key, anchor, insertions)
+        {
+            Some(target) => target,
+            None => {
+                let target = self.resolve(sample);
+                let insertions = self.tracker.insertions;
+                self.tracker
+                    .positions
+                    .store(self.position, key, anchor, line_start, target, insertions);
+                target
+            }
+        };
+        if self.tracker.positions.is_anchor(self.position) {
+            self.anchor_key = key;
+        }
+        let at_ms = sample.timestamp_ms().unwrap_or(self.at_ms);
+        let offset = offset_in(self.page, key);
+        self.tracker.apply(
+            target,
+            at_ms,
+            sample.value(),
+            offset,
+            &mut self.report,
+            &mut self.first_refused_at,
+        );
+    }
+
+    /// Finds (or creates) what a sample at a new position is.
+    fn resolve(&mut self, sample: &Sample<'_>) -> Target {
+        let tracker = &mut *self.tracker;
+        let normalize = tracker.index.normalize_names();
+        if let Some(known) = &mut tracker.known_families {
+            known.learn(sample, normalize);
+        }
+        let role = roles::role(sample, self.family, tracker.rules());
+        if role == Role::Created {
+            let Some(prefix) = sample.name().strip_suffix("_created") else {
+                return Target::Ignored;
+            };
+            let mut slots = [None; 3];
+            for (slot, suffix) in slots.iter_mut().zip(["_total", "_count", "_sum"]) {
+                *slot = tracker.index.find_parsed(&[prefix, suffix], sample.labels());
+            }
+            return Target::Created(slots);
+        }
+        if !tracker.selected(sample) {
+            return Target::Ignored;
+        }
+        if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {
+            return Target::Series(slot);
+        }
+        if tracker.holding && tracker.index.len() >= tracker.max_series {
+            // Past the limit: counted, not created (the page will be refused).
+            self.over_limit.insert(tracker.index.fingerprint_of(sample));
+            return Target::Ignored;
+        }
+        let undecided = role == Role::Gauge
+            && tracker.known_families.is_some()
+            && roles::may_belong_to_a_family(sample.name());
+        self.report.new_series += 1;
+        tracker.touched += 1;
+        let slot = tracker.insert(sample, role);
+        if undecided {
+            self.undecided.push(slot);
+        }
+        Target::Series(slot)
+    }
+}
+
+impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
+    #[inline]
+    fn known_prefix(&mut self, line: &'page str) -> Option<usize> {
+        if !self.tracker.recognise_lines {
+            return None;
+        }
+        let (len, target) = self.tracker.positions.known_prefix(
+            self.position,
+            line,
+            self.anchor_key,
+            self.tracker.insertions,
+        )?;
+        self.known = Some((target, &line[..len]));
+        Some(len)
+    }
+
+    #[inline]
+    fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>) {
+        if let Some((target, key)) = self.known.take() {
+            if self.tracker.positions.is_anchor(self.position) {
+                self.anchor_key = key;
+            }
+            let offset = offset_in(self.page, key);
+            self.tracker.apply(
+                target,
+                timestamp_ms.unwrap_or(self.at_ms),
+                value,
+                offset,
+                &mut self.report,
+                &mut self.first_refused_at,
+            );
+        }
+        self.position += 1;
+    }
+}
+
+impl<'page> Visitor<'page> for Ingest<'_, 'page> {
+    #[inline]
+    fn entry(&mut self, entry: Result<&Entry<'page>, &ParseError>) {
+        // A line `known_prefix` recognised but the parser then read in full (an unusual
+        // value) arrives here: it is looked up again.
+        self.known = None;
+        match entry {
+            Ok(Entry::Type { name, kind }) => self.family = Some((name, *kind)),
+            Ok(Entry::Sample(sample)) => {
+                self.record(sample);
+                self.position += 1;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if e.kind.is_limit() && self.limit_error.is_none() {
+                    self.limit_error = Some(e.clone());
+                }
+                self.report.bad_lines += 1;
+                if self.report.first_error.is_none() {
+                    self.report.first_error = Some(e.clone());
+                }
+            }
+        }
+    }
+}
+

@@ -1,0 +1,91 @@
+//! The names nearest to one asked: what a page that matched nothing, or a query that
+//! found no series, reports, so that `vllm_x` written where `vllm:x` was asked, or a
+//! misspelling, is seen at once.
+
+use std::collections::HashSet;
+
+use super::{Tracker, Unmatched};
+use crate::select::Selector;
+use crate::text::names::names_equal;
+
+/// At most this many names per name asked.
+const NEAREST: usize = 3;
+/// How alike two names must be (Jaro-Winkler, ':' and '_' alike) to be offered.
+const ALIKE: f64 = 0.8;
+
+/// Up to [`NEAREST`] of `names` most like `asked`, most alike first; whether one differs
+/// from it only in ':' and '_'.
+fn nearest<'n>(asked: &str, names: impl IntoIterator<Item = &'n str>) -> (Vec<&'n str>, bool) {
+    let plain = |name: &str| name.replace(':', "_");
+    let asked_plain = plain(asked);
+    let mut scored: Vec<(f64, &str)> = names
+        .into_iter()
+        .filter(|name| *name != asked)
+        .map(|name| (strsim::jaro_winkler(&asked_plain, &plain(name)), name))
+        .filter(|(score, _)| *score >= ALIKE)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let separators = scored.iter().any(|(_, name)| names_equal(name, &[asked], true));
+    (scored.into_iter().take(NEAREST).map(|(_, name)| name).collect(), separators)
+}
+
+/// The tracked metric names nearest to the one `selector` names (none for a selector
+/// without a fixed name).
+pub(super) fn nearest_tracked(tracker: &Tracker, selector: &Selector) -> Vec<String> {
+    let Some(asked) = selector.metric_name() else {
+        return Vec::new();
+    };
+    let names = tracker
+        .index
+        .names()
+        .iter()
+        .filter(|entry| !entry.slots.is_empty())
+        .map(|entry| &*entry.name);
+    nearest(asked, names).0.into_iter().map(str::to_string).collect()
+}
+
+/// What a page whose samples matched none of the tracker's selectors reports: the page's
+/// metric names nearest to the selectors'. Read again, names only: this is the path of a
+/// misconfigured tracker, not of every scrape.
+pub(super) fn unmatched(tracker: &Tracker, page: &str) -> Unmatched {
+    let on_page: HashSet<&str> = tracker
+        .parser
+        .parse(page)
+        .filter_map(|entry| Some(entry.ok()?.into_sample()?.name()))
+        .collect();
+    let mut on_page: Vec<&str> = on_page.into_iter().collect();
+    on_page.sort_unstable();
+    let mut found = Vec::new();
+    let mut differs_in_separators = false;
+    for asked in tracker.selectors.iter().filter_map(Selector::metric_name) {
+        let (names, separators) = nearest(asked, on_page.iter().copied());
+        differs_in_separators |= separators;
+        for name in names {
+            if !found.iter().any(|f: &String| f == name) {
+                found.push(name.to_string());
+            }
+        }
+    }
+    Unmatched {
+        selectors: tracker.selectors.iter().map(ToString::to_string).collect(),
+        nearest: found,
+        differs_in_separators,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_names_put_a_separator_change_first() {
+        let names = ["vllm_generation_tokens_total", "vllm_prompt_tokens_total", "up", "vllm:generation_tokens"];
+        let (found, separators) = nearest("vllm:generation_tokens_total", names);
+        assert_eq!(found[0], "vllm_generation_tokens_total");
+        assert!(separators);
+        assert!(!found.contains(&"up"));
+        let (found, separators) = nearest("vllm:generaton_tokens_total", names);
+        assert_eq!(found[0], "vllm_generation_tokens_total");
+        assert!(!separators);
+    }
+}

@@ -1,0 +1,156 @@
+//! What one ingest reports: samples recorded, resets, refusals (each naming its series
+//! and line), and a page that matched nothing with the names nearest to those asked.
+
+use std::fmt;
+
+use crate::error::{ParseError, SeriesError};
+use crate::series::ResetCause;
+use crate::text::write::series_text;
+
+/// A counter restart seen while ingesting.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("x_total 10\n", at(1))?;
+/// let report = t.ingest("x_total 2\n", at(2))?;
+/// assert_eq!(report.resets[0].name, "x_total");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResetEvent {
+    /// The series' metric name.
+    pub name: String,
+    /// Its labels, sorted.
+    pub labels: Vec<(String, String)>,
+    /// Why it counts as a restart.
+    pub cause: ResetCause,
+}
+
+/// A sample a series refused, and why ([`IngestReport::first_refused`]).
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("a_total 5 2000\n", at(3))?;
+/// let report = t.ingest("a_total 6 1000\n", at(4))?;
+/// let refusal = report.first_refused.unwrap();
+/// assert_eq!((refusal.name.as_str(), refusal.line), ("a_total", 1));
+/// let (one, two) = (chrono::DateTime::from_timestamp(1, 0).unwrap(), chrono::DateTime::from_timestamp(2, 0).unwrap());
+/// assert_eq!(refusal.error, promrate::SeriesError::NotAfterLast { at: one, last: two });
+/// assert_eq!(
+///     refusal.to_string(),
+///     "line 1: a_total: a sample at 1970-01-01T00:00:01Z is not after the series' newest point at 1970-01-01T00:00:02Z"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The series' metric name.
+    pub name: String,
+    /// Its labels, sorted.
+    pub labels: Vec<(String, String)>,
+    /// The page's line that held the refused sample (1-based).
+    pub line: usize,
+    /// Why the sample was refused.
+    pub error: SeriesError,
+}
+
+/// What one [`Tracker::ingest`](crate::Tracker::ingest) did.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let report = t.ingest("a 1\nb{ 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// assert_eq!((report.samples, report.bad_lines), (1, 1));
+/// assert_eq!(report.first_error.unwrap().line, 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct IngestReport {
+    /// Samples that matched the selectors and were recorded.
+    pub samples: usize,
+    /// Series seen for the first time.
+    pub new_series: usize,
+    /// Series dropped for not appearing in [`Tracker::stale_after`](crate::Tracker::stale_after) scrapes.
+    pub dropped_stale: usize,
+    /// Lines that did not parse.
+    pub bad_lines: usize,
+    /// The first parse error, with its line and column.
+    pub first_error: Option<ParseError>,
+    /// Samples that repeated a point their series holds (same exposed timestamp, same
+    /// value), as a federation serves a point until its next scrape and an export of a
+    /// range repeats its older points. Not recorded again.
+    pub repeated: usize,
+    /// Samples a series refused (an exposed timestamp that went back, or repeated with
+    /// another value; a negative or non-finite counter value). The series is unchanged.
+    pub refused: usize,
+    /// The first refusal, naming the series and why.
+    pub first_refused: Option<Refusal>,
+    /// Counter restarts detected in this scrape.
+    pub resets: Vec<ResetEvent>,
+    /// Set when the page had samples but none matched the tracker's selectors: which
+    /// names on the page are nearest to the ones asked.
+    pub unmatched: Option<Unmatched>,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: ", self.line)?;
+        series_text(f, &self.name, self.labels.iter().map(|(k, v)| (k, v)))?;
+        write!(f, ": {}", self.error)
+    }
+}
+
+impl std::error::Error for Refusal {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// A page whose samples matched none of the tracker's selectors
+/// ([`IngestReport::unmatched`]), with the names on it nearest to those asked: a
+/// misspelled name, or `vllm_` written where `vllm:` was asked (see
+/// [`Tracker::vllm_preset`](crate::Tracker::vllm_preset)).
+///
+/// # Example
+/// ```
+/// use promrate::{Selector, Tracker};
+/// let mut t = Tracker::new([Selector::parse("vllm:generation_tokens_total")?]);
+/// let report = t.ingest("vllm_generation_tokens_total 5\nup 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+/// let unmatched = report.unmatched.unwrap();
+/// assert_eq!(unmatched.nearest, ["vllm_generation_tokens_total"]);
+/// assert!(unmatched.to_string().contains("normalize_names"), "{unmatched}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Unmatched {
+    /// The tracker's selectors, in PromQL syntax.
+    pub selectors: Vec<String>,
+    /// The metric names on the page nearest to the selectors' names, nearest first (at
+    /// most three per selector).
+    pub nearest: Vec<String>,
+    /// Whether a name on the page differs from one asked only in ':' and '_'.
+    pub differs_in_separators: bool,
+}
+
+impl fmt::Display for Unmatched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no sample on the page matched {}", self.selectors.join(", "))?;
+        if !self.nearest.is_empty() {
+            write!(f, "; nearest names on the page: {}", self.nearest.join(", "))?;
+        }
+        if self.differs_in_separators {
+            f.write_str(
+                " (they differ only in ':' and '_': Tracker::normalize_names(true), or Tracker::vllm_preset for vLLM)",
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! The tracker's settings, changed through `&mut` (each setter returns `&mut Self` to
+//! chain), so a tracker that holds history can be reconfigured in place.
+
+use chrono::TimeDelta;
+
+use super::roles::KnownFamilies;
+use super::Tracker;
+use crate::text::{Format, Parser};
+
+impl Tracker {
+    /// The settings vLLM's pages need, in every format and version (and SGLang's, which
+    /// the same Python client writes): metric names compared with ':' and '_' alike
+    /// ([`Tracker::normalize_names`]: vLLM's OpenMetrics output spells `vllm:x` as
+    /// `vllm_x`), and OpenMetrics read line by line ([`Parser::strict`]`(false)`:
+    /// prometheus_client repeats a family's metadata where the format forbids it, which
+    /// strict mode reports on 22 lines of a vLLM 0.33 page). The format stays the
+    /// parser's: set it per page with [`Tracker::format`].
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Estimator, Format, Query, Selector, Tracker};
+    /// let tokens = Selector::parse("vllm:generation_tokens_total")?;
+    /// let mut tracker = Tracker::new([tokens.clone()]);
+    /// tracker.vllm_preset().format(Format::from_content_type("application/openmetrics-text; version=1.0.0"));
+    /// let at = |s| chrono::DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+    /// let page = |n: u32| format!("# TYPE vllm_generation_tokens counter\nvllm_generation_tokens_total {n}\n# EOF\n");
+    /// tracker.ingest(&page(0), at(0))?;
+    /// tracker.ingest(&page(300), at(10))?;
+    /// let rate = tracker.evaluate(&Query::new(&tokens, Estimator::WindowRate).window(chrono::TimeDelta::seconds(10)))?;
+    /// assert_eq!(rate.value()?, 30.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn vllm_preset(&mut self) -> &mut Self {
+        self.normalize_names(true);
+        self.parser(self.parser.strict(false))
+    }
+
+    /// The format of the pages to come, keeping the parser's other settings (limits,
+    /// strictness): a server that answers OpenMetrics when asked. Pick it from the HTTP
+    /// header with [`Format::from_content_type`].
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// t.format(Format::from_content_type("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    /// let report = t.ingest("# TYPE a counter\na_total 1 5.5\n# EOF\n", chrono::DateTime::from_timestamp(9, 0).unwrap())?;
+    /// assert_eq!((report.samples, report.bad_lines), (1, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn format(&mut self, format: Format) -> &mut Self {
+        self.parser(self.parser.with_format(format))
+    }
+
+    /// The parser (format, limits) to read pages with. Default: Prometheus text. May change
+    /// between scrapes (a server that starts answering OpenMetrics).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// t.parser(Parser::new(Format::OpenMetrics).strict(false));
+    /// let report = t.ingest("# TYPE a counter\na_total 1 5.5\n# EOF\n", chrono::DateTime::from_timestamp(9, 0).unwrap())?;
+    /// assert_eq!(report.samples, 1);
+    /// assert_eq!(t.get("a_total", &[]).unwrap().counter().unwrap().last().unwrap().timestamp_ms, 5_500);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn parser(&mut self, parser: Parser) -> &mut Self {
+        if parser != self.parser {
+            // What a position's text was read as depends on the parser.
+            self.positions.clear();
+        }
+        self.parser = parser;
+        self
+    }
+
+    /// Treat ':' and '_' as equal in metric names (series identity, `# TYPE` families,
+    /// selectors and queries), so `vllm:x` and `vllm_x` are one series.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.normalize_names(true);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("vllm:x_total 1\n", at(1))?;
+    /// t.ingest("vllm_x_total 2\n", at(2))?;
+    /// assert_eq!(t.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn normalize_names(&mut self, on: bool) -> &mut Self {
+        self.index.set_normalize_names(on);
+        for selector in &mut self.selectors {
+            *selector = selector.clone().normalize_names(on);
+        }
+        self.positions.clear();
+        self
+    }
+
+    /// How much history each new series keeps. Default [`DEFAULT_RETENTION`](crate::DEFAULT_RETENTION). A
+    /// query with a longer window is refused ([`QueryError::WindowBeyondRetention`](crate::QueryError::WindowBeyondRetention)):
+    /// its answer would cover less than it asks.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.retention(TimeDelta::seconds(15));
+    /// for s in 0..10 {
+    ///     t.ingest(&format!("a_total {s}\n"), DateTime::from_timestamp(s * 10, 0).unwrap())?;
+    /// }
+    /// // 15 s of history plus the point at or before its start.
+    /// assert_eq!(t.get("a_total", &[]).unwrap().counter().unwrap().len(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retention(&mut self, retention: TimeDelta) -> &mut Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Drop a series after it is missing from this many consecutive scrapes (min 1).
+    /// Default [`DEFAULT_STALE_AFTER`](crate::DEFAULT_STALE_AFTER).
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.stale_after(1);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\n", at(1))?;
+    /// assert_eq!(t.ingest("b 1\n", at(2))?.dropped_stale, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stale_after(&mut self, scrapes: u32) -> &mut Self {
+        self.stale_after = scrapes.max(1);
+        self
+    }
+
+    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ewma_time_constant(TimeDelta::seconds(10));
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a_total 0\n", at(0))?;
+    /// t.ingest("a_total 100\n", at(10))?;
+    /// t.ingest("a_total 100\n", at(20))?;
+    /// // 10/s, then 0/s weighted by 1 - exp(-10 s / 10 s).
+    /// let ewma = t.get("a_total", &[]).unwrap().counter().unwrap().ewma_rate().unwrap();
+    /// assert!((ewma - 10.0 * (-1.0f64).exp()).abs() < 1e-12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ewma_time_constant(&mut self, tau: TimeDelta) -> &mut Self {
+        self.ewma_tau = tau;
+        self
+    }
+
+    /// New counter series start their EWMA afresh after an interval longer than `gap`
+    /// (see [`CounterSeries::ewma_restart_after`]): after an outage the smoothed rate is
+    /// the rate since recovery, not a blend with the rate before it.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.ewma_restart_after(TimeDelta::seconds(5));
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// for (s, v) in [(0, "0"), (1, "100"), (60, "160"), (61, "210")] {
+    ///     t.ingest(&format!("a_total {v}\n"), at(s))?;
+    /// }
+    /// let ewma = t.get("a_total", &[]).unwrap().counter().unwrap().ewma_rate();
+    /// assert_eq!(ewma, Some(50.0), "the rate since the gap, not a blend with 100/s");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ewma_restart_after(&mut self, gap: TimeDelta) -> &mut Self {
+        self.ewma_gap = Some(gap);
+        self
+    }
+
+    /// At most `count` series: a scrape that would take the tracker past it is refused
+    /// whole ([`IngestError::SeriesLimit`](crate::IngestError::SeriesLimit)), with no series half-created and nothing
+    /// recorded, so memory stays bounded whatever a server sends. No limit by default.
+    ///
+    /// The page is still read once: when it has fewer lines than the room left, nothing
+    /// changes; otherwise its samples are held back (32 bytes each, a buffer kept between
+    /// scrapes) and applied once the page is known to fit.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.max_series(2);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\nb 1\n", at(1))?;
+    /// let refused = t.ingest("a 2\nb 2\nc 2\n", at(2));
+    /// assert_eq!(refused, Err(promrate::IngestError::SeriesLimit { limit: 2, series: 3 }));
+    /// assert_eq!((t.len(), t.scrapes()), (2, 1));
+    /// assert_eq!(t.get("a", &[]).unwrap().last_value(), Some(1.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_series(&mut self, count: usize) -> &mut Self {
+        self.max_series = count;
+        self
+    }
+
+    /// Read families declared `untyped` (or `unknown`) by their names, as PromQL users do:
+    /// `x_total` is a counter, and so are `x_bucket` (with an `le` label), `x_count` and
+    /// `x_sum` of a family the tracker knows to be a histogram or summary (a `x_bucket`
+    /// series with `le`, or a `x` series with `quantile`, on this page or an earlier one).
+    /// Off by default: a declared type is taken at its word, and only series with no
+    /// `# TYPE` line at all go by name (`_total`).
+    ///
+    /// Prometheus' and VictoriaMetrics' `/federate` (and VictoriaMetrics'
+    /// `/api/v1/export/prometheus`) declare every family `untyped`, so reading through them
+    /// needs this. Families are learned as the page is read; an untyped `_count` or `_sum`
+    /// read before its family's `_bucket` (VictoriaMetrics' order) becomes a counter when
+    /// the page ends.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.infer_counters(true);
+    /// let page = "# TYPE lat_bucket untyped\nlat_bucket{le=\"+Inf\"} 4 1000\n\
+    ///             # TYPE lat_count untyped\nlat_count 4 1000\n\
+    ///             # TYPE tokens_total untyped\ntokens_total 10 1000\n";
+    /// t.ingest(page, chrono::DateTime::from_timestamp(2, 0).unwrap())?;
+    /// assert!(t.get("lat_count", &[]).unwrap().counter().is_some());
+    /// assert!(t.get("tokens_total", &[]).unwrap().counter().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn infer_counters(&mut self, on: bool) -> &mut Self {
+        if on != self.known_families.is_some() {
+            self.known_families = on.then(KnownFamilies::default);
+            self.positions.clear();
+        }
+        self
+    }
+
+}
