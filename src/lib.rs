@@ -38,38 +38,43 @@
 //! # Ok::<(), promrate::SelectorError>(())
 //! ```
 //!
-//! ## Rates: bit-exact PromQL, restarts handled
-//! [`promql::RangeFunctions`] computes `rate`, `increase`, `irate`, ... exactly as Prometheus does
-//! (same float operations in the same order). [`CounterSeries`] follows one live counter
-//! across restarts; [`Tracker`] follows every series of a page, scrape after scrape, and
-//! aggregates like `sum by`.
+//! ## Rates: one front door
+//! A [`Tracker`] follows every series its selectors pick, scrape after scrape, across
+//! restarts. Ask it with a [`Query`]: what (a [`Selector`]), how (an [`Estimator`]: PromQL's
+//! `rate`, `increase` and `irate` bit for bit, the window rate and increase between two
+//! real scrapes, or an EWMA), over what (a window, an evaluation time), by which labels,
+//! and which series count ([`SeriesScope`]). [`Tracker::evaluate`] answers each group's
+//! value, or why it has none ([`NoValue`]), and what time its points cover.
+//!
+//! Tokens per second from two scrapes, through a restart:
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
-//! use promrate::Tracker;
-//! let tokens = promrate::Selector::parse("tokens_total")?;
+//! use promrate::{Estimator, Query, Selector, Tracker};
+//! let tokens = Selector::parse("vllm:generation_tokens_total")?;
 //! let mut tracker = Tracker::new([tokens.clone()]);
-//! let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
-//! tracker.ingest("tokens_total 5000\n", t0)?;
+//! let t0 = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+//! tracker.ingest("vllm:generation_tokens_total 5000\n", t0)?;
 //! // The server restarted in between: 300 new tokens, not -4700.
 //! let t1 = t0 + TimeDelta::seconds(10);
-//! let report = tracker.ingest("tokens_total 300\n", t1)?;
+//! let report = tracker.ingest("vllm:generation_tokens_total 300\n", t1)?;
 //! assert_eq!(report.resets.len(), 1);
-//! let rate = tracker.exact_rate_by(&tokens, &[], TimeDelta::seconds(10), t1);
-//! assert_eq!(rate[0].value, 30.0);
+//! let tok_s = Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10));
+//! assert_eq!(tracker.evaluate(&tok_s)?.value()?, 30.0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! ## Rates per label across many series
-//! `sum by (engine) (rate(x[1m]))` is [`Tracker::rate_by`]; the exact, non-extrapolated
-//! rate over the newest page's series is [`Tracker::exact_rate_by`].
+//! ## Per label, PromQL's way or smoothed
+//! `sum by (engine) (rate(x[1m]))` is a query with [`Estimator::Rate`] and `by`; the EWMA
+//! per engine is the same query with [`Estimator::Ewma`] (its time constant is the
+//! tracker's, [`Tracker::ewma_time_constant`]).
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
-//! use promrate::{promql::RangeFunctions, Selector, Tracker};
+//! use promrate::{Estimator, Query, Selector, Tracker};
 //! let tokens = Selector::parse("vllm:generation_tokens_total")?;
 //! let mut tracker = Tracker::new([tokens.clone()]);
-//! let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+//! let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 //! for s in 0..=6 {
 //!     let page = format!(
 //!         "vllm:generation_tokens_total{{engine=\"0\"}} {}\n\
@@ -79,11 +84,17 @@
 //!     );
 //!     tracker.ingest(&page, at(10 * s))?;
 //! }
-//! let promql = tracker.rate_by(&tokens, &["engine"], &RangeFunctions::new(TimeDelta::minutes(1)), at(60));
-//! let exact = tracker.exact_rate_by(&tokens, &["engine"], TimeDelta::minutes(1), at(60));
-//! for per_engine in [promql, exact] {
-//!     let rates: Vec<(Option<&str>, f64)> = per_engine.iter().map(|g| (g.label("engine"), g.value)).collect();
-//!     assert_eq!(rates, [(Some("0"), 80.0), (Some("1"), 40.0)]);
+//! let per_engine = |estimator| Query::new(&tokens, estimator).by(["engine"]);
+//! let minute = TimeDelta::minutes(1);
+//! for query in [
+//!     per_engine(Estimator::Rate).window(minute), // sum by (engine) (rate(...[1m]))
+//!     per_engine(Estimator::WindowRate).window(minute),
+//!     per_engine(Estimator::Ewma),
+//! ] {
+//!     let answer = tracker.evaluate(&query)?;
+//!     let rates: Vec<(Option<&str>, f64)> =
+//!         answer.groups.iter().map(|g| (g.label("engine"), g.value.clone().unwrap())).collect();
+//!     assert_eq!(rates, [(Some("0"), 80.0), (Some("1"), 40.0)], "{query:?}");
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -95,7 +106,7 @@
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
-//! use promrate::{Selector, Tracker};
+//! use promrate::{Estimator, Query, Selector, Tracker};
 //! let ttft = Selector::parse("vllm:time_to_first_token_seconds")?;
 //! let mut tracker = Tracker::new([ttft.clone()]);
 //! let page = |fast: u32, all: u32| format!(
@@ -104,14 +115,45 @@
 //!      vllm:time_to_first_token_seconds_bucket{{le=\"1.0\"}} {all}\n\
 //!      vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\"}} {all}\n\
 //!      vllm:time_to_first_token_seconds_count {all}\n");
-//! let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+//! let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 //! tracker.ingest(&page(500, 1000), at(0))?;
 //! tracker.ingest(&page(590, 1100), at(60))?; // in the minute: 90 of 100 under 0.1 s
-//! let increase = |s: &promrate::TrackedSeries| s.counter()?.exact_increase(TimeDelta::minutes(1), at(60));
-//! let p95 = tracker.histogram_quantile(0.95, &ttft, &[], increase);
-//! assert!((p95[0].value - 0.55).abs() < 1e-9); // halfway through (0.1, 1.0]
+//! let minute = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::minutes(1));
+//! let p95 = tracker.quantile(0.95, &minute)?.value()?;
+//! assert!((p95 - 0.55).abs() < 1e-9); // halfway through (0.1, 1.0]
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## No silent empty answers
+//! A query about series the tracker does not keep is a [`QueryError`]; a group without a
+//! value says why ([`NoValue`]: one point so far, not a counter, gone from the newest
+//! page, ...); an answer that found no series says which tracked names are nearest to the
+//! one asked; a figure whose points cover less than the window says so
+//! ([`Coverage::shortened`]); a page that matched none of the tracker's selectors says so
+//! in its report ([`IngestReport::unmatched`]). vLLM's pages in every format read with
+//! [`Tracker::vllm_preset`].
+//!
+//! ```
+//! use chrono::{DateTime, TimeDelta};
+//! use promrate::{Estimator, NoValue, Query, Selector, Tracker};
+//! let tokens = Selector::parse("vllm:generation_tokens_total")?;
+//! let mut tracker = Tracker::new([tokens.clone()]);
+//! let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+//! // vLLM's OpenMetrics output spells the name `vllm_...`: nothing matched, and why.
+//! let report = tracker.ingest("vllm_generation_tokens_total 10\n", at(0))?;
+//! assert_eq!(report.unmatched.unwrap().nearest, ["vllm_generation_tokens_total"]);
+//! tracker.vllm_preset();
+//! tracker.ingest("vllm_generation_tokens_total 10\n", at(10))?;
+//! let query = Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10));
+//! assert!(matches!(tracker.evaluate(&query)?.value(), Err(NoValue::TooFewPoints { in_window: 1, .. })));
+//! tracker.ingest("vllm_generation_tokens_total 110\n", at(20))?;
+//! assert_eq!(tracker.evaluate(&query)?.value()?, 10.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Below the tracker: [`promql::RangeFunctions`] computes PromQL's range functions over
+//! any slice of points exactly as Prometheus does (same float operations in the same
+//! order), and [`CounterSeries`] follows one live counter across restarts.
 //!
 //! ## Bad input
 //! A line that does not parse is a typed [`ParseError`] with its line and column; the
@@ -128,21 +170,30 @@
 //! let report = tracker.ingest(page, chrono::DateTime::from_timestamp(1, 0).unwrap())?;
 //! assert_eq!((report.samples, report.bad_lines), (2, 2));
 //! assert_eq!(report.first_error.unwrap().to_string(), "line 2, column 15: expected ',' or '}' after a label");
-//! # Ok::<(), promrate::SeriesError>(())
+//! # Ok::<(), promrate::IngestError>(())
 //! ```
 //!
 //! ## Where things are
 //! Every type has one path. Types are at the crate root (`promrate::Parser`,
-//! `promrate::Sample`, `promrate::Tracker`, ...), with two exceptions where the path says
-//! something the name alone does not: [`promql`] holds PromQL's own vocabulary
-//! ([`promql::RangeFunctions`], [`promql::Point`], [`promql::Semantics`] and the modifiers), as in
-//! `promql::RangeFunctions::new(..).rate(..)`; [`histogram`] holds classic-histogram arithmetic
-//! ([`histogram::quantile`], [`histogram::Bucket`]). [`text`] is public only for
-//! [`text::write`], which renders pages back.
+//! `promrate::Sample`, `promrate::Tracker`, `promrate::Query`, ...), with two exceptions
+//! where the path says something the name alone does not: [`promql`] holds PromQL's own
+//! vocabulary ([`promql::RangeFunctions`], [`promql::Point`], [`promql::Semantics`] and the
+//! modifiers), as in `promql::RangeFunctions::new(..).rate(..)`; [`histogram`] holds
+//! classic-histogram arithmetic ([`histogram::quantile`], [`histogram::Bucket`]). [`text`]
+//! is public only for [`text::write`], which renders pages back.
+//!
+//! Words keep one meaning: a *window* is the span of time before the evaluation time that
+//! a figure is asked over (PromQL's `[5m]`); *coverage* is the span its points actually
+//! cover; *rate* is per second, *increase* is not; PromQL's functions are named so
+//! ([`Estimator::Rate`] is PromQL's `rate()`, [`Estimator::WindowRate`] the rate between
+//! two real scrapes). Time is chrono's (`DateTime<Utc>`, `TimeDelta`), but for the
+//! exposition format's own integer milliseconds ([`Sample::timestamp_ms`]) and PromQL's
+//! storage form ([`promql::Point`]), each with a `DateTime` beside it.
 //!
 //! Settings of values a caller keeps and changes ([`Tracker`], [`CounterSeries`],
-//! [`GaugeSeries`]) are set through `&mut self`; [`Parser`] and [`promql::RangeFunctions`] are small
-//! `Copy` values, built by chaining methods that take and return `self`.
+//! [`GaugeSeries`]) are set through `&mut self`; [`Parser`], [`Query`] and
+//! [`promql::RangeFunctions`] are small values built by chaining methods that take and
+//! return `self`, and are write-only (what they were built with is what you passed).
 //!
 //! ## Features
 //! - `regex` (default): `=~` and `!~` matchers. Without it they are a

@@ -181,7 +181,8 @@ impl RangeFunctions {
     /// # Example
     /// ```
     /// let r = promrate::promql::RangeFunctions::new(chrono::TimeDelta::minutes(5));
-    /// let points = [promrate::promql::Point::from_millis(0, 0.0), promrate::promql::Point::from_millis(300_000, 600.0)];
+    /// // 2/s, scraped every minute from 60 s to 300 s: 480 seen, extrapolated to the 5 m.
+    /// let points: Vec<_> = (1..=5).map(|m| promrate::promql::Point::from_millis(m * 60_000, m as f64 * 120.0)).collect();
     /// assert_eq!(r.increase(&points, chrono::DateTime::from_timestamp(300, 0).unwrap()), Some(600.0));
     /// ```
     pub fn new(window: TimeDelta) -> RangeFunctions {

@@ -148,7 +148,8 @@ impl<'s> StartAware<'s> {
     /// let range = RangeFunctions::new(chrono::TimeDelta::seconds(30));
     /// assert_eq!(range.irate(&points, at), Some(3.0));
     /// // Restarted at 15 s: the 80 were counted in the last 10 s.
-    /// assert_eq!(range.with_start_times(&[Some(1_000), Some(15_000)]).irate(&points, at), Some(8.0));
+    /// let created = [chrono::DateTime::from_timestamp(1, 0), chrono::DateTime::from_timestamp(15, 0)];
+    /// assert_eq!(range.with_start_times(&created).irate(&points, at), Some(8.0));
     /// ```
     pub fn irate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
         let ((a, previous), (b, last)) = self.range.select(points, at, Reach::Window)?.points.last_two()?;
@@ -169,7 +170,8 @@ impl<'s> StartAware<'s> {
     /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(20_000, 5.0), Point::from_millis(30_000, 15.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
-    /// let r = RangeFunctions::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000), Some(10_000)]);
+    /// let created = [chrono::DateTime::from_timestamp(10, 0); 2];
+    /// let r = RangeFunctions::new(chrono::TimeDelta::seconds(60)).with_start_times(&created);
     /// assert_eq!(r.rate(&points, at), Some(0.25));
     /// ```
     pub fn rate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
@@ -183,7 +185,8 @@ impl<'s> StartAware<'s> {
     /// use promrate::promql::{Point, RangeFunctions};
     /// let points = [Point::from_millis(20_000, 5.0)];
     /// let at = chrono::DateTime::from_timestamp_millis(30_000).unwrap();
-    /// let r = RangeFunctions::new(chrono::TimeDelta::seconds(60)).with_start_times(&[Some(10_000)]);
+    /// let created = [chrono::DateTime::from_timestamp(10, 0)];
+    /// let r = RangeFunctions::new(chrono::TimeDelta::seconds(60)).with_start_times(&created);
     /// assert_eq!(r.increase(&points, at), Some(5.0));
     /// ```
     pub fn increase(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {

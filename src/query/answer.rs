@@ -15,7 +15,7 @@ use crate::tracker::GroupLabels;
 /// use chrono::{DateTime, TimeDelta};
 /// use promrate::{Estimator, NoValue, Query, Selector, Tracker};
 /// let mut tracker = Tracker::new([]);
-/// let at = |s| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+/// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 /// tracker.ingest("vllm_generation_tokens_total 0\n", at(0))?;
 /// tracker.ingest("vllm_generation_tokens_total 500\n", at(10))?;
 /// let asked = Selector::parse("vllm:generation_tokens_total")?;
@@ -97,7 +97,7 @@ impl Answer {
 /// use chrono::{DateTime, TimeDelta};
 /// use promrate::{Estimator, Query, Selector, Shortened, Tracker};
 /// let mut tracker = Tracker::new([]);
-/// let at = |s| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+/// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 /// tracker.ingest("t_total 0\n", at(0))?;
 /// tracker.ingest("t_total 50\n", at(10))?;
 /// // A minute asked, ten seconds known: the answer says so.

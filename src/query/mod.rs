@@ -34,15 +34,17 @@ use crate::series::WindowRule;
 /// use promrate::{Estimator, Query, Selector, Tracker};
 /// let tokens = Selector::parse("tokens_total")?;
 /// let mut tracker = Tracker::new([tokens.clone()]);
-/// let at = |s| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+/// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 /// for s in 0..=6 {
 ///     tracker.ingest(&format!("tokens_total {}\n", 100 * s), at(10 * s))?;
 /// }
 /// let minute = TimeDelta::minutes(1);
-/// for estimator in [Estimator::Rate, Estimator::WindowRate, Estimator::Irate, Estimator::Ewma] {
+/// for estimator in [Estimator::Rate, Estimator::WindowRate, Estimator::Irate] {
 ///     let query = Query::new(&tokens, estimator).window(minute);
 ///     assert_eq!(tracker.evaluate(&query)?.value()?, 10.0, "{estimator:?}");
 /// }
+/// // The EWMA's time constant is the tracker's (Tracker::ewma_time_constant): no window.
+/// assert_eq!(tracker.evaluate(&Query::new(&tokens, Estimator::Ewma))?.value()?, 10.0);
 /// assert_eq!(tracker.evaluate(&Query::new(&tokens, Estimator::WindowIncrease).window(minute))?.value()?, 600.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -92,7 +94,7 @@ impl Estimator {
 /// use promrate::{Estimator, Query, Selector, SeriesScope, Tracker};
 /// let tokens = Selector::parse("tokens_total")?;
 /// let mut tracker = Tracker::new([tokens.clone()]);
-/// let at = |s| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+/// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 /// tracker.ingest("tokens_total{engine=\"0\"} 0\ntokens_total{engine=\"1\"} 0\n", at(0))?;
 /// tracker.ingest("tokens_total{engine=\"0\"} 100\ntokens_total{engine=\"1\"} 100\n", at(10))?;
 /// tracker.ingest("tokens_total{engine=\"0\"} 200\n", at(20))?; // engine 1 is gone
@@ -151,7 +153,7 @@ impl Modifier {
 /// use promrate::{Estimator, Query, Selector, Tracker};
 /// let tokens = Selector::parse("vllm:generation_tokens_total")?;
 /// let mut tracker = Tracker::new([tokens.clone()]);
-/// let at = |s| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+/// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
 /// for s in 0..=6 {
 ///     let page = format!(
 ///         "vllm:generation_tokens_total{{engine=\"0\"}} {}\nvllm:generation_tokens_total{{engine=\"1\"}} {}\n",

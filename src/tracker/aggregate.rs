@@ -21,7 +21,7 @@ use crate::select::{Selector, FAMILY_PARTS};
 /// ```
 /// let mut t = promrate::Tracker::new([]);
 /// t.ingest("q{engine=\"0\"} 2\nq{engine=\"1\"} 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-/// let groups = t.sum_by(&promrate::Selector::parse("q")?, &["engine"], |s| s.last_value());
+/// let groups = t.sum_by(&promrate::Selector::parse("q")?, &["engine"], |s| s.last_value())?;
 /// assert_eq!((groups[1].label("engine"), groups[1].value, groups[1].series), (Some("1"), 3.0, 1));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

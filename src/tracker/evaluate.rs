@@ -139,7 +139,7 @@ impl Tracker {
     ///      vllm:time_to_first_token_seconds_bucket{{le=\"1.0\"}} {all}\n\
     ///      vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\"}} {all}\n\
     ///      vllm:time_to_first_token_seconds_count {all}\n");
-    /// let at = |s| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+    /// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
     /// tracker.ingest(&page(500, 1000), at(0))?;
     /// tracker.ingest(&page(590, 1100), at(60))?; // in the minute: 90 of 100 under 0.1 s
     /// let minute = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::minutes(1));

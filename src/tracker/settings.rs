@@ -22,7 +22,7 @@ impl Tracker {
     /// let tokens = Selector::parse("vllm:generation_tokens_total")?;
     /// let mut tracker = Tracker::new([tokens.clone()]);
     /// tracker.vllm_preset().format(Format::from_content_type("application/openmetrics-text; version=1.0.0"));
-    /// let at = |s| chrono::DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+    /// let at = |s: i64| chrono::DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
     /// let page = |n: u32| format!("# TYPE vllm_generation_tokens counter\nvllm_generation_tokens_total {n}\n# EOF\n");
     /// tracker.ingest(&page(0), at(0))?;
     /// tracker.ingest(&page(300), at(10))?;

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::text::write;
-use promrate::{Entry, MetricType, Selector, TrackedSeries, Tracker};
+use promrate::{Answer, Entry, Estimator, MetricType, Query, Selector, TrackedSeries, Tracker};
 use serde_json::Value;
 
 use crate::data;
@@ -21,9 +21,17 @@ fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_764_480_500, 0).unwrap()
 }
 
-fn one(groups: Vec<promrate::Group>, what: &str) -> f64 {
+fn one(groups: Result<Vec<promrate::Group>, promrate::QueryError>, what: &str) -> f64 {
+    let groups = groups.unwrap();
     assert_eq!(groups.len(), 1, "{what}: {groups:?}");
     groups[0].value
+}
+
+/// The value of a one-group answer.
+fn value(answer: Result<Answer, promrate::QueryError>, what: &str) -> f64 {
+    let answer = answer.unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(answer.groups.len(), 1, "{what}: {answer:?}");
+    answer.value().unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 #[test]
@@ -46,44 +54,43 @@ fn single_engine_two_scrapes_match_expected() {
     assert_eq!((first.bad_lines, second.bad_lines), (0, 0));
     assert!(second.resets.is_empty(), "{:?}", second.resets);
 
-    let rate = |s: &TrackedSeries| s.counter()?.exact_rate(window, b);
-    let increase = |s: &TrackedSeries| s.counter()?.exact_increase(window, b);
+    let rate = |name: &str| Query::new(&sel(name), Estimator::WindowRate).window(window);
+    let increase = |name: &str| Query::new(&sel(name), Estimator::WindowIncrease).window(window);
     let last = |s: &TrackedSeries| s.last_value();
     let sum =
         |name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| one(tracker.sum_by(&sel(name), &[], f), name);
+    let figure = |query: Query, what: &str| value(tracker.evaluate(&query), what);
 
     close(
-        sum("vllm:generation_tokens_total", &increase),
+        figure(increase("vllm:generation_tokens_total"), "generation delta"),
         want("generation_tokens_delta"),
         "generation delta",
     );
     close(
-        sum("vllm:generation_tokens_total", &rate),
+        figure(rate("vllm:generation_tokens_total"), "generation tok/s"),
         want("generation_tokens_per_s"),
         "generation tok/s",
     );
     close(
-        sum("vllm:prompt_tokens_total", &rate),
+        figure(rate("vllm:prompt_tokens_total"), "prompt tok/s"),
         want("prompt_tokens_per_s"),
         "prompt tok/s",
     );
-    let computed = tracker.sum_by(&sel("vllm:prompt_tokens_by_source_total"), &["source"], rate);
-    let local = computed
-        .iter()
-        .find(|g| g.label("source") == Some("local_compute"))
+    let computed = tracker
+        .evaluate(&rate("vllm:prompt_tokens_by_source_total").by(["source"]))
         .unwrap();
     close(
-        local.value,
+        computed.group(&["local_compute"]).unwrap().value.clone().unwrap(),
         want("prompt_computed_tokens_per_s"),
         "computed prompt tok/s",
     );
     close(
-        sum("vllm:request_success_total", &rate),
+        figure(rate("vllm:request_success_total"), "finished req/s"),
         want("requests_finished_per_s"),
         "finished req/s",
     );
-    let hits = sum("vllm:prefix_cache_hits_total", &increase);
-    let queries = sum("vllm:prefix_cache_queries_total", &increase);
+    let hits = figure(increase("vllm:prefix_cache_hits_total"), "hits");
+    let queries = figure(increase("vllm:prefix_cache_queries_total"), "queries");
     close(
         hits / queries,
         want("prefix_cache_hit_rate_window"),
@@ -111,53 +118,59 @@ fn single_engine_two_scrapes_match_expected() {
         "kv usage",
     );
     close(
-        sum("vllm:time_to_first_token_seconds_count", &increase),
+        figure(increase("vllm:time_to_first_token_seconds_count"), "ttft count"),
         want("ttft_count_delta"),
         "ttft count",
     );
 
-    let quantile = |q: f64, name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| {
-        one(tracker.histogram_quantile(q, &sel(name), &[], f), name)
+    // Over the window through the front door; since the server started (the newest
+    // values) through the escape hatch.
+    let quantile = |q: f64, name: &str, over_window: bool| {
+        if over_window {
+            value(tracker.quantile(q, &increase(name)), name)
+        } else {
+            one(tracker.histogram_quantile(q, &sel(name), &[], last), name)
+        }
     };
     let ttft = "vllm:time_to_first_token_seconds";
     let itl = "vllm:inter_token_latency_seconds";
     close(
-        quantile(0.5, ttft, &increase),
+        quantile(0.5, ttft, true),
         want("ttft_window_p50_s"),
         "ttft p50 (window)",
     );
     close(
-        quantile(0.95, ttft, &increase),
+        quantile(0.95, ttft, true),
         want("ttft_window_p95_s"),
         "ttft p95 (window)",
     );
     close(
-        quantile(0.5, ttft, &last),
+        quantile(0.5, ttft, false),
         want("ttft_lifetime_t10_p50_s"),
         "ttft p50 (lifetime)",
     );
     close(
-        quantile(0.95, ttft, &last),
+        quantile(0.95, ttft, false),
         want("ttft_lifetime_t10_p95_s"),
         "ttft p95 (lifetime)",
     );
     close(
-        quantile(0.99, ttft, &last),
+        quantile(0.99, ttft, false),
         want("ttft_lifetime_t10_p99_s"),
         "ttft p99 (lifetime)",
     );
     close(
-        quantile(0.5, itl, &increase),
+        quantile(0.5, itl, true),
         want("itl_window_p50_s"),
         "itl p50 (window)",
     );
     close(
-        quantile(0.99, itl, &increase),
+        quantile(0.99, itl, true),
         want("itl_window_p99_s"),
         "itl p99 (window)",
     );
     close(
-        one(tracker.histogram_mean(&sel(itl), &[], increase), "itl mean"),
+        value(tracker.mean(&increase(itl)), "itl mean"),
         want("itl_window_mean_s"),
         "itl mean (window)",
     );
@@ -225,31 +238,26 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
     assert_eq!(tracker.ingest(&page, a).unwrap().bad_lines, 0);
     assert_eq!(tracker.ingest(&second, b).unwrap().bad_lines, 0);
 
-    let rate = |s: &TrackedSeries| s.counter()?.exact_rate(window, b);
+    let rate = |name: &str| Query::new(&sel(name), Estimator::WindowRate).window(window);
     let last = |s: &TrackedSeries| s.last_value();
-    let per_engine = tracker.sum_by(&sel("vllm:generation_tokens_total"), &["engine"], rate);
+    let per_engine = tracker
+        .evaluate(&rate("vllm:generation_tokens_total").by(["engine"]))
+        .unwrap();
     assert_eq!(
         per_engine
+            .groups
             .iter()
-            .map(|g| (g.label("engine").unwrap(), g.value))
+            .map(|g| (g.label("engine").unwrap(), g.value.clone().unwrap()))
             .collect::<Vec<_>>(),
         [("0", 120.0), ("1", 250.0)]
     );
+    assert_eq!(value(tracker.evaluate(&rate("vllm:generation_tokens_total")), "sum"), 370.0);
+    let engine0 = |name: &str| {
+        let answer = tracker.evaluate(&rate(name).by(["engine"])).unwrap();
+        answer.group(&["0"]).unwrap().value.clone().unwrap()
+    };
     assert_eq!(
-        one(
-            tracker.sum_by(&sel("vllm:generation_tokens_total"), &[], rate),
-            "sum"
-        ),
-        370.0
-    );
-    let accepted = tracker.sum_by(
-        &sel("vllm:spec_decode_num_accepted_tokens_total"),
-        &["engine"],
-        rate,
-    );
-    let drafts = tracker.sum_by(&sel("vllm:spec_decode_num_drafts_total"), &["engine"], rate);
-    assert_eq!(
-        1.0 + accepted[0].value / drafts[0].value,
+        1.0 + engine0("vllm:spec_decode_num_accepted_tokens_total") / engine0("vllm:spec_decode_num_drafts_total"),
         2.5,
         "engine 0 mean acceptance length (window)"
     );
@@ -257,7 +265,7 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
     // Lifetime figures from the first scrape's values, as the expected file computes them.
     let mut first_only = Tracker::new([]);
     first_only.ingest(&page, a).unwrap();
-    let by_engine = |name: &str| first_only.sum_by(&sel(name), &["engine"], last);
+    let by_engine = |name: &str| first_only.sum_by(&sel(name), &["engine"], last).unwrap();
     let all = |name: &str| one(first_only.sum_by(&sel(name), &[], last), name);
     let accepted = by_engine("vllm:spec_decode_num_accepted_tokens_total");
     let draft_tokens = by_engine("vllm:spec_decode_num_draft_tokens_total");
@@ -273,11 +281,13 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
             want(&format!("engine{e}_mean_acceptance_length")),
             "acceptance length",
         );
-        let per_pos = first_only.sum_by(
-            &sel("vllm:spec_decode_num_accepted_tokens_per_pos_total"),
-            &["engine", "position"],
-            last,
-        );
+        let per_pos = first_only
+            .sum_by(
+                &sel("vllm:spec_decode_num_accepted_tokens_per_pos_total"),
+                &["engine", "position"],
+                last,
+            )
+            .unwrap();
         let wanted = expected[format!("engine{e}_per_pos_acceptance")]
             .as_array()
             .unwrap();
