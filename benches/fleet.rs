@@ -2,7 +2,7 @@
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
 //! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
 //! (the next scrape), with and without `max_series`, and one aggregation
-//! (`sum by (instance) (exact rate)`). The `/federate` page of 1,000 simulated vLLM servers
+//! (the window rate by instance). The `/federate` page of 1,000 simulated vLLM servers
 //! and every figure of `vllm_monitor --federate` are the monitor's bench
 //! (`cargo bench -p vllm-monitor --bench federation`).
 //!
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use promrate::{Selector, Tracker};
+use promrate::{Estimator, Query, Selector, Tracker};
 
 struct Counting;
 
@@ -146,12 +146,15 @@ fn scale(c: &mut Criterion) {
         });
         let requests = Selector::parse("requests_total").unwrap();
         let now = at(2);
-        group.bench_function("sum_by instance, exact rate", |b| {
+        let by_instance = Query::new(&requests, Estimator::WindowRate)
+            .window(window)
+            .at(now)
+            .by(["instance"]);
+        group.bench_function("window rate by instance", |b| {
             b.iter(|| {
-                let groups =
-                    tracker.sum_by(&requests, &["instance"], |s| s.counter()?.exact_rate(window, now));
-                assert_eq!(groups.len(), INSTANCES);
-                groups
+                let answer = tracker.evaluate(&by_instance).expect("tracked");
+                assert_eq!(answer.groups.len(), INSTANCES);
+                answer
             })
         });
         group.finish();

@@ -229,8 +229,8 @@ pub mod text;
 mod tracker;
 
 pub use error::{
-    FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError, SelectorErrorKind,
-    SeriesError,
+    FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
+    SelectorErrorKind, SeriesError,
 };
 pub use query::{Answer, Coverage, Estimator, GroupAnswer, Query, SeriesScope};
 pub use select::{MatchOp, Matcher, Selector};

@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta};
 use libfuzzer_sys::fuzz_target;
 use promrate::promql::{RangeFunctions, Semantics};
-use promrate::{CounterSeries, Selector, Tracker, WindowRule};
+use promrate::{CounterSeries, Estimator, Query, Selector, Tracker, WindowRule};
 
 fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
     let (head, rest) = data.split_first_chunk::<N>()?;
@@ -64,19 +64,19 @@ fuzz_target!(|bytes: &[u8]| {
                 );
             }
             5 => {
-                if let Some(inc) = series.exact_increase(window, now) {
+                if let Ok(w) = series.window_increase(&WindowRule::new(window), now) {
                     assert!(
-                        inc >= 0.0 || inc.is_nan(),
-                        "exact increase of a counter is never negative: {inc}"
+                        w.increase >= 0.0 || w.increase.is_nan(),
+                        "the window increase of a counter is never negative: {w:?}"
                     );
                 }
-                let _ = (series.exact_rate(window, now), series.ewma_rate());
+                let _ = series.ewma_rate();
                 // The window a monitor states: within its reach, never negative.
                 let slack = TimeDelta::milliseconds(i64::from(a) * 100);
                 let rule = WindowRule::new(window)
                     .slack(slack)
                     .gap(TimeDelta::milliseconds(i64::from(b) * 50 + 1));
-                if let Some(w) = series.window_increase(&rule, now) {
+                if let Ok(w) = series.window_increase(&rule, now) {
                     assert!(w.start < w.end && w.end <= now, "{w:?} at {now}");
                     assert!(w.start >= now - window - slack, "{w:?} reaches past its slack");
                     assert!(w.increase >= 0.0 || w.increase.is_nan(), "{w:?}");
@@ -99,7 +99,7 @@ fuzz_target!(|bytes: &[u8]| {
                     range.resets(p, now),
                     range.changes(p, now),
                 );
-                let starts: Vec<Option<i64>> = series.created_times().collect();
+                let starts: Vec<_> = series.created_times().collect();
                 let _ = range.with_start_times(&starts).rate(p, now);
             }
             8 if b & 1 == 1 => {
@@ -128,8 +128,17 @@ fuzz_target!(|bytes: &[u8]| {
                     c
                 );
                 let _ = tracker.ingest(&page, now);
-                let _ = tracker.sum_by(&x_total, &["k"], |s| s.counter()?.exact_rate(window, now));
+                for estimator in [Estimator::Rate, Estimator::WindowRate, Estimator::Irate, Estimator::Ewma] {
+                    let query = Query::new(&x_total, estimator).by(["k"]).at(now);
+                    let query = if estimator == Estimator::Ewma { query } else { query.window(window) };
+                    // Refused queries are fine (a window past the retention); answers are
+                    // a value or a reason, never a panic.
+                    if let Ok(answer) = tracker.evaluate(&query) {
+                        assert!(answer.groups.iter().all(|g| g.value.is_ok() == (g.series > 0)));
+                    }
+                }
                 let _ = tracker.histogram_quantile(0.5, &x, &[], |s| s.last_value());
+                let _ = tracker.quantile(0.5, &Query::new(&x, Estimator::WindowIncrease).window(window).at(now));
             }
         }
         assert!(series.len() <= 64);

@@ -39,7 +39,10 @@ mod tests {
     fn times_and_durations_print_as_people_read_them() {
         let at = DateTime::from_timestamp_millis(1_764_000_000_250).unwrap();
         assert_eq!(rfc3339(&at), "2025-11-24T16:00:00.250Z");
-        assert_eq!(rfc3339(&DateTime::from_timestamp(1_764_000_000, 0).unwrap()), "2025-11-24T16:00:00Z");
+        assert_eq!(
+            rfc3339(&DateTime::from_timestamp(1_764_000_000, 0).unwrap()),
+            "2025-11-24T16:00:00Z"
+        );
         assert_eq!(seconds(&TimeDelta::seconds(20)), "20 s");
         assert_eq!(seconds(&TimeDelta::milliseconds(1500)), "1.5 s");
     }

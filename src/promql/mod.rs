@@ -49,8 +49,8 @@
 
 mod extrapolate;
 mod modifiers;
-mod start_aware;
 mod selection;
+mod start_aware;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -58,9 +58,9 @@ use crate::error::NoValue;
 
 use extrapolate::{instant_value, Function, Instant};
 pub use modifiers::{Anchored, Smoothed};
+use selection::Reach;
 pub use start_aware::StartAware;
 use start_aware::Starts;
-use selection::Reach;
 
 /// Prometheus' staleness marker: a NaN with this exact bit pattern. Points carrying it are
 /// dropped from range selections, as Prometheus does; ordinary NaN is kept.
@@ -162,7 +162,11 @@ pub struct RangeFunctions {
 /// A time in milliseconds since the epoch as a `DateTime` (clamped to chrono's range, which
 /// is wider than any page's).
 pub(crate) fn millis_to_time(ms: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(ms).unwrap_or(if ms < 0 { DateTime::<Utc>::MIN_UTC } else { DateTime::<Utc>::MAX_UTC })
+    DateTime::from_timestamp_millis(ms).unwrap_or(if ms < 0 {
+        DateTime::<Utc>::MIN_UTC
+    } else {
+        DateTime::<Utc>::MAX_UTC
+    })
 }
 
 /// Go's `time.Duration.Seconds()` for a duration in milliseconds: whole seconds plus the

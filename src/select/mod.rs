@@ -208,7 +208,8 @@ impl Selector {
     ) -> bool {
         self.matches_label_values(&label)
             && (self.name_matches(name, normalize)
-                || family_of(name, || label("le").is_some()).is_some_and(|base| self.name_matches(base, normalize)))
+                || family_of(name, || label("le").is_some())
+                    .is_some_and(|base| self.name_matches(base, normalize)))
     }
 
     /// Whether every series `other` picks (as [`Selector::matches_family`] picks) is one

@@ -448,7 +448,9 @@ impl CounterSeries {
             return Vec::new();
         }
         let first = self.first_number();
-        (0..self.points.len() as u64).map(|i| self.created_at(first + i)).collect()
+        (0..self.points.len() as u64)
+            .map(|i| self.created_at(first + i))
+            .collect()
     }
 
     /// The created time of each kept point (`None` when unknown), parallel to

@@ -187,7 +187,11 @@ where
 
 /// A series' name and labels as a sample line writes them (`name{a="1"}`), from any
 /// sequence of `(label, unescaped value)`: how messages name a series.
-pub(crate) fn series_text<W, K, V>(out: &mut W, name: &str, labels: impl IntoIterator<Item = (K, V)>) -> fmt::Result
+pub(crate) fn series_text<W, K, V>(
+    out: &mut W,
+    name: &str,
+    labels: impl IntoIterator<Item = (K, V)>,
+) -> fmt::Result
 where
     W: Write + ?Sized,
     K: AsRef<str>,

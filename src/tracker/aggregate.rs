@@ -242,7 +242,11 @@ impl Tracker {
         let mut series = self.picked(selector, pick).peekable();
         // Room for a group per series, up to a size that a query of few groups does not
         // regret (growing past it is amortised as usual).
-        let expected = if series.peek().is_some() { series.size_hint().1.unwrap_or(64).min(4096) } else { 0 };
+        let expected = if series.peek().is_some() {
+            series.size_hint().1.unwrap_or(64).min(4096)
+        } else {
+            0
+        };
         // Group `g`'s key is `keys[g * width..(g + 1) * width]`.
         let mut keys: Vec<GroupKey<'_>> = Vec::with_capacity(expected * width);
         let mut folded: Vec<A> = Vec::with_capacity(expected);

@@ -183,7 +183,11 @@ impl Tracker {
                 }
             })
             .collect();
-        Ok(self.answer(&query.with_selector(part_selector(&query.selector, "_bucket")), at, groups))
+        Ok(self.answer(
+            &query.with_selector(part_selector(&query.selector, "_bucket")),
+            at,
+            groups,
+        ))
     }
 
     /// The mean observation of the histogram (or summary) the query's selector names:
@@ -223,7 +227,11 @@ impl Tracker {
                 GroupAnswer { value, ..sum }
             })
             .collect();
-        let empty = if groups.is_empty() { sums.empty.or(counts.empty) } else { None };
+        let empty = if groups.is_empty() {
+            sums.empty.or(counts.empty)
+        } else {
+            None
+        };
         Ok(Answer {
             groups,
             at: sums.at,
@@ -283,7 +291,9 @@ impl Tracker {
                 };
                 Ok((value, Some(Coverage::of(w.start, w.end, w.shortened))))
             }
-            Estimator::Rate | Estimator::Increase | Estimator::Irate => promql_figure(counter, query, window, at),
+            Estimator::Rate | Estimator::Increase | Estimator::Irate => {
+                promql_figure(counter, query, window, at)
+            }
             Estimator::Ewma => {
                 let newest = counter.last().map(|p| p.timestamp_ms).unwrap_or(i64::MIN);
                 if at.timestamp_millis() < newest {
@@ -315,7 +325,9 @@ impl Tracker {
         Answer {
             groups,
             at,
-            window: (query.estimator != Estimator::Ewma).then_some(query.window).flatten(),
+            window: (query.estimator != Estimator::Ewma)
+                .then_some(query.window)
+                .flatten(),
             empty,
         }
     }
@@ -343,7 +355,10 @@ fn promql_figure(counter: &CounterSeries, query: &Query, window: TimeDelta, at: 
         });
     };
     // The points in the window: (at - window, at].
-    let (start_ms, at_ms) = (at.timestamp_millis() - window.num_milliseconds(), at.timestamp_millis());
+    let (start_ms, at_ms) = (
+        at.timestamp_millis() - window.num_milliseconds(),
+        at.timestamp_millis(),
+    );
     let first = points.partition_point(|p| p.timestamp_ms <= start_ms);
     let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
     let coverage = (first < end).then(|| {

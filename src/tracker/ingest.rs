@@ -128,7 +128,14 @@ impl Tracker {
                     HeldTarget::Series(slot) => Target::Series(slot as usize),
                     HeldTarget::Created(i) => Target::Created(self.held_created[i as usize]),
                 };
-                self.apply_now(target, h.at_ms, h.value, h.offset as usize, &mut report, &mut first_refused);
+                self.apply_now(
+                    target,
+                    h.at_ms,
+                    h.value,
+                    h.offset as usize,
+                    &mut report,
+                    &mut first_refused,
+                );
             }
             self.held = held;
         }
@@ -139,7 +146,10 @@ impl Tracker {
         self.decide_roles(&undecided);
         self.drop_stale(&mut report);
         self.positions.settle();
-        if samples_on_page > 0 && !self.selectors.is_empty() && report.samples + report.repeated + report.refused == 0 {
+        if samples_on_page > 0
+            && !self.selectors.is_empty()
+            && report.samples + report.repeated + report.refused == 0
+        {
             report.unmatched = Some(super::nearest::unmatched(self, text));
         }
         Ok(report)
@@ -379,7 +389,6 @@ impl Tracker {
     }
 }
 
-
 /// One page being ingested: what the parser reports goes to the tracker. Lines whose name
 /// and labels begin as they did at the same position last time are recognised before they
 /// are parsed (`PositionCache::known_prefix`): only their value is read.
@@ -549,4 +558,3 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
         }
     }
 }
-

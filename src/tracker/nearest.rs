@@ -26,7 +26,10 @@ fn nearest<'n>(asked: &str, names: impl IntoIterator<Item = &'n str>) -> (Vec<&'
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     let separators = scored.iter().any(|(_, name)| names_equal(name, &[asked], true));
-    (scored.into_iter().take(NEAREST).map(|(_, name)| name).collect(), separators)
+    (
+        scored.into_iter().take(NEAREST).map(|(_, name)| name).collect(),
+        separators,
+    )
 }
 
 /// The tracked metric names nearest to the one `selector` names (none for a selector
@@ -79,7 +82,12 @@ mod tests {
 
     #[test]
     fn nearest_names_put_a_separator_change_first() {
-        let names = ["vllm_generation_tokens_total", "vllm_prompt_tokens_total", "up", "vllm:generation_tokens"];
+        let names = [
+            "vllm_generation_tokens_total",
+            "vllm_prompt_tokens_total",
+            "up",
+            "vllm:generation_tokens",
+        ];
         let (found, separators) = nearest("vllm:generation_tokens_total", names);
         assert_eq!(found[0], "vllm_generation_tokens_total");
         assert!(separators);

@@ -12,7 +12,13 @@ fn at(s: i64) -> DateTime<Utc> {
 
 fn exact(t: &Tracker, name: &str, labels: &[(&str, &str)], window: i64, now: i64) -> Option<f64> {
     let rule = WindowRule::new(TimeDelta::seconds(window));
-    Some(t.get(name, labels)?.counter()?.window_increase(&rule, at(now)).ok()?.increase)
+    Some(
+        t.get(name, labels)?
+            .counter()?
+            .window_increase(&rule, at(now))
+            .ok()?
+            .increase,
+    )
 }
 
 #[test]
@@ -456,7 +462,9 @@ fn an_export_of_a_range_records_each_sample_once() {
         .counter()
         .unwrap();
     assert_eq!(tokens.len(), 4);
-    let w = tokens.window_increase(&WindowRule::new(TimeDelta::seconds(3)), at(3)).unwrap();
+    let w = tokens
+        .window_increase(&WindowRule::new(TimeDelta::seconds(3)), at(3))
+        .unwrap();
     assert_eq!(w.rate(), 100.0);
 }
 
@@ -504,14 +512,21 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     let rule = WindowRule::new(TimeDelta::seconds(10));
     let increase = |s: &TrackedSeries| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase);
     let named = |text: &str| Selector::parse(text).unwrap();
-    let by_family = t.histogram_quantile(0.5, &named(r#"lat{job="a"}"#), &[], increase).unwrap();
-    let by_bucket = t.histogram_quantile(0.5, &named(r#"lat_bucket{job="a"}"#), &[], increase).unwrap();
+    let by_family = t
+        .histogram_quantile(0.5, &named(r#"lat{job="a"}"#), &[], increase)
+        .unwrap();
+    let by_bucket = t
+        .histogram_quantile(0.5, &named(r#"lat_bucket{job="a"}"#), &[], increase)
+        .unwrap();
     assert_eq!(by_family.len(), 1);
     assert_eq!(by_family, by_bucket);
-    let mean = t.histogram_mean(&named(r#"lat{job="a"}"#), &[], increase).unwrap();
+    let mean = t
+        .histogram_mean(&named(r#"lat{job="a"}"#), &[], increase)
+        .unwrap();
     assert_eq!(mean[0].value, 1.5);
     assert_eq!(
-        t.histogram_mean(&named(r#"lat_sum{job="a"}"#), &[], increase).unwrap(),
+        t.histogram_mean(&named(r#"lat_sum{job="a"}"#), &[], increase)
+            .unwrap(),
         mean
     );
     // The same name means the same series everywhere: the series Tracker::new kept are
@@ -526,7 +541,10 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     // job="b" was never kept: asking about it is an error that says so.
     let b = Selector::parse(r#"lat{job="b"}"#).unwrap();
     assert!(matches!(t.matching(&b), Err(QueryError::NotTracked { .. })));
-    assert!(matches!(t.evaluate(&Query::new(&b, Estimator::Ewma)), Err(QueryError::NotTracked { .. })));
+    assert!(matches!(
+        t.evaluate(&Query::new(&b, Estimator::Ewma)),
+        Err(QueryError::NotTracked { .. })
+    ));
     // Untyped, as a federation serves it: the family is read by name.
     let mut untyped = Tracker::new([Selector::parse("lat").unwrap()]);
     untyped.infer_counters(true);
@@ -543,12 +561,14 @@ fn a_series_twice_in_a_page_is_a_duplicate() {
     let report = t.ingest("a_total 1\nb 1\na_total 2\nb 1\n", at(1)).unwrap();
     assert_eq!((report.samples, report.refused, report.repeated), (2, 1, 1));
     let refusal = report.first_refused.unwrap();
-    assert_eq!(
-        refusal.error,
-        SeriesError::Duplicate { at: at(1) }
-    );
+    assert_eq!(refusal.error, SeriesError::Duplicate { at: at(1) });
     assert!(refusal.error.to_string().contains("first sample is kept"));
     assert_eq!(refusal.line, 3, "the refusal names the line of the second sample");
-    assert!(refusal.to_string().starts_with("line 3: a_total: the series appears twice"), "{refusal}");
+    assert!(
+        refusal
+            .to_string()
+            .starts_with("line 3: a_total: the series appears twice"),
+        "{refusal}"
+    );
     assert_eq!(t.get("a_total", &[]).unwrap().last_value(), Some(1.0));
 }

@@ -37,7 +37,13 @@ fn same(a: Option<f64>, b: Option<f64>) -> bool {
 }
 
 /// Evaluates `fn` the way the case says; `None` for "no output".
-fn evaluate(fun: &str, modifier: Option<&str>, range: RangeFunctions, pts: &[Point], at_ms: i64) -> Option<f64> {
+fn evaluate(
+    fun: &str,
+    modifier: Option<&str>,
+    range: RangeFunctions,
+    pts: &[Point],
+    at_ms: i64,
+) -> Option<f64> {
     let at = DateTime::from_timestamp_millis(at_ms).unwrap();
     match (modifier, fun) {
         (None, "rate") => range.rate(pts, at),
@@ -107,8 +113,8 @@ fn promqltest_file(name: &str, semantics: Semantics) -> (usize, usize, usize, us
     let (mut checked, mut bit_exact, mut short, mut one_ulp) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for case in cases.as_array().unwrap() {
-        let range =
-            RangeFunctions::new(TimeDelta::milliseconds(case["window_ms"].as_i64().unwrap())).semantics(semantics);
+        let range = RangeFunctions::new(TimeDelta::milliseconds(case["window_ms"].as_i64().unwrap()))
+            .semantics(semantics);
         let fun = case["fn"].as_str().unwrap();
         let modifier = case["modifier"].as_str();
         let at = case["time_ms"].as_i64().unwrap();
@@ -181,7 +187,9 @@ fn random_series_answers_bit_for_bit() {
             let Some(answers) = query.get(key).and_then(Value::as_array) else {
                 continue;
             };
-            let range = RangeFunctions::new(window).semantics(semantics).lookback(lookback);
+            let range = RangeFunctions::new(window)
+                .semantics(semantics)
+                .lookback(lookback);
             for (i, want) in answers.iter().enumerate() {
                 let got = evaluate(fun, modifier, range, &series[i], at);
                 checked += 1;

@@ -251,13 +251,17 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
             .collect::<Vec<_>>(),
         [("0", 120.0), ("1", 250.0)]
     );
-    assert_eq!(value(tracker.evaluate(&rate("vllm:generation_tokens_total")), "sum"), 370.0);
+    assert_eq!(
+        value(tracker.evaluate(&rate("vllm:generation_tokens_total")), "sum"),
+        370.0
+    );
     let engine0 = |name: &str| {
         let answer = tracker.evaluate(&rate(name).by(["engine"])).unwrap();
         answer.group(&["0"]).unwrap().value.clone().unwrap()
     };
     assert_eq!(
-        1.0 + engine0("vllm:spec_decode_num_accepted_tokens_total") / engine0("vllm:spec_decode_num_drafts_total"),
+        1.0 + engine0("vllm:spec_decode_num_accepted_tokens_total")
+            / engine0("vllm:spec_decode_num_drafts_total"),
         2.5,
         "engine 0 mean acceptance length (window)"
     );

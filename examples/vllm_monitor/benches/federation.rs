@@ -12,7 +12,7 @@ use std::path::Path;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use promrate::{Selector, Tracker, WindowRule};
+use promrate::{Estimator, Query, Selector, Tracker, WindowRule};
 use vllm_monitor::{figures, fleet};
 
 const INSTANCES: usize = 1_000;
@@ -70,19 +70,23 @@ fn federation(c: &mut Criterion) {
     let window = TimeDelta::seconds(60);
     let now = at(2);
     let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
-    group.bench_function("sum_by instance, generation tokens", |b| {
-        b.iter(|| tracker.sum_by(&tokens, &["instance"], |s| s.counter()?.exact_rate(window, now)))
+    let tokens_by_instance = Query::new(&tokens, Estimator::WindowRate)
+        .window(window)
+        .at(now)
+        .by(["instance"]);
+    group.bench_function("window rate by instance, generation tokens", |b| {
+        b.iter(|| tracker.evaluate(&tokens_by_instance).expect("tracked"))
     });
     let windowing = WindowRule::new(window)
         .slack(TimeDelta::seconds(15))
         .gap(TimeDelta::seconds(45));
     let e2e = Selector::parse("vllm:e2e_request_latency_seconds").unwrap();
-    group.bench_function("histogram_quantile by instance, e2e", |b| {
-        b.iter(|| {
-            tracker.histogram_quantile(0.99, &e2e, &["instance"], |s| {
-                s.counter()?.exact_increase(window, now)
-            })
-        })
+    let e2e_by_instance = Query::new(&e2e, Estimator::WindowIncrease)
+        .window(window)
+        .at(now)
+        .by(["instance"]);
+    group.bench_function("quantile by instance, e2e", |b| {
+        b.iter(|| tracker.quantile(0.99, &e2e_by_instance).expect("tracked"))
     });
     let sources = [figures::Source {
         tracker: &tracker,

@@ -185,6 +185,8 @@ impl Readings {
         for series in source
             .tracker
             .matching(&selector(name, None))
+            .into_iter()
+            .flatten()
             .filter(|s| source.admits(s))
         {
             let Some(uuid) = series.label("UUID") else {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use hashbrown::HashTable;
-use promrate::{Format, IngestReport, ParseError, Parser, ResetCause, SeriesError, Tracker};
+use promrate::{Format, IngestError, IngestReport, ParseError, ResetCause, Tracker};
 
 use crate::figures::ServerKind;
 use crate::http::Page;
@@ -34,7 +34,7 @@ pub enum Status {
     /// A page without any vLLM, SGLang or TGI metric.
     NoInferenceMetrics,
     /// The tracker refused the page whole (a limit, a clock that went back).
-    Refused(SeriesError),
+    Refused(IngestError),
     /// No page: connection, timeout, HTTP status or body.
     Failed(String),
 }
@@ -242,14 +242,11 @@ impl Target {
     /// A URL whose series keep `retention` of points (what the window needs: totals since
     /// the start are kept by the tracker apart from the points).
     pub fn new(url: String, retention: TimeDelta) -> Self {
-        // Lenient: unknown escapes kept as written, as the Prometheus server reads them.
-        // Untyped families by name: a federation declares every family untyped.
+        // vLLM's pages in every format and spelling (and lenient: unknown escapes kept as
+        // written, as the Prometheus server reads them). Untyped families by name: a
+        // federation declares every family untyped.
         let mut tracker = Tracker::new([]);
-        tracker
-            .normalize_names(true)
-            .infer_counters(true)
-            .parser(Parser::new(Format::PrometheusText).strict(false))
-            .retention(retention);
+        tracker.vllm_preset().infer_counters(true).retention(retention);
         Target {
             url,
             tracker,
@@ -323,11 +320,8 @@ impl Target {
     ) -> Result<Status, Status> {
         let page = result.as_ref().map_err(|e| Status::Failed(e.clone()))?;
         self.format = Some(page.format);
-        if page.format == Format::OpenMetrics {
-            // The server ignored our Accept header; read what it sent.
-            self.tracker
-                .parser(Parser::new(Format::OpenMetrics).strict(false));
-        }
+        // What the server sent (it may ignore our Accept header and answer OpenMetrics).
+        self.tracker.format(page.format);
         let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
         let Some(kind) = ServerKind::detect(&self.tracker) else {
             return Err(match report.first_error {

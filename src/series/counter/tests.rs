@@ -10,7 +10,9 @@ fn t(s: i64) -> DateTime<Utc> {
 
 /// The window increase over `seconds` before `at`.
 fn increase(s: &CounterSeries, seconds: i64, at: DateTime<Utc>) -> Option<f64> {
-    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(seconds)), at).ok()?;
+    let w = s
+        .window_increase(&WindowRule::new(TimeDelta::seconds(seconds)), at)
+        .ok()?;
     Some(w.increase)
 }
 
@@ -40,10 +42,14 @@ fn retention_is_bounded_and_keeps_an_anchor() {
     // 60 s of points plus the anchor at or before the boundary.
     assert_eq!(s.len(), 61);
     assert!(s.points.capacity() <= 4 * 61 + 16, "{}", s.points.capacity());
-    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(60)), t(9_999)).unwrap();
+    let w = s
+        .window_increase(&WindowRule::new(TimeDelta::seconds(60)), t(9_999))
+        .unwrap();
     assert_eq!((w.increase, w.shortened), (60.0, None));
     // A longer window than the retention says that older points were let go.
-    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(600)), t(9_999)).unwrap();
+    let w = s
+        .window_increase(&WindowRule::new(TimeDelta::seconds(600)), t(9_999))
+        .unwrap();
     assert_eq!((w.increase, w.shortened), (60.0, Some(Shortened::Retention)));
     let capped = {
         let mut c = CounterSeries::new(TimeDelta::hours(1));
@@ -75,11 +81,14 @@ fn created_time_reset_and_amend() {
     assert_eq!(increase(&a, 10, t(110)), Some(30.0));
     assert_eq!(a.resets(), 1);
     // irate sees the created-time restart too: 30 since the restart over 10 s.
-    assert_eq!(a.irate(&RangeFunctions::new(TimeDelta::seconds(30)), t(110)), Some(3.0));
+    assert_eq!(
+        a.irate(&RangeFunctions::new(TimeDelta::seconds(30)), t(110)),
+        Some(3.0)
+    );
 }
 
 #[test]
-fn the_total_increase_is_the_exact_increase_over_everything_pushed() {
+fn the_total_increase_is_the_window_increase_over_everything_pushed() {
     let t = |s: i64| DateTime::from_timestamp(1_000 + s, 0).unwrap();
     let mut s = CounterSeries::new(TimeDelta::hours(1));
     // (value, created time pushed with it, created time read after it)
@@ -115,7 +124,9 @@ fn no_retention_still_keeps_the_two_newest_points() {
         s.push(t(10 * i), 10.0 * i as f64).unwrap();
     }
     assert_eq!(s.len(), 2);
-    let w = s.window_increase(&WindowRule::new(TimeDelta::seconds(10)), t(40)).unwrap();
+    let w = s
+        .window_increase(&WindowRule::new(TimeDelta::seconds(10)), t(40))
+        .unwrap();
     assert_eq!(w.rate(), 1.0);
 }
 
@@ -181,9 +192,15 @@ proptest::proptest! {
 fn window_increase_counts_restarts_from_zero_and_needs_two_points() {
     let mut s = CounterSeries::new(TimeDelta::minutes(1));
     let rule = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
-    assert!(matches!(s.window_increase(&rule, t(0)), Err(NoValue::TooFewPoints { in_window: 0, .. })));
+    assert!(matches!(
+        s.window_increase(&rule, t(0)),
+        Err(NoValue::TooFewPoints { in_window: 0, .. })
+    ));
     s.push(t(0), 50.0).unwrap();
-    assert!(matches!(s.window_increase(&rule, t(0)), Err(NoValue::TooFewPoints { in_window: 1, .. })));
+    assert!(matches!(
+        s.window_increase(&rule, t(0)),
+        Err(NoValue::TooFewPoints { in_window: 1, .. })
+    ));
     s.push(t(5), 80.0).unwrap();
     s.push(t(10), 20.0).unwrap(); // a restart: +20
     let w = s.window_increase(&rule, t(10)).unwrap();

@@ -98,11 +98,14 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineR
         let Some(metric) = first_present(source, &NAMES.generation) else {
             continue;
         };
-        let groups = source.tracker.sum_by(
-            &named(metric),
-            &["instance", "engine"],
-            source.admitted(&window_rate),
-        );
+        let groups = source
+            .tracker
+            .sum_by(
+                &named(metric),
+                &["instance", "engine"],
+                source.admitted(&window_rate),
+            )
+            .unwrap_or_default();
         for group in groups {
             let engine = group.label("engine").unwrap_or("");
             if engine.is_empty() {

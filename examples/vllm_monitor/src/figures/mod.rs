@@ -143,7 +143,7 @@ impl EngineRate {
 /// never across a `gap` between two pages (an outage). After a gap the window starts at
 /// the first page since, and says so by its span.
 pub fn measured(rule: &WindowRule, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
-    series.counter()?.window_increase(rule, source.at)
+    series.counter()?.window_increase(rule, source.at).ok()
 }
 
 /// What the window figures of a row actually cover: from the oldest scrape compared to

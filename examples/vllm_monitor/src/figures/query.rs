@@ -196,7 +196,7 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            let groups = source.tracker.sum_by(&named(metric), &by, source.admitted(f));
+            let groups = kept(source.tracker.sum_by(&named(metric), &by, source.admitted(f)));
             for group in groups {
                 let value = group.value * metric.scale;
                 split.add(self.group_of(source, &group.labels), value, group.series);
@@ -217,6 +217,8 @@ impl<'q> Query<'q> {
             for series in source
                 .tracker
                 .matching(&named(metric))
+                .into_iter()
+                .flatten()
                 .filter(|s| source.admits(s))
             {
                 let Some(window) = measured(&w, series, source) else {
@@ -249,10 +251,10 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present_part(source, names, "_bucket") else {
                 continue;
             };
-            for (labels, mut buckets) in
-                source
-                    .tracker
-                    .histogram_buckets(&named(metric), &by, source.admitted(f))
+            for (labels, mut buckets) in source
+                .tracker
+                .histogram_buckets(&named(metric), &by, source.admitted(f))
+                .unwrap_or_default()
             {
                 // Bounds in the figure's unit (seconds from milliseconds).
                 for bucket in &mut buckets {
@@ -283,7 +285,7 @@ impl<'q> Query<'q> {
             let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
             // Observations in the figure's unit; counts are counts.
             for (split, suffix, scale) in [(&mut sums, "_sum", metric.scale), (&mut counts, "_count", 1.0)] {
-                for group in source.tracker.sum_by(&part(suffix), &by, source.admitted(f)) {
+                for group in kept(source.tracker.sum_by(&part(suffix), &by, source.admitted(f))) {
                     split.add(
                         self.group_of(source, &group.labels),
                         group.value * scale,
@@ -300,7 +302,7 @@ impl<'q> Query<'q> {
 pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Option<&'n Metric> {
     names
         .iter()
-        .find(|metric| source.tracker.matching(&named(metric)).any(|x| source.admits(x)))
+        .find(|metric| kept_series(source, &named(metric)).any(|x| source.admits(x)))
 }
 
 /// The first histogram of `names` whose `suffix` series (`_bucket`, `_count`) `source`
@@ -308,9 +310,23 @@ pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Opt
 fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str) -> Option<&'n Metric> {
     names.iter().find(|metric| {
         let part = selector(&format!("{}{suffix}", metric.name), metric.only);
-        let present = source.tracker.matching(&part).any(|x| source.admits(x));
+        let present = kept_series(source, &part).any(|x| source.admits(x));
         present
     })
+}
+
+/// The monitor's trackers keep every series (`Tracker::new([])`): no query of theirs is
+/// refused as one about series they do not track.
+fn kept(groups: Result<Vec<promrate::Group>, promrate::QueryError>) -> Vec<promrate::Group> {
+    groups.unwrap_or_default()
+}
+
+/// The series of `selector` in a source's tracker (see [`kept`]).
+fn kept_series<'t>(
+    source: &Source<'t>,
+    selector: &'t promrate::Selector,
+) -> impl Iterator<Item = &'t TrackedSeries> {
+    source.tracker.matching(selector).into_iter().flatten()
 }
 
 pub(super) fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64> {

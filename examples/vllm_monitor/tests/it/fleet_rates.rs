@@ -3,7 +3,7 @@
 //! checked against the rates the generator knows.
 
 use chrono::{DateTime, TimeDelta};
-use promrate::{Selector, Tracker};
+use promrate::{Estimator, NoValue, Query, Selector, SeriesScope, Tracker};
 
 use vllm_monitor::fleet::{self as generator, Fleet};
 
@@ -39,37 +39,44 @@ fn every_server_of_a_1000_server_federation_gets_its_known_rate() {
     assert_eq!(tracker.len(), fleet.series() - created * SERVERS);
     let at = start + TimeDelta::seconds(30);
     let window = TimeDelta::seconds(60);
-    let rate = |s: &promrate::TrackedSeries| s.counter()?.exact_rate(window, at);
     let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
-    let per_instance = tracker.sum_by(&tokens, &["instance"], rate);
-    assert_eq!(per_instance.len(), SERVERS);
+    let rate = Query::new(&tokens, Estimator::WindowRate).window(window).at(at);
+    let per_instance = tracker.evaluate(&rate.clone().by(["instance"])).unwrap();
+    assert_eq!(per_instance.groups.len(), SERVERS);
     let mut worst: f64 = 0.0;
-    for (i, group) in per_instance.iter().enumerate() {
+    for (i, group) in per_instance.groups.iter().enumerate() {
         assert_eq!(group.label("instance"), Some(Fleet::instance(i).as_str()));
         let known = fleet.rate("vllm:generation_tokens_total", i);
-        worst = worst.max((group.value - known).abs() / known);
+        worst = worst.max((group.value.clone().unwrap() - known).abs() / known);
     }
     assert!(worst < 1e-9, "worst relative error {worst}");
-    let total = tracker.sum_by(&tokens, &[], rate)[0].value;
+    let total = tracker.evaluate(&rate).unwrap().value().unwrap();
     let known = fleet.total_rate("vllm:generation_tokens_total");
     assert!((total - known).abs() / known < 1e-9, "{total} against {known}");
     // Histograms: every counter grows by the same factor, so the window's mean latency
     // is the template's own sum / count, on every server.
     let e2e = Selector::parse("vllm:e2e_request_latency_seconds").unwrap();
-    let increase = |s: &promrate::TrackedSeries| s.counter()?.exact_increase(window, at);
-    let means = tracker.histogram_mean(&e2e, &["instance"], increase);
+    let increase = Query::new(&e2e, Estimator::WindowIncrease)
+        .window(window)
+        .at(at)
+        .by(["instance"]);
+    let means = tracker.mean(&increase).unwrap();
     let template_mean = fleet.rate("vllm:e2e_request_latency_seconds_sum", 0)
         / fleet.rate("vllm:e2e_request_latency_seconds_count", 0);
-    assert_eq!(means.len(), SERVERS);
+    assert_eq!(means.groups.len(), SERVERS);
     assert!(means
+        .groups
         .iter()
-        .all(|g| (g.value - template_mean).abs() < 1e-9 * template_mean));
-    let p99 = tracker.histogram_quantile(0.99, &e2e, &["instance"], increase);
-    assert_eq!(p99.len(), SERVERS);
+        .all(|g| (g.value.clone().unwrap() - template_mean).abs() < 1e-9 * template_mean));
+    let p99 = tracker.quantile(0.99, &increase).unwrap();
+    assert_eq!(p99.groups.len(), SERVERS);
     // The same shape everywhere, scaled: the same quantile (up to rounding).
-    let first = p99[0].value;
+    let first = p99.groups[0].value.clone().unwrap();
     assert!(first.is_finite() && first > 0.0);
-    assert!(p99.iter().all(|g| (g.value - first).abs() <= 1e-9 * first));
+    assert!(p99
+        .groups
+        .iter()
+        .all(|g| (g.value.clone().unwrap() - first).abs() <= 1e-9 * first));
     println!(
         "fleet: {} series of {SERVERS} servers, per-instance generation rates within {worst:e} of the generator's",
         tracker.len()
@@ -92,14 +99,18 @@ fn a_server_gone_from_the_federation_stops_counting_at_once() {
         .collect();
     tracker.ingest(&page, at).unwrap();
     let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
-    let current = |s: &promrate::TrackedSeries| {
-        (s.last_seen_scrape() == tracker.scrapes())
-            .then(|| s.counter()?.exact_rate(TimeDelta::seconds(60), at))
-            .flatten()
-    };
-    let groups = tracker.sum_by(&tokens, &["instance"], current);
-    assert_eq!(groups.len(), 19);
-    assert!(groups
-        .iter()
-        .all(|g| g.label("instance") != Some(Fleet::instance(0).as_str())));
+    // The newest page's series count (the default): the server that left has no rate, and
+    // says why; counted as PromQL counts, its old points still give one.
+    let rate = Query::new(&tokens, Estimator::WindowRate)
+        .window(TimeDelta::seconds(60))
+        .by(["instance"]);
+    let answer = tracker.evaluate(&rate).unwrap();
+    assert_eq!(answer.groups.iter().filter(|g| g.value.is_ok()).count(), 19);
+    let gone = answer.group(&[Fleet::instance(0).as_str()]).unwrap();
+    assert!(
+        matches!(gone.value, Err(NoValue::NotOnNewestPage { .. })),
+        "{gone:?}"
+    );
+    let promql_like = tracker.evaluate(&rate.series(SeriesScope::UntilStale)).unwrap();
+    assert_eq!(promql_like.groups.iter().filter(|g| g.value.is_ok()).count(), 20);
 }
