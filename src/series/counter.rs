@@ -1,8 +1,7 @@
-//! One live counter: restarts, retention, PromQL rates, EWMA; the increase over a window
-//! between two of its points is in `window_increase.rs`.
-//!
-//! About 600 lines, two thirds of them documentation with examples: one type's API, kept
-//! together; its storage is in `points.rs` and `created.rs`.
+//! One live counter: restarts, retention, created times, EWMA. PromQL's functions over its
+//! points are in `counter/promql_functions.rs`, the increase over a window between two of
+//! its points in `counter/window_increase.rs`; its storage is in `points.rs` and
+//! `created.rs`.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -10,7 +9,7 @@ use super::created::CreatedRuns;
 use super::points::Points;
 use super::{ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 use crate::error::SeriesError;
-use crate::promql::{millis_to_time, Point, RangeFunctions};
+use crate::promql::{millis_to_time, Point};
 
 /// One live counter: push scrapes in time order; it detects restarts (a value drop, or a
 /// changed `_created` time), keeps points for a retention window in bounded memory, and
@@ -473,89 +472,6 @@ impl CounterSeries {
         })
     }
 
-    /// PromQL `rate` over the kept points at `at`, bit-exact with Prometheus; when created
-    /// times are known, Prometheus' start-timestamp-aware rate (a changed created time is a
-    /// reset). `None` with fewer than two kept points in the window:
-    /// `range.check(series.points(), at)` says how many there are and where the window is.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
-    /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
-    /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(60));
-    /// assert!((s.rate(&range, t + TimeDelta::seconds(60)).unwrap() - 2.0).abs() < 1e-12);
-    /// // 15 s later, a 15 s window (45 s, 60 s] holds one point: no rate, and why.
-    /// let short = promrate::promql::RangeFunctions::new(TimeDelta::seconds(15));
-    /// assert_eq!(s.rate(&short, t + TimeDelta::seconds(60)), None);
-    /// assert!(short.check(s.points(), t + TimeDelta::seconds(60)).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn rate(&self, range: &RangeFunctions, at: DateTime<Utc>) -> Option<f64> {
-        self.extrapolated(range, at, true)
-    }
-
-    /// PromQL `increase` (see [`CounterSeries::rate`]).
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
-    /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
-    /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(60));
-    /// assert_eq!(s.increase(&range, t + TimeDelta::seconds(60)), Some(120.0));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn increase(&self, range: &RangeFunctions, at: DateTime<Utc>) -> Option<f64> {
-        self.extrapolated(range, at, false)
-    }
-
-    fn extrapolated(&self, range: &RangeFunctions, at: DateTime<Utc>, rate: bool) -> Option<f64> {
-        // `push` refuses a point not after the last: the order needs no check per query.
-        let range = &range.trusting_order();
-        let points = self.points.points();
-        if !self.has_created() {
-            return if rate {
-                range.rate(points, at)
-            } else {
-                range.increase(points, at)
-            };
-        }
-        // Created times are kept as runs; queries that use them lay them out per point.
-        let created = self.created_column();
-        let aware = range.with_start_millis(&created);
-        if rate {
-            aware.rate(points, at)
-        } else {
-            aware.increase(points, at)
-        }
-    }
-
-    /// PromQL `irate` over the kept points; when created times are known, the
-    /// start-timestamp-aware form (a changed created time is a restart too).
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
-    /// s.push(t, 10.0)?;
-    /// s.push(t + TimeDelta::seconds(2), 14.0)?;
-    /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(30));
-    /// assert_eq!(s.irate(&range, t + TimeDelta::seconds(2)), Some(2.0));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn irate(&self, range: &RangeFunctions, at: DateTime<Utc>) -> Option<f64> {
-        let range = &range.trusting_order();
-        let points = self.points.points();
-        if !self.has_created() {
-            return range.irate(points, at);
-        }
-        range.with_start_millis(&self.created_column()).irate(points, at)
-    }
-
     /// The reset-corrected increase from the first point ever pushed to the newest, whatever
     /// the retention kept: a total since monitoring began, in bounded memory.
     ///
@@ -624,6 +540,7 @@ fn clamp_ms(d: TimeDelta) -> u32 {
     d.num_milliseconds().clamp(0, i64::from(u32::MAX)) as u32
 }
 
+mod promql_functions;
 mod window_increase;
 
 pub use window_increase::{Shortened, WindowIncrease, WindowRule};

@@ -9,6 +9,7 @@ mod openmetrics_suite;
 mod oracle;
 mod promcat;
 mod proptests;
+mod query;
 mod rate_props;
 mod selectors;
 mod text_corpus;

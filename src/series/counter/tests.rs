@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::error::NoValue;
+use crate::promql::RangeFunctions;
 use crate::series::{ResetCause, Shortened, WindowRule};
 
 fn t(s: i64) -> DateTime<Utc> {

@@ -54,7 +54,18 @@ impl CounterSeries {
         let oldest_ms = start_ms - rule.slack.num_milliseconds().max(0);
         let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
         let reach = points.partition_point(|p| p.timestamp_ms < oldest_ms);
+        let gap_ms = rule.gap.map_or(i64::MAX, |g| g.num_milliseconds());
         if end < reach + 2 {
+            // One point since a gap (the point before it is out of reach, further back
+            // than the gap): say so rather than count the window's points.
+            if end == reach + 1
+                && reach > 0
+                && points[reach].timestamp_ms - points[reach - 1].timestamp_ms > gap_ms
+            {
+                return Err(NoValue::OnePointSinceGap {
+                    since: millis_to_time(points[reach].timestamp_ms),
+                });
+            }
             return Err(NoValue::TooFewPoints {
                 in_window: end.saturating_sub(reach),
                 start: millis_to_time(oldest_ms),
@@ -78,7 +89,6 @@ impl CounterSeries {
             None => after.max(reach),
         };
         // After the last gap between the anchor and the end, if there is one.
-        let gap_ms = rule.gap.map_or(i64::MAX, |g| g.num_milliseconds());
         let since_gap = (nearest + 1..end)
             .rev()
             .find(|&i| points[i].timestamp_ms - points[i - 1].timestamp_ms > gap_ms);
@@ -88,7 +98,10 @@ impl CounterSeries {
                 since: millis_to_time(points[anchor].timestamp_ms),
             });
         }
-        let shortened = if since_gap.is_some() {
+        let starts_late = points[anchor].timestamp_ms > start_ms;
+        let shortened = if since_gap.is_some() || (starts_late && anchor == reach && reach > 0) {
+            // After a gap the rule names, or a hole in the scrapes wider than the slack
+            // (the point before the start is out of reach).
             Some(Shortened::AfterGap)
         } else if anchor == 0 && points[0].timestamp_ms > start_ms {
             // The oldest point kept starts the window: the series began inside it, or
@@ -134,8 +147,8 @@ pub enum Shortened {
     SinceFirstPoint,
     /// Older points were let go (retention, or the cap on points): keep more history.
     Retention,
-    /// The window starts after a gap between two points (an outage): it does not reach
-    /// across it.
+    /// The window starts after a gap between two points (an outage, or scrapes missed for
+    /// longer than the slack): it does not reach across it.
     AfterGap,
 }
 

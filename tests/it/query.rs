@@ -1,0 +1,530 @@
+//! The front door, `Tracker::evaluate` / `quantile` / `mean` with a `Query`: every
+//! estimator equals its series-level function, the same rule for which series count in
+//! every estimator, a name means the same everywhere, and no answer is empty or `None`
+//! without a reason a caller can read.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use proptest::prelude::*;
+
+use promrate::promql::{RangeFunctions, Semantics};
+use promrate::{
+    Estimator, Format, NoValue, Query, QueryError, Selector, SeriesScope, Shortened, Tracker, WindowRule,
+};
+
+use crate::data;
+
+fn at(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap()
+}
+
+fn sel(text: &str) -> Selector {
+    Selector::parse(text).unwrap()
+}
+
+/// A page of `tokens_total` per engine at the given values.
+fn page(values: &[u64]) -> String {
+    values
+        .iter()
+        .enumerate()
+        .map(|(engine, v)| format!("tokens_total{{engine=\"{engine}\"}} {v}\n"))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Each estimator's figure for a group is the sum over its series of the series-level
+    /// function (PromQL's in PromQL's order), whatever the scrapes, restarts and window.
+    #[test]
+    fn every_estimator_is_the_sum_of_its_series_function(
+        scrapes in prop::collection::vec((1i64..20, prop::collection::vec(0u64..500, 3)), 2..30),
+        window_s in 5i64..120,
+    ) {
+        let mut tracker = Tracker::new([sel("tokens_total")]);
+        tracker.retention(TimeDelta::minutes(10)).ewma_time_constant(TimeDelta::seconds(20));
+        let (mut t, mut values) = (0, [0u64; 3]);
+        for (dt, adds) in &scrapes {
+            t += dt;
+            for (v, add) in values.iter_mut().zip(adds) {
+                // A value below 50 restarts the counter at that value.
+                *v = if *add < 50 { *add } else { *v + add };
+            }
+            tracker.ingest(&page(&values), at(t)).unwrap();
+        }
+        let now = at(t);
+        let window = TimeDelta::seconds(window_s);
+        let counters: Vec<_> = (0..3)
+            .map(|e| tracker.get("tokens_total", &[("engine", &e.to_string())]).unwrap().counter().unwrap().clone())
+            .collect();
+        let range = RangeFunctions::new(window);
+        let rule = WindowRule::new(window);
+        type SeriesFn<'a> = Box<dyn Fn(&promrate::CounterSeries) -> Option<f64> + 'a>;
+        let cases: [(Estimator, SeriesFn<'_>); 6] = [
+            (Estimator::Rate, Box::new(|c| c.rate(&range, now))),
+            (Estimator::Increase, Box::new(|c| c.increase(&range, now))),
+            (Estimator::Irate, Box::new(|c| c.irate(&range, now))),
+            (Estimator::WindowRate, Box::new(|c| c.window_increase(&rule, now).ok().map(|w| w.rate()))),
+            (Estimator::WindowIncrease, Box::new(|c| c.window_increase(&rule, now).ok().map(|w| w.increase))),
+            (Estimator::Ewma, Box::new(|c| c.ewma_rate())),
+        ];
+        for (estimator, f) in cases {
+            let query = Query::new(&sel("tokens_total"), estimator);
+            let query = if estimator == Estimator::Ewma { query } else { query.window(window) };
+            let per_engine = tracker.evaluate(&query.clone().by(["engine"])).unwrap();
+            let mut total: Option<f64> = None;
+            for (e, counter) in counters.iter().enumerate() {
+                let group = per_engine.group(&[&e.to_string()]).unwrap();
+                let want = f(counter);
+                prop_assert_eq!(group.value.clone().ok(), want, "{:?} engine {}", estimator, e);
+                prop_assert_eq!(group.value.is_err(), group.series == 0);
+                if let Some(v) = want {
+                    total = Some(total.unwrap_or(0.0) + v);
+                }
+            }
+            let all = tracker.evaluate(&query).unwrap();
+            prop_assert_eq!(all.value().ok(), total, "{:?}", estimator);
+            // Never a negative increase or rate from a counter.
+            prop_assert!(all.value().map_or(true, |v| v >= 0.0 || estimator == Estimator::Ewma && v.abs() < 1e-9));
+        }
+    }
+}
+
+#[test]
+fn promql_estimators_are_promql_bit_for_bit() {
+    // Three series scraped at uneven times, one restarting, one leaving: with the series
+    // counted as PromQL counts them, the sum is PromQL's sum of each series' function over
+    // the same points, in series order, in both semantics.
+    let mut tracker = Tracker::new([]);
+    let times = [0, 7, 15, 31, 38, 46, 60, 67];
+    for (i, t) in times.iter().enumerate() {
+        let i = i as u64;
+        let mut text = format!(
+            "a_total{{k=\"1\"}} {}\na_total{{k=\"2\"}} {}\n",
+            13 * i * i,
+            (i * 41) % 97
+        );
+        if i < 5 {
+            text.push_str(&format!("a_total{{k=\"3\"}} {}\n", 1000 + 3 * i));
+        }
+        tracker.ingest(&text, at(*t)).unwrap();
+    }
+    for semantics in [Semantics::Prometheus3, Semantics::Prometheus2] {
+        for window_s in [10, 20, 30, 45, 60] {
+            let window = TimeDelta::seconds(window_s);
+            let range = RangeFunctions::new(window).semantics(semantics);
+            let now = at(67);
+            for (estimator, f) in [
+                (
+                    Estimator::Rate,
+                    RangeFunctions::rate as fn(&RangeFunctions, &[_], _) -> Option<f64>,
+                ),
+                (Estimator::Increase, RangeFunctions::increase),
+                (Estimator::Irate, RangeFunctions::irate),
+            ] {
+                let mut want: Option<f64> = None;
+                for k in ["1", "2", "3"] {
+                    let points = tracker
+                        .get("a_total", &[("k", k)])
+                        .unwrap()
+                        .counter()
+                        .unwrap()
+                        .points()
+                        .to_vec();
+                    if let Some(v) = f(&range, &points, now) {
+                        want = Some(want.map_or(v, |w| w + v));
+                    }
+                }
+                let query = Query::new(&sel("a_total"), estimator)
+                    .window(window)
+                    .semantics(semantics)
+                    .series(SeriesScope::UntilStale);
+                let got = tracker.evaluate(&query).unwrap().value().ok();
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "{estimator:?} {semantics:?} {window_s}s"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_answer_without_a_value_says_why() {
+    let tokens = sel("tokens_total");
+    let mut tracker = Tracker::new([]);
+    tracker.ewma_restart_after(TimeDelta::seconds(30));
+    let ten = TimeDelta::seconds(10);
+    let rate = Query::new(&tokens, Estimator::WindowRate).window(ten);
+    // No scrape yet.
+    assert_eq!(tracker.evaluate(&rate).unwrap().value(), Err(NoValue::NoScrapes));
+    // One point: the window holds one.
+    tracker.ingest("tokens_total 5\nkv_usage 0.5\n", at(0)).unwrap();
+    assert!(matches!(
+        tracker.evaluate(&rate).unwrap().value(),
+        Err(NoValue::TooFewPoints { in_window: 1, .. })
+    ));
+    assert_eq!(
+        tracker
+            .evaluate(&Query::new(&tokens, Estimator::Ewma))
+            .unwrap()
+            .value(),
+        Err(NoValue::EwmaNotStarted)
+    );
+    // Not a counter.
+    let kv = Query::new(&sel("kv_usage"), Estimator::WindowRate).window(ten);
+    assert_eq!(
+        tracker.evaluate(&kv).unwrap().value(),
+        Err(NoValue::NotACounter {
+            name: "kv_usage".into()
+        })
+    );
+    // No such series: the nearest tracked names.
+    let typo = Query::new(&sel("token_total"), Estimator::WindowRate).window(ten);
+    let answer = tracker.evaluate(&typo).unwrap();
+    assert!(answer.groups.is_empty());
+    match answer.value() {
+        Err(NoValue::NoSeries { selector, nearest }) => {
+            assert_eq!(
+                (selector.as_str(), nearest),
+                ("{__name__=\"token_total\"}", vec!["tokens_total".to_string()])
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // After an outage: one point since the gap.
+    tracker.ingest("tokens_total 15\n", at(5)).unwrap();
+    tracker.ingest("tokens_total 95\n", at(65)).unwrap();
+    let across = tracker
+        .evaluate(&rate.clone().gap(TimeDelta::seconds(30)))
+        .unwrap();
+    assert_eq!(across.value(), Err(NoValue::OnePointSinceGap { since: at(65) }));
+    assert!(across.value().unwrap_err().to_string().contains("since the gap"));
+    // PromQL: too few points, with its window; the message says why.
+    let promql = Query::new(&tokens, Estimator::Rate).window(ten);
+    let why = tracker.evaluate(&promql).unwrap().value().unwrap_err();
+    assert!(
+        matches!(
+            why,
+            NoValue::TooFewPoints {
+                in_window: 1,
+                open_left: true,
+                ..
+            }
+        ),
+        "{why}"
+    );
+    // The EWMA is a running value.
+    let earlier = Query::new(&tokens, Estimator::Ewma).at(at(10));
+    assert!(matches!(
+        tracker.evaluate(&earlier).unwrap().value(),
+        Err(NoValue::EwmaAtEarlierTime { .. })
+    ));
+    // Gone from the newest page.
+    tracker.ingest("other_total 1\n", at(70)).unwrap();
+    assert!(matches!(
+        tracker.evaluate(&rate).unwrap().value(),
+        Err(NoValue::NotOnNewestPage { last_seen }) if last_seen == at(65)
+    ));
+}
+
+#[test]
+fn a_histogram_without_a_quantile_says_why() {
+    let lat = sel("lat");
+    let mut tracker = Tracker::new([lat.clone()]);
+    let page = |le1: u32, inf: Option<u32>| {
+        let mut text = format!("# TYPE lat histogram\nlat_bucket{{le=\"1\"}} {le1}\n");
+        if let Some(inf) = inf {
+            text.push_str(&format!("lat_bucket{{le=\"+Inf\"}} {inf}\n"));
+        }
+        text
+    };
+    let minute = Query::new(&lat, Estimator::WindowIncrease).window(TimeDelta::minutes(1));
+    tracker.ingest(&page(3, None), at(0)).unwrap();
+    tracker.ingest(&page(5, None), at(10)).unwrap();
+    assert_eq!(
+        tracker.quantile(0.5, &minute).unwrap().value(),
+        Err(NoValue::NoBuckets {
+            buckets: 1,
+            has_inf: false
+        })
+    );
+    let mut tracker = Tracker::new([lat.clone()]);
+    tracker.ingest(&page(3, Some(4)), at(0)).unwrap();
+    tracker.ingest(&page(3, Some(4)), at(10)).unwrap();
+    assert_eq!(
+        tracker.quantile(0.5, &minute).unwrap().value(),
+        Err(NoValue::NoObservations)
+    );
+    assert_eq!(
+        tracker.quantile(f64::NAN, &minute).unwrap().value(),
+        Err(NoValue::NanQuantile)
+    );
+    assert_eq!(
+        tracker.mean(&minute).unwrap().value().unwrap_err(),
+        NoValue::NoSeries {
+            selector: "{__name__=\"lat_sum\"}".into(),
+            nearest: vec!["lat_bucket".into()],
+        }
+    );
+}
+
+#[test]
+fn a_query_that_cannot_be_answered_is_an_error_that_says_what_to_change() {
+    let tokens = sel("vllm:generation_tokens_total");
+    let mut tracker = Tracker::new([tokens.clone()]);
+    tracker.retention(TimeDelta::seconds(5));
+    tracker.ingest("vllm:generation_tokens_total 0\n", at(0)).unwrap();
+    let cases: Vec<(Query, &str)> = vec![
+        (
+            Query::new(&sel("vllm:prompt_tokens_total"), Estimator::Ewma),
+            "does not track `{__name__=\"vllm:prompt_tokens_total\"}`",
+        ),
+        (
+            Query::new(&tokens, Estimator::Rate),
+            "PromQL rate() needs a window",
+        ),
+        (
+            Query::new(&tokens, Estimator::WindowIncrease).window(TimeDelta::seconds(20)),
+            "a window of 20 s is longer than the tracker's retention of 5 s",
+        ),
+        (
+            Query::new(&tokens, Estimator::Irate)
+                .window(TimeDelta::seconds(5))
+                .anchored(),
+            "`anchored` goes with PromQL's rate and increase only",
+        ),
+        (
+            Query::new(&tokens, Estimator::Ewma).window(TimeDelta::seconds(5)),
+            "the EWMA's time constant is the tracker's (30 s), not the 5 s asked",
+        ),
+    ];
+    for (query, message) in cases {
+        let err = tracker.evaluate(&query).unwrap_err();
+        assert!(err.to_string().contains(message), "{err}");
+    }
+    // Narrower than a tracked selector is tracked: its series are a subset.
+    let narrower = sel(r#"vllm:generation_tokens_total{engine="0"}"#);
+    assert!(tracker.evaluate(&Query::new(&narrower, Estimator::Ewma)).is_ok());
+    let regex_tracker = Tracker::new([sel(r#"{__name__=~"vllm:.*"}"#)]);
+    assert!(regex_tracker
+        .evaluate(&Query::new(&tokens, Estimator::Ewma))
+        .is_ok());
+    assert!(matches!(
+        regex_tracker.evaluate(&Query::new(&sel("up"), Estimator::Ewma)),
+        Err(QueryError::NotTracked { .. })
+    ));
+}
+
+#[test]
+fn coverage_says_what_the_points_cover_and_why_it_is_short() {
+    let tokens = sel("tokens_total");
+    let mut tracker = Tracker::new([]);
+    tracker.retention(TimeDelta::seconds(20));
+    for s in 0..=10 {
+        tracker
+            .ingest(&format!("tokens_total {}\n", 100 * s), at(10 * s))
+            .unwrap();
+    }
+    let window = |w: i64| Query::new(&tokens, Estimator::WindowIncrease).window(TimeDelta::seconds(w));
+    // The full window: covered.
+    let full = tracker.evaluate(&window(20)).unwrap();
+    let coverage = full.groups[0].coverage.unwrap();
+    assert_eq!(
+        (coverage.start, coverage.end, coverage.shortened),
+        (at(80), at(100), None)
+    );
+    assert_eq!(full.value(), Ok(200.0));
+    // A series that began inside the window says so.
+    tracker
+        .ingest("tokens_total 1100\nnew_total 0\n", at(110))
+        .unwrap();
+    tracker
+        .ingest("tokens_total 1200\nnew_total 50\n", at(120))
+        .unwrap();
+    let new = tracker
+        .evaluate(&Query::new(&sel("new_total"), Estimator::WindowRate).window(TimeDelta::seconds(20)))
+        .unwrap();
+    let coverage = new.groups[0].coverage.unwrap();
+    assert_eq!(
+        (coverage.span, coverage.shortened),
+        (TimeDelta::seconds(10), Some(Shortened::SinceFirstPoint))
+    );
+    assert_eq!(new.value(), Ok(5.0));
+    // After an outage, with a gap rule: the window starts after the gap, and says so.
+    tracker.ingest("tokens_total 1900\n", at(190)).unwrap();
+    tracker.ingest("tokens_total 2000\n", at(200)).unwrap();
+    let after = tracker.evaluate(&window(20).gap(TimeDelta::seconds(25))).unwrap();
+    let coverage = after.groups[0].coverage.unwrap();
+    assert_eq!(
+        (coverage.start, coverage.shortened),
+        (at(190), Some(Shortened::AfterGap))
+    );
+    assert_eq!(after.value(), Ok(100.0));
+}
+
+#[test]
+fn one_rule_for_which_series_count_in_every_estimator() {
+    let tokens = sel("tokens_total");
+    let mut tracker = Tracker::new([]);
+    for s in 0..=6 {
+        let mut text = format!("tokens_total{{engine=\"0\"}} {}\n", 100 * s);
+        if s < 6 {
+            text.push_str(&format!("tokens_total{{engine=\"1\"}} {}\n", 100 * s));
+        }
+        tracker.ingest(&text, at(10 * s)).unwrap();
+    }
+    let minute = TimeDelta::minutes(1);
+    for estimator in [
+        Estimator::Rate,
+        Estimator::Increase,
+        Estimator::Irate,
+        Estimator::WindowRate,
+        Estimator::WindowIncrease,
+        Estimator::Ewma,
+    ] {
+        let query = Query::new(&tokens, estimator).by(["engine"]);
+        let query = if estimator == Estimator::Ewma {
+            query
+        } else {
+            query.window(minute)
+        };
+        let newest = tracker.evaluate(&query).unwrap();
+        assert!(newest.group(&["0"]).unwrap().value.is_ok(), "{estimator:?}");
+        assert!(
+            matches!(
+                newest.group(&["1"]).unwrap().value,
+                Err(NoValue::NotOnNewestPage { .. })
+            ),
+            "{estimator:?}"
+        );
+        let until_stale = tracker.evaluate(&query.series(SeriesScope::UntilStale)).unwrap();
+        assert!(until_stale.group(&["1"]).unwrap().value.is_ok(), "{estimator:?}");
+    }
+}
+
+/// vLLM's OpenMetrics page (with prometheus_client's repeated families) read with the
+/// one documented setting gives the same figures as its text page; read without it, the
+/// report says why nothing matched.
+#[test]
+fn vllm_openmetrics_pages_read_with_the_preset() {
+    let dir = data::dir().join("vllm");
+    let mut pages: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".openmetrics.txt"))
+        .collect();
+    pages.sort();
+    assert!(!pages.is_empty(), "no OpenMetrics page in {}", dir.display());
+    let asked = [
+        "vllm:generation_tokens_total",
+        "vllm:prompt_tokens_total",
+        "vllm:request_success_total",
+        "vllm:num_requests_running",
+        "vllm:e2e_request_latency_seconds",
+    ];
+    let selectors: Vec<Selector> = asked.iter().map(|n| sel(n)).collect();
+    for path in pages {
+        let openmetrics = data::read(&path);
+        let text = data::read(
+            &path.with_file_name(
+                path.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace(".openmetrics.txt", ".prom"),
+            ),
+        );
+        // Without the preset: nothing matched, and the report says why.
+        let mut plain = Tracker::new(selectors.clone());
+        let report = plain.ingest(&openmetrics, at(0)).unwrap();
+        assert_eq!(report.samples, 0);
+        let unmatched = report.unmatched.expect("the report says nothing matched");
+        assert!(unmatched.differs_in_separators, "{unmatched}");
+        assert!(
+            unmatched
+                .nearest
+                .contains(&"vllm_generation_tokens_total".to_string()),
+            "{unmatched}"
+        );
+        // Strict OpenMetrics reports prometheus_client's repeated families.
+        let mut strict = Tracker::new(selectors.clone());
+        strict.normalize_names(true).format(Format::OpenMetrics);
+        assert!(strict.ingest(&openmetrics, at(0)).unwrap().bad_lines > 0);
+        // With the preset: every line read, the same series and values as the text page.
+        let mut preset = Tracker::new(selectors.clone());
+        preset.vllm_preset().format(Format::OpenMetrics);
+        let report = preset.ingest(&openmetrics, at(0)).unwrap();
+        assert_eq!(
+            (report.bad_lines, report.unmatched.is_some()),
+            (0, false),
+            "{:?}",
+            report.first_error
+        );
+        let mut from_text = Tracker::new(selectors.clone());
+        from_text.vllm_preset();
+        assert_eq!(from_text.ingest(&text, at(0)).unwrap().bad_lines, 0);
+        for selector in &selectors {
+            let sum = |t: &Tracker| {
+                let groups = t.sum_by(selector, &[], |s| s.last_value()).unwrap();
+                (groups[0].series, groups[0].value)
+            };
+            let (series, value) = sum(&preset);
+            assert!(series > 0, "{selector}");
+            assert_eq!(
+                (series, value),
+                sum(&from_text),
+                "{selector} in {}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// A family's name picks the same series in `Selector::matches_family` over the page,
+/// `Tracker::new`, `matching`, `sum_by`, the query front door and the histogram functions.
+#[test]
+fn a_histogram_name_means_the_same_everywhere() {
+    let text = data::read(&data::dir().join("vllm/vllm-0.33-v1-single-t0.prom"));
+    for name in [
+        "vllm:e2e_request_latency_seconds",
+        "vllm:time_to_first_token_seconds",
+        "vllm:generation_tokens_total",
+    ] {
+        let selector = sel(name);
+        let on_page = promrate::parse(&text)
+            .filter_map(|e| e.ok()?.into_sample())
+            .filter(|s| selector.matches_family(s) && !s.name().ends_with("_created"))
+            .count();
+        let mut tracker = Tracker::new([selector.clone()]);
+        tracker.ingest(&text, at(0)).unwrap();
+        tracker.ingest(&text, at(10)).unwrap();
+        assert!(on_page > 0, "{name}");
+        assert_eq!(tracker.len(), on_page, "{name}: kept");
+        assert_eq!(
+            tracker.matching(&selector).unwrap().count(),
+            on_page,
+            "{name}: matching"
+        );
+        assert_eq!(
+            tracker.sum_by(&selector, &[], |_| Some(1.0)).unwrap()[0].series,
+            on_page,
+            "{name}: sum_by"
+        );
+        let increase = Query::new(&selector, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+        assert_eq!(
+            tracker.evaluate(&increase).unwrap().groups[0].series,
+            on_page,
+            "{name}: evaluate"
+        );
+        if name != "vllm:generation_tokens_total" {
+            let buckets = tracker.quantile(0.5, &increase).unwrap().groups[0].series;
+            let by_closure = tracker
+                .histogram_buckets(&selector, &[], |s| s.last_value())
+                .unwrap()[0]
+                .1
+                .len();
+            assert_eq!(buckets, by_closure, "{name}: quantile and histogram_buckets");
+            assert_eq!(on_page, buckets + 2, "{name}: buckets, _sum and _count");
+        }
+    }
+}
