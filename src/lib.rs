@@ -232,7 +232,7 @@ pub use error::{
     FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
     SelectorErrorKind, SeriesError,
 };
-pub use query::{Answer, Coverage, Estimator, GroupAnswer, Query, SeriesScope};
+pub use query::{Answer, Coverage, Estimator, GroupAnswer, GroupLabels, Query, SeriesScope};
 pub use select::{MatchOp, Matcher, Selector};
 pub use series::{
     CounterSeries, GaugeSeries, ResetCause, Shortened, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU,
@@ -247,7 +247,7 @@ pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::{Exemplar, Sample};
 pub use tracker::{
-    Group, GroupLabels, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
+    Group, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
     DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
 };
 

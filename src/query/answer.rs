@@ -1,11 +1,17 @@
 //! What a [`Query`](super::Query) answers: a value per group, or why there is none, and
 //! what time the data covers.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::error::NoValue;
 use crate::series::Shortened;
-use crate::tracker::GroupLabels;
+
+/// `(label, value)` of each grouping label of an aggregation, in the order asked (a missing
+/// label reads as ""). The strings are shared with the tracker's series, so a group costs
+/// one allocation whatever its labels.
+pub type GroupLabels = Vec<(Arc<str>, Arc<str>)>;
 
 /// A tracker's answer to a [`Query`](super::Query): one [`GroupAnswer`] per group of the
 /// `by` labels, sorted by their values, and when the query matched no series, why.

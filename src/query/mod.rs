@@ -15,7 +15,7 @@ mod answer;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-pub use answer::{Answer, Coverage, GroupAnswer};
+pub use answer::{Answer, Coverage, GroupAnswer, GroupLabels};
 
 use crate::promql::{RangeFunctions, Semantics};
 use crate::select::Selector;

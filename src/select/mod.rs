@@ -1,5 +1,22 @@
 //! PromQL selectors (`name{label="v", other=~"re.*"}`) and their matching against borrowed
 //! samples and tracked series.
+//!
+//! # For the next maintainer
+//! `grammar.rs` parses PromQL's selector syntax with `nom` (strings in three quotes, Go
+//! escapes, positions in characters for errors); `matcher.rs` compiles a matcher once
+//! (anchored regexes, literal and alternation fast paths); this file decides what a
+//! selector picks. What must change together:
+//! - **What a selector picks** is one rule, [`Selector::matches_family`] (a histogram's or
+//!   summary's name picks its `_bucket` with `le`, `_sum`, `_count`, `_created` too), and
+//!   its twin for stored series, `matches_family_series`; the tracker's ingest, its
+//!   `matching`, `sum_by` and every query use them. Change both, and `family_of`, together
+//!   (`tests/it/query.rs`: `a_histogram_name_means_the_same_everywhere`).
+//! - **Names with ':' and '_' alike** (`normalize_names`) go through `name_accepted` only.
+//! - **`covers`** decides whether a tracker keeps every series a query asks about; it must
+//!   stay conservative (`false` when unsure): a `true` it should not give is an answer that
+//!   silently misses series.
+//! - Parsing and `Display` round-trip (`tests/it/selectors.rs` proptests): a change to the
+//!   grammar changes `write_promql_string` too.
 
 mod grammar;
 mod matcher;

@@ -2,6 +2,27 @@
 //!
 //! Both keep their points in a bounded column (`points.rs`): the same
 //! constructor, `max_points`, `push`, `len`, `is_empty`, `last` and `points`.
+//!
+//! # For the next maintainer
+//! A series knows only its own points, in time order: the order of a page (a `_created`
+//! sample read before its counter) is the tracker's business, not a series'. What must
+//! change together:
+//! - **Restarts** are decided in one place, `counter.rs`'s `reset_cause` (a value drop, or
+//!   a changed created time); every figure reads increments through `increment`, so the
+//!   window increase, the total since the start and the EWMA count a restart the same way.
+//!   `amend_created` rewrites the newest interval when a created time arrives after its
+//!   point: it must keep `total_increase` and the EWMA equal to what a push with that
+//!   created time would have given (`the_total_increase_is_the_window_increase_...`).
+//! - **Memory**: a tracker holds millions of counters. `CounterSeries` stays at most 120
+//!   bytes (`a_series_stays_small`): created times and the newest restart live out of line
+//!   (`Rare`, `created.rs` as runs), the EWMA's settings are 32-bit milliseconds, and the
+//!   retention trims lazily (`points.rs`).
+//! - **Windows**: `window_increase` (`counter/window_increase.rs`) picks the point nearest
+//!   the window's start within the slack and never across a gap, and says why its span is
+//!   short (`Shortened`); its proptests (jitter never moves the start by an interval, no
+//!   window across a gap) are in `counter/tests.rs`. PromQL's functions over the points
+//!   are `counter/promql_functions.rs`, which only hands the points (and created times) to
+//!   `crate::promql`.
 
 use chrono::TimeDelta;
 

@@ -13,6 +13,7 @@ use super::tracked::{Label, TrackedSeries};
 use super::Tracker;
 use crate::error::QueryError;
 use crate::histogram::{self, Bucket};
+use crate::query::GroupLabels;
 use crate::select::{Selector, FAMILY_PARTS};
 
 /// A group of an aggregation: the grouping labels' values and the aggregate.
@@ -53,10 +54,6 @@ impl Group {
     }
 }
 
-/// `(label, value)` of each grouping label of an aggregation, in the order asked (a missing
-/// label reads as ""). The strings are shared with the tracker's series, so a group costs
-/// one allocation whatever its labels.
-pub type GroupLabels = Vec<(Arc<str>, Arc<str>)>;
 
 /// One group's key: the stored label of each `by` label (`None` where the series has
 /// none). A tracker stores each distinct label pair once, so two series have equal values
@@ -379,6 +376,10 @@ impl Tracker {
     /// ([`histogram::quantile`] is `None`: no `+Inf` bucket, no observations) keeps its
     /// place with NaN, as PromQL answers.
     ///
+    /// # Errors
+    /// [`QueryError::NotTracked`] if the tracker may not keep every series of the parts
+    /// read.
+    ///
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
@@ -416,6 +417,10 @@ impl Tracker {
     /// every `_bucket` series of the histogram(s) `selector` names, for combining
     /// histograms across trackers.
     ///
+    /// # Errors
+    /// [`QueryError::NotTracked`] if the tracker may not keep every series of the parts
+    /// read.
+    ///
     /// # Example
     /// ```
     /// let mut t = promrate::Tracker::new([]);
@@ -444,6 +449,10 @@ impl Tracker {
 
     /// Mean observation per group of the histogram(s) `selector` names:
     /// `sum by (by) (f(<histogram>_sum)) / sum by (by) (f(<histogram>_count))`.
+    ///
+    /// # Errors
+    /// [`QueryError::NotTracked`] if the tracker may not keep every series of the parts
+    /// read.
     ///
     /// # Example
     /// ```

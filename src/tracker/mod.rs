@@ -54,7 +54,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-pub use aggregate::{Group, GroupLabels};
+pub use aggregate::Group;
 use index::SeriesIndex;
 use ingest::Held;
 use positions::PositionCache;

@@ -134,7 +134,7 @@ impl Tracker {
         self
     }
 
-    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`]).
+    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`](crate::CounterSeries::ewma_rate)).
     ///
     /// # Example
     /// ```
@@ -156,7 +156,7 @@ impl Tracker {
     }
 
     /// New counter series start their EWMA afresh after an interval longer than `gap`
-    /// (see [`CounterSeries::ewma_restart_after`]): after an outage the smoothed rate is
+    /// (see [`CounterSeries::ewma_restart_after`](crate::CounterSeries::ewma_restart_after)): after an outage the smoothed rate is
     /// the rate since recovery, not a blend with the rate before it.
     ///
     /// # Example

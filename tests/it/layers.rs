@@ -1,6 +1,8 @@
-//! The parser's modules form layers: `src/text/` has no import cycle, so each file can be
-//! read knowing only the ones below it. Reads the sources (test modules left out) and
-//! follows every `super::x` and `crate::text::x` path between the files.
+//! The crate's modules form layers: neither the crate's top-level modules (`ARCHITECTURE.md`)
+//! nor the parser's files in `src/text/` have an import cycle, so each can be read knowing
+//! only the ones below it. Reads the sources (test modules left out) and follows every
+//! `crate::x` path between top-level modules, and `super::x` and `crate::text::x` paths
+//! between the parser's files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -15,11 +17,7 @@ fn text_module_graph() -> BTreeMap<String, BTreeSet<String>> {
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             let text = std::fs::read_to_string(&path).expect("source");
             // Unit tests may reach anywhere; the layers are about the code itself.
-            let code = text
-                .split("#[cfg(test)]\nmod tests")
-                .next()
-                .unwrap_or("")
-                .to_string();
+            let code = without_tests(&text).to_string();
             files.insert(name, code);
         }
     }
@@ -55,6 +53,73 @@ fn text_module_graph() -> BTreeMap<String, BTreeSet<String>> {
         graph.insert(module.clone(), uses);
     }
     graph
+}
+
+/// The code of a source file without its unit tests (they may reach anywhere).
+fn without_tests(text: &str) -> &str {
+    text.split("#[cfg(test)]\nmod tests").next().unwrap_or("")
+}
+
+/// Top-level module of `src/` -> the other top-level modules its non-test code names.
+fn crate_module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut code: BTreeMap<String, String> = BTreeMap::new();
+    fn gather(dir: &Path, module: &str, code: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).expect("source dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                gather(&path, module, code);
+            } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "tests.rs") {
+                let text = std::fs::read_to_string(&path).expect("source");
+                code.entry(module.to_string()).or_default().push_str(without_tests(&text));
+            }
+        }
+    }
+    for entry in std::fs::read_dir(&src).expect("src") {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "fuzzing" {
+            // The crate root re-exports everything; `fuzzing` exposes internals to the
+            // fuzz targets only.
+            continue;
+        }
+        if path.is_dir() {
+            gather(&path, &name, &mut code);
+        } else {
+            let text = std::fs::read_to_string(&path).expect("source");
+            code.entry(name).or_default().push_str(without_tests(&text));
+        }
+    }
+    let names: BTreeSet<String> = code.keys().cloned().collect();
+    code.iter()
+        .map(|(module, text)| {
+            let uses = text
+                .match_indices("crate::")
+                .map(|(at, _)| {
+                    text[at + "crate::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+                .filter(|word| names.contains(word) && word != module)
+                .collect();
+            (module.clone(), uses)
+        })
+        .collect()
+}
+
+/// The order a reader can take a graph's modules in, lowest first.
+fn layers(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<&String> {
+    let mut placed: Vec<&String> = Vec::new();
+    while placed.len() < graph.len() {
+        let next = graph
+            .iter()
+            .find(|(m, uses)| !placed.contains(m) && uses.iter().all(|u| placed.contains(&u)))
+            .map(|(m, _)| m)
+            .expect("acyclic");
+        placed.push(next);
+    }
+    placed
 }
 
 /// A cycle through `start`, if there is one (depth-first).
@@ -98,17 +163,27 @@ fn text_modules_have_no_import_cycle() {
         .map(|c| c.join(" -> "))
         .collect();
     assert!(cycles.is_empty(), "import cycles in src/text: {cycles:#?}");
-    // The order a reader can take them in, lowest first.
-    let mut placed: Vec<&String> = Vec::new();
-    while placed.len() < graph.len() {
-        let next = graph
-            .iter()
-            .find(|(m, uses)| !placed.contains(m) && uses.iter().all(|u| placed.contains(&u)))
-            .map(|(m, _)| m)
-            .expect("acyclic");
-        placed.push(next);
+    println!("src/text layers, lowest first: {:?}", layers(&graph));
+}
+
+/// Data flows one way through the crate (`ARCHITECTURE.md`): text, select, promql,
+/// series, query, tracker, each using only the ones before it.
+#[test]
+fn the_crate_layers_have_no_import_cycle() {
+    let graph = crate_module_graph();
+    assert!(graph["tracker"].contains("query") && graph["select"].contains("text"), "{graph:?}");
+    let cycles: Vec<String> = graph
+        .keys()
+        .filter_map(|m| cycle_from(&graph, m))
+        .map(|c| c.join(" -> "))
+        .collect();
+    assert!(cycles.is_empty(), "import cycles between src/'s modules: {cycles:#?}");
+    let order = layers(&graph);
+    let position = |m: &str| order.iter().position(|o| *o == m).unwrap();
+    for (lower, upper) in [("text", "select"), ("promql", "series"), ("series", "query"), ("query", "tracker")] {
+        assert!(position(lower) < position(upper), "{lower} after {upper} in {order:?}");
     }
-    println!("src/text layers, lowest first: {placed:?}");
+    println!("crate layers, lowest first: {order:?}");
 }
 
 #[test]
