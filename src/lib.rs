@@ -145,7 +145,7 @@
 //! tracker.vllm_preset();
 //! tracker.ingest("vllm_generation_tokens_total 10\n", at(10))?;
 //! let query = Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10));
-//! assert!(matches!(tracker.evaluate(&query)?.value(), Err(NoValue::TooFewPoints { in_window: 1, .. })));
+//! assert!(matches!(tracker.evaluate(&query)?.value(), Err(NoValue::TooFewScrapes { found: 1, .. })));
 //! tracker.ingest("vllm_generation_tokens_total 110\n", at(20))?;
 //! assert_eq!(tracker.evaluate(&query)?.value()?, 10.0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

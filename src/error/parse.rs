@@ -183,7 +183,11 @@ pub enum FamilyRule {
     #[error("metadata must come before the family's samples")]
     /// Metadata must come before the family's samples.
     MetadataAfterSamples,
-    #[error("the family repeats or clashes with an earlier family")]
+    #[error(
+        "the family repeats or clashes with an earlier family (prometheus_client writes metric names \
+         with ':' this way, vLLM's among them: `Parser::strict(false)`, or `Tracker::vllm_preset`, \
+         reads such pages line by line)"
+    )]
     /// The family repeats or clashes with an earlier family.
     NameClash,
     #[error("the metric name must end with '_' and the unit")]

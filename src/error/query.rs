@@ -21,21 +21,47 @@ use super::{rfc3339, seconds};
 /// assert!(err.to_string().contains("Tracker::new"), "{err}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum QueryError {
     /// The selector picks series that the tracker's selectors may not have kept: the
     /// answer would miss them.
     #[error(
-        "the tracker does not track `{selector}` (it keeps only what its selectors pick: {}); \
-         add the selector to Tracker::new's",
-        tracked.join(", ")
+        "the tracker does not track `{selector}` (it keeps only what its selectors pick: {}){}; \
+         if you meant it, add the selector to Tracker::new's",
+        tracked.join(", "),
+        if nearest.is_empty() { String::new() } else { format!("; nearest names tracked: {}", nearest.join(", ")) }
     )]
     NotTracked {
         /// The query's selector, in PromQL syntax.
         selector: String,
         /// The tracker's selectors.
         tracked: Vec<String>,
+        /// The tracked metric names nearest to the query's (a misspelling), nearest first.
+        nearest: Vec<String>,
+    },
+    /// The selector names a histogram or summary, whose parts (`_bucket`, `_sum`,
+    /// `_count`) would be added together.
+    #[error(
+        "`{selector}` is a histogram or summary: a figure over all its parts ({}) means nothing; \
+         ask for one part (`{name}_count`: observations, `{name}_sum`: their total), or use \
+         Tracker::quantile or Tracker::mean",
+        parts.join(", ")
+    )]
+    HistogramName {
+        /// The query's selector, in PromQL syntax.
+        selector: String,
+        /// The family's name.
+        name: String,
+        /// The parts the tracker holds.
+        parts: Vec<String>,
+    },
+    /// A quantile outside `[0, 1]`, or NaN (PromQL answers ±Inf or NaN: almost always a
+    /// percentile written where a fraction was meant, `95` for `0.95`).
+    #[error("the quantile {q} is not within [0, 1] (the 95th percentile is 0.95)")]
+    InvalidQuantile {
+        /// The quantile asked.
+        q: f64,
     },
     /// The estimator needs a window and none was given.
     #[error("{estimator} needs a window: Query::window(..)")]
@@ -94,7 +120,7 @@ pub enum QueryError {
 /// let at = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
 /// tracker.ingest("tokens_total 100\n", at)?;
 /// let rate = tracker.evaluate(&Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10)))?;
-/// assert!(matches!(rate.value(), Err(NoValue::TooFewPoints { in_window: 1, .. })));
+/// assert!(matches!(rate.value(), Err(NoValue::TooFewScrapes { found: 1, .. })));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -110,6 +136,20 @@ pub enum NoValue {
         selector: String,
         /// The tracked metric names nearest to the selector's, nearest first.
         nearest: Vec<String>,
+    },
+    /// Series of the selector's name exist, but none whose `label` the selector accepts (a
+    /// misspelled value, or a label the series do not have).
+    #[error(
+        "no series `{selector}`: series of its name exist, but none with that `{label}` (values seen: {})",
+        if values.is_empty() { "none: the series do not have it".to_string() } else { values.join(", ") }
+    )]
+    NoLabelMatch {
+        /// The selector, in PromQL syntax.
+        selector: String,
+        /// The first label whose matcher no series of the name passes.
+        label: String,
+        /// Up to ten of the label's values among the name's series.
+        values: Vec<String>,
     },
     /// The tracker has ingested no scrape, so there is no time to evaluate at.
     #[error("no scrape ingested yet")]
@@ -128,13 +168,18 @@ pub enum NoValue {
         /// The time of the series' newest point.
         last_seen: DateTime<Utc>,
     },
-    /// The window holds fewer than the two points a rate or an increase needs.
+    /// PromQL's window holds fewer than the two points a rate or an increase needs.
     #[error(
-        "the window {}{}, {}] holds {in_window} point(s); a rate needs 2{}",
+        "the window {}{}, {}] holds {in_window} point(s); PromQL's rate and increase need 2{}",
         if *open_left { "(" } else { "[" },
         rfc3339(.start),
         rfc3339(.end),
-        if *open_left { " (the window is open on the left: a point exactly at its start is outside)" } else { "" }
+        if *open_left {
+            " (the window is open on the left: a point exactly at its start is outside; a window longer \
+             than the scrape interval, or the window rate, reads it)"
+        } else {
+            ""
+        }
     )]
     TooFewPoints {
         /// Points inside the window, staleness markers not counted.
@@ -145,6 +190,21 @@ pub enum NoValue {
         end: DateTime<Utc>,
         /// Whether a point exactly at the start is outside (PromQL 3.x windows).
         open_left: bool,
+    },
+    /// The window estimators found fewer than two scrapes within their reach (the window and
+    /// its slack).
+    #[error(
+        "{found} scrape(s) from {} to {} (the window and its slack); a rate or an increase needs 2",
+        rfc3339(.from),
+        rfc3339(.to)
+    )]
+    TooFewScrapes {
+        /// Scrapes within the reach.
+        found: usize,
+        /// The oldest time reached (the window's start less the slack).
+        from: DateTime<Utc>,
+        /// The evaluation time.
+        to: DateTime<Utc>,
     },
     /// Only one point since a gap between scrapes (an outage): a window never reaches
     /// across a gap (`Query::gap`).
@@ -193,7 +253,4 @@ pub enum NoValue {
     /// No observation in the window: no quantile or mean to give.
     #[error("no observation in the window")]
     NoObservations,
-    /// The quantile asked is NaN.
-    #[error("the quantile asked is NaN")]
-    NanQuantile,
 }

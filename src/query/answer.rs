@@ -42,6 +42,9 @@ pub struct Answer {
     pub window: Option<TimeDelta>,
     /// Why there is no group at all (the selector picks no series the tracker holds).
     pub empty: Option<NoValue>,
+    /// `by` labels that none of the series has (each group reads them as ""): usually a
+    /// misspelling, as `engnie` for `engine`.
+    pub missing_labels: Vec<String>,
 }
 
 impl Answer {

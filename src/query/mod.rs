@@ -24,9 +24,10 @@ use crate::series::WindowRule;
 /// How a figure is computed from each counter's points.
 ///
 /// The first three are PromQL's own functions, bit for bit as Prometheus computes them
-/// (extrapolated to the window's edges); the next two compare two real points (the one
-/// nearest the window's start and the newest) and extrapolate nothing; the last is a
-/// running average of the rate over uneven intervals.
+/// (extrapolated to the window's edges; where the page gives a counter's `_created` time,
+/// as Prometheus 3.12+ with start timestamps: see [`Query::start_timestamps`]); the next
+/// two compare two real points (the one nearest the window's start and the newest) and
+/// extrapolate nothing; the last is a running average of the rate over uneven intervals.
 ///
 /// # Example
 /// ```
@@ -101,7 +102,7 @@ impl Estimator {
 /// let query = Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(20));
 /// assert_eq!(tracker.evaluate(&query)?.value()?, 10.0);
 /// // As PromQL counts it, engine 1 keeps its old points until it is dropped.
-/// let promql_like = query.series(SeriesScope::UntilStale);
+/// let promql_like = query.scope(SeriesScope::UntilStale);
 /// assert_eq!(tracker.evaluate(&promql_like)?.value()?, 20.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -141,8 +142,9 @@ impl Modifier {
 /// [`Tracker::mean`](crate::Tracker::mean) read a histogram's buckets, or its `_sum` and
 /// `_count`, through the same estimator.
 ///
-/// Like the crate's other builders it is write-only: what it was built with is what you
-/// passed (an [`Answer`] says the time and window it used). Defaults: evaluated at the
+/// Like the crate's other builders its settings have no getters: what it was built with is
+/// what you passed (it says only its selector and estimator; an [`Answer`] says the time
+/// and window it used). Defaults: evaluated at the
 /// tracker's newest scrape, one group (no `by`), the newest
 /// page's series ([`SeriesScope::NewestPage`]), PromQL 3.x semantics, a window start at
 /// most one window further back ([`WindowRule::new`]) and no gap.
@@ -183,6 +185,7 @@ pub struct Query {
     pub(crate) lookback: Option<TimeDelta>,
     pub(crate) slack: Option<TimeDelta>,
     pub(crate) gap: Option<TimeDelta>,
+    pub(crate) start_timestamps: bool,
 }
 
 impl Query {
@@ -209,6 +212,7 @@ impl Query {
             lookback: None,
             slack: None,
             gap: None,
+            start_timestamps: true,
         }
     }
 
@@ -259,10 +263,10 @@ impl Query {
     /// # Example
     /// ```
     /// use promrate::{Estimator, Query, Selector, SeriesScope};
-    /// let query = Query::new(&Selector::parse("x_total")?, Estimator::Rate).series(SeriesScope::UntilStale);
+    /// let query = Query::new(&Selector::parse("x_total")?, Estimator::Rate).scope(SeriesScope::UntilStale);
     /// # Ok::<(), promrate::SelectorError>(())
     /// ```
-    pub fn series(mut self, scope: SeriesScope) -> Query {
+    pub fn scope(mut self, scope: SeriesScope) -> Query {
         self.scope = scope;
         self
     }
@@ -347,6 +351,35 @@ impl Query {
     /// ```
     pub fn gap(mut self, gap: TimeDelta) -> Query {
         self.gap = Some(gap);
+        self
+    }
+
+    /// Whether PromQL's estimators use the counters' created times (default: yes, where
+    /// the page gives `_created`): a counter created (or restarted) inside the window counts
+    /// from zero at that time, as Prometheus 3.12+ computes with
+    /// `--enable-feature=use-start-timestamps`; `false` computes as a Prometheus without the
+    /// feature, from the values alone (a restart still counts from zero, but the time before
+    /// the first point is extrapolated).
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{Estimator, Query, Selector, Tracker};
+    /// let tokens = Selector::parse("tokens_total")?;
+    /// let mut tracker = Tracker::new([tokens.clone()]);
+    /// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+    /// let page = |v: u32, created: i64| format!("# TYPE tokens counter\ntokens_total {v}\ntokens_created {created}\n");
+    /// tracker.ingest(&page(50, at(0).timestamp()), at(30))?;
+    /// // Restarted at 35 s and already past 50: only the created time tells.
+    /// tracker.ingest(&page(80, at(35).timestamp()), at(40))?;
+    /// let minute = Query::new(&tokens, Estimator::Increase).window(TimeDelta::minutes(1));
+    /// let with_created = tracker.evaluate(&minute)?.value()?;
+    /// let values_only = tracker.evaluate(&minute.start_timestamps(false))?.value()?;
+    /// assert!(with_created > 80.0 && values_only < 80.0, "{with_created} {values_only}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start_timestamps(mut self, on: bool) -> Query {
+        self.start_timestamps = on;
         self
     }
 

@@ -181,11 +181,12 @@ impl Selector {
     }
 
     /// Whether a sample is a series of a family this selector names: the selector matches
-    /// it, or it is the `_bucket` (with an `le` label), `_sum`, `_count` or `_created`
-    /// series of a histogram or summary `x` that the selector matches as if the sample
-    /// were named `x` (its labels matched as usual). This is how a selector picks series
-    /// everywhere in the crate: in [`Tracker::new`](crate::Tracker::new), its queries and
-    /// its folds, as PromQL users name a classic histogram by its family name.
+    /// it, or it is the `_bucket` (with an `le` label), `_sum`, `_count`, `_total` or
+    /// `_created` series of a family `x` (a histogram, a summary, a counter as OpenMetrics
+    /// names it) that the selector matches as if the sample were named `x` (its labels
+    /// matched as usual). This is how a selector picks series everywhere in the crate: in
+    /// [`Tracker::new`](crate::Tracker::new), its queries and its folds, as PromQL users
+    /// name a classic histogram by its family name.
     ///
     /// It goes by names, as PromQL does: a gauge `x` beside an unrelated `x_count` would be
     /// picked with it.
@@ -354,11 +355,14 @@ impl Selector {
     }
 }
 
-/// The suffixes of a classic histogram's or summary's series after the family's name.
-pub(crate) const FAMILY_PARTS: [&str; 4] = ["_bucket", "_sum", "_count", "_created"];
+/// The suffixes of a family's series after its name: a classic histogram's or summary's
+/// parts, a counter's total (OpenMetrics names the family `x`, the series `x_total`), and
+/// their created times.
+pub(crate) const FAMILY_PARTS: [&str; 5] = ["_bucket", "_sum", "_count", "_total", "_created"];
 
 /// The family a series named `name` is a part of (`x` for `x_bucket`, `x_sum`, `x_count`,
-/// `x_created`), if its name says so; a `_bucket` only with an `le` label (`has_le`).
+/// `x_total`, `x_created`), if its name says so; a `_bucket` only with an `le` label
+/// (`has_le`).
 pub(crate) fn family_of(name: &str, has_le: impl FnOnce() -> bool) -> Option<&str> {
     let (base, part) = FAMILY_PARTS
         .iter()

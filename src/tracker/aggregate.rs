@@ -14,7 +14,7 @@ use super::Tracker;
 use crate::error::QueryError;
 use crate::histogram::{self, Bucket};
 use crate::query::GroupLabels;
-use crate::select::{Selector, FAMILY_PARTS};
+use crate::select::Selector;
 
 /// A group of an aggregation: the grouping labels' values and the aggregate.
 ///
@@ -54,7 +54,6 @@ impl Group {
     }
 }
 
-
 /// One group's key: the stored label of each `by` label (`None` where the series has
 /// none). A tracker stores each distinct label pair once, so two series have equal values
 /// exactly when they point at the same stored labels: keys compare and hash as pointers.
@@ -79,12 +78,15 @@ fn same_key(a: &[GroupKey<'_>], b: &[GroupKey<'_>]) -> bool {
         })
 }
 
+/// A histogram's (or summary's) parts after its name.
+pub(super) const HISTOGRAM_PARTS: [&str; 3] = ["_bucket", "_sum", "_count"];
+
 /// The selector of the histogram a selector names: `x_bucket` (as PromQL users write it in
 /// `histogram_quantile`), `x_sum` and `x_count` name the histogram `x`.
 pub(super) fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
     let base = selector
         .metric_name()
-        .and_then(|name| FAMILY_PARTS.iter().find_map(|part| name.strip_suffix(part)));
+        .and_then(|name| HISTOGRAM_PARTS.iter().find_map(|part| name.strip_suffix(part)));
     match base {
         Some(base) => Cow::Owned(selector.with_metric_name(base)),
         None => Cow::Borrowed(selector),
@@ -144,26 +146,40 @@ impl Tracker {
         selector: &'t Selector,
         pick: Pick<'t>,
     ) -> impl Iterator<Item = &'t TrackedSeries> + 't {
+        self.picked_slots(selector, pick).map(|(_, series)| series)
+    }
+
+    /// [`Tracker::picked`] with each series' slot.
+    pub(super) fn picked_slots<'t>(
+        &'t self,
+        selector: &'t Selector,
+        pick: Pick<'t>,
+    ) -> impl Iterator<Item = (usize, &'t TrackedSeries)> + 't {
         let slots = match pick {
             Pick::Family => self.family_slots(selector),
             Pick::Part(suffix) => self.candidate_slots(selector, suffix),
         };
-        let normalize = self.index.normalize_names() || selector.normalizes_names();
         (0..slots.len()).filter_map(move |i| {
-            let series = self.index.get(slots[i] as usize)?;
-            let label = |l: &str| series.label(l);
-            let picks = match pick {
-                Pick::Family => selector.matches_family_series(&series.name, label, normalize),
-                Pick::Part(_) => selector.matches_label_values(label),
-            };
-            picks.then_some(series)
+            let slot = slots[i] as usize;
+            let series = self.index.get(slot)?;
+            self.picks(selector, pick, series).then_some((slot, series))
         })
     }
 
+    /// Whether `selector` picks `series` (whose name is one of those it picks).
+    pub(super) fn picks(&self, selector: &Selector, pick: Pick<'_>, series: &TrackedSeries) -> bool {
+        let normalize = self.index.normalize_names() || selector.normalizes_names();
+        let label = |l: &str| series.label(l);
+        match pick {
+            Pick::Family => selector.matches_family_series(&series.name, label, normalize),
+            Pick::Part(_) => selector.matches_label_values(label),
+        }
+    }
+
     /// The slots of the series of every name `selector` picks as a family (the names it
-    /// matches, and their `_bucket`, `_sum` and `_count`), ascending.
+    /// matches, and their `_bucket`, `_sum`, `_count` and `_total`), ascending.
     fn family_slots<'t>(&'t self, selector: &Selector) -> Cow<'t, [u32]> {
-        let mut parts = ["", "_bucket", "_sum", "_count"]
+        let mut parts = ["", "_bucket", "_sum", "_count", "_total"]
             .into_iter()
             .map(|suffix| self.candidate_slots(selector, suffix))
             .filter(|slots| !slots.is_empty());

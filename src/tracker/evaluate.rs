@@ -5,12 +5,13 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::aggregate::{family_selector, part_selector, Pick};
+use super::aggregate::{family_selector, part_selector, Pick, HISTOGRAM_PARTS};
 use super::{TrackedSeries, Tracker};
 use crate::error::{NoValue, QueryError};
 use crate::histogram::{self, Bucket};
 use crate::promql::millis_to_time;
 use crate::query::{Answer, Coverage, Estimator, GroupAnswer, Modifier, Query, SeriesScope};
+use crate::select::Selector;
 use crate::series::{CounterSeries, Shortened};
 
 /// One series' figure and the time its points cover.
@@ -67,9 +68,10 @@ impl Tracker {
     ///
     /// # Errors
     /// [`QueryError`] when the query cannot be answered whatever the data: a selector the
-    /// tracker does not keep, a window missing or longer than the retention, a modifier
-    /// PromQL does not allow with the estimator, an EWMA window that is not the tracker's
-    /// time constant. A figure without a value is not an error: its group says why
+    /// tracker does not keep, a histogram's name (its parts would be added together: ask for
+    /// `x_count`, or [`Tracker::quantile`]), a window missing or longer than the retention,
+    /// a modifier PromQL does not allow with the estimator, an EWMA window that is not the
+    /// tracker's time constant. A figure without a value is not an error: its group says why
     /// ([`NoValue`]).
     ///
     /// # Example
@@ -90,6 +92,7 @@ impl Tracker {
     pub fn evaluate(&self, query: &Query) -> Result<Answer, QueryError> {
         self.check_query(query)?;
         self.check_tracked(&query.selector)?;
+        self.check_not_histogram(&query.selector)?;
         let Some(at) = query.at.or_else(|| self.last_scrape()) else {
             return Ok(self.no_scrapes(query));
         };
@@ -124,8 +127,10 @@ impl Tracker {
     /// `rate` or `increase`, give the same quantile).
     ///
     /// # Errors
-    /// As [`Tracker::evaluate`], for the histogram's `_bucket` series. A group without a
-    /// quantile says why: no `+Inf` bucket, no observation in the window, a NaN `q`.
+    /// As [`Tracker::evaluate`], for the histogram's `_bucket` series;
+    /// [`QueryError::InvalidQuantile`] for a `q` outside `[0, 1]` (PromQL would answer ±Inf:
+    /// `95` written for `0.95`). A group without a quantile says why: no `+Inf` bucket, no
+    /// observation in the window.
     ///
     /// # Example
     /// ```
@@ -148,6 +153,9 @@ impl Tracker {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn quantile(&self, q: f64, query: &Query) -> Result<Answer, QueryError> {
+        if !(0.0..=1.0).contains(&q) {
+            return Err(QueryError::InvalidQuantile { q });
+        }
         self.check_query(query)?;
         self.check_tracked(&part_selector(&query.selector, "_bucket"))?;
         let Some(at) = query.at.or_else(|| self.last_scrape()) else {
@@ -237,6 +245,28 @@ impl Tracker {
             at: sums.at,
             window: sums.window,
             empty,
+            missing_labels: sums.missing_labels,
+        })
+    }
+
+    /// A selector that names a histogram or summary (its `_bucket`, `_sum` or `_count`
+    /// series are held) would add its parts together.
+    fn check_not_histogram(&self, selector: &Selector) -> Result<(), QueryError> {
+        let Some(name) = selector.metric_name() else {
+            return Ok(());
+        };
+        let parts: Vec<String> = HISTOGRAM_PARTS
+            .iter()
+            .filter(|part| self.picked(selector, Pick::Part(part)).next().is_some())
+            .map(|part| format!("{name}{part}"))
+            .collect();
+        if parts.is_empty() {
+            return Ok(());
+        }
+        Err(QueryError::HistogramName {
+            selector: selector.to_string(),
+            name: name.to_string(),
+            parts,
         })
     }
 
@@ -314,14 +344,29 @@ impl Tracker {
             at: DateTime::<Utc>::UNIX_EPOCH,
             window: query.window,
             empty: Some(NoValue::NoScrapes),
+            missing_labels: Vec::new(),
         }
     }
 
     fn answer(&self, query: &Query, at: DateTime<Utc>, groups: Vec<GroupAnswer>) -> Answer {
-        let empty = groups.is_empty().then(|| NoValue::NoSeries {
-            selector: query.selector.to_string(),
-            nearest: super::nearest::nearest_tracked(self, &query.selector),
-        });
+        let empty = groups.is_empty().then(|| self.why_no_series(&query.selector));
+        // `by` labels no series has: a misspelling reads as one group of "".
+        let missing_labels = if empty.is_some() {
+            Vec::new()
+        } else {
+            query
+                .by
+                .iter()
+                .filter(|label| {
+                    groups.iter().all(|g| {
+                        g.labels
+                            .iter()
+                            .all(|(name, value)| **name != ***label || value.is_empty())
+                    })
+                })
+                .cloned()
+                .collect()
+        };
         Answer {
             groups,
             at,
@@ -329,6 +374,55 @@ impl Tracker {
                 .then_some(query.window)
                 .flatten(),
             empty,
+            missing_labels,
+        }
+    }
+
+    /// Why a selector picks no series: no series of its name (the nearest names tracked),
+    /// or series of its name whose labels its matchers refuse (the first such label and
+    /// its values).
+    fn why_no_series(&self, selector: &Selector) -> NoValue {
+        let name_only: Vec<_> = selector
+            .matchers()
+            .iter()
+            .filter(|m| m.label() == "__name__")
+            .cloned()
+            .collect();
+        let named = Selector::from_matchers(name_only).normalize_names(selector.normalizes_names());
+        let of_name: Vec<&TrackedSeries> = if selector.metric_name().is_some() {
+            self.picked(&named, Pick::Family).collect()
+        } else {
+            Vec::new()
+        };
+        let refused = selector
+            .matchers()
+            .iter()
+            .filter(|m| m.label() != "__name__")
+            .find(|m| {
+                of_name
+                    .iter()
+                    .all(|s| !m.matches_value(s.label(m.label()).unwrap_or("")))
+            });
+        match refused {
+            Some(m) if !of_name.is_empty() => {
+                let mut values: Vec<String> = of_name
+                    .iter()
+                    .filter_map(|s| s.label(m.label()))
+                    .map(str::to_string)
+                    .collect();
+                values.sort();
+                values.dedup();
+                values.truncate(10);
+                NoValue::NoLabelMatch {
+                    selector: selector.to_string(),
+                    label: m.label().to_string(),
+                    values,
+                }
+            }
+            _ => NoValue::NoSeries {
+                selector: selector.to_string(),
+                nearest: super::nearest::nearest_tracked(self, selector),
+            },
         }
     }
 }
@@ -339,9 +433,12 @@ fn promql_figure(counter: &CounterSeries, query: &Query, window: TimeDelta, at: 
     let range = query.range_functions(window);
     let points = counter.points();
     let value = match (query.estimator, query.modifier) {
-        (Estimator::Rate, None) => counter.rate(&range, at),
-        (Estimator::Increase, None) => counter.increase(&range, at),
-        (Estimator::Irate, _) => counter.irate(&range, at),
+        (Estimator::Rate, None) if query.start_timestamps => counter.rate(&range, at),
+        (Estimator::Increase, None) if query.start_timestamps => counter.increase(&range, at),
+        (Estimator::Irate, _) if query.start_timestamps => counter.irate(&range, at),
+        (Estimator::Rate, None) => range.rate(points, at),
+        (Estimator::Increase, None) => range.increase(points, at),
+        (Estimator::Irate, _) => range.irate(points, at),
         (Estimator::Rate, Some(Modifier::Anchored)) => range.anchored().rate(points, at),
         (Estimator::Increase, Some(Modifier::Anchored)) => range.anchored().increase(points, at),
         (Estimator::Rate, Some(Modifier::Smoothed)) => range.smoothed().rate(points, at),
@@ -383,9 +480,6 @@ fn promql_figure(counter: &CounterSeries, query: &Query, window: TimeDelta, at: 
 
 /// The quantile of one group's buckets, or why there is none.
 fn quantile_of(q: f64, buckets: &[Bucket]) -> Result<f64, NoValue> {
-    if q.is_nan() {
-        return Err(NoValue::NanQuantile);
-    }
     histogram::quantile(q, buckets).ok_or_else(|| {
         let has_inf = buckets.iter().any(|b| b.upper_bound == f64::INFINITY);
         let mut bounds: Vec<u64> = buckets.iter().map(|b| b.upper_bound.to_bits()).collect();

@@ -139,6 +139,10 @@ pub struct Tracker {
     /// `_created` times read before their counter's point on this page (a page that
     /// prints `x_created` first), by the counter's slot: applied with that point.
     pending_created: HashMap<usize, i64>,
+    /// The selectors the last page did not match (by index), and what was reported.
+    unmatched_before: Option<(Vec<usize>, Unmatched)>,
+    /// For each selector, the slot of a series it picked on an earlier page.
+    witnesses: Vec<Option<usize>>,
 }
 
 impl Tracker {
@@ -172,6 +176,8 @@ impl Tracker {
             held: Vec::new(),
             held_created: Vec::new(),
             pending_created: HashMap::new(),
+            unmatched_before: None,
+            witnesses: Vec::new(),
         }
     }
 
@@ -284,6 +290,7 @@ impl Tracker {
         Err(QueryError::NotTracked {
             selector: selector.to_string(),
             tracked: self.selectors.iter().map(ToString::to_string).collect(),
+            nearest: nearest::nearest_tracked(self, selector),
         })
     }
 }

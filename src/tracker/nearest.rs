@@ -47,10 +47,10 @@ pub(super) fn nearest_tracked(tracker: &Tracker, selector: &Selector) -> Vec<Str
     nearest(asked, names).0.into_iter().map(str::to_string).collect()
 }
 
-/// What a page whose samples matched none of the tracker's selectors reports: the page's
-/// metric names nearest to the selectors'. Read again, names only: this is the path of a
-/// misconfigured tracker, not of every scrape.
-pub(super) fn unmatched(tracker: &Tracker, page: &str) -> Unmatched {
+/// What a page reports when some of the tracker's selectors (`which`, by index) matched
+/// none of its samples: the page's metric names nearest to theirs. The page is read again,
+/// names only, when the set of such selectors changes (the tracker keeps the last answer).
+pub(super) fn unmatched(tracker: &Tracker, page: &str, which: &[usize]) -> Unmatched {
     let on_page: HashSet<&str> = tracker
         .parser
         .parse(page)
@@ -60,7 +60,8 @@ pub(super) fn unmatched(tracker: &Tracker, page: &str) -> Unmatched {
     on_page.sort_unstable();
     let mut found = Vec::new();
     let mut differs_in_separators = false;
-    for asked in tracker.selectors.iter().filter_map(Selector::metric_name) {
+    let selectors = which.iter().filter_map(|&i| tracker.selectors.get(i));
+    for asked in selectors.clone().filter_map(Selector::metric_name) {
         let (names, separators) = nearest(asked, on_page.iter().copied());
         differs_in_separators |= separators;
         for name in names {
@@ -70,7 +71,7 @@ pub(super) fn unmatched(tracker: &Tracker, page: &str) -> Unmatched {
         }
     }
     Unmatched {
-        selectors: tracker.selectors.iter().map(ToString::to_string).collect(),
+        selectors: selectors.map(ToString::to_string).collect(),
         nearest: found,
         differs_in_separators,
     }

@@ -94,8 +94,8 @@ pub struct IngestReport {
     pub first_refused: Option<Refusal>,
     /// Counter restarts detected in this scrape.
     pub resets: Vec<ResetEvent>,
-    /// Set when the page had samples but none matched the tracker's selectors: which
-    /// names on the page are nearest to the ones asked.
+    /// Set when some of the tracker's selectors matched none of the page's samples: which,
+    /// and the names on the page nearest to theirs.
     pub unmatched: Option<Unmatched>,
 }
 
@@ -113,10 +113,11 @@ impl std::error::Error for Refusal {
     }
 }
 
-/// A page whose samples matched none of the tracker's selectors
-/// ([`IngestReport::unmatched`]), with the names on it nearest to those asked: a
+/// Selectors of the tracker that matched none of a page's samples
+/// ([`IngestReport::unmatched`]), with the names on the page nearest to those asked: a
 /// misspelled name, or `vllm_` written where `vllm:` was asked (see
-/// [`Tracker::vllm_preset`](crate::Tracker::vllm_preset)).
+/// [`Tracker::vllm_preset`](crate::Tracker::vllm_preset)), or a metric the server does
+/// not expose.
 ///
 /// # Example
 /// ```
@@ -131,7 +132,7 @@ impl std::error::Error for Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Unmatched {
-    /// The tracker's selectors, in PromQL syntax.
+    /// The selectors that matched nothing, in PromQL syntax.
     pub selectors: Vec<String>,
     /// The metric names on the page nearest to the selectors' names, nearest first (at
     /// most three per selector).

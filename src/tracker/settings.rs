@@ -14,14 +14,14 @@ impl Tracker {
     /// `vllm_x`), and OpenMetrics read line by line ([`Parser::strict`]`(false)`:
     /// prometheus_client repeats a family's metadata where the format forbids it, which
     /// strict mode reports on 22 lines of a vLLM 0.33 page). The format stays the
-    /// parser's: set it per page with [`Tracker::format`].
+    /// parser's: set it per page with [`Tracker::read_as`].
     ///
     /// # Example
     /// ```
     /// use promrate::{Estimator, Format, Query, Selector, Tracker};
     /// let tokens = Selector::parse("vllm:generation_tokens_total")?;
     /// let mut tracker = Tracker::new([tokens.clone()]);
-    /// tracker.vllm_preset().format(Format::from_content_type("application/openmetrics-text; version=1.0.0"));
+    /// tracker.vllm_preset().read_as(Format::from_content_type("application/openmetrics-text; version=1.0.0"));
     /// let at = |s: i64| chrono::DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
     /// let page = |n: u32| format!("# TYPE vllm_generation_tokens counter\nvllm_generation_tokens_total {n}\n# EOF\n");
     /// tracker.ingest(&page(0), at(0))?;
@@ -43,12 +43,12 @@ impl Tracker {
     /// ```
     /// use promrate::{Format, Tracker};
     /// let mut t = Tracker::new([]);
-    /// t.format(Format::from_content_type("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    /// t.read_as(Format::from_content_type("application/openmetrics-text; version=1.0.0; charset=utf-8"));
     /// let report = t.ingest("# TYPE a counter\na_total 1 5.5\n# EOF\n", chrono::DateTime::from_timestamp(9, 0).unwrap())?;
     /// assert_eq!((report.samples, report.bad_lines), (1, 0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn format(&mut self, format: Format) -> &mut Self {
+    pub fn read_as(&mut self, format: Format) -> &mut Self {
         self.parser(self.parser.with_format(format))
     }
 

@@ -10,7 +10,7 @@ fn at(s: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
 }
 
-fn exact(t: &Tracker, name: &str, labels: &[(&str, &str)], window: i64, now: i64) -> Option<f64> {
+fn window_increase(t: &Tracker, name: &str, labels: &[(&str, &str)], window: i64, now: i64) -> Option<f64> {
     let rule = WindowRule::new(TimeDelta::seconds(window));
     Some(
         t.get(name, labels)?
@@ -31,13 +31,19 @@ fn identity_ignores_label_order_and_positions() {
         .ingest("b_total 15\na_total{y=\"2\",x=\"1\"} 4\n", at(10))
         .unwrap();
     assert_eq!((t.len(), report.new_series, report.samples), (2, 0, 2));
-    assert_eq!(exact(&t, "a_total", &[("x", "1"), ("y", "2")], 10, 10), Some(3.0));
-    assert_eq!(exact(&t, "b_total", &[], 10, 10), Some(5.0));
+    assert_eq!(
+        window_increase(&t, "a_total", &[("x", "1"), ("y", "2")], 10, 10),
+        Some(3.0)
+    );
+    assert_eq!(window_increase(&t, "b_total", &[], 10, 10), Some(5.0));
     // A different series at a cached position is not mistaken for the old one.
     t.ingest("a_total{x=\"1\",y=\"3\"} 7\nb_total 20\n", at(20))
         .unwrap();
     assert_eq!(t.len(), 3);
-    assert_eq!(exact(&t, "a_total", &[("x", "1"), ("y", "3")], 10, 20), None);
+    assert_eq!(
+        window_increase(&t, "a_total", &[("x", "1"), ("y", "3")], 10, 20),
+        None
+    );
 }
 
 #[test]
@@ -92,7 +98,7 @@ fn created_time_reveals_a_restart_the_value_hides() {
         );
         assert_eq!(report.resets[0].cause, ResetCause::CreatedChanged);
         // 50, then 170 counted from zero after the restart.
-        assert_eq!(exact(&t, "x_total", &[("k", "a")], 20, 20), Some(220.0));
+        assert_eq!(window_increase(&t, "x_total", &[("k", "a")], 20, 20), Some(220.0));
         let times = t
             .get("x_total", &[("k", "a")])
             .unwrap()
@@ -116,7 +122,7 @@ fn a_reused_slot_is_not_mistaken_for_its_old_series() {
     let report = t.ingest("b_total 7\n", at(2)).unwrap();
     assert_eq!((report.samples, report.new_series), (1, 0));
     assert!(t.get("a_total", &[]).is_none());
-    assert_eq!(exact(&t, "b_total", &[], 1, 2), Some(2.0));
+    assert_eq!(window_increase(&t, "b_total", &[], 1, 2), Some(2.0));
 }
 
 /// Every parser limit fails the whole scrape, as Prometheus does, and changes nothing.
@@ -159,7 +165,11 @@ fn a_scrape_over_a_limit_is_refused_whole() {
         assert_eq!(t.get("a_total", &[("k", "1")]).unwrap().last_value(), Some(1.0));
         // The next scrape within the limits is taken, at a later time than the refused one.
         t.ingest(good.replace(" 1\n", " 3\n").as_str(), at(20)).unwrap();
-        assert_eq!(exact(&t, "a_total", &[("k", "1")], 20, 20), Some(2.0), "{kind:?}");
+        assert_eq!(
+            window_increase(&t, "a_total", &[("k", "1")], 20, 20),
+            Some(2.0),
+            "{kind:?}"
+        );
     }
 }
 
@@ -186,7 +196,7 @@ fn max_series_bounds_the_tracker() {
     assert_eq!(t.get("s_total", &[("i", "5")]).unwrap().last_value(), Some(1.0));
     // A page of known series within the bound goes on as usual.
     t.ingest(&page(100, 3), at(20)).unwrap();
-    assert_eq!(exact(&t, "s_total", &[("i", "5")], 20, 20), Some(2.0));
+    assert_eq!(window_increase(&t, "s_total", &[("i", "5")], 20, 20), Some(2.0));
 }
 
 #[test]
@@ -535,7 +545,13 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     assert_eq!(t.matching(&lat).unwrap().count(), 4);
     assert_eq!(t.sum_by(&lat, &[], |_| Some(1.0)).unwrap()[0].series, 4);
     let window = Query::new(&lat, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
-    assert_eq!(t.evaluate(&window).unwrap().groups[0].series, 4);
+    assert!(matches!(
+        t.evaluate(&window),
+        Err(QueryError::HistogramName { .. })
+    ));
+    let count = Selector::parse(r#"lat_count{job="a"}"#).unwrap();
+    let observations = Query::new(&count, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+    assert_eq!(t.evaluate(&observations).unwrap().value(), Ok(4.0));
     assert_eq!(t.quantile(0.5, &window).unwrap().groups[0].series, 2);
     assert_eq!(t.mean(&window).unwrap().value(), Ok(1.5));
     // job="b" was never kept: asking about it is an error that says so.

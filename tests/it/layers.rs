@@ -69,9 +69,13 @@ fn crate_module_graph() -> BTreeMap<String, BTreeSet<String>> {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
                 gather(&path, module, code);
-            } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "tests.rs") {
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && path.file_name().is_some_and(|n| n != "tests.rs")
+            {
                 let text = std::fs::read_to_string(&path).expect("source");
-                code.entry(module.to_string()).or_default().push_str(without_tests(&text));
+                code.entry(module.to_string())
+                    .or_default()
+                    .push_str(without_tests(&text));
             }
         }
     }
@@ -171,17 +175,31 @@ fn text_modules_have_no_import_cycle() {
 #[test]
 fn the_crate_layers_have_no_import_cycle() {
     let graph = crate_module_graph();
-    assert!(graph["tracker"].contains("query") && graph["select"].contains("text"), "{graph:?}");
+    assert!(
+        graph["tracker"].contains("query") && graph["select"].contains("text"),
+        "{graph:?}"
+    );
     let cycles: Vec<String> = graph
         .keys()
         .filter_map(|m| cycle_from(&graph, m))
         .map(|c| c.join(" -> "))
         .collect();
-    assert!(cycles.is_empty(), "import cycles between src/'s modules: {cycles:#?}");
+    assert!(
+        cycles.is_empty(),
+        "import cycles between src/'s modules: {cycles:#?}"
+    );
     let order = layers(&graph);
     let position = |m: &str| order.iter().position(|o| *o == m).unwrap();
-    for (lower, upper) in [("text", "select"), ("promql", "series"), ("series", "query"), ("query", "tracker")] {
-        assert!(position(lower) < position(upper), "{lower} after {upper} in {order:?}");
+    for (lower, upper) in [
+        ("text", "select"),
+        ("promql", "series"),
+        ("series", "query"),
+        ("query", "tracker"),
+    ] {
+        assert!(
+            position(lower) < position(upper),
+            "{lower} after {upper} in {order:?}"
+        );
     }
     println!("crate layers, lowest first: {order:?}");
 }

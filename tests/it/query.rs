@@ -137,7 +137,7 @@ fn promql_estimators_are_promql_bit_for_bit() {
                 let query = Query::new(&sel("a_total"), estimator)
                     .window(window)
                     .semantics(semantics)
-                    .series(SeriesScope::UntilStale);
+                    .scope(SeriesScope::UntilStale);
                 let got = tracker.evaluate(&query).unwrap().value().ok();
                 assert_eq!(
                     got.map(f64::to_bits),
@@ -162,7 +162,7 @@ fn every_answer_without_a_value_says_why() {
     tracker.ingest("tokens_total 5\nkv_usage 0.5\n", at(0)).unwrap();
     assert!(matches!(
         tracker.evaluate(&rate).unwrap().value(),
-        Err(NoValue::TooFewPoints { in_window: 1, .. })
+        Err(NoValue::TooFewScrapes { found: 1, .. })
     ));
     assert_eq!(
         tracker
@@ -192,6 +192,33 @@ fn every_answer_without_a_value_says_why() {
         }
         other => panic!("{other:?}"),
     }
+    // A label value no series has: which label, and the values there are.
+    let engine = Query::new(&sel(r#"tokens_total{engine="7"}"#), Estimator::WindowRate).window(ten);
+    let mut labelled = Tracker::new([]);
+    labelled
+        .ingest(
+            "tokens_total{engine=\"0\"} 1\ntokens_total{engine=\"1\"} 1\n",
+            at(0),
+        )
+        .unwrap();
+    match labelled.evaluate(&engine).unwrap().value() {
+        Err(NoValue::NoLabelMatch { label, values, .. }) => {
+            assert_eq!((label.as_str(), values), ("engine", vec!["0".into(), "1".into()]))
+        }
+        other => panic!("{other:?}"),
+    }
+    // A `by` label no series has reads as one group of "", and the answer says which.
+    let by_typo = labelled
+        .evaluate(&Query::new(&tokens, Estimator::Ewma).by(["engnie"]))
+        .unwrap();
+    assert_eq!(
+        (by_typo.groups.len(), by_typo.missing_labels.clone()),
+        (1, vec!["engnie".to_string()])
+    );
+    let by_engine = labelled
+        .evaluate(&Query::new(&tokens, Estimator::Ewma).by(["engine"]))
+        .unwrap();
+    assert!(by_engine.missing_labels.is_empty());
     // After an outage: one point since the gap.
     tracker.ingest("tokens_total 15\n", at(5)).unwrap();
     tracker.ingest("tokens_total 95\n", at(65)).unwrap();
@@ -256,10 +283,23 @@ fn a_histogram_without_a_quantile_says_why() {
         tracker.quantile(0.5, &minute).unwrap().value(),
         Err(NoValue::NoObservations)
     );
-    assert_eq!(
-        tracker.quantile(f64::NAN, &minute).unwrap().value(),
-        Err(NoValue::NanQuantile)
+    // A percentile written for a fraction (PromQL would answer +Inf), or NaN: the query's mistake.
+    for q in [95.0, -0.5, f64::NAN] {
+        let err = tracker.quantile(q, &minute).unwrap_err();
+        assert!(matches!(err, QueryError::InvalidQuantile { .. }), "{err}");
+    }
+    assert!(tracker
+        .quantile(95.0, &minute)
+        .unwrap_err()
+        .to_string()
+        .contains("0.95"));
+    // A histogram's name with a rate estimator would add buckets, sum and count together.
+    let err = tracker.evaluate(&minute).unwrap_err();
+    assert!(
+        matches!(&err, QueryError::HistogramName { parts, .. } if parts == &["lat_bucket".to_string()]),
+        "{err}"
     );
+    assert!(err.to_string().contains("`lat_count`"), "{err}");
     assert_eq!(
         tracker.mean(&minute).unwrap().value().unwrap_err(),
         NoValue::NoSeries {
@@ -303,6 +343,17 @@ fn a_query_that_cannot_be_answered_is_an_error_that_says_what_to_change() {
         let err = tracker.evaluate(&query).unwrap_err();
         assert!(err.to_string().contains(message), "{err}");
     }
+    // A misspelled name is not "add it to the tracker": the nearest tracked name comes first.
+    tracker
+        .ingest("vllm:generation_tokens_total 10\n", at(1))
+        .unwrap();
+    let typo = tracker
+        .evaluate(&Query::new(&sel("vllm:generaton_tokens_total"), Estimator::Ewma))
+        .unwrap_err();
+    assert!(
+        matches!(&typo, QueryError::NotTracked { nearest, .. } if nearest == &["vllm:generation_tokens_total".to_string()]),
+        "{typo}"
+    );
     // Narrower than a tracked selector is tracked: its series are a subset.
     let narrower = sel(r#"vllm:generation_tokens_total{engine="0"}"#);
     assert!(tracker.evaluate(&Query::new(&narrower, Estimator::Ewma)).is_ok());
@@ -314,6 +365,75 @@ fn a_query_that_cannot_be_answered_is_an_error_that_says_what_to_change() {
         regex_tracker.evaluate(&Query::new(&sel("up"), Estimator::Ewma)),
         Err(QueryError::NotTracked { .. })
     ));
+}
+
+/// Each selector that matched nothing on a page is reported, with the page's nearest
+/// names, and the page is read again for them only when that set changes.
+#[test]
+fn a_selector_that_matched_nothing_is_reported() {
+    let mut tracker = Tracker::new([
+        sel("vllm:generation_tokens_total"),
+        sel("vllm:num_requests_runing"),
+    ]);
+    let page = "vllm:generation_tokens_total 1\nvllm:num_requests_running 2\n";
+    let report = tracker.ingest(page, at(0)).unwrap();
+    assert_eq!(report.samples, 1);
+    let unmatched = report.unmatched.unwrap();
+    assert_eq!(unmatched.selectors, ["{__name__=\"vllm:num_requests_runing\"}"]);
+    assert_eq!(unmatched.nearest, ["vllm:num_requests_running"]);
+    assert!(!unmatched.differs_in_separators);
+    // The next page: the same report.
+    assert_eq!(tracker.ingest(page, at(1)).unwrap().unmatched, Some(unmatched));
+    // Everything matched: nothing to say.
+    let mut right = Tracker::new([sel("vllm:generation_tokens_total")]);
+    assert_eq!(right.ingest(page, at(0)).unwrap().unmatched, None);
+}
+
+/// A counter's family name, as OpenMetrics writes it (`# TYPE x counter`), picks `x_total`.
+#[test]
+fn a_counter_family_name_picks_its_total() {
+    let family = sel("vllm:generation_tokens");
+    let mut tracker = Tracker::new([family.clone()]);
+    let page = |v: u32| format!("# TYPE vllm:generation_tokens counter\nvllm:generation_tokens_total {v}\n");
+    tracker.ingest(&page(0), at(0)).unwrap();
+    tracker.ingest(&page(50), at(10)).unwrap();
+    let rate = Query::new(&family, Estimator::WindowRate).window(TimeDelta::seconds(10));
+    assert_eq!(tracker.evaluate(&rate).unwrap().value(), Ok(5.0));
+    let total = Query::new(&sel("vllm:generation_tokens_total"), Estimator::WindowRate)
+        .window(TimeDelta::seconds(10));
+    assert_eq!(tracker.evaluate(&total).unwrap().value(), Ok(5.0));
+}
+
+/// PromQL's estimators read created times where the page gives them (a restart the values
+/// hide), and from the values alone when asked.
+#[test]
+fn start_timestamps_can_be_left_out_of_promql() {
+    let tokens = sel("tokens_total");
+    let mut tracker = Tracker::new([tokens.clone()]);
+    let page =
+        |v: u32, created: i64| format!("# TYPE tokens counter\ntokens_total {v}\ntokens_created {created}\n");
+    tracker.ingest(&page(50, at(0).timestamp()), at(30)).unwrap();
+    tracker.ingest(&page(80, at(35).timestamp()), at(40)).unwrap();
+    let points = tracker
+        .get("tokens_total", &[])
+        .unwrap()
+        .counter()
+        .unwrap()
+        .points()
+        .to_vec();
+    let range = RangeFunctions::new(TimeDelta::minutes(1));
+    let query = Query::new(&tokens, Estimator::Increase).window(TimeDelta::minutes(1));
+    let values_only = tracker
+        .evaluate(&query.clone().start_timestamps(false))
+        .unwrap()
+        .value();
+    assert_eq!(values_only, Ok(range.increase(&points, at(40)).unwrap()));
+    let counter = tracker.get("tokens_total", &[]).unwrap().counter().unwrap();
+    assert_eq!(
+        tracker.evaluate(&query).unwrap().value(),
+        Ok(counter.increase(&range, at(40)).unwrap())
+    );
+    assert!(tracker.evaluate(&query).unwrap().value().unwrap() > 80.0);
 }
 
 #[test]
@@ -398,7 +518,7 @@ fn one_rule_for_which_series_count_in_every_estimator() {
             ),
             "{estimator:?}"
         );
-        let until_stale = tracker.evaluate(&query.series(SeriesScope::UntilStale)).unwrap();
+        let until_stale = tracker.evaluate(&query.scope(SeriesScope::UntilStale)).unwrap();
         assert!(until_stale.group(&["1"]).unwrap().value.is_ok(), "{estimator:?}");
     }
 }
@@ -448,11 +568,11 @@ fn vllm_openmetrics_pages_read_with_the_preset() {
         );
         // Strict OpenMetrics reports prometheus_client's repeated families.
         let mut strict = Tracker::new(selectors.clone());
-        strict.normalize_names(true).format(Format::OpenMetrics);
+        strict.normalize_names(true).read_as(Format::OpenMetrics);
         assert!(strict.ingest(&openmetrics, at(0)).unwrap().bad_lines > 0);
         // With the preset: every line read, the same series and values as the text page.
         let mut preset = Tracker::new(selectors.clone());
-        preset.vllm_preset().format(Format::OpenMetrics);
+        preset.vllm_preset().read_as(Format::OpenMetrics);
         let report = preset.ingest(&openmetrics, at(0)).unwrap();
         assert_eq!(
             (report.bad_lines, report.unmatched.is_some()),
@@ -511,12 +631,20 @@ fn a_histogram_name_means_the_same_everywhere() {
             "{name}: sum_by"
         );
         let increase = Query::new(&selector, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
-        assert_eq!(
-            tracker.evaluate(&increase).unwrap().groups[0].series,
-            on_page,
-            "{name}: evaluate"
-        );
-        if name != "vllm:generation_tokens_total" {
+        if name == "vllm:generation_tokens_total" {
+            assert_eq!(
+                tracker.evaluate(&increase).unwrap().groups[0].series,
+                on_page,
+                "{name}: evaluate"
+            );
+        } else {
+            // A rate over a histogram's every part means nothing: refused, naming the parts.
+            match tracker.evaluate(&increase) {
+                Err(QueryError::HistogramName { parts, .. }) => {
+                    assert_eq!(parts.len(), 3, "{name}: {parts:?}")
+                }
+                other => panic!("{name}: {other:?}"),
+            }
             let buckets = tracker.quantile(0.5, &increase).unwrap().groups[0].series;
             let by_closure = tracker
                 .histogram_buckets(&selector, &[], |s| s.last_value())

@@ -321,7 +321,7 @@ impl Target {
         let page = result.as_ref().map_err(|e| Status::Failed(e.clone()))?;
         self.format = Some(page.format);
         // What the server sent (it may ignore our Accept header and answer OpenMetrics).
-        self.tracker.format(page.format);
+        self.tracker.read_as(page.format);
         let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
         let Some(kind) = ServerKind::detect(&self.tracker) else {
             return Err(match report.first_error {

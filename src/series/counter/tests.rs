@@ -195,12 +195,12 @@ fn window_increase_counts_restarts_from_zero_and_needs_two_points() {
     let rule = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
     assert!(matches!(
         s.window_increase(&rule, t(0)),
-        Err(NoValue::TooFewPoints { in_window: 0, .. })
+        Err(NoValue::TooFewScrapes { found: 0, .. })
     ));
     s.push(t(0), 50.0).unwrap();
     assert!(matches!(
         s.window_increase(&rule, t(0)),
-        Err(NoValue::TooFewPoints { in_window: 1, .. })
+        Err(NoValue::TooFewScrapes { found: 1, .. })
     ));
     s.push(t(5), 80.0).unwrap();
     s.push(t(10), 20.0).unwrap(); // a restart: +20

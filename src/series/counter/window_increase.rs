@@ -22,7 +22,7 @@ impl CounterSeries {
     /// integer increase.
     ///
     /// # Errors
-    /// [`NoValue::TooFewPoints`] with fewer than two points in that reach, and
+    /// [`NoValue::TooFewScrapes`] with fewer than two points in that reach, and
     /// [`NoValue::OnePointSinceGap`] with one point since a gap.
     ///
     /// # Example
@@ -66,11 +66,10 @@ impl CounterSeries {
                     since: millis_to_time(points[reach].timestamp_ms),
                 });
             }
-            return Err(NoValue::TooFewPoints {
-                in_window: end.saturating_sub(reach),
-                start: millis_to_time(oldest_ms),
-                end: at,
-                open_left: false,
+            return Err(NoValue::TooFewScrapes {
+                found: end.saturating_sub(reach),
+                from: millis_to_time(oldest_ms),
+                to: at,
             });
         }
         // The nearest of the last point at or before the start and the first one after it.

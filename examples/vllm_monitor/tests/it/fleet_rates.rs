@@ -111,6 +111,6 @@ fn a_server_gone_from_the_federation_stops_counting_at_once() {
         matches!(gone.value, Err(NoValue::NotOnNewestPage { .. })),
         "{gone:?}"
     );
-    let promql_like = tracker.evaluate(&rate.series(SeriesScope::UntilStale)).unwrap();
+    let promql_like = tracker.evaluate(&rate.scope(SeriesScope::UntilStale)).unwrap();
     assert_eq!(promql_like.groups.iter().filter(|g| g.value.is_ok()).count(), 20);
 }
