@@ -34,6 +34,7 @@
 //! `output/` (dashboard, plain, JSON, plot), `simulator/` (model, the pages of each server
 //! and of a DCGM exporter, server) and `fleet.rs` (`--serve --fleet`).
 
+pub mod alerts;
 pub mod app;
 pub mod args;
 pub mod clock;

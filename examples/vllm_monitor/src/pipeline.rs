@@ -166,6 +166,7 @@ impl Pipeline {
                     "a scrape took {seconds:.1} s, longer than the {} s interval: intervals without a new page repeat no judgement",
                     interval.as_seconds_f64()
                 ),
+                alert: None,
             });
         }
         target.slow_announced = slow;

@@ -84,8 +84,8 @@ pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Ev
         .map(|(elapsed, e)| {
             let color = match e.kind {
                 EventKind::Restart | EventKind::Imbalance | EventKind::Slow => Color::Yellow,
-                EventKind::Fault | EventKind::Stale | EventKind::Stall => Color::Red,
-                EventKind::Recovered | EventKind::Back => Color::Green,
+                EventKind::Fault | EventKind::Stale | EventKind::Stall | EventKind::AlertFiring => Color::Red,
+                EventKind::Recovered | EventKind::Back | EventKind::AlertResolved => Color::Green,
             };
             Line::from(vec![
                 Span::raw(format!("{elapsed:6.1}s ")),
