@@ -275,11 +275,7 @@ impl Parse<'_> {
                 return Err(self.error(
                     at,
                     number.len(),
-                    format!(
-                        "expected a fraction from 0 to 1: {} is {}",
-                        figure.name,
-                        figure.unit.how()
-                    ),
+                    "expected a fraction from 0 to 1, or a percentage: 0.9 or 90%",
                 ))
             }
             (Unit::Fraction, "") => value,

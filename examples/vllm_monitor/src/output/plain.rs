@@ -219,6 +219,7 @@ impl<W: Write> Plain<W> {
             s.restarts,
             s.scrape_errors,
         ));
+        self.alert_lines(s);
         let energy = s.energy_kwh.map(|kwh| format!("{kwh:.3} kWh"));
         let cost = s.gpu_cost.map(|c| format!("cost {c:.2}"));
         let gpu: Vec<String> = energy.into_iter().chain(cost).collect();
@@ -238,6 +239,32 @@ impl<W: Write> Plain<W> {
         let _ = self.out.flush();
     }
 }
+
+impl<W: Write> Plain<W> {
+    /// A line per rule (and group) that fired: how often and how long; the first
+    /// [`ALERT_LINES`] of them (a fleet's groups may be many; `--json` has them all).
+    fn alert_lines(&mut self, s: &Summary) {
+        for f in s.alerts.iter().take(ALERT_LINES) {
+            let group = f.group.as_ref().map_or(String::new(), |g| format!(" on {g}"));
+            let end = if f.at_end { " (still firing)" } else { "" };
+            self.line(&format!(
+                "alert fired: {}{group} · {} time(s) · {} firing{end}",
+                f.rule,
+                f.times,
+                duration(Some(f.firing_s))
+            ));
+        }
+        if s.alerts.len() > ALERT_LINES {
+            self.line(&format!(
+                "alert fired: {} more rule(s) and group(s) (in --json)",
+                s.alerts.len() - ALERT_LINES
+            ));
+        }
+    }
+}
+
+/// Rules and groups that fired, listed by the plain summary.
+const ALERT_LINES: usize = 10;
 
 impl<W: Write> Output for Plain<W> {
     fn start(&mut self, run: &Run<'_>, notes: &[String]) {
