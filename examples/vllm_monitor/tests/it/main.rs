@@ -1,6 +1,7 @@
 //! The monitor's integration tests: one binary, one module per concern. They run the
 //! `vllm_monitor` binary cargo builds for them and read the repository's `tests/data`.
 
+mod alerts;
 mod data;
 mod discovery;
 mod engines;
