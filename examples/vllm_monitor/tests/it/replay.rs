@@ -241,13 +241,16 @@ fn comparable(rows: &[Value]) -> Vec<String> {
 
 #[test]
 fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
+    // Holds from the first interval (0.5 s) on: fires half a second of data time later.
+    const ALERT: &str = "running < 1000 for 500ms";
     let dir = std::env::temp_dir().join(format!("vllm-monitor-record-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["run.jsonl", "run.jsonl.gz", "run.jsonl.zst"] {
         let file = dir.join(name);
         let live = Command::new(monitor_binary())
             .args(["--simulate", "--json", "--interval", "500ms", "--window", "2s"])
-            .args(["--duration", "4s", "--simulate-restart-after", "2s", "--record"])
+            .args(["--duration", "4s", "--simulate-restart-after", "2s"])
+            .args(["--alert", ALERT, "--record"])
             .arg(&file)
             .output()
             .expect("the monitor runs");
@@ -257,7 +260,13 @@ fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let replayed = replay(&file, &["--json"]);
+        let replayed = replay(&file, &["--json", "--alert", ALERT]);
+        // The rule fires in data time: at the same interval, with the same value, live and replayed.
+        assert!(
+            live.iter()
+                .any(|r| r["event"] == "alert_firing" && r["elapsed_s"] == 1.0),
+            "{live:?}"
+        );
         let (live, replayed) = (comparable(&live), comparable(&replayed));
         assert!(live.len() >= 8, "{live:?}");
         assert_eq!(live.len(), replayed.len(), "{name}");
