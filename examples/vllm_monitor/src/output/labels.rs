@@ -140,8 +140,9 @@ pub fn url_labels(urls: &[&str], width: usize) -> (Vec<String>, bool) {
                 let tail = width - head - 1;
                 shared.iter().all(|&(start, end)| head > start || tail > end)
             };
-            // Two thirds to the start (scheme, host, path) unless the difference is elsewhere.
-            let preferred = width * 2 / 3;
+            // Three quarters to the start (scheme, host, path, the query's key) unless the
+            // difference is elsewhere.
+            let preferred = width * 3 / 4;
             let head = (0..width)
                 .flat_map(|d| [preferred.checked_sub(d), Some(preferred + d)])
                 .flatten()
@@ -198,7 +199,7 @@ mod tests {
         );
         // Too long: the middle goes, the host and the end of the query stay.
         let (l, _) = url_labels(&[federate], 30);
-        assert_eq!(l[0], "http://prom:9090/fed…b=\"vllm\"}");
+        assert_eq!(l[0], "http://prom:9090/feder…\"vllm\"}");
         // Two URLs apart only in the middle: the cut keeps the difference.
         let a = "http://prometheus.example:9090/federate?match[]={job=\"vllm-a\",env=\"production\"}";
         let b = "http://prometheus.example:9090/federate?match[]={job=\"vllm-b\",env=\"production\"}";

@@ -124,9 +124,75 @@ pub fn keep_start(text: &str, width: usize) -> String {
     format!("{head}…")
 }
 
+/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a
+/// line where the line ends), lines after the first starting with `indent`: nothing is
+/// cut off.
+pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word = word;
+        loop {
+            let used = line.chars().count();
+            let empty = used == 0 || (!lines.is_empty() && line == indent);
+            let needed = word.chars().count() + usize::from(!empty);
+            if used + needed <= width {
+                if !empty {
+                    line.push(' ');
+                }
+                line.push_str(word);
+                break;
+            }
+            if !empty {
+                lines.push(std::mem::replace(&mut line, indent.to_string()));
+                continue;
+            }
+            let split = word
+                .char_indices()
+                .nth(width - used)
+                .map_or(word.len(), |(i, _)| i);
+            line.push_str(&word[..split]);
+            lines.push(std::mem::replace(&mut line, indent.to_string()));
+            word = &word[split..];
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !lines.is_empty() && line == indent {
+        line.clear();
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_text_wraps_whole() {
+        let text =
+            "server restarted (process started 21:02:53 UTC, was 20:02:43 UTC); 141 counter series reset";
+        let lines = wrap(text, 40, "  ");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+            "{lines:?}"
+        );
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(words(&lines.join(" ")), words(text));
+        assert_eq!(wrap("short", 40, "  "), ["short"]);
+        // A word longer than a line is broken where the line ends, not dropped.
+        let long = "x".repeat(50);
+        let lines = wrap(&format!("a {long}"), 20, "  ");
+        assert_eq!(lines.concat().replace([' '], ""), format!("a{long}"));
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+    }
 
     #[test]
     fn numbers_fit_their_columns() {

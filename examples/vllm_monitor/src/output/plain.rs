@@ -2,19 +2,24 @@
 //! header repeated every 20 lines as `vmstat` and `iostat` do. What does not fit is in
 //! `--json`.
 
+use std::collections::HashMap;
 use std::io::Write;
 
-use super::{duration, keep_start, labels, ms, num, percent, Output, Run};
+use super::{duration, keep_start, labels, ms, num, percent, wrap, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
 use crate::interval::Snapshot;
 use crate::summary::Summary;
-use crate::target::Event;
+use crate::target::{Event, EventKind};
 
 /// The widest line plain mode prints.
 pub const MAX_WIDTH: usize = 120;
 /// Lines between two headers.
 const HEADER_EVERY: usize = 20;
+/// The widest a URL is shown in an event line (cut in the middle, distinct from the others).
+const URL_WIDTH: usize = 72;
+/// How a line that goes on under a `!` line or a note starts.
+const GOES_ON: &str = "    ";
 
 /// A column: its header and width (values are right-aligned).
 struct Column {
@@ -64,8 +69,12 @@ pub struct Plain<W: Write> {
     since_header: Option<usize>,
     /// Whether the shortened window was explained (once per shortening).
     shortened_said: bool,
-    /// The groups whose numbered labels were last explained.
-    legend: Vec<String>,
+    /// Numbers of the groups that needed one (a group keeps its number for the run, and
+    /// its legend line is printed once).
+    numbers: HashMap<String, usize>,
+    /// The run's URLs, and how event lines show each (`labels::url_labels`).
+    urls: Vec<String>,
+    url_labels: HashMap<String, String>,
     progress: bool,
     closed: bool,
 }
@@ -76,7 +85,9 @@ impl<W: Write> Plain<W> {
             out,
             since_header: None,
             shortened_said: false,
-            legend: Vec::new(),
+            numbers: HashMap::new(),
+            urls: Vec::new(),
+            url_labels: HashMap::new(),
             progress,
             closed: false,
         }
@@ -163,13 +174,24 @@ impl<W: Write> Plain<W> {
             self.line(&format!("{:>FIRST_WIDTH$} {gpus}", "gpus"));
         }
         if let Some((label, groups)) = &s.groups {
-            let names: Vec<&str> = groups.iter().map(|(value, _)| value.as_str()).collect();
-            let (short, numbered) = labels::distinct(&names, FIRST_WIDTH - 1);
-            // Numbers mean something only with their legend: printed when the groups change.
-            if numbered && self.legend != names {
-                self.legend = names.iter().map(|n| n.to_string()).collect();
-                for (number, name) in short.iter().zip(&names) {
-                    self.line(&format!("! {label} {number} is {name}"));
+            let names: Vec<String> = groups
+                .iter()
+                .map(|(value, _)| match label.as_str() {
+                    "url" => labels::readable_url(value),
+                    _ => value.clone(),
+                })
+                .collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let (mut short, numbered) = labels::distinct(&refs, FIRST_WIDTH - 1);
+            if numbered {
+                // A number means something only with its legend, printed the first time.
+                for (short, name) in short.iter_mut().zip(&names) {
+                    let next = self.numbers.len() + 1;
+                    let number = *self.numbers.entry(name.clone()).or_insert(next);
+                    *short = format!("#{number}");
+                    if number == next {
+                        self.wrapped(&format!("! {label} #{number} is {name}"));
+                    }
                 }
             }
             for ((_, f), name) in groups.iter().zip(&short) {
@@ -179,23 +201,60 @@ impl<W: Write> Plain<W> {
         }
     }
 
-    /// An event's `!` line.
+    /// `text` on as many lines as it takes (nothing cut off), the lines after the first
+    /// indented.
+    fn wrapped(&mut self, text: &str) {
+        for line in wrap(text.trim_end(), MAX_WIDTH, GOES_ON) {
+            self.line(&line);
+        }
+    }
+
+    /// An event's `!` line: a fault's starts with its reason; a URL is shown as people
+    /// read it, cut in its middle if long (`--json` has it whole); what does not fit goes
+    /// on to a second line, never cut.
     pub fn event_line(&mut self, elapsed: f64, e: &Event) {
-        self.line(&format!(
-            "! {elapsed:.1}s {} {}: {}",
+        let source = match self.url_labels.get(&e.source) {
+            Some(label) => label.clone(),
+            None => labels::readable_url(&e.source),
+        };
+        if e.kind == EventKind::Fault {
+            let reason = format!("! {elapsed:.1}s fault {} · ", e.message);
+            // The URL in the room the reason leaves, when that is enough to read it.
+            let room = MAX_WIDTH.saturating_sub(reason.chars().count());
+            if room >= 40 && self.url_labels.contains_key(&e.source) {
+                let urls: Vec<&str> = self.urls.iter().map(String::as_str).collect();
+                let (shown, numbered) = labels::url_labels(&urls, room);
+                if let (false, Some(i)) = (numbered, urls.iter().position(|u| *u == e.source)) {
+                    self.line(&format!("{reason}{}", shown[i]));
+                    return;
+                }
+            }
+            self.wrapped(&format!("{reason}{source}"));
+            return;
+        }
+        self.wrapped(&format!(
+            "! {elapsed:.1}s {} {source}: {}",
             e.kind.as_str(),
-            e.source,
             e.message
         ));
     }
 
-    /// The notes and warnings a run starts with.
+    /// The notes and warnings a run starts with; the labels of its URLs in event lines.
     pub fn preamble(&mut self, run: &Run<'_>, notes: &[String]) {
+        let urls: Vec<&str> = run.servers.iter().map(|t| t.url.as_str()).collect();
+        let (shown, numbered) = labels::url_labels(&urls, URL_WIDTH);
+        self.urls = urls.iter().map(|u| u.to_string()).collect();
+        self.url_labels = urls.iter().map(|u| u.to_string()).zip(shown.clone()).collect();
         for warning in run.warnings {
-            self.line(&format!("warning: {warning}"));
+            self.wrapped(&format!("warning: {warning}"));
         }
         for note in notes {
-            self.line(note);
+            self.wrapped(note);
+        }
+        if numbered {
+            for (number, url) in shown.iter().zip(&urls) {
+                self.wrapped(&format!("! URL {number} is {}", labels::readable_url(url)));
+            }
         }
     }
 
@@ -280,7 +339,7 @@ impl<W: Write> Output for Plain<W> {
     }
 
     fn note(&mut self, text: &str) {
-        self.line(text);
+        self.wrapped(text);
     }
 
     fn summary(&mut self, _run: &Run<'_>, summary: &Summary) {
@@ -370,5 +429,155 @@ mod tests {
             assert!(lines[2].trim_start().starts_with("…"), "{}", lines[2]);
             assert_eq!(lines[0].contains("eta"), progress);
         }
+    }
+}
+
+#[cfg(test)]
+mod event_lines {
+    use super::*;
+    use crate::interval::History;
+    use crate::target::{ServerRow, Target};
+
+    fn printed(urls: &[&str], show: impl FnOnce(&mut Plain<&mut Vec<u8>>)) -> Vec<String> {
+        let servers: Vec<ServerRow> = urls
+            .iter()
+            .map(|u| ServerRow::of(&Target::new(u.to_string(), chrono::TimeDelta::minutes(1))))
+            .collect();
+        let history = History::default();
+        let run = Run {
+            started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            setup: "every 2s",
+            interval: chrono::TimeDelta::seconds(2),
+            ewma_tau: chrono::TimeDelta::seconds(30),
+            warnings: &[],
+            snapshot: None,
+            history: &history,
+            servers: &servers,
+            events: &[],
+        };
+        let mut out = Vec::new();
+        let mut plain = Plain::new(&mut out, false);
+        plain.preamble(&run, &[]);
+        show(&mut plain);
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn event(kind: EventKind, source: &str, message: &str) -> Event {
+        Event {
+            kind,
+            at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            source: source.into(),
+            message: message.into(),
+            alert: None,
+        }
+    }
+
+    /// A `--federate` fault: the reason first and whole, then the URL decoded and cut in
+    /// its middle; every line within 120 columns.
+    #[test]
+    fn a_fault_line_starts_with_its_reason_and_shows_the_url_decoded() {
+        let url = crate::args::federate_url("http://prometheus.example:9090");
+        assert!(url.contains("%7B"), "{url}");
+        let reason = "HTTP 404 Not Found: 404 page not found";
+        let lines = printed(&[&url], |p| {
+            p.event_line(12.0, &event(EventKind::Fault, &url, reason))
+        });
+        assert!(lines.iter().all(|l| l.chars().count() <= MAX_WIDTH), "{lines:#?}");
+        assert!(
+            lines[0].starts_with(&format!("! 12.0s fault {reason} · ")),
+            "{lines:#?}"
+        );
+        let shown = lines.join(" ");
+        assert!(
+            lines[0].contains("http://prometheus.example:9090/federate?match[]="),
+            "{lines:#?}"
+        );
+        assert!(shown.contains('…') && !shown.contains("%7B"), "{lines:#?}");
+        // A reason too long for one line goes on to the next, whole.
+        let long = format!(
+            "never answered yet: {}",
+            "TLS: the server's certificate is signed by an unknown CA (--ca-cert FILE trusts a private one)"
+        );
+        let lines = printed(&[&url], |p| {
+            p.event_line(0.0, &event(EventKind::Fault, &url, &long))
+        });
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words(&lines.join(" ")).contains(&words(&long)), "{lines:#?}");
+        assert!(lines.len() >= 2 && lines[1].starts_with(GOES_ON), "{lines:#?}");
+        assert!(lines.iter().all(|l| l.chars().count() <= MAX_WIDTH), "{lines:#?}");
+    }
+
+    /// A restart's details are kept (a second line), not cut at 120 columns.
+    #[test]
+    fn a_restart_line_keeps_its_details() {
+        let url = "http://127.0.0.1:37767/metrics";
+        let message = "server restarted (process started 21:02:53 UTC, was 20:02:43 UTC); 141 counter series reset (3 seen only by _created); rates count them from 0";
+        let lines = printed(&[url], |p| {
+            p.event_line(10.0, &event(EventKind::Restart, url, message))
+        });
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].starts_with(&format!("! 10.0s restart {url}: server restarted")),
+            "{lines:#?}"
+        );
+        assert!(lines[1].ends_with("rates count them from 0"), "{lines:#?}");
+        assert!(lines.iter().all(|l| l.chars().count() <= MAX_WIDTH), "{lines:#?}");
+    }
+
+    /// Groups whose names collide when cut are numbered once for the run: a group keeps
+    /// its number when others come and go, and its legend line is printed once.
+    #[test]
+    fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
+        let names = [
+            "x/aaaaaaaaaaaa1bbbbbbbbbbbb/y",
+            "x/aaaaaaaaaaaa2bbbbbbbbbbbb/y",
+            "x/aaaaaaaaaaaa3bbbbbbbbbbbb/y",
+        ];
+        let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
+        let snapshot = |present: &[usize]| Snapshot {
+            elapsed: 1.0,
+            at,
+            window: crate::interval::WindowState {
+                asked: chrono::TimeDelta::seconds(30),
+                computed_at: at,
+                newest_age_s: None,
+                fresh_pages: 1,
+            },
+            figures: Figures::default(),
+            servers: Vec::new(),
+            groups: Some((
+                "model_name".into(),
+                present
+                    .iter()
+                    .map(|&i| (names[i].to_string(), Figures::default()))
+                    .collect(),
+            )),
+            progress: None,
+        };
+        let lines = printed(&[], |p| {
+            p.rows(&snapshot(&[0, 1]));
+            p.rows(&snapshot(&[1, 2]));
+            p.rows(&snapshot(&[0, 1, 2]));
+        });
+        let legend: Vec<&String> = lines.iter().filter(|l| l.starts_with("! model_name #")).collect();
+        assert_eq!(
+            legend,
+            [
+                &format!("! model_name #1 is {}", names[0]),
+                &format!("! model_name #2 is {}", names[1]),
+                &format!("! model_name #3 is {}", names[2]),
+            ],
+            "{lines:#?}"
+        );
+        let labels: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.trim_start().starts_with('#'))
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(labels, ["#1", "#2", "#2", "#3", "#1", "#2", "#3"], "{lines:#?}");
     }
 }

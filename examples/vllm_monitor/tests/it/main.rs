@@ -10,6 +10,7 @@ mod first_contact;
 mod fleet;
 mod fleet_rates;
 mod monitor;
+mod names;
 mod recorded;
 mod replay;
 mod terminal;
