@@ -210,3 +210,45 @@ fn the_kv_bar_stands_beside_its_number() {
         }
     }
 }
+
+/// A rule firing shows in the title line (which a small terminal keeps) and in the log,
+/// with its value; once resolved, the title no longer says it.
+#[test]
+fn a_firing_alert_heads_the_title_and_shows_in_the_log() {
+    let two = TwoServers::new(None, None);
+    let rule: crate::alerts::Rule = "gen_tok_s < 5000 for 10s".parse().unwrap();
+    let mut alerts = crate::alerts::Alerts::new(vec![rule]);
+    let mut s = two.snapshot.clone();
+    let mut events = Vec::new();
+    for t in 0..=12 {
+        s.window.computed_at = two.snapshot.window.computed_at + TimeDelta::seconds(t);
+        s.elapsed = 40.0 + t as f64;
+        events.extend(alerts.judge(&s, true).0.into_iter().map(|e| (s.elapsed, e)));
+    }
+    assert_eq!(events.len(), 1);
+    let mut run = two.run();
+    run.events = &events;
+    for (width, height) in [(80, 24), (100, 30)] {
+        let rows = rows_of(&run, width, height);
+        let screen = rows.join("\n");
+        assert!(rows[0].contains(" 1 alert(s) firing "), "{screen}");
+        let value = format!(
+            "gen_tok_s is {:.1}",
+            two.snapshot.figures.generation.window.unwrap()
+        );
+        let log = rows
+            .iter()
+            .skip(1)
+            .map(|r| r.trim_matches(|c| c == '│' || c == ' '))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(log.contains("alert_firing") && log.contains(&value), "{screen}");
+    }
+    s.figures.generation.window = Some(6000.0);
+    s.window.computed_at += TimeDelta::seconds(1);
+    let resolved: Vec<(f64, crate::target::Event)> =
+        alerts.judge(&s, true).0.into_iter().map(|e| (53.0, e)).collect();
+    let all: Vec<(f64, crate::target::Event)> = events.iter().cloned().chain(resolved).collect();
+    run.events = &all;
+    assert!(!rows_of(&run, 100, 30)[0].contains("firing"));
+}

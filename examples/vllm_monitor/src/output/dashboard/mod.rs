@@ -32,7 +32,7 @@ use crate::figures::Figures;
 use crate::interval::Snapshot;
 use crate::scrape::Message;
 use crate::summary::Summary;
-use crate::target::Event;
+use crate::target::{Event, EventKind};
 use panels::{
     cache_panel, gpu_panel, groups_panel, headline, latency_panel, progress_panel, prompt_panel,
     requests_panel, running_panel,
@@ -276,6 +276,21 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     }
 }
 
+/// The `--alert` rules (on the totals or a group) firing after `events`.
+fn firing_alerts(events: &[(f64, Event)]) -> usize {
+    let mut firing = std::collections::BTreeSet::new();
+    for (_, e) in events {
+        if let Some(a) = &e.alert {
+            let key = (&a.rule, &a.group);
+            match e.kind {
+                EventKind::AlertFiring => firing.insert(key),
+                _ => firing.remove(&key),
+            };
+        }
+    }
+    firing.len()
+}
+
 fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
     let elapsed = run.snapshot.map_or(0.0, |s| s.elapsed);
     let mut spans = vec![Span::styled(" vllm_monitor ", Style::new().bold().reversed())];
@@ -283,6 +298,13 @@ fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
     for warning in run.warnings {
         spans.push(Span::styled(
             format!(" {warning} "),
+            Style::new().bold().fg(Color::White).bg(Color::Red),
+        ));
+    }
+    let firing = firing_alerts(run.events);
+    if firing > 0 {
+        spans.push(Span::styled(
+            format!(" {firing} alert(s) firing "),
             Style::new().bold().fg(Color::White).bg(Color::Red),
         ));
     }
