@@ -6,6 +6,8 @@ pub mod dashboard;
 pub mod json;
 pub mod labels;
 pub mod plain;
+#[cfg(test)]
+mod plain_tests;
 pub mod plot;
 
 use crate::interval::{History, Snapshot};
