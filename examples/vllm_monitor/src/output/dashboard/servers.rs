@@ -12,8 +12,8 @@ use crate::target::{Event, EventKind, ServerRow, Status};
 
 /// One line per URL, or per instance in a federation; a scrape that took longer than the
 /// interval `interval_s` is said on its URL's line (the figures wait for such pages). A URL
-/// is shown as people read it, cut in its middle (distinct from the others) so that its
-/// status fits in `width` columns beside it.
+/// is shown as people read it, cut in its middle (distinct from the others) so that what
+/// is said of it fits in `width` columns beside it.
 pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let urls: Vec<&str> = targets.iter().map(|t| t.url.as_str()).collect();
@@ -39,21 +39,26 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
             _ => "",
         };
         let status = t.status.to_string();
-        let room = usize::from(width).saturating_sub(3 + status.chars().count());
-        let (shown, _) = labels::url_labels(&urls, room.max(24));
+        let tail = if t.skipped > 0 {
+            format!(
+                "{restarted}{format} · {} error(s) · {} page(s) skipped",
+                t.errors, t.skipped
+            )
+        } else {
+            format!("{restarted}{format} · {} error(s)", t.errors)
+        };
+        let said = [&status, &slow, &tail]
+            .iter()
+            .map(|s| s.chars().count())
+            .sum::<usize>();
+        let room = usize::from(width).saturating_sub(3 + said);
+        let (shown, _) = labels::url_labels(&urls, room.max(16));
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), Style::new().fg(color)),
             Span::raw(format!("{} ", shown[i])),
             Span::styled(status, Style::new().fg(color)),
             Span::styled(slow, Style::new().fg(Color::Yellow)),
-            Span::raw(if t.skipped > 0 {
-                format!(
-                    "{restarted}{format} · {} error(s) · {} page(s) skipped",
-                    t.errors, t.skipped
-                )
-            } else {
-                format!("{restarted}{format} · {} error(s)", t.errors)
-            }),
+            Span::raw(tail),
         ]));
         // What needs attention first: a small terminal shows only the top lines.
         let mut instances: Vec<_> = t.instances.iter().filter(|(name, _)| !name.is_empty()).collect();
