@@ -286,13 +286,19 @@ impl<W: Write> Plain<W> {
             self.line(&format!("gpus: {}", gpu.join(" · ")));
         }
         for (url, reason) in &s.never_answered {
-            // The reason on a line of its own when both would not fit: it is the point.
+            // The URL as event lines show it; the reason on a line of its own when both
+            // would not fit: it is the point.
+            let url = self
+                .url_labels
+                .get(url)
+                .cloned()
+                .unwrap_or_else(|| labels::readable_url(url));
             let line = format!("never answered: {url}: {reason}");
             if line.chars().count() <= MAX_WIDTH {
                 self.line(&line);
             } else {
-                self.line(&format!("never answered: {url}"));
-                self.line(&format!("  {reason}"));
+                self.wrapped(&format!("never answered: {url}"));
+                self.wrapped(&format!("  {reason}"));
             }
         }
         let _ = self.out.flush();
