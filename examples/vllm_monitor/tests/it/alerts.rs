@@ -340,3 +340,25 @@ fn help_lists_every_figure() {
     }
     assert!(help.contains("3 with --exit-on-alert"), "{help}");
 }
+
+/// The README's table of figures names every figure a rule can name (and no other).
+#[test]
+fn the_readme_lists_every_figure() {
+    let readme = std::fs::read_to_string(crate::data::repository().join("README.md")).unwrap();
+    let start = readme
+        .find("### Alerts: the monitor as a check")
+        .expect("the section");
+    let section = &readme[start..];
+    let section = &section[..section[4..].find("\n### ").map_or(section.len(), |e| e + 4)];
+    let table: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+    let named: Vec<&str> = table
+        .iter()
+        .flat_map(|row| row.split('|').nth(1).unwrap().split(','))
+        .map(|n| n.trim().trim_matches('`'))
+        .collect();
+    let mut known: Vec<&str> = vllm_monitor::alerts::FIGURES.iter().map(|f| f.name).collect();
+    let mut listed = named.clone();
+    known.sort_unstable();
+    listed.sort_unstable();
+    assert_eq!(listed, known);
+}
