@@ -252,3 +252,52 @@ fn a_firing_alert_heads_the_title_and_shows_in_the_log() {
     run.events = &all;
     assert!(!rows_of(&run, 100, 30)[0].contains("firing"));
 }
+
+/// The `--by` table names groups as plain mode does: distinct even where every name is
+/// too long for the column and they differ only far from both ends (numbered then), or
+/// only in one character.
+#[test]
+fn group_names_on_the_dashboard_stay_distinct() {
+    let base = TwoServers::new(None, None);
+    for names in [
+        vec![
+            "http://gpu-node-17.cluster.example.com:8000/metrics",
+            "http://gpu-node-18.cluster.example.com:8000/metrics",
+        ],
+        vec![
+            "inference/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/model",
+            "inference/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/model",
+            "inference/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa3bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/model",
+        ],
+    ] {
+        let mut snapshot = base.snapshot.clone();
+        snapshot.groups = Some((
+            "model_name".into(),
+            names
+                .iter()
+                .map(|n| (n.to_string(), base.snapshot.figures.clone()))
+                .collect(),
+        ));
+        let mut run = base.run();
+        run.snapshot = Some(&snapshot);
+        for (width, height) in [(100, 30), (200, 50)] {
+            let rows = rows_of(&run, width, height);
+            let start = rows.iter().position(|r| r.contains("By model_name")).unwrap();
+            let labels: Vec<String> = rows[start + 2..start + 2 + names.len()]
+                .iter()
+                .map(|r| {
+                    r.trim_start_matches('│')
+                        .split("   ")
+                        .next()
+                        .unwrap()
+                        .trim()
+                        .to_string()
+                })
+                .collect();
+            let mut distinct = labels.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), names.len(), "{labels:?}\n{}", rows.join("\n"));
+        }
+    }
+}
