@@ -53,6 +53,8 @@ pub struct App {
     output: Box<dyn Output>,
     recorder: Option<(String, Writer)>,
     plot: Option<String>,
+    /// `--exit-on-alert`: a rule that fired makes the exit status 3.
+    exit_on_alert: bool,
 }
 
 /// The figures' settings from the arguments, for a scrape interval of `interval` and a
@@ -106,10 +108,15 @@ impl App {
         }
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let (pipeline, input, urls, mut notes) = match &args.replay {
+        let (mut pipeline, input, urls, mut notes) = match &args.replay {
             Some(file) => Self::replay_input(&args, file)?,
             None => Self::live_input(&args, &tx, &stop)?,
         };
+        if !args.alert.is_empty() {
+            let rules: Vec<String> = args.alert.iter().map(ToString::to_string).collect();
+            notes.push(format!("alert rules: {}", rules.join(" · ")));
+            pipeline.alert_on(args.alert.clone());
+        }
         let output = choose_output(&args, &tx, &stop);
         // Without a handler (e.g. one already installed) Ctrl-C simply ends the process.
         let quit = tx.clone();
@@ -155,6 +162,7 @@ impl App {
             output,
             recorder,
             plot: args.plot.clone(),
+            exit_on_alert: args.exit_on_alert,
         };
         app.output.start(&app.pipeline.view(), &notes);
         Ok(app)
@@ -447,6 +455,10 @@ impl App {
         if let Some(e) = failure {
             eprintln!("vllm_monitor: {e}");
             return ExitCode::from(1);
+        }
+        // Before "no answer": `scrape_errors > 0` fires on exactly that.
+        if self.exit_on_alert && !summary.alerts.is_empty() {
+            return ExitCode::from(3);
         }
         if summary.any_answer(self.urls.len()) {
             ExitCode::SUCCESS

@@ -1,5 +1,6 @@
 //! Command-line arguments, and URLs made acceptable to an HTTP client as a user types them.
 
+use crate::alerts::Rule;
 use crate::engines::{Engine, DCGM, ENGINES};
 use std::time::Duration;
 
@@ -150,6 +151,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
 
+    /// Alert when a figure crosses a threshold for a while, e.g. 'gen_tok_s < 1000 for
+    /// 30s' (repeatable; --help lists the figures). [default: none]
+    #[arg(long, value_name = "RULE", value_parser = crate::alerts::parse_rule,
+          long_help = crate::alerts::long_help())]
+    pub alert: Vec<Rule>,
+
+    /// With --alert: exit with status 3 if a rule fired during the run (even one that
+    /// resolved since), so that cron and CI can use a run of --duration as a check.
+    #[arg(long, requires = "alert")]
+    pub exit_on_alert: bool,
+
     /// With the built-in simulator: restart the simulated server after this long.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub simulate_restart_after: Duration,
@@ -246,7 +258,8 @@ fn parse_ports(text: &str) -> Result<Ports, String> {
 const AFTER_HELP: &str = "\
 Keys in the dashboard: q, Esc or Ctrl-C quit and print the summary.
 Exit status: 0 after at least one successful scrape; 1 when none succeeded; 2 for bad
-arguments or when the simulated server could not start.";
+arguments or when the simulated server could not start; 3 with --exit-on-alert when an
+--alert rule fired.";
 
 /// The families `--federate` asks for: every catalogued server's and the DCGM exporter's,
 /// by their prefixes, `:` also as `_` (a Prometheus that scraped OpenMetrics, or escaped

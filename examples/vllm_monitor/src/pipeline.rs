@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use crate::alerts::{Alerts, Rule};
 use crate::clock::Schedule;
 use crate::gpus::GpuSettings;
 use crate::interval::{History, Moment, Snapshot};
@@ -74,6 +75,7 @@ pub struct Pipeline {
     schedule: Schedule,
     targets: Vec<Target>,
     signals: Signals,
+    alerts: Alerts,
     history: History,
     events: Vec<(f64, Event)>,
     last: Option<Snapshot>,
@@ -111,6 +113,7 @@ impl Pipeline {
             schedule,
             targets,
             signals: Signals::default(),
+            alerts: Alerts::default(),
             history: History::default(),
             events: Vec::new(),
             last: None,
@@ -120,6 +123,11 @@ impl Pipeline {
             ticks: 0,
             skipped_ticks: 0,
         }
+    }
+
+    /// Judges `rules` on every interval from now on (`--alert`).
+    pub fn alert_on(&mut self, rules: Vec<Rule>) {
+        self.alerts = Alerts::new(rules);
     }
 
     pub fn schedule(&self) -> &Schedule {
@@ -166,6 +174,7 @@ impl Pipeline {
                     "a scrape took {seconds:.1} s, longer than the {} s interval: intervals without a new page repeat no judgement",
                     interval.as_seconds_f64()
                 ),
+                alert: None,
             });
         }
         target.slow_announced = slow;
@@ -220,6 +229,12 @@ impl Pipeline {
         for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
             said.push(self.announce(elapsed, event));
         }
+        // After the signals, which mark the figures the rules read (`stalled`).
+        let (events, notes) = self.alerts.judge(&snapshot, fresh);
+        said.extend(notes.into_iter().map(Said::Note));
+        for event in events {
+            said.push(self.announce(elapsed, event));
+        }
         self.history.push(&snapshot);
         self.last = Some(snapshot);
         said
@@ -262,6 +277,7 @@ impl Pipeline {
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::new(&self.view(), self.schedule.elapsed(self.ticks));
         summary.skipped_intervals = self.skipped_ticks;
+        summary.alerts = self.alerts.fired();
         summary
     }
 

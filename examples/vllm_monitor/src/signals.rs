@@ -36,6 +36,7 @@ impl Signals {
             at,
             source: "all servers".into(),
             message,
+            alert: None,
         };
         let running = f.running.unwrap_or(0.0);
         let generated = f.generated_since_start;

@@ -13,6 +13,8 @@ pub struct Summary {
     /// Tokens since the first scrape ÷ the seconds from it to the last interval.
     pub mean_generation_rate: Option<f64>,
     pub restarts: usize,
+    /// The `--alert` rules that fired, on the totals or a group (set by the pipeline).
+    pub alerts: Vec<crate::alerts::Fired>,
     pub scrape_errors: u64,
     pub skipped_pages: u64,
     /// Intervals not computed because the monitor fell behind (a live run catches up).
@@ -56,6 +58,7 @@ impl Summary {
                 .iter()
                 .filter(|(_, e)| e.kind == EventKind::Restart)
                 .count(),
+            alerts: Vec::new(),
             scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
             skipped_intervals: 0,

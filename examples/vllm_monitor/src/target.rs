@@ -103,6 +103,9 @@ pub enum EventKind {
     Imbalance,
     /// A scrape took longer than the interval: figures wait for its page.
     Slow,
+    /// An `--alert` rule fired, or resolved (`alerts/`).
+    AlertFiring,
+    AlertResolved,
 }
 
 impl EventKind {
@@ -116,6 +119,8 @@ impl EventKind {
             EventKind::Stall => "stall",
             EventKind::Imbalance => "imbalance",
             EventKind::Slow => "slow",
+            EventKind::AlertFiring => "alert_firing",
+            EventKind::AlertResolved => "alert_resolved",
         }
     }
 }
@@ -128,6 +133,8 @@ pub struct Event {
     /// The URL, or the instance within a federation.
     pub source: String,
     pub message: String,
+    /// An alert's rule, value and group (`None` for the other kinds).
+    pub alert: Option<Box<crate::alerts::AlertFacts>>,
 }
 
 /// One server as a page shows it: a URL's only server, or an `instance` in a federation.
@@ -292,6 +299,7 @@ impl Target {
             at,
             source: self.url.clone(),
             message,
+            alert: None,
         };
         let ok = self.status.is_ok();
         if !ok && !self.fault_announced {
@@ -375,6 +383,7 @@ impl Target {
                     at,
                     source: source.clone(),
                     message: "back in the page".into(),
+                    alert: None,
                 });
             }
             let mut message = None;
@@ -417,6 +426,7 @@ impl Target {
                     at,
                     source,
                     message,
+                    alert: None,
                 });
             }
         }
@@ -428,6 +438,7 @@ impl Target {
                     at,
                     source: source_name(&self.url, name),
                     message: "gone from the page (stale); no longer counted".into(),
+                    alert: None,
                 });
             }
         }

@@ -5,6 +5,7 @@
 //! column; fields whose keys depend on the run (reasons, engines), the per-URL list and
 //! the progress stay in `--json`.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 
 use serde_json::Value;
@@ -14,10 +15,11 @@ use super::{Output, Run};
 use crate::figures::Figures;
 use crate::interval::Snapshot;
 use crate::summary::Summary;
-use crate::target::Event;
+use crate::target::{Event, EventKind};
 
-/// The row's own columns, before the figures': its time and what its window covers.
-const ROW: [&str; 12] = [
+/// The row's own columns, before the figures': its time, what its window covers, and the
+/// `--alert` rules firing on the line's totals or group after that interval.
+const ROW: [&str; 13] = [
     "t",
     "at_ms",
     "elapsed_s",
@@ -30,6 +32,7 @@ const ROW: [&str; 12] = [
     "window.computed_at",
     "window.newest_age_s",
     "window.fresh_pages",
+    "alerts_firing",
 ];
 
 /// The flattened figure columns, in the JSON's order: from figures with every optional
@@ -77,6 +80,9 @@ fn cell(v: Option<&Value>) -> String {
 pub struct Csv<W: Write> {
     out: csv::Writer<W>,
     columns: Vec<String>,
+    /// The rules firing now, by their group (`None`: the totals), from the alert events,
+    /// which come before their interval's line.
+    firing: BTreeSet<(Option<String>, String)>,
     closed: bool,
 }
 
@@ -85,6 +91,7 @@ impl<W: Write> Csv<W> {
         Csv {
             out: csv::Writer::from_writer(out),
             columns: columns(),
+            firing: BTreeSet::new(),
             closed: false,
         }
     }
@@ -95,11 +102,14 @@ impl<W: Write> Csv<W> {
     }
 
     fn row(&mut self, row: &Value, group: &str, figures: &Value) {
+        let scope = (!group.is_empty()).then(|| group.to_string());
+        let firing = self.firing.iter().filter(|(g, _)| *g == scope).count();
         let group = Value::String(group.to_string());
         let mut cells: Vec<String> = ROW
             .iter()
             .map(|c| match *c {
                 "group" => cell(Some(&group)),
+                "alerts_firing" => firing.to_string(),
                 c => cell(at(row, c)),
             })
             .collect();
@@ -118,8 +128,16 @@ impl<W: Write> Output for Csv<W> {
         self.line(&header);
     }
 
-    /// Events are in `--json`; CSV holds the intervals.
-    fn event(&mut self, _run: &Run<'_>, _elapsed: f64, _event: &Event) {}
+    /// Events are in `--json`; CSV holds the intervals, and counts the alerts firing.
+    fn event(&mut self, _run: &Run<'_>, _elapsed: f64, event: &Event) {
+        if let Some(a) = &event.alert {
+            let key = (a.group.clone(), a.rule.clone());
+            match event.kind {
+                EventKind::AlertFiring => self.firing.insert(key),
+                _ => self.firing.remove(&key),
+            };
+        }
+    }
 
     fn interval(&mut self, _run: &Run<'_>, snapshot: &Snapshot) {
         let row = json::interval(snapshot);

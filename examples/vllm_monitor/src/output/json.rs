@@ -148,8 +148,25 @@ fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// An announced event. Restarts keep the first releases' `"event": "restart"` and `url`.
+/// An announced event. Restarts keep the first releases' `"event": "restart"` and `url`;
+/// an alert's has its rule, value and group instead of a URL.
 pub fn event(e: &Event) -> Value {
+    if let Some(a) = &e.alert {
+        return json!({
+            "schema": SCHEMA,
+            "event": e.kind.as_str(),
+            "t": stamp(e.at),
+            "elapsed_s": a.elapsed_s,
+            "rule": a.rule,
+            "figure": a.figure,
+            "value": a.value,
+            "threshold": a.threshold,
+            "group": a.group,
+            "held_s": a.held_s,
+            "source": e.source,
+            "message": e.message,
+        });
+    }
     json!({
         "schema": SCHEMA,
         "event": e.kind.as_str(),
@@ -187,6 +204,10 @@ pub fn summary(s: &Summary, warnings: &[String]) -> Value {
         "energy_kwh": s.energy_kwh,
         "gpu_cost": s.gpu_cost,
         "restarts_announced": s.restarts,
+        "alerts": s.alerts.iter().map(|f| json!({
+            "rule": f.rule, "group": f.group, "fired": f.times, "firing_s": f.firing_s,
+            "firing_at_end": f.at_end,
+        })).collect::<Vec<_>>(),
         "scrape_errors": s.scrape_errors,
         "skipped_pages": s.skipped_pages,
         "skipped_intervals": s.skipped_intervals,

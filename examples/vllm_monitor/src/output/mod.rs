@@ -6,6 +6,8 @@ pub mod dashboard;
 pub mod json;
 pub mod labels;
 pub mod plain;
+#[cfg(test)]
+mod plain_tests;
 pub mod plot;
 
 use crate::interval::{History, Snapshot};
@@ -124,9 +126,94 @@ pub fn keep_start(text: &str, width: usize) -> String {
     format!("{head}…")
 }
 
+/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a
+/// line where the line ends), lines after the first starting with `indent`: nothing is
+/// cut off.
+pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    // The text's own indentation is kept on its first line.
+    let words = text.trim_start_matches(' ');
+    let mut line = " ".repeat(text.len() - words.len());
+    // No word on the line yet.
+    let mut fresh = true;
+    for word in words.split(' ') {
+        let mut word = word;
+        loop {
+            let used = line.chars().count();
+            let needed = word.chars().count() + usize::from(!fresh);
+            if used + needed <= width {
+                if !fresh {
+                    line.push(' ');
+                }
+                line.push_str(word);
+                fresh = false;
+                break;
+            }
+            if !fresh {
+                lines.push(std::mem::replace(&mut line, indent.to_string()));
+                fresh = true;
+                continue;
+            }
+            // A word longer than a line: broken where the line ends (a character at least).
+            let split = match word.char_indices().nth(width.saturating_sub(used)) {
+                Some((0, c)) => c.len_utf8(),
+                Some((i, _)) => i,
+                None => word.len(),
+            };
+            line.push_str(&word[..split]);
+            lines.push(std::mem::replace(&mut line, indent.to_string()));
+            word = &word[split..];
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !fresh || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_text_wraps_whole() {
+        let text =
+            "server restarted (process started 21:02:53 UTC, was 20:02:43 UTC); 141 counter series reset";
+        let lines = wrap(text, 40, "  ");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+            "{lines:?}"
+        );
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(words(&lines.join(" ")), words(text));
+        assert_eq!(wrap("short", 40, "  "), ["short"]);
+        assert_eq!(wrap("  indented", 40, "    "), ["  indented"]);
+        // A word longer than a line is broken where the line ends, not dropped.
+        let long = "x".repeat(50);
+        let lines = wrap(&format!("a {long}"), 20, "  ");
+        assert_eq!(lines.concat().replace([' '], ""), format!("a{long}"));
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+    }
+
+    proptest::proptest! {
+        /// Whatever the text and the width, no line is wider and nothing is lost.
+        #[test]
+        fn wrapped_text_fits_and_keeps_every_character(
+            text in "[a-zé·:/ ]{0,200}",
+            width in 8usize..80,
+        ) {
+            let lines = wrap(&text, width, "  ");
+            proptest::prop_assert!(lines.iter().all(|l| l.chars().count() <= width), "{:?}", lines);
+            let squeezed = |t: &str| t.chars().filter(|c| *c != ' ').collect::<String>();
+            proptest::prop_assert_eq!(squeezed(&lines.concat()), squeezed(&text));
+        }
+    }
 
     #[test]
     fn numbers_fit_their_columns() {

@@ -2,19 +2,24 @@
 //! header repeated every 20 lines as `vmstat` and `iostat` do. What does not fit is in
 //! `--json`.
 
+use std::collections::HashMap;
 use std::io::Write;
 
-use super::{duration, keep_start, labels, ms, num, percent, Output, Run};
+use super::{duration, keep_start, labels, ms, num, percent, wrap, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
 use crate::interval::Snapshot;
 use crate::summary::Summary;
-use crate::target::Event;
+use crate::target::{Event, EventKind};
 
 /// The widest line plain mode prints.
 pub const MAX_WIDTH: usize = 120;
 /// Lines between two headers.
 const HEADER_EVERY: usize = 20;
+/// The widest a URL is shown in an event line (cut in the middle, distinct from the others).
+const URL_WIDTH: usize = 72;
+/// How a line that goes on under a `!` line or a note starts.
+pub(super) const GOES_ON: &str = "    ";
 
 /// A column: its header and width (values are right-aligned).
 struct Column {
@@ -64,8 +69,12 @@ pub struct Plain<W: Write> {
     since_header: Option<usize>,
     /// Whether the shortened window was explained (once per shortening).
     shortened_said: bool,
-    /// The groups whose numbered labels were last explained.
-    legend: Vec<String>,
+    /// Numbers of the groups that needed one (a group keeps its number for the run, and
+    /// its legend line is printed once).
+    numbers: HashMap<String, usize>,
+    /// The run's URLs, and how event lines show each (`labels::url_labels`).
+    urls: Vec<String>,
+    url_labels: HashMap<String, String>,
     progress: bool,
     closed: bool,
 }
@@ -76,7 +85,9 @@ impl<W: Write> Plain<W> {
             out,
             since_header: None,
             shortened_said: false,
-            legend: Vec::new(),
+            numbers: HashMap::new(),
+            urls: Vec::new(),
+            url_labels: HashMap::new(),
             progress,
             closed: false,
         }
@@ -163,13 +174,24 @@ impl<W: Write> Plain<W> {
             self.line(&format!("{:>FIRST_WIDTH$} {gpus}", "gpus"));
         }
         if let Some((label, groups)) = &s.groups {
-            let names: Vec<&str> = groups.iter().map(|(value, _)| value.as_str()).collect();
-            let (short, numbered) = labels::distinct(&names, FIRST_WIDTH - 1);
-            // Numbers mean something only with their legend: printed when the groups change.
-            if numbered && self.legend != names {
-                self.legend = names.iter().map(|n| n.to_string()).collect();
-                for (number, name) in short.iter().zip(&names) {
-                    self.line(&format!("! {label} {number} is {name}"));
+            let names: Vec<String> = groups
+                .iter()
+                .map(|(value, _)| match label.as_str() {
+                    "url" => labels::readable_url(value),
+                    _ => value.clone(),
+                })
+                .collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let (mut short, numbered) = labels::distinct(&refs, FIRST_WIDTH - 1);
+            if numbered {
+                // A number means something only with its legend, printed the first time.
+                for (short, name) in short.iter_mut().zip(&names) {
+                    let next = self.numbers.len() + 1;
+                    let number = *self.numbers.entry(name.clone()).or_insert(next);
+                    *short = format!("#{number}");
+                    if number == next {
+                        self.wrapped(&format!("! {label} #{number} is {name}"));
+                    }
                 }
             }
             for ((_, f), name) in groups.iter().zip(&short) {
@@ -179,23 +201,60 @@ impl<W: Write> Plain<W> {
         }
     }
 
-    /// An event's `!` line.
+    /// `text` on as many lines as it takes (nothing cut off), the lines after the first
+    /// indented.
+    fn wrapped(&mut self, text: &str) {
+        for line in wrap(text.trim_end(), MAX_WIDTH, GOES_ON) {
+            self.line(&line);
+        }
+    }
+
+    /// An event's `!` line: a fault's starts with its reason; a URL is shown as people
+    /// read it, cut in its middle if long (`--json` has it whole); what does not fit goes
+    /// on to a second line, never cut.
     pub fn event_line(&mut self, elapsed: f64, e: &Event) {
-        self.line(&format!(
-            "! {elapsed:.1}s {} {}: {}",
+        let source = match self.url_labels.get(&e.source) {
+            Some(label) => label.clone(),
+            None => labels::readable_url(&e.source),
+        };
+        if e.kind == EventKind::Fault {
+            let reason = format!("! {elapsed:.1}s fault {} · ", e.message);
+            // The URL in the room the reason leaves, when that is enough to read it.
+            let room = MAX_WIDTH.saturating_sub(reason.chars().count());
+            if room >= 40 && self.url_labels.contains_key(&e.source) {
+                let urls: Vec<&str> = self.urls.iter().map(String::as_str).collect();
+                let (shown, numbered) = labels::url_labels(&urls, room);
+                if let (false, Some(i)) = (numbered, urls.iter().position(|u| *u == e.source)) {
+                    self.line(&format!("{reason}{}", shown[i]));
+                    return;
+                }
+            }
+            self.wrapped(&format!("{reason}{source}"));
+            return;
+        }
+        self.wrapped(&format!(
+            "! {elapsed:.1}s {} {source}: {}",
             e.kind.as_str(),
-            e.source,
             e.message
         ));
     }
 
-    /// The notes and warnings a run starts with.
+    /// The notes and warnings a run starts with; the labels of its URLs in event lines.
     pub fn preamble(&mut self, run: &Run<'_>, notes: &[String]) {
+        let urls: Vec<&str> = run.servers.iter().map(|t| t.url.as_str()).collect();
+        let (shown, numbered) = labels::url_labels(&urls, URL_WIDTH);
+        self.urls = urls.iter().map(|u| u.to_string()).collect();
+        self.url_labels = urls.iter().map(|u| u.to_string()).zip(shown.clone()).collect();
         for warning in run.warnings {
-            self.line(&format!("warning: {warning}"));
+            self.wrapped(&format!("warning: {warning}"));
         }
         for note in notes {
-            self.line(note);
+            self.wrapped(note);
+        }
+        if numbered {
+            for (number, url) in shown.iter().zip(&urls) {
+                self.wrapped(&format!("! URL {number} is {}", labels::readable_url(url)));
+            }
         }
     }
 
@@ -219,6 +278,7 @@ impl<W: Write> Plain<W> {
             s.restarts,
             s.scrape_errors,
         ));
+        self.alert_lines(s);
         let energy = s.energy_kwh.map(|kwh| format!("{kwh:.3} kWh"));
         let cost = s.gpu_cost.map(|c| format!("cost {c:.2}"));
         let gpu: Vec<String> = energy.into_iter().chain(cost).collect();
@@ -226,18 +286,50 @@ impl<W: Write> Plain<W> {
             self.line(&format!("gpus: {}", gpu.join(" · ")));
         }
         for (url, reason) in &s.never_answered {
-            // The reason on a line of its own when both would not fit: it is the point.
+            // The URL as event lines show it; the reason on a line of its own when both
+            // would not fit: it is the point.
+            let url = self
+                .url_labels
+                .get(url)
+                .cloned()
+                .unwrap_or_else(|| labels::readable_url(url));
             let line = format!("never answered: {url}: {reason}");
             if line.chars().count() <= MAX_WIDTH {
                 self.line(&line);
             } else {
-                self.line(&format!("never answered: {url}"));
-                self.line(&format!("  {reason}"));
+                self.wrapped(&format!("never answered: {url}"));
+                self.wrapped(&format!("  {reason}"));
             }
         }
         let _ = self.out.flush();
     }
 }
+
+impl<W: Write> Plain<W> {
+    /// A line per rule (and group) that fired: how often and how long; the first
+    /// [`ALERT_LINES`] of them (a fleet's groups may be many; `--json` has them all).
+    fn alert_lines(&mut self, s: &Summary) {
+        for f in s.alerts.iter().take(ALERT_LINES) {
+            let group = f.group.as_ref().map_or(String::new(), |g| format!(" on {g}"));
+            let end = if f.at_end { " (still firing)" } else { "" };
+            self.line(&format!(
+                "alert fired: {}{group} · {} time(s) · {} firing{end}",
+                f.rule,
+                f.times,
+                duration(Some(f.firing_s))
+            ));
+        }
+        if s.alerts.len() > ALERT_LINES {
+            self.line(&format!(
+                "alert fired: {} more rule(s) and group(s) (in --json)",
+                s.alerts.len() - ALERT_LINES
+            ));
+        }
+    }
+}
+
+/// Rules and groups that fired, listed by the plain summary.
+const ALERT_LINES: usize = 10;
 
 impl<W: Write> Output for Plain<W> {
     fn start(&mut self, run: &Run<'_>, notes: &[String]) {
@@ -253,7 +345,7 @@ impl<W: Write> Output for Plain<W> {
     }
 
     fn note(&mut self, text: &str) {
-        self.line(text);
+        self.wrapped(text);
     }
 
     fn summary(&mut self, _run: &Run<'_>, summary: &Summary) {

@@ -35,7 +35,11 @@ fn plain_lines_report_a_dead_url_at_once_and_in_the_summary() {
     let fault = lines
         .iter()
         .position(|l| {
-            l.starts_with("! ") && l.contains(&format!("fault {url}: never answered yet: connection refused"))
+            // The reason first, then the URL.
+            l.starts_with("! ")
+                && l.contains(&format!(
+                    "fault never answered yet: connection refused (nothing listening there?) · {url}"
+                ))
         })
         .unwrap_or_else(|| panic!("no fault line:\n{text}"));
     // At its first failure: before the first interval's row.

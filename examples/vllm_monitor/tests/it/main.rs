@@ -1,6 +1,7 @@
 //! The monitor's integration tests: one binary, one module per concern. They run the
 //! `vllm_monitor` binary cargo builds for them and read the repository's `tests/data`.
 
+mod alerts;
 mod data;
 mod discovery;
 mod engines;
@@ -9,6 +10,7 @@ mod first_contact;
 mod fleet;
 mod fleet_rates;
 mod monitor;
+mod names;
 mod recorded;
 mod replay;
 mod terminal;

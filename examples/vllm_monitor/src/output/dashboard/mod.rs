@@ -7,6 +7,8 @@
 //! Here the [`Output`] and the layout; the panels of figures in `panels.rs`, the servers
 //! and the event log in `servers.rs`.
 
+#[cfg(test)]
+mod fit_tests;
 mod keys;
 mod panels;
 mod servers;
@@ -30,7 +32,7 @@ use crate::figures::Figures;
 use crate::interval::Snapshot;
 use crate::scrape::Message;
 use crate::summary::Summary;
-use crate::target::Event;
+use crate::target::{Event, EventKind};
 use panels::{
     cache_panel, gpu_panel, groups_panel, headline, latency_panel, progress_panel, prompt_panel,
     requests_panel, running_panel,
@@ -120,34 +122,91 @@ impl Output for Dashboard {
     }
 }
 
+/// The rows of the panels of figures below the headline (Requests, Running, Cache; then
+/// Latency and Prompt): their lines and two borders.
+const MIDDLE: u16 = 7;
+const LOWER: u16 = 6;
+
 /// The rows each panel gets at this size; 0 for a panel not shown.
+#[derive(Debug, PartialEq)]
 struct Heights {
     headline: u16,
     gpus: u16,
     progress: u16,
     groups: u16,
     servers: u16,
+    events: u16,
 }
 
 impl Heights {
+    /// The designed layout when it fits (rows beyond 30 to the sparklines, the groups and
+    /// the log); else a tight one that keeps every figure panel whole: the headline on two
+    /// text lines, the progress on one, then the `--by` table (a row at least), the
+    /// servers and the log, each on the rows left (under three, without a box).
     fn new(area: Rect, run: &Run<'_>, servers: usize) -> Heights {
-        // Rows beyond 30 go to the sparklines, the groups and the log.
-        let extra = area.height.saturating_sub(30);
+        let height = area.height;
         let snapshot = run.snapshot;
         let groups = snapshot
             .and_then(|s| s.groups.as_ref())
-            .map(|(_, rows)| rows.len());
-        let gpus = snapshot.is_some_and(|s| s.figures.gpus.is_some() || s.figures.per_token.gpus.is_some());
-        Heights {
+            .map(|(_, rows)| rows.len() as u16);
+        let has_gpus =
+            snapshot.is_some_and(|s| s.figures.gpus.is_some() || s.figures.per_token.gpus.is_some());
+        let has_progress = snapshot.and_then(|s| s.progress).is_some();
+        let gpus = if has_gpus { 4 } else { 0 };
+        let servers = (servers as u16).max(1);
+        let extra = height.saturating_sub(30);
+        let designed = Heights {
             headline: 6 + extra / 3,
-            gpus: if gpus { 4 } else { 0 },
-            progress: if snapshot.and_then(|s| s.progress).is_some() {
-                3
-            } else {
-                0
-            },
-            groups: groups.map_or(0, |n| (n as u16 + 3).min(8 + extra / 3)),
-            servers: (servers as u16 + 2).min(6),
+            gpus,
+            progress: if has_progress { 3 } else { 0 },
+            groups: groups.map_or(0, |n| (n + 3).min(8 + extra / 3)),
+            servers: (servers + 2).min(6),
+            events: 3,
+        };
+        let used = 1
+            + designed.headline
+            + MIDDLE
+            + LOWER
+            + gpus
+            + designed.progress
+            + designed.groups
+            + designed.servers;
+        if used + designed.events <= height {
+            return Heights {
+                events: height - used,
+                ..designed
+            };
+        }
+        let mut left = height.saturating_sub(1 + 4 + MIDDLE + LOWER + gpus);
+        // `want` rows if at least `least` are left, else none.
+        let mut take = |want: u16, least: u16| {
+            if left < least {
+                return 0;
+            }
+            let given = want.min(left);
+            left -= given;
+            given
+        };
+        let progress = if has_progress { take(1, 1) } else { 0 };
+        // A group's row, the servers' status, the groups' first rows, the log; then more
+        // of the groups (as many as the designed layout gives them) and of the log.
+        let mut group_rows = groups.map_or(0, |_| take(4, 4));
+        let servers = take(2 + servers.min(4), 1);
+        if let Some(n) = groups.filter(|_| group_rows > 0) {
+            group_rows += take((n.min(3) + 3).saturating_sub(group_rows), 0);
+        }
+        let events = take(3, 1);
+        if group_rows > 0 {
+            group_rows += take(designed.groups.saturating_sub(group_rows), 0);
+        }
+        let events = if events > 0 { events + take(u16::MAX, 0) } else { 0 };
+        Heights {
+            headline: 4,
+            gpus,
+            progress,
+            groups: group_rows,
+            servers,
+            events,
         }
     }
 }
@@ -158,28 +217,30 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     let f = run.snapshot.map_or(&empty, |s| &s.figures);
     let timing = Timing::of(run);
     let cover = Coverage::of(run);
-    let servers = server_lines(run.servers, timing.interval_s);
+    let servers = server_lines(run.servers, timing.interval_s, area.width.saturating_sub(2));
     let h = Heights::new(area, run, servers.len());
     let [top, headline_area, middle, lower, gpus_area, progress_area, groups_area, servers_area, events_area] =
         Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(h.headline),
-            Constraint::Length(7),
-            Constraint::Length(6),
+            Constraint::Length(MIDDLE),
+            Constraint::Length(LOWER),
             Constraint::Length(h.gpus),
             Constraint::Length(h.progress),
             Constraint::Length(h.groups),
             Constraint::Length(h.servers),
-            Constraint::Min(3),
+            Constraint::Length(h.events),
         ])
         .areas(area);
 
     title(frame, top, run);
     headline(frame, headline_area, f, run.history, &cover, &timing);
+    // The Requests panel's lines need 36 columns; the other two share what is left.
+    let requests_width = (middle.width * 2 / 5).max(36).min(middle.width);
     let [requests, running, cache] = Layout::horizontal([
-        Constraint::Percentage(40),
-        Constraint::Percentage(30),
-        Constraint::Percentage(30),
+        Constraint::Length(requests_width),
+        Constraint::Fill(1),
+        Constraint::Fill(1),
     ])
     .areas(middle);
     requests_panel(frame, requests, f, cover.load);
@@ -192,17 +253,42 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     if h.gpus > 0 {
         gpu_panel(frame, gpus_area, f);
     }
-    if let Some(p) = run.snapshot.and_then(|s| s.progress) {
+    if let Some(p) = run.snapshot.and_then(|s| s.progress).filter(|_| h.progress > 0) {
         progress_panel(frame, progress_area, &p);
     }
-    if let Some((label, rows)) = run.snapshot.and_then(|s| s.groups.as_ref()) {
+    if let Some((label, rows)) = run
+        .snapshot
+        .and_then(|s| s.groups.as_ref())
+        .filter(|_| h.groups > 0)
+    {
         groups_panel(frame, groups_area, label, rows);
     }
-    frame.render_widget(
-        Paragraph::new(servers).block(Block::bordered().title(" Servers ")),
-        servers_area,
-    );
-    events_panel(frame, events_area, run.events);
+    if h.servers >= 3 {
+        frame.render_widget(
+            Paragraph::new(servers).block(Block::bordered().title(" Servers ")),
+            servers_area,
+        );
+    } else if h.servers > 0 {
+        frame.render_widget(Paragraph::new(servers), servers_area);
+    }
+    if h.events > 0 {
+        events_panel(frame, events_area, run.events);
+    }
+}
+
+/// The `--alert` rules (on the totals or a group) firing after `events`.
+fn firing_alerts(events: &[(f64, Event)]) -> usize {
+    let mut firing = std::collections::BTreeSet::new();
+    for (_, e) in events {
+        if let Some(a) = &e.alert {
+            let key = (&a.rule, &a.group);
+            match e.kind {
+                EventKind::AlertFiring => firing.insert(key),
+                _ => firing.remove(&key),
+            };
+        }
+    }
+    firing.len()
 }
 
 fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
@@ -215,7 +301,15 @@ fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
             Style::new().bold().fg(Color::White).bg(Color::Red),
         ));
     }
-    spans.push(Span::raw(format!(" {} · {:.0}s elapsed", run.setup, elapsed)));
+    let firing = firing_alerts(run.events);
+    if firing > 0 {
+        spans.push(Span::styled(
+            format!(" {firing} alert(s) firing "),
+            Style::new().bold().fg(Color::White).bg(Color::Red),
+        ));
+    }
+    // The elapsed time before the setup, which a narrow terminal cuts.
+    spans.push(Span::raw(format!(" {elapsed:.0}s elapsed · {}", run.setup)));
     let line = Line::from(spans);
     let [left, right] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(KEYS.len() as u16)]).areas(area);

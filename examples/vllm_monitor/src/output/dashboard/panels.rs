@@ -11,7 +11,7 @@ use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
 use crate::gpus::Gpus;
 use crate::interval::{History, Progress};
-use crate::output::{duration, keep_end, ms, num, percent};
+use crate::output::{duration, keep_end, labels, ms, num, percent};
 
 /// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
 /// token costs in GPU time, energy and money.
@@ -43,6 +43,8 @@ pub(super) fn gpu_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     );
 }
 
+/// The run's progress: a box at the designed size, one line (its label says what it is)
+/// where the layout gives it one row.
 pub(super) fn progress_panel(frame: &mut Frame<'_>, area: Rect, p: &Progress) {
     let label = format!(
         "{}/{} requests · ETA {} by requests/s, {} by tokens",
@@ -51,11 +53,13 @@ pub(super) fn progress_panel(frame: &mut Frame<'_>, area: Rect, p: &Progress) {
         duration(p.eta_requests_s),
         duration(p.eta_tokens_s)
     );
-    let gauge = Gauge::default()
-        .block(Block::bordered().title(" Progress "))
+    let mut gauge = Gauge::default()
         .gauge_style(Style::new().fg(Color::Cyan).bg(Color::DarkGray))
         .ratio(p.fraction())
         .label(label);
+    if area.height >= 3 {
+        gauge = gauge.block(Block::bordered().title(" Progress "));
+    }
     frame.render_widget(gauge, area);
 }
 
@@ -102,7 +106,11 @@ pub(super) fn headline(
     }
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let [text, charts] = Layout::horizontal([Constraint::Length(30), Constraint::Min(10)]).areas(inner);
+    // Two rows (a small terminal): the four figures two to a line, beside the sparklines.
+    let compact = inner.height < 4;
+    let text_width = if compact { 38 } else { 30 };
+    let [text, charts] =
+        Layout::horizontal([Constraint::Length(text_width), Constraint::Min(10)]).areas(inner);
     let value = f
         .generation
         .window
@@ -113,19 +121,33 @@ pub(super) fn headline(
         .as_ref()
         .map_or_else(|| "EWMA".to_string(), |tau| format!("EWMA {tau}"));
     let w = ewma.chars().count().max(7) + 1;
-    let lines = vec![
-        Line::from(vec![
-            Span::styled(value, Style::new().bold().fg(Color::Green)),
-            Span::raw(" tok/s"),
-        ]),
-        Line::from(format!("{ewma:<w$}{}", num(f.generation.ewma, 1, 10))),
-        Line::from(format!("{:<w$}{}", "rate()", num(f.generation.promql, 1, 10))),
-        Line::from(format!(
-            "{:<w$}{} tok/s",
-            "per req",
-            num(f.tokens_per_s_per_request, 2, 8)
-        )),
-    ];
+    let lines = if compact {
+        vec![
+            Line::from(vec![
+                Span::styled(value, Style::new().bold().fg(Color::Green)),
+                Span::raw(format!(" tok/s  {ewma} {}", num(f.generation.ewma, 1, 10))),
+            ]),
+            Line::from(format!(
+                "rate() {}  per req {} tok/s",
+                num(f.generation.promql, 1, 10),
+                num(f.tokens_per_s_per_request, 2, 8)
+            )),
+        ]
+    } else {
+        vec![
+            Line::from(vec![
+                Span::styled(value, Style::new().bold().fg(Color::Green)),
+                Span::raw(" tok/s"),
+            ]),
+            Line::from(format!("{ewma:<w$}{}", num(f.generation.ewma, 1, 10))),
+            Line::from(format!("{:<w$}{}", "rate()", num(f.generation.promql, 1, 10))),
+            Line::from(format!(
+                "{:<w$}{} tok/s",
+                "per req",
+                num(f.tokens_per_s_per_request, 2, 8)
+            )),
+        ]
+    };
     frame.render_widget(Paragraph::new(lines), text);
     let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(charts);
     let max = h
@@ -147,12 +169,7 @@ pub(super) fn requests_panel(
     f: &Figures,
     load_instead: Option<&'static str>,
 ) {
-    let reasons: Vec<String> = f
-        .finished_by_reason
-        .iter()
-        .filter(|(_, rate)| *rate > 0.0)
-        .map(|(reason, rate)| format!("{reason} {rate:.2}"))
-        .collect();
+    let width = usize::from(area.width.saturating_sub(2));
     let load_style = match f.load {
         _ if load_instead.is_some() => Style::new().fg(Color::Yellow),
         Load::Steady => Style::new().fg(Color::Green),
@@ -160,25 +177,51 @@ pub(super) fn requests_panel(
         Load::Stalled => Style::new().fg(Color::Red).bold(),
         Load::Unknown => Style::new(),
     };
+    // The verdict in the title, where it fits at any width beside the figures.
+    let load = load_instead.unwrap_or(f.load.label());
+    let mut title = vec![Span::raw(" Requests ")];
+    if !load.is_empty() {
+        title.extend([Span::raw("· "), Span::styled(load, load_style), Span::raw(" ")]);
+    }
     // Most important first: a small terminal shows the top lines only.
     let lines = vec![
         Line::from(format!("finished  {} req/s", num(f.finished, 2, 8))),
-        Line::from(vec![
-            Span::raw(format!("steady    {} req/s ", num(f.steady_rate, 2, 8))),
-            Span::styled(load_instead.unwrap_or(f.load.label()), load_style),
-        ]),
+        Line::from(format!("steady    {} req/s", num(f.steady_rate, 2, 8))),
         Line::from(format!(
-            "per req   {} gen · {} prompt tok",
-            num(f.tokens_per_request, 0, 7),
-            num(f.prompt_tokens_per_request, 0, 7)
+            "tok/req   {} gen · {} prompt",
+            num(f.tokens_per_request, 0, 5),
+            num(f.prompt_tokens_per_request, 0, 5)
         )),
         Line::from(format!("e2e mean  {} s", num(f.mean_latency, 1, 8))),
-        Line::from(format!("by reason {}", reasons.join(" · "))).dim(),
+        Line::from(reasons_line(f, width)).dim(),
     ];
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" Requests ")),
+        Paragraph::new(lines).block(Block::bordered().title(Line::from(title))),
         area,
     );
+}
+
+/// `by reason stop 0.90 · length 0.10` within `width`: the busiest reasons that fit whole,
+/// and how many others there are (`+2`), never a reason cut.
+fn reasons_line(f: &Figures, width: usize) -> String {
+    let mut reasons: Vec<&(String, f64)> = f.finished_by_reason.iter().filter(|(_, r)| *r > 0.0).collect();
+    reasons.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut line = String::from("by reason");
+    for (shown, (reason, rate)) in reasons.iter().enumerate() {
+        let part = format!("{} {reason} {rate:.2}", if shown == 0 { "" } else { " ·" });
+        let others = reasons.len() - shown - 1;
+        let more = if others > 0 {
+            format!(" +{others}")
+        } else {
+            String::new()
+        };
+        if line.chars().count() + part.chars().count() + more.chars().count() > width {
+            line += &format!(" +{}", reasons.len() - shown);
+            break;
+        }
+        line += &part;
+    }
+    line
 }
 
 pub(super) fn running_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
@@ -212,30 +255,30 @@ pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let [label, gauge, rest] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     frame.render_widget(Paragraph::new("KV cache"), label);
-    let usage = f.kv_usage.unwrap_or(0.0).clamp(0.0, 1.0);
-    let color = if usage > 0.9 { Color::Red } else { Color::Blue };
-    frame.render_widget(
-        Gauge::default()
-            .gauge_style(Style::new().fg(color).bg(Color::DarkGray))
-            .ratio(usage)
-            .label(format!("{}%", percent(f.kv_usage))),
-        gauge,
-    );
-    let spec = f.spec_decode.map_or_else(
-        || "-".to_string(),
-        |s| {
-            format!(
-                "{}% len {}",
-                percent(s.acceptance_rate),
-                num(s.mean_acceptance_length, 2, 5)
-            )
-        },
-    );
-    let lines = vec![
-        Line::from(format!("prefix hit {}%", percent(f.prefix_hit_rate))),
-        Line::from(format!("spec accept {spec}")),
-    ];
+    frame.render_widget(Paragraph::new(usage_bar(f.kv_usage, gauge.width)), gauge);
+    let mut lines = vec![Line::from(format!("prefix hit {}%", percent(f.prefix_hit_rate)))];
+    match f.spec_decode {
+        Some(s) => lines.extend([
+            Line::from(format!("spec accept {}%", percent(s.acceptance_rate))),
+            Line::from(format!("spec length {}", num(s.mean_acceptance_length, 2, 5))),
+        ]),
+        None => lines.push(Line::from("spec accept -")),
+    }
     frame.render_widget(Paragraph::new(lines), rest);
+}
+
+/// A usage bar and its percentage beside it (`█████░░░░░ 37.5%`), never over each other.
+pub(super) fn usage_bar(usage: Option<f64>, width: u16) -> Line<'static> {
+    let text = usage.map_or_else(|| "-".to_string(), |u| format!("{}%", percent(Some(u))));
+    let bar = usize::from(width).saturating_sub(text.chars().count() + 1);
+    let ratio = usage.unwrap_or(0.0).clamp(0.0, 1.0);
+    let filled = ((ratio * bar as f64).round() as usize).min(bar);
+    let color = if ratio > 0.9 { Color::Red } else { Color::Blue };
+    Line::from(vec![
+        Span::styled("█".repeat(filled), Style::new().fg(color)),
+        Span::styled("░".repeat(bar - filled), Style::new().fg(Color::DarkGray)),
+        Span::raw(format!(" {text}")),
+    ])
 }
 
 pub(super) fn latency_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
@@ -273,12 +316,43 @@ pub(super) fn prompt_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     );
 }
 
+/// A row per group, each named distinctly as plain mode names them (`labels`): the
+/// shortest form that tells the groups apart, else a number and the end of the name; the
+/// title says how many rows fit when not all do.
 pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, label: &str, rows: &[(String, Figures)]) {
     let width = usize::from(area.width / 3).max(12);
+    let names: Vec<String> = rows
+        .iter()
+        .map(|(value, _)| match label {
+            "url" => labels::readable_url(value),
+            _ => value.clone(),
+        })
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (short, numbered) = labels::distinct(&refs, width);
+    let names: Vec<String> = match numbered {
+        true => short
+            .iter()
+            .zip(&names)
+            .map(|(number, name)| {
+                format!(
+                    "{number} {}",
+                    keep_end(name, width.saturating_sub(number.len() + 1))
+                )
+            })
+            .collect(),
+        false => short,
+    };
+    let fits = usize::from(area.height.saturating_sub(3));
+    let title = if fits < rows.len() {
+        format!(" By {label} · {fits} of {} shown ", rows.len())
+    } else {
+        format!(" By {label} ")
+    };
     let table = Table::new(
-        rows.iter().map(|(value, f)| {
+        rows.iter().zip(names).map(|((_, f), name)| {
             Row::new(vec![
-                Cell::from(keep_end(value, width)),
+                Cell::from(name),
                 Cell::from(num(f.generation.window, 1, 9)),
                 Cell::from(num(f.finished, 2, 7)),
                 Cell::from(num(f.running, 0, 6)),
@@ -298,6 +372,6 @@ pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, label: &str, rows:
         ],
     )
     .header(Row::new([label, "gen/s", "req/s", "run", "wait", "kv", "load"]).bold())
-    .block(Block::bordered().title(format!(" By {label} ")));
+    .block(Block::bordered().title(title));
     frame.render_widget(table, area);
 }

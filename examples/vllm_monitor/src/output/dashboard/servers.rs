@@ -7,13 +7,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
+use crate::output::labels;
 use crate::target::{Event, EventKind, ServerRow, Status};
 
 /// One line per URL, or per instance in a federation; a scrape that took longer than the
-/// interval `interval_s` is said on its URL's line (the figures wait for such pages).
-pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>) -> Vec<Line<'static>> {
+/// interval `interval_s` is said on its URL's line (the figures wait for such pages). A URL
+/// is shown as people read it, cut in its middle (distinct from the others) so that what
+/// is said of it fits in `width` columns beside it.
+pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for t in targets {
+    let urls: Vec<&str> = targets.iter().map(|t| t.url.as_str()).collect();
+    for (i, t) in targets.iter().enumerate() {
         let (mark, color) = match &t.status {
             Status::Ok(_) => ("●", Color::Green),
             Status::BadLines { .. } => ("●", Color::Yellow),
@@ -34,19 +38,27 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>) -> Ve
             Some(promrate::Format::OpenMetrics) => " · openmetrics",
             _ => "",
         };
+        let status = t.status.to_string();
+        let tail = if t.skipped > 0 {
+            format!(
+                "{restarted}{format} · {} error(s) · {} page(s) skipped",
+                t.errors, t.skipped
+            )
+        } else {
+            format!("{restarted}{format} · {} error(s)", t.errors)
+        };
+        let said = [&status, &slow, &tail]
+            .iter()
+            .map(|s| s.chars().count())
+            .sum::<usize>();
+        let room = usize::from(width).saturating_sub(3 + said);
+        let (shown, _) = labels::url_labels(&urls, room.max(16));
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), Style::new().fg(color)),
-            Span::raw(format!("{} ", t.url)),
-            Span::styled(t.status.to_string(), Style::new().fg(color)),
+            Span::raw(format!("{} ", shown[i])),
+            Span::styled(status, Style::new().fg(color)),
             Span::styled(slow, Style::new().fg(Color::Yellow)),
-            Span::raw(if t.skipped > 0 {
-                format!(
-                    "{restarted}{format} · {} error(s) · {} page(s) skipped",
-                    t.errors, t.skipped
-                )
-            } else {
-                format!("{restarted}{format} · {} error(s)", t.errors)
-            }),
+            Span::raw(tail),
         ]));
         // What needs attention first: a small terminal shows only the top lines.
         let mut instances: Vec<_> = t.instances.iter().filter(|(name, _)| !name.is_empty()).collect();
@@ -74,9 +86,10 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>) -> Ve
 }
 
 /// The newest events first, each message wrapped within the box (a cut message hid the
-/// end of a restart's or a fault's reason).
+/// end of a restart's or a fault's reason); on fewer than three rows, without the box.
 pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
-    let rows = usize::from(area.height.saturating_sub(2));
+    let boxed = area.height >= 3;
+    let rows = usize::from(if boxed { area.height - 2 } else { area.height });
     let lines: Vec<Line<'_>> = events
         .iter()
         .rev()
@@ -84,13 +97,13 @@ pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Ev
         .map(|(elapsed, e)| {
             let color = match e.kind {
                 EventKind::Restart | EventKind::Imbalance | EventKind::Slow => Color::Yellow,
-                EventKind::Fault | EventKind::Stale | EventKind::Stall => Color::Red,
-                EventKind::Recovered | EventKind::Back => Color::Green,
+                EventKind::Fault | EventKind::Stale | EventKind::Stall | EventKind::AlertFiring => Color::Red,
+                EventKind::Recovered | EventKind::Back | EventKind::AlertResolved => Color::Green,
             };
             Line::from(vec![
                 Span::raw(format!("{elapsed:6.1}s ")),
                 Span::styled(format!("{:<9} ", e.kind.as_str()), Style::new().fg(color).bold()),
-                Span::raw(format!("{}: {}", e.source, e.message)),
+                Span::raw(format!("{}: {}", labels::readable_url(&e.source), e.message)),
             ])
         })
         .collect();
@@ -99,10 +112,10 @@ pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Ev
     } else {
         format!(" Events ({}) ", events.len())
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(title)),
-        area,
-    );
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let paragraph = match boxed {
+        true => paragraph.block(Block::bordered().title(title)),
+        false => paragraph,
+    };
+    frame.render_widget(paragraph, area);
 }

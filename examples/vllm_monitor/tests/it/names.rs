@@ -1,0 +1,122 @@
+//! Names stay whole in plain mode: on a 1,000-server federation every instance's row has a
+//! label of its own that names it, and two URLs that differ in one character never print
+//! the same label.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::Duration;
+
+use vllm_monitor::fleet::Fleet;
+
+use crate::monitor::monitor_binary;
+use crate::recorded::{Grid, Recording, Source, ORIGIN_US};
+
+/// A small vLLM page for the fleet to repeat: a counter and a gauge (a fleet of the full
+/// page is 185,000 series a scrape, which a test build reads slowly and checks nothing more).
+const TEMPLATE: &str = "\
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} 1e6
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 100
+";
+
+/// The plain lines of `--replay FILE args...`.
+fn plain(recording: &Recording, args: &[&str]) -> Vec<String> {
+    let output = Command::new(monitor_binary())
+        .args(["--replay", recording.path().to_str().unwrap(), "--plain"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The group rows after each interval's total row: their labels, interval by interval.
+fn group_labels(lines: &[String]) -> Vec<Vec<String>> {
+    let mut intervals: Vec<Vec<String>> = Vec::new();
+    for line in lines {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if line.starts_with('!') || line.contains("gen/s") || first.is_empty() {
+            continue;
+        }
+        if first.ends_with('s') && first.trim_end_matches('s').parse::<f64>().is_ok() {
+            intervals.push(Vec::new());
+        } else if let Some(rows) = intervals.last_mut() {
+            if line.starts_with(' ') {
+                rows.push(first.to_string());
+            }
+        }
+    }
+    intervals
+}
+
+#[test]
+fn a_thousand_server_federation_prints_a_distinct_label_per_instance() {
+    const SERVERS: usize = 1000;
+    let fleet = Fleet::new(TEMPLATE, SERVERS, ORIGIN_US / 1000);
+    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
+    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
+    let recording = Recording::make(
+        "fleet-1000.jsonl",
+        grid,
+        &[Source::new("http://127.0.0.1:9091/federate", page)],
+    );
+    let lines = plain(&recording, &["--by", "instance"]);
+    assert!(lines.iter().all(|l| l.chars().count() <= 120));
+    let intervals = group_labels(&lines);
+    assert!(intervals.len() >= 3, "{}", lines.join("\n"));
+    let instances: BTreeSet<String> = (0..SERVERS).map(Fleet::instance).collect();
+    for rows in &intervals {
+        assert_eq!(rows.len(), SERVERS);
+        let distinct: BTreeSet<&String> = rows.iter().collect();
+        assert_eq!(distinct.len(), SERVERS, "two instances share a label");
+        // Each label is its instance's name without the port all share, so it names it.
+        let named: BTreeSet<String> = rows.iter().map(|l| format!("{l}:8000")).collect();
+        assert_eq!(named, instances);
+    }
+}
+
+/// Two servers whose URLs differ in one character (in the host, in the port, in the
+/// path): `--by url` rows never share a label, nor do their event lines' URLs.
+#[test]
+fn two_urls_one_character_apart_print_distinct_labels() {
+    let page = |t: f64| {
+        format!(
+            "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\"}} {}\n",
+            (1000.0 * t).round()
+        )
+    };
+    for (a, b) in [
+        (
+            "http://gpu-node-17.cluster.example.com:8000/metrics",
+            "http://gpu-node-18.cluster.example.com:8000/metrics",
+        ),
+        (
+            "http://gpu1.example.com:8000/metrics",
+            "http://gpu1.example.com:8001/metrics",
+        ),
+        ("http://gpu1:8000/v1/metrics", "http://gpu1:8000/v2/metrics"),
+    ] {
+        let grid = Grid::new(Duration::from_secs(1), 4).window(Duration::from_secs(2));
+        let recording = Recording::make(
+            "one-apart.jsonl",
+            grid,
+            &[Source::new(a, page), Source::new(b, page)],
+        );
+        let lines = plain(&recording, &["--by", "url"]);
+        let intervals = group_labels(&lines);
+        assert!(!intervals.is_empty(), "{}", lines.join("\n"));
+        for rows in &intervals {
+            assert_eq!(rows.len(), 2, "{}", lines.join("\n"));
+            assert_ne!(rows[0], rows[1], "{a} and {b}:\n{}", lines.join("\n"));
+        }
+    }
+}
