@@ -172,25 +172,3 @@ pub struct Coverage {
     /// Why a series' span is shorter than the window (the first such series'), if one is.
     pub shortened: Option<Shortened>,
 }
-
-impl Coverage {
-    /// The coverage of one series.
-    pub(crate) fn of(start: DateTime<Utc>, end: DateTime<Utc>, shortened: Option<Shortened>) -> Coverage {
-        Coverage {
-            start,
-            end,
-            span: end - start,
-            shortened,
-        }
-    }
-
-    /// Both coverages as one: the oldest start, the newest end, the longest span.
-    pub(crate) fn merge(self, other: Coverage) -> Coverage {
-        Coverage {
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
-            span: self.span.max(other.span),
-            shortened: self.shortened.or(other.shortened),
-        }
-    }
-}

@@ -166,14 +166,31 @@ impl Tracker {
         })
     }
 
-    /// Whether `selector` picks `series` (whose name is one of those it picks).
-    pub(super) fn picks(&self, selector: &Selector, pick: Pick<'_>, series: &TrackedSeries) -> bool {
-        let normalize = self.index.normalize_names() || selector.normalizes_names();
+    /// Whether `selector` picks `series`, one of the series of the names it picks (the
+    /// name index checked the names: what is left is the labels, and that a `_bucket`
+    /// picked as a histogram's part has an `le` label).
+    fn picks(&self, selector: &Selector, pick: Pick<'_>, series: &TrackedSeries) -> bool {
         let label = |l: &str| series.label(l);
-        match pick {
-            Pick::Family => selector.matches_family_series(&series.name, label, normalize),
-            Pick::Part(_) => selector.matches_label_values(label),
+        if !selector.matches_label_values(label) {
+            return false;
         }
+        match pick {
+            Pick::Family if series.name.ends_with("_bucket") && series.label("le").is_none() => {
+                let normalize = self.index.normalize_names() || selector.normalizes_names();
+                selector.name_matches_normalized(&series.name, normalize)
+            }
+            _ => true,
+        }
+    }
+
+    /// Whether `selector` picks the series in `slot` as a family, names checked too (for a
+    /// slot remembered from an earlier page, which may hold another series since).
+    pub(super) fn picks_slot(&self, selector: &Selector, slot: usize) -> Option<&TrackedSeries> {
+        let series = self.index.get(slot)?;
+        let normalize = self.index.normalize_names() || selector.normalizes_names();
+        selector
+            .matches_family_series(&series.name, |l| series.label(l), normalize)
+            .then_some(series)
     }
 
     /// The slots of the series of every name `selector` picks as a family (the names it

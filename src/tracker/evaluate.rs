@@ -15,7 +15,46 @@ use crate::select::Selector;
 use crate::series::{CounterSeries, Shortened};
 
 /// One series' figure and the time its points cover.
-type Figure = Result<(f64, Option<Coverage>), NoValue>;
+type Figure = Result<(f64, Option<Covered>), NoValue>;
+
+/// The time points cover, in milliseconds while a query folds (times are built once, for
+/// the answer): the oldest start, the newest end, the longest span of one series.
+#[derive(Debug, Clone, Copy)]
+struct Covered {
+    start_ms: i64,
+    end_ms: i64,
+    longest_ms: i64,
+    shortened: Option<Shortened>,
+}
+
+impl Covered {
+    fn of(start_ms: i64, end_ms: i64, shortened: Option<Shortened>) -> Covered {
+        Covered {
+            start_ms,
+            end_ms,
+            longest_ms: end_ms - start_ms,
+            shortened,
+        }
+    }
+
+    fn merge(self, other: Covered) -> Covered {
+        Covered {
+            start_ms: self.start_ms.min(other.start_ms),
+            end_ms: self.end_ms.max(other.end_ms),
+            longest_ms: self.longest_ms.max(other.longest_ms),
+            shortened: self.shortened.or(other.shortened),
+        }
+    }
+
+    fn coverage(self) -> Coverage {
+        Coverage {
+            start: millis_to_time(self.start_ms),
+            end: millis_to_time(self.end_ms),
+            span: TimeDelta::milliseconds(self.longest_ms),
+            shortened: self.shortened,
+        }
+    }
+}
 
 /// A group's figures folded: the sum of the values, how many, the first reason of a
 /// series without one, and the coverage of those with one.
@@ -24,11 +63,11 @@ struct Fold<T> {
     value: T,
     series: usize,
     why: Option<NoValue>,
-    coverage: Option<Coverage>,
+    coverage: Option<Covered>,
 }
 
 impl<T> Fold<T> {
-    fn start(figure: Result<(T, Option<Coverage>), NoValue>, empty: T) -> Fold<T> {
+    fn start(figure: Result<(T, Option<Covered>), NoValue>, empty: T) -> Fold<T> {
         match figure {
             Ok((value, coverage)) => Fold {
                 value,
@@ -45,7 +84,7 @@ impl<T> Fold<T> {
         }
     }
 
-    fn add(&mut self, figure: Result<(T, Option<Coverage>), NoValue>, combine: impl FnOnce(&mut T, T)) {
+    fn add(&mut self, figure: Result<(T, Option<Covered>), NoValue>, combine: impl FnOnce(&mut T, T)) {
         match figure {
             Ok((value, coverage)) => {
                 combine(&mut self.value, value);
@@ -115,7 +154,7 @@ impl Tracker {
                     Err(fold.why.unwrap_or(NoValue::NoScrapes))
                 },
                 series: fold.series,
-                coverage: fold.coverage,
+                coverage: fold.coverage.map(Covered::coverage),
             })
             .collect();
         Ok(self.answer(query, at, groups))
@@ -187,7 +226,7 @@ impl Tracker {
                     labels,
                     value,
                     series: fold.series,
-                    coverage: fold.coverage,
+                    coverage: fold.coverage.map(Covered::coverage),
                 }
             })
             .collect();
@@ -313,13 +352,13 @@ impl Tracker {
         let window = query.window.unwrap_or(self.ewma_tau);
         match query.estimator {
             Estimator::WindowRate | Estimator::WindowIncrease => {
-                let w = counter.window_increase(&query.window_rule(window), at)?;
+                let w = counter.measure(&query.window_rule(window), at.timestamp_millis())?;
                 let value = if query.estimator == Estimator::WindowRate {
                     w.rate()
                 } else {
                     w.increase
                 };
-                Ok((value, Some(Coverage::of(w.start, w.end, w.shortened))))
+                Ok((value, Some(Covered::of(w.start_ms, w.end_ms, w.shortened))))
             }
             Estimator::Rate | Estimator::Increase | Estimator::Irate => {
                 promql_figure(counter, query, window, at)
@@ -469,11 +508,7 @@ fn promql_figure(counter: &CounterSeries, query: &Query, window: TimeDelta, at: 
                 Shortened::SinceFirstPoint
             }
         });
-        Coverage::of(
-            millis_to_time(points[first].timestamp_ms),
-            millis_to_time(points[end - 1].timestamp_ms),
-            shortened,
-        )
+        Covered::of(points[first].timestamp_ms, points[end - 1].timestamp_ms, shortened)
     });
     Ok((value, coverage))
 }

@@ -181,9 +181,8 @@ impl Tracker {
         let scrape = self.scrapes;
         let selector = &self.selectors[i];
         let witnessed = self.witnesses.get(i).copied().flatten().is_some_and(|slot| {
-            self.index
-                .get(slot)
-                .is_some_and(|s| s.last_seen == scrape && self.picks(selector, Pick::Family, s))
+            self.picks_slot(selector, slot)
+                .is_some_and(|s| s.last_seen == scrape)
         });
         if witnessed {
             return true;

@@ -48,8 +48,19 @@ impl CounterSeries {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn window_increase(&self, rule: &WindowRule, at: DateTime<Utc>) -> Result<WindowIncrease, NoValue> {
+        let m = self.measure(rule, at.timestamp_millis())?;
+        Ok(WindowIncrease {
+            increase: m.increase,
+            start: millis_to_time(m.start_ms),
+            end: millis_to_time(m.end_ms),
+            shortened: m.shortened,
+        })
+    }
+
+    /// [`CounterSeries::window_increase`] in milliseconds (a tracker's queries fold
+    /// thousands of these: no time is built until the answer).
+    pub(crate) fn measure(&self, rule: &WindowRule, at_ms: i64) -> Result<Measured, NoValue> {
         let points = self.points.points();
-        let at_ms = at.timestamp_millis();
         let start_ms = at_ms - rule.window.num_milliseconds();
         let oldest_ms = start_ms - rule.slack.num_milliseconds().max(0);
         let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
@@ -69,7 +80,7 @@ impl CounterSeries {
             return Err(NoValue::TooFewScrapes {
                 found: end.saturating_sub(reach),
                 from: millis_to_time(oldest_ms),
-                to: at,
+                to: millis_to_time(at_ms),
             });
         }
         // The nearest of the last point at or before the start and the first one after it.
@@ -116,12 +127,28 @@ impl CounterSeries {
         let first = self.first_number();
         let created = |i: usize| self.created_at(first + i as u64);
         let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
-        Ok(WindowIncrease {
+        Ok(Measured {
             increase,
-            start: millis_to_time(points[anchor].timestamp_ms),
-            end: millis_to_time(points[end - 1].timestamp_ms),
+            start_ms: points[anchor].timestamp_ms,
+            end_ms: points[end - 1].timestamp_ms,
             shortened,
         })
+    }
+}
+
+/// What `CounterSeries::measure` found, times in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measured {
+    pub(crate) increase: f64,
+    pub(crate) start_ms: i64,
+    pub(crate) end_ms: i64,
+    pub(crate) shortened: Option<Shortened>,
+}
+
+impl Measured {
+    /// The increase per second between the two points.
+    pub(crate) fn rate(&self) -> f64 {
+        self.increase / ((self.end_ms - self.start_ms) as f64 / 1000.0)
     }
 }
 
