@@ -1,11 +1,12 @@
 //! The catalogue: each server's entry, with where its names come from.
 
-use super::{m, Engine, NONE};
+use super::{m, Engine, KvSize, NONE};
 
 /// The model the simulator serves, in the labels of every engine.
 const SIMULATED_MODEL: &str = "meta-llama/Llama-3.1-8B-Instruct";
 
-/// vLLM V1 (0.8+) and V0 names; `vllm/v1/metrics/loggers.py`.
+/// vLLM V1 (0.8+), by its current names (0.33's `vllm/v1/metrics/loggers.py`); the older
+/// names a page of V0 or early V1 has are in `aliases.rs`.
 const VLLM: Engine = Engine {
     kind: "vllm",
     title: "vLLM",
@@ -17,28 +18,32 @@ const VLLM: Engine = Engine {
     finished: &[m("vllm:request_success_total")],
     running: &[m("vllm:num_requests_running")],
     waiting: &[m("vllm:num_requests_waiting")],
-    kv_usage: &[m("vllm:kv_cache_usage_perc"), m("vllm:gpu_cache_usage_perc")],
-    prefix_hits: &[
-        m("vllm:prefix_cache_hits_total"),
-        m("vllm:gpu_prefix_cache_hits_total"),
-    ],
-    prefix_queries: &[
-        m("vllm:prefix_cache_queries_total"),
-        m("vllm:gpu_prefix_cache_queries_total"),
-    ],
-    prefix_hit_rate: &[m("vllm:gpu_prefix_cache_hit_rate")],
+    kv_usage: &[m("vllm:kv_cache_usage_perc")],
+    prefix_hits: &[m("vllm:prefix_cache_hits_total")],
+    prefix_queries: &[m("vllm:prefix_cache_queries_total")],
     spec_accepted: &[m("vllm:spec_decode_num_accepted_tokens_total")],
     spec_draft_tokens: &[m("vllm:spec_decode_num_draft_tokens_total")],
     spec_drafts: &[m("vllm:spec_decode_num_drafts_total")],
-    spec_rate: &[m("vllm:spec_decode_draft_acceptance_rate")],
     ttft: &[m("vllm:time_to_first_token_seconds")],
     e2e: &[m("vllm:e2e_request_latency_seconds")],
-    itl: &[
-        m("vllm:inter_token_latency_seconds"),
-        m("vllm:time_per_output_token_seconds"),
-    ],
+    itl: &[m("vllm:inter_token_latency_seconds")],
     request_generation: &[m("vllm:request_generation_tokens")],
     request_prompt: &[m("vllm:request_prompt_tokens")],
+    queue_time: &[m("vllm:request_queue_time_seconds")],
+    prefill_time: &[m("vllm:request_prefill_time_seconds")],
+    decode_time: &[m("vllm:request_decode_time_seconds")],
+    inference_time: &[m("vllm:request_inference_time_seconds")],
+    kv_size: &[KvSize::InfoLabels {
+        info: "vllm:cache_config_info",
+        tokens: "kv_cache_size_tokens",
+        blocks: "num_gpu_blocks",
+        block_size: "block_size",
+    }],
+    preemptions: &[m("vllm:num_preemptions_total")],
+    admission_rejections: &[m("vllm:admission_rejections_total")],
+    aborts: &[m("vllm:request_success_total").only("finished_reason", "abort")],
+    waiting_by_reason: &[m("vllm:num_requests_waiting_by_reason")],
+    sleep_state: &[m("vllm:engine_sleep_state")],
     labels: &[("engine", "0"), ("model_name", SIMULATED_MODEL)],
     ..NONE
 };
@@ -61,6 +66,11 @@ const SGLANG: Engine = Engine {
     ttft: &[m("sglang:time_to_first_token_seconds")],
     e2e: &[m("sglang:e2e_request_latency_seconds")],
     itl: &[m("sglang:inter_token_latency_seconds")],
+    queue_time: &[m("sglang:queue_time_seconds")],
+    kv_size: &[KvSize::Tokens("sglang:max_total_num_tokens")],
+    // Newer than the 0.5.10 capture the page test reads (`page_tests.rs` says where from).
+    preemptions: &[m("sglang:num_retracted_requests_total")],
+    aborts: &[m("sglang:num_aborted_requests_total")],
     labels: &[("model_name", SIMULATED_MODEL)],
     ..NONE
 };
@@ -80,6 +90,8 @@ const TGI: Engine = Engine {
     itl: &[m("tgi_request_mean_time_per_token_duration")],
     request_generation: &[m("tgi_request_generated_tokens")],
     request_prompt: &[m("tgi_request_input_length")],
+    queue_time: &[m("tgi_request_queue_duration")],
+    inference_time: &[m("tgi_request_inference_duration")],
     tokens_at_request_end: true,
     ..NONE
 };
@@ -119,6 +131,14 @@ const TRTLLM: Engine = Engine {
     ttft: &[m("trtllm_time_to_first_token_seconds")],
     e2e: &[m("trtllm_e2e_request_latency_seconds")],
     itl: &[m("trtllm_time_per_output_token_seconds")],
+    queue_time: &[m("trtllm_request_queue_time_seconds")],
+    prefill_time: &[m("trtllm_request_prefill_time_seconds")],
+    decode_time: &[m("trtllm_request_decode_time_seconds")],
+    inference_time: &[m("trtllm_request_inference_time_seconds")],
+    kv_size: &[KvSize::Blocks {
+        blocks: "trtllm_kv_cache_max_blocks",
+        tokens_per_block: "trtllm_kv_cache_tokens_per_block",
+    }],
     tokens_at_request_end: true,
     labels: &[("engine_type", "undefined"), ("model_name", "undefined")],
     ..NONE
@@ -146,6 +166,10 @@ const LMDEPLOY: Engine = Engine {
     itl: &[m("lmdeploy:time_per_output_token_seconds")],
     request_generation: &[m("lmdeploy:request_generation_tokens")],
     request_prompt: &[m("lmdeploy:request_prompt_tokens")],
+    queue_time: &[m("lmdeploy:request_queue_time_seconds")],
+    prefill_time: &[m("lmdeploy:request_prefill_time_seconds")],
+    decode_time: &[m("lmdeploy:request_decode_time_seconds")],
+    inference_time: &[m("lmdeploy:request_inference_time_seconds")],
     labels: &[("engine", "0"), ("model_name", SIMULATED_MODEL)],
     ..NONE
 };
@@ -166,6 +190,10 @@ const DYNAMO: Engine = Engine {
     itl: &[m("dynamo_frontend_inter_token_latency_seconds")],
     request_generation: &[m("dynamo_frontend_output_sequence_tokens")],
     request_prompt: &[m("dynamo_frontend_input_sequence_tokens")],
+    kv_size: &[KvSize::Blocks {
+        blocks: "dynamo_frontend_model_total_kv_blocks",
+        tokens_per_block: "dynamo_frontend_model_kv_cache_block_size",
+    }],
     labels: &[("model", SIMULATED_MODEL)],
     ..NONE
 };
@@ -187,6 +215,7 @@ const RAY_VLLM: Engine = Engine {
     ttft: &[m("ray_vllm_time_to_first_token_seconds").estimated_sum()],
     e2e: &[m("ray_vllm_e2e_request_latency_seconds").estimated_sum()],
     itl: &[m("ray_vllm_inter_token_latency_seconds").estimated_sum()],
+    preemptions: &[m("ray_vllm_num_preemptions_total")],
     labels: &[
         ("ReplicaId", "b7k2m9qx"),
         ("engine", "0"),

@@ -3,9 +3,11 @@
 //! read this table, so adding a server is one entry here and its test page in
 //! `tests/data/engines/` (with its origin in that folder's `SOURCES.md`).
 //!
-//! A figure's metrics are alternatives: the first one a page has is used (vLLM V1 names
-//! before the V0 names it replaced). Names are compared with `:` and `_` alike (the
-//! trackers normalise them), so `vllm:x` also finds vLLM's OpenMetrics spelling `vllm_x`.
+//! A figure's metrics are alternatives: the first one a page has is used. An entry names
+//! each figure by the server's current name; vLLM's older names come from one table of
+//! renames (`aliases.rs`), tried after the current one. Names are compared with `:` and `_`
+//! alike (the trackers normalise them), so `vllm:x` also finds vLLM's OpenMetrics spelling
+//! `vllm_x`.
 
 use promrate::Tracker;
 
@@ -94,6 +96,24 @@ pub struct Engine {
     /// Per-request histograms of generated and prompt tokens.
     pub request_generation: &'static [Metric],
     pub request_prompt: &'static [Metric],
+    /// Per-request histograms, in seconds, of the time spent queued, in prefill, in decode,
+    /// and in the engine (prefill and decode): their means are the time per phase.
+    pub queue_time: &'static [Metric],
+    pub prefill_time: &'static [Metric],
+    pub decode_time: &'static [Metric],
+    pub inference_time: &'static [Metric],
+    /// How the server says its KV cache's size in tokens.
+    pub kv_size: &'static [KvSize],
+    /// Preemptions (a counter): requests evicted from the batch to free KV cache.
+    pub preemptions: &'static [Metric],
+    /// Requests refused at admission (a counter).
+    pub admission_rejections: &'static [Metric],
+    /// Requests aborted (a counter; vLLM counts them among finished requests, by reason).
+    pub aborts: &'static [Metric],
+    /// Requests waiting, per value of the label `reason` (gauges).
+    pub waiting_by_reason: &'static [Metric],
+    /// The engine's sleep state: gauges, 1 for the current value of the label `sleep_state`.
+    pub sleep_state: &'static [Metric],
     /// The token counters move only when a request ends (llama.cpp): a rate over less than
     /// a request's duration is a sawtooth, not the throughput.
     pub tokens_at_request_end: bool,
@@ -101,9 +121,52 @@ pub struct Engine {
     pub labels: &'static [(&'static str, &'static str)],
 }
 
+pub mod aliases;
 mod catalogue;
 
 pub use catalogue::{DCGM, ENGINES};
+
+/// How a server says its KV cache's size, in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvSize {
+    /// An info gauge whose labels hold the size: `tokens` where the server has it, else
+    /// `blocks` × `block_size` (vLLM's `cache_config_info`; V0's has no token count).
+    InfoLabels {
+        info: &'static str,
+        tokens: &'static str,
+        blocks: &'static str,
+        block_size: &'static str,
+    },
+    /// A gauge of tokens (SGLang's `max_total_num_tokens`).
+    Tokens(&'static str),
+    /// A gauge of blocks and a gauge of tokens per block (TensorRT-LLM, Dynamo).
+    Blocks {
+        blocks: &'static str,
+        tokens_per_block: &'static str,
+    },
+}
+
+impl KvSize {
+    /// The metric whose series each say one cache's size (one per engine).
+    pub fn anchor(&self) -> &'static str {
+        match *self {
+            KvSize::InfoLabels { info, .. } => info,
+            KvSize::Tokens(name) => name,
+            KvSize::Blocks { blocks, .. } => blocks,
+        }
+    }
+
+    /// Every metric it reads.
+    pub fn names(&self) -> Vec<&'static str> {
+        match *self {
+            KvSize::Blocks {
+                blocks,
+                tokens_per_block,
+            } => vec![blocks, tokens_per_block],
+            other => vec![other.anchor()],
+        }
+    }
+}
 
 /// An engine with no figure, for the entries to fill in.
 pub(crate) const NONE: Engine = Engine {
@@ -131,6 +194,16 @@ pub(crate) const NONE: Engine = Engine {
     itl: &[],
     request_generation: &[],
     request_prompt: &[],
+    queue_time: &[],
+    prefill_time: &[],
+    decode_time: &[],
+    inference_time: &[],
+    kv_size: &[],
+    preemptions: &[],
+    admission_rejections: &[],
+    aborts: &[],
+    waiting_by_reason: &[],
+    sleep_state: &[],
     tokens_at_request_end: false,
     labels: &[],
 };
@@ -163,10 +236,60 @@ impl Engine {
     }
 }
 
-/// A figure's metrics over every engine, in [`ENGINES`] order (each page uses the first it
-/// has).
+/// A figure's metrics over every engine, in [`ENGINES`] order, each followed by its older
+/// names (`aliases.rs`): each page uses the first it has.
 pub fn alternatives(figure: fn(&Engine) -> &'static [Metric]) -> Vec<Metric> {
-    ENGINES.iter().flat_map(|e| figure(e).iter().copied()).collect()
+    ENGINES
+        .iter()
+        .flat_map(|e| figure(e).iter())
+        .flat_map(|metric| std::iter::once(*metric).chain(aliases::older_names(metric)))
+        .collect()
+}
+
+/// The gauges of a ratio that older servers gave instead of the counters of `hits` (the
+/// catalogue's counters): [`alternatives`] of a ratio figure, tried after the server's own.
+pub fn replaced_ratio_gauges(hits: fn(&Engine) -> &'static [Metric]) -> Vec<Metric> {
+    ENGINES
+        .iter()
+        .flat_map(|e| hits(e).iter())
+        .flat_map(aliases::ratio_gauges)
+        .collect()
+}
+
+/// Every list of metrics of an entry, for checks against its pages.
+pub fn fields(e: &Engine) -> Vec<&'static [Metric]> {
+    vec![
+        e.generation,
+        e.prompt,
+        e.prompt_by_source,
+        e.prompt_cached,
+        e.finished,
+        e.running,
+        e.waiting,
+        e.kv_usage,
+        e.prefix_hits,
+        e.prefix_queries,
+        e.prefix_hit_rate,
+        e.spec_accepted,
+        e.spec_draft_tokens,
+        e.spec_drafts,
+        e.spec_rate,
+        e.spec_length,
+        e.ttft,
+        e.e2e,
+        e.itl,
+        e.request_generation,
+        e.request_prompt,
+        e.queue_time,
+        e.prefill_time,
+        e.decode_time,
+        e.inference_time,
+        e.preemptions,
+        e.admission_rejections,
+        e.aborts,
+        e.waiting_by_reason,
+        e.sleep_state,
+    ]
 }
 
 #[cfg(test)]

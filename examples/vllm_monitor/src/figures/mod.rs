@@ -18,7 +18,7 @@ use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncreas
 use answers::{engine_rates, Answers};
 use query::{first_present, PerSeries, Query};
 
-use crate::engines::{alternatives, Engine, Metric, ENGINES};
+use crate::engines::{alternatives, replaced_ratio_gauges, Engine, Metric, ENGINES};
 use crate::gpus::{self, Gpus, PerToken};
 
 /// Which server a page comes from: its entry in the catalogue.
@@ -80,11 +80,19 @@ static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     kv_usage: alternatives(|e| e.kv_usage),
     prefix_hits: alternatives(|e| e.prefix_hits),
     prefix_queries: alternatives(|e| e.prefix_queries),
-    prefix_hit_rate: alternatives(|e| e.prefix_hit_rate),
+    prefix_hit_rate: [
+        alternatives(|e| e.prefix_hit_rate),
+        replaced_ratio_gauges(|e| e.prefix_hits),
+    ]
+    .concat(),
     spec_accepted: alternatives(|e| e.spec_accepted),
     spec_draft_tokens: alternatives(|e| e.spec_draft_tokens),
     spec_drafts: alternatives(|e| e.spec_drafts),
-    spec_rate: alternatives(|e| e.spec_rate),
+    spec_rate: [
+        alternatives(|e| e.spec_rate),
+        replaced_ratio_gauges(|e| e.spec_accepted),
+    ]
+    .concat(),
     spec_length: alternatives(|e| e.spec_length),
     ttft: alternatives(|e| e.ttft),
     e2e: alternatives(|e| e.e2e),
