@@ -10,9 +10,16 @@ fn data(path: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Each server's pages, and the names its entry may give that those pages lack, each with
-/// why (SGLang's and TGI's pages are real captures: older, or cut).
-const PAGES: &[(&str, &[&str], &[(&str, &str)])] = &[
+/// A server's pages (paths under `tests/data`), and the names its entry may give that
+/// those pages lack, each with why.
+type Pages = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+/// Each server's pages (SGLang's and TGI's are real captures: older, or cut).
+const PAGES: &[Pages] = &[
     (
         "vllm",
         &[
