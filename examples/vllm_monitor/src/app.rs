@@ -81,6 +81,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
             gpus: args.gpus,
             gpu_hour_price: args.gpu_hour_price,
         },
+        slo: args.slo.clone().map(|o| o.0).unwrap_or_default(),
     };
     (settings, note)
 }
