@@ -9,6 +9,10 @@
 
 mod answers;
 mod capacity;
+#[cfg(test)]
+mod drift_tests;
+#[cfg(test)]
+mod known_tests;
 mod query;
 pub mod slo;
 

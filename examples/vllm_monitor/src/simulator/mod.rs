@@ -4,6 +4,7 @@
 mod dcgm_page;
 mod engine_page;
 mod families;
+pub mod known;
 mod model;
 mod page;
 mod server;
