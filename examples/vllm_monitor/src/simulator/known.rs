@@ -27,6 +27,9 @@ pub struct Counts {
     pub awake: bool,
 }
 
+/// A family of one series per engine: name, type, value.
+type Simple = (&'static str, &'static str, fn(&Counts) -> f64);
+
 /// A vLLM 0.33 page of engines `counts` (engine "0", "1", ...), each with a KV cache of
 /// 4,096 blocks of 16 tokens given as `num_gpu_blocks` × `block_size` (as V0 says it) for
 /// engine 0 and as `kv_cache_size_tokens` for the others (as 0.32 and 0.33 do).
@@ -86,7 +89,7 @@ pub fn page(counts: &[Counts]) -> String {
         });
     }
     // One series per engine, its value from the counts.
-    let simple: [(&str, &str, fn(&Counts) -> f64); 5] = [
+    let simple: [Simple; 5] = [
         ("vllm:num_preemptions_total", "counter", |c| c.preemptions),
         ("vllm:generation_tokens_total", "counter", |c| c.itl[3]),
         ("vllm:kv_cache_usage_perc", "gauge", |c| c.kv_usage),
