@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::{duration, keep_start, labels, ms, num, percent, Output, Run};
+use super::{duration, keep_start, labels, ms, num, operator, percent, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
 use crate::interval::Snapshot;
@@ -162,6 +162,9 @@ impl<W: Write> Plain<W> {
         if let Some(gpus) = gpus::line(s.figures.gpus.as_ref(), &s.figures.per_token) {
             self.line(&format!("{:>FIRST_WIDTH$} {gpus}", "gpus"));
         }
+        for line in operator::plain_lines(&s.figures, true, FIRST_WIDTH, MAX_WIDTH) {
+            self.line(&line);
+        }
         if let Some((label, groups)) = &s.groups {
             let names: Vec<&str> = groups.iter().map(|(value, _)| value.as_str()).collect();
             let (short, numbered) = labels::distinct(&names, FIRST_WIDTH - 1);
@@ -175,6 +178,9 @@ impl<W: Write> Plain<W> {
             for ((_, f), name) in groups.iter().zip(&short) {
                 let row = self.row(name, f, None);
                 self.line(&row);
+                for line in operator::plain_lines(f, false, FIRST_WIDTH, MAX_WIDTH) {
+                    self.line(&line);
+                }
             }
         }
     }
@@ -219,6 +225,9 @@ impl<W: Write> Plain<W> {
             s.restarts,
             s.scrape_errors,
         ));
+        if let Some(slo) = operator::slo(&s.slo) {
+            self.line(&format!("slo since the start: {slo}"));
+        }
         let energy = s.energy_kwh.map(|kwh| format!("{kwh:.3} kWh"));
         let cost = s.gpu_cost.map(|c| format!("cost {c:.2}"));
         let gpu: Vec<String> = energy.into_iter().chain(cost).collect();
