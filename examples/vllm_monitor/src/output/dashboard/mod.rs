@@ -8,6 +8,9 @@
 //! and the event log in `servers.rs`.
 
 mod keys;
+mod operator;
+#[cfg(test)]
+mod operator_tests;
 mod panels;
 mod servers;
 #[cfg(test)]
