@@ -9,6 +9,7 @@ mod first_contact;
 mod fleet;
 mod fleet_rates;
 mod monitor;
+mod operator;
 mod recorded;
 mod replay;
 mod terminal;
