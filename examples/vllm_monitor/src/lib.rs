@@ -9,6 +9,7 @@
 //!              [--plot FILE.svg] [--timeout D] [--ca-cert FILE | --insecure]
 //!              [--bearer-token-file FILE] [--header 'NAME: VALUE']... [--simulate [SERVER]]
 //!              [--simulate-gpus] [--gpus N] [--gpu-hour-price P]
+//!              [--slo ttft=500ms,itl=50ms,e2e=30s]
 //! vllm_monitor --serve ADDR [--simulate SERVER]   # only run a simulated server
 //! ```
 //! Without `--url` it probes this machine's usual ports (8000-8015, SGLang 30000, TGI and
@@ -28,8 +29,9 @@
 //! Files: `args.rs` (the CLI), `app.rs` (the run: its state and loop), `discover.rs`
 //! (servers on this machine), `http.rs` (TLS, credentials, why a scrape failed),
 //! `scrape.rs` (one thread per URL), `target.rs` (a URL's tracker, status and events),
-//! `engines.rs` (each server's metric names, as data), `figures.rs` (the figures of one set
-//! of trackers), `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
+//! `engines/` (each server's metric names, as data, and vLLM's renames), `figures/` (the
+//! figures of one set of trackers; SLO attainment in `slo.rs`, capacity in `capacity.rs`),
+//! `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
 //! imbalance), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
 //! `output/` (dashboard, plain, JSON, plot), `simulator/` (model, the pages of each server
 //! and of a DCGM exporter, server) and `fleet.rs` (`--serve --fleet`).
