@@ -199,9 +199,10 @@ impl CapacityAnswers {
             aborts: q.sum(&NAMES.aborts, &window_rate),
             waiting_by_reason: by_label(q, &NAMES.waiting_by_reason, "reason", &last),
             sleep_states: by_label(q, &NAMES.sleep_state, "sleep_state", &last),
+            // With no page to read (an outage), nothing is known not to be exposed.
             not_exposed: exposed
                 .iter()
-                .filter(|(_, has)| !has)
+                .filter(|(_, has)| !has && !q.sources.is_empty())
                 .map(|(name, _)| *name)
                 .collect(),
         }

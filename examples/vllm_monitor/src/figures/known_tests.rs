@@ -160,4 +160,7 @@ fn what_a_server_does_not_expose_is_named() {
         ]
     );
     assert_eq!(total.phases, super::PhaseMeans::default());
+    // Without a page (an outage), nothing is said not exposed.
+    let (total, _) = compute_with(&[], w, None, &[]);
+    assert!(total.capacity.not_exposed.is_empty());
 }
