@@ -83,6 +83,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
             gpus: args.gpus,
             gpu_hour_price: args.gpu_hour_price,
         },
+        slo: args.slo.clone().map(|o| o.0).unwrap_or_default(),
     };
     (settings, note)
 }
@@ -505,7 +506,7 @@ fn choose_output(args: &Args, tx: &mpsc::Sender<Message>, stop: &Arc<AtomicBool>
     } else if args.json {
         Box::new(Json::new(std::io::stdout()))
     } else if args.plain || !std::io::stdout().is_terminal() {
-        Box::new(Plain::new(std::io::stdout(), progress))
+        Box::new(Plain::new(std::io::stdout(), progress).details(args.details))
     } else {
         Box::new(Dashboard::new(progress, tx.clone(), Arc::clone(stop)))
     }

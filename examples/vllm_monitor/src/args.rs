@@ -2,6 +2,7 @@
 
 use crate::alerts::Rule;
 use crate::engines::{Engine, DCGM, ENGINES};
+use crate::figures::slo::{parse_objectives, Objectives};
 use std::time::Duration;
 
 use clap::Parser;
@@ -126,6 +127,13 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub target_requests: Option<u64>,
 
+    /// Latency objectives, e.g. ttft=500ms,itl=50ms,e2e=30s (any of them): the share of
+    /// requests within each, per window, per group and over the run. Exact where an
+    /// objective is a bucket bound of the server's histogram, else interpolated between the
+    /// bounds around it (and marked so). [default: none]
+    #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
+    pub slo: Option<Objectives>,
+
     /// GPUs behind the servers, for tokens/s per GPU when no DCGM exporter is given as a
     /// --url (with one, its GPUs are counted). [default: none]
     #[arg(long, value_name = "N")]
@@ -145,6 +153,11 @@ pub struct Args {
     /// stdout is not a terminal). [default: off]
     #[arg(long)]
     pub plain: bool,
+
+    /// With plain lines: each interval's time per phase, prompt tokens by source and
+    /// capacity on lines under its row (every figure is in --json). [default: off]
+    #[arg(long)]
+    pub details: bool,
 
     /// Write generation tokens/s over the run to this SVG file at the end (restarts
     /// marked; with --by, a line per group). [default: none]
@@ -223,6 +236,11 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
         .contains(&value)
         .then_some(value)
         .ok_or_else(|| format!("{text} is not between 0 and 1"))
+}
+
+/// `--slo`: the mistake's column is counted from the start of the value.
+fn parse_slo(text: &str) -> Result<Objectives, String> {
+    parse_objectives(text).map(Objectives)
 }
 
 /// A server the simulator plays, by its catalogue name.

@@ -5,6 +5,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use promrate::WindowRule;
 
+use crate::figures::slo::Objective;
 use crate::figures::{self, Figures, Source};
 use crate::gpus::{GpuSettings, PerToken};
 use crate::target::{ServerRow, Target};
@@ -116,6 +117,8 @@ pub struct Moment<'a> {
     pub fresh_pages: usize,
     pub by: Option<&'a str>,
     pub target_requests: Option<u64>,
+    /// The `--slo` objectives.
+    pub slo: &'a [Objective],
 }
 
 impl Snapshot {
@@ -133,7 +136,7 @@ impl Snapshot {
                 })
             })
             .collect();
-        let (mut f, mut groups) = figures::compute(&sources, m.windowing, by);
+        let (mut f, mut groups) = figures::compute_with(&sources, m.windowing, by, m.slo);
         let first_page = targets.iter().filter_map(|t| t.since).min();
         let w = m.windowing;
         let newest = sources.iter().map(|s| s.at).max();
@@ -181,6 +184,7 @@ impl Snapshot {
             fresh_pages: 1,
             by,
             target_requests,
+            slo: &[],
         };
         Snapshot::compute(targets, &moment)
     }

@@ -10,6 +10,7 @@
 //!              [--bearer-token-file FILE] [--header 'NAME: VALUE']... [--simulate [SERVER]]
 //!              [--simulate-gpus] [--gpus N] [--gpu-hour-price P]
 //!              [--alert 'FIGURE OP NUMBER [for DURATION]']... [--exit-on-alert]
+//!              [--slo ttft=500ms,itl=50ms,e2e=30s]
 //! vllm_monitor --serve ADDR [--simulate SERVER]   # only run a simulated server
 //! ```
 //! Without `--url` it probes this machine's usual ports (8000-8015, SGLang 30000, TGI and
@@ -33,6 +34,10 @@
 //! of trackers), `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
 //! imbalance), `alerts/` (`--alert` rules: their grammar, the figures they name, their
 //! state), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
+//! `engines/` (each server's metric names, as data, and vLLM's renames), `figures/` (the
+//! figures of one set of trackers; SLO attainment in `slo.rs`, capacity in `capacity.rs`),
+//! `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
+//! imbalance), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
 //! `output/` (dashboard, plain, JSON, plot), `simulator/` (model, the pages of each server
 //! and of a DCGM exporter, server) and `fleet.rs` (`--serve --fleet`).
 

@@ -45,11 +45,12 @@ fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode
     let fleet = fleet::Fleet::new(&template, instances, Utc::now().timestamp_millis());
     let series = fleet.series();
     let generation = fleet.total_rate("vllm:generation_tokens_total");
+    let requests: f64 = (0..instances).map(|i| fleet.requests_per_s(i)).sum();
     match simulator::serve_page(addr, move || fleet.page(Utc::now().timestamp_millis())) {
         Ok(bound) => {
             eprintln!(
-                "serving {instances} simulated vLLM servers ({series} series, {generation:.1} generation tok/s in all) \
-                 at http://{bound}/federate (Ctrl-C to stop)"
+                "serving {instances} simulated vLLM servers ({series} series, {generation:.1} generation tok/s and \
+                 {requests:.2} finished req/s in all) at http://{bound}/federate (Ctrl-C to stop)"
             );
             loop {
                 std::thread::park();

@@ -8,6 +8,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::alerts::{Alerts, Rule};
 use crate::clock::Schedule;
+use crate::figures::slo::Objective;
 use crate::gpus::GpuSettings;
 use crate::interval::{History, Moment, Snapshot};
 use crate::output::Run;
@@ -29,6 +30,8 @@ pub struct Settings {
     pub by: Option<String>,
     pub target_requests: Option<u64>,
     pub gpu: GpuSettings,
+    /// The `--slo` objectives (none without).
+    pub slo: Vec<Objective>,
 }
 
 impl Settings {
@@ -222,6 +225,7 @@ impl Pipeline {
             fresh_pages: std::mem::take(&mut self.pages_since_tick),
             by: self.settings.by.as_deref(),
             target_requests: self.settings.target_requests,
+            slo: &self.settings.slo,
         };
         let mut snapshot = Snapshot::compute(&self.targets, &moment).with_gpu_settings(&self.settings.gpu);
         let fresh = moment.fresh_pages > 0;
@@ -313,6 +317,7 @@ mod tests {
             by: None,
             target_requests: None,
             gpu: GpuSettings::default(),
+            slo: Vec::new(),
         };
         let schedule = Schedule::new(started, Duration::from_secs(2), Some(Duration::from_secs(60)));
         let mut p = Pipeline::new(
@@ -371,6 +376,7 @@ mod tests {
             by: None,
             target_requests: None,
             gpu: GpuSettings::default(),
+            slo: Vec::new(),
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(40)));
         let mut p = Pipeline::new(

@@ -1,6 +1,7 @@
 //! The end of a run in figures, built once for every output: tokens and requests since
 //! the start, restarts, errors, and the URLs that never answered, with their reason.
 
+use crate::figures::slo::Attainment;
 use crate::output::Run;
 use crate::target::EventKind;
 
@@ -25,6 +26,8 @@ pub struct Summary {
     pub gpu_cost: Option<f64>,
     /// URLs (as shown) no scrape ever read, each with why its last scrape failed.
     pub never_answered: Vec<(String, String)>,
+    /// The share of requests within each `--slo` objective since the first scrape.
+    pub slo: Vec<Attainment>,
 }
 
 impl Summary {
@@ -62,6 +65,7 @@ impl Summary {
             scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
             skipped_intervals: 0,
+            slo: figures.map(|f| f.slo_since_start.clone()).unwrap_or_default(),
             never_answered: run
                 .servers
                 .iter()

@@ -7,10 +7,14 @@ use std::sync::Arc;
 use promrate::promql::RangeFunctions;
 use promrate::TrackedSeries;
 
+use super::capacity::{by_label, CapacityAnswers};
 use super::query::{first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
 use promrate::WindowRule;
 
-use super::{measured, named, EngineRate, Figures, Load, Rate, Source, SpecDecode, NAMES};
+use super::slo::{attainment, Attainment, Latency, Objective};
+use super::{
+    measured, named, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, Source, SpecDecode, NAMES,
+};
 use crate::engines::Metric;
 
 /// Steady, ramping up or queueing, from the window's figures:
@@ -68,6 +72,22 @@ pub(super) struct Answers {
     running_mean: Split,
     waiting_first: Split,
     waiting_max: Split,
+    /// `_sum` and `_count` of queue, prefill, decode and inference time.
+    phases: [(Split, Split); 4],
+    capacity: CapacityAnswers,
+    /// The `--slo` objectives, and the buckets since the start of the latencies they bound.
+    slo: Vec<Objective>,
+    slo_since_start: Vec<(Latency, Buckets)>,
+}
+
+/// The attainment of `objective` in `buckets`.
+fn attained(objective: Objective, buckets: &[promrate::histogram::Bucket]) -> Attainment {
+    let share = attainment(buckets, objective.seconds);
+    Attainment {
+        objective,
+        attained: share.map(|(s, _)| s),
+        exact: share.is_some_and(|(_, exact)| exact),
+    }
 }
 
 /// The window rate of vLLM's prompt tokens from each source, when the page has them.
@@ -130,22 +150,11 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineR
 /// handful of values).
 fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> BTreeMap<String, Split> {
     let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
-    let reasons = Query::new(q.sources, Some("finished_reason"));
-    reasons.sum(&NAMES.finished, &window_rate);
-    let mut by_reason = BTreeMap::new();
-    for reason in reasons.groups.into_inner().names {
-        let reason_rate = |s: &TrackedSeries, src: &Source<'_>| {
-            (s.label("finished_reason") == Some(&*reason))
-                .then(|| window_rate(s, src))
-                .flatten()
-        };
-        by_reason.insert(reason.to_string(), q.sum(&NAMES.finished, &reason_rate));
-    }
-    by_reason
+    by_label(q, &NAMES.finished, "finished_reason", &window_rate)
 }
 
 impl Answers {
-    pub(super) fn ask(q: &Query<'_>, w: WindowRule) -> Answers {
+    pub(super) fn ask(q: &Query<'_>, w: WindowRule, slo: &[Objective]) -> Answers {
         let window = w.window;
         let range = RangeFunctions::new(window);
         let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
@@ -192,7 +201,23 @@ impl Answers {
                 pick(&points[from..])
             }
         };
+        let mut latencies: Vec<Latency> = slo.iter().map(|o| o.latency).collect();
+        latencies.dedup();
+        let slo_since_start = latencies
+            .into_iter()
+            .map(|l| (l, q.buckets(Self::latency_names(l), &since_start)))
+            .collect();
         Answers {
+            phases: [
+                &NAMES.queue_time,
+                &NAMES.prefill_time,
+                &NAMES.decode_time,
+                &NAMES.inference_time,
+            ]
+            .map(|names| q.histogram_parts(names, &increase)),
+            capacity: CapacityAnswers::ask(q, w),
+            slo: slo.to_vec(),
+            slo_since_start,
             spans: q.spans(&NAMES.generation, w),
             generation: rate_of(&NAMES.generation),
             prompt: rate_of(&NAMES.prompt),
@@ -222,6 +247,24 @@ impl Answers {
                 &NAMES.waiting,
                 &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
             ),
+        }
+    }
+
+    /// The histograms of a latency, as the catalogue names them.
+    fn latency_names(latency: Latency) -> &'static [Metric] {
+        match latency {
+            Latency::Ttft => &NAMES.ttft,
+            Latency::Itl => &NAMES.itl,
+            Latency::E2e => &NAMES.e2e,
+        }
+    }
+
+    /// The window's buckets of a latency.
+    fn window_buckets(&self, latency: Latency) -> &Buckets {
+        match latency {
+            Latency::Ttft => &self.ttft,
+            Latency::Itl => &self.itl,
+            Latency::E2e => &self.e2e,
         }
     }
 
@@ -265,6 +308,11 @@ impl Answers {
             ..Figures::default()
         };
         if let Some([computed, local, external]) = &self.prompt_by_source {
+            f.prompt_sources = Some(PromptSources {
+                local_compute: computed.get(g),
+                local_cache_hit: local.get(g),
+                external_kv_transfer: external.get(g),
+            });
             f.prompt_computed = computed.get(g);
             f.prompt_cached = local.get(g).map(|l| l + external.get(g).unwrap_or(0.0));
         } else if let (Some(prompt), Some(cached)) = (f.prompt.window, self.prompt_cached.get(g)) {
@@ -309,6 +357,29 @@ impl Answers {
         f.ttft = self.ttft.quantiles(g);
         f.itl = self.itl.quantiles(g);
         f.e2e = self.e2e.quantiles(g);
+        let [queue, prefill, decode, inference] = &self.phases;
+        f.phases = PhaseMeans {
+            queue: ratio(queue, g),
+            prefill: ratio(prefill, g),
+            decode: ratio(decode, g),
+            inference: ratio(inference, g),
+        };
+        f.slo = self
+            .slo
+            .iter()
+            .map(|o| attained(*o, self.window_buckets(o.latency).of(g)))
+            .collect();
+        if g.is_none() {
+            f.slo_since_start = self
+                .slo
+                .iter()
+                .filter_map(|o| {
+                    let (_, buckets) = self.slo_since_start.iter().find(|(l, _)| *l == o.latency)?;
+                    Some(attained(*o, buckets.of(None)))
+                })
+                .collect();
+        }
+        f.capacity = self.capacity.capacity(g);
         f.tokens_per_request = ratio(&self.tokens_per_request, g);
         f.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
         f.tokens_per_request_since_start = ratio(&self.tokens_per_request_since_start, g);

@@ -8,7 +8,13 @@
 //! what its series of the named metrics cost, not 1,000 times the whole tracker.
 
 mod answers;
+mod capacity;
+#[cfg(test)]
+mod drift_tests;
+#[cfg(test)]
+mod known_tests;
 mod query;
+pub mod slo;
 
 use std::sync::LazyLock;
 
@@ -16,9 +22,11 @@ use chrono::{DateTime, Utc};
 use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease, WindowRule};
 
 use answers::{engine_rates, Answers};
+pub use capacity::Capacity;
 use query::{first_present, PerSeries, Query};
+use slo::{Attainment, Objective};
 
-use crate::engines::{alternatives, Engine, Metric, ENGINES};
+use crate::engines::{alternatives, replaced_ratio_gauges, Engine, KvSize, Metric, ENGINES};
 use crate::gpus::{self, Gpus, PerToken};
 
 /// Which server a page comes from: its entry in the catalogue.
@@ -67,6 +75,16 @@ struct Names {
     itl: Vec<Metric>,
     request_generation: Vec<Metric>,
     request_prompt: Vec<Metric>,
+    queue_time: Vec<Metric>,
+    prefill_time: Vec<Metric>,
+    decode_time: Vec<Metric>,
+    inference_time: Vec<Metric>,
+    kv_size: Vec<KvSize>,
+    preemptions: Vec<Metric>,
+    admission_rejections: Vec<Metric>,
+    aborts: Vec<Metric>,
+    waiting_by_reason: Vec<Metric>,
+    sleep_state: Vec<Metric>,
 }
 
 static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
@@ -80,17 +98,35 @@ static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     kv_usage: alternatives(|e| e.kv_usage),
     prefix_hits: alternatives(|e| e.prefix_hits),
     prefix_queries: alternatives(|e| e.prefix_queries),
-    prefix_hit_rate: alternatives(|e| e.prefix_hit_rate),
+    prefix_hit_rate: [
+        alternatives(|e| e.prefix_hit_rate),
+        replaced_ratio_gauges(|e| e.prefix_hits),
+    ]
+    .concat(),
     spec_accepted: alternatives(|e| e.spec_accepted),
     spec_draft_tokens: alternatives(|e| e.spec_draft_tokens),
     spec_drafts: alternatives(|e| e.spec_drafts),
-    spec_rate: alternatives(|e| e.spec_rate),
+    spec_rate: [
+        alternatives(|e| e.spec_rate),
+        replaced_ratio_gauges(|e| e.spec_accepted),
+    ]
+    .concat(),
     spec_length: alternatives(|e| e.spec_length),
     ttft: alternatives(|e| e.ttft),
     e2e: alternatives(|e| e.e2e),
     itl: alternatives(|e| e.itl),
     request_generation: alternatives(|e| e.request_generation),
     request_prompt: alternatives(|e| e.request_prompt),
+    queue_time: alternatives(|e| e.queue_time),
+    prefill_time: alternatives(|e| e.prefill_time),
+    decode_time: alternatives(|e| e.decode_time),
+    inference_time: alternatives(|e| e.inference_time),
+    kv_size: ENGINES.iter().flat_map(|e| e.kv_size.iter().copied()).collect(),
+    preemptions: alternatives(|e| e.preemptions),
+    admission_rejections: alternatives(|e| e.admission_rejections),
+    aborts: alternatives(|e| e.aborts),
+    waiting_by_reason: alternatives(|e| e.waiting_by_reason),
+    sleep_state: alternatives(|e| e.sleep_state),
 });
 
 /// One URL's tracker and the time of its newest successful scrape.
@@ -211,6 +247,27 @@ impl Load {
     }
 }
 
+/// Mean seconds a request spent in each phase over the window (`increase(x_sum) /
+/// increase(x_count)` of the server's per-request histograms); inference is prefill and
+/// decode together, as vLLM counts it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PhaseMeans {
+    pub queue: Option<f64>,
+    pub prefill: Option<f64>,
+    pub decode: Option<f64>,
+    pub inference: Option<f64>,
+}
+
+/// Prompt tokens/s by where they came from (vLLM's `prompt_tokens_by_source`): computed
+/// here (the cache's misses), hits of the local prefix cache, transferred from another
+/// instance's KV cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PromptSources {
+    pub local_compute: Option<f64>,
+    pub local_cache_hit: Option<f64>,
+    pub external_kv_transfer: Option<f64>,
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpecDecode {
     pub acceptance_rate: Option<f64>,
@@ -228,6 +285,8 @@ pub struct Figures {
     /// Prompt tokens computed (not served from a cache), as vLLM's log line counts them.
     pub prompt_computed: Option<f64>,
     pub prompt_cached: Option<f64>,
+    /// The same prompt tokens by source, where the server says so (vLLM).
+    pub prompt_sources: Option<PromptSources>,
     pub finished: Option<f64>,
     /// Requests finished within the window (how much the rate above rests on).
     pub finished_in_window: Option<f64>,
@@ -240,6 +299,14 @@ pub struct Figures {
     pub ttft: Quantiles,
     pub itl: Quantiles,
     pub e2e: Quantiles,
+    /// Mean time per phase, beside the latency quantiles.
+    pub phases: PhaseMeans,
+    /// The share of requests within each `--slo` objective over the window (none without
+    /// `--slo`), and since monitoring began (totals only: the summary's).
+    pub slo: Vec<Attainment>,
+    pub slo_since_start: Vec<Attainment>,
+    /// KV cache in tokens, preemptions, rejections, aborts, waiting by reason, sleep state.
+    pub capacity: Capacity,
     /// Mean generated and prompt tokens per finished request over the window
     /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
     pub tokens_per_request: Option<f64>,
@@ -292,8 +359,18 @@ fn named(metric: &Metric) -> Selector {
 /// The figures over `sources` and, with `by`, per value of that label (`url` groups by
 /// server): every query asked once, grouped in the same query.
 pub fn compute(sources: &[Source<'_>], w: WindowRule, by: Option<&str>) -> (Figures, Vec<(String, Figures)>) {
+    compute_with(sources, w, by, &[])
+}
+
+/// [`compute`], with the attainment of latency objectives (`--slo`).
+pub fn compute_with(
+    sources: &[Source<'_>],
+    w: WindowRule,
+    by: Option<&str>,
+    slo: &[Objective],
+) -> (Figures, Vec<(String, Figures)>) {
     let query = Query::new(sources, by);
-    let answers = Answers::ask(&query, w);
+    let answers = Answers::ask(&query, w, slo);
     let ids = query.groups.into_inner();
     // The DCGM series read once; the totals and each group's GPUs are folds of them.
     let readings = gpus::Readings::read(sources, w);

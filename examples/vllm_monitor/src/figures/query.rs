@@ -137,14 +137,19 @@ pub(super) struct Buckets {
 }
 
 impl Buckets {
-    pub(super) fn quantiles(&self, group: Option<usize>) -> Quantiles {
-        let buckets = match group {
+    /// The buckets over everything (`None`) or of one group (none if it has none).
+    pub(super) fn of(&self, group: Option<usize>) -> &[Bucket] {
+        match group {
             None => &self.total,
-            Some(g) => match self.groups.get(g) {
-                Some(b) if !b.is_empty() => b,
-                _ => return Quantiles::default(),
-            },
-        };
+            Some(g) => self.groups.get(g).map_or(&[], Vec::as_slice),
+        }
+    }
+
+    pub(super) fn quantiles(&self, group: Option<usize>) -> Quantiles {
+        let buckets = self.of(group);
+        if buckets.is_empty() {
+            return Quantiles::default();
+        }
         let q = |q: f64| histogram::quantile(q, buckets).filter(|v| v.is_finite());
         Quantiles {
             p50: q(0.5),

@@ -38,9 +38,21 @@ const ROW: [&str; 13] = [
 /// The flattened figure columns, in the JSON's order: from figures with every optional
 /// part present, so that each of their fields has a column.
 fn columns() -> Vec<String> {
+    use crate::figures::slo::{Attainment, Latency, Objective};
+    // Every objective `--slo` can give: a run without one leaves their cells empty.
+    let slo = Latency::ALL.map(|latency| Attainment {
+        objective: Objective {
+            latency,
+            seconds: 1.0,
+        },
+        attained: None,
+        exact: false,
+    });
     let template = Figures {
         spec_decode: Some(crate::figures::SpecDecode::default()),
         gpus: Some(crate::gpus::Gpus::default()),
+        prompt_sources: Some(crate::figures::PromptSources::default()),
+        slo: slo.to_vec(),
         ..Figures::default()
     };
     let mut out = Vec::new();

@@ -6,6 +6,7 @@ use std::io::Write;
 use serde_json::{json, Map, Value};
 
 use super::{Output, Run};
+use crate::figures::slo::Attainment;
 use crate::figures::{Figures, Quantiles, Rate};
 use crate::interval::Snapshot;
 use crate::summary::Summary;
@@ -23,8 +24,47 @@ fn quantiles(q: &Quantiles) -> Value {
     json!({ "p50": q.p50, "p95": q.p95, "p99": q.p99 })
 }
 
-/// The figures of one interval (or one group).
+/// `{"ttft": {"objective_s", "attained", "exact"}, ...}`: the objectives given, in order.
+pub fn attainments(slo: &[Attainment]) -> Value {
+    slo.iter()
+        .map(|a| {
+            let value = json!({
+                "objective_s": a.objective.seconds, "attained": a.attained, "exact": a.exact,
+            });
+            (a.objective.latency.key().to_string(), value)
+        })
+        .collect::<Map<String, Value>>()
+        .into()
+}
+
+/// KV cache in tokens, preemptions, rejections, aborts, waiting by reason, sleep state,
+/// and what the server does not expose.
+fn capacity(f: &Figures) -> Value {
+    let c = &f.capacity;
+    let by_reason: Map<String, Value> = c
+        .waiting_by_reason
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    json!({
+        "kv_used_tokens": c.kv_used_tokens, "kv_total_tokens": c.kv_total_tokens,
+        "kv_cache_usage": f.kv_usage, "preemptions_per_s": c.preemptions_per_s,
+        "admission_rejections_per_s": c.admission_rejections_per_s,
+        "aborts_per_s": c.aborts_per_s, "waiting_by_reason": by_reason,
+        "engine_sleep_state": c.sleep_state, "not_exposed": c.not_exposed,
+    })
+}
+
+/// The figures of one interval (or one group); `slo` only with `--slo`.
 pub fn figures(f: &Figures) -> Value {
+    let mut v = figures_without_slo(f);
+    if let (false, Value::Object(m)) = (f.slo.is_empty(), &mut v) {
+        m.insert("slo".into(), attainments(&f.slo));
+    }
+    v
+}
+
+fn figures_without_slo(f: &Figures) -> Value {
     let by_reason: Map<String, Value> = f
         .finished_by_reason
         .iter()
@@ -38,6 +78,10 @@ pub fn figures(f: &Figures) -> Value {
         "prompt_tokens_per_s": {
             "window": f.prompt.window, "ewma": f.prompt.ewma, "promql_rate": f.prompt.promql,
             "span_s": span_s, "computed": f.prompt_computed, "cached": f.prompt_cached,
+            "by_source": f.prompt_sources.map(|p| json!({
+                "local_compute": p.local_compute, "local_cache_hit": p.local_cache_hit,
+                "external_kv_transfer": p.external_kv_transfer,
+            })),
         },
         "requests_finished_per_s": { "total": f.finished, "by_reason": by_reason },
         "running": f.running,
@@ -50,6 +94,11 @@ pub fn figures(f: &Figures) -> Value {
         "ttft_seconds": quantiles(&f.ttft),
         "inter_token_latency_seconds": quantiles(&f.itl),
         "e2e_latency_seconds": quantiles(&f.e2e),
+        "phase_mean_seconds": {
+            "queue": f.phases.queue, "prefill": f.phases.prefill,
+            "decode": f.phases.decode, "inference": f.phases.inference,
+        },
+        "capacity": capacity(f),
         "mean_generation_tokens_per_request": f.tokens_per_request,
         "mean_prompt_tokens_per_request": f.prompt_tokens_per_request,
         "running_mean": f.running_mean,
@@ -192,9 +241,9 @@ pub fn start(run: &Run<'_>, notes: &[String]) -> Value {
     })
 }
 
-/// The last object.
+/// The last object; `slo` (attainment since the first scrape) only with `--slo`.
 pub fn summary(s: &Summary, warnings: &[String]) -> Value {
-    json!({
+    let mut v = json!({
         "schema": SCHEMA,
         "event": "summary",
         "elapsed_s": s.elapsed_s,
@@ -215,7 +264,11 @@ pub fn summary(s: &Summary, warnings: &[String]) -> Value {
             "url": url, "reason": reason,
         })).collect::<Vec<_>>(),
         "warnings": warnings,
-    })
+    });
+    if let (false, Value::Object(m)) = (s.slo.is_empty(), &mut v) {
+        m.insert("slo".into(), attainments(&s.slo));
+    }
+    v
 }
 
 /// `--json`: one object a line on `out`.

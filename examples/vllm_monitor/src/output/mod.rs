@@ -5,6 +5,7 @@ pub mod csv;
 pub mod dashboard;
 pub mod json;
 pub mod labels;
+pub mod operator;
 pub mod plain;
 #[cfg(test)]
 mod plain_tests;

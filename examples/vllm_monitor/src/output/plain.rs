@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{duration, keep_start, labels, ms, num, percent, wrap, Output, Run};
+use super::{duration, keep_start, labels, ms, num, operator, percent, wrap, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
 use crate::interval::Snapshot;
@@ -76,6 +76,8 @@ pub struct Plain<W: Write> {
     urls: Vec<String>,
     url_labels: HashMap<String, String>,
     progress: bool,
+    /// `--details`: phases, prompt tokens by source and capacity under each row.
+    details: bool,
     closed: bool,
 }
 
@@ -89,8 +91,16 @@ impl<W: Write> Plain<W> {
             urls: Vec::new(),
             url_labels: HashMap::new(),
             progress,
+            details: false,
             closed: false,
         }
+    }
+
+    /// With `details`, each row is followed by its time per phase, prompt tokens by source
+    /// and capacity (`--details`).
+    pub fn details(mut self, details: bool) -> Self {
+        self.details = details;
+        self
     }
 
     fn line(&mut self, text: &str) {
@@ -173,6 +183,9 @@ impl<W: Write> Plain<W> {
         if let Some(gpus) = gpus::line(s.figures.gpus.as_ref(), &s.figures.per_token) {
             self.line(&format!("{:>FIRST_WIDTH$} {gpus}", "gpus"));
         }
+        for line in operator::plain_lines(&s.figures, self.details, FIRST_WIDTH, MAX_WIDTH) {
+            self.line(&line);
+        }
         if let Some((label, groups)) = &s.groups {
             let names: Vec<String> = groups
                 .iter()
@@ -197,6 +210,9 @@ impl<W: Write> Plain<W> {
             for ((_, f), name) in groups.iter().zip(&short) {
                 let row = self.row(name, f, None);
                 self.line(&row);
+                for line in operator::plain_lines(f, false, FIRST_WIDTH, MAX_WIDTH) {
+                    self.line(&line);
+                }
             }
         }
     }
@@ -278,6 +294,9 @@ impl<W: Write> Plain<W> {
             s.restarts,
             s.scrape_errors,
         ));
+        if let Some(slo) = operator::slo(&s.slo) {
+            self.line(&format!("slo since the start: {slo}"));
+        }
         self.alert_lines(s);
         let energy = s.energy_kwh.map(|kwh| format!("{kwh:.3} kWh"));
         let cost = s.gpu_cost.map(|c| format!("cost {c:.2}"));

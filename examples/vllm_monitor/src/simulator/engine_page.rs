@@ -9,10 +9,10 @@ use promrate::MetricType;
 
 use super::families::{family_header, gauge, histogram, Histogram, LabelSet};
 use super::model::{
-    Simulation, State, CONCURRENCY, LATENCY_S, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST,
-    TOKENS_PER_S_PER_REQUEST,
+    Simulation, State, CONCURRENCY, KV_TOKENS, LATENCY_S, PROMPT_TOKENS_PER_REQUEST, QUEUE_S,
+    TOKENS_PER_REQUEST, TOKENS_PER_S_PER_REQUEST, TTFT_S,
 };
-use crate::engines::{Engine, Metric};
+use crate::engines::{Engine, KvSize, Metric};
 
 /// Latency buckets in seconds (scaled to each metric's unit).
 const SECONDS: [f64; 16] = [
@@ -58,6 +58,8 @@ impl Simulation {
         }
         gauges(&mut page, engine, &s);
         latencies(&mut page, engine, &s, requests);
+        phases(&mut page, engine, requests);
+        capacity(&mut page, engine, &s);
         page
     }
 }
@@ -124,7 +126,7 @@ fn gauges(p: &mut String, engine: &Engine, s: &State) {
 /// Time to first token, end to end and between tokens, in each metric's unit.
 fn latencies(p: &mut String, engine: &Engine, s: &State, requests: f64) {
     let figures = [
-        (engine.ttft, requests, 0.085),
+        (engine.ttft, requests, TTFT_S),
         (engine.e2e, requests, LATENCY_S),
         (engine.itl, s.generated.floor(), 1.0 / TOKENS_PER_S_PER_REQUEST),
     ];
@@ -142,5 +144,84 @@ fn latencies(p: &mut String, engine: &Engine, s: &State, requests: f64) {
             created_unix: None,
         };
         histogram(p, &h);
+    }
+}
+
+/// Time queued, in prefill, in decode and in the engine, for the phases the server has.
+fn phases(p: &mut String, engine: &Engine, requests: f64) {
+    for (metrics, mean_s) in [
+        (engine.queue_time, QUEUE_S),
+        (engine.prefill_time, TTFT_S - QUEUE_S),
+        (engine.decode_time, LATENCY_S - TTFT_S),
+        (engine.inference_time, LATENCY_S - QUEUE_S),
+    ] {
+        let Some(m) = metrics.first() else { continue };
+        let bounds: Vec<f64> = SECONDS.iter().map(|b| in_unit(m, *b)).collect();
+        let h = Histogram {
+            name: m.name,
+            help: "Time per phase.",
+            bounds: &bounds,
+            labels: engine.labels,
+            count: requests,
+            mean: in_unit(m, mean_s),
+            shape: 3.0,
+            created_unix: None,
+        };
+        histogram(p, &h);
+    }
+}
+
+/// A counter of `value`, in the metric's labels (and the label it requires).
+fn counter_of(p: &mut String, m: &Metric, labels: LabelSet<'_>, value: f64) {
+    family_header(p, m.name, "Count.", MetricType::Counter);
+    let mut with: Vec<(&str, &str)> = labels.to_vec();
+    with.extend(m.only);
+    write::sample(p, m.name, &with, value, None).expect("writing to a String");
+}
+
+/// The KV cache's size (as the server says it), preemptions, rejections and aborts (a
+/// share of the finished requests), waiting by reason, the sleep state.
+fn capacity(p: &mut String, engine: &Engine, s: &State) {
+    let labels = engine.labels;
+    match engine.kv_size.first() {
+        Some(KvSize::Tokens(name)) => gauge(p, name, "KV tokens.", &[(labels, KV_TOKENS)]),
+        Some(KvSize::Blocks {
+            blocks,
+            tokens_per_block,
+        }) => {
+            gauge(p, blocks, "KV blocks.", &[(labels, KV_TOKENS / 16.0)]);
+            gauge(p, tokens_per_block, "Tokens per block.", &[(labels, 16.0)]);
+        }
+        // Labels of an info gauge: vLLM's own page writes them.
+        Some(KvSize::InfoLabels { .. }) | None => {}
+    }
+    for (metrics, share) in [
+        (engine.preemptions, 0.004),
+        (engine.admission_rejections, 0.002),
+        (engine.aborts, 0.007),
+    ] {
+        if let Some(m) = metrics.first() {
+            counter_of(p, m, labels, (s.finished * share).floor());
+        }
+    }
+    for (metrics, label, values) in [
+        (
+            engine.waiting_by_reason,
+            "reason",
+            [("capacity", s.waiting), ("deferred", 0.0)],
+        ),
+        (
+            engine.sleep_state,
+            "sleep_state",
+            [("awake", 1.0), ("weights_offloaded", 0.0)],
+        ),
+    ] {
+        let Some(m) = metrics.first() else { continue };
+        family_header(p, m.name, "By value.", MetricType::Gauge);
+        for (value, v) in values {
+            let mut with: Vec<(&str, &str)> = labels.to_vec();
+            with.push((label, value));
+            write::sample(p, m.name, &with, v, None).expect("writing to a String");
+        }
     }
 }

@@ -4,6 +4,7 @@
 mod dcgm_page;
 mod engine_page;
 mod families;
+pub mod known;
 mod model;
 mod page;
 mod server;
@@ -178,6 +179,67 @@ pub mod tests {
                 assert!(p50 > 0.001 && p50 < 200.0, "{}: p50 {p50} s", what(figure));
             }
         }
+        // Time per phase: the simulated means, where the server has the phase and its
+        // sums are real (Ray's are estimates).
+        for (metrics, got, want, phase) in [
+            (engine.queue_time, f.phases.queue, model::QUEUE_S, "queue"),
+            (
+                engine.prefill_time,
+                f.phases.prefill,
+                model::TTFT_S - model::QUEUE_S,
+                "prefill",
+            ),
+            (
+                engine.decode_time,
+                f.phases.decode,
+                LATENCY_S - model::TTFT_S,
+                "decode",
+            ),
+            (
+                engine.inference_time,
+                f.phases.inference,
+                LATENCY_S - model::QUEUE_S,
+                "inference",
+            ),
+        ] {
+            match metrics.first().filter(|m| m.exact_sum) {
+                Some(_) => close1(got, want, &what(phase)),
+                None => assert_eq!(got, None, "{}", what(phase)),
+            }
+        }
+        // The KV cache in tokens where the server says its size; used = usage × size.
+        let c = &f.capacity;
+        match engine.kv_size.is_empty() {
+            true => assert_eq!(c.kv_total_tokens, None, "{}", what("kv size")),
+            false => {
+                assert_eq!(c.kv_total_tokens, Some(model::KV_TOKENS), "{}", what("kv size"));
+                if let Some(usage) = f.kv_usage {
+                    close1(c.kv_used_tokens, usage * model::KV_TOKENS, &what("kv used"));
+                }
+            }
+        }
+        for (metrics, got, figure) in [
+            (engine.preemptions, c.preemptions_per_s, "preemptions_per_s"),
+            (
+                engine.admission_rejections,
+                c.admission_rejections_per_s,
+                "admission_rejections_per_s",
+            ),
+            (engine.aborts, c.aborts_per_s, "aborts_per_s"),
+        ] {
+            assert_eq!(got.is_some(), !metrics.is_empty(), "{}", what(figure));
+            assert_eq!(
+                c.not_exposed.contains(&figure),
+                metrics.is_empty(),
+                "{}",
+                what(figure)
+            );
+        }
+        assert_eq!(
+            c.waiting_by_reason.is_empty(),
+            engine.waiting_by_reason.is_empty()
+        );
+        assert_eq!(c.sleep_state.is_some(), !engine.sleep_state.is_empty());
     }
 
     /// One scrape of the simulated server (`targets[0]`) and its DCGM exporter

@@ -23,6 +23,12 @@ pub const TOKENS_PER_REQUEST: f64 = 650.0;
 pub const PROMPT_TOKENS_PER_REQUEST: f64 = 1950.0;
 /// End-to-end latency of every request.
 pub const LATENCY_S: f64 = TOKENS_PER_REQUEST / TOKENS_PER_S_PER_REQUEST;
+/// Mean time to first token, and the part of it spent queued: prefill takes the rest,
+/// decode the latency after the first token.
+pub const TTFT_S: f64 = 0.085;
+pub const QUEUE_S: f64 = 0.004;
+/// The simulated server's KV cache: 29,779 blocks of 16 tokens.
+pub const KV_TOKENS: f64 = 29_779.0 * 16.0;
 /// The running count swings by this fraction over a wave of `PERIOD_S` (by default), so
 /// window rates, the EWMA and the sparklines visibly move.
 pub const WAVE: f64 = 0.25;

@@ -5,8 +5,8 @@
 use super::families::{counter, gauge, histogram, Histogram};
 
 use super::model::{
-    Simulation, State, CONCURRENCY, LATENCY_S, MODEL, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST,
-    TOKENS_PER_S_PER_REQUEST,
+    Simulation, State, CONCURRENCY, LATENCY_S, MODEL, PROMPT_TOKENS_PER_REQUEST, QUEUE_S, TOKENS_PER_REQUEST,
+    TOKENS_PER_S_PER_REQUEST, TTFT_S,
 };
 
 impl Simulation {
@@ -140,6 +140,24 @@ fn engine_gauges(p: &mut String, s: &State) {
         "Number of requests waiting to be processed.",
         &[(&engine, s.waiting)],
     );
+    let reason = |r: &'static str| [("engine", "0"), ("model_name", MODEL), ("reason", r)];
+    gauge(
+        p,
+        "vllm:num_requests_waiting_by_reason",
+        "Number of waiting requests by reason.",
+        &[(&reason("capacity"), s.waiting), (&reason("deferred"), 0.0)],
+    );
+    let state = |st: &'static str| [("engine", "0"), ("model_name", MODEL), ("sleep_state", st)];
+    gauge(
+        p,
+        "vllm:engine_sleep_state",
+        "Engine sleep state; awake = 0 means engine is sleeping.",
+        &[
+            (&state("awake"), 1.0),
+            (&state("weights_offloaded"), 0.0),
+            (&state("discard_all"), 0.0),
+        ],
+    );
     gauge(
         p,
         "vllm:kv_cache_usage_perc",
@@ -207,6 +225,17 @@ fn token_and_request_counters(p: &mut String, s: &State) {
         "vllm:generation_tokens",
         "Number of generation tokens processed.",
         &[(&engine, s.generated.floor())],
+        created,
+    );
+    let rejected = |r: &'static str| [("model_name", MODEL), ("reason", r)];
+    counter(
+        p,
+        "vllm:admission_rejections",
+        "Requests rejected at admission.",
+        &[
+            (&rejected("max_num_queued_reqs"), (s.finished * 0.002).floor()),
+            (&rejected("max_num_queued_tokens"), 0.0),
+        ],
         created,
     );
     let reason = |r: &'static str| [("engine", "0"), ("finished_reason", r), ("model_name", MODEL)];
@@ -285,7 +314,7 @@ fn histograms(p: &mut String, s: &State) {
     ];
     let requests = s.finished.floor();
     // Name, help, buckets, observations, mean, shape, in the order vLLM writes them.
-    let families: [HistogramFamily<'_>; 6] = [
+    let families: [HistogramFamily<'_>; 9] = [
         (
             "vllm:request_prompt_tokens",
             "Number of prefill tokens processed.",
@@ -307,7 +336,7 @@ fn histograms(p: &mut String, s: &State) {
             "Histogram of time to first token in seconds.",
             &seconds[..],
             requests,
-            0.085,
+            TTFT_S,
             1.9,
         ),
         (
@@ -331,8 +360,32 @@ fn histograms(p: &mut String, s: &State) {
             "Histogram of time spent in WAITING phase for request.",
             &seconds[..],
             requests,
-            0.004,
+            QUEUE_S,
             1.2,
+        ),
+        (
+            "vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.",
+            &seconds[..],
+            requests,
+            LATENCY_S - QUEUE_S,
+            6.0,
+        ),
+        (
+            "vllm:request_prefill_time_seconds",
+            "Histogram of time spent in PREFILL phase for request.",
+            &seconds[..],
+            requests,
+            TTFT_S - QUEUE_S,
+            1.9,
+        ),
+        (
+            "vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.",
+            &seconds[..],
+            requests,
+            LATENCY_S - TTFT_S,
+            6.0,
         ),
     ];
     for (name, help, bounds, count, mean, shape) in families {
@@ -363,6 +416,7 @@ fn cache_config(p: &mut String) {
                 ("enable_prefix_caching", "True"),
                 ("engine", "0"),
                 ("gpu_memory_utilization", "0.9"),
+                ("kv_cache_size_tokens", "476464"),
                 ("num_gpu_blocks", "29779"),
             ],
             1.0,

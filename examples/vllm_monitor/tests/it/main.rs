@@ -11,6 +11,7 @@ mod fleet;
 mod fleet_rates;
 mod monitor;
 mod names;
+mod operator;
 mod recorded;
 mod replay;
 mod terminal;

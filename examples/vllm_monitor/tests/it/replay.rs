@@ -239,6 +239,22 @@ fn comparable(rows: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// `newer` with only the fields `older` has, at every depth: a row of a later release
+/// compared with one a release before it printed (fields added since are left out).
+fn fields_of(newer: &Value, older: &Value) -> Value {
+    match (newer, older) {
+        (Value::Object(n), Value::Object(o)) => Value::Object(
+            n.iter()
+                .filter_map(|(k, v)| Some((k.clone(), fields_of(v, o.get(k)?))))
+                .collect(),
+        ),
+        (Value::Array(n), Value::Array(o)) if n.len() == o.len() => {
+            Value::Array(n.iter().zip(o).map(|(n, o)| fields_of(n, o)).collect())
+        }
+        _ => newer.clone(),
+    }
+}
+
 #[test]
 fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
     // Holds from the first interval (0.5 s) on: fires half a second of data time later.
@@ -301,21 +317,6 @@ fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `replayed` with only the fields `live` has (in objects at any depth).
-fn fields_of(live: &Value, replayed: &Value) -> Value {
-    match (live, replayed) {
-        (Value::Object(l), Value::Object(r)) => Value::Object(
-            r.iter()
-                .filter_map(|(k, v)| Some((k.clone(), fields_of(l.get(k)?, v))))
-                .collect(),
-        ),
-        (Value::Array(l), Value::Array(r)) if l.len() == r.len() => {
-            Value::Array(l.iter().zip(r).map(|(l, r)| fields_of(l, r)).collect())
-        }
-        _ => replayed.clone(),
-    }
-}
-
 /// A live run of the monitor against a real vLLM (restarted mid-run), and its recording:
 /// the replay prints the rows the live monitor printed, and those rows agree with the
 /// client's count as the recorded ones do.
@@ -330,13 +331,9 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
     .unwrap();
     let live: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let replayed = replay(&dir.join("recording.jsonl.zst"), &["--json"]);
-    // The live run's output predates the fields added since: compare those it has.
-    let replayed: Vec<Value> = live
-        .iter()
-        .zip(&replayed)
-        .map(|(l, r)| fields_of(l, r))
-        .chain(replayed.iter().skip(live.len()).cloned())
-        .collect();
+    // The live rows were printed by an earlier release: the fields they have.
+    assert_eq!(live.len(), replayed.len());
+    let replayed: Vec<Value> = replayed.iter().zip(&live).map(|(r, l)| fields_of(r, l)).collect();
     let (live_rows, replayed_rows) = (comparable(&live), comparable(&replayed));
     assert!(live_rows.len() > 150, "{} rows", live_rows.len());
     assert_eq!(live_rows.len(), replayed_rows.len());

@@ -10,6 +10,9 @@
 #[cfg(test)]
 mod fit_tests;
 mod keys;
+mod operator;
+#[cfg(test)]
+mod operator_tests;
 mod panels;
 mod servers;
 #[cfg(test)]

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Gauge, Paragraph, Row, Sparkline, Table};
 use ratatui::Frame;
 
+use super::operator;
 use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
 use crate::gpus::Gpus;
@@ -195,10 +196,11 @@ pub(super) fn requests_panel(
         Line::from(format!("e2e mean  {} s", num(f.mean_latency, 1, 8))),
         Line::from(reasons_line(f, width)).dim(),
     ];
-    frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(Line::from(title))),
-        area,
-    );
+    let mut block = Block::bordered().title(Line::from(title));
+    if let Some(rejected) = operator::requests_bottom(f, area.width) {
+        block = block.title_bottom(rejected);
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 /// `by reason stop 0.90 · length 0.10` within `width`: the busiest reasons that fit whole,
@@ -225,7 +227,10 @@ fn reasons_line(f: &Figures, width: usize) -> String {
 }
 
 pub(super) fn running_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &History) {
-    let block = Block::bordered().title(" Running / waiting ");
+    let mut block = Block::bordered().title(operator::running_title(f, area.width));
+    if let Some(waiting) = operator::waiting_bottom(f, area.width) {
+        block = block.title_bottom(waiting);
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [text, running, waiting] =
@@ -249,7 +254,10 @@ pub(super) fn running_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &
 }
 
 pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
-    let block = Block::bordered().title(" Cache / decoding ");
+    let mut block = Block::bordered().title(operator::cache_title(f, area.width));
+    if let Some(bottom) = operator::cache_bottom(f, area.width) {
+        block = block.title_bottom(bottom);
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [label, gauge, rest] =
@@ -281,35 +289,100 @@ pub(super) fn usage_bar(usage: Option<f64>, width: u16) -> Line<'static> {
     ])
 }
 
+/// Quantiles per latency, its `slo` share with `--slo`, and the mean time per phase beside
+/// them where the panel is wide enough for it (at 100 columns; not at 80).
 pub(super) fn latency_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
-    let row = |name: &'static str, q: &crate::figures::Quantiles| {
-        Row::new(vec![
+    let with_slo = !f.slo.is_empty();
+    let row = |name: &'static str, key: &str, q: &crate::figures::Quantiles| {
+        let mut cells = vec![
             Cell::from(name),
             Cell::from(ms(q.p50)),
             Cell::from(ms(q.p95)),
             Cell::from(ms(q.p99)),
-        ])
+        ];
+        if with_slo {
+            cells.push(Cell::from(operator::slo_cell(f, key).unwrap_or_default()));
+        }
+        Row::new(cells)
     };
+    // Values are at most 7 characters (`2560.0s`), a space between columns.
+    let mut widths = vec![
+        Constraint::Length(4),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(7),
+    ];
+    let mut header = vec!["", "p50", "p95", "p99"];
+    if with_slo {
+        widths.push(Constraint::Length(7));
+        header.push("slo");
+    }
+    // The table's width: its columns and a space between each two.
+    let table_width: u16 = if with_slo { 36 } else { 28 };
+    let block = Block::bordered().title(operator::latency_title(f, area.width));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
     let table = Table::new(
-        [row("TTFT", &f.ttft), row("ITL", &f.itl), row("E2E", &f.e2e)],
         [
-            Constraint::Length(6),
-            Constraint::Length(9),
-            Constraint::Length(9),
-            Constraint::Length(9),
+            row("TTFT", "ttft", &f.ttft),
+            row("ITL", "itl", &f.itl),
+            row("E2E", "e2e", &f.e2e),
         ],
+        widths,
     )
-    .header(Row::new(["", "p50", "p95", "p99"]).style(Style::new().add_modifier(Modifier::BOLD)))
-    .block(Block::bordered().title(" Latency "));
-    frame.render_widget(table, area);
+    .header(Row::new(header).style(Style::new().add_modifier(Modifier::BOLD)));
+    let phases = operator::phase_lines(f);
+    let phases_width = phases.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u16;
+    if phases.is_empty() || inner.width < table_width + 1 + phases_width {
+        frame.render_widget(table, inner);
+        return;
+    }
+    let [table_area, phases_area] =
+        Layout::horizontal([Constraint::Length(table_width + 1), Constraint::Min(0)]).areas(inner);
+    frame.render_widget(table, table_area);
+    let lines: Vec<Line<'_>> = phases.into_iter().map(|l| Line::from(l).dim()).collect();
+    frame.render_widget(Paragraph::new(lines), phases_area);
 }
 
+/// Prompt tokens/s: all, computed here (the prefix cache's misses) and cached; by source
+/// where the server says it (a local cache hit, a KV transfer from another instance).
 pub(super) fn prompt_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
-    let lines = vec![
-        Line::from(format!("prompt    {} tok/s", num(f.prompt.window, 1, 9))),
-        Line::from(format!("computed  {} tok/s", num(f.prompt_computed, 1, 9))),
-        Line::from(format!("cached    {} tok/s", num(f.prompt_cached, 1, 9))),
-    ];
+    let inner = usize::from(area.width.saturating_sub(2));
+    // The longest form of a line that fits.
+    let fitted = |forms: Vec<String>| {
+        let last = forms.last().cloned().unwrap_or_default();
+        forms
+            .into_iter()
+            .find(|l| l.chars().count() <= inner)
+            .unwrap_or(last)
+    };
+    let computed = format!("computed  {} tok/s", num(f.prompt_computed, 1, 9));
+    let cached = format!("cached    {} tok/s", num(f.prompt_cached, 1, 9));
+    let lines = match f.prompt_sources {
+        Some(s) => vec![
+            format!("prompt    {} tok/s", num(f.prompt.window, 1, 9)),
+            fitted(vec![format!("{computed} · cache misses"), computed]),
+            fitted(vec![
+                format!(
+                    "cache hit {} · transferred {} tok/s",
+                    num(s.local_cache_hit, 1, 9),
+                    num(s.external_kv_transfer, 1, 9)
+                ),
+                format!(
+                    "hit {} · xfer {}",
+                    num(s.local_cache_hit, 1, 7),
+                    num(s.external_kv_transfer, 1, 7)
+                ),
+                cached,
+            ]),
+        ],
+        None => vec![
+            format!("prompt    {} tok/s", num(f.prompt.window, 1, 9)),
+            computed,
+            cached,
+        ],
+    };
+    let lines: Vec<Line<'_>> = lines.into_iter().map(Line::from).collect();
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" Prompt ")),
         area,

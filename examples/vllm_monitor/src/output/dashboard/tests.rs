@@ -14,11 +14,11 @@ use crate::simulator::Simulation;
 use crate::target::{Event, ServerRow, Target};
 
 /// 20 s of the simulator (restart at 10 s), scraped every second, as a run shows it.
-struct Simulated {
-    servers: Vec<ServerRow>,
-    last: Snapshot,
-    history: History,
-    events: Vec<(f64, Event)>,
+pub(super) struct Simulated {
+    pub(super) servers: Vec<ServerRow>,
+    pub(super) last: Snapshot,
+    pub(super) history: History,
+    pub(super) events: Vec<(f64, Event)>,
 }
 
 impl Simulated {
@@ -54,7 +54,7 @@ impl Simulated {
         }
     }
 
-    fn run(&self) -> Run<'_> {
+    pub(super) fn run(&self) -> Run<'_> {
         Run {
             interval: chrono::TimeDelta::seconds(1),
             ewma_tau: chrono::TimeDelta::seconds(8),
@@ -82,7 +82,7 @@ fn drawn(run: &Run<'_>, width: u16, height: u16) -> Buffer {
 }
 
 /// `run` drawn at `width` x `height`, as text rows.
-fn rows_of(run: &Run<'_>, width: u16, height: u16) -> Vec<String> {
+pub(super) fn rows_of(run: &Run<'_>, width: u16, height: u16) -> Vec<String> {
     let buffer = drawn(run, width, height);
     (0..height)
         .map(|y| (0..width).map(|x| buffer[(x, y)].symbol().to_string()).collect())
@@ -102,7 +102,7 @@ fn colour_of(buffer: &Buffer, text: &str) -> Option<Color> {
     })
 }
 
-fn has(rows: &[String], text: &str) -> bool {
+pub(super) fn has(rows: &[String], text: &str) -> bool {
     rows.iter().any(|r| r.contains(text))
 }
 

@@ -1,0 +1,250 @@
+//! What an operator acts on besides throughput: the KV cache in tokens (used and total),
+//! preemptions, admission rejections and aborts per second, requests waiting by reason,
+//! the engine's sleep state, and the figures a server does not expose, by name.
+//!
+//! The KV cache's size is read once per interval from the few series that say it (one per
+//! engine), and joined to each engine's usage by its `instance` and `engine` labels: a
+//! fleet of 1,000 servers costs a map of 1,000 sizes, not a search per series.
+
+use std::collections::{BTreeMap, HashMap};
+
+use promrate::{TrackedSeries, WindowRule};
+
+use super::query::{Query, Split};
+use super::{measured, selector, Source, NAMES};
+use crate::engines::{KvSize, Metric};
+
+/// The capacity figures of a row (the totals or a group).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Capacity {
+    /// KV cache in use (usage fraction × size) and its size, in tokens.
+    pub kv_used_tokens: Option<f64>,
+    pub kv_total_tokens: Option<f64>,
+    /// Per second over the window.
+    pub preemptions_per_s: Option<f64>,
+    pub admission_rejections_per_s: Option<f64>,
+    pub aborts_per_s: Option<f64>,
+    /// Requests waiting now, per reason the server gives (vLLM: capacity, deferred).
+    pub waiting_by_reason: Vec<(String, f64)>,
+    /// The engines' sleep state: `awake`, or each state with its number of engines when
+    /// they differ (`awake (1), weights_offloaded (1)`).
+    pub sleep_state: Option<String>,
+    /// The figures above (by their JSON names) that no server among the sources exposes.
+    pub not_exposed: Vec<&'static str>,
+}
+
+/// Each engine's KV size in tokens, per source (by URL), by `instance` then `engine`.
+type Sizes<'s> = HashMap<&'s str, HashMap<String, HashMap<String, f64>>>;
+
+/// The size an entry gives for `series`, one of its anchor's series.
+fn size_of(
+    kind: &KvSize,
+    series: &TrackedSeries,
+    per_block: &HashMap<String, HashMap<String, f64>>,
+) -> Option<f64> {
+    let number = |label: &str| {
+        series
+            .label(label)?
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let tokens = match *kind {
+        KvSize::InfoLabels {
+            tokens,
+            blocks,
+            block_size,
+            ..
+        } => number(tokens).or_else(|| Some(number(blocks)? * number(block_size)?)),
+        KvSize::Tokens(_) => series.last_value(),
+        KvSize::Blocks { .. } => Some(series.last_value()? * lookup(per_block, series)?),
+    };
+    tokens.filter(|t| t.is_finite() && *t > 0.0)
+}
+
+/// The value of `series`' engine in `map`: by its `instance` and `engine` labels, else the
+/// only engine of its instance (a cache said once for a server whose usage has labels).
+fn lookup(map: &HashMap<String, HashMap<String, f64>>, series: &TrackedSeries) -> Option<f64> {
+    let engines = map.get(series.label("instance").unwrap_or(""))?;
+    match engines.get(series.label("engine").unwrap_or("")) {
+        Some(v) => Some(*v),
+        None if engines.len() == 1 => engines.values().next().copied(),
+        None => None,
+    }
+}
+
+/// `(instance, engine) -> value` of the admitted series of `name` in `source`.
+fn by_engine(
+    source: &Source<'_>,
+    name: &str,
+    value: impl Fn(&TrackedSeries) -> Option<f64>,
+) -> HashMap<String, HashMap<String, f64>> {
+    let mut map: HashMap<String, HashMap<String, f64>> = HashMap::new();
+    for series in source
+        .tracker
+        .matching(&selector(name, None))
+        .into_iter()
+        .flatten()
+        .filter(|s| source.admits(s))
+    {
+        if let Some(v) = value(series) {
+            map.entry(series.label("instance").unwrap_or("").to_string())
+                .or_default()
+                .insert(series.label("engine").unwrap_or("").to_string(), v);
+        }
+    }
+    map
+}
+
+/// The KV size entry a source's page answers to (the first whose anchor it has).
+fn kv_size_of(source: &Source<'_>) -> Option<&'static KvSize> {
+    NAMES.kv_size.iter().find(|k| {
+        source
+            .tracker
+            .matching(&selector(k.anchor(), None))
+            .into_iter()
+            .flatten()
+            .any(|s| source.admits(s))
+    })
+}
+
+/// Each source's KV sizes, by engine.
+fn sizes<'s>(sources: &'s [Source<'s>]) -> Sizes<'s> {
+    let mut all = Sizes::new();
+    for source in sources {
+        let Some(kind) = kv_size_of(source) else {
+            continue;
+        };
+        let per_block = match *kind {
+            KvSize::Blocks { tokens_per_block, .. } => {
+                by_engine(source, tokens_per_block, TrackedSeries::last_value)
+            }
+            _ => HashMap::new(),
+        };
+        let sizes = by_engine(source, kind.anchor(), |s| size_of(kind, s, &per_block));
+        all.insert(source.url, sizes);
+    }
+    all
+}
+
+/// `sum by (by) (f(names))` per value of `label` (reasons, states: a handful): one query
+/// to find the values, then one per value.
+pub(super) fn by_label(
+    q: &Query<'_>,
+    names: &[Metric],
+    label: &str,
+    f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
+) -> BTreeMap<String, Split> {
+    let values = Query::new(q.sources, Some(label));
+    values.sum(names, f);
+    let mut by_value = BTreeMap::new();
+    for value in values.groups.into_inner().names {
+        let of_value = |s: &TrackedSeries, src: &Source<'_>| {
+            (s.label(label) == Some(&*value)).then(|| f(s, src)).flatten()
+        };
+        by_value.insert(value.to_string(), q.sum(names, &of_value));
+    }
+    by_value
+}
+
+/// The capacity queries of one interval, asked once.
+pub(super) struct CapacityAnswers {
+    kv_total: Split,
+    kv_used: Split,
+    preemptions: Split,
+    rejections: Split,
+    aborts: Split,
+    waiting_by_reason: BTreeMap<String, Split>,
+    sleep_states: BTreeMap<String, Split>,
+    not_exposed: Vec<&'static str>,
+}
+
+impl CapacityAnswers {
+    pub(super) fn ask(q: &Query<'_>, w: WindowRule) -> CapacityAnswers {
+        let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
+        let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
+        let sizes = sizes(q.sources);
+        let anchors: Vec<Metric> = NAMES
+            .kv_size
+            .iter()
+            .map(|k| crate::engines::m(k.anchor()))
+            .collect();
+        let size = |s: &TrackedSeries, src: &Source<'_>| lookup(sizes.get(src.url)?, s);
+        let used =
+            |s: &TrackedSeries, src: &Source<'_>| Some(s.last_value()? * lookup(sizes.get(src.url)?, s)?);
+        let has_size = !sizes.values().all(HashMap::is_empty);
+        let has_usage = q.present(&NAMES.kv_usage);
+        let exposed = [
+            ("kv_used_tokens", has_size && has_usage),
+            ("kv_total_tokens", has_size),
+            ("kv_cache_usage", has_usage),
+            ("preemptions_per_s", q.present(&NAMES.preemptions)),
+            (
+                "admission_rejections_per_s",
+                q.present(&NAMES.admission_rejections),
+            ),
+            ("aborts_per_s", q.present(&NAMES.aborts)),
+            ("waiting_by_reason", q.present(&NAMES.waiting_by_reason)),
+            ("engine_sleep_state", q.present(&NAMES.sleep_state)),
+        ];
+        CapacityAnswers {
+            kv_total: if has_size {
+                q.sum(&anchors, &size)
+            } else {
+                Split::default()
+            },
+            kv_used: if has_size {
+                q.sum(&NAMES.kv_usage, &used)
+            } else {
+                Split::default()
+            },
+            preemptions: q.sum(&NAMES.preemptions, &window_rate),
+            rejections: q.sum(&NAMES.admission_rejections, &window_rate),
+            aborts: q.sum(&NAMES.aborts, &window_rate),
+            waiting_by_reason: by_label(q, &NAMES.waiting_by_reason, "reason", &last),
+            sleep_states: by_label(q, &NAMES.sleep_state, "sleep_state", &last),
+            // With no page to read (an outage), nothing is known not to be exposed.
+            not_exposed: exposed
+                .iter()
+                .filter(|(_, has)| !has && !q.sources.is_empty())
+                .map(|(name, _)| *name)
+                .collect(),
+        }
+    }
+
+    /// The capacity figures over everything (`None`) or of one group.
+    pub(super) fn capacity(&self, g: Option<usize>) -> Capacity {
+        let mut states: Vec<(&str, f64)> = self
+            .sleep_states
+            .iter()
+            .filter_map(|(state, split)| Some((state.as_str(), split.get(g)?)))
+            .filter(|(_, engines)| *engines >= 0.5)
+            .collect();
+        states.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let sleep_state = match states.as_slice() {
+            [] => None,
+            [(state, _)] => Some(state.to_string()),
+            several => Some(
+                several
+                    .iter()
+                    .map(|(state, n)| format!("{state} ({n:.0})"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+        };
+        Capacity {
+            kv_used_tokens: self.kv_used.get(g),
+            kv_total_tokens: self.kv_total.get(g),
+            preemptions_per_s: self.preemptions.get(g),
+            admission_rejections_per_s: self.rejections.get(g),
+            aborts_per_s: self.aborts.get(g),
+            waiting_by_reason: self
+                .waiting_by_reason
+                .iter()
+                .filter_map(|(reason, split)| Some((reason.clone(), split.get(g)?)))
+                .collect(),
+            sleep_state,
+            not_exposed: self.not_exposed.clone(),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The operator's figures on pages whose every count is set by hand, so that each figure
+//! is known exactly: SLO attainment (970 of 1,000 requests within 0.5 s), time per phase,
+//! the KV cache in tokens, preemptions, rejections and aborts per second, waiting by
+//! reason, the sleep state and prompt tokens by source.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use promrate::{Tracker, WindowRule};
+
+use super::slo::parse_objectives;
+use super::{compute_with, Figures, Source};
+use crate::simulator::known::{page, run_of_one_engine, Counts};
+
+/// The figures (totals and by engine) after the pages of `engines` at 0, 10 and 20 s, with
+/// a 10 s window, and the objectives `slo`.
+pub(crate) fn figures_of(engines: &[[Counts; 3]], slo: &str) -> (Figures, Vec<(String, Figures)>) {
+    let t0 = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
+    let mut tracker = Tracker::new([]);
+    tracker.normalize_names(true).infer_counters(true);
+    for k in 0..3 {
+        let counts: Vec<Counts> = engines.iter().map(|e| e[k]).collect();
+        let at = t0 + TimeDelta::seconds(10 * k as i64);
+        tracker.ingest(&page(&counts), at).unwrap();
+    }
+    let at = t0 + TimeDelta::seconds(20);
+    let sources = [Source {
+        tracker: &tracker,
+        at,
+        url: "http://vllm:8000/metrics",
+    }];
+    let w = WindowRule::new(TimeDelta::seconds(10))
+        .slack(TimeDelta::seconds(1))
+        .gap(TimeDelta::seconds(30));
+    let objectives = match slo {
+        "" => Vec::new(),
+        slo => parse_objectives(slo).unwrap(),
+    };
+    compute_with(&sources, w, Some("engine"), &objectives)
+}
+
+/// 970 of the window's 1,000 requests had a TTFT within 0.5 s: exactly 0.97, the bound
+/// written `0.50` on the page and `500ms` on the command line; 0.75 s lies between the
+/// bounds 0.5 (970) and 1 (995): 982.5 of 1,000, interpolated; since the first page 1,470
+/// of 1,500 (0.98). ITL and e2e likewise.
+#[test]
+fn slo_attainment_is_exact_at_a_bound_and_interpolated_between() {
+    let (total, _) = figures_of(&[run_of_one_engine()], "ttft=500ms,itl=50ms,e2e=30s");
+    let got: Vec<(&str, f64, Option<f64>, bool)> = total
+        .slo
+        .iter()
+        .map(|a| {
+            (
+                a.objective.latency.key(),
+                a.objective.seconds,
+                a.attained,
+                a.exact,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("ttft", 0.5, Some(0.97), true),
+            ("itl", 0.05, Some(0.95), true),
+            ("e2e", 30.0, Some(0.99), true),
+        ]
+    );
+    let since: Vec<Option<f64>> = total.slo_since_start.iter().map(|a| a.attained).collect();
+    assert_eq!(
+        since,
+        [Some(0.98), Some(145_000.0 / 150_000.0), Some(1_490.0 / 1_500.0)]
+    );
+    let (total, _) = figures_of(&[run_of_one_engine()], "ttft=750ms,e2e=45s");
+    let ttft = total.slo[0];
+    assert!(!ttft.exact);
+    assert!((ttft.attained.unwrap() - 0.9825).abs() < 1e-12, "{ttft:?}");
+    // 45 s: halfway from 30 s (990) to 60 s (1,000).
+    assert!((total.slo[1].attained.unwrap() - 0.995).abs() < 1e-12);
+}
+
+/// Time per phase: the window's increase of each `_sum` over that of its `_count`.
+#[test]
+fn phase_means_are_the_windows_sums_over_counts() {
+    let (total, _) = figures_of(&[run_of_one_engine()], "");
+    let p = total.phases;
+    assert_eq!(
+        (p.queue, p.prefill, p.decode, p.inference),
+        (Some(0.25), Some(0.5), Some(12.0), Some(12.5))
+    );
+}
+
+/// Two engines: the KV cache of each (4,096 blocks of 16 tokens, said as blocks by engine
+/// 0 and as tokens by engine 1) times its own usage; rates of preemptions, rejections and
+/// aborts; waiting by reason; prompt tokens by source; the sleep state of each, and of
+/// both when they differ.
+#[test]
+fn capacity_and_prompt_sources_are_the_pages_counts() {
+    let one = run_of_one_engine();
+    let mut two = one;
+    two[2].kv_usage = 0.75;
+    two[2].awake = false;
+    let (total, groups) = figures_of(&[one, two], "");
+    let c = &total.capacity;
+    assert_eq!(c.kv_total_tokens, Some(2.0 * 65_536.0));
+    assert_eq!(c.kv_used_tokens, Some(0.25 * 65_536.0 + 0.75 * 65_536.0));
+    // 20 preemptions, 5 + 5 rejections (one server-wide series), 3 aborts, per engine in 10 s.
+    assert_eq!(c.preemptions_per_s, Some(4.0));
+    assert_eq!(c.admission_rejections_per_s, Some(1.0));
+    assert_eq!(c.aborts_per_s, Some(0.6));
+    assert_eq!(
+        c.waiting_by_reason,
+        [("capacity".to_string(), 14.0), ("deferred".to_string(), 4.0)]
+    );
+    assert_eq!(c.sleep_state.as_deref(), Some("awake (1), weights_offloaded (1)"));
+    assert!(c.not_exposed.is_empty(), "{:?}", c.not_exposed);
+    let s = total.prompt_sources.unwrap();
+    assert_eq!(
+        (s.local_compute, s.local_cache_hit, s.external_kv_transfer),
+        (Some(1_200.0), Some(600.0), Some(200.0))
+    );
+    assert_eq!(
+        (total.prompt_computed, total.prompt_cached),
+        (Some(1_200.0), Some(800.0))
+    );
+    let names: Vec<&str> = groups.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["0", "1"]);
+    let engine = |i: usize| &groups[i].1.capacity;
+    assert_eq!(engine(0).kv_total_tokens, Some(65_536.0), "4096 blocks × 16");
+    assert_eq!(engine(0).kv_used_tokens, Some(16_384.0));
+    assert_eq!(engine(1).kv_used_tokens, Some(49_152.0));
+    assert_eq!(engine(1).sleep_state.as_deref(), Some("weights_offloaded"));
+    assert_eq!(engine(0).preemptions_per_s, Some(2.0));
+}
+
+/// A page without the capacity families says which figures it cannot show.
+#[test]
+fn what_a_server_does_not_expose_is_named() {
+    let t0 = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
+    let mut tracker = Tracker::new([]);
+    tracker.normalize_names(true).infer_counters(true);
+    let text = "# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total 10\n";
+    tracker.ingest(text, t0).unwrap();
+    let sources = [Source {
+        tracker: &tracker,
+        at: t0,
+        url: "u",
+    }];
+    let w = WindowRule::new(TimeDelta::seconds(10));
+    let (total, _) = compute_with(&sources, w, None, &[]);
+    assert_eq!(
+        total.capacity.not_exposed,
+        [
+            "kv_used_tokens",
+            "kv_total_tokens",
+            "kv_cache_usage",
+            "preemptions_per_s",
+            "admission_rejections_per_s",
+            "aborts_per_s",
+            "waiting_by_reason",
+            "engine_sleep_state",
+        ]
+    );
+    assert_eq!(total.phases, super::PhaseMeans::default());
+    // Without a page (an outage), nothing is said not exposed.
+    let (total, _) = compute_with(&[], w, None, &[]);
+    assert!(total.capacity.not_exposed.is_empty());
+}

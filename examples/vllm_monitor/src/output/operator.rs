@@ -1,0 +1,264 @@
+//! The operator's figures as words, for plain lines and the dashboard: SLO attainment,
+//! time per phase with prompt tokens by source, and capacity (KV cache in tokens,
+//! preemptions, rejections, aborts, waiting by reason, sleep state). A figure the server
+//! does not expose reads `-`; a line none of whose figures is exposed is not printed.
+
+use super::{ms, num};
+use crate::figures::slo::Attainment;
+use crate::figures::Figures;
+
+/// An objective as people write it: `500ms`, `50ms`, `30s`, `1.5s`.
+pub fn objective(seconds: f64) -> String {
+    let trim = |text: String| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    };
+    if seconds < 1.0 {
+        format!("{}ms", trim(format!("{:.3}", seconds * 1000.0)))
+    } else {
+        format!("{}s", trim(format!("{seconds:.3}")))
+    }
+}
+
+/// A share as a percentage, `~` after it when interpolated between bucket bounds.
+pub fn share(a: &Attainment) -> String {
+    match a.attained {
+        None => "-".into(),
+        Some(v) => format!("{:.1}%{}", v * 100.0, if a.exact { "" } else { "~" }),
+    }
+}
+
+/// `ttft≤500ms 97.0% · itl≤50ms 95.0%~ · e2e≤30s 99.0%`, or `None` without `--slo`.
+pub fn slo(attainments: &[Attainment]) -> Option<String> {
+    (!attainments.is_empty()).then(|| {
+        attainments
+            .iter()
+            .map(|a| {
+                format!(
+                    "{}≤{} {}",
+                    a.objective.latency.key(),
+                    objective(a.objective.seconds),
+                    share(a)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    })
+}
+
+/// The parts of the phases line: mean queue, prefill, decode and inference time; empty
+/// when the server exposes none of them.
+pub fn phases(f: &Figures) -> Vec<String> {
+    let p = &f.phases;
+    if [p.queue, p.prefill, p.decode, p.inference]
+        .iter()
+        .all(Option::is_none)
+    {
+        return Vec::new();
+    }
+    vec![
+        format!("queue {}", ms(p.queue)),
+        format!("prefill {}", ms(p.prefill)),
+        format!("decode {}", ms(p.decode)),
+        format!("inference {}", ms(p.inference)),
+    ]
+}
+
+/// The parts of the prompt line: prompt tokens/s computed here (the cache's misses), hit
+/// in the local cache, transferred from another instance; empty when the server does not
+/// say where its prompt tokens came from.
+pub fn prompt_sources(f: &Figures) -> Vec<String> {
+    let Some(s) = f.prompt_sources else {
+        return Vec::new();
+    };
+    vec![
+        format!("computed {}", num(s.local_compute, 1, 9)),
+        format!("cache hit {}", num(s.local_cache_hit, 1, 9)),
+        format!("transferred {} tok/s", num(s.external_kv_transfer, 1, 9)),
+    ]
+}
+
+/// KV tokens used of the total: `152.4k/476.5k tok`, `-/476.5k tok`.
+pub fn kv_tokens(f: &Figures) -> Option<String> {
+    let c = &f.capacity;
+    c.kv_total_tokens
+        .map(|total| format!("{}/{} tok", num(c.kv_used_tokens, 1, 6), num(Some(total), 1, 6)))
+}
+
+/// The parts of the capacity line (`-` for what the server does not expose); empty when it
+/// exposes none of them.
+pub fn capacity(f: &Figures) -> Vec<String> {
+    let c = &f.capacity;
+    let exposed = |name: &str| !c.not_exposed.contains(&name);
+    let names = [
+        "kv_total_tokens",
+        "preemptions_per_s",
+        "admission_rejections_per_s",
+        "aborts_per_s",
+        "waiting_by_reason",
+        "engine_sleep_state",
+    ];
+    let known = c.kv_total_tokens.is_some()
+        || c.preemptions_per_s.is_some()
+        || c.admission_rejections_per_s.is_some()
+        || c.aborts_per_s.is_some()
+        || !c.waiting_by_reason.is_empty()
+        || c.sleep_state.is_some();
+    if !known || !names.iter().any(|n| exposed(n)) {
+        return Vec::new();
+    }
+    let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{}/s", num(Some(v), 2, 7)));
+    let waiting = if c.waiting_by_reason.is_empty() {
+        "-".to_string()
+    } else {
+        c.waiting_by_reason
+            .iter()
+            .map(|(reason, n)| format!("{reason} {}", num(Some(*n), 0, 6)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    vec![
+        format!("kv {}", kv_tokens(f).unwrap_or_else(|| "-".into())),
+        format!("preempt {}", rate(c.preemptions_per_s)),
+        format!("reject {}", rate(c.admission_rejections_per_s)),
+        format!("abort {}", rate(c.aborts_per_s)),
+        format!("wait {waiting}"),
+        // The state alone reads (`awake`, `weights_offloaded`); unknown, what it is of.
+        c.sleep_state.clone().unwrap_or_else(|| "sleep -".into()),
+    ]
+}
+
+/// `parts` joined by ` · ` into lines of at most `width` characters, a part never cut
+/// (one longer than `width` has a line of its own).
+pub fn wrap(parts: &[String], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in parts {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 3 + part.chars().count() <= width => {
+                line.push_str(" · ");
+                line.push_str(part);
+            }
+            _ => lines.push(part.clone()),
+        }
+    }
+    lines
+}
+
+/// The plain lines under a row: `slo` (with `--slo`), and for the totals (`details`)
+/// `phases` and `capacity`; each labelled right-aligned in `label_width` columns, wrapped
+/// within `width`.
+pub fn plain_lines(f: &Figures, details: bool, label_width: usize, width: usize) -> Vec<String> {
+    let mut labelled: Vec<(&str, Vec<String>)> = Vec::new();
+    if !f.slo.is_empty() {
+        labelled.push((
+            "slo",
+            f.slo
+                .iter()
+                .map(|a| slo(std::slice::from_ref(a)).unwrap_or_default())
+                .collect(),
+        ));
+    }
+    if details {
+        labelled.push(("phases", phases(f)));
+        labelled.push(("prompt/s", prompt_sources(f)));
+        labelled.push(("capacity", capacity(f)));
+    }
+    let mut lines = Vec::new();
+    for (label, parts) in labelled {
+        for (i, line) in wrap(&parts, width - label_width - 1).into_iter().enumerate() {
+            let label = if i == 0 { label } else { "" };
+            lines.push(format!("{label:>label_width$} {line}"));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::slo::{Latency, Objective};
+
+    #[test]
+    fn objectives_and_shares_read_as_typed() {
+        assert_eq!(
+            [0.5, 0.05, 0.025, 30.0, 1.5, 2.0].map(objective),
+            ["500ms", "50ms", "25ms", "30s", "1.5s", "2s"]
+        );
+        let a = |attained, exact| Attainment {
+            objective: Objective {
+                latency: Latency::Ttft,
+                seconds: 0.5,
+            },
+            attained,
+            exact,
+        };
+        assert_eq!(slo(&[a(Some(0.97), true)]).unwrap(), "ttft≤500ms 97.0%");
+        assert_eq!(share(&a(Some(0.984), false)), "98.4%~");
+        assert_eq!(share(&a(None, false)), "-");
+        assert_eq!(slo(&[]), None);
+    }
+
+    /// The largest figures a fleet gives: every plain line within 120 columns, and every
+    /// part of each line whole (wrapped, never cut).
+    #[test]
+    fn plain_lines_fit_and_keep_every_figure_whole() {
+        use crate::figures::{Capacity, PhaseMeans, PromptSources};
+        let attained = |latency, seconds| Attainment {
+            objective: Objective { latency, seconds },
+            attained: Some(0.123456),
+            exact: false,
+        };
+        let f = Figures {
+            slo: vec![
+                attained(Latency::Ttft, 0.125),
+                attained(Latency::Itl, 0.0375),
+                attained(Latency::E2e, 1234.5),
+            ],
+            phases: PhaseMeans {
+                queue: Some(1234.5),
+                prefill: Some(0.999),
+                decode: Some(98765.4),
+                inference: Some(99999.9),
+            },
+            prompt_sources: Some(PromptSources {
+                local_compute: Some(123_456_789.0),
+                local_cache_hit: Some(98_765_432.1),
+                external_kv_transfer: Some(12_345_678.9),
+            }),
+            capacity: Capacity {
+                kv_used_tokens: Some(1.234e9),
+                kv_total_tokens: Some(9.876e9),
+                preemptions_per_s: Some(12_345.67),
+                admission_rejections_per_s: Some(9_999.99),
+                aborts_per_s: Some(1_234.56),
+                waiting_by_reason: vec![("capacity".into(), 123_456.0), ("deferred".into(), 99_999.0)],
+                sleep_state: Some("weights_offloaded (999), discard_all (999), awake (999)".into()),
+                not_exposed: Vec::new(),
+            },
+            ..Figures::default()
+        };
+        let lines = plain_lines(&f, true, 11, 120);
+        assert!(lines.iter().all(|l| l.chars().count() <= 120), "{lines:#?}");
+        let text = lines.join("\n");
+        let parts = [phases(&f), prompt_sources(&f), capacity(&f)].concat();
+        for part in parts.iter().chain(&[slo(&f.slo[..1]).unwrap()]) {
+            assert!(text.contains(part.as_str()), "{part} in {text}");
+        }
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("   capacity kv 1.2G/9.9G tok")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn parts_wrap_whole() {
+        let parts: Vec<String> = ["aaaa", "bbbb", "cccc"].map(String::from).to_vec();
+        assert_eq!(wrap(&parts, 11), ["aaaa · bbbb", "cccc"]);
+        assert_eq!(wrap(&parts, 3), ["aaaa", "bbbb", "cccc"]);
+    }
+}
