@@ -508,7 +508,11 @@ fn promql_figure(counter: &CounterSeries, query: &Query, window: TimeDelta, at: 
                 Shortened::SinceFirstPoint
             }
         });
-        Covered::of(points[first].timestamp_ms, points[end - 1].timestamp_ms, shortened)
+        Covered::of(
+            points[first].timestamp_ms,
+            points[end - 1].timestamp_ms,
+            shortened,
+        )
     });
     Ok((value, coverage))
 }

@@ -152,7 +152,10 @@ fn capacity_phases_and_prompt_sources_are_the_pages_counts() {
     }
     // Without --details, a row per interval (the figures are in --json).
     let (rows_only, _) = recording.run(&["--plain"]);
-    assert!(!rows_only.contains("   capacity ") && !rows_only.contains("     phases "), "{rows_only}");
+    assert!(
+        !rows_only.contains("   capacity ") && !rows_only.contains("     phases "),
+        "{rows_only}"
+    );
 }
 
 /// A mistake in `--slo` is refused before anything runs: exit 2, and where it is.
