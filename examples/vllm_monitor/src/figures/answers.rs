@@ -4,12 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use promrate::promql::RangeFunctions;
-use promrate::TrackedSeries;
-
 use super::capacity::{by_label, CapacityAnswers};
 use super::query::{first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
-use promrate::WindowRule;
+use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
@@ -156,26 +153,24 @@ fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> BTreeMap<String, Sp
 impl Answers {
     pub(super) fn ask(q: &Query<'_>, w: WindowRule, slo: &[Objective]) -> Answers {
         let window = w.window;
-        let range = RangeFunctions::new(window);
-        let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
-        let ewma = |s: &TrackedSeries, _: &Source<'_>| s.counter()?.ewma_rate();
-        let promql = |s: &TrackedSeries, src: &Source<'_>| s.counter()?.rate(&range, src.at);
         let increase = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.increase);
         // Since the series' first point: the tracker keeps the total, whatever the retention.
         let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
         let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
+        // Window rate, EWMA and PromQL's rate(), each one query per tracker.
         let rate_of = |names: &[Metric]| {
             [
-                q.sum(names, &window_rate),
-                q.sum(names, &ewma),
-                q.sum(names, &promql),
+                q.figure(names, Estimator::WindowRate, w),
+                q.figure(names, Estimator::Ewma, w),
+                q.figure(names, Estimator::Rate, w),
             ]
         };
+        let (generation_window, spans) = q.figure_covered(&NAMES.generation, Estimator::WindowRate, w);
         let prompt_by_source = prompt_rates_by_source(q, w);
         let finished = q.present(&NAMES.finished).then(|| {
             (
-                q.sum(&NAMES.finished, &window_rate),
-                q.sum(&NAMES.finished, &increase),
+                q.figure(&NAMES.finished, Estimator::WindowRate, w),
+                q.figure(&NAMES.finished, Estimator::WindowIncrease, w),
                 q.sum(&NAMES.finished, &since_start),
             )
         });
@@ -185,9 +180,9 @@ impl Answers {
         };
         let spec = q.present(&NAMES.spec_accepted).then(|| {
             [
-                q.sum(&NAMES.spec_accepted, &increase),
-                q.sum(&NAMES.spec_draft_tokens, &increase),
-                q.sum(&NAMES.spec_drafts, &increase),
+                q.figure(&NAMES.spec_accepted, Estimator::WindowIncrease, w),
+                q.figure(&NAMES.spec_draft_tokens, Estimator::WindowIncrease, w),
+                q.figure(&NAMES.spec_drafts, Estimator::WindowIncrease, w),
             ]
         });
         let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
@@ -218,19 +213,22 @@ impl Answers {
             capacity: CapacityAnswers::ask(q, w),
             slo: slo.to_vec(),
             slo_since_start,
-            spans: q.spans(&NAMES.generation, w),
-            generation: rate_of(&NAMES.generation),
+            spans,
+            generation: {
+                let [_, ewma, promql] = rate_of(&NAMES.generation);
+                [generation_window, ewma, promql]
+            },
             prompt: rate_of(&NAMES.prompt),
             prompt_by_source,
-            prompt_cached: q.sum(&NAMES.prompt_cached, &window_rate),
+            prompt_cached: q.figure(&NAMES.prompt_cached, Estimator::WindowRate, w),
             finished,
             finished_by_reason,
             generated_since_start: q.sum(&NAMES.generation, &since_start),
             running: q.sum(&NAMES.running, &last),
             waiting: q.sum(&NAMES.waiting, &last),
             kv_usage: q.sum(&NAMES.kv_usage, &last),
-            prefix_hits: q.sum(&NAMES.prefix_hits, &increase),
-            prefix_queries: q.sum(&NAMES.prefix_queries, &increase),
+            prefix_hits: q.figure(&NAMES.prefix_hits, Estimator::WindowIncrease, w),
+            prefix_queries: q.figure(&NAMES.prefix_queries, Estimator::WindowIncrease, w),
             prefix_hit_rate_gauge: q.sum(&NAMES.prefix_hit_rate, &last),
             spec,
             spec_gauges: (q.sum(&NAMES.spec_rate, &last), q.sum(&NAMES.spec_length, &last)),

@@ -10,9 +10,9 @@ use promrate::TrackedSeries;
 
 use chrono::DateTime;
 
-use promrate::WindowRule;
+use promrate::{Coverage, Estimator, WindowRule};
 
-use super::{measured, named, selector, Quantiles, Source, Span};
+use super::{named, selector, Quantiles, Source, Span};
 use crate::engines::Metric;
 
 /// A series' figure, given the source it belongs to.
@@ -99,12 +99,16 @@ pub(super) struct Spans {
 }
 
 impl Spans {
-    fn add(&mut self, group: Option<usize>, start_ms: i64, end_ms: i64) {
+    /// Folds in what one group's points cover (the oldest start, the newest end, the
+    /// longest span of one series).
+    fn add(&mut self, group: Option<usize>, covered: &Coverage) {
+        let (start_ms, end_ms) = (covered.start.timestamp_millis(), covered.end.timestamp_millis());
+        let longest_ms = covered.span.num_milliseconds();
         let fold = |slot: &mut Option<(i64, i64, i64)>| {
             let (start, end, longest) = slot.get_or_insert((start_ms, end_ms, 0));
             *start = (*start).min(start_ms);
             *end = (*end).max(end_ms);
-            *longest = (*longest).max(end_ms - start_ms);
+            *longest = (*longest).max(longest_ms);
         };
         fold(&mut self.total);
         if let Some(group) = group {
@@ -184,11 +188,13 @@ impl<'q> Query<'q> {
     /// The group of a tracker's group with these labels (the label's value; "" is left to
     /// the total only), or of the source's URL.
     fn group_of(&self, source: &Source<'_>, labels: &promrate::GroupLabels) -> Option<usize> {
-        let name: Arc<str> = match self.by? {
-            "url" => Arc::from(source.url),
-            _ => Arc::clone(&labels.first()?.1),
-        };
-        (!name.is_empty()).then(|| self.groups.borrow_mut().id(&name))
+        match self.by? {
+            "url" => Some(self.groups.borrow_mut().id_of(source.url)),
+            _ => {
+                let name = &labels.first()?.1;
+                (!name.is_empty()).then(|| self.groups.borrow_mut().id(name))
+            }
+        }
     }
 
     /// `sum by (by) (f(name))` over every source, `name` being the first of `names` the
@@ -210,36 +216,51 @@ impl<'q> Query<'q> {
         split
     }
 
-    /// The spans of the window over the series of the first of `names` each source has
-    /// (the headline figure's: every window figure of a source is measured between the
-    /// same scrapes).
-    pub(super) fn spans(&self, names: &[Metric], w: WindowRule) -> Spans {
-        let mut spans = Spans::default();
+    /// `sum by (by) (estimator(name[w]))` over every source, `name` being the first of
+    /// `names` the source has, through the tracker's front door (`Tracker::evaluate`: the
+    /// newest page's series, the window rule's start, slack and gap): one query per source.
+    pub(super) fn figure(&self, names: &[Metric], estimator: Estimator, w: WindowRule) -> Split {
+        self.figure_covered(names, estimator, w).0
+    }
+
+    /// [`Query::figure`] with what its points cover, over everything and per group (the
+    /// headline figure's: every window figure of a source is measured between the same
+    /// scrapes).
+    pub(super) fn figure_covered(
+        &self,
+        names: &[Metric],
+        estimator: Estimator,
+        w: WindowRule,
+    ) -> (Split, Spans) {
+        let (mut split, mut spans) = (Split::default(), Spans::default());
         for source in self.sources {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            for series in source
-                .tracker
-                .matching(&named(metric))
-                .into_iter()
-                .flatten()
-                .filter(|s| source.admits(s))
-            {
-                let Some(window) = measured(&w, series, source) else {
-                    continue;
-                };
-                let name = match self.by {
-                    None => None,
-                    Some("url") => Some(source.url),
-                    Some(label) => series.label(label).filter(|v| !v.is_empty()),
-                };
-                let group = name.map(|n| self.groups.borrow_mut().id_of(n));
-                let ms = |t: DateTime<chrono::Utc>| t.timestamp_millis();
-                spans.add(group, ms(window.start), ms(window.end));
+            let mut query = promrate::Query::new(&named(metric), estimator)
+                .at(source.at)
+                .by(self.label());
+            if estimator != Estimator::Ewma {
+                // The EWMA's time constant is the tracker's (the window or --ewma-tau).
+                query = query.window(w.window).slack(w.slack);
+                if let Some(gap) = w.gap {
+                    query = query.gap(gap);
+                }
+            }
+            // The monitor's trackers keep every series: nothing is refused as untracked.
+            let Ok(answer) = source.tracker.evaluate(&query) else {
+                continue;
+            };
+            for group in answer.groups {
+                let Ok(value) = group.value else { continue };
+                let id = self.group_of(source, &group.labels);
+                split.add(id, value * metric.scale, group.series);
+                if let Some(covered) = &group.coverage {
+                    spans.add(id, covered);
+                }
             }
         }
-        spans
+        (split, spans)
     }
 
     /// Whether any source has series of any of `names`.

@@ -47,6 +47,7 @@ pub(super) fn cache_title(f: &Figures, width: u16) -> String {
                 format!(" Cache / decoding · {t} "),
                 format!(" Cache · {t} "),
                 format!(" KV {t} "),
+                format!(" {t} "),
             ]
         })
         .chain([" Cache / decoding ".to_string()]);
