@@ -6,10 +6,9 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
-use super::aggregate::Pick;
 use super::positions::Target;
 use super::roles::{self, Role};
-use super::{new_counter, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched};
+use super::{new_counter, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker};
 use crate::error::{IngestError, ParseError, SeriesError};
 use crate::promql::millis_to_time;
 use crate::series::GaugeSeries;
@@ -151,51 +150,6 @@ impl Tracker {
             report.unmatched = self.unmatched(text);
         }
         Ok(report)
-    }
-
-    /// The selectors that matched none of the page's samples, with the page's names nearest
-    /// to theirs (kept while the same selectors stay unmatched: an absent metric costs one
-    /// more read of the page, not one per scrape).
-    fn unmatched(&mut self, page: &str) -> Option<Unmatched> {
-        if (0..self.selectors.len()).all(|i| self.selector_matched(i)) {
-            self.unmatched_before = None;
-            return None;
-        }
-        let which: Vec<usize> = (0..self.selectors.len())
-            .filter(|&i| !self.selector_matched(i))
-            .collect();
-        match &self.unmatched_before {
-            Some((before, unmatched)) if *before == which => Some(unmatched.clone()),
-            _ => {
-                let unmatched = super::nearest::unmatched(self, page, &which);
-                self.unmatched_before = Some((which, unmatched.clone()));
-                Some(unmatched)
-            }
-        }
-    }
-
-    /// Whether selector `i` picked a series on this page: first its witness, a series it
-    /// picked on an earlier page (no search, nothing allocated, on a steady page), else a
-    /// search of the series of the names it picks, which finds the next witness.
-    fn selector_matched(&mut self, i: usize) -> bool {
-        let scrape = self.scrapes;
-        let selector = &self.selectors[i];
-        let witnessed = self.witnesses.get(i).copied().flatten().is_some_and(|slot| {
-            self.picks_slot(selector, slot)
-                .is_some_and(|s| s.last_seen == scrape)
-        });
-        if witnessed {
-            return true;
-        }
-        let found = self
-            .picked_slots(selector, Pick::Family)
-            .find(|(_, s)| s.last_seen == scrape)
-            .map(|(slot, _)| slot);
-        if self.witnesses.len() < self.selectors.len() {
-            self.witnesses.resize(self.selectors.len(), None);
-        }
-        self.witnesses[i] = found;
-        found.is_some()
     }
 
     /// Whether a page cannot take the tracker past [`Tracker::max_series`]: it adds at

@@ -1,9 +1,10 @@
-//! The names nearest to one asked: what a page that matched nothing, or a query that
-//! found no series, reports, so that `vllm_x` written where `vllm:x` was asked, or a
-//! misspelling, is seen at once.
+//! The names nearest to one asked: what a selector that matched nothing on a page, or a
+//! query that found no series, reports, so that `vllm_x` written where `vllm:x` was asked,
+//! or a misspelling, is seen at once; and which selectors matched nothing.
 
 use std::collections::HashSet;
 
+use super::aggregate::Pick;
 use super::{Tracker, Unmatched};
 use crate::select::Selector;
 use crate::text::names::names_equal;
@@ -74,6 +75,53 @@ pub(super) fn unmatched(tracker: &Tracker, page: &str, which: &[usize]) -> Unmat
         selectors: selectors.map(ToString::to_string).collect(),
         nearest: found,
         differs_in_separators,
+    }
+}
+
+impl Tracker {
+    /// The selectors that matched none of the page's samples, with the page's names nearest
+    /// to theirs (kept while the same selectors stay unmatched: an absent metric costs one
+    /// more read of the page, not one per scrape).
+    pub(super) fn unmatched(&mut self, page: &str) -> Option<Unmatched> {
+        if (0..self.selectors.len()).all(|i| self.selector_matched(i)) {
+            self.unmatched_before = None;
+            return None;
+        }
+        let which: Vec<usize> = (0..self.selectors.len())
+            .filter(|&i| !self.selector_matched(i))
+            .collect();
+        match &self.unmatched_before {
+            Some((before, unmatched)) if *before == which => Some(unmatched.clone()),
+            _ => {
+                let unmatched = unmatched(self, page, &which);
+                self.unmatched_before = Some((which, unmatched.clone()));
+                Some(unmatched)
+            }
+        }
+    }
+
+    /// Whether selector `i` picked a series on this page: first its witness, a series it
+    /// picked on an earlier page (no search, nothing allocated, on a steady page), else a
+    /// search of the series of the names it picks, which finds the next witness.
+    fn selector_matched(&mut self, i: usize) -> bool {
+        let scrape = self.scrapes;
+        let selector = &self.selectors[i];
+        let witnessed = self.witnesses.get(i).copied().flatten().is_some_and(|slot| {
+            self.picks_slot(selector, slot)
+                .is_some_and(|s| s.last_seen == scrape)
+        });
+        if witnessed {
+            return true;
+        }
+        let found = self
+            .picked_slots(selector, Pick::Family)
+            .find(|(_, s)| s.last_seen == scrape)
+            .map(|(slot, _)| slot);
+        if self.witnesses.len() < self.selectors.len() {
+            self.witnesses.resize(self.selectors.len(), None);
+        }
+        self.witnesses[i] = found;
+        found.is_some()
     }
 }
 
