@@ -107,6 +107,26 @@ impl App {
         if args.speed.is_some() && args.replay.is_none() {
             return Err("--speed paces a replay: it needs --replay FILE".into());
         }
+        // A rule on an objective's share can only fire when that objective is asked.
+        let objectives: Vec<&str> = args
+            .slo
+            .iter()
+            .flat_map(|o| o.0.iter().map(|o| o.latency.key()))
+            .collect();
+        for rule in &args.alert {
+            if let Some(latency) = rule.figure.name.strip_prefix("slo_") {
+                if !objectives.contains(&latency) {
+                    return Err(format!(
+                        "--alert '{rule}' reads the share within the {latency} objective: give it with --slo {latency}=DURATION"
+                    ));
+                }
+            }
+        }
+        if args.details && (args.json || args.export.is_some()) {
+            return Err(
+                "--details adds lines to plain output: --json and --export carry every figure already".into(),
+            );
+        }
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let (mut pipeline, input, urls, mut notes) = match &args.replay {

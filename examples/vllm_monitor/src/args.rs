@@ -176,7 +176,7 @@ pub struct Args {
     pub exit_on_alert: bool,
 
     /// With the built-in simulator: restart the simulated server after this long.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub simulate_restart_after: Duration,
 
     /// With the built-in simulator: how far the running requests swing around their mean

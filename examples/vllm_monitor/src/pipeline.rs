@@ -89,6 +89,8 @@ pub struct Pipeline {
     ticks: u64,
     /// Intervals a live run fell too far behind to compute (skipped to catch up).
     skipped_ticks: u64,
+    /// Whether a `--by` label that no series has was said.
+    by_missing_said: bool,
 }
 
 impl Pipeline {
@@ -120,6 +122,7 @@ impl Pipeline {
             history: History::default(),
             events: Vec::new(),
             last: None,
+            by_missing_said: false,
             setup,
             warnings,
             pages_since_tick: 0,
@@ -239,9 +242,34 @@ impl Pipeline {
         for event in events {
             said.push(self.announce(elapsed, event));
         }
+        if let Some(note) = self.by_label_missing(&snapshot) {
+            said.push(Said::Note(note));
+        }
         self.history.push(&snapshot);
         self.last = Some(snapshot);
         said
+    }
+
+    /// Said once: the pages have figures, but no series has the `--by` label (a
+    /// misspelling gives no group rows at all), with the labels the series do have.
+    fn by_label_missing(&mut self, snapshot: &Snapshot) -> Option<String> {
+        let (label, groups) = snapshot.groups.as_ref()?;
+        let has_data = snapshot.figures.generation.window.is_some() || snapshot.figures.running.is_some();
+        if self.by_missing_said || label == "url" || !groups.is_empty() || !has_data {
+            return None;
+        }
+        self.by_missing_said = true;
+        let mut labels = std::collections::BTreeSet::new();
+        for target in &self.targets {
+            for series in target.tracker.series().take(10_000) {
+                labels.extend(series.labels().map(|(name, _)| name.to_string()));
+            }
+        }
+        let labels: Vec<String> = labels.into_iter().collect();
+        Some(format!(
+            "--by {label}: no series on the pages has a `{label}` label, so there is no group (the labels there are: {})",
+            if labels.is_empty() { "none".to_string() } else { labels.join(", ") }
+        ))
     }
 
     /// Leaves the next interval out: a live run that fell behind catches up by computing

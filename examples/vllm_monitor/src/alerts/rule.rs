@@ -297,6 +297,16 @@ impl Parse<'_> {
         }
         humantime::parse_duration(text).map_err(|e| match e {
             E::InvalidCharacter(at) | E::NumberExpected(at) => self.error(&text[at..], 1, expected),
+            // A number alone: humantime reports an empty unit past its end.
+            E::UnknownUnit { start, unit, .. } if unit.is_empty() => self.error(
+                &text[start.min(text.len())..],
+                1,
+                format!(
+                    "a unit after the number: {}s, {}m (ms, s, m, h, d)",
+                    text.trim(),
+                    text.trim()
+                ),
+            ),
             E::UnknownUnit { start, end, unit, .. } => self.error(
                 &text[start..],
                 text[start..end].chars().count(),
@@ -398,6 +408,7 @@ mod tests {
             ("gen_tok_s < 1000 for", 18, 3, "expected `for DURATION`"),
             ("gen_tok_s < 1000 for ", 22, 1, "expected a duration after `for`"),
             ("gen_tok_s < 1000 for 30q", 24, 1, "unknown unit q"),
+            ("gen_tok_s < 1000 for 30", 24, 1, "a unit after the number: 30s"),
             ("gen_tok_s < 1000 for 30s and more", 26, 1, "expected a duration"),
             ("gen_tok_s < 1000 during 30s", 18, 6, "expected `for DURATION`"),
             ("débit < 5", 1, 5, "unknown figure débit"),

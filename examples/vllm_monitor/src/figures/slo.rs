@@ -69,8 +69,15 @@ pub fn parse_objectives(text: &str) -> Result<Vec<Objective>, String> {
         };
         let latency = Latency::ALL
             .into_iter()
-            .find(|l| l.key() == name.trim())
+            .find(|l| l.key().eq_ignore_ascii_case(name.trim()))
             .ok_or_else(|| format!("column {}: {:?} is not ttft, itl or e2e", at + lead, name.trim()))?;
+        if value.contains(['=', ';', ' ']) && value.trim().contains(['=', ';', ' ']) {
+            return Err(format!(
+                "column {value_at_guess}: {:?} holds more than one objective: separate them with ',' (ttft=500ms,itl=50ms)",
+                value.trim(),
+                value_at_guess = at + lead + name.chars().count() + 1
+            ));
+        }
         let value_at = at + lead + name.chars().count() + 1;
         let seconds = seconds(value.trim())
             .map_err(|why| format!("column {value_at}: {:?} is not a duration ({why})", value.trim()))?;
@@ -89,12 +96,23 @@ fn seconds(text: &str) -> Result<f64, String> {
         Ok(v) => v,
         // One division of whole nanoseconds: `50ms` is the double nearest 0.05, as the
         // `le="0.05"` of a page is, so the two compare equal.
-        Err(_) => duration_seconds(humantime::parse_duration(text).map_err(|e| e.to_string())?),
+        Err(_) => duration_seconds(humantime::parse_duration(text).map_err(|e| duration_mistake(&e))?),
     };
     if seconds.is_finite() && seconds > 0.0 {
         Ok(seconds)
     } else {
         Err("it must be above 0, e.g. 500ms, 30s or 0.5".into())
+    }
+}
+
+/// What is wrong with a duration, in words (humantime's messages count from 0 and list
+/// units no objective needs).
+fn duration_mistake(e: &humantime::DurationError) -> String {
+    use humantime::DurationError as E;
+    match e {
+        E::UnknownUnit { unit, .. } if unit.is_empty() => "a number needs a unit: 500ms, 30s, 1m".into(),
+        E::UnknownUnit { unit, .. } => format!("unknown unit {unit:?}: ms, s or m"),
+        _ => "expected a number and a unit: 500ms, 30s, 1m, or seconds alone (0.5)".into(),
     }
 }
 

@@ -29,7 +29,8 @@ pub fn attainments(slo: &[Attainment]) -> Value {
     slo.iter()
         .map(|a| {
             let value = json!({
-                "objective_s": a.objective.seconds, "attained": a.attained, "exact": a.exact,
+                "objective_s": a.objective.seconds, "attained": a.attained,
+                "exact": a.attained.map(|_| a.exact),
             });
             (a.objective.latency.key().to_string(), value)
         })

@@ -15,6 +15,13 @@ pub fn distinct(names: &[&str], width: usize) -> (Vec<String>, bool) {
     if names.iter().all(|n| n.chars().count() <= width) {
         return (names.iter().map(|n| n.to_string()).collect(), false);
     }
+    if let [name] = names {
+        // Alone, a URL is its host and port (`gpu1:8000`), the end kept if still too long.
+        let host = name
+            .split_once("://")
+            .map_or(*name, |(_, rest)| rest.split(['/', '?']).next().unwrap_or(rest));
+        return (vec![super::keep_end(host, width)], false);
+    }
     let (prefix, suffix) = shared_ends(names);
     // The shared end first (a port, a path), then the shared start too (a scheme, a host's
     // common part): the least taken away that leaves every label distinct.

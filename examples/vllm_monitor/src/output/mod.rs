@@ -62,9 +62,12 @@ pub fn num(v: Option<f64>, decimals: usize, width: usize) -> String {
     let Some(v) = v else {
         return "-".into();
     };
-    let text = format!("{v:.decimals$}");
-    if text.len() <= width {
-        return text;
+    // Fewer decimals before a unit: 121.1 rather than 0.12k.
+    for d in (0..=decimals).rev() {
+        let text = format!("{v:.d$}");
+        if text.len() <= width {
+            return text;
+        }
     }
     for (scale, suffix) in [(1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")] {
         if v.abs() / scale >= 999.5 && scale < 1e12 {

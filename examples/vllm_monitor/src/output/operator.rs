@@ -84,8 +84,16 @@ pub fn prompt_sources(f: &Figures) -> Vec<String> {
 /// KV tokens used of the total: `152.4k/476.5k tok`, `-/476.5k tok`.
 pub fn kv_tokens(f: &Figures) -> Option<String> {
     let c = &f.capacity;
+    let tokens = |v: Option<f64>| match v {
+        None => "-".to_string(),
+        Some(v) if v.abs() >= 1e9 => format!("{:.1}G", v / 1e9),
+        Some(v) if v.abs() >= 1e6 => format!("{:.1}M", v / 1e6),
+        Some(v) if v.abs() >= 1e4 => format!("{:.1}k", v / 1e3),
+        // A count of tokens: whole.
+        Some(v) => format!("{v:.0}"),
+    };
     c.kv_total_tokens
-        .map(|total| format!("{}/{} tok", num(c.kv_used_tokens, 1, 6), num(Some(total), 1, 6)))
+        .map(|total| format!("{}/{} tok", tokens(c.kv_used_tokens), tokens(Some(total))))
 }
 
 /// The parts of the capacity line (`-` for what the server does not expose); empty when it

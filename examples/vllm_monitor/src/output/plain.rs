@@ -194,8 +194,27 @@ impl<W: Write> Plain<W> {
                     _ => value.clone(),
                 })
                 .collect();
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let (mut short, numbered) = labels::distinct(&refs, FIRST_WIDTH - 1);
+            // URLs are named among all of the run's, so that a URL keeps its label when
+            // another starts answering.
+            let all: Vec<String> = match label.as_str() {
+                "url"
+                    if names
+                        .iter()
+                        .all(|n| self.urls.iter().any(|u| labels::readable_url(u) == *n)) =>
+                {
+                    self.urls.iter().map(|u| labels::readable_url(u)).collect()
+                }
+                _ => names.clone(),
+            };
+            let all_refs: Vec<&str> = all.iter().map(String::as_str).collect();
+            let (all_short, numbered) = labels::distinct(&all_refs, FIRST_WIDTH - 1);
+            let mut short: Vec<String> = names
+                .iter()
+                .map(|name| match all.iter().position(|a| a == name) {
+                    Some(i) => all_short[i].clone(),
+                    None => name.clone(),
+                })
+                .collect();
             if numbered {
                 // A number means something only with its legend, printed the first time.
                 for (short, name) in short.iter_mut().zip(&names) {
@@ -447,7 +466,7 @@ mod tests {
             let headers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("gen/s")).collect();
             assert_eq!(headers, [0, 21, 42], "{text}");
             assert!(
-                lines[1].contains("12.3M") && lines[1].contains("queue growing"),
+                lines[1].contains("12345679") && lines[1].contains("queue growing"),
                 "{}",
                 lines[1]
             );

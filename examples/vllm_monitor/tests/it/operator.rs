@@ -162,12 +162,16 @@ fn capacity_phases_and_prompt_sources_are_the_pages_counts() {
 #[test]
 fn a_bad_slo_is_refused_with_its_column() {
     for (slo, says) in [
-        ("ttft=500ms,itl=5x", "column 16: \"5x\" is not a duration"),
+        (
+            "ttft=500ms,itl=5x",
+            "column 16: \"5x\" is not a duration (unknown unit \"x\": ms, s or m)",
+        ),
         (
             "ttft=500ms,tpot=50ms",
             "column 12: \"tpot\" is not ttft, itl or e2e",
         ),
         ("e2e=30s,e2e=1m", "column 9: e2e is given twice"),
+        ("ttft=500ms;itl=50ms", "separate them with ','"),
     ] {
         let out = Command::new(monitor_binary())
             .args(["--simulate", "--slo", slo])
@@ -180,4 +184,11 @@ fn a_bad_slo_is_refused_with_its_column() {
             "{slo}: {stderr}"
         );
     }
+    // A rule on an objective's share needs that objective; upper case names are read.
+    let out = Command::new(monitor_binary())
+        .args(["--simulate", "--alert", "slo_ttft < 90%", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--slo ttft=DURATION"));
 }

@@ -311,11 +311,21 @@ fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
             Style::new().bold().fg(Color::White).bg(Color::Red),
         ));
     }
-    // The elapsed time before the setup, which a narrow terminal cuts.
-    spans.push(Span::raw(format!(" {elapsed:.0}s elapsed · {}", run.setup)));
-    let line = Line::from(spans);
     let [left, right] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(KEYS.len() as u16)]).areas(area);
+    // The elapsed time, then as many of the setup's parts as fit whole (a narrow terminal
+    // drops the last ones rather than cut one).
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let mut text = format!(" {elapsed:.0}s elapsed");
+    for part in run.setup.split(" · ") {
+        let more = format!(" · {part}");
+        if used + text.chars().count() + more.chars().count() > usize::from(left.width) {
+            break;
+        }
+        text += &more;
+    }
+    spans.push(Span::raw(text));
+    let line = Line::from(spans);
     frame.render_widget(Paragraph::new(line), left);
     frame.render_widget(Paragraph::new(Span::styled(KEYS, Style::new().reversed())), right);
 }
