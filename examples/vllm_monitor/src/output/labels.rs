@@ -128,12 +128,31 @@ pub fn url_labels(urls: &[&str], width: usize) -> (Vec<String>, bool) {
             a.iter().zip(b).take_while(|(x, y)| x == y).count()
         }
     };
+    // Without its scheme a URL often fits whole (`127.0.0.1:8000/metrics`): that form where
+    // it keeps every URL apart.
+    let schemeless: Vec<String> = readable
+        .iter()
+        .map(|r| {
+            let r: String = r.iter().collect();
+            r.split_once("://")
+                .map_or(r.clone(), |(_, rest)| rest.to_string())
+        })
+        .collect();
+    let schemeless_apart = {
+        let mut sorted = schemeless.clone();
+        sorted.sort();
+        sorted.dedup();
+        sorted.len() == schemeless.len()
+    };
     let labels: Vec<String> = readable
         .iter()
         .enumerate()
         .map(|(i, r)| {
             if r.len() <= width {
                 return r.iter().collect();
+            }
+            if schemeless_apart && schemeless[i].chars().count() <= width {
+                return schemeless[i].clone();
             }
             // What each other URL shares with this one at its start and at its end: the
             // cut must keep one of the first differences.
