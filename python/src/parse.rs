@@ -316,8 +316,11 @@ struct Strings<'page, 'py> {
     made: FxHashMap<&'page str, Bound<'py, PyString>>,
     /// The previous sample's text and string at each position.
     previous: Vec<(&'page str, Bound<'py, PyString>)>,
-    /// The previous sample's labels dict and how many labels it has.
+    /// The labels dict and how many labels it has of the last sample whose labels were
+    /// made here (not copied whole from `label_sets`): the one `previous` holds the text of.
     previous_labels: Option<(Bound<'py, PyDict>, usize)>,
+    /// The labels dict of each label text seen on the page.
+    label_sets: FxHashMap<&'page str, Bound<'py, PyDict>>,
     /// This sample's labels, as (name, value as written).
     current: Vec<(&'page str, &'page str)>,
 }
@@ -333,6 +336,7 @@ impl<'page, 'py> Strings<'page, 'py> {
             made: FxHashMap::with_capacity_and_hasher(page_len / 64, Default::default()),
             previous: Vec::new(),
             previous_labels: None,
+            label_sets: FxHashMap::with_capacity_and_hasher(page_len / 128, Default::default()),
             current: Vec::new(),
         }
     }
@@ -359,7 +363,13 @@ impl<'page, 'py> Strings<'page, 'py> {
                 return string.clone();
             }
         }
-        let string = self.cached(py, text);
+        // A metric name that is not the previous one is mostly a new family's: made, not
+        // looked up.
+        let string = if position == 0 {
+            PyString::new(py, text)
+        } else {
+            self.cached(py, text)
+        };
         if let Some(slot) = self.previous.get_mut(position) {
             *slot = (text, string.clone());
         } else if position == self.previous.len() {
@@ -384,6 +394,14 @@ impl<'page, 'py> Strings<'page, 'py> {
         labels: Labels<'page>,
         first: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
+        // Label sets repeat across a page (every family of a server carries its `engine`
+        // and `model_name`; histograms share bucket bounds): one seen before is copied.
+        let text = labels.as_raw();
+        if first == SAMPLE_LABELS {
+            if let Some(seen) = self.label_sets.get(text) {
+                return seen.copy();
+            }
+        }
         self.current.clear();
         self.current
             .extend(labels.into_iter().map(|(name, value)| (name, value.raw())));
@@ -422,6 +440,7 @@ impl<'page, 'py> Strings<'page, 'py> {
         };
         if first == SAMPLE_LABELS {
             self.previous_labels = Some((dict.clone(), self.current.len()));
+            self.label_sets.insert(text, dict.clone());
         }
         Ok(dict)
     }

@@ -24,6 +24,10 @@ use crate::select::SelectorArg;
 /// `normalize_names` (':' and '_' alike in names). `vllm_preset()` sets what vLLM's and
 /// SGLang's pages need; `format(content_type)` the format of the pages to come.
 ///
+/// `ingest` releases the GIL while it reads a page, so other threads run meanwhile; a
+/// tracker itself serves one call at a time (another call on it during an `ingest` raises
+/// `RuntimeError`: give each thread its own tracker, or a lock).
+///
 /// >>> import promrate
 /// >>> tokens = promrate.Selector("vllm:generation_tokens_total")
 /// >>> tracker = promrate.Tracker([tokens])

@@ -59,6 +59,18 @@ def test_repeated_label_sets_are_separate_dicts():
     assert [s.value for s in (first, second, third)] == [0.0, 1.0, 2.0]
 
 
+def test_a_label_set_seen_before_is_a_copy_of_its_own():
+    # Label sets repeat across families and pages' histograms; each sample still owns its dict.
+    page = 'a{engine="0",le="1"} 1\nb{engine="0"} 2\nc{engine="0",le="1"} 3\nd{x="\\n"} 4\ne{x="\\n"} 5\n'
+    a, b, c, d, e = samples(promrate.parse(page))
+    assert (a.labels, b.labels, c.labels) == ({"engine": "0", "le": "1"}, {"engine": "0"}, {"engine": "0", "le": "1"})
+    assert (d.labels, e.labels) == ({"x": "\n"}, {"x": "\n"})
+    c.labels["le"] = "2"
+    e.labels.clear()
+    assert a.labels == {"engine": "0", "le": "1"} and d.labels == {"x": "\n"}
+    assert a.labels is not c.labels and d.labels is not e.labels
+
+
 def test_label_values_with_and_without_escapes_repeat_correctly():
     page = 'a{v="x\\ny"} 1\na{v="x\\ny"} 2\nb{v="plain"} 3\nb{w="x\\ny"} 4\n'
     got = [(s.name, s.labels) for s in samples(promrate.parse(page))]
