@@ -1,7 +1,7 @@
 """The READMEs' Python examples run: the repository README's "From Python" section and
 python/README.md (the package's page). Examples with `>>>` run as doctests; the live loop
-runs as a script against a local test server whose counter restarts after the fourth
-scrape, with its endless loop cut to eight scrapes."""
+runs as a script against a local test server that is down for the fifth scrape and whose
+counter restarts after it, with its endless loop cut to nine scrapes."""
 
 import doctest
 import http.server
@@ -53,15 +53,19 @@ def test_the_packages_readme_examples_run():
 
 
 class RestartingServer(http.server.BaseHTTPRequestHandler):
-    """A vLLM-like page whose counter grows 100 tokens per scrape and starts again from 0
-    after the fourth scrape (a restart), whatever the time between scrapes."""
+    """A vLLM-like page whose counter grows 100 tokens per scrape; the fifth scrape finds
+    the server restarting (503), and from the sixth its counter begins again from 0:
+    whatever the time between scrapes."""
 
     scrapes = 0
 
     def do_GET(self):
         type(self).scrapes += 1
         n = type(self).scrapes
-        tokens = 100 * n if n <= 4 else 100 * (n - 4)
+        if n == 5:
+            self.send_error(503, "restarting")
+            return
+        tokens = 100 * n if n < 5 else 100 * (n - 5)
         body = f'# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine="0"}} {tokens}\n'.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -87,7 +91,7 @@ def test_the_live_loop_runs_through_a_restart(server):
     [script] = [b for b in python_blocks(from_python_section()) if ">>>" not in b]
     for old, new in [
         ('"http://localhost:8000/metrics"', repr(server)),
-        ("while True:", "for _ in range(8):"),
+        ("while True:", "for _ in range(9):"),
         ("time.sleep(1)", "time.sleep(0.2)"),
     ]:
         assert script.count(old) == 1, old
@@ -96,6 +100,7 @@ def test_the_live_loop_runs_through_a_restart(server):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("no value yet: the window"), lines
-    assert lines.count("restart: vllm:generation_tokens_total {'engine': '0'}") == 1, lines
+    assert lines[4] == "scrape failed: HTTP Error 503: restarting", lines
+    assert lines[5] == "restart: vllm:generation_tokens_total {'engine': '0'}", lines
     rates = [float(line.split()[0]) for line in lines if line.endswith(" tok/s")]
     assert len(rates) == 7 and all(rate > 0 for rate in rates), lines
