@@ -29,7 +29,9 @@ def wheel(tmp_path_factory):
     given = os.environ.get("VLLM_MONITOR_WHEEL")
     if given:
         return pathlib.Path(given)
-    maturin = shutil.which("maturin")
+    # The maturin beside this Python (a venv's, not on PATH unless activated), else PATH's.
+    beside = pathlib.Path(sys.executable).with_name("maturin")
+    maturin = str(beside) if beside.is_file() else shutil.which("maturin")
     if maturin is None:
         pytest.skip("needs maturin (pip install maturin) or VLLM_MONITOR_WHEEL=path/to/the.whl")
     out = tmp_path_factory.mktemp("wheels")
