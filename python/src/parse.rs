@@ -311,7 +311,8 @@ pub fn parse(
 /// mostly repeat the one before (a histogram's buckets): each position (the name, each
 /// label's name and value) first compares with the previous sample's text, and a sample
 /// whose label names are the previous sample's gets a copy of its dict with only the
-/// values that differ set again.
+/// values that differ set again. A label set seen before anywhere on the page (the same
+/// text between the braces) is a copy of that sample's dict. Every sample owns its dict.
 struct Strings<'page, 'py> {
     made: FxHashMap<&'page str, Bound<'py, PyString>>,
     /// The previous sample's text and string at each position.
