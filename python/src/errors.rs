@@ -1,0 +1,87 @@
+//! The library's errors as Python exceptions (all `ValueError`s), each with the Rust
+//! error's message as `str(e)` and its position or kind as attributes: one conversion per
+//! error type.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyBaseException;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+create_exception!(
+    promrate,
+    ParseError,
+    PyValueError,
+    "A line that does not parse: `line` and `column` (1-based, in characters), `message`; \
+     `str(e)` is 'line L, column C: message'. `parse()` yields these among the entries \
+     (the rest of the page keeps coming), or raises the first with `errors=\"raise\"`."
+);
+create_exception!(
+    promrate,
+    SelectorError,
+    PyValueError,
+    "A PromQL selector that does not parse or compile: `column` (1-based) and `message`."
+);
+create_exception!(
+    promrate,
+    QueryError,
+    PyValueError,
+    "A query a tracker cannot answer whatever its data (`kind`: 'not_tracked', \
+     'window_missing', 'window_beyond_retention', 'modifier_not_allowed', \
+     'ewma_time_constant'); the message says what to change."
+);
+create_exception!(
+    promrate,
+    IngestError,
+    PyValueError,
+    "A scrape a tracker refused whole, nothing of it recorded (`kind`: 'not_after_last', \
+     'limit', 'series_limit')."
+);
+
+/// A parse error as a `promrate.ParseError` instance (yielded, raised or reported).
+pub fn parse_error<'py>(py: Python<'py>, e: &promrate::ParseError) -> PyResult<Bound<'py, PyBaseException>> {
+    let err = ParseError::new_err(e.to_string()).into_value(py).into_bound(py);
+    err.setattr("line", e.line)?;
+    err.setattr("column", e.column)?;
+    err.setattr("message", e.kind.to_string())?;
+    Ok(err)
+}
+
+pub fn selector_error(py: Python<'_>, e: &promrate::SelectorError) -> PyErr {
+    let err = SelectorError::new_err(e.to_string());
+    let value = err.value(py);
+    let set = value
+        .setattr("column", e.column)
+        .and_then(|()| value.setattr("message", e.kind.to_string()));
+    set.err().unwrap_or(err)
+}
+
+pub fn query_error(py: Python<'_>, e: &promrate::QueryError) -> PyErr {
+    use promrate::QueryError as Q;
+    let kind = match e {
+        Q::NotTracked { .. } => "not_tracked",
+        Q::WindowMissing { .. } => "window_missing",
+        Q::WindowBeyondRetention { .. } => "window_beyond_retention",
+        Q::ModifierNotAllowed { .. } => "modifier_not_allowed",
+        Q::EwmaTimeConstant { .. } => "ewma_time_constant",
+        _ => "other",
+    };
+    with_kind(py, QueryError::new_err(e.to_string()), kind)
+}
+
+pub fn ingest_error(py: Python<'_>, e: &promrate::IngestError) -> PyErr {
+    use promrate::IngestError as I;
+    let kind = match e {
+        I::NotAfterLast { .. } => "not_after_last",
+        I::Limit(_) => "limit",
+        I::SeriesLimit { .. } => "series_limit",
+        _ => "other",
+    };
+    with_kind(py, IngestError::new_err(e.to_string()), kind)
+}
+
+fn with_kind(py: Python<'_>, err: PyErr, kind: &str) -> PyErr {
+    match err.value(py).setattr("kind", kind) {
+        Ok(()) => err,
+        Err(failed) => failed,
+    }
+}
