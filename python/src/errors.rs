@@ -26,8 +26,8 @@ create_exception!(
     QueryError,
     PyValueError,
     "A query a tracker cannot answer whatever its data (`kind`: 'not_tracked', \
-     'window_missing', 'window_beyond_retention', 'modifier_not_allowed', \
-     'ewma_time_constant'); the message says what to change."
+     'histogram_name', 'invalid_quantile', 'window_missing', 'window_beyond_retention', \
+     'modifier_not_allowed', 'ewma_time_constant'); the message says what to change."
 );
 create_exception!(
     promrate,
@@ -63,6 +63,8 @@ pub fn query_error(py: Python<'_>, e: &promrate::QueryError) -> PyErr {
         Q::WindowBeyondRetention { .. } => "window_beyond_retention",
         Q::ModifierNotAllowed { .. } => "modifier_not_allowed",
         Q::EwmaTimeConstant { .. } => "ewma_time_constant",
+        Q::HistogramName { .. } => "histogram_name",
+        Q::InvalidQuantile { .. } => "invalid_quantile",
         _ => "other",
     };
     with_kind(py, QueryError::new_err(e.to_string()), kind)

@@ -96,7 +96,7 @@ pub struct Query {
 #[pymethods]
 impl Query {
     #[new]
-    #[pyo3(signature = (selector, estimator, window = None, *, at = None, by = Vec::new(), series = SeriesScope::NewestPage, semantics = Semantics::Prometheus3, modifier = None, lookback = None, slack = None, gap = None))]
+    #[pyo3(signature = (selector, estimator, window = None, *, at = None, by = Vec::new(), scope = SeriesScope::NewestPage, semantics = Semantics::Prometheus3, modifier = None, lookback = None, slack = None, gap = None, start_timestamps = true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -105,12 +105,13 @@ impl Query {
         window: Option<Span>,
         at: Option<Instant>,
         by: Vec<String>,
-        series: SeriesScope,
+        scope: SeriesScope,
         semantics: Semantics,
         modifier: Option<&str>,
         lookback: Option<Span>,
         slack: Option<Span>,
         gap: Option<Span>,
+        start_timestamps: bool,
     ) -> PyResult<Self> {
         let SelectorArg {
             selector: parsed,
@@ -122,11 +123,12 @@ impl Query {
             estimator_name(estimator)
         );
         let mut query = promrate::Query::new(&parsed, estimator.rust())
-            .series(match series {
+            .scope(match scope {
                 SeriesScope::NewestPage => promrate::SeriesScope::NewestPage,
                 SeriesScope::UntilStale => promrate::SeriesScope::UntilStale,
             })
-            .semantics(semantics.rust());
+            .semantics(semantics.rust())
+            .start_timestamps(start_timestamps);
         if let Some(Span(window)) = window {
             query = query.window(window);
             described.push_str(&format!(", window={}", seconds_text(window)));
@@ -139,8 +141,11 @@ impl Query {
             described.push_str(&format!(", by={}", PyList::new(py, &by)?.repr()?));
             query = query.by(by);
         }
-        if series == SeriesScope::UntilStale {
-            described.push_str(", series=SeriesScope.UNTIL_STALE");
+        if scope == SeriesScope::UntilStale {
+            described.push_str(", scope=SeriesScope.UNTIL_STALE");
+        }
+        if !start_timestamps {
+            described.push_str(", start_timestamps=False");
         }
         if semantics == Semantics::Prometheus2 {
             described.push_str(", semantics=Semantics.PROMETHEUS2");
@@ -210,7 +215,7 @@ fn estimator_name(e: Estimator) -> &'static str {
     }
 }
 
-/// Why a figure has no value: `kind` (a name such as 'too_few_points', 'no_series',
+/// Why a figure has no value: `kind` (a name such as 'too_few_scrapes', 'no_series',
 /// 'not_a_counter', 'not_on_newest_page', 'one_point_since_gap', 'ewma_not_started',
 /// 'no_observations', ...), the library's `message` (also `str(reason)`), and `details`
 /// (the reason's fields: times as datetimes, durations as timedeltas).
@@ -219,10 +224,10 @@ fn estimator_name(e: Estimator) -> &'static str {
 /// >>> tracker = promrate.Tracker(["tokens_total"])
 /// >>> _ = tracker.ingest("tokens_total 100\n", at=1_764_000_000)
 /// >>> answer = tracker.evaluate(promrate.Query("tokens_total", promrate.Estimator.WINDOW_RATE, window=10))
-/// >>> answer.value is None, answer.reason.kind, answer.reason.details["in_window"]
-/// (True, 'too_few_points', 1)
+/// >>> answer.value is None, answer.reason.kind, answer.reason.details["found"]
+/// (True, 'too_few_scrapes', 1)
 /// >>> print(answer.reason)
-/// the window [2025-11-24T15:59:40Z, 2025-11-24T16:00:00Z] holds 1 point(s); a rate needs 2
+/// 1 scrape(s) from 2025-11-24T15:59:40Z to 2025-11-24T16:00:00Z (the window and its slack); a rate or an increase needs 2
 #[pyclass(frozen, module = "promrate")]
 pub struct NoValue {
     /// What kind of reason.
@@ -306,7 +311,22 @@ impl NoValue {
                 "no_buckets"
             }
             N::NoObservations => "no_observations",
-            N::NanQuantile => "nan_quantile",
+            N::NoLabelMatch {
+                selector,
+                label,
+                values,
+            } => {
+                details.set_item("selector", selector)?;
+                details.set_item("label", label)?;
+                details.set_item("values", values)?;
+                "no_label_match"
+            }
+            N::TooFewScrapes { found, from, to } => {
+                details.set_item("found", found)?;
+                details.set_item("from", from)?;
+                details.set_item("to", to)?;
+                "too_few_scrapes"
+            }
             _ => "other",
         };
         Py::new(
@@ -506,6 +526,13 @@ impl Answer {
     #[getter]
     fn window(&self) -> Option<TimeDelta> {
         self.inner.window
+    }
+
+    /// `by` labels that none of the series has (each group reads them as ""): usually a
+    /// misspelling.
+    #[getter]
+    fn missing_labels(&self) -> Vec<String> {
+        self.inner.missing_labels.clone()
     }
 
     /// The group whose `by` labels have these values (in the order asked), or None.

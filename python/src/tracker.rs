@@ -97,7 +97,7 @@ impl Tracker {
     ///
     /// >>> import promrate
     /// >>> tracker = promrate.Tracker(["vllm:generation_tokens_total"]).vllm_preset()
-    /// >>> _ = tracker.format("application/openmetrics-text; version=1.0.0")
+    /// >>> _ = tracker.read_as("application/openmetrics-text; version=1.0.0")
     /// >>> for at, n in [(0, 0), (10, 300)]:
     /// ...     _ = tracker.ingest(f"# TYPE vllm_generation_tokens counter\nvllm_generation_tokens_total {n}\n# EOF\n", at)
     /// >>> tracker.evaluate(promrate.Query("vllm:generation_tokens_total", promrate.Estimator.WINDOW_RATE, 10)).value
@@ -109,8 +109,8 @@ impl Tracker {
 
     /// The format of the pages to come: 'text', 'openmetrics', or the response's
     /// Content-Type. Returns the tracker.
-    fn format<'py>(mut slf: PyRefMut<'py, Self>, format: &str) -> PyRefMut<'py, Self> {
-        slf.inner.format(format_of(Some(format)));
+    fn read_as<'py>(mut slf: PyRefMut<'py, Self>, format: &str) -> PyRefMut<'py, Self> {
+        slf.inner.read_as(format_of(Some(format)));
         slf
     }
 
@@ -137,7 +137,7 @@ impl Tracker {
     /// >>> tracker.evaluate(promrate.Query("vllm:prompt_tokens_total", promrate.Estimator.EWMA))
     /// Traceback (most recent call last):
     ///     ...
-    /// promrate.QueryError: the tracker does not track `{__name__="vllm:prompt_tokens_total"}` (it keeps only what its selectors pick: {__name__="vllm:generation_tokens_total"}); add the selector to Tracker::new's
+    /// promrate.QueryError: the tracker does not track `{__name__="vllm:prompt_tokens_total"}` (it keeps only what its selectors pick: {__name__="vllm:generation_tokens_total"}); if you meant it, add the selector to Tracker::new's
     fn evaluate(&self, py: Python<'_>, query: PyRef<'_, Query>) -> PyResult<Answer> {
         let answer = self
             .inner

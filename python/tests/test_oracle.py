@@ -134,7 +134,7 @@ def test_a_tracker_answers_promqls_functions_bit_for_bit():
                 estimators[query["fn"]],
                 datetime.timedelta(milliseconds=query["range_ms"]),
                 at=query["at_ms"] / 1000,
-                series=promrate.SeriesScope.UNTIL_STALE,
+                scope=promrate.SeriesScope.UNTIL_STALE,
             )
             got = tracker.evaluate(asked).value
             want = number(query["v3"][i])

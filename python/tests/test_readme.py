@@ -99,7 +99,7 @@ def test_the_live_loop_runs_through_a_restart(server):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("no value yet: the window"), lines
+    assert lines[0].startswith("no value yet: 1 scrape(s) from"), lines
     assert lines[4] == "scrape failed: HTTP Error 503: restarting", lines
     assert lines[5] == "restart: vllm:generation_tokens_total {'engine': '0'}", lines
     rates = [float(line.split()[0]) for line in lines if line.endswith(" tok/s")]

@@ -60,15 +60,23 @@ def test_quantile_and_mean_of_a_histogram():
     minute = promrate.Query(ttft, E.WINDOW_INCREASE, window=60)
     assert abs(tracker.quantile(0.95, minute).value - 0.55) < 1e-9
     assert tracker.mean(minute).value == 0.3
-    nan = tracker.quantile(float("nan"), minute)
-    assert nan.value is None and nan.reason.kind == "nan_quantile"
+    for q in (float("nan"), 95):
+        with pytest.raises(promrate.QueryError) as raised:
+            tracker.quantile(q, minute)
+        assert raised.value.kind == "invalid_quantile"
+    # A histogram's name with a rate: its parts would be added together.
+    with pytest.raises(promrate.QueryError) as raised:
+        tracker.evaluate(minute)
+    assert raised.value.kind == "histogram_name"
 
 
 def test_no_value_says_why():
     tracker = promrate.Tracker()
     tracker.ingest('t_total{engine="0"} 0\nt_total{engine="1"} 0\nkv 0.5\n', T0)
     one = tracker.evaluate(promrate.Query("t_total", E.WINDOW_RATE, 10))
-    assert one.value is None and one.reason.kind == "too_few_points" and one.reason.details["in_window"] == 1
+    assert one.value is None and one.reason.kind == "too_few_scrapes" and one.reason.details["found"] == 1
+    typo = tracker.evaluate(promrate.Query("t_total", E.EWMA, by=["engnie"]))
+    assert typo.missing_labels == ["engnie"]
     gauge = tracker.evaluate(promrate.Query("kv", E.EWMA))
     assert (gauge.reason.kind, gauge.reason.details) == ("not_a_counter", {"name": "kv"})
     tracker.ingest('t_total{engine="0"} 100\n', T0 + 10)
@@ -78,7 +86,7 @@ def test_no_value_says_why():
     missing = tracker.evaluate(promrate.Query("t:total", E.EWMA))
     assert missing.groups == [] and missing.reason.kind == "no_series"
     # PromQL's way counts the series that stopped until it goes stale.
-    promql_like = promrate.Query("t_total", E.WINDOW_RATE, 10, series=promrate.SeriesScope.UNTIL_STALE, by=["engine"])
+    promql_like = promrate.Query("t_total", E.WINDOW_RATE, 10, scope=promrate.SeriesScope.UNTIL_STALE, by=["engine"])
     assert tracker.evaluate(promql_like).group("0").value == 10.0
 
 
@@ -151,7 +159,7 @@ def test_vllm_pages_with_the_preset_in_both_formats():
 
     assert tracker.evaluate(promrate.Query(tokens, E.WINDOW_RATE, 10)).value == (value(t10) - value(t0)) / 10
     om = (DATA / "vllm" / "vllm-0.33-v1-single-t0.openmetrics.txt").read_text()
-    om_tracker = promrate.Tracker([tokens]).vllm_preset().format("application/openmetrics-text; version=1.0.0")
+    om_tracker = promrate.Tracker([tokens]).vllm_preset().read_as("application/openmetrics-text; version=1.0.0")
     report = om_tracker.ingest(om, T0)
     assert report.bad_lines == 0 and report.samples == 1 and report.unmatched is None
     unmatched = promrate.Tracker([tokens]).ingest("vllm_generation_tokens_total 1\n", T0).unmatched
@@ -166,7 +174,8 @@ def test_reprs():
     assert (query.estimator, query.selector) == (E.RATE, '{__name__="a_total"}')
     tracker.ingest("a_total 1\n", T0)
     assert repr(tracker.evaluate(promrate.Query("a_total", E.RATE, 60))) == (
-        "Answer(value=None, reason='the window (2025-11-24T15:59:00Z, 2025-11-24T16:00:00Z] holds 1 point(s); "
-        "a rate needs 2 (the window is open on the left: a point exactly at its start is outside)', "
+        "Answer(value=None, reason=\"the window (2025-11-24T15:59:00Z, 2025-11-24T16:00:00Z] holds 1 point(s); "
+        "PromQL's rate and increase need 2 (the window is open on the left: a point exactly at its start is "
+        "outside; a window longer than the scrape interval, or the window rate, reads it)\", "
         "at=2025-11-24T16:00:00Z, window=60 s)"
     )
