@@ -479,6 +479,19 @@ impl App {
         }
         // Before "no answer": `scrape_errors > 0` fires on exactly that.
         if self.exit_on_alert && !summary.alerts.is_empty() {
+            // Said on stderr too: a cron job reading only the status, or CSV on stdout.
+            let rules: Vec<String> = summary
+                .alerts
+                .iter()
+                .map(|a| match &a.group {
+                    Some(group) => format!("{} ({group})", a.rule),
+                    None => a.rule.clone(),
+                })
+                .collect();
+            eprintln!(
+                "vllm_monitor: exit status 3: alert rule(s) fired: {}",
+                rules.join(" · ")
+            );
             return ExitCode::from(3);
         }
         if summary.any_answer(self.urls.len()) {

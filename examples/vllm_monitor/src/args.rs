@@ -176,8 +176,9 @@ pub struct Args {
     pub exit_on_alert: bool,
 
     /// With the built-in simulator: restart the simulated server after this long.
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = humantime::parse_duration)]
-    pub simulate_restart_after: Duration,
+    /// [default: 10s; with --serve, 300s]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub simulate_restart_after: Option<Duration>,
 
     /// With the built-in simulator: how far the running requests swing around their mean
     /// over its 16 s wave, as a fraction (0 for a steady run at exactly 1,600 tok/s).

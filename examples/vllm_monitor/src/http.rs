@@ -348,7 +348,13 @@ fn tls_reason(e: &rustls::Error) -> String {
 /// A non-200 answer: the status, its reason and the start of the body.
 pub fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
     let reason = status.canonical_reason().unwrap_or("");
-    let start: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    // An HTML error page (a proxy's, a web server's) says its words between its tags.
+    let words = if body.trim_start().starts_with('<') {
+        text_of_html(body)
+    } else {
+        body.to_string()
+    };
+    let start: String = words.split_whitespace().collect::<Vec<_>>().join(" ");
     let start = crate::output::keep_start(&start, BODY_SHOWN);
     let mut text = format!("HTTP {} {reason}", status.as_u16())
         .trim_end()
@@ -359,9 +365,42 @@ pub fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
     text
 }
 
+/// The text of an HTML page: what is between its tags, `<head>`'s aside (a title repeats
+/// what the body says; styles and scripts are not words).
+fn text_of_html(html: &str) -> String {
+    let body = match html.to_ascii_lowercase().find("</head>") {
+        Some(end) => &html[end..],
+        None => html,
+    };
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in body.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                text.push(' ');
+            }
+            '>' => in_tag = false,
+            _ if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_html_error_page_is_shown_by_its_words() {
+        let page = "<!DOCTYPE HTML>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Error response</title></head>\n\
+                    <body><h1>Error response</h1><p>Error code: 404</p><p>Message: File not found.</p></body></html>";
+        assert_eq!(
+            status_reason(ureq::http::StatusCode::NOT_FOUND, page),
+            "HTTP 404 Not Found: Error response Error code: 404 Message: File not found."
+        );
+    }
 
     #[test]
     fn a_password_in_a_url_is_sent_as_basic_auth_and_never_shown() {

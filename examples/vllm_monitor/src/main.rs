@@ -18,6 +18,8 @@ fn main() -> ExitCode {
                 addr,
                 args.simulate.unwrap_or(engines::ENGINES[0]),
                 args.simulate_wave,
+                // Served for other tools, it restarts seldom unless asked.
+                args.simulate_restart_after.map_or(300.0, |d| d.as_secs_f64()),
             ),
         };
     }
@@ -63,8 +65,8 @@ fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode
     }
 }
 
-fn serve(addr: &str, engine: &'static engines::Engine, wave: f64) -> ExitCode {
-    let restart_after = Some(300.0);
+fn serve(addr: &str, engine: &'static engines::Engine, wave: f64, restart_after: f64) -> ExitCode {
+    let restart_after = Some(restart_after);
     let simulation = Arc::new(simulator::Simulation::new(restart_after).with_wave(wave));
     match simulator::serve(addr, simulation, engine) {
         Ok(bound) => {

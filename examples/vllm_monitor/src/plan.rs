@@ -59,7 +59,7 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
             discover::describe(ports)
         )
     };
-    let restart_after = args.simulate_restart_after.as_secs_f64();
+    let restart_after = args.simulate_restart_after.map_or(10.0, |d| d.as_secs_f64());
     let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)).with_wave(args.simulate_wave));
     let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
     let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
