@@ -339,7 +339,7 @@ impl Tracker {
 
     /// One series' figure at `at`, or why it has none.
     fn series_figure(&self, series: &TrackedSeries, query: &Query, at: DateTime<Utc>) -> Figure {
-        if query.scope == SeriesScope::NewestPage && series.last_seen != self.scrapes {
+        if query.scope == SeriesScope::NewestPage && !self.on_newest_page(series) {
             let newest = series.newest_ms().unwrap_or(0);
             return Err(NoValue::NotOnNewestPage {
                 last_seen: millis_to_time(newest),

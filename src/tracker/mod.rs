@@ -268,6 +268,24 @@ impl Tracker {
         self.last_at_ms.map(millis_to_time)
     }
 
+    /// Whether `series` was on the newest page: the rule of
+    /// [`SeriesScope::NewestPage`](crate::SeriesScope::NewestPage), for folds of one's own
+    /// ([`Tracker::sum_by`]) that count series as the queries do.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+    /// t.ingest("a 1\nb 1\n", at(1))?;
+    /// t.ingest("a 2\n", at(2))?;
+    /// let current: Vec<&str> = t.series().filter(|s| t.on_newest_page(s)).map(|s| s.name()).collect();
+    /// assert_eq!(current, ["a"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_newest_page(&self, series: &TrackedSeries) -> bool {
+        series.last_seen == self.scrapes
+    }
+
     /// The selectors the tracker keeps series of (none: every series).
     ///
     /// # Example

@@ -107,7 +107,7 @@ impl TrackedSeries {
     /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
     /// t.ingest("a 1\nb 1\n", at(1))?;
     /// t.ingest("a 2\n", at(2))?;
-    /// let current: Vec<&str> = t.series().filter(|s| s.last_seen_scrape() == t.scrapes()).map(|s| s.name()).collect();
+    /// let current: Vec<&str> = t.series().filter(|s| t.on_newest_page(s)).map(|s| s.name()).collect();
     /// assert_eq!(current, ["a"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

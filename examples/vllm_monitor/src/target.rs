@@ -164,10 +164,9 @@ fn source_name(url: &str, instance: &str) -> String {
 /// one instance share it, and a lookup hashes a pointer, not a string (values found at two
 /// addresses are merged after).
 fn instances_on_page(tracker: &Tracker) -> Vec<(&str, Option<f64>)> {
-    let scrapes = tracker.scrapes();
     let hash = |address: usize| (address as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let mut seen: HashTable<(usize, &str, Option<f64>)> = HashTable::new();
-    for series in tracker.series().filter(|s| s.last_seen_scrape() == scrapes) {
+    for series in tracker.series().filter(|s| tracker.on_newest_page(s)) {
         let instance = series.label(INSTANCE).unwrap_or("");
         let address = instance.as_ptr() as usize;
         let entry = match seen.find_mut(hash(address), |e| e.0 == address) {

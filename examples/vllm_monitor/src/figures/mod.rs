@@ -139,9 +139,9 @@ pub struct Source<'a> {
 
 impl Source<'_> {
     /// Whether a series counts: on the newest page (a vanished target's old points are
-    /// never averaged in).
+    /// never averaged in), the library's rule for its queries too.
     pub fn admits(&self, series: &TrackedSeries) -> bool {
-        series.last_seen_scrape() == self.tracker.scrapes()
+        self.tracker.on_newest_page(series)
     }
 
     /// `f` of the series this source admits (`None` for the others).
