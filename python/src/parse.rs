@@ -75,24 +75,23 @@ impl Sample {
 }
 
 impl Sample {
-    /// The sample as a text-format line, as the library writes it (`text::write::sample`):
-    /// the way back from Python to a Rust sample (`Selector.matches` parses it).
-    pub fn line(&self, py: Python<'_>) -> PyResult<String> {
+    /// The sample's name and `(label, value)` pairs, as Rust reads them.
+    pub fn identity(&self, py: Python<'_>) -> PyResult<(String, Vec<(String, String)>)> {
         let labels = self
             .labels
             .bind(py)
             .iter()
             .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<String>()?)))
             .collect::<PyResult<Vec<_>>>()?;
+        Ok((self.name.bind(py).to_str()?.to_string(), labels))
+    }
+
+    /// The sample as a text-format line, as the library writes it (`text::write::sample`).
+    fn line(&self, py: Python<'_>) -> PyResult<String> {
+        let (name, labels) = self.identity(py)?;
         let mut line = String::new();
-        promrate::text::write::sample(
-            &mut line,
-            self.name.bind(py).to_str()?,
-            &labels,
-            self.value,
-            self.timestamp_ms,
-        )
-        .map_err(|_| PyValueError::new_err("the sample could not be written"))?;
+        promrate::text::write::sample(&mut line, &name, &labels, self.value, self.timestamp_ms)
+            .map_err(|_| PyValueError::new_err("the sample could not be written"))?;
         Ok(line)
     }
 }

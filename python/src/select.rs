@@ -1,7 +1,6 @@
 //! `promrate.Selector`: a PromQL vector selector, and the one conversion of a selector
 //! argument (a `Selector` or its text).
 
-use promrate::Entry;
 use pyo3::prelude::*;
 
 use crate::convert::py_repr;
@@ -48,14 +47,16 @@ impl Selector {
 
     /// Whether the sample satisfies every matcher (a missing label matches like "").
     fn matches(&self, py: Python<'_>, sample: PyRef<'_, Sample>) -> PyResult<bool> {
-        with_rust_sample(py, &sample, |s| self.inner.matches(s))
+        let (name, labels) = sample.identity(py)?;
+        Ok(self.inner.matches_series(&name, lookup(&labels)))
     }
 
     /// Whether the sample is a series of a family this selector names (as `matches`,
     /// or the `_bucket`/`_sum`/`_count`/`_created` series of the histogram or summary it
     /// names).
     fn matches_family(&self, py: Python<'_>, sample: PyRef<'_, Sample>) -> PyResult<bool> {
-        with_rust_sample(py, &sample, |s| self.inner.matches_family(s))
+        let (name, labels) = sample.identity(py)?;
+        Ok(self.inner.matches_family_series(&name, lookup(&labels)))
     }
 
     /// The metric name the selector fixes, or None.
@@ -78,18 +79,9 @@ impl Selector {
     }
 }
 
-/// The Rust sample of a Python one: its line as the library writes it, parsed back.
-fn with_rust_sample<T>(
-    py: Python<'_>,
-    sample: &Sample,
-    f: impl FnOnce(&promrate::Sample<'_>) -> T,
-) -> PyResult<T> {
-    let line = sample.line(py)?;
-    match promrate::parse(&line).next() {
-        Some(Ok(Entry::Sample(s))) => Ok(f(&s)),
-        Some(Err(e)) => Err(PyErr::from_value(crate::errors::parse_error(py, &e)?.into_any())),
-        _ => Err(pyo3::exceptions::PyValueError::new_err("not a sample")),
-    }
+/// A label lookup over a sample's `(name, value)` pairs.
+fn lookup<'l>(labels: &'l [(String, String)]) -> impl Fn(&str) -> Option<&'l str> {
+    move |name| labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
 /// A selector argument: a `Selector`, or its text (parsed here, `SelectorError` if bad),

@@ -8,7 +8,7 @@
 //! selector picks. What must change together:
 //! - **What a selector picks** is one rule, [`Selector::matches_family`] (a histogram's or
 //!   summary's name picks its `_bucket` with `le`, `_sum`, `_count`, `_created` too), and
-//!   its twin for stored series, `matches_family_series`; the tracker's ingest, its
+//!   its twin for series held elsewhere, `matches_family_series`; the tracker's ingest, its
 //!   `matching`, `sum_by` and every query use them. Change both, and `family_of`, together
 //!   (`tests/it/query.rs`: `a_histogram_name_means_the_same_everywhere`).
 //! - **Names with ':' and '_' alike** (`normalize_names`) go through `name_accepted` only.
@@ -216,9 +216,26 @@ impl Selector {
             || family_of(name, || sample.labels().has_name(b"le")).is_some_and(|base| self.matches_name(base))
     }
 
-    /// [`Selector::matches_family`] for a series kept outside a page, given its name and a
-    /// lookup of its label values; names compared as `normalize` says.
-    pub(crate) fn matches_family_series<'v>(
+    /// [`Selector::matches_family`] for a series kept outside a page (a sample another
+    /// program holds, a [`crate::TrackedSeries`]), given its name and a lookup of its
+    /// (unescaped) label values, as [`Selector::matches_series`] is for
+    /// [`Selector::matches`].
+    ///
+    /// # Example
+    /// ```
+    /// let ttft = promrate::Selector::parse(r#"ttft_seconds{engine="0"}"#)?;
+    /// let labels = [("engine", "0"), ("le", "0.1")];
+    /// let lookup = |name: &str| labels.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    /// assert!(ttft.matches_family_series("ttft_seconds_bucket", lookup));
+    /// assert!(!ttft.matches_series("ttft_seconds_bucket", lookup));
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
+    pub fn matches_family_series<'v>(&self, name: &str, label: impl Fn(&str) -> Option<&'v str>) -> bool {
+        self.matches_family_series_normalized(name, label, self.normalize_names)
+    }
+
+    /// [`Selector::matches_family_series`], names compared as `normalize` says.
+    pub(crate) fn matches_family_series_normalized<'v>(
         &self,
         name: &str,
         label: impl Fn(&str) -> Option<&'v str>,

@@ -189,7 +189,7 @@ impl Tracker {
         let series = self.index.get(slot)?;
         let normalize = self.index.normalize_names() || selector.normalizes_names();
         selector
-            .matches_family_series(&series.name, |l| series.label(l), normalize)
+            .matches_family_series_normalized(&series.name, |l| series.label(l), normalize)
             .then_some(series)
     }
 

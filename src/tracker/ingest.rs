@@ -92,7 +92,6 @@ impl Tracker {
             at_ms,
             page: text,
             report: IngestReport::default(),
-            first_refused_at: None,
             known: None,
             anchor_key: "",
             undecided: Vec::new(),
@@ -106,7 +105,6 @@ impl Tracker {
             limit_error,
             over_limit,
             position: samples_on_page,
-            first_refused_at: mut first_refused,
             ..
         } = ingest;
         let refusal = match limit_error {
@@ -128,20 +126,14 @@ impl Tracker {
                     HeldTarget::Series(slot) => Target::Series(slot as usize),
                     HeldTarget::Created(i) => Target::Created(self.held_created[i as usize]),
                 };
-                self.apply_now(
-                    target,
-                    h.at_ms,
-                    h.value,
-                    h.offset as usize,
-                    &mut report,
-                    &mut first_refused,
-                );
+                self.apply_now(target, h.at_ms, h.value, h.offset as usize, &mut report);
             }
             self.held = held;
         }
         self.pending_created.clear();
-        if let (Some(refusal), Some(offset)) = (&mut report.first_refused, first_refused) {
-            refusal.line = line_of(text, offset);
+        if let Some(refusal) = &mut report.first_refused {
+            // Until now the byte offset of its sample: lines are counted once, for it.
+            refusal.line = line_of(text, refusal.line);
         }
         self.decide_roles(&undecided);
         self.drop_stale(&mut report);
@@ -216,15 +208,7 @@ impl Tracker {
     /// Records a sample's value at `at_ms` where `target` says (or holds it back, see
     /// `Tracker::holding`).
     #[inline]
-    fn apply(
-        &mut self,
-        target: Target,
-        at_ms: i64,
-        value: f64,
-        offset: usize,
-        report: &mut IngestReport,
-        first_refused: &mut Option<usize>,
-    ) {
+    fn apply(&mut self, target: Target, at_ms: i64, value: f64, offset: usize, report: &mut IngestReport) {
         if self.holding {
             let target = match target {
                 Target::Ignored => return,
@@ -242,7 +226,7 @@ impl Tracker {
                 offset,
             });
         } else {
-            self.apply_now(target, at_ms, value, offset, report, first_refused);
+            self.apply_now(target, at_ms, value, offset, report);
         }
     }
 
@@ -254,15 +238,10 @@ impl Tracker {
         value: f64,
         offset: usize,
         report: &mut IngestReport,
-        first_refused: &mut Option<usize>,
     ) {
         match target {
             Target::Ignored => {}
-            Target::Series(slot) => {
-                if self.push(slot, at_ms, value, report) && first_refused.is_none() {
-                    *first_refused = Some(offset);
-                }
-            }
+            Target::Series(slot) => self.push(slot, at_ms, value, offset, report),
             Target::Created(slots) => {
                 let created_ms = (value * 1000.0).round() as i64;
                 for slot in slots.into_iter().flatten() {
@@ -272,8 +251,8 @@ impl Tracker {
         }
     }
 
-    /// Records a point of the series in `slot`; whether it was the first refusal.
-    fn push(&mut self, slot: usize, at_ms: i64, value: f64, report: &mut IngestReport) -> bool {
+    /// Records a point of the series in `slot`, read at byte `offset` of the page.
+    fn push(&mut self, slot: usize, at_ms: i64, value: f64, offset: usize, report: &mut IngestReport) {
         let scrapes = self.scrapes;
         // A `_created` time read before the point (a page that prints `x_created` first).
         let created_ms = if self.pending_created.is_empty() {
@@ -282,7 +261,7 @@ impl Tracker {
             self.pending_created.remove(&slot)
         };
         let Some(series) = self.index.get_mut(slot) else {
-            return false;
+            return;
         };
         // Seen already in this scrape: a second sample of the series in the page.
         let again = series.last_seen == scrapes && series.has_point_at(at_ms);
@@ -297,7 +276,7 @@ impl Tracker {
         if newest.is_some_and(|p| p.timestamp_ms >= at_ms) && series.has_point(at_ms, value) {
             // The same point served again: its created time, if any, was already applied.
             report.repeated += 1;
-            return false;
+            return;
         }
         let outcome = match &mut series.data {
             SeriesData::Counter(c) => c.push_ms(at_ms, value, created_ms),
@@ -324,14 +303,13 @@ impl Tracker {
                     report.first_refused = Some(Refusal {
                         name: series.name.to_string(),
                         labels: series.owned_labels(),
-                        line: 0,
+                        // The line is counted when the page is read (`Tracker::ingest`).
+                        line: offset,
                         error,
                     });
-                    return true;
                 }
             }
         }
-        false
     }
 
     /// A `_created` time for the counter in `slot`: its newest point's if this scrape
@@ -393,8 +371,6 @@ pub(super) struct Ingest<'t, 'page> {
     tracker: &'t mut Tracker,
     /// The page (refusals are located by their text's place in it).
     page: &'page str,
-    /// Where the first refused sample's text starts in the page.
-    first_refused_at: Option<usize>,
     family: Option<(&'page str, MetricType)>,
     /// The number of the next sample on the page.
     position: usize,
@@ -442,14 +418,8 @@ impl<'page> Ingest<'_, 'page> {
         }
         let at_ms = sample.timestamp_ms().unwrap_or(self.at_ms);
         let offset = offset_in(self.page, key);
-        self.tracker.apply(
-            target,
-            at_ms,
-            sample.value(),
-            offset,
-            &mut self.report,
-            &mut self.first_refused_at,
-        );
+        self.tracker
+            .apply(target, at_ms, sample.value(), offset, &mut self.report);
     }
 
     /// Finds (or creates) what a sample at a new position is.
@@ -523,7 +493,6 @@ impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
                 value,
                 offset,
                 &mut self.report,
-                &mut self.first_refused_at,
             );
         }
         self.position += 1;

@@ -587,4 +587,9 @@ fn a_series_twice_in_a_page_is_a_duplicate() {
         "{refusal}"
     );
     assert_eq!(t.get("a_total", &[]).unwrap().last_value(), Some(1.0));
+    // Held back while a limit could refuse the page, the sample keeps its line too.
+    let mut held = Tracker::new([]);
+    held.parser(crate::Parser::default().sample_limit(100));
+    let report = held.ingest("a_total 1\nb 1\n\na_total 2\n", at(1)).unwrap();
+    assert_eq!(report.first_refused.unwrap().line, 4);
 }
