@@ -182,13 +182,7 @@ impl Readings {
         name: &str,
         mut file: impl FnMut(&mut HostReadings, &str, &TrackedSeries, bool),
     ) {
-        for series in source
-            .tracker
-            .matching(&selector(name, None))
-            .into_iter()
-            .flatten()
-            .filter(|s| source.admits(s))
-        {
+        for series in source.series(&selector(name, None)) {
             let Some(uuid) = series.label("UUID") else {
                 continue;
             };

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::capacity::{by_label, CapacityAnswers};
-use super::query::{first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
+use super::query::{ask, first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
 use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
-    measured, named, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, Source, SpecDecode, NAMES,
+    measured, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, Source, SpecDecode, NAMES,
 };
 use crate::engines::Metric;
 
@@ -109,22 +109,19 @@ fn prompt_rates_by_source(q: &Query<'_>, w: WindowRule) -> Option<[Split; 3]> {
 /// LMDeploy), per server: a server is the `instance` label where a page has one (a
 /// federation page), else the source's URL. Each server's engines in name order.
 pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineRate> {
-    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
     let mut rates = Vec::new();
     for source in sources {
         let Some(metric) = first_present(source, &NAMES.generation) else {
             continue;
         };
-        let groups = source
-            .tracker
-            .sum_by(
-                &named(metric),
-                &["instance", "engine"],
-                source.admitted(&window_rate),
-            )
-            .unwrap_or_default();
-        for group in groups {
-            let engine = group.label("engine").unwrap_or("");
+        let query = ask(metric, Estimator::WindowRate, w, source).by(["instance", "engine"]);
+        let Ok(answer) = source.tracker.evaluate(&query) else {
+            continue;
+        };
+        for group in answer.groups {
+            let (Some(engine), Ok(rate)) = (group.label("engine"), &group.value) else {
+                continue;
+            };
             if engine.is_empty() {
                 continue;
             }
@@ -135,7 +132,7 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineR
             rates.push(EngineRate {
                 server: server.to_string(),
                 engine: engine.to_string(),
-                rate: group.value * metric.scale,
+                rate: rate * metric.scale,
             });
         }
     }

@@ -80,13 +80,7 @@ fn by_engine(
     value: impl Fn(&TrackedSeries) -> Option<f64>,
 ) -> HashMap<String, HashMap<String, f64>> {
     let mut map: HashMap<String, HashMap<String, f64>> = HashMap::new();
-    for series in source
-        .tracker
-        .matching(&selector(name, None))
-        .into_iter()
-        .flatten()
-        .filter(|s| source.admits(s))
-    {
+    for series in source.series(&selector(name, None)) {
         if let Some(v) = value(series) {
             map.entry(series.label("instance").unwrap_or("").to_string())
                 .or_default()
@@ -98,14 +92,10 @@ fn by_engine(
 
 /// The KV size entry a source's page answers to (the first whose anchor it has).
 fn kv_size_of(source: &Source<'_>) -> Option<&'static KvSize> {
-    NAMES.kv_size.iter().find(|k| {
-        source
-            .tracker
-            .matching(&selector(k.anchor(), None))
-            .into_iter()
-            .flatten()
-            .any(|s| source.admits(s))
-    })
+    NAMES
+        .kv_size
+        .iter()
+        .find(|k| source.series(&selector(k.anchor(), None)).next().is_some())
 }
 
 /// Each source's KV sizes, by engine.

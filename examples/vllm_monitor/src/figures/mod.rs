@@ -144,6 +144,16 @@ impl Source<'_> {
         self.tracker.on_newest_page(series)
     }
 
+    /// The series of `selector` this source admits. The monitor's trackers keep every
+    /// series (`Tracker::new([])`), so no selector is refused as untracked.
+    pub fn series<'s>(&'s self, selector: &'s Selector) -> impl Iterator<Item = &'s TrackedSeries> + 's {
+        self.tracker
+            .matching(selector)
+            .into_iter()
+            .flatten()
+            .filter(|s| self.admits(s))
+    }
+
     /// `f` of the series this source admits (`None` for the others).
     fn admitted<'f>(&'f self, f: PerSeries<'f>) -> impl Fn(&TrackedSeries) -> Option<f64> + 'f {
         move |s| if self.admits(s) { f(s, self) } else { None }

@@ -237,16 +237,7 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            let mut query = promrate::Query::new(&named(metric), estimator)
-                .at(source.at)
-                .by(self.label());
-            if estimator != Estimator::Ewma {
-                // The EWMA's time constant is the tracker's (the window or --ewma-tau).
-                query = query.window(w.window).slack(w.slack);
-                if let Some(gap) = w.gap {
-                    query = query.gap(gap);
-                }
-            }
+            let query = ask(metric, estimator, w, source).by(self.label());
             // The monitor's trackers keep every series: nothing is refused as untracked.
             let Ok(answer) = source.tracker.evaluate(&query) else {
                 continue;
@@ -324,11 +315,30 @@ impl<'q> Query<'q> {
     }
 }
 
+/// The query of `estimator` over `metric` at `source`'s newest page, with the window rule
+/// `w` (its window, slack and gap).
+pub(super) fn ask(
+    metric: &Metric,
+    estimator: Estimator,
+    w: WindowRule,
+    source: &Source<'_>,
+) -> promrate::Query {
+    let mut query = promrate::Query::new(&named(metric), estimator).at(source.at);
+    if estimator != Estimator::Ewma {
+        // The EWMA's time constant is the tracker's (the window or --ewma-tau).
+        query = query.window(w.window).slack(w.slack);
+        if let Some(gap) = w.gap {
+            query = query.gap(gap);
+        }
+    }
+    query
+}
+
 /// The first metric of `names` that `source` has series for on its newest page.
 pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Option<&'n Metric> {
     names
         .iter()
-        .find(|metric| kept_series(source, &named(metric)).any(|x| source.admits(x)))
+        .find(|metric| source.series(&named(metric)).next().is_some())
 }
 
 /// The first histogram of `names` whose `suffix` series (`_bucket`, `_count`) `source`
@@ -336,7 +346,7 @@ pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Opt
 fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str) -> Option<&'n Metric> {
     names.iter().find(|metric| {
         let part = selector(&format!("{}{suffix}", metric.name), metric.only);
-        let present = kept_series(source, &part).any(|x| source.admits(x));
+        let present = source.series(&part).next().is_some();
         present
     })
 }
@@ -345,14 +355,6 @@ fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str
 /// refused as one about series they do not track.
 fn kept(groups: Result<Vec<promrate::Group>, promrate::QueryError>) -> Vec<promrate::Group> {
     groups.unwrap_or_default()
-}
-
-/// The series of `selector` in a source's tracker (see [`kept`]).
-fn kept_series<'t>(
-    source: &Source<'t>,
-    selector: &'t promrate::Selector,
-) -> impl Iterator<Item = &'t TrackedSeries> {
-    source.tracker.matching(selector).into_iter().flatten()
 }
 
 pub(super) fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64> {

@@ -118,15 +118,25 @@ pub fn live_until(args: &[&str], done: impl Fn(&Value) -> bool) -> Live {
 }
 
 pub fn run_monitor(args: &[&str]) -> (Vec<Value>, std::process::ExitStatus) {
+    let (lines, status) = run_monitor_lines(args);
+    let rows = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (rows, status)
+}
+
+/// The monitor's stdout lines with `args`, and how it exited.
+pub fn run_monitor_lines(args: &[&str]) -> (Vec<String>, std::process::ExitStatus) {
     let output = Command::new(monitor_binary())
         .args(args)
         .output()
         .expect("monitor runs");
-    let rows = String::from_utf8_lossy(&output.stdout)
+    let lines = String::from_utf8_lossy(&output.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .map(str::to_string)
         .collect();
-    (rows, output.status)
+    (lines, output.status)
 }
 
 #[test]

@@ -3,12 +3,10 @@
 //! the same label.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::time::Duration;
 
 use vllm_monitor::fleet::Fleet;
 
-use crate::monitor::monitor_binary;
 use crate::recorded::{Grid, Recording, Source, ORIGIN_US};
 
 /// A small vLLM page for the fleet to repeat: a counter and a gauge (a fleet of the full
@@ -19,25 +17,6 @@ vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} 1e6
 # TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 100
 ";
-
-/// The plain lines of `--replay FILE args...`.
-fn plain(recording: &Recording, args: &[&str]) -> Vec<String> {
-    let output = Command::new(monitor_binary())
-        .args(["--replay", recording.path().to_str().unwrap(), "--plain"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
 
 /// The group rows after each interval's total row: their labels, interval by interval.
 fn group_labels(lines: &[String]) -> Vec<Vec<String>> {
@@ -69,7 +48,7 @@ fn a_thousand_server_federation_prints_a_distinct_label_per_instance() {
         grid,
         &[Source::new("http://127.0.0.1:9091/federate", page)],
     );
-    let lines = plain(&recording, &["--by", "instance"]);
+    let lines = recording.plain(&["--by", "instance"]);
     assert!(lines.iter().all(|l| l.chars().count() <= 120));
     let intervals = group_labels(&lines);
     assert!(intervals.len() >= 3, "{}", lines.join("\n"));
@@ -111,7 +90,7 @@ fn two_urls_one_character_apart_print_distinct_labels() {
             grid,
             &[Source::new(a, page), Source::new(b, page)],
         );
-        let lines = plain(&recording, &["--by", "url"]);
+        let lines = recording.plain(&["--by", "url"]);
         let intervals = group_labels(&lines);
         assert!(!intervals.is_empty(), "{}", lines.join("\n"));
         for rows in &intervals {

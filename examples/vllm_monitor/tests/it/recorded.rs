@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use vllm_monitor::recording::{Header, Recorded, Writer};
 
-use crate::monitor::run_monitor;
+use crate::monitor::{run_monitor, run_monitor_lines};
 
 /// When every recording's run begins, in Unix microseconds: 2027-01-15 08:00:00 UTC (any
 /// whole second would do; a fixed one makes every run of a test the same).
@@ -208,6 +208,15 @@ impl Recording {
         let (rows, status) = run_monitor(&all);
         assert!(status.success(), "--replay with {args:?}: {status}");
         rows
+    }
+
+    /// `--replay --plain` of the recording with `args`: the lines; the run must succeed.
+    pub fn plain(&self, args: &[&str]) -> Vec<String> {
+        let mut all = vec!["--replay", self.path.to_str().unwrap(), "--plain"];
+        all.extend_from_slice(args);
+        let (lines, status) = run_monitor_lines(&all);
+        assert!(status.success(), "--replay --plain with {args:?}: {status}");
+        lines
     }
 
     pub fn scrape(&self, url: usize, index: u64) -> &Scraped {

@@ -10,7 +10,7 @@ use std::process::Command;
 use chrono::DateTime;
 use serde_json::Value;
 
-use crate::monitor::monitor_binary;
+use crate::monitor::{monitor_binary, run_monitor};
 use crate::truth::Truth;
 
 fn recording(name: &str) -> (PathBuf, Truth) {
@@ -23,22 +23,15 @@ fn recording(name: &str) -> (PathBuf, Truth) {
 
 /// The objects `vllm_monitor --replay FILE args...` prints.
 fn replay(file: &Path, args: &[&str]) -> Vec<Value> {
-    let output = Command::new(monitor_binary())
-        .arg("--replay")
-        .arg(file)
-        .args(args)
-        .output()
-        .expect("the monitor runs");
+    let mut all = vec!["--replay", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (rows, status) = run_monitor(&all);
     assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        status.success(),
+        "--replay {} with {args:?}: {status}",
+        file.display()
     );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
+    rows
 }
 
 fn unix(stamp: &Value) -> f64 {
