@@ -14,7 +14,7 @@ use super::Tracker;
 use crate::error::QueryError;
 use crate::histogram::{self, Bucket};
 use crate::query::GroupLabels;
-use crate::select::Selector;
+use crate::select::{Selector, FAMILY_PARTS};
 
 /// A group of an aggregation: the grouping labels' values and the aggregate.
 ///
@@ -194,10 +194,10 @@ impl Tracker {
     }
 
     /// The slots of the series of every name `selector` picks as a family (the names it
-    /// matches, and their `_bucket`, `_sum`, `_count` and `_total`), ascending.
+    /// matches, and their parts: `FAMILY_PARTS`), ascending.
     fn family_slots<'t>(&'t self, selector: &Selector) -> Cow<'t, [u32]> {
-        let mut parts = ["", "_bucket", "_sum", "_count", "_total"]
-            .into_iter()
+        let mut parts = std::iter::once("")
+            .chain(FAMILY_PARTS)
             .map(|suffix| self.candidate_slots(selector, suffix))
             .filter(|slots| !slots.is_empty());
         let Some(first) = parts.next() else {

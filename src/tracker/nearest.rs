@@ -83,13 +83,14 @@ impl Tracker {
     /// to theirs (kept while the same selectors stay unmatched: an absent metric costs one
     /// more read of the page, not one per scrape).
     pub(super) fn unmatched(&mut self, page: &str) -> Option<Unmatched> {
-        if (0..self.selectors.len()).all(|i| self.selector_matched(i)) {
-            self.unmatched_before = None;
-            return None;
-        }
+        // Empty (and not allocated) on a page every selector matched.
         let which: Vec<usize> = (0..self.selectors.len())
             .filter(|&i| !self.selector_matched(i))
             .collect();
+        if which.is_empty() {
+            self.unmatched_before = None;
+            return None;
+        }
         match &self.unmatched_before {
             Some((before, unmatched)) if *before == which => Some(unmatched.clone()),
             _ => {
