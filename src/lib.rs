@@ -247,7 +247,7 @@ pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::{Exemplar, Sample};
 pub use tracker::{
-    Group, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
+    Group, IngestReport, ProcessRestart, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
     DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
 };
 

@@ -227,6 +227,18 @@ pub enum NoValue {
         /// The lookback searched.
         lookback: TimeDelta,
     },
+    /// The counter is erratic: it went down more than once in the window with no restart
+    /// evidence (no changed created time or process start time), or its target's process
+    /// start time went backwards. Such a series is not one counter (a buggy exporter, or
+    /// two processes answering one URL in turn), and a rate over it would be a spike, so
+    /// it gets none. A single unexplained drop is a reset, as in Prometheus.
+    #[error("{}", erratic_text(*drops, *start_went_back))]
+    ErraticCounter {
+        /// Value drops without restart evidence among the points read.
+        drops: usize,
+        /// Whether the target's process start time went backwards among them.
+        start_went_back: bool,
+    },
     /// The EWMA has no interval yet (fewer than two points, or none since a gap).
     #[error("the EWMA has no interval yet (it needs two points, and starts afresh after a gap)")]
     EwmaNotStarted,
@@ -253,4 +265,14 @@ pub enum NoValue {
     /// No observation in the window: no quantile or mean to give.
     #[error("no observation in the window")]
     NoObservations,
+}
+
+/// [`NoValue::ErraticCounter`]'s words: what the series did, and the likely cause.
+fn erratic_text(drops: usize, start_went_back: bool) -> String {
+    let what = if start_went_back {
+        "its process start time went backwards".to_string()
+    } else {
+        format!("it went down {drops} times without a restart (no new start time or _created)")
+    };
+    format!("not rated: {what} in the window; two processes behind one URL, or not a counter?")
 }

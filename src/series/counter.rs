@@ -8,7 +8,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::created::CreatedRuns;
 use super::points::Points;
 use super::{ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
-use crate::error::SeriesError;
+use crate::error::{NoValue, SeriesError};
 use crate::promql::{millis_to_time, Point};
 
 /// One live counter: push scrapes in time order; it detects restarts (a value drop, or a
@@ -66,6 +66,10 @@ struct Rare {
     /// Created times (ms, `None` when unknown) of the points, as runs.
     created: CreatedRuns,
     last_reset: Option<(i64, ResetCause)>,
+    /// Points whose reset needs remembering beyond the values, by point number, oldest
+    /// first: value drops without restart evidence (two in a window make the series
+    /// erratic), and restarts a page-level start time revealed (`mark_restart`).
+    marks: Vec<(u64, ResetCause)>,
 }
 
 impl CounterSeries {
@@ -113,6 +117,62 @@ impl CounterSeries {
     fn record_reset(&mut self, at_ms: i64, cause: ResetCause) {
         self.resets = self.resets.saturating_add(1);
         self.rare_mut().last_reset = Some((at_ms, cause));
+    }
+
+    /// The mark of point `number`, if it has one.
+    fn mark_of(&self, number: u64) -> Option<ResetCause> {
+        let marks = &self.rare.as_ref()?.marks;
+        let i = marks.binary_search_by_key(&number, |m| m.0).ok()?;
+        Some(marks[i].1)
+    }
+
+    /// Why the points numbered `from..to` give no rate: two value drops there without
+    /// restart evidence, or a process start time that went backwards. A counter that
+    /// does this is no counter (a buggy exporter, or two processes behind one URL), and
+    /// a rate over it would be a spike of the size of its value.
+    pub(crate) fn erratic_between(&self, from: u64, to: u64) -> Result<(), NoValue> {
+        let Some(rare) = self.rare.as_deref() else {
+            return Ok(());
+        };
+        let start = rare.marks.partition_point(|m| m.0 < from);
+        let (mut drops, mut went_back) = (0, false);
+        for &(_, cause) in rare.marks[start..].iter().take_while(|m| m.0 < to) {
+            match cause {
+                ResetCause::ValueDropped => drops += 1,
+                ResetCause::StartWentBack => went_back = true,
+                _ => {}
+            }
+        }
+        if drops >= 2 || went_back {
+            return Err(NoValue::ErraticCounter {
+                drops,
+                start_went_back: went_back,
+            });
+        }
+        Ok(())
+    }
+
+    /// [`CounterSeries::erratic_between`] over the points from `since_ms` on, up to point
+    /// number `to` (exclusive); `newest_ms` is the time of point `to - 1` when it is not
+    /// stored yet.
+    fn erratic_since(&self, since_ms: i64, to: u64, newest_ms: Option<i64>) -> Result<(), NoValue> {
+        let points = self.points.points();
+        let index = points.partition_point(|p| p.timestamp_ms < since_ms) as u64;
+        let from = if newest_ms.is_some_and(|t| t < since_ms) {
+            to
+        } else {
+            self.first_number() + index
+        };
+        self.erratic_between(from, to)
+    }
+
+    /// Whether the EWMA may be given: not while the series is erratic within its time
+    /// constant.
+    pub(crate) fn ewma_erratic(&self) -> Result<(), NoValue> {
+        let Some(newest) = self.points.last() else {
+            return Ok(());
+        };
+        self.erratic_since(newest.timestamp_ms - i64::from(self.tau_ms), self.pushed, None)
     }
 
     /// Caps the points kept, whatever the retention (memory bound). Minimum 2.
@@ -250,26 +310,52 @@ impl CounterSeries {
         }
         let cause = previous
             .and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms));
+        // A drop with no created time that changed: one is a reset, as in Prometheus; a
+        // second while the first is still kept makes the series erratic, and its values
+        // then count nothing (no spike in the total or the EWMA).
+        let unexplained = cause == Some(ResetCause::ValueDropped)
+            && !previous
+                .is_some_and(|(_, before)| before.is_some() && created_ms.is_some() && before != created_ms);
         if let Some(cause) = cause {
             self.record_reset(at_ms, cause);
         }
+        if unexplained {
+            let number = self.pushed;
+            self.rare_mut().marks.push((number, ResetCause::ValueDropped));
+        }
+        // Erratic within the EWMA's memory, this point included: its increment is no
+        // count of anything (a rise back after a drop is the other process's value).
+        let erratic = self.rare.is_some()
+            && self
+                .erratic_since(at_ms - i64::from(self.tau_ms), self.pushed + 1, Some(at_ms))
+                .is_err();
         if let Some((prev, _)) = previous {
-            let increment = if cause.is_some() {
-                value
-            } else {
-                value - prev.value
+            let increment = match cause {
+                _ if erratic => 0.0,
+                Some(_) => value,
+                None => value - prev.value,
             };
             self.total_increase += increment;
-            self.update_ewma(increment, at_ms - prev.timestamp_ms);
+            if erratic {
+                self.ewma_intervals = 0;
+            } else {
+                self.update_ewma(increment, at_ms - prev.timestamp_ms);
+            }
         }
         self.points.push(Point::from_millis(at_ms, value));
         self.set_created(self.pushed, created_ms);
         self.pushed += 1;
         // Trimming reads the window's start (a search of the points): only when due.
-        if self.rare.as_ref().is_some_and(|r| r.created.len() > 8) {
+        if self
+            .rare
+            .as_ref()
+            .is_some_and(|r| r.created.len() > 8 || r.marks.len() > 8)
+        {
             let first = self.first_number();
             if let Some(rare) = &mut self.rare {
                 rare.created.trim(first);
+                let obsolete = rare.marks.partition_point(|m| m.0 < first);
+                rare.marks.drain(..obsolete);
             }
         }
         Ok(cause)
@@ -340,19 +426,76 @@ impl CounterSeries {
         let old_increment = point.value - prev.value;
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
         self.record_reset(point.timestamp_ms, ResetCause::CreatedChanged);
-        // The newest interval entered the average with the old increment; shift it by the
-        // difference, weighted as that interval was (or replace it if it was the first).
-        self.total_increase += point.value - old_increment;
-        let dt = dt_ms as f64 / 1000.0;
+        self.rebook_newest(old_increment, point.value, dt_ms);
+        Some(ResetCause::CreatedChanged)
+    }
+
+    /// The newest interval entered the total and the average with `old` as its increment;
+    /// books it as `new` instead, weighted as that interval was (or replacing the average
+    /// if it was the first).
+    fn rebook_newest(&mut self, old: f64, new: f64, dt_ms: i64) {
+        self.total_increase += new - old;
         if self.ewma_intervals > 0 {
             let alpha = if self.ewma_intervals <= 1 {
                 1.0
             } else {
                 1.0 - (-(dt_ms as f64) / f64::from(self.tau_ms)).exp()
             };
-            self.ewma += alpha * ((point.value - old_increment) / dt);
+            self.ewma += alpha * ((new - old) / (dt_ms as f64 / 1000.0));
         }
-        Some(ResetCause::CreatedChanged)
+    }
+
+    /// Marks the newest point as a restart that a page-level start time revealed
+    /// (`cause`: [`ResetCause::ProcessRestarted`] or [`ResetCause::StartWentBack`]): the
+    /// counter counted up from zero since the new process started. A counter with a
+    /// created time of its own on that point goes by it instead. When the target is
+    /// `erratic` (its start time went back), or the start went back now, the point counts
+    /// nothing: its value belongs to another process. Returns the cause when this makes
+    /// the point a reset it was not already, and `Err` with the cause when it explains a
+    /// value drop already reported as [`ResetCause::ValueDropped`].
+    pub(crate) fn mark_restart(
+        &mut self,
+        cause: ResetCause,
+        erratic: bool,
+    ) -> Result<Option<ResetCause>, ResetCause> {
+        let (previous, newest) = self.points.last_two();
+        let (Some(prev), Some(point)) = (previous, newest) else {
+            return Ok(None);
+        };
+        let number = self.pushed - 1;
+        if self.created_at(number).is_some() {
+            return Ok(None);
+        }
+        let counts_nothing = erratic || cause == ResetCause::StartWentBack;
+        if let Some(mark) = self.mark_of(number) {
+            if mark == ResetCause::ValueDropped {
+                // A drop that the start time explains: no longer one without evidence.
+                if let Some(last) = self.rare.as_mut().and_then(|r| r.marks.last_mut()) {
+                    last.1 = cause;
+                }
+                if counts_nothing {
+                    self.ewma_intervals = 0;
+                }
+                if let Some(rare) = &mut self.rare {
+                    rare.last_reset = Some((point.timestamp_ms, cause));
+                }
+                return Err(cause);
+            }
+            return Ok(None);
+        }
+        if reset_cause(prev.value, self.created_at(number - 1), point.value, None).is_some() {
+            return Ok(None);
+        }
+        self.rare_mut().marks.push((number, cause));
+        self.record_reset(point.timestamp_ms, cause);
+        let old = point.value - prev.value;
+        if counts_nothing {
+            self.total_increase -= old;
+            self.ewma_intervals = 0;
+        } else {
+            self.rebook_newest(old, point.value, point.timestamp_ms - prev.timestamp_ms);
+        }
+        Ok(Some(cause))
     }
 
     /// Whether no point has been pushed (or all were evicted).
@@ -436,7 +579,7 @@ impl CounterSeries {
         self.pushed - self.points.len() as u64
     }
 
-    fn has_created(&self) -> bool {
+    pub(crate) fn has_created(&self) -> bool {
         let first = self.first_number();
         self.rare.as_ref().is_some_and(|r| r.created.any_from(first))
     }
@@ -513,9 +656,14 @@ impl CounterSeries {
 
 /// The reset-corrected increment from point `i - 1` to point `i`: after a restart the
 /// counter counted up from zero.
-fn increment(points: &[Point], created_at: impl Fn(usize) -> Option<i64>, i: usize) -> f64 {
+fn increment(
+    points: &[Point],
+    created_at: impl Fn(usize) -> Option<i64>,
+    restarted: impl Fn(usize) -> bool,
+    i: usize,
+) -> f64 {
     let (prev, point) = (points[i - 1], points[i]);
-    if reset_cause(prev.value, created_at(i - 1), point.value, created_at(i)).is_some() {
+    if restarted(i) || reset_cause(prev.value, created_at(i - 1), point.value, created_at(i)).is_some() {
         point.value
     } else {
         point.value - prev.value

@@ -60,4 +60,28 @@ pub enum ResetCause {
     /// The `_created` time changed: a restart that may have climbed past the old value
     /// before this scrape, which value-only detection cannot see.
     CreatedChanged,
+    /// The target's process start time changed (`process_start_time_seconds`, or the
+    /// gauge [`Tracker::start_time_gauge`](crate::Tracker::start_time_gauge) names): a
+    /// restart of every counter of that target without a start time of its own. This is
+    /// promrate's addition; Prometheus does not read a page-level start time.
+    ProcessRestarted,
+    /// The target's process start time moved backwards: not one process restarting but
+    /// two answering in turn (replicas behind one URL), or a clock that jumped. The
+    /// counters of that target are not rated while such a change is in their window
+    /// ([`NoValue::ErraticCounter`](crate::NoValue::ErraticCounter)).
+    StartWentBack,
+}
+
+impl ResetCause {
+    /// Whether the cause is evidence of a restart, not only a value that went down.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::ResetCause;
+    /// assert!(!ResetCause::ValueDropped.is_evidenced());
+    /// assert!(ResetCause::ProcessRestarted.is_evidenced());
+    /// ```
+    pub fn is_evidenced(self) -> bool {
+        !matches!(self, ResetCause::ValueDropped)
+    }
 }

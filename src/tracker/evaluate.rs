@@ -361,7 +361,15 @@ impl Tracker {
                 Ok((value, Some(Covered::of(w.start_ms, w.end_ms, w.shortened))))
             }
             Estimator::Rate | Estimator::Increase | Estimator::Irate => {
-                promql_figure(counter, query, window, at)
+                // A counter without a created time of its own starts when its target's
+                // process did (`Tracker::start_time_gauge`).
+                let target_starts = (query.start_timestamps && !counter.has_created())
+                    .then(|| {
+                        self.starts
+                            .column(series, counter.points().iter().map(|p| p.timestamp_ms))
+                    })
+                    .flatten();
+                promql_figure(counter, query, window, at, target_starts.as_deref())
             }
             Estimator::Ewma => {
                 let newest = counter.last().map(|p| p.timestamp_ms).unwrap_or(i64::MIN);
@@ -371,6 +379,7 @@ impl Tracker {
                         newest: millis_to_time(newest),
                     });
                 }
+                counter.ewma_erratic()?;
                 let ewma = counter.ewma_rate().ok_or(NoValue::EwmaNotStarted)?;
                 Ok((ewma, None))
             }
@@ -468,21 +477,20 @@ impl Tracker {
 
 /// PromQL's `rate`, `increase` or `irate` (with the query's modifier) of one counter, with
 /// the time its points in the window cover.
-fn promql_figure(counter: &CounterSeries, query: &Query, window: TimeDelta, at: DateTime<Utc>) -> Figure {
+fn promql_figure(
+    counter: &CounterSeries,
+    query: &Query,
+    window: TimeDelta,
+    at: DateTime<Utc>,
+    target_starts: Option<&[Option<i64>]>,
+) -> Figure {
     let range = query.range_functions(window);
     let points = counter.points();
-    let value = match (query.estimator, query.modifier) {
-        (Estimator::Rate, None) if query.start_timestamps => counter.rate(&range, at),
-        (Estimator::Increase, None) if query.start_timestamps => counter.increase(&range, at),
-        (Estimator::Irate, _) if query.start_timestamps => counter.irate(&range, at),
-        (Estimator::Rate, None) => range.rate(points, at),
-        (Estimator::Increase, None) => range.increase(points, at),
-        (Estimator::Irate, _) => range.irate(points, at),
-        (Estimator::Rate, Some(Modifier::Anchored)) => range.anchored().rate(points, at),
-        (Estimator::Increase, Some(Modifier::Anchored)) => range.anchored().increase(points, at),
-        (Estimator::Rate, Some(Modifier::Smoothed)) => range.smoothed().rate(points, at),
-        (Estimator::Increase, Some(Modifier::Smoothed)) => range.smoothed().increase(points, at),
-        _ => None,
+    let value = match (query.estimator, query.modifier, target_starts) {
+        (Estimator::Rate, None, Some(starts)) => range.with_start_millis(starts).rate(points, at),
+        (Estimator::Increase, None, Some(starts)) => range.with_start_millis(starts).increase(points, at),
+        (Estimator::Irate, _, Some(starts)) => range.with_start_millis(starts).irate(points, at),
+        _ => promql_value(counter, query, &range, at),
     };
     let Some(value) = value else {
         range.check(points, at)?;
@@ -533,4 +541,27 @@ fn quantile_of(q: f64, buckets: &[Bucket]) -> Result<f64, NoValue> {
             }
         }
     })
+}
+
+/// PromQL's figure of `counter` with its own start times, or values only.
+fn promql_value(
+    counter: &CounterSeries,
+    query: &Query,
+    range: &crate::promql::RangeFunctions,
+    at: DateTime<Utc>,
+) -> Option<f64> {
+    let points = counter.points();
+    match (query.estimator, query.modifier) {
+        (Estimator::Rate, None) if query.start_timestamps => counter.rate(range, at),
+        (Estimator::Increase, None) if query.start_timestamps => counter.increase(range, at),
+        (Estimator::Irate, _) if query.start_timestamps => counter.irate(range, at),
+        (Estimator::Rate, None) => range.rate(points, at),
+        (Estimator::Increase, None) => range.increase(points, at),
+        (Estimator::Irate, _) => range.irate(points, at),
+        (Estimator::Rate, Some(Modifier::Anchored)) => range.anchored().rate(points, at),
+        (Estimator::Increase, Some(Modifier::Anchored)) => range.anchored().increase(points, at),
+        (Estimator::Rate, Some(Modifier::Smoothed)) => range.smoothed().rate(points, at),
+        (Estimator::Increase, Some(Modifier::Smoothed)) => range.smoothed().increase(points, at),
+        _ => None,
+    }
 }

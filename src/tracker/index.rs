@@ -125,6 +125,15 @@ impl SeriesIndex {
         self.slots.iter().flatten()
     }
 
+    /// The number of slots, free or not (slots are `0..slot_count()`).
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut TrackedSeries> {
+        self.slots.iter_mut().flatten()
+    }
+
     pub fn get(&self, slot: usize) -> Option<&TrackedSeries> {
         self.slots.get(slot)?.as_ref()
     }

@@ -30,6 +30,8 @@ pub(super) struct Held {
 #[derive(Debug, Clone, Copy)]
 enum HeldTarget {
     Series(u32),
+    /// An entry of the tracker's start times.
+    Start(u32),
     /// An index into `Tracker::held_created`.
     Created(u32),
 }
@@ -124,6 +126,7 @@ impl Tracker {
             for h in held.drain(..) {
                 let target = match h.target {
                     HeldTarget::Series(slot) => Target::Series(slot as usize),
+                    HeldTarget::Start(i) => Target::Start(i as usize),
                     HeldTarget::Created(i) => Target::Created(self.held_created[i as usize]),
                 };
                 self.apply_now(target, h.at_ms, h.value, h.offset as usize, &mut report);
@@ -136,6 +139,7 @@ impl Tracker {
             refusal.line = line_of(text, refusal.line);
         }
         self.decide_roles(&undecided);
+        self.apply_start_times(at_ms, &mut report);
         self.drop_stale(&mut report);
         self.positions.settle();
         if samples_on_page > 0 && !self.selectors.is_empty() {
@@ -213,6 +217,7 @@ impl Tracker {
             let target = match target {
                 Target::Ignored => return,
                 Target::Series(slot) => HeldTarget::Series(slot as u32),
+                Target::Start(i) => HeldTarget::Start(i as u32),
                 Target::Created(slots) => {
                     self.held_created.push(slots);
                     HeldTarget::Created((self.held_created.len() - 1) as u32)
@@ -242,6 +247,7 @@ impl Tracker {
         match target {
             Target::Ignored => {}
             Target::Series(slot) => self.push(slot, at_ms, value, offset, report),
+            Target::Start(i) => self.starts.read(i, self.scrapes, value),
             Target::Created(slots) => {
                 let created_ms = (value * 1000.0).round() as i64;
                 for slot in slots.into_iter().flatten() {
@@ -342,12 +348,18 @@ impl Tracker {
             Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
         };
         self.insertions += 1;
-        self.index.insert(TrackedSeries {
+        let slot = self.index.insert(TrackedSeries {
             name,
             labels,
             data,
             last_seen: self.scrapes,
-        })
+        });
+        if self.starts.is_gauge(sample.name()) {
+            if let Some(series) = self.index.get(slot) {
+                self.starts.register(slot, series);
+            }
+        }
+        slot
     }
 
     fn drop_stale(&mut self, report: &mut IngestReport) {
@@ -441,6 +453,9 @@ impl<'page> Ingest<'_, 'page> {
             return Target::Created(slots);
         }
         if !tracker.selected(sample) {
+            if tracker.starts.is_gauge(sample.name()) {
+                return Target::Start(tracker.starts.entry_for(sample));
+            }
             return Target::Ignored;
         }
         if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {

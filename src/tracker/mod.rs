@@ -48,6 +48,7 @@ mod positions;
 mod report;
 mod roles;
 mod settings;
+mod starts;
 mod tracked;
 
 use std::collections::HashMap;
@@ -58,8 +59,9 @@ pub use aggregate::Group;
 use index::SeriesIndex;
 use ingest::Held;
 use positions::PositionCache;
-pub use report::{IngestReport, Refusal, ResetEvent, Unmatched};
+pub use report::{IngestReport, ProcessRestart, Refusal, ResetEvent, Unmatched};
 use roles::{KnownFamilies, Rules};
+use starts::StartTimes;
 pub use tracked::{SeriesData, TrackedSeries};
 
 use crate::error::QueryError;
@@ -143,6 +145,8 @@ pub struct Tracker {
     unmatched_before: Option<(Vec<usize>, Unmatched)>,
     /// For each selector, the slot of a series it picked on an earlier page.
     witnesses: Vec<Option<usize>>,
+    /// The targets' process start times (`starts.rs`).
+    starts: StartTimes,
 }
 
 impl Tracker {
@@ -178,6 +182,7 @@ impl Tracker {
             pending_created: HashMap::new(),
             unmatched_before: None,
             witnesses: Vec::new(),
+            starts: StartTimes::default(),
         }
     }
 

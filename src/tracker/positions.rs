@@ -16,6 +16,9 @@ pub(super) enum Target {
     /// A `<family>_created` sample: the created time of the family's `_total`, `_count`
     /// and `_sum` series with the same labels, where they exist.
     Created([Option<usize>; 3]),
+    /// A target's process start time, not otherwise selected: this entry of the tracker's
+    /// start times (`starts.rs`).
+    Start(usize),
 }
 
 /// What a position is, as the cache stores it: 4 bytes, the kind in the top two bits and
@@ -28,12 +31,14 @@ enum Unpacked {
     Ignored,
     Series(u32),
     Created(u32),
+    Start(u32),
 }
 
 impl Stored {
     const KIND: u32 = 3 << 30;
     const SERIES: u32 = 1 << 30;
     const CREATED: u32 = 2 << 30;
+    const START: u32 = 3 << 30;
     const IGNORED: Stored = Stored(0);
 
     fn with_kind(kind: u32, index: usize) -> Option<Stored> {
@@ -46,6 +51,7 @@ impl Stored {
         match self.0 & Self::KIND {
             Self::SERIES => Unpacked::Series(index),
             Self::CREATED => Unpacked::Created(index),
+            Self::START => Unpacked::Start(index),
             _ => Unpacked::Ignored,
         }
     }
@@ -155,6 +161,7 @@ impl PositionCache {
         Some(match entry.target.unpack() {
             Unpacked::Ignored => Target::Ignored,
             Unpacked::Series(slot) => Target::Series(slot as usize),
+            Unpacked::Start(i) => Target::Start(i as usize),
             Unpacked::Created(i) => {
                 let created = self.created.get(i as usize)?;
                 if created.slots.contains(&None) && created.insertions != insertions {
@@ -233,6 +240,7 @@ impl PositionCache {
         let target = match target {
             Target::Ignored => Some(Stored::IGNORED),
             Target::Series(slot) => Stored::with_kind(Stored::SERIES, slot),
+            Target::Start(i) => Stored::with_kind(Stored::START, i),
             Target::Created(slots) => Stored::with_kind(Stored::CREATED, self.created.len()).inspect(|_| {
                 self.created.push(CreatedTarget {
                     slots: slots.map(|s| s.and_then(|s| u32::try_from(s).ok())),

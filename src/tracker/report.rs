@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use chrono::{DateTime, Utc};
+
 use crate::error::{ParseError, SeriesError};
 use crate::series::ResetCause;
 use crate::text::write::series_text;
@@ -26,6 +28,36 @@ pub struct ResetEvent {
     /// Its labels, sorted.
     pub labels: Vec<(String, String)>,
     /// Why it counts as a restart.
+    pub cause: ResetCause,
+}
+
+/// A target whose process start time changed on a page ([`IngestReport::process_restarts`]):
+/// every counter of it without a created time of its own restarted then
+/// ([`ResetCause::ProcessRestarted`]), or, when the start went backwards, two processes
+/// seem to answer in turn ([`ResetCause::StartWentBack`]).
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("process_start_time_seconds 100\ntokens_total 500\n", at(200))?;
+/// // Restarted at 250 s and already past 500: only the start time tells.
+/// let report = t.ingest("process_start_time_seconds 250\ntokens_total 700\n", at(300))?;
+/// let restart = &report.process_restarts[0];
+/// assert_eq!((restart.from, restart.to, restart.cause), (at(100), at(250), promrate::ResetCause::ProcessRestarted));
+/// assert_eq!(t.get("tokens_total", &[]).unwrap().counter().unwrap().total_increase(), 700.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProcessRestart {
+    /// The target's labels (`job`, `instance`, those it has; none on a server's own page).
+    pub target: Vec<(String, String)>,
+    /// The start time before.
+    pub from: DateTime<Utc>,
+    /// The start time now.
+    pub to: DateTime<Utc>,
+    /// [`ResetCause::ProcessRestarted`], or [`ResetCause::StartWentBack`].
     pub cause: ResetCause,
 }
 
@@ -94,6 +126,9 @@ pub struct IngestReport {
     pub first_refused: Option<Refusal>,
     /// Counter restarts detected in this scrape.
     pub resets: Vec<ResetEvent>,
+    /// Targets whose process start time changed in this scrape (see
+    /// [`Tracker::start_time_gauge`](crate::Tracker::start_time_gauge)).
+    pub process_restarts: Vec<ProcessRestart>,
     /// Set when some of the tracker's selectors matched none of the page's samples: which,
     /// and the names on the page nearest to theirs.
     pub unmatched: Option<Unmatched>,

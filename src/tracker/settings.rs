@@ -234,4 +234,88 @@ impl Tracker {
         }
         self
     }
+
+    /// The gauge whose value is a target's process start time (Unix seconds): when it
+    /// changes, every counter of that target without a created time of its own restarted
+    /// ([`ResetCause::ProcessRestarted`](crate::ResetCause::ProcessRestarted)), and its
+    /// increase counts from zero at the new start, even when its value has already
+    /// climbed past the old one (a restart value-only detection misses). A start that goes
+    /// backwards makes the target's counters erratic: no window rate or EWMA while it is
+    /// in their window ([`NoValue::ErraticCounter`](crate::NoValue::ErraticCounter)).
+    /// Default `process_start_time_seconds`, which every official client library
+    /// exports; `None` reads no start time. The gauge is tracked
+    /// whatever the selectors say. A start time of 0 is unknown, as in Prometheus.
+    ///
+    /// This is promrate's addition: Prometheus' `rate()` does not read it, and neither do
+    /// [`Estimator::Rate`](crate::Estimator::Rate), `Increase` and `Irate` here.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{Estimator, Query, Selector, Tracker};
+    /// let tokens = Selector::parse("tokens_total")?;
+    /// let mut t = Tracker::new([tokens.clone()]);
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// let page = |start: u32, n: u32| format!("process_start_time_seconds {start}\ntokens_total {n}\n");
+    /// t.ingest(&page(100, 5_000), at(200))?;
+    /// // Down at 205 s, up again at 210 s, and past 5,000 by the next scrape at 230 s.
+    /// t.ingest(&page(210, 6_000), at(230))?;
+    /// let increase = Query::new(&tokens, Estimator::WindowIncrease).window(TimeDelta::seconds(30));
+    /// assert_eq!(t.evaluate(&increase)?.value()?, 6_000.0); // not 1,000
+    /// t.start_time_gauge(None); // value-only, as Prometheus
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start_time_gauge(&mut self, name: Option<&str>) -> &mut Self {
+        if self.starts.gauge.as_deref() != name {
+            self.starts.gauge = name.map(Into::into);
+            self.restart_start_registry();
+        }
+        self
+    }
+
+    /// The labels that tell a page's targets apart, for [`Tracker::start_time_gauge`]: a
+    /// series belongs to the start gauge with the same values of these labels. Default
+    /// `job` and `instance` (as
+    /// Prometheus labels a target and a federation keeps), so each instance of a
+    /// `/federate` page restarts on its own.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::DateTime;
+    /// let mut t = promrate::Tracker::new([]);
+    /// t.target_labels(["pod"]);
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// let page = |a: u32, b: u32| format!(
+    ///     "process_start_time_seconds{{pod=\"a\"}} {a}\nprocess_start_time_seconds{{pod=\"b\"}} 1\n\
+    ///      t_total{{pod=\"a\"}} 50\nt_total{{pod=\"b\"}} {b}\n");
+    /// t.ingest(&page(1, 40), at(10))?;
+    /// let report = t.ingest(&page(5, 60), at(20))?; // pod a restarted, pod b did not
+    /// assert_eq!(report.process_restarts[0].target, [("pod".to_string(), "a".to_string())]);
+    /// assert_eq!(report.resets.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn target_labels<'a>(&mut self, labels: impl IntoIterator<Item = &'a str>) -> &mut Self {
+        self.starts.target_labels = labels.into_iter().map(Into::into).collect();
+        self.restart_start_registry();
+        self
+    }
+
+    /// Reads the start gauges afresh from the tracked series (another gauge or other
+    /// target labels); the cached positions go too, since what is selected changed.
+    fn restart_start_registry(&mut self) {
+        self.starts.clear();
+        self.positions.clear();
+        let gauges: Vec<usize> = (0..self.index.slot_count())
+            .filter(|&slot| {
+                self.index
+                    .get(slot)
+                    .is_some_and(|s| self.starts.is_gauge(s.name()))
+            })
+            .collect();
+        for slot in gauges {
+            if let Some(series) = self.index.get(slot) {
+                self.starts.register(slot, series);
+            }
+        }
+    }
 }

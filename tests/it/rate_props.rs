@@ -84,12 +84,20 @@ proptest! {
     /// it, so the two windows share it.
     #[test]
     fn window_increases_between_scrapes_add_up(
-        (ts, values) in (3usize..40).prop_flat_map(|n| (times(n), prop::collection::vec(0u32..10_000, n))),
+        (ts, increments, restart_at) in (3usize..40).prop_flat_map(|n| (
+            times(n),
+            prop::collection::vec(0u32..10_000, n),
+            0..n + n / 2,
+        )),
         cut in 0.0f64..1.0,
     ) {
+        // A counter that restarts once at most: two drops in a window without evidence
+        // would make it erratic, with no increase at all (the next property).
         let mut s = CounterSeries::new(TimeDelta::days(1));
-        for (&t, &v) in ts.iter().zip(&values) {
-            s.push(at(t), f64::from(v)).unwrap();
+        let mut value = 0.0;
+        for (i, (&t, &inc)) in ts.iter().zip(&increments).enumerate() {
+            value = if i == restart_at { f64::from(inc) } else { value + f64::from(inc) };
+            s.push(at(t), value).unwrap();
         }
         let (first, last) = (ts[0], *ts.last().unwrap());
         let middle = ts[((ts.len() - 1) as f64 * cut) as usize];
@@ -100,6 +108,30 @@ proptest! {
         prop_assert_eq!(whole, Some(s.total_increase()));
         // Integer counters give integer increases.
         prop_assert_eq!(whole.unwrap().fract(), 0.0);
+    }
+
+    #[test]
+    fn a_counter_that_drops_twice_in_a_window_has_no_increase(
+        (ts, values) in (3usize..40).prop_flat_map(|n| (times(n), prop::collection::vec(0u32..10_000, n))),
+    ) {
+        let mut s = CounterSeries::new(TimeDelta::days(1));
+        for (&t, &v) in ts.iter().zip(&values) {
+            s.push(at(t), f64::from(v)).unwrap();
+        }
+        let (first, last) = (ts[0], *ts.last().unwrap());
+        let drops = values.windows(2).filter(|w| w[1] < w[0]).count();
+        let whole = s.window_increase(&WindowRule::new(TimeDelta::milliseconds(last - first)), at(last));
+        match whole {
+            Err(promrate::NoValue::ErraticCounter { drops: found, start_went_back: false }) => {
+                prop_assert!(drops >= 2);
+                prop_assert_eq!(found, drops);
+            }
+            Ok(w) => {
+                prop_assert!(drops < 2, "{drops} drops, and an increase of {}", w.increase);
+                prop_assert!(w.increase >= 0.0);
+            }
+            Err(other) => prop_assert!(false, "{other}"),
+        }
     }
 
     #[test]

@@ -103,6 +103,10 @@ pub enum EventKind {
     Imbalance,
     /// A scrape took longer than the interval: figures wait for its page.
     Slow,
+    /// A server's counters are not counters: they went down again with no restart
+    /// evidence, or its process start time went backwards (two processes behind one
+    /// URL?). They are not rated while it lasts (the library's `NoValue::ErraticCounter`).
+    Erratic,
     /// An `--alert` rule fired, or resolved (`alerts/`).
     AlertFiring,
     AlertResolved,
@@ -119,6 +123,7 @@ impl EventKind {
             EventKind::Stall => "stall",
             EventKind::Imbalance => "imbalance",
             EventKind::Slow => "slow",
+            EventKind::Erratic => "erratic",
             EventKind::AlertFiring => "alert_firing",
             EventKind::AlertResolved => "alert_resolved",
         }
@@ -146,6 +151,11 @@ pub struct Instance {
     /// same restart (series that reappear late).
     restart_scrape: Option<u64>,
     process_start: Option<f64>,
+    /// Pages that showed counters going down with no restart evidence, or a process
+    /// start time going backwards, within the retention: two make the server erratic.
+    unexplained: Vec<DateTime<Utc>>,
+    /// Whether the server was announced erratic (once, until it is steady again).
+    erratic_announced: bool,
 }
 
 /// A name for a server behind `url` in events: the instance, or the URL for a page
@@ -242,6 +252,8 @@ pub struct Target {
     /// A fault was announced and no scrape has succeeded since: one event per outage,
     /// including the first one of a URL that never answered.
     fault_announced: bool,
+    /// What the window figures read: erratic counters are not rated within it.
+    retention: TimeDelta,
 }
 
 impl Target {
@@ -268,6 +280,7 @@ impl Target {
             slow_announced: false,
             scrapes: 0,
             fault_announced: false,
+            retention,
         }
     }
 
@@ -357,17 +370,7 @@ impl Target {
     /// Restarts per instance, and instances that vanished from (or came back to) the page.
     fn follow_instances(&mut self, at: DateTime<Utc>, report: &IngestReport, events: &mut Vec<Event>) {
         let present = instances_on_page(&self.tracker);
-        let mut resets: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-        for reset in &report.resets {
-            let instance = reset
-                .labels
-                .iter()
-                .find(|(k, _)| k == INSTANCE)
-                .map_or("", |(_, v)| v.as_str());
-            let entry = resets.entry(instance).or_default();
-            entry.0 += 1;
-            entry.1 += usize::from(reset.cause == ResetCause::CreatedChanged);
-        }
+        let resets = ResetCounts::of(report);
         for &(name, start) in &present {
             let source = source_name(&self.url, name);
             if !self.instances.contains_key(name) {
@@ -384,6 +387,15 @@ impl Target {
                     message: "back in the page".into(),
                     alert: None,
                 });
+            }
+            if let Some(event) = instance.judge_erratic(at, self.retention, start, resets.get(name), &source)
+            {
+                events.push(event);
+            }
+            if instance.erratic_announced {
+                // Its restarts are not restarts: said once, as erratic.
+                instance.process_start = start.or(instance.process_start);
+                continue;
             }
             let mut message = None;
             if let (Some(before), Some(now)) = (instance.process_start, start) {
@@ -409,10 +421,8 @@ impl Target {
             if counters.is_some() || message.is_some() {
                 instance.restart_scrape = Some(self.scrapes);
             }
-            if let Some((count, by_created)) = counters.filter(|_| !(continues && message.is_none())) {
-                let counters = format!(
-                    "{count} counter series reset ({by_created} seen only by _created); rates count them from 0"
-                );
+            if let Some(counts) = counters.filter(|_| !(continues && message.is_none())) {
+                let counters = counts.describe();
                 message = Some(match message {
                     Some(m) => format!("{m}; {counters}"),
                     None => format!("restart detected: {counters}"),
@@ -441,6 +451,101 @@ impl Target {
                 });
             }
         }
+    }
+}
+
+/// The counter resets of one page, by instance.
+#[derive(Debug, Clone, Copy, Default)]
+struct ResetCounts {
+    all: usize,
+    by_created: usize,
+    by_start_time: usize,
+    /// Value drops with no restart evidence at all.
+    unexplained: usize,
+}
+
+impl ResetCounts {
+    fn of(report: &IngestReport) -> BTreeMap<&str, ResetCounts> {
+        let mut resets: BTreeMap<&str, ResetCounts> = BTreeMap::new();
+        for reset in &report.resets {
+            let instance = reset
+                .labels
+                .iter()
+                .find(|(k, _)| k == INSTANCE)
+                .map_or("", |(_, v)| v.as_str());
+            let entry = resets.entry(instance).or_default();
+            entry.all += 1;
+            entry.by_created += usize::from(reset.cause == ResetCause::CreatedChanged);
+            entry.by_start_time += usize::from(reset.cause == ResetCause::ProcessRestarted);
+            entry.unexplained += usize::from(reset.cause == ResetCause::ValueDropped);
+        }
+        resets
+    }
+
+    fn describe(&self) -> String {
+        let mut seen_by = Vec::new();
+        if self.by_created > 0 {
+            seen_by.push(format!("{} seen only by _created", self.by_created));
+        }
+        if self.by_start_time > 0 {
+            seen_by.push(format!("{} only by the process start time", self.by_start_time));
+        }
+        let seen_by = if seen_by.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", seen_by.join(", "))
+        };
+        format!(
+            "{} counter series reset{seen_by}; rates count them from 0",
+            self.all
+        )
+    }
+}
+
+impl Instance {
+    /// Whether this page makes the server erratic (a second page within the retention
+    /// with counters going down and no restart evidence, or a process start time that
+    /// went backwards): the event, once, until the server is steady for a retention.
+    fn judge_erratic(
+        &mut self,
+        at: DateTime<Utc>,
+        retention: TimeDelta,
+        start: Option<f64>,
+        resets: Option<&ResetCounts>,
+        source: &str,
+    ) -> Option<Event> {
+        let went_back = matches!((self.process_start, start), (Some(before), Some(now)) if now < before);
+        let restarted = matches!((self.process_start, start), (Some(before), Some(now)) if now != before);
+        let dropped = resets.is_some_and(|r| r.unexplained > 0) && !restarted;
+        if went_back || dropped {
+            self.unexplained.push(at);
+        }
+        self.unexplained.retain(|&t| at - t <= retention);
+        if self.unexplained.is_empty() {
+            self.erratic_announced = false;
+            return None;
+        }
+        let erratic = went_back || self.unexplained.len() >= 2;
+        if !erratic || self.erratic_announced {
+            return None;
+        }
+        self.erratic_announced = true;
+        let message = if went_back {
+            "the process start time went backwards: two processes answer this URL in turn (replicas behind a load balancer?); its counters are not rated while this lasts".to_string()
+        } else {
+            format!(
+                "counters went down again with no restart evidence ({} times in {} s): a buggy exporter, or two processes behind one URL? Not rated while this lasts",
+                self.unexplained.len(),
+                retention.num_seconds()
+            )
+        };
+        Some(Event {
+            kind: EventKind::Erratic,
+            at,
+            source: source.to_string(),
+            message,
+            alert: None,
+        })
     }
 }
 

@@ -6,6 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::{increment, CounterSeries};
 use crate::error::NoValue;
 use crate::promql::millis_to_time;
+use crate::series::ResetCause;
 
 impl CounterSeries {
     /// The increase over about `rule.window` before `at`, between two of the series'
@@ -125,8 +126,17 @@ impl CounterSeries {
             None
         };
         let first = self.first_number();
+        self.erratic_between(first + anchor as u64 + 1, first + end as u64)?;
         let created = |i: usize| self.created_at(first + i as u64);
-        let increase = (anchor + 1..end).map(|i| increment(points, created, i)).sum();
+        let restarted = |i: usize| {
+            matches!(
+                self.mark_of(first + i as u64),
+                Some(ResetCause::ProcessRestarted | ResetCause::StartWentBack)
+            )
+        };
+        let increase = (anchor + 1..end)
+            .map(|i| increment(points, created, restarted, i))
+            .sum();
         Ok(Measured {
             increase,
             start_ms: points[anchor].timestamp_ms,

@@ -331,6 +331,19 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
     assert!(live_rows.len() > 150, "{} rows", live_rows.len());
     assert_eq!(live_rows.len(), replayed_rows.len());
     for (l, r) in live_rows.iter().zip(&replayed_rows) {
+        if l.contains("\"event\":\"restart\"") {
+            // 0.4 reads the process start time as the restart of every counter without a
+            // `_created` of its own: the event counts the 24 series whose value had already
+            // climbed past the old one, which the release that printed the row missed.
+            assert!(
+                r.contains(
+                    "356 counter series reset (30 seen only by _created, 24 only by the process start time)"
+                ),
+                "{r}"
+            );
+            assert_eq!(l.split("\"message\"").next(), r.split("\"message\"").next());
+            continue;
+        }
         assert_eq!(l, r);
     }
     let truth = Truth::load(&dir.join("truth.tsv.gz"));

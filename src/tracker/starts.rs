@@ -1,0 +1,319 @@
+//! Process start times: a restart is a fact about a target, not about one counter.
+//!
+//! A page carries the time its process started (`process_start_time_seconds`, which every
+//! official client library exports). When it changes, every counter of that target
+//! restarted, including the counters whose value has already climbed past the old one
+//! by the first scrape after the outage and that have no `_created` of their own (a
+//! prometheus_client in multiprocess mode, as vLLM with `--api-server-count` > 1, or
+//! `PROMETHEUS_DISABLE_CREATED_SERIES`): value-only detection misses those restarts and
+//! undercounts. A start time that goes *backwards* is no restart at all but two processes
+//! answering in turn; that target's counters are then erratic
+//! ([`NoValue::ErraticCounter`](crate::NoValue::ErraticCounter)).
+//!
+//! A target is the set of values of the target labels (`job` and `instance` by default,
+//! as Prometheus labels a scrape): on a server's own page every series has the same
+//! (none), on a federation page each instance is one target. This is promrate's
+//! addition; Prometheus' own functions do not read a page-level start time, and PromQL's
+//! value-only estimators are unchanged by it.
+//!
+//! # For the next maintainer
+//! The start gauge is read whatever the selectors say: when they select it, it is a
+//! tracked series as any other and its entry here names its slot; when they do not, the
+//! position cache sends its value straight to its entry (`Target::Start`), and it is no
+//! series of the tracker's (it adds nothing to `len()` or a report's samples). After a page, [`Tracker::apply_start_times`] compares; only a change
+//! walks the page's series (a restart is rare: a steady page costs a comparison per
+//! target).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use hashbrown::HashTable;
+
+use super::report::{IngestReport, ProcessRestart, ResetEvent};
+use super::{TrackedSeries, Tracker};
+use crate::series::ResetCause;
+use crate::text::Sample;
+
+/// The default gauge whose value is a target's process start time, in Unix seconds.
+const DEFAULT_START_TIME_GAUGE: &str = "process_start_time_seconds";
+
+/// The labels that name a target on a page by default: Prometheus' own target labels.
+const DEFAULT_TARGET_LABELS: [&str; 2] = ["job", "instance"];
+
+/// What the tracker knows of its targets' start times.
+#[derive(Debug, Clone)]
+pub(super) struct StartTimes {
+    /// The start gauge's name; `None` when page-level start times are not read.
+    pub gauge: Option<Box<str>>,
+    pub target_labels: Vec<Box<str>>,
+    targets: Vec<TargetStart>,
+    /// `targets` by their key's hash: a series' target is found from its labels without
+    /// building a string (a federation has thousands of targets).
+    by_key: HashTable<usize>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+/// One target's start time.
+#[derive(Debug, Clone)]
+struct TargetStart {
+    /// The slot of its start gauge series, when the selectors track it.
+    slot: Option<usize>,
+    /// The value read from the page when they do not, and the scrape that read it.
+    read: Option<(u64, f64)>,
+    /// Its target labels' values (`""` for one a series does not have).
+    key: Vec<String>,
+    /// The newest start time read (ms).
+    start_ms: Option<i64>,
+    /// When (page time, ms) its start time last went backwards: the target is erratic
+    /// while that is within the tracker's retention.
+    went_back_at: Option<i64>,
+    /// `(first page time, start time)` runs, ms, oldest first: the start time a point of
+    /// its counters had (for PromQL's start-time-aware estimators). Older runs than the
+    /// retention are let go, but for the one in force at its start.
+    runs: Vec<(i64, i64)>,
+}
+
+impl TargetStart {
+    /// The start time in force at `at_ms` (`None` before the first page that told it).
+    fn at(&self, at_ms: i64) -> Option<i64> {
+        let after = self.runs.partition_point(|r| r.0 <= at_ms);
+        after.checked_sub(1).map(|i| self.runs[i].1)
+    }
+}
+
+impl Default for StartTimes {
+    fn default() -> Self {
+        StartTimes {
+            gauge: Some(DEFAULT_START_TIME_GAUGE.into()),
+            target_labels: DEFAULT_TARGET_LABELS.iter().map(|&l| l.into()).collect(),
+            targets: Vec::new(),
+            by_key: HashTable::new(),
+            hasher: Default::default(),
+        }
+    }
+}
+
+impl StartTimes {
+    /// Whether `name` is the start gauge's.
+    #[inline]
+    pub fn is_gauge(&self, name: &str) -> bool {
+        self.gauge.as_deref() == Some(name)
+    }
+
+    /// The target `series` belongs to: its target labels' values.
+    fn key_of<'s>(&self, series: &'s TrackedSeries) -> Vec<&'s str> {
+        self.target_labels
+            .iter()
+            .map(|label| series.label(label).unwrap_or(""))
+            .collect()
+    }
+
+    fn hash_key<'k>(&self, key: impl IntoIterator<Item = &'k str>) -> u64 {
+        let mut hasher = self.hasher.build_hasher();
+        for value in key {
+            value.hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    /// The entry of the target whose start time `sample` (of the start gauge) gives,
+    /// made if new.
+    pub fn entry_for(&mut self, sample: &Sample<'_>) -> usize {
+        let labels = sample.labels();
+        let key: Vec<String> = self
+            .target_labels
+            .iter()
+            .map(|label| {
+                labels
+                    .get(label)
+                    .map(|v| v.unescaped().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        self.find_key(&key).unwrap_or_else(|| self.push(None, key))
+    }
+
+    /// Records the start time the page gives the target of entry `index`.
+    pub fn read(&mut self, index: usize, scrape: u64, value: f64) {
+        if let Some(target) = self.targets.get_mut(index) {
+            target.read = Some((scrape, value));
+        }
+    }
+
+    fn find_key(&self, key: &[String]) -> Option<usize> {
+        let hash = self.hash_key(key.iter().map(String::as_str));
+        self.by_key.find(hash, |&i| self.targets[i].key == key).copied()
+    }
+
+    /// The index of the target of `series`, if one is registered.
+    fn find(&self, series: &TrackedSeries) -> Option<usize> {
+        let key = self.key_of(series);
+        let hash = self.hash_key(key.iter().copied());
+        self.by_key
+            .find(hash, |&i| self.targets[i].key.iter().eq(key.iter()))
+            .copied()
+    }
+
+    /// The target of `series`, if one is registered.
+    fn target_of(&self, series: &TrackedSeries) -> Option<&TargetStart> {
+        self.find(series).map(|i| &self.targets[i])
+    }
+
+    /// The start time of `series`' target at each of `times` (ms), or nothing when no
+    /// start time of its target is known.
+    pub fn column(
+        &self,
+        series: &TrackedSeries,
+        times: impl Iterator<Item = i64>,
+    ) -> Option<Vec<Option<i64>>> {
+        if self.targets.is_empty() {
+            return None;
+        }
+        let target = self.target_of(series).filter(|t| !t.runs.is_empty())?;
+        Some(times.map(|t| target.at(t)).collect())
+    }
+
+    /// Remembers that `slot` holds a start gauge (a new series of the gauge's name).
+    pub fn register(&mut self, slot: usize, series: &TrackedSeries) {
+        if let Some(i) = self.find(series) {
+            self.targets[i].slot = Some(slot);
+            return;
+        }
+        let key: Vec<String> = self.key_of(series).into_iter().map(str::to_string).collect();
+        self.push(Some(slot), key);
+    }
+
+    /// A new target's entry; its index.
+    fn push(&mut self, slot: Option<usize>, key: Vec<String>) -> usize {
+        let hash = self.hash_key(key.iter().map(String::as_str));
+        let i = self.targets.len();
+        self.targets.push(TargetStart {
+            slot,
+            read: None,
+            key,
+            start_ms: None,
+            went_back_at: None,
+            runs: Vec::new(),
+        });
+        let (targets, hasher) = (&self.targets, &self.hasher);
+        self.by_key.insert_unique(hash, i, |&j| {
+            let mut h = hasher.build_hasher();
+            for value in &targets[j].key {
+                value.as_str().hash(&mut h);
+            }
+            h.finish()
+        });
+        i
+    }
+
+    /// Forgets everything (another gauge or other target labels).
+    pub fn clear(&mut self) {
+        self.targets.clear();
+        self.by_key.clear();
+    }
+}
+
+impl Tracker {
+    /// After a page: each target whose start time changed restarted, and every counter of
+    /// it on the page without a created time of its own is marked so (its increase since
+    /// the restart counts from zero).
+    pub(super) fn apply_start_times(&mut self, at_ms: i64, report: &mut IngestReport) {
+        if self.starts.targets.is_empty() {
+            return;
+        }
+        let scrapes = self.scrapes;
+        let retention_ms = self.retention.num_milliseconds();
+        let mut changed: Vec<(Vec<String>, ResetCause, bool)> = Vec::new();
+        let gauge = self.starts.gauge.as_deref();
+        for target in &mut self.starts.targets {
+            let tracked = target
+                .slot
+                .and_then(|slot| self.index.get(slot))
+                .filter(|s| s.last_seen == scrapes && gauge == Some(s.name()))
+                .and_then(TrackedSeries::last_value);
+            let read = target.read.filter(|r| r.0 == scrapes).map(|r| r.1);
+            // 0 is "unknown", as Prometheus reads a start time of 0.
+            let Some(start_ms) = tracked
+                .or(read)
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map(|v| (v * 1000.0).round() as i64)
+            else {
+                continue;
+            };
+            let before = target.start_ms.replace(start_ms);
+            if before != Some(start_ms) {
+                target.runs.push((at_ms, start_ms));
+                let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
+                target.runs.drain(..cut.saturating_sub(1));
+            }
+            let Some(before) = before.filter(|&b| b != start_ms) else {
+                continue;
+            };
+            let cause = if start_ms < before {
+                target.went_back_at = Some(at_ms);
+                ResetCause::StartWentBack
+            } else {
+                ResetCause::ProcessRestarted
+            };
+            let erratic = target.went_back_at.is_some_and(|t| at_ms - t <= retention_ms);
+            report.process_restarts.push(ProcessRestart {
+                target: self
+                    .starts
+                    .target_labels
+                    .iter()
+                    .zip(&target.key)
+                    .filter(|(_, value)| !value.is_empty())
+                    .map(|(label, value)| (label.to_string(), value.clone()))
+                    .collect(),
+                from: crate::promql::millis_to_time(before),
+                to: crate::promql::millis_to_time(start_ms),
+                cause,
+            });
+            changed.push((target.key.clone(), cause, erratic));
+        }
+        if changed.is_empty() {
+            return;
+        }
+        // Few targets change at once (a linear search, no string built per series); a
+        // federation whose many instances restarted together is looked up by hash.
+        let by_key: Option<HashMap<Vec<String>, usize>> = (changed.len() > 16).then(|| {
+            changed
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.0.clone(), i))
+                .collect()
+        });
+        let starts = &self.starts;
+        for series in self.index.iter_mut() {
+            if series.last_seen != scrapes || series.counter().is_none() {
+                continue;
+            }
+            let key = starts.key_of(series);
+            let found = match &by_key {
+                Some(map) => map
+                    .get(&key.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+                    .copied(),
+                None => changed.iter().position(|c| c.0.iter().eq(key.iter())),
+            };
+            let Some((_, cause, erratic)) = found.map(|i| &changed[i]) else {
+                continue;
+            };
+            let super::SeriesData::Counter(counter) = &mut series.data else {
+                continue;
+            };
+            match counter.mark_restart(*cause, *erratic) {
+                Ok(Some(cause)) => report.resets.push(ResetEvent {
+                    name: series.name.to_string(),
+                    labels: series.owned_labels(),
+                    cause,
+                }),
+                // A value drop, reported as such when it was read (the start time
+                // explains it, so it is no unexplained drop: see `mark_restart`).
+                Ok(None) | Err(_) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

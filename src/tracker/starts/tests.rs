@@ -1,0 +1,257 @@
+//! Restarts as a fact about a target: the process start time, and counters that are not
+//! counters.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::error::NoValue;
+use crate::promql::RangeFunctions;
+use crate::select::Selector;
+use crate::series::ResetCause;
+use crate::{Estimator, Query, Tracker};
+
+fn at(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
+}
+
+fn tokens() -> Selector {
+    Selector::parse("tokens_total").unwrap()
+}
+
+/// A server's own page: its start time (Unix seconds, relative to `at(0)`) and its count.
+fn page(start: i64, tokens: f64) -> String {
+    format!(
+        "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {}\n# TYPE tokens counter\ntokens_total {tokens}\n",
+        1_700_000_000 + start
+    )
+}
+
+fn value(t: &Tracker, estimator: Estimator, window: i64) -> Result<f64, NoValue> {
+    let query = Query::new(&tokens(), estimator).window(TimeDelta::seconds(window));
+    t.evaluate(&query).unwrap().value()
+}
+
+fn total(t: &Tracker) -> f64 {
+    t.get("tokens_total", &[])
+        .unwrap()
+        .counter()
+        .unwrap()
+        .total_increase()
+}
+
+/// A server that counted 4,000 tokens, went down at 45 s and restarted at 50 s: by the
+/// first scrape after, at 60 s, its new process has counted 10,000 tokens, past the old
+/// 4,000, so the value never dropped and only the start time tells. Every token counts,
+/// and the restart is reported once, for the target and for the counter.
+#[test]
+fn a_restart_only_the_start_time_announces_is_counted_from_zero() {
+    let mut t = Tracker::new([tokens()]);
+    let mut reports = Vec::new();
+    for (s, start, n) in [
+        (0, -100, 0.0),
+        (10, -100, 2_000.0),
+        (20, -100, 4_000.0),
+        (60, 50, 10_000.0),
+        (70, 50, 11_000.0),
+    ] {
+        reports.push(t.ingest(&page(start, n), at(s)).unwrap());
+    }
+    assert_eq!(
+        total(&t),
+        4_000.0 + 10_000.0 + 1_000.0,
+        "not 4,000 + 6,000 + 1,000"
+    );
+    let restart = &reports[3];
+    assert_eq!(restart.process_restarts.len(), 1);
+    assert_eq!(
+        (
+            restart.process_restarts[0].from,
+            restart.process_restarts[0].to,
+            restart.process_restarts[0].cause
+        ),
+        (at(-100), at(50), ResetCause::ProcessRestarted)
+    );
+    assert!(
+        restart.process_restarts[0].target.is_empty(),
+        "a server's own page has no target labels"
+    );
+    assert_eq!(restart.resets.len(), 1);
+    assert_eq!(restart.resets[0].cause, ResetCause::ProcessRestarted);
+    assert!(reports[4].resets.is_empty() && reports[4].process_restarts.is_empty());
+    let counter = t.get("tokens_total", &[]).unwrap().counter().unwrap();
+    assert_eq!(counter.resets(), 1);
+    // The window increase over the restart: 10,000 + 1,000, not 6,000 + 1,000.
+    assert_eq!(value(&t, Estimator::WindowIncrease, 50), Ok(11_000.0));
+    // PromQL's value-only estimators are Prometheus', bit for bit: the start time changes
+    // nothing there.
+    let promql = RangeFunctions::new(TimeDelta::seconds(30)).trusting_order();
+    let query = Query::new(&tokens(), Estimator::Increase)
+        .window(TimeDelta::seconds(30))
+        .start_timestamps(false);
+    assert_eq!(
+        t.evaluate(&query).unwrap().value().ok(),
+        promql.increase(counter.points(), at(70))
+    );
+}
+
+/// Without the start gauge (`start_time_gauge(None)`), the same run is value-only, as
+/// Prometheus reads it: the restart is missed and the total is 6,000 short.
+#[test]
+fn without_the_start_gauge_the_restart_is_missed_as_before() {
+    let mut t = Tracker::new([tokens()]);
+    t.start_time_gauge(None);
+    for (s, start, n) in [(0, -100, 0.0), (20, -100, 4_000.0), (60, 50, 10_000.0)] {
+        let report = t.ingest(&page(start, n), at(s)).unwrap();
+        assert!(report.resets.is_empty() && report.process_restarts.is_empty());
+    }
+    assert_eq!(total(&t), 10_000.0);
+    assert!(
+        t.get("process_start_time_seconds", &[]).is_none(),
+        "not tracked when not asked"
+    );
+}
+
+/// A counter with a `_created` of its own goes by it: the process start time is for the
+/// counters that have none.
+#[test]
+fn a_counter_with_its_own_created_time_goes_by_it() {
+    let mut t = Tracker::new([tokens()]);
+    let page = |start: i64, n: f64, created: i64| {
+        format!(
+            "process_start_time_seconds {}\n# TYPE tokens counter\ntokens_total {n}\ntokens_created {}\n",
+            1_700_000_000 + start,
+            1_700_000_000 + created
+        )
+    };
+    t.ingest(&page(-100, 1_000.0, -100), at(0)).unwrap();
+    // The process restarted, but this counter says it was created long ago (a counter
+    // kept across a restart, as a multiprocess directory keeps them).
+    let report = t.ingest(&page(5, 1_500.0, -100), at(10)).unwrap();
+    assert_eq!(report.process_restarts.len(), 1);
+    assert!(report.resets.is_empty(), "{:?}", report.resets);
+    assert_eq!(total(&t), 500.0);
+}
+
+/// On a federation page, each instance is a target: one restarting restarts its own
+/// counters only.
+#[test]
+fn each_instance_of_a_federation_restarts_on_its_own() {
+    let mut t = Tracker::new([tokens()]);
+    let page = |a_start: i64, a: f64, b: f64| {
+        format!(
+            "process_start_time_seconds{{instance=\"a:8000\",job=\"vllm\"}} {}\n\
+             process_start_time_seconds{{instance=\"b:8000\",job=\"vllm\"}} {}\n\
+             tokens_total{{instance=\"a:8000\",job=\"vllm\",model=\"m\"}} {a}\n\
+             tokens_total{{instance=\"b:8000\",job=\"vllm\",model=\"m\"}} {b}\n",
+            1_700_000_000 + a_start,
+            1_699_000_000
+        )
+    };
+    t.ingest(&page(-100, 3_000.0, 3_000.0), at(0)).unwrap();
+    let report = t.ingest(&page(4, 5_000.0, 5_000.0), at(10)).unwrap();
+    assert_eq!(
+        report.process_restarts[0].target,
+        [
+            ("job".to_string(), "vllm".to_string()),
+            ("instance".to_string(), "a:8000".to_string())
+        ]
+    );
+    let by = Query::new(&tokens(), Estimator::WindowIncrease)
+        .window(TimeDelta::seconds(10))
+        .by(["instance"]);
+    let answer = t.evaluate(&by).unwrap();
+    let increases: Vec<_> = answer.groups.iter().map(|g| g.value.clone()).collect();
+    assert_eq!(increases, [Ok(5_000.0), Ok(2_000.0)]);
+}
+
+/// A "counter" that goes down on every scrape with no restart evidence (a buggy
+/// exporter): the first drop is a reset, as in Prometheus; from the second in the window
+/// on there is no window rate and no EWMA, and the reason says why. Never a spike.
+#[test]
+fn a_counter_that_drops_again_and_again_is_not_rated() {
+    let mut t = Tracker::new([tokens()]);
+    t.ewma_time_constant(TimeDelta::seconds(30));
+    let mut n = 1_000_000.0;
+    for s in 0..3 {
+        t.ingest(&page(-100, n), at(10 * s)).unwrap();
+        n += 1_000.0;
+    }
+    // One drop: a reset.
+    t.ingest(&page(-100, 500.0), at(30)).unwrap();
+    assert_eq!(value(&t, Estimator::WindowIncrease, 10), Ok(500.0));
+    // Then it drops on every scrape.
+    let mut values = Vec::new();
+    for s in 4..12 {
+        let v = if s % 2 == 0 { 2_000_000.0 } else { 1_000.0 };
+        t.ingest(&page(-100, v), at(10 * s)).unwrap();
+        values.push(v);
+    }
+    for estimator in [Estimator::WindowRate, Estimator::WindowIncrease, Estimator::Ewma] {
+        let got = value(&t, estimator, 30);
+        assert!(
+            matches!(got, Err(NoValue::ErraticCounter { drops, start_went_back: false }) if drops >= 2),
+            "{estimator:?}: {got:?}"
+        );
+    }
+    let text = value(&t, Estimator::WindowRate, 30).unwrap_err().to_string();
+    assert!(text.contains("two processes behind one URL"), "{text}");
+    // The total takes no value as new tokens once the series is erratic: 2,000 before
+    // the first drop, 500 after it, and the one rise before the second drop (which
+    // nothing can tell from a restart yet).
+    assert_eq!(total(&t), 2_000.0 + 500.0 + 1_999_500.0);
+    // Steady again: once the drops are out of the window, it is rated again.
+    let mut v = 2_000_000.0;
+    for s in 12..20 {
+        v += 1_000.0;
+        t.ingest(&page(-100, v), at(10 * s)).unwrap();
+    }
+    assert_eq!(value(&t, Estimator::WindowRate, 30), Ok(100.0));
+}
+
+/// Two replicas answering one URL in turn: the start time alternates, and so does the
+/// count. No rate, a reason that names the likely cause, and no spike.
+#[test]
+fn two_replicas_behind_one_url_are_not_rated() {
+    let mut t = Tracker::new([tokens()]);
+    let mut restarts = Vec::new();
+    for s in 0..12_i64 {
+        let (start, n) = if s % 2 == 0 {
+            (-1_000, 5_000_000.0 + 1_000.0 * s as f64)
+        } else {
+            (-500, 20_000.0 + 1_000.0 * s as f64)
+        };
+        let report = t.ingest(&page(start, n), at(10 * s)).unwrap();
+        restarts.extend(report.process_restarts.into_iter().map(|r| r.cause));
+    }
+    assert!(restarts.contains(&ResetCause::StartWentBack), "{restarts:?}");
+    for estimator in [Estimator::WindowRate, Estimator::Ewma] {
+        let got = value(&t, estimator, 30);
+        assert!(
+            matches!(
+                got,
+                Err(NoValue::ErraticCounter {
+                    start_went_back: true,
+                    ..
+                })
+            ),
+            "{estimator:?}: {got:?}"
+        );
+    }
+    assert!(
+        total(&t) < 5_100_000.0,
+        "the replicas' counts are not added up as new tokens: {}",
+        total(&t)
+    );
+}
+
+/// A start time of 0 is unknown (Prometheus reads it so): no restart from or to it.
+#[test]
+fn a_start_time_of_zero_is_unknown() {
+    let mut t = Tracker::new([tokens()]);
+    let page = |start: &str, n: f64| format!("process_start_time_seconds {start}\ntokens_total {n}\n");
+    t.ingest(&page("1699999000", 100.0), at(0)).unwrap();
+    let report = t.ingest(&page("0", 200.0), at(10)).unwrap();
+    assert!(report.process_restarts.is_empty());
+    let report = t.ingest(&page("1699999000", 300.0), at(20)).unwrap();
+    assert!(report.process_restarts.is_empty());
+    assert_eq!(total(&t), 200.0);
+}
