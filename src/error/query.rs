@@ -234,7 +234,8 @@ pub enum NoValue {
     /// it gets none. A single unexplained drop is a reset, as in Prometheus.
     #[error("{}", erratic_text(*drops, *start_went_back))]
     ErraticCounter {
-        /// Value drops without restart evidence among the points read.
+        /// Jumps without restart evidence among the points read: drops, and rises back above
+        /// the value before a drop (a restarted counter counts from zero).
         drops: usize,
         /// Whether the target's process start time went backwards among them.
         start_went_back: bool,
@@ -272,7 +273,7 @@ fn erratic_text(drops: usize, start_went_back: bool) -> String {
     let what = if start_went_back {
         "its process start time went backwards".to_string()
     } else {
-        format!("it went down {drops} times without a restart (no new start time or _created)")
+        format!("it jumped {drops} times without restart evidence (down, or back above where it dropped from; no new start time or _created)")
     };
     format!("not rated: {what} in the window; two processes behind one URL, or not a counter?")
 }

@@ -166,6 +166,29 @@ impl CounterSeries {
         self.erratic_between(from, to)
     }
 
+    /// Whether `value` (a rise) is above the value before the newest kept drop without
+    /// restart evidence: the counter came back to where it was, so the drop was no restart
+    /// (a restarted counter counts from zero) but another process's value, or garbage. It
+    /// counts as a second jump, which makes the window erratic: without it the rise after
+    /// a single bogus drop would be a spike.
+    fn back_above_a_drop(&self, value: f64) -> bool {
+        let Some(rare) = self.rare.as_deref() else {
+            return false;
+        };
+        // The newest mark, if it is a drop (not a return already marked) still kept with
+        // the point before it.
+        let first = self.first_number();
+        let Some(&(drop, ResetCause::ValueDropped)) = rare.marks.last().filter(|m| m.0 > first) else {
+            return false;
+        };
+        let points = self.points.points();
+        let at = (drop - first) as usize;
+        match (points.get(at - 1), points.get(at)) {
+            (Some(before), Some(dropped)) => dropped.value < before.value && value > before.value,
+            _ => false,
+        }
+    }
+
     /// Whether the EWMA may be given: not while the series is erratic within its time
     /// constant.
     pub(crate) fn ewma_erratic(&self) -> Result<(), NoValue> {
@@ -319,7 +342,7 @@ impl CounterSeries {
         if let Some(cause) = cause {
             self.record_reset(at_ms, cause);
         }
-        if unexplained {
+        if unexplained || (cause.is_none() && self.back_above_a_drop(value)) {
             let number = self.pushed;
             self.rare_mut().marks.push((number, ResetCause::ValueDropped));
         }
@@ -451,40 +474,33 @@ impl CounterSeries {
     /// created time of its own on that point goes by it instead. When the target is
     /// `erratic` (its start time went back), or the start went back now, the point counts
     /// nothing: its value belongs to another process. Returns the cause when this makes
-    /// the point a reset it was not already, and `Err` with the cause when it explains a
-    /// value drop already reported as [`ResetCause::ValueDropped`].
-    pub(crate) fn mark_restart(
-        &mut self,
-        cause: ResetCause,
-        erratic: bool,
-    ) -> Result<Option<ResetCause>, ResetCause> {
+    /// the point a reset it was not already (a value drop the start time explains was
+    /// reported as [`ResetCause::ValueDropped`] when it was read; from now on it is no
+    /// unexplained drop).
+    pub(crate) fn mark_restart(&mut self, cause: ResetCause, erratic: bool) -> Option<ResetCause> {
         let (previous, newest) = self.points.last_two();
-        let (Some(prev), Some(point)) = (previous, newest) else {
-            return Ok(None);
-        };
+        let (prev, point) = (previous?, newest?);
         let number = self.pushed - 1;
         if self.created_at(number).is_some() {
-            return Ok(None);
+            return None;
         }
         let counts_nothing = erratic || cause == ResetCause::StartWentBack;
         if let Some(mark) = self.mark_of(number) {
             if mark == ResetCause::ValueDropped {
-                // A drop that the start time explains: no longer one without evidence.
-                if let Some(last) = self.rare.as_mut().and_then(|r| r.marks.last_mut()) {
-                    last.1 = cause;
+                if let Some(rare) = &mut self.rare {
+                    if let Some(last) = rare.marks.last_mut() {
+                        last.1 = cause;
+                    }
+                    rare.last_reset = Some((point.timestamp_ms, cause));
                 }
                 if counts_nothing {
                     self.ewma_intervals = 0;
                 }
-                if let Some(rare) = &mut self.rare {
-                    rare.last_reset = Some((point.timestamp_ms, cause));
-                }
-                return Err(cause);
             }
-            return Ok(None);
+            return None;
         }
         if reset_cause(prev.value, self.created_at(number - 1), point.value, None).is_some() {
-            return Ok(None);
+            return None;
         }
         self.rare_mut().marks.push((number, cause));
         self.record_reset(point.timestamp_ms, cause);
@@ -495,7 +511,7 @@ impl CounterSeries {
         } else {
             self.rebook_newest(old, point.value, point.timestamp_ms - prev.timestamp_ms);
         }
-        Ok(Some(cause))
+        Some(cause)
     }
 
     /// Whether no point has been pushed (or all were evicted).

@@ -37,6 +37,11 @@ use crate::text::Sample;
 /// The default gauge whose value is a target's process start time, in Unix seconds.
 const DEFAULT_START_TIME_GAUGE: &str = "process_start_time_seconds";
 
+/// How far a new process' start may lie before the old process' last page, for clocks
+/// that disagree (the server's start time against the scraper's page time): further is
+/// an overlap, two processes alive at once.
+const OVERLAP_MS: i64 = 10_000;
+
 /// The labels that name a target on a page by default: Prometheus' own target labels.
 const DEFAULT_TARGET_LABELS: [&str; 2] = ["job", "instance"];
 
@@ -62,8 +67,9 @@ struct TargetStart {
     read: Option<(u64, f64)>,
     /// Its target labels' values (`""` for one a series does not have).
     key: Vec<String>,
-    /// The newest start time read (ms).
+    /// The newest start time read (ms), and the page time (ms) it was last read at.
     start_ms: Option<i64>,
+    seen_ms: i64,
     /// When (page time, ms) its start time last went backwards: the target is erratic
     /// while that is within the tracker's retention.
     went_back_at: Option<i64>,
@@ -192,6 +198,7 @@ impl StartTimes {
             read: None,
             key,
             start_ms: None,
+            seen_ms: i64::MIN,
             went_back_at: None,
             runs: Vec::new(),
         });
@@ -241,6 +248,7 @@ impl Tracker {
                 continue;
             };
             let before = target.start_ms.replace(start_ms);
+            let seen_before = std::mem::replace(&mut target.seen_ms, at_ms);
             if before != Some(start_ms) {
                 target.runs.push((at_ms, start_ms));
                 let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
@@ -249,7 +257,9 @@ impl Tracker {
             let Some(before) = before.filter(|&b| b != start_ms) else {
                 continue;
             };
-            let cause = if start_ms < before {
+            // Backwards, or a new process that started well before the old one's last
+            // page (it was running then): two processes, not a restart.
+            let cause = if start_ms < before || start_ms < seen_before - OVERLAP_MS {
                 target.went_back_at = Some(at_ms);
                 ResetCause::StartWentBack
             } else {
@@ -301,15 +311,12 @@ impl Tracker {
             let super::SeriesData::Counter(counter) = &mut series.data else {
                 continue;
             };
-            match counter.mark_restart(*cause, *erratic) {
-                Ok(Some(cause)) => report.resets.push(ResetEvent {
+            if let Some(cause) = counter.mark_restart(*cause, *erratic) {
+                report.resets.push(ResetEvent {
                     name: series.name.to_string(),
                     labels: series.owned_labels(),
                     cause,
-                }),
-                // A value drop, reported as such when it was read (the start time
-                // explains it, so it is no unexplained drop: see `mark_restart`).
-                Ok(None) | Err(_) => {}
+                });
             }
         }
     }

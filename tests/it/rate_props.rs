@@ -93,8 +93,10 @@ proptest! {
     ) {
         // A counter that restarts once at most: two drops in a window without evidence
         // would make it erratic, with no increase at all (the next property).
+        // From a billion: after the restart it never climbs back above where it was (which
+        // would make the drop no restart).
         let mut s = CounterSeries::new(TimeDelta::days(1));
-        let mut value = 0.0;
+        let mut value = 1e9;
         for (i, (&t, &inc)) in ts.iter().zip(&increments).enumerate() {
             value = if i == restart_at { f64::from(inc) } else { value + f64::from(inc) };
             s.push(at(t), value).unwrap();
@@ -111,7 +113,7 @@ proptest! {
     }
 
     #[test]
-    fn a_counter_that_drops_twice_in_a_window_has_no_increase(
+    fn a_counter_that_jumps_twice_in_a_window_has_no_increase(
         (ts, values) in (3usize..40).prop_flat_map(|n| (times(n), prop::collection::vec(0u32..10_000, n))),
     ) {
         let mut s = CounterSeries::new(TimeDelta::days(1));
@@ -120,14 +122,19 @@ proptest! {
         }
         let (first, last) = (ts[0], *ts.last().unwrap());
         let drops = values.windows(2).filter(|w| w[1] < w[0]).count();
+        // One drop, and a value after it above the one before it: the drop was no restart.
+        let came_back = drops == 1 && {
+            let d = values.windows(2).position(|w| w[1] < w[0]).unwrap() + 1;
+            values[d..].iter().any(|&v| v > values[d - 1])
+        };
         let whole = s.window_increase(&WindowRule::new(TimeDelta::milliseconds(last - first)), at(last));
         match whole {
             Err(promrate::NoValue::ErraticCounter { drops: found, start_went_back: false }) => {
-                prop_assert!(drops >= 2);
-                prop_assert_eq!(found, drops);
+                prop_assert!(drops >= 2 || came_back);
+                prop_assert!(found >= 2);
             }
             Ok(w) => {
-                prop_assert!(drops < 2, "{drops} drops, and an increase of {}", w.increase);
+                prop_assert!(drops < 2 && !came_back, "{drops} drops, and an increase of {}", w.increase);
                 prop_assert!(w.increase >= 0.0);
             }
             Err(other) => prop_assert!(false, "{other}"),

@@ -388,7 +388,17 @@ impl Target {
                     alert: None,
                 });
             }
-            if let Some(event) = instance.judge_erratic(at, self.retention, start, resets.get(name), &source)
+            let went_back = report.process_restarts.iter().any(|r| {
+                r.cause == ResetCause::StartWentBack
+                    && r.target
+                        .iter()
+                        .find(|(k, _)| k == INSTANCE)
+                        .map_or("", |(_, v)| v.as_str())
+                        == name
+            });
+            let resets_here = resets.get(name);
+            if let Some(event) =
+                instance.judge_erratic(at, self.retention, start, went_back, resets_here, &source)
             {
                 events.push(event);
             }
@@ -511,10 +521,10 @@ impl Instance {
         at: DateTime<Utc>,
         retention: TimeDelta,
         start: Option<f64>,
+        went_back: bool,
         resets: Option<&ResetCounts>,
         source: &str,
     ) -> Option<Event> {
-        let went_back = matches!((self.process_start, start), (Some(before), Some(now)) if now < before);
         let restarted = matches!((self.process_start, start), (Some(before), Some(now)) if now != before);
         let dropped = resets.is_some_and(|r| r.unexplained > 0) && !restarted;
         if went_back || dropped {
@@ -531,7 +541,7 @@ impl Instance {
         }
         self.erratic_announced = true;
         let message = if went_back {
-            "the process start time went backwards: two processes answer this URL in turn (replicas behind a load balancer?); its counters are not rated while this lasts".to_string()
+            "the process start time went backwards, or before the last page: two processes answer this URL in turn (replicas behind a load balancer?); its counters are not rated while this lasts".to_string()
         } else {
             format!(
                 "counters went down again with no restart evidence ({} times in {} s): a buggy exporter, or two processes behind one URL? Not rated while this lasts",

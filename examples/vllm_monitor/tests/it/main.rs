@@ -2,6 +2,7 @@
 //! `vllm_monitor` binary cargo builds for them and read the repository's `tests/data`.
 
 mod alerts;
+mod counters;
 mod data;
 mod discovery;
 mod engines;

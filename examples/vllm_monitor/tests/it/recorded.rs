@@ -28,6 +28,10 @@ use crate::monitor::{run_monitor, run_monitor_lines};
 /// whole second would do; a fixed one makes every run of a test the same).
 pub const ORIGIN_US: i64 = 1_800_000_000_000_000;
 
+/// What a [`Source`]'s page starts with for a scrape that failed (the rest says why): the
+/// server was down.
+pub const FAILED: &str = "FAILED: ";
+
 /// A URL of a recording and the page it serves `t` seconds into the run.
 pub struct Source<'a> {
     url: String,
@@ -182,14 +186,18 @@ impl Recording {
         let mut all: Vec<&Scraped> = self.scrapes.iter().flatten().collect();
         all.sort_by_key(|s| (s.end_us, s.url));
         for s in all {
+            // A page function answers `FAILED` (and why) for a scrape that got no page.
+            let failed = s.body.strip_prefix(FAILED).map(str::to_string);
             let line = Recorded {
                 url: self.urls[s.url].clone(),
                 start: at(s.start_us),
                 end: at(s.end_us),
-                status: Some(200),
-                content_type: Some("text/plain; version=0.0.4; charset=utf-8".into()),
-                body: Some(s.body.clone()),
-                error: None,
+                status: failed.is_none().then_some(200),
+                content_type: failed
+                    .is_none()
+                    .then(|| "text/plain; version=0.0.4; charset=utf-8".into()),
+                body: failed.is_none().then(|| s.body.clone()),
+                error: failed,
                 tick: None,
             };
             writer.write(&line).unwrap();

@@ -1,0 +1,231 @@
+//! Servers whose counters misbehave, each beside a good server, on recordings replayed on
+//! the virtual clock (`recorded.rs`): a restart that only the process start time announces
+//! (prometheus_client in multiprocess mode serves no `_created`), a "counter" that goes
+//! down on every scrape, and two replicas answering one URL in turn. Each must give the
+//! right figure or none with a reason, never a spike, and leave the good server's figures
+//! exact.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::recorded::{samples, Grid, Recording, Source, FAILED, ORIGIN_US};
+
+const GOOD: &str = "http://good:8000/metrics";
+const FAULTY: &str = "http://faulty:8000/metrics";
+const TOKENS: &str = "vllm:generation_tokens_total";
+
+/// A vLLM page as prometheus_client writes it in multiprocess mode: no `_created`, the
+/// process start time (Unix seconds) and the token counter.
+fn page(start_unix: f64, tokens: f64) -> String {
+    format!(
+        "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {start_unix}\n\
+         # TYPE vllm:generation_tokens_total counter\n\
+         vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {}\n\
+         # TYPE vllm:num_requests_running gauge\n\
+         vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} 8\n",
+        tokens.round()
+    )
+}
+
+/// Unix seconds `t` seconds into the recording.
+fn unix(t: f64) -> f64 {
+    ORIGIN_US as f64 / 1e6 + t
+}
+
+/// The good server: 1,000 tokens a second since long before the run.
+fn good(t: f64) -> String {
+    page(unix(-3_600.0), 1_000.0 * (t + 3_600.0))
+}
+
+/// `url`'s group of a row (`--by url`).
+fn group<'r>(row: &'r Value, url: &str) -> Option<&'r Value> {
+    row["groups"].as_array()?.iter().find(|g| g["url"] == url)
+}
+
+fn window_rate(group: &Value) -> Option<f64> {
+    group["generation_tokens_per_s"]["window"].as_f64()
+}
+
+/// The interval rows (not events), with the good server's window rate checked on each
+/// full one: 1,000 tokens a second, within the scrapes' 5 ms of jitter.
+fn rows_with_the_good_server_exact(rows: &[Value]) -> Vec<&Value> {
+    let intervals: Vec<&Value> = rows.iter().filter(|r| r.get("urls").is_some()).collect();
+    let mut checked = 0;
+    for row in &intervals {
+        let Some(rate) = group(row, GOOD).and_then(window_rate) else {
+            continue;
+        };
+        assert!(
+            (rate - 1_000.0).abs() <= 6.0,
+            "the good server at {rate} tok/s at {}",
+            row["t"]
+        );
+        checked += 1;
+    }
+    assert!(
+        checked + 12 >= intervals.len(),
+        "{checked} of {} rows had the good server's rate",
+        intervals.len()
+    );
+    intervals
+}
+
+fn events<'r>(rows: &'r [Value], kind: &str) -> Vec<&'r Value> {
+    rows.iter().filter(|r| r["event"] == kind).collect()
+}
+
+/// The server counts 1,000 tokens a second, is down from 30 s to 50 s, and restarts at
+/// 32 s counting 2,000 a second: by the first scrape after the outage its counter is past
+/// the old value, so only the process start time tells. Every token it counted is in the
+/// run's total, the restart is announced as seen by the start time, and every window
+/// after the outage is exact.
+#[test]
+fn a_restart_only_the_process_start_time_announces_is_counted() {
+    let faulty = |t: f64| match t {
+        // Up since ten minutes before the run, idle until it began.
+        t if t < 30.0 => page(unix(-600.0), 1_000.0 * t),
+        t if t < 50.0 => format!("{FAILED}connection refused"),
+        t => page(unix(32.0), 2_000.0 * (t - 32.0)),
+    };
+    let grid = Grid::new(Duration::from_secs(1), 80).window(Duration::from_secs(10));
+    let recording = Recording::make(
+        "start-time-restart.jsonl",
+        grid,
+        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
+    );
+    let rows = recording.replay(&["--json", "--by", "url"]);
+    let intervals = rows_with_the_good_server_exact(&rows);
+    // Every token the server counted between the run's first and last scrape: up to the
+    // outage, then all of the new process's count.
+    let value = |index: u64| {
+        samples(&recording.scrape(1, index).body, TOKENS)
+            .values()
+            .sum::<f64>()
+    };
+    let want_faulty = (value(29) - value(0)) + value(79);
+    let want_good = samples(&recording.scrape(0, 79).body, TOKENS)
+        .values()
+        .sum::<f64>()
+        - samples(&recording.scrape(0, 0).body, TOKENS)
+            .values()
+            .sum::<f64>();
+    let summary = events(&rows, "summary")[0];
+    let total = summary["generated_tokens"].as_f64().unwrap();
+    assert_eq!(total, want_good + want_faulty, "{summary}");
+    println!(
+        "restart seen only by the process start time: {total} tokens counted (value-only: {})",
+        want_good + value(79)
+    );
+    let restarts = events(&rows, "restart");
+    assert_eq!(restarts.len(), 1, "{restarts:?}");
+    let message = restarts[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("server restarted") && message.contains("1 only by the process start time"),
+        "{message}"
+    );
+    // After the outage the windows start again; each full one is the new rate, exactly.
+    let mut after = 0;
+    for row in intervals.iter().filter(|r| {
+        r["t"]
+            .as_str()
+            .is_some_and(|t| recording.index_at(&Value::from(t)) >= 62)
+    }) {
+        let rate = group(row, FAULTY)
+            .and_then(window_rate)
+            .unwrap_or_else(|| panic!("no window at {}", row["t"]));
+        assert!((rate - 2_000.0).abs() <= 12.0, "{rate} tok/s at {}", row["t"]);
+        after += 1;
+    }
+    assert!(after >= 15, "{after} rows after the outage");
+}
+
+/// A "counter" that goes down on every scrape with no restart evidence (a buggy
+/// exporter): one restart is announced, then the server is announced erratic, once; its
+/// window rate is null rather than millions of tokens a second, and the good server
+/// beside it is exact.
+#[test]
+fn a_counter_that_goes_down_every_scrape_is_not_rated() {
+    let faulty = |t: f64| {
+        let n = (t.round() as i64) as f64;
+        let tokens = if n as i64 % 2 == 0 {
+            5_000_000.0 + 100.0 * n
+        } else {
+            1_000.0 + 100.0 * n
+        };
+        page(unix(-600.0), tokens)
+    };
+    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
+    let recording = Recording::make(
+        "dropping-counter.jsonl",
+        grid,
+        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
+    );
+    let rows = recording.replay(&["--json", "--by", "url"]);
+    let intervals = rows_with_the_good_server_exact(&rows);
+    for row in &intervals {
+        if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
+            // The first drop is a reset, its value counted from zero (1,100 tokens in a
+            // second), as Prometheus counts it; never the millions between the values.
+            assert!(rate <= 1_200.0, "a spike: {rate} tok/s at {}", row["t"]);
+        }
+    }
+    let erratic = events(&rows, "erratic");
+    assert_eq!(erratic.len(), 1, "{erratic:?}");
+    let message = erratic[0]["message"].as_str().unwrap();
+    assert!(message.contains("two processes behind one URL"), "{message}");
+    assert!(
+        events(&rows, "restart").len() <= 1,
+        "no restart announced per drop"
+    );
+    let total = events(&rows, "summary")[0]["generated_tokens"].as_f64().unwrap();
+    assert!(
+        total < 40.0 * 1_000.0 + 10_000.0,
+        "the drops' values are no tokens: {total}"
+    );
+}
+
+/// Two replicas behind one load-balanced URL, answering in turn: the process start time
+/// goes back and forth. Announced once as two processes behind one URL (not 40 restarts),
+/// no rate for it (not millions of tokens a second), the good server exact.
+#[test]
+fn two_replicas_behind_one_url_are_announced_and_not_rated() {
+    let faulty = |t: f64| {
+        let n = t.round() as i64;
+        if n % 2 == 0 {
+            page(unix(-900.0), 1_000.0 * (t + 900.0))
+        } else {
+            page(unix(-300.0), 1_000.0 * (t + 300.0))
+        }
+    };
+    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
+    let recording = Recording::make(
+        "two-replicas.jsonl",
+        grid,
+        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
+    );
+    let rows = recording.replay(&["--json", "--by", "url"]);
+    let intervals = rows_with_the_good_server_exact(&rows);
+    let rated = intervals
+        .iter()
+        .filter(|row| group(row, FAULTY).and_then(window_rate).is_some())
+        .count();
+    assert!(rated <= 2, "{rated} rows rate two processes as one counter");
+    for row in &intervals {
+        if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
+            assert!(rate <= 2_000.0, "a spike: {rate} tok/s at {}", row["t"]);
+        }
+    }
+    let erratic = events(&rows, "erratic");
+    assert_eq!(erratic.len(), 1, "{erratic:?}");
+    assert!(
+        erratic[0]["message"].as_str().unwrap().contains("went backwards"),
+        "{}",
+        erratic[0]["message"]
+    );
+    assert!(
+        events(&rows, "restart").len() <= 1,
+        "{:?}",
+        events(&rows, "restart")
+    );
+}
