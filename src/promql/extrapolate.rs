@@ -52,8 +52,10 @@ pub(super) struct Sampled {
     pub first_value: f64,
     /// Seconds from the start of the sampled interval to the last point.
     pub seconds: f64,
-    /// How many intervals between samples that span holds.
-    pub intervals: f64,
+    /// The average interval between the window's samples, in seconds: from the first
+    /// sample to the last, whatever the start (3.14 takes it before a start time moves the
+    /// sampled interval's start), 0 for a single sample.
+    pub average: f64,
     /// Seconds from the window's start to the sampled interval's start.
     pub to_start: f64,
     /// Seconds from the last point to the window's end.
@@ -70,12 +72,11 @@ pub(super) fn extrapolate(sampled: Sampled, semantics: Semantics, function: Func
         change,
         first_value,
         seconds,
-        intervals,
+        average,
         mut to_start,
         mut to_end,
         start,
     } = sampled;
-    let average = seconds / intervals;
     let threshold = average * 1.1;
     let zero_clamp = |to_start: f64| {
         if function.is_counter() && change > 0.0 && first_value >= 0.0 {
@@ -143,7 +144,7 @@ pub(super) fn extrapolated_rate(
         change,
         first_value: first.value,
         seconds: (last.timestamp_ms - first.timestamp_ms) as f64 / 1000.0,
-        intervals: (n - 1) as f64,
+        average: (last.timestamp_ms - first.timestamp_ms) as f64 / 1000.0 / (n - 1) as f64,
         to_start: (first.timestamp_ms - window.start) as f64 / 1000.0,
         to_end: (window.end - last.timestamp_ms) as f64 / 1000.0,
         start: Start::FirstPoint,

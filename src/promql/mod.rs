@@ -263,8 +263,9 @@ impl RangeFunctions {
         self.into_smoothed()
     }
 
-    /// Start-timestamp-aware `rate` and `increase` (Prometheus 3.12+ `use-start-timestamps`):
-    /// `starts[i]` is the created time of `points[i]`, `None` when unknown.
+    /// Start-timestamp-aware `rate`, `increase`, `irate` and `resets` (Prometheus 3.14+
+    /// `use-start-timestamps`, bit for bit): `starts[i]` is the created time of
+    /// `points[i]`, `None` (or 0 ms, as Prometheus stores it) when unknown.
     ///
     /// # Example
     /// ```

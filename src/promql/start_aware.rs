@@ -1,5 +1,11 @@
-//! Start-timestamp-aware `rate`, `increase` and `irate` (Prometheus 3.12+
-//! `use-start-timestamps`; `tests/data/oracle/SEMANTICS.md` section 5).
+//! Start-timestamp-aware `rate`, `increase`, `irate` and `resets`, as Prometheus 3.14+
+//! computes them with `--enable-feature=st-storage,use-start-timestamps` (v3.14.0,
+//! commit d7598b7141418fa35be2b5ec5d0fefb634199610: `promql/functions.go`
+//! `extrapolatedRate`, `instantValue`, `funcResets`, `isStartTimestampReset`;
+//! `tests/data/oracle/SEMANTICS.md` section 5). A start time of 0 is unknown, as there.
+//! Checked bit for bit against `tests/data/oracle/start-timestamps.json` (our Go
+//! transcription of those rules, `tests/go/start_timestamps.go`) and upstream's
+//! `start_timestamps.test`.
 
 use chrono::{DateTime, Utc};
 
@@ -62,11 +68,25 @@ impl<'s> StartAware<'s> {
         }
     }
 
+    /// The start time of point `i`; 0 ms is unknown, as Prometheus stores "no start".
     fn start_of(&self, i: usize) -> Option<i64> {
-        match self.starts {
+        let start = match self.starts {
             Starts::Times(times) => times.get(i).copied().flatten().map(|t| t.timestamp_millis()),
             Starts::Millis(ms) => ms.get(i).copied().flatten(),
-        }
+        };
+        start.filter(|&ms| ms != 0)
+    }
+
+    /// Whether point `i` restarted from point `i - 1` of `points`: its value went down, or
+    /// its start time says so.
+    fn restarted(&self, (pi, previous): (usize, Point), (i, point): (usize, Point)) -> bool {
+        point.value < previous.value
+            || is_start_reset(
+                self.start_of(pi),
+                previous.timestamp_ms,
+                self.start_of(i),
+                point.timestamp_ms,
+            )
     }
 
     fn compute(&self, points: &[Point], at: DateTime<Utc>, function: Function) -> Option<f64> {
@@ -85,25 +105,22 @@ impl<'s> StartAware<'s> {
         let mut change = last.value - first.value;
         let mut previous = (i0, first);
         for (i, point) in selection.indexed().skip(1) {
-            let (pi, pp) = previous;
-            if point.value < pp.value
-                || is_start_reset(
-                    self.start_of(pi),
-                    pp.timestamp_ms,
-                    self.start_of(i),
-                    point.timestamp_ms,
-                )
-            {
-                change += pp.value;
+            if self.restarted(previous, (i, point)) {
+                change += previous.1.value;
             }
             previous = (i, point);
         }
-        let (first_t, intervals, start) = match created {
+        // The average interval is the samples', taken before a start time moves the
+        // sampled interval's start (3.14): 0 for one sample, which then has no right
+        // extrapolation either.
+        let between = (last.timestamp_ms - first.timestamp_ms) as f64 / 1000.0;
+        let average = if n > 1 { between / (n - 1) as f64 } else { 0.0 };
+        let (first_t, start) = match created {
             Some(st) => {
                 change += first.value;
-                (st, n as f64, Start::CreatedTime)
+                (st, Start::CreatedTime)
             }
-            None => (first.timestamp_ms, (n - 1) as f64, Start::FirstPoint),
+            None => (first.timestamp_ms, Start::FirstPoint),
         };
         let seconds = (last.timestamp_ms - first_t) as f64 / 1000.0;
         if seconds == 0.0 {
@@ -113,19 +130,13 @@ impl<'s> StartAware<'s> {
             Start::CreatedTime => 0.0,
             Start::FirstPoint => (first_t - window.start) as f64 / 1000.0,
         };
-        // A lone point after its creation: nothing to extrapolate on either side.
-        let to_end = if start == Start::CreatedTime && n == 1 {
-            0.0
-        } else {
-            (window.end - last.timestamp_ms) as f64 / 1000.0
-        };
         let sampled = Sampled {
             change,
             first_value: first.value,
             seconds,
-            intervals,
+            average,
             to_start,
-            to_end,
+            to_end: (window.end - last.timestamp_ms) as f64 / 1000.0,
             start,
         };
         Some(extrapolate(
@@ -152,15 +163,34 @@ impl<'s> StartAware<'s> {
     /// assert_eq!(range.with_start_times(&created).irate(&points, at), Some(8.0));
     /// ```
     pub fn irate(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
-        let ((a, previous), (b, last)) = self.range.select(points, at, Reach::Window)?.points.last_two()?;
-        let restarted = last.value < previous.value
-            || is_start_reset(
-                self.start_of(a),
-                previous.timestamp_ms,
-                self.start_of(b),
-                last.timestamp_ms,
-            );
-        instant_value(previous, last, Instant::Irate, restarted)
+        let (previous, last) = self.range.select(points, at, Reach::Window)?.points.last_two()?;
+        let restarted = self.restarted(previous, last);
+        instant_value(previous.1, last.1, Instant::Irate, restarted)
+    }
+
+    /// Start-timestamp-aware `resets`: a changed start time is a reset too, as a value
+    /// that went down is. `None` when the window holds no point.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::promql::{Point, RangeFunctions};
+    /// let points = [Point::from_millis(10_000, 50.0), Point::from_millis(20_000, 80.0)];
+    /// let at = chrono::DateTime::from_timestamp_millis(20_000).unwrap();
+    /// let range = RangeFunctions::new(chrono::TimeDelta::seconds(30));
+    /// assert_eq!(range.resets(&points, at), Some(0.0));
+    /// // Restarted at 15 s, and past its old value by 20 s.
+    /// let starts = [chrono::DateTime::from_timestamp(1, 0), chrono::DateTime::from_timestamp(15, 0)];
+    /// assert_eq!(range.with_start_times(&starts).resets(&points, at), Some(1.0));
+    /// ```
+    pub fn resets(&self, points: &[Point], at: DateTime<Utc>) -> Option<f64> {
+        let selection = self.range.select(points, at, Reach::Window)?.points;
+        let mut previous = selection.indexed().next()?;
+        let mut resets = 0u32;
+        for point in selection.indexed().skip(1) {
+            resets += u32::from(self.restarted(previous, point));
+            previous = point;
+        }
+        Some(f64::from(resets))
     }
 
     /// Start-timestamp-aware `rate`.

@@ -25,7 +25,7 @@ use crate::series::WindowRule;
 ///
 /// The first three are PromQL's own functions, bit for bit as Prometheus computes them
 /// (extrapolated to the window's edges; where the page gives a counter's `_created` time,
-/// as Prometheus 3.12+ with start timestamps: see [`Query::start_timestamps`]); the next
+/// as Prometheus 3.14+ with start timestamps: see [`Query::start_timestamps`]); the next
 /// two compare two real points (the one nearest the window's start and the newest) and
 /// extrapolate nothing; the last is a running average of the rate over uneven intervals.
 ///
@@ -355,8 +355,10 @@ impl Query {
     }
 
     /// Whether PromQL's estimators use the counters' created times (default: yes, where
-    /// the page gives `_created`): a counter created (or restarted) inside the window counts
-    /// from zero at that time, as Prometheus 3.12+ computes with
+    /// the page gives `_created`, and for a counter without one its target's process start
+    /// time, promrate's addition: see `Tracker::start_time_gauge`): a counter created (or
+    /// restarted) inside the window counts
+    /// from zero at that time, as Prometheus 3.14+ computes with
     /// `--enable-feature=use-start-timestamps`; `false` computes as a Prometheus without the
     /// feature, from the values alone (a restart still counts from zero, but the time before
     /// the first point is extrapolated).

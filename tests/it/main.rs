@@ -12,6 +12,7 @@ mod proptests;
 mod query;
 mod rate_props;
 mod selectors;
+mod start_timestamps;
 mod text_corpus;
 mod values;
 mod vllm;
