@@ -166,11 +166,13 @@ impl CounterSeries {
         self.erratic_between(from, to)
     }
 
-    /// Whether `value` (a rise) is above the value before the newest kept drop without
-    /// restart evidence: the counter came back to where it was, so the drop was no restart
-    /// (a restarted counter counts from zero) but another process's value, or garbage. It
-    /// counts as a second jump, which makes the window erratic: without it the rise after
-    /// a single bogus drop would be a spike.
+    /// Whether `value` (a rise), right after a drop without restart evidence, is above
+    /// the value before the drop: the counter jumped back to where it was at the next
+    /// scrape, so the drop was no restart (a restarted counter counts up from zero, and
+    /// passes its old value in one interval only when that value was tiny) but another
+    /// process's value, or garbage. It counts as a second jump, which makes the window
+    /// erratic: without it the rise after a single bogus drop would be a spike. A counter
+    /// that climbs past its old value over several scrapes after a drop is not suspect.
     fn back_above_a_drop(&self, value: f64) -> bool {
         let Some(rare) = self.rare.as_deref() else {
             return false;
@@ -178,7 +180,11 @@ impl CounterSeries {
         // The newest mark, if it is a drop (not a return already marked) still kept with
         // the point before it.
         let first = self.first_number();
-        let Some(&(drop, ResetCause::ValueDropped)) = rare.marks.last().filter(|m| m.0 > first) else {
+        let Some(&(drop, ResetCause::ValueDropped)) = rare
+            .marks
+            .last()
+            .filter(|m| m.0 > first && m.0 + 1 == self.pushed)
+        else {
             return false;
         };
         let points = self.points.points();

@@ -122,10 +122,10 @@ proptest! {
         }
         let (first, last) = (ts[0], *ts.last().unwrap());
         let drops = values.windows(2).filter(|w| w[1] < w[0]).count();
-        // One drop, and a value after it above the one before it: the drop was no restart.
+        // One drop, and the next value above the one before it: the drop was no restart.
         let came_back = drops == 1 && {
             let d = values.windows(2).position(|w| w[1] < w[0]).unwrap() + 1;
-            values[d..].iter().any(|&v| v > values[d - 1])
+            values.get(d + 1).is_some_and(|&v| v > values[d - 1])
         };
         let whole = s.window_increase(&WindowRule::new(TimeDelta::milliseconds(last - first)), at(last));
         match whole {
