@@ -498,7 +498,7 @@ impl ResetCounts {
             seen_by.push(format!("{} seen only by _created", self.by_created));
         }
         if self.by_start_time > 0 {
-            seen_by.push(format!("{} only by the process start time", self.by_start_time));
+            seen_by.push(format!("{} by start time", self.by_start_time));
         }
         let seen_by = if seen_by.is_empty() {
             String::new()

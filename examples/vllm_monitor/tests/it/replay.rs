@@ -337,7 +337,7 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
             // climbed past the old one, which the release that printed the row missed.
             assert!(
                 r.contains(
-                    "356 counter series reset (30 seen only by _created, 24 only by the process start time)"
+                    "356 counter series reset (30 seen only by _created, 24 by start time)"
                 ),
                 "{r}"
             );
