@@ -65,10 +65,11 @@ pub enum ResetCause {
     /// restart of every counter of that target without a start time of its own. This is
     /// promrate's addition; Prometheus does not read a page-level start time.
     ProcessRestarted,
-    /// The target's process start time moved backwards, or to well before the previous
-    /// page (the new process was running while the old one answered): not one process
-    /// restarting but two answering in turn (replicas behind one URL), or a clock that
-    /// jumped. The
+    /// The target's process start time moved backwards, or forward by less than the old
+    /// process was seen alive (the new one was running while the old one answered): not
+    /// one process restarting but two answering in turn (replicas behind one URL), or a
+    /// clock that jumped. Only differences of one clock are compared: a server whose clock
+    /// is off is read right. The
     /// counters of that target are not rated while such a change is in their window
     /// ([`NoValue::ErraticCounter`](crate::NoValue::ErraticCounter)).
     StartWentBack,

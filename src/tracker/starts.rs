@@ -37,10 +37,10 @@ use crate::text::Sample;
 /// The default gauge whose value is a target's process start time, in Unix seconds.
 const DEFAULT_START_TIME_GAUGE: &str = "process_start_time_seconds";
 
-/// How far a new process' start may lie before the old process' last page, for clocks
-/// that disagree (the server's start time against the scraper's page time): further is
-/// an overlap, two processes alive at once.
-const OVERLAP_MS: i64 = 10_000;
+/// How much shorter than the time the old process was seen alive the gap between the two
+/// start times may be (both differences of one clock each, so no clock skew enters): the
+/// pages' timing jitter. Shorter still is an overlap: two processes alive at once.
+const OVERLAP_MS: i64 = 1_000;
 
 /// The labels that name a target on a page by default: Prometheus' own target labels.
 const DEFAULT_TARGET_LABELS: [&str; 2] = ["job", "instance"];
@@ -67,8 +67,10 @@ struct TargetStart {
     read: Option<(u64, f64)>,
     /// Its target labels' values (`""` for one a series does not have).
     key: Vec<String>,
-    /// The newest start time read (ms), and the page time (ms) it was last read at.
+    /// The newest start time read (ms), and the page times (ms) it was first and last read
+    /// at: the process was alive at least that long.
     start_ms: Option<i64>,
+    first_seen_ms: i64,
     seen_ms: i64,
     /// When (page time, ms) its start time last went backwards: the target is erratic
     /// while that is within the tracker's retention.
@@ -198,6 +200,7 @@ impl StartTimes {
             read: None,
             key,
             start_ms: None,
+            first_seen_ms: i64::MIN,
             seen_ms: i64::MIN,
             went_back_at: None,
             runs: Vec::new(),
@@ -249,7 +252,9 @@ impl Tracker {
             };
             let before = target.start_ms.replace(start_ms);
             let seen_before = std::mem::replace(&mut target.seen_ms, at_ms);
+            let alive_ms = seen_before.saturating_sub(target.first_seen_ms);
             if before != Some(start_ms) {
+                target.first_seen_ms = at_ms;
                 target.runs.push((at_ms, start_ms));
                 let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
                 target.runs.drain(..cut.saturating_sub(1));
@@ -257,9 +262,11 @@ impl Tracker {
             let Some(before) = before.filter(|&b| b != start_ms) else {
                 continue;
             };
-            // Backwards, or a new process that started well before the old one's last
-            // page (it was running then): two processes, not a restart.
-            let cause = if start_ms < before || start_ms < seen_before - OVERLAP_MS {
+            // Backwards, or a new process that started sooner after the old one than the
+            // old one was seen alive (it was running then): two processes, not a restart.
+            // Server time is compared with server time, page time with page time: a
+            // server's clock that is off changes nothing.
+            let cause = if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS {
                 target.went_back_at = Some(at_ms);
                 ResetCause::StartWentBack
             } else {

@@ -541,7 +541,7 @@ impl Instance {
         }
         self.erratic_announced = true;
         let message = if went_back {
-            "the process start time went backwards, or before the last page: two processes answer this URL in turn (replicas behind a load balancer?); its counters are not rated while this lasts".to_string()
+            "the process start time went backwards, or to a process that was running already: two processes answer this URL in turn (replicas behind a load balancer?); its counters are not rated while this lasts".to_string()
         } else {
             format!(
                 "counters went down again with no restart evidence ({} times in {} s): a buggy exporter, or two processes behind one URL? Not rated while this lasts",

@@ -255,3 +255,40 @@ fn a_start_time_of_zero_is_unknown() {
     assert!(report.process_restarts.is_empty());
     assert_eq!(total(&t), 200.0);
 }
+
+/// Two replicas deployed together (10 s apart) behind one URL: the first answers alone for
+/// a minute, then the second. The second started while the first was seen alive: not a
+/// restart but two processes, from the first switch on.
+#[test]
+fn a_second_process_that_was_running_already_is_no_restart() {
+    let mut t = Tracker::new([tokens()]);
+    for s in 0..7 {
+        t.ingest(&page(-600, 1_000.0 * (600 + 10 * s) as f64), at(10 * s))
+            .unwrap();
+    }
+    let report = t.ingest(&page(-590, 1_000.0 * 660.0), at(70)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::StartWentBack);
+    assert!(matches!(
+        value(&t, Estimator::WindowRate, 30),
+        Err(NoValue::ErraticCounter {
+            start_went_back: true,
+            ..
+        })
+    ));
+}
+
+/// A server whose clock is an hour behind the scraper's restarts: only differences of one
+/// clock are compared, so it is a restart, counted from zero.
+#[test]
+fn a_restart_on_a_server_whose_clock_is_off_is_a_restart() {
+    let mut t = Tracker::new([tokens()]);
+    // Up since 100 s before the run by its own clock, which is 3,600 s behind.
+    for s in 0..4 {
+        t.ingest(&page(-100 - 3_600, 1_000.0 * (10 * s) as f64), at(10 * s))
+            .unwrap();
+    }
+    // Restarted at 45 s (its clock: 45 - 3,600), scraped at 60 s with 20,000 counted.
+    let report = t.ingest(&page(45 - 3_600, 20_000.0), at(60)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
+    assert_eq!(total(&t), 30_000.0 + 20_000.0);
+}

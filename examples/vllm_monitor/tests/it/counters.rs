@@ -185,17 +185,19 @@ fn a_counter_that_goes_down_every_scrape_is_not_rated() {
     );
 }
 
-/// Two replicas behind one load-balanced URL, answering in turn: the process start time
-/// goes back and forth. Announced once as two processes behind one URL (not 40 restarts),
-/// no rate for it (not millions of tokens a second), the good server exact.
+/// Two replicas deployed together (started 5 s apart) behind one load-balanced URL: the
+/// first answers alone for 10 s (a sticky session), then they answer in turn. The second
+/// started while the first was seen alive, so its start time is no restart; then the start
+/// time goes back and forth. Announced once as two processes behind one URL (not 30
+/// restarts), no rate for it (not millions of tokens a second), the good server exact.
 #[test]
 fn two_replicas_behind_one_url_are_announced_and_not_rated() {
     let faulty = |t: f64| {
         let n = t.round() as i64;
-        if n % 2 == 0 {
+        if n < 10 || n % 2 == 0 {
             page(unix(-900.0), 1_000.0 * (t + 900.0))
         } else {
-            page(unix(-300.0), 1_000.0 * (t + 300.0))
+            page(unix(-895.0), 1_000.0 * (t + 895.0))
         }
     };
     let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
@@ -210,10 +212,10 @@ fn two_replicas_behind_one_url_are_announced_and_not_rated() {
         .iter()
         .filter(|row| group(row, FAULTY).and_then(window_rate).is_some())
         .count();
-    assert!(rated <= 2, "{rated} rows rate two processes as one counter");
+    assert!(rated <= 12, "{rated} rows rate two processes as one counter");
     for row in &intervals {
         if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
-            assert!(rate <= 2_000.0, "a spike: {rate} tok/s at {}", row["t"]);
+            assert!((rate - 1_000.0).abs() <= 6.0, "{rate} tok/s at {}", row["t"]);
         }
     }
     let erratic = events(&rows, "erratic");

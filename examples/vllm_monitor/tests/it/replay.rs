@@ -336,9 +336,7 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
             // `_created` of its own: the event counts the 24 series whose value had already
             // climbed past the old one, which the release that printed the row missed.
             assert!(
-                r.contains(
-                    "356 counter series reset (30 seen only by _created, 24 by start time)"
-                ),
+                r.contains("356 counter series reset (30 seen only by _created, 24 by start time)"),
                 "{r}"
             );
             assert_eq!(l.split("\"message\"").next(), r.split("\"message\"").next());
