@@ -327,6 +327,14 @@ impl NoValue {
                 details.set_item("to", to)?;
                 "too_few_scrapes"
             }
+            N::ErraticCounter {
+                drops,
+                start_went_back,
+            } => {
+                details.set_item("drops", drops)?;
+                details.set_item("start_went_back", start_went_back)?;
+                "erratic_counter"
+            }
             _ => "other",
         };
         Py::new(

@@ -327,6 +327,8 @@ impl IngestReport {
                         cause: match event.cause {
                             promrate::ResetCause::ValueDropped => "value_dropped",
                             promrate::ResetCause::CreatedChanged => "created_changed",
+                            promrate::ResetCause::ProcessRestarted => "process_restarted",
+                            promrate::ResetCause::StartWentBack => "start_went_back",
                             _ => "other",
                         },
                     },

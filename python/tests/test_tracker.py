@@ -29,6 +29,22 @@ def test_tokens_per_second_through_a_restart():
     assert tracker.evaluate(promrate.Query(tokens, E.INCREASE, window=20)).value > 0
 
 
+def test_a_restart_only_the_process_start_time_shows_and_two_processes_behind_one_url():
+    tokens = "vllm:generation_tokens_total"
+    page = lambda start, n: f"process_start_time_seconds {start}\n{tokens} {n}\n"
+    tracker = promrate.Tracker([tokens])
+    tracker.ingest(page(T0 - 100, 4000), T0)
+    # Restarted at T0 + 5 and past the old value by T0 + 10: only the start time tells.
+    report = tracker.ingest(page(T0 + 5, 6000), T0 + 10)
+    assert [r.cause for r in report.resets] == ["process_restarted"]
+    assert tracker.evaluate(promrate.Query(tokens, E.WINDOW_INCREASE, window=10)).value == 6000.0
+    # Then the start time goes back: two processes answer in turn, no rate.
+    tracker.ingest(page(T0 - 100, 4100), T0 + 20)
+    answer = tracker.evaluate(promrate.Query(tokens, E.WINDOW_RATE, window=20))
+    assert answer.value is None and answer.reason.kind == "erratic_counter"
+    assert answer.reason.details["start_went_back"] is True
+
+
 def test_per_label_promql_window_and_ewma_agree_on_a_steady_counter():
     tracker = promrate.Tracker(["vllm:generation_tokens_total"])
     for s in range(7):
