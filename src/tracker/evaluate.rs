@@ -365,8 +365,9 @@ impl Tracker {
                 // process did (`Tracker::start_time_gauge`).
                 let target_starts = (query.start_timestamps && !counter.has_created())
                     .then(|| {
-                        self.starts
-                            .column(series, counter.points().iter().map(|p| p.timestamp_ms))
+                        let window_start = at.timestamp_millis() - window.num_milliseconds();
+                        let times = counter.points().iter().map(|p| p.timestamp_ms);
+                        self.starts.column(series, window_start, times)
                     })
                     .flatten();
                 promql_figure(counter, query, window, at, target_starts.as_deref())

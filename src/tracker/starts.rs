@@ -56,6 +56,9 @@ pub(super) struct StartTimes {
     /// building a string (a federation has thousands of targets).
     by_key: HashTable<usize>,
     hasher: std::collections::hash_map::RandomState,
+    /// The newest start time of any target (ms): a PromQL window that begins at or after
+    /// it reads no start time that could change its answer, so no series is looked up.
+    newest_start_ms: i64,
 }
 
 /// One target's start time.
@@ -97,6 +100,7 @@ impl Default for StartTimes {
             targets: Vec::new(),
             by_key: HashTable::new(),
             hasher: Default::default(),
+            newest_start_ms: i64::MIN,
         }
     }
 }
@@ -169,12 +173,15 @@ impl StartTimes {
 
     /// The start time of `series`' target at each of `times` (ms), or nothing when no
     /// start time of its target is known.
+    /// Only when a start time is newer than `window_start_ms` (PromQL's window is open on
+    /// the left: a start at or before it changes no answer, see `promql/start_aware.rs`).
     pub fn column(
         &self,
         series: &TrackedSeries,
+        window_start_ms: i64,
         times: impl Iterator<Item = i64>,
     ) -> Option<Vec<Option<i64>>> {
-        if self.targets.is_empty() {
+        if self.newest_start_ms <= window_start_ms {
             return None;
         }
         let target = self.target_of(series).filter(|t| !t.runs.is_empty())?;
@@ -220,6 +227,7 @@ impl StartTimes {
     pub fn clear(&mut self) {
         self.targets.clear();
         self.by_key.clear();
+        self.newest_start_ms = i64::MIN;
     }
 }
 
@@ -253,6 +261,7 @@ impl Tracker {
             let before = target.start_ms.replace(start_ms);
             let seen_before = std::mem::replace(&mut target.seen_ms, at_ms);
             let alive_ms = seen_before.saturating_sub(target.first_seen_ms);
+            self.starts.newest_start_ms = self.starts.newest_start_ms.max(start_ms);
             if before != Some(start_ms) {
                 target.first_seen_ms = at_ms;
                 target.runs.push((at_ms, start_ms));

@@ -292,3 +292,47 @@ fn a_restart_on_a_server_whose_clock_is_off_is_a_restart() {
     assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
     assert_eq!(total(&t), 30_000.0 + 20_000.0);
 }
+
+/// PromQL's start-time-aware estimators read the target's start for a counter without a
+/// `_created`: a restart inside the window counts from zero at the start time, as
+/// Prometheus 3.14 computes with start timestamps, and the value-only form is Prometheus'
+/// own `rate()`, untouched.
+#[test]
+fn start_aware_promql_reads_the_target_start_time() {
+    let mut t = Tracker::new([tokens()]);
+    for (s, start, n) in [
+        (0, -100, 0.0),
+        (10, -100, 2_000.0),
+        (20, -100, 4_000.0),
+        (60, 50, 10_000.0),
+        (70, 50, 11_000.0),
+    ] {
+        t.ingest(&page(start, n), at(s)).unwrap();
+    }
+    let counter = t.get("tokens_total", &[]).unwrap().counter().unwrap();
+    let window = TimeDelta::seconds(60);
+    let starts: Vec<_> = counter
+        .points()
+        .iter()
+        .map(|p| {
+            Some(if p.timestamp_ms < at(60).timestamp_millis() {
+                at(-100)
+            } else {
+                at(50)
+            })
+        })
+        .collect();
+    let range = RangeFunctions::new(window);
+    let want = range.with_start_times(&starts).increase(counter.points(), at(70));
+    let query = Query::new(&tokens(), Estimator::Increase).window(window);
+    assert_eq!(t.evaluate(&query).unwrap().value().ok(), want);
+    let values_only = t.evaluate(&query.start_timestamps(false)).unwrap().value().ok();
+    assert_eq!(values_only, range.increase(counter.points(), at(70)));
+    assert!(want.unwrap() > values_only.unwrap(), "{want:?} {values_only:?}");
+    // A window that begins after every start time reads none.
+    let late = Query::new(&tokens(), Estimator::Increase).window(TimeDelta::seconds(15));
+    assert_eq!(
+        t.evaluate(&late).unwrap().value().ok(),
+        t.evaluate(&late.start_timestamps(false)).unwrap().value().ok()
+    );
+}
