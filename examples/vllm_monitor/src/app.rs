@@ -84,6 +84,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
             gpu_hour_price: args.gpu_hour_price,
         },
         slo: args.slo.clone().map(|o| o.0).unwrap_or_default(),
+        max_series: usize::try_from(args.max_series).unwrap_or(usize::MAX),
     };
     (settings, note)
 }

@@ -190,6 +190,13 @@ pub struct Args {
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub max_page_mib: u64,
 
+    /// The most series one URL may bring: a page that would take it past is refused whole
+    /// (an event says so) and the other URLs go on. The default holds a Prometheus
+    /// `/federate` page of 10,000 vLLM servers (about 3.93 million series); each series
+    /// costs a few hundred bytes while it is tracked.
+    #[arg(long, value_name = "N", default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_series: u64,
+
     /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
     /// [default: none]
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate"])]

@@ -32,6 +32,9 @@ pub struct Settings {
     pub gpu: GpuSettings,
     /// The `--slo` objectives (none without).
     pub slo: Vec<Objective>,
+    /// The most series one URL's tracker holds (`--max-series`): a page that would take it
+    /// past is refused whole, so a URL serving millions of series costs bounded memory.
+    pub max_series: usize,
 }
 
 impl Settings {
@@ -76,7 +79,14 @@ pub enum Said {
 pub struct Pipeline {
     settings: Settings,
     schedule: Schedule,
-    targets: Vec<Target>,
+    /// Each URL's target; `None` while it is lent to be read into ([`Pipeline::lend`]).
+    targets: Vec<Option<Target>>,
+    /// Each URL's page being read elsewhere: since when, and its size in bytes.
+    reading: Vec<Option<(DateTime<Utc>, usize)>>,
+    /// Whether an interval was computed while the URL's page was still being read.
+    busy_seen: Vec<bool>,
+    /// Whether the URL's slowness was announced: once until a fast scrape that succeeds.
+    slow_announced: Vec<bool>,
     signals: Signals,
     alerts: Alerts,
     history: History,
@@ -108,15 +118,19 @@ impl Pipeline {
                 let mut t = Target::new(url.clone(), settings.retention());
                 t.tracker
                     .ewma_time_constant(settings.ewma_tau)
-                    .ewma_restart_after(settings.out_after());
+                    .ewma_restart_after(settings.out_after())
+                    .max_series(settings.max_series);
                 t
             })
             .collect();
         Pipeline {
             servers: targets.iter().map(ServerRow::of).collect(),
+            reading: vec![None; urls.len()],
+            busy_seen: vec![false; urls.len()],
+            slow_announced: vec![false; urls.len()],
+            targets: targets.into_iter().map(Some).collect(),
             settings,
             schedule,
-            targets,
             signals: Signals::default(),
             alerts: Alerts::default(),
             history: History::default(),
@@ -153,53 +167,60 @@ impl Pipeline {
         &self.events
     }
 
-    /// Reads one scrape (`skipped` newer-page-wins skips before it); what it announces.
+    /// Reads one scrape (`skipped` newer-page-wins skips before it) here and now; what it
+    /// announces. A replay reads every page so; a live run reads them on the URLs' workers
+    /// ([`Pipeline::lend`], [`read_page`], [`Pipeline::read`]), which come to the same.
     pub fn ingest(&mut self, scrape: &Scrape, skipped: u64) -> Vec<Said> {
-        let mut said = Vec::new();
-        let interval = self.settings.interval;
-        let Some(target) = self.targets.get_mut(scrape.url) else {
-            return said;
+        let Some(mut target) = self.targets.get_mut(scrape.url).and_then(Option::take) else {
+            return Vec::new();
         };
-        if skipped > 0 && target.skipped == 0 {
-            said.push(Said::Note(format!(
-                "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
-                target.url
-            )));
-        }
-        target.skipped += skipped;
-        let seconds = scrape.seconds();
-        target.scrape_s = Some(seconds);
-        let mut announced = target.ingest_page(scrape.start, &scrape.result);
-        let slow = seconds > interval.as_seconds_f64();
-        if slow && !target.slow_announced {
+        let read = read_page(&mut target, scrape, skipped);
+        self.read(target, read)
+    }
+
+    /// Lends URL `url`'s target, to read a page of `bytes` into it elsewhere (its worker)
+    /// from `since` on; `None` if it is lent already. Until it comes back
+    /// ([`Pipeline::read`]) intervals leave the URL out, and the first one says so.
+    pub fn lend(&mut self, url: usize, since: DateTime<Utc>, bytes: usize) -> Option<Target> {
+        let target = self.targets.get_mut(url)?.take()?;
+        self.reading[url] = Some((since, bytes));
+        Some(target)
+    }
+
+    /// Takes back a target with the page read into it ([`read_page`]); what it announces.
+    pub fn read(&mut self, target: Target, read: PageRead) -> Vec<Said> {
+        let url = read.url;
+        let Some(slot) = self.targets.get_mut(url) else {
+            return Vec::new();
+        };
+        self.reading[url] = None;
+        let busy = std::mem::take(&mut self.busy_seen[url]);
+        let mut said: Vec<Said> = read.notes.into_iter().map(Said::Note).collect();
+        let mut announced = read.events;
+        let interval = self.settings.interval.as_seconds_f64();
+        let slow = read.seconds > interval || busy;
+        if slow && !self.slow_announced[url] {
             announced.push(Event {
                 kind: EventKind::Slow,
-                at: scrape.start,
+                at: read.at,
                 source: target.url.clone(),
                 message: format!(
-                    "a scrape took {seconds:.1} s, longer than the {} s interval: intervals without a new page repeat no judgement",
-                    interval.as_seconds_f64()
+                    "a scrape took {:.1} s, longer than the {interval} s interval: intervals without a new page repeat no judgement",
+                    read.seconds
                 ),
                 alert: None,
             });
         }
-        target.slow_announced = slow;
-        if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
-            if !target.noted_request_end {
-                target.noted_request_end = true;
-                // A window shorter than a request would show a sawtooth, not the throughput.
-                said.push(Said::Note(format!(
-                    "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
-                    kind.0.title, target.url
-                )));
-            }
-        }
-        if scrape.result.is_ok() {
+        // Recovered only by a fast scrape that succeeds: a slow server whose scrapes fail
+        // fast between slow ones is still the same slow server.
+        self.slow_announced[url] = (self.slow_announced[url] || slow) && !(read.ok && !slow);
+        if read.ok {
             self.pages_since_tick += 1;
         }
         // The URL's row as it is now (a fault is shown before the next interval): rows
         // change only here, so a tick's snapshot copies them and nothing else updates them.
-        self.servers[scrape.url] = ServerRow::of(target);
+        self.servers[url] = read.row;
+        *slot = Some(target);
         for event in announced {
             let elapsed = self.schedule.since_start(event.at);
             if event.kind == EventKind::Restart {
@@ -208,6 +229,38 @@ impl Pipeline {
             said.push(self.announce(elapsed, event));
         }
         said
+    }
+
+    /// How many URLs have a page being read elsewhere.
+    pub fn lent(&self) -> usize {
+        self.reading.iter().flatten().count()
+    }
+
+    /// Said at an interval, once a slow spell, of each URL whose page is still being read:
+    /// it is left out of the interval, which the other URLs' pages make on time.
+    fn still_reading(&mut self, at: DateTime<Utc>) -> Vec<Event> {
+        let mut events = Vec::new();
+        for url in 0..self.reading.len() {
+            let Some((since, bytes)) = self.reading[url] else {
+                continue;
+            };
+            self.busy_seen[url] = true;
+            if std::mem::replace(&mut self.slow_announced[url], true) {
+                continue;
+            }
+            events.push(Event {
+                kind: EventKind::Slow,
+                at,
+                source: self.servers[url].url.clone(),
+                message: format!(
+                    "its page ({:.1} MiB) is still being read after {:.1} s: left out of this interval, the other URLs are on time (--max-series and --max-page-mib bound a page)",
+                    bytes as f64 / f64::from(1 << 20),
+                    (at - since).as_seconds_f64().max(0.0)
+                ),
+                alert: None,
+            });
+        }
+        events
     }
 
     fn announce(&mut self, elapsed: f64, event: Event) -> Said {
@@ -230,9 +283,14 @@ impl Pipeline {
             target_requests: self.settings.target_requests,
             slo: &self.settings.slo,
         };
-        let mut snapshot = Snapshot::compute(&self.targets, &moment).with_gpu_settings(&self.settings.gpu);
+        let present: Vec<&Target> = self.targets.iter().flatten().collect();
+        let mut snapshot =
+            Snapshot::compute(&present, &self.servers, &moment).with_gpu_settings(&self.settings.gpu);
         let fresh = moment.fresh_pages > 0;
         let mut said = Vec::new();
+        for event in self.still_reading(at) {
+            said.push(self.announce(elapsed, event));
+        }
         for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
             said.push(self.announce(elapsed, event));
         }
@@ -260,7 +318,7 @@ impl Pipeline {
         }
         self.by_missing_said = true;
         let mut labels = std::collections::BTreeSet::new();
-        for target in &self.targets {
+        for target in self.targets.iter().flatten() {
             for series in target.tracker.series().take(10_000) {
                 labels.extend(series.labels().map(|(name, _)| name.to_string()));
             }
@@ -324,6 +382,55 @@ impl Pipeline {
     }
 }
 
+/// What reading one page into its URL's target gave, for [`Pipeline::read`]: made where
+/// the page was read (a live run's worker, or the pipeline itself on replay).
+pub struct PageRead {
+    url: usize,
+    notes: Vec<String>,
+    events: Vec<Event>,
+    row: ServerRow,
+    ok: bool,
+    /// How long the scrape took, and when it started (what a slow event is stamped with).
+    seconds: f64,
+    at: DateTime<Utc>,
+}
+
+/// Reads `scrape` into `target` (`skipped` newer-page-wins skips before it): the part of
+/// ingesting a page that needs no more than its URL's target, so that it can run on the
+/// URL's own worker while the other URLs' intervals go on.
+pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead {
+    let mut notes = Vec::new();
+    if skipped > 0 && target.skipped == 0 {
+        notes.push(format!(
+            "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
+            target.url
+        ));
+    }
+    target.skipped += skipped;
+    let seconds = scrape.seconds();
+    target.scrape_s = Some(seconds);
+    let events = target.ingest_page(scrape.start, &scrape.result);
+    if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
+        if !target.noted_request_end {
+            target.noted_request_end = true;
+            // A window shorter than a request would show a sawtooth, not the throughput.
+            notes.push(format!(
+                "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
+                kind.0.title, target.url
+            ));
+        }
+    }
+    PageRead {
+        url: scrape.url,
+        notes,
+        events,
+        row: ServerRow::of(target),
+        ok: scrape.result.is_ok(),
+        seconds,
+        at: scrape.start,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,6 +453,7 @@ mod tests {
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),
+            max_series: usize::MAX,
         };
         let schedule = Schedule::new(started, Duration::from_secs(2), Some(Duration::from_secs(60)));
         let mut p = Pipeline::new(
@@ -405,6 +513,7 @@ mod tests {
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),
+            max_series: usize::MAX,
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(40)));
         let mut p = Pipeline::new(
