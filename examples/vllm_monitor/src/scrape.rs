@@ -1,7 +1,10 @@
-//! The monitor's input: one scraping thread per URL (a slow server never delays the
-//! others). Pages wait in a [`Mailbox`],
-//! one per URL, so that a monitor that falls behind reads the newest page and skips the
-//! others instead of queueing them.
+//! The monitor's input: one worker thread per URL, which scrapes it and reads its pages
+//! into its target, so that a slow server, a huge page or a page of millions of series
+//! never delays the other URLs' intervals. Each page goes through the main loop first
+//! (a [`Mailbox`] per URL, `Message::Scraped`), which records it and lends the URL's
+//! target back to the worker ([`Lent`]) to read it into: the pipeline stays the one place
+//! that orders pages and intervals, as a replay orders them. The workers are never joined:
+//! a run ends while one is stuck in a read or a page, and they end with the process.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
@@ -11,6 +14,8 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::LiveClock;
 use crate::http;
+use crate::pipeline::{read_page, PageRead};
+use crate::target::Target;
 
 /// What one scrape of one URL produced, and when. Its samples are stamped with `start`,
 /// the moment the request was sent, as Prometheus stamps a scrape: a server renders its
@@ -94,13 +99,27 @@ impl Mailbox {
 
 /// What the main loop is told.
 pub enum Message {
-    /// A page of this URL waits in the mailbox.
+    /// A page of this URL waits in the mailbox: the worker waits to be lent the target.
     Scraped(usize),
+    /// A URL's worker read a page into the target it was lent, and hands it back.
+    Read(Box<(Target, PageRead)>),
     /// The terminal changed size.
     Redraw,
     /// q, Esc, Ctrl-C.
     Quit,
 }
+
+/// A URL's target lent to its worker, with the page to read into it (`skipped` pages
+/// before it).
+pub struct Lent {
+    pub target: Target,
+    pub scrape: Scrape,
+    pub skipped: u64,
+}
+
+/// The main loop's answer to `Message::Scraped`: the target to read the page into, or
+/// `None` (the page was not to be read).
+pub type Lending = mpsc::Sender<Option<Lent>>;
 
 /// One URL's scraping: where, with which client, how often.
 pub struct Scraper {
@@ -111,14 +130,17 @@ pub struct Scraper {
 }
 
 /// Scrapes as `scraper` says on its own thread until `stop`, leaving each page in
-/// `mailbox`, its times read from `clock`.
+/// `mailbox`, its times read from `clock`, and reads it into the target the main loop
+/// lends through the returned sender. A page whose reading outlasts an interval delays
+/// only this URL's next scrape (the scrapes it missed are skipped, not queued).
 pub fn spawn(
     scraper: Scraper,
     clock: LiveClock,
     mailbox: Arc<Mailbox>,
     tx: mpsc::Sender<Message>,
     stop: Arc<AtomicBool>,
-) {
+) -> Lending {
+    let (lending, lent) = mpsc::channel::<Option<Lent>>();
     std::thread::spawn(move || {
         let Scraper {
             index,
@@ -130,15 +152,37 @@ pub fn spawn(
         while !stop.load(Ordering::Relaxed) {
             let buffer = mailbox.spare(index);
             let start = clock.now();
-            let result = client.fetch_into(&endpoint, buffer);
+            let result = client.fetch_until(&endpoint, buffer, &stop);
             let scrape = Scrape {
                 url: index,
                 start,
                 end: clock.now(),
                 result,
             };
-            if mailbox.put(scrape) && tx.send(Message::Scraped(index)).is_err() {
+            if stop.load(Ordering::Relaxed) {
                 return;
+            }
+            if mailbox.put(scrape) {
+                if tx.send(Message::Scraped(index)).is_err() {
+                    return;
+                }
+                match lent.recv() {
+                    Ok(Some(Lent {
+                        mut target,
+                        scrape,
+                        skipped,
+                    })) => {
+                        let read = read_page(&mut target, &scrape, skipped);
+                        if let Ok(page) = scrape.result {
+                            mailbox.recycle(index, page.body);
+                        }
+                        if tx.send(Message::Read(Box::new((target, read)))).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(_) => return,
+                }
             }
             next += interval;
             let now = Instant::now();
@@ -149,6 +193,7 @@ pub fn spawn(
             }
         }
     });
+    lending
 }
 
 #[cfg(test)]
