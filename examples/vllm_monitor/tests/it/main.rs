@@ -5,6 +5,7 @@ mod alerts;
 mod data;
 mod discovery;
 mod engines;
+mod faults;
 mod federation;
 mod first_contact;
 mod fleet;
