@@ -564,6 +564,52 @@ mod tests {
         );
     }
 
+    /// A body is read within its budgets: up to the limit exactly, and refused past it,
+    /// after the deadline, once the run stops, or when it is not text; each says why.
+    #[test]
+    fn a_body_is_read_within_its_budgets() {
+        let running = AtomicBool::new(false);
+        let reading = |limit, timeout, stop| Reading {
+            started: Instant::now(),
+            timeout,
+            limit,
+            stop,
+        };
+        let minute = Duration::from_secs(60);
+        let read = |r: Reading<'_>, body: &[u8]| r.read(&mut &body[..], Vec::new());
+        assert_eq!(
+            read(reading(10, minute, &running), b"0123456789").unwrap(),
+            "0123456789"
+        );
+        let over = read(reading(10, minute, &running), b"0123456789a").unwrap_err();
+        assert!(matches!(over, BodyError::Streamed { limit: 10 }), "{over}");
+        let big = vec![b'x'; 3 * CHUNK];
+        assert_eq!(
+            read(reading(3 * CHUNK as u64, minute, &running), &big)
+                .unwrap()
+                .len(),
+            3 * CHUNK
+        );
+        let late = read(reading(10, Duration::ZERO, &running), b"01").unwrap_err();
+        assert!(
+            late.to_string().starts_with("body too slow: 0 bytes in 0s"),
+            "{late}"
+        );
+        let stopped = AtomicBool::new(true);
+        let stop = read(reading(10, minute, &stopped), b"01").unwrap_err();
+        assert!(matches!(stop, BodyError::Stopped { bytes: 0 }), "{stop}");
+        let binary = read(reading(10, minute, &running), b"ab\xff").unwrap_err();
+        assert_eq!(binary.to_string(), "reading body failed: not UTF-8 text (byte 2)");
+        assert_eq!(
+            BodyError::Announced {
+                length: 299 << 20,
+                limit: 100 << 20
+            }
+            .to_string(),
+            "page too large: its Content-Length says 299.0 MiB, over the 100.0 MiB limit; refused before reading (see --max-page-mib)"
+        );
+    }
+
     #[test]
     fn a_password_in_a_url_is_sent_as_basic_auth_and_never_shown() {
         let e = Endpoint::new("https://ops:s3cr%40t@prom.example:9090/federate?x=1");

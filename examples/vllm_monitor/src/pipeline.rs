@@ -85,7 +85,8 @@ pub struct Pipeline {
     reading: Vec<Option<(DateTime<Utc>, usize)>>,
     /// Whether an interval was computed while the URL's page was still being read.
     busy_seen: Vec<bool>,
-    /// Whether the URL's slowness was announced: once until a fast scrape that succeeds.
+    /// Whether the URL's slowness was announced: once until a scrape succeeds within half
+    /// an interval.
     slow_announced: Vec<bool>,
     signals: Signals,
     alerts: Alerts,
@@ -211,9 +212,11 @@ impl Pipeline {
                 alert: None,
             });
         }
-        // Recovered only by a fast scrape that succeeds: a slow server whose scrapes fail
-        // fast between slow ones is still the same slow server.
-        self.slow_announced[url] = (self.slow_announced[url] || slow) && !(read.ok && !slow);
+        // Recovered only by a scrape that succeeds in half an interval or less: a server
+        // whose scrapes fail fast between slow ones, or take about the interval (slow,
+        // then just in time, then slow), is one slow spell, said once.
+        let fast = read.ok && !busy && read.seconds <= interval / 2.0;
+        self.slow_announced[url] = (self.slow_announced[url] || slow) && !fast;
         if read.ok {
             self.pages_since_tick += 1;
         }
@@ -568,6 +571,128 @@ mod tests {
         assert!(
             rows >= 30 && stale_rows * 10 >= rows * 6,
             "{stale_rows} of {rows}"
+        );
+    }
+
+    /// A pipeline of `urls` scraped every second, on a run of a minute from `started`.
+    fn every_second(started: DateTime<Utc>, urls: &[&str]) -> Pipeline {
+        let settings = Settings {
+            window: TimeDelta::seconds(4),
+            interval: TimeDelta::seconds(1),
+            timeout: TimeDelta::seconds(2),
+            ewma_tau: TimeDelta::seconds(4),
+            by: None,
+            target_requests: None,
+            gpu: GpuSettings::default(),
+            slo: Vec::new(),
+            max_series: usize::MAX,
+        };
+        let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(60)));
+        let urls: Vec<String> = urls.iter().map(ToString::to_string).collect();
+        Pipeline::new(settings, schedule, &urls, String::new(), Vec::new())
+    }
+
+    /// A scrape of `url` at `t` seconds that took `seconds`: the simulator's page, or an error.
+    fn scrape(
+        sim: &Simulation,
+        started: DateTime<Utc>,
+        url: usize,
+        t: f64,
+        seconds: f64,
+        ok: bool,
+    ) -> Scrape {
+        let start = started + TimeDelta::milliseconds((t * 1000.0) as i64);
+        let result = match ok {
+            true => Ok(Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            }),
+            false => Err("connection refused".to_string()),
+        };
+        Scrape {
+            url,
+            start,
+            end: start + TimeDelta::milliseconds((seconds * 1000.0) as i64),
+            result,
+        }
+    }
+
+    fn slow_events(p: &Pipeline) -> Vec<&str> {
+        p.events()
+            .iter()
+            .filter(|(_, e)| e.kind == EventKind::Slow)
+            .map(|(_, e)| e.message.as_str())
+            .collect()
+    }
+
+    /// A server flapping about the interval, or failing fast between slow scrapes, is one
+    /// slow spell: said once, and again only after a scrape within half an interval.
+    #[test]
+    fn slow_is_said_once_until_a_scrape_succeeds_within_half_an_interval() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["flapping"]);
+        let scrapes = [
+            (1.5, true),
+            (0.9, true),
+            (1.5, true),
+            (0.01, false),
+            (1.4, true),
+            (0.2, true),
+            (1.5, true),
+        ];
+        for (n, (seconds, ok)) in scrapes.into_iter().enumerate() {
+            p.ingest(&scrape(&sim, started, 0, 2.0 * n as f64, seconds, ok), 0);
+        }
+        let slow = slow_events(&p);
+        assert_eq!(slow.len(), 2, "{slow:?}");
+        assert!(slow[0].contains("1.5 s") && slow[1].contains("1.5 s"), "{slow:?}");
+    }
+
+    /// A URL whose page is being read elsewhere (its worker) is left out of the intervals
+    /// computed meanwhile, which say so once; back, it counts again, as if read in place.
+    #[test]
+    fn a_url_whose_page_is_still_being_read_is_left_out_and_said_once() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["a", "b"]);
+        let mut in_place = every_second(started, &["a", "b"]);
+        for url in 0..2 {
+            for q in [&mut p, &mut in_place] {
+                q.ingest(&scrape(&sim, started, url, 0.1, 0.01, true), 0);
+            }
+        }
+        p.tick();
+        let both = p.snapshot().unwrap().figures.running.unwrap();
+        let late = scrape(&sim, started, 1, 1.1, 0.01, true);
+        let mut target = p.lend(1, late.end, 1 << 20).expect("lent once");
+        assert!(p.lend(1, late.end, 1 << 20).is_none(), "not twice");
+        p.tick();
+        p.tick();
+        let alone = p.snapshot().unwrap().figures.running.unwrap();
+        assert!((alone * 2.0 - both).abs() < 1e-9, "{alone} of {both}");
+        let slow = slow_events(&p);
+        assert_eq!(slow.len(), 1, "{slow:?}");
+        assert!(
+            slow[0].starts_with("its page (1.0 MiB) is still being read after "),
+            "{}",
+            slow[0]
+        );
+        let read = read_page(&mut target, &late, 0);
+        p.read(target, read);
+        in_place.tick();
+        in_place.tick();
+        in_place.ingest(&late, 0);
+        for q in [&mut p, &mut in_place] {
+            q.ingest(&scrape(&sim, started, 0, 3.1, 0.01, true), 0);
+            q.tick();
+        }
+        let (lent, read_in_place) = (p.snapshot().unwrap(), in_place.snapshot().unwrap());
+        assert_eq!(lent.figures.running, read_in_place.figures.running);
+        assert_eq!(
+            format!("{:?}", lent.figures.generation),
+            format!("{:?}", read_in_place.figures.generation)
         );
     }
 
