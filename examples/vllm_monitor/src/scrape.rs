@@ -37,7 +37,8 @@ impl Scrape {
 
 /// The newest unread page of each URL. A scrape that finds the previous page still unread
 /// replaces it and counts it as skipped: memory holds at most one waiting page per URL,
-/// however far behind the reader is.
+/// however far behind the reader is. (A live run's worker waits for its page to be taken
+/// and lent back before it scrapes again, so it never finds one waiting.)
 pub struct Mailbox {
     slots: Vec<Mutex<Slot>>,
 }
