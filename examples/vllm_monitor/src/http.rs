@@ -372,8 +372,12 @@ pub enum BodyError {
     Announced { length: u64, limit: u64 },
     /// More than the limit came (no Content-Length, or a false one): refused while reading.
     Streamed { limit: u64 },
-    /// The deadline passed while the body came in.
-    TooSlow { bytes: u64, took: Duration },
+    /// The deadline (`limit` after the request was sent) passed while the body came in.
+    TooSlow {
+        bytes: u64,
+        took: Duration,
+        limit: Duration,
+    },
     /// The run ended while the body came in.
     Stopped { bytes: u64 },
     /// The connection failed part way (closed early, reset).
@@ -397,10 +401,11 @@ impl fmt::Display for BodyError {
                 "page too large: more than the {} limit came without a Content-Length that said so; refused while reading (see --max-page-mib)",
                 mib(*limit)
             ),
-            BodyError::TooSlow { bytes, took } => write!(
+            BodyError::TooSlow { bytes, took, limit } => write!(
                 f,
-                "body too slow: {bytes} bytes in {} (the headers arrived; see --timeout)",
-                d(*took)
+                "body too slow: {bytes} bytes in {}, past the {} deadline (the headers arrived; see --timeout)",
+                d(*took),
+                d(*limit)
             ),
             BodyError::Stopped { bytes } => write!(f, "stopped by the run's end after {bytes} bytes of the body"),
             BodyError::Broken { bytes, error } => {
@@ -439,7 +444,7 @@ impl Reading<'_> {
             }
             let took = self.started.elapsed();
             if took >= self.timeout {
-                return Err(BodyError::TooSlow { bytes, took });
+                return Err(self.too_slow(bytes));
             }
             if bytes > self.limit {
                 return Err(BodyError::Streamed { limit: self.limit });
@@ -453,18 +458,21 @@ impl Reading<'_> {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if is_timeout(&e) => {
-                    return Err(BodyError::TooSlow {
-                        bytes,
-                        took: self.started.elapsed(),
-                    })
-                }
+                Err(e) if is_timeout(&e) => return Err(self.too_slow(bytes)),
                 Err(error) => return Err(BodyError::Broken { bytes, error }),
             }
         }
         String::from_utf8(buffer).map_err(|e| BodyError::NotText {
             at: e.utf8_error().valid_up_to(),
         })
+    }
+
+    fn too_slow(&self, bytes: u64) -> BodyError {
+        BodyError::TooSlow {
+            bytes,
+            took: self.started.elapsed(),
+            limit: self.timeout,
+        }
     }
 }
 

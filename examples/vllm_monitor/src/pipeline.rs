@@ -369,6 +369,21 @@ impl Pipeline {
     /// The run in figures, at its end (its length: the intervals computed).
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::new(&self.view(), self.schedule.elapsed(self.ticks));
+        // A first page still being read when the run ended: its server did answer.
+        for (url, reason) in &mut summary.never_answered {
+            let reading = self
+                .servers
+                .iter()
+                .zip(&self.reading)
+                .find(|(row, _)| row.url == *url);
+            if let Some((_, Some((since, bytes)))) = reading {
+                *reason = format!(
+                    "its first page ({:.1} MiB) was still being read when the run ended, since {:.1} s into the run",
+                    *bytes as f64 / f64::from(1 << 20),
+                    self.schedule.since_start(*since)
+                );
+            }
+        }
         summary.skipped_intervals = self.skipped_ticks;
         summary.alerts = self.alerts.fired();
         summary
@@ -405,7 +420,7 @@ pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead
     let mut notes = Vec::new();
     if skipped > 0 && target.skipped == 0 {
         notes.push(format!(
-            "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
+            "{}: pages come due faster than they are read; the newest is read, the others skipped (counted in the summary)",
             target.url
         ));
     }

@@ -80,6 +80,17 @@ impl Mailbox {
         }
     }
 
+    /// Counts `pages` of `url` as skipped: scrapes due while the worker was reading a
+    /// page, which it did not make (said with the next page taken).
+    fn skip(&self, url: usize, pages: u64) {
+        if pages > 0 {
+            self.slots[url]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .skipped += pages;
+        }
+    }
+
     /// A buffer to read the next page of `url` into.
     fn spare(&self, url: usize) -> String {
         let mut slot = self.slots[url].lock().unwrap_or_else(PoisonError::into_inner);
@@ -190,6 +201,10 @@ pub fn spawn(
             if next > now {
                 std::thread::sleep(next - now);
             } else {
+                // Scrapes due while the page was fetched and read: one is made now, the
+                // others are skipped, and counted as pages skipped.
+                let late = (now - next).as_nanos() / interval.as_nanos().max(1);
+                mailbox.skip(index, u64::try_from(late).unwrap_or(u64::MAX));
                 next = now;
             }
         }

@@ -271,8 +271,8 @@ fn a_body_that_drips_in_is_too_slow_not_unanswered_beside_a_good_server() {
     let faulty = dripping();
     let live = beside_good(&good, &faulty, &[], "body too slow: ");
     let fault = assert_one_fault(&live.rows, &faulty.url, "body too slow: ");
-    // "never answered yet: body too slow: 22 bytes in 1s 2ms (the headers arrived; see
-    // --timeout)": the URL never gave a page, the server did answer.
+    // "never answered yet: body too slow: 22 bytes in 1s 2ms, past the 1s deadline (the
+    // headers arrived; see --timeout)": the URL never gave a page, the server did answer.
     let (_, after) = fault.split_once("body too slow: ").unwrap();
     let bytes: u64 = after
         .split(' ')
@@ -282,7 +282,7 @@ fn a_body_that_drips_in_is_too_slow_not_unanswered_beside_a_good_server() {
     assert!(bytes < 1000, "{fault}");
     assert!(
         fault.contains(" bytes in ")
-            && fault.contains("(the headers arrived; see --timeout)")
+            && fault.contains(", past the 1s deadline (the headers arrived; see --timeout)")
             && !fault.contains("no answer"),
         "{fault}"
     );
