@@ -407,7 +407,8 @@ impl App {
         Flow::Go
     }
 
-    /// Waits until `deadline` at most for the pages being read to be read.
+    /// Waits until `deadline` at most for the pages being read to be read (but not for a
+    /// URL an earlier interval found busy: it would make every row late).
     fn await_reads(
         &mut self,
         clock: LiveClock,
@@ -415,7 +416,7 @@ impl App {
         workers: &[Lending],
         deadline: DateTime<Utc>,
     ) -> Flow {
-        while self.pipeline.lent() > 0 {
+        while self.pipeline.awaited() > 0 {
             match self.messages.recv_timeout(clock.until(deadline)) {
                 Ok(message) => {
                     if self.live_message(message, clock, mailbox, workers) == Flow::Stop {

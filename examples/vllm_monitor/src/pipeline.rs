@@ -234,9 +234,15 @@ impl Pipeline {
         said
     }
 
-    /// How many URLs have a page being read elsewhere.
-    pub fn lent(&self) -> usize {
-        self.reading.iter().flatten().count()
+    /// How many URLs have a page being read elsewhere that no interval has found still
+    /// being read yet: those an interval due may wait a moment for (one already found
+    /// busy is not waited for again).
+    pub fn awaited(&self) -> usize {
+        self.reading
+            .iter()
+            .zip(&self.busy_seen)
+            .filter(|(reading, busy)| reading.is_some() && !**busy)
+            .count()
     }
 
     /// Said at an interval, once a slow spell, of each URL whose page is still being read:

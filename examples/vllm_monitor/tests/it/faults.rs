@@ -403,6 +403,32 @@ fn a_connection_closed_mid_body_is_a_failed_read_beside_a_good_server() {
     assert_one_fault(&live.rows, &faulty.url, want);
 }
 
+/// A page within every budget that takes longer than an interval to read (100,000 series:
+/// seconds in a test build) is read on its URL's worker: the intervals due meanwhile leave
+/// that URL out and say so, and the good server's rows come on time with its rate.
+#[test]
+fn a_page_slow_to_read_holds_back_only_its_own_url() {
+    let good = good_server();
+    let page: String = (0..100_000)
+        .map(|i| format!("vllm:num_requests_running{{engine=\"{i}\",model_name=\"big\"}} 1\n"))
+        .collect();
+    let mib = page.len() as f64 / f64::from(1 << 20);
+    let faulty = Server::replying(response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes()));
+    let live = beside_good(&good, &faulty, &[], "ok (vllm)");
+    let slow = events(&live.rows, "slow", &faulty.url);
+    assert!(!slow.is_empty(), "{:?}", live.rows);
+    assert!(
+        slow[0].starts_with(&format!("its page ({mib:.1} MiB) is still being read after ")),
+        "{}",
+        slow[0]
+    );
+    assert!(
+        slow[0].ends_with("left out of this interval, the other URLs are on time (--max-series and --max-page-mib bound a page)"),
+        "{}",
+        slow[0]
+    );
+}
+
 /// The plain output says the reason on its `!` line, with the URL.
 #[test]
 fn plain_output_says_why_on_the_fault_line() {
