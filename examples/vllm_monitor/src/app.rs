@@ -408,7 +408,7 @@ impl App {
     }
 
     /// Waits until `deadline` at most for the pages being read to be read (but not for a
-    /// URL an earlier interval found busy: it would make every row late).
+    /// URL known to be slow: see [`Pipeline::awaited`]).
     fn await_reads(
         &mut self,
         clock: LiveClock,

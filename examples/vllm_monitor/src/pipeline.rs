@@ -234,14 +234,12 @@ impl Pipeline {
         said
     }
 
-    /// How many URLs have a page being read elsewhere that no interval has found still
-    /// being read yet: those an interval due may wait a moment for (one already found
-    /// busy is not waited for again).
+    /// How many URLs have a page being read elsewhere that an interval due may wait a
+    /// moment for: not one an interval already found still being read, nor one in a slow
+    /// spell (waiting for those would make the other URLs' rows late every time).
     pub fn awaited(&self) -> usize {
-        self.reading
-            .iter()
-            .zip(&self.busy_seen)
-            .filter(|(reading, busy)| reading.is_some() && !**busy)
+        (0..self.reading.len())
+            .filter(|&url| self.reading[url].is_some() && !self.busy_seen[url] && !self.slow_announced[url])
             .count()
     }
 
