@@ -24,7 +24,7 @@ use crate::output::plain::Plain;
 use crate::output::{plot, Output};
 use crate::pipeline::{read_page, window_of, Pipeline, Said, Settings};
 use crate::plan::{plan, warnings};
-use crate::recording::{self, Header, Writer};
+use crate::recording::{self, Background, Header, Writer};
 use crate::replay::{self, Numbering};
 use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
 
@@ -53,7 +53,8 @@ pub struct App {
     messages: mpsc::Receiver<Message>,
     stop: Arc<AtomicBool>,
     output: Box<dyn Output>,
-    recorder: Option<(String, Writer)>,
+    /// `--record`: the file, and its writer behind the main loop.
+    recorder: Option<(String, Background)>,
     plot: Option<String>,
     /// `--exit-on-alert`: a rule that fired makes the exit status 3.
     exit_on_alert: bool,
@@ -168,7 +169,7 @@ impl App {
                 };
                 let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
                 notes.push(format!("recording every scrape to {path}"));
-                Some((path.clone(), writer))
+                Some((path.clone(), Background::start(writer)))
             }
             None => None,
         };
@@ -533,7 +534,7 @@ impl App {
     fn record(&mut self, scrape: &Scrape) {
         if let Some((path, writer)) = &mut self.recorder {
             let url = &self.urls[scrape.url];
-            if let Err(e) = writer.write(&replay::recorded(scrape, url, self.pipeline.ticks())) {
+            if let Err(e) = writer.write(replay::recorded(scrape, url, self.pipeline.ticks())) {
                 self.output
                     .note(&format!("cannot record to {path}: {e}; recording stopped"));
                 self.recorder = None;

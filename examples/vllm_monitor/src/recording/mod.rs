@@ -65,11 +65,13 @@
 //! and a killed run's recording ending early is what one expects of it. Nothing is synced
 //! to the disk, so a power cut may lose more.
 
+mod background;
 mod read;
 #[cfg(test)]
 mod tests;
 mod write;
 
+pub use background::Background;
 pub use read::{open, Replay};
 pub use write::Writer;
 
