@@ -215,7 +215,7 @@ impl Pipeline {
         // Recovered only by a scrape that succeeds in half an interval or less: a server
         // whose scrapes fail fast between slow ones, or take about the interval (slow,
         // then just in time, then slow), is one slow spell, said once.
-        let fast = read.ok && !busy && read.seconds <= interval / 2.0;
+        let fast = read.row.status.is_ok() && !busy && read.seconds <= interval / 2.0;
         self.slow_announced[url] = (self.slow_announced[url] || slow) && !fast;
         if read.ok {
             self.pages_since_tick += 1;
