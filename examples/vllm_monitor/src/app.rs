@@ -374,12 +374,13 @@ impl App {
                     let _ = workers[url].send(None);
                     return Flow::Go;
                 };
-                self.record(&scrape);
                 let bytes = scrape.result.as_ref().map_or(0, |page| page.body.len());
                 let Some(target) = self.pipeline.lend(url, clock.now(), bytes) else {
                     let _ = workers[url].send(None);
                     return Flow::Go;
                 };
+                // Recorded as read now, after the intervals computed so far, as a replay reads it.
+                self.record(&scrape);
                 let lent = Lent {
                     target,
                     scrape,
