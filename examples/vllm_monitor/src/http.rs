@@ -308,25 +308,29 @@ impl Client {
                 &mut body.with_config().limit(u64::MAX).reader(),
                 buffer.into_bytes(),
             )
-            .map_err(|e| match e {
-                BodyError::Broken { bytes, error } => BodyError::Broken {
-                    bytes,
-                    error: match error
-                        .get_ref()
-                        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
-                    {
-                        Some(inner) => std::io::Error::other(self.reason(inner)),
-                        None => error,
-                    },
-                },
-                other => other,
-            })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| self.worded(e).to_string())?;
         Ok(Page {
             body,
             format,
             content_type,
         })
+    }
+
+    /// A broken body's error in the words of [`Client::reason`] when ureq's own.
+    fn worded(&self, e: BodyError) -> BodyError {
+        let BodyError::Broken { bytes, error } = e else {
+            return e;
+        };
+        let inner = error
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>());
+        BodyError::Broken {
+            bytes,
+            error: match inner {
+                Some(inner) => std::io::Error::other(self.reason(inner)),
+                None => error,
+            },
+        }
     }
 
     /// Why a request failed, in the words an operator looks for.
