@@ -221,7 +221,7 @@ impl App {
                 index,
                 endpoint,
                 client: access.client(timeout, max_page_bytes),
-                interval,
+                schedule,
             };
             workers.push(scrape::spawn(
                 scraper,

@@ -8,11 +8,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::clock::LiveClock;
+use crate::clock::{LiveClock, Schedule};
 use crate::http;
 use crate::pipeline::{read_page, PageRead};
 use crate::target::Target;
@@ -133,12 +132,32 @@ pub struct Lent {
 /// `None` (the page was not to be read).
 pub type Lending = mpsc::Sender<Option<Lent>>;
 
-/// One URL's scraping: where, with which client, how often.
+/// One URL's scraping: where, with which client, for which intervals.
 pub struct Scraper {
     pub index: usize,
     pub endpoint: http::Endpoint,
     pub client: http::Client,
-    pub interval: Duration,
+    pub schedule: Schedule,
+}
+
+/// When a URL's scrapes start: each early enough before the interval it is for that its
+/// page is fetched and read when that interval is computed. For a quick server that is
+/// the schedule's settle after the interval before; for one whose pages take longer to
+/// fetch and read, as long before as the last one took and a quarter more (an interval at
+/// most), so that a page that takes a while is in its interval rather than left out of it.
+struct Pace {
+    schedule: Schedule,
+    /// How long the last scrape took to fetch and read.
+    took: TimeDelta,
+}
+
+impl Pace {
+    /// When the scrape for interval `k` starts.
+    fn start_of(&self, k: u64) -> DateTime<Utc> {
+        let wanted = self.took + self.took / 4 + TimeDelta::milliseconds(10);
+        let lead = wanted.max(self.schedule.settle).min(self.schedule.interval);
+        self.schedule.tick_at(k) - lead
+    }
 }
 
 /// Scrapes as `scraper` says on its own thread until `stop`, leaving each page in
@@ -158,58 +177,77 @@ pub fn spawn(
             index,
             endpoint,
             client,
-            interval,
+            schedule,
         } = scraper;
-        let mut next = Instant::now();
+        let mut pace = Pace {
+            schedule,
+            took: TimeDelta::zero(),
+        };
+        // The interval the next scrape is for: the first is sent at once.
+        let mut k = 0;
         while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(clock.until(pace.start_of(k)));
             let buffer = mailbox.spare(index);
             let start = clock.now();
             let result = client.fetch_until(&endpoint, buffer, &stop);
+            let fetched = clock.now();
             let scrape = Scrape {
                 url: index,
                 start,
-                end: clock.now(),
+                end: fetched,
                 result,
             };
             if stop.load(Ordering::Relaxed) {
                 return;
             }
-            if mailbox.put(scrape) {
-                if tx.send(Message::Scraped(index)).is_err() {
-                    return;
-                }
-                match lent.recv() {
-                    Ok(Some(Lent {
-                        mut target,
-                        scrape,
-                        skipped,
-                    })) => {
-                        let read = read_page(&mut target, &scrape, skipped);
-                        if let Ok(page) = scrape.result {
-                            mailbox.recycle(index, page.body);
-                        }
-                        if tx.send(Message::Read(Box::new((target, read)))).is_err() {
-                            return;
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(_) => return,
-                }
+            // The main loop is told of a page when none was waiting (always, as this
+            // thread waits for each page to be read); gone, it ends this thread.
+            let run_over = mailbox.put(scrape)
+                && (tx.send(Message::Scraped(index)).is_err()
+                    || !read_when_lent(index, &lent, &mailbox, &tx));
+            if run_over {
+                return;
             }
-            next += interval;
-            let now = Instant::now();
-            if next > now {
-                std::thread::sleep(next - now);
-            } else {
-                // Scrapes due while the page was fetched and read: one is made now, the
-                // others are skipped, and counted as pages skipped.
-                let late = (now - next).as_nanos() / interval.as_nanos().max(1);
-                mailbox.skip(index, u64::try_from(late).unwrap_or(u64::MAX));
-                next = now;
+            pace.took = clock.now() - start;
+            // The next interval whose scrape can still start on time. Those whose start
+            // passed while the page was read are skipped and counted as pages skipped;
+            // those passed while it was fetched are the server's slowness, said as such.
+            let (now, mut skipped) = (clock.now(), 0);
+            k += 1;
+            while pace.start_of(k) < now {
+                skipped += u64::from(pace.start_of(k) > fetched);
+                k += 1;
             }
+            mailbox.skip(index, skipped);
         }
     });
     lending
+}
+
+/// Waits for the main loop to lend the target the page just left is to be read into,
+/// reads it there and hands the target back; false when the run is over.
+fn read_when_lent(
+    index: usize,
+    lent: &mpsc::Receiver<Option<Lent>>,
+    mailbox: &Mailbox,
+    tx: &mpsc::Sender<Message>,
+) -> bool {
+    let Ok(lent) = lent.recv() else {
+        return false;
+    };
+    let Some(Lent {
+        mut target,
+        scrape,
+        skipped,
+    }) = lent
+    else {
+        return true;
+    };
+    let read = read_page(&mut target, &scrape, skipped);
+    if let Ok(page) = scrape.result {
+        mailbox.recycle(index, page.body);
+    }
+    tx.send(Message::Read(Box::new((target, read)))).is_ok()
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ fn overloaded_run() -> (Vec<Value>, Duration) {
 /// The run ends at `--duration` on its schedule: intervals of 100 ms up to 6 s, the last
 /// one at 6 s, none after, and a summary of 6 s; an interval the run fell too far behind to
 /// compute is skipped and counted, as is every page skipped (the scrapes due while the
-/// worker read a page). (How soon that is on the wall clock is the ignored test below: it
+/// worker read a page); the intervals due while a page was read leave the URL out. (How soon that is on the wall clock is the ignored test below: it
 /// depends on the machine.)
 #[test]
 fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
@@ -91,8 +91,18 @@ fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
     let skipped = last["urls"][0]["skipped_pages"].as_u64().unwrap();
     // Pages can still be skipped after the last row: the summary counts them all.
     assert!(summary["skipped_pages"].as_u64().unwrap() >= skipped, "{summary}");
-    let groups = last["groups"].as_array().unwrap();
-    assert_eq!(groups.len(), 100, "--federate groups by instance");
+    // A page read while an interval is due leaves the URL out of that interval (it is
+    // read on its worker; the interval does not wait): the rows with figures have every
+    // instance.
+    let with_figures: Vec<usize> = rows
+        .iter()
+        .filter_map(|r| r["groups"].as_array().map(Vec::len).filter(|n| *n > 0))
+        .collect();
+    assert!(!with_figures.is_empty(), "no row read a page: {summary}");
+    assert!(
+        with_figures.iter().all(|n| *n == 100),
+        "--federate groups by instance: {with_figures:?}"
+    );
     println!(
         "fleet overload: 100 servers every 100 ms, ended after {elapsed:?}, {} rows, {skipped_intervals} interval(s) and {skipped} page(s) skipped",
         rows.len()
