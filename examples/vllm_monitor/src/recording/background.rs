@@ -38,10 +38,11 @@ impl Background {
     /// Hands one scrape to be written. An error is that of an earlier write, which
     /// stopped the recording: this one is not written either.
     pub fn write(&mut self, scrape: Recorded) -> io::Result<()> {
-        match self.scrapes.as_ref().map(|s| s.send(scrape)) {
-            Some(Ok(())) => Ok(()),
-            _ => Err(self.stop().err().unwrap_or_else(stopped)),
+        let sent = self.scrapes.as_ref().is_some_and(|s| s.send(scrape).is_ok());
+        if sent {
+            return Ok(());
         }
+        Err(self.stop().err().unwrap_or_else(stopped))
     }
 
     /// Writes what waits, then ends the recording as [`Writer::finish`] does.
