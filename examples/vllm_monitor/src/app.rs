@@ -323,10 +323,6 @@ impl App {
     }
 
     fn run_live(&mut self, clock: LiveClock, mailbox: &Mailbox, workers: &[Lending]) -> Option<String> {
-        // How long an interval waits for pages being read when it is due: enough for any
-        // page that reads in a blink (so that the live run computes what its replay will),
-        // never enough to make the other URLs' rows late.
-        let grace = (self.pipeline.settings().interval / 10).min(TimeDelta::milliseconds(100));
         while !self.output.closed() && !self.pipeline.is_over() {
             let due = self.pipeline.next_tick_at();
             let flow = match self.messages.recv_timeout(clock.until(due)) {
@@ -338,7 +334,7 @@ impl App {
                 break;
             }
             if clock.now() >= due {
-                if self.await_reads(clock, mailbox, workers, due + grace) == Flow::Stop {
+                if self.await_reads(clock, mailbox, workers, due) == Flow::Stop {
                     break;
                 }
                 // Fallen behind by more than an interval: the newest interval due is
@@ -409,17 +405,17 @@ impl App {
         Flow::Go
     }
 
-    /// Waits until `deadline` at most for the pages being read to be read (but not for a
-    /// URL known to be slow: see [`Pipeline::awaited`]).
+    /// Waits for the pages being read as long as the interval due at `due` waits for
+    /// them ([`Pipeline::awaited_until`]).
     fn await_reads(
         &mut self,
         clock: LiveClock,
         mailbox: &Mailbox,
         workers: &[Lending],
-        deadline: DateTime<Utc>,
+        due: DateTime<Utc>,
     ) -> Flow {
-        while self.pipeline.awaited() > 0 {
-            match self.messages.recv_timeout(clock.until(deadline)) {
+        while let Some(until) = self.pipeline.awaited_until(due) {
+            match self.messages.recv_timeout(clock.until(until)) {
                 Ok(message) => {
                     if self.live_message(message, clock, mailbox, workers) == Flow::Stop {
                         return Flow::Stop;

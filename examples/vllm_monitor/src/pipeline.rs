@@ -75,6 +75,10 @@ pub enum Said {
     Note(String),
 }
 
+/// A page this small is read in milliseconds: an interval due waits for it
+/// ([`Pipeline::awaited_until`]).
+pub const SMALL_PAGE: usize = 1 << 20;
+
 /// The monitor's state, fed by a driver (live or replay).
 pub struct Pipeline {
     settings: Settings,
@@ -234,13 +238,26 @@ impl Pipeline {
         said
     }
 
-    /// How many URLs have a page being read elsewhere that an interval due may wait a
-    /// moment for: not one an interval already found still being read, nor one in a slow
-    /// spell (waiting for those would make the other URLs' rows late every time).
-    pub fn awaited(&self) -> usize {
+    /// Until when the interval due at `due` waits for the pages being read elsewhere, if
+    /// it waits at all. A page under [`SMALL_PAGE`] reads in milliseconds: it is waited
+    /// for (an interval at most), as leaving its URL out would make the live run differ
+    /// from its replay for nothing. A larger one is waited for half an interval at most,
+    /// and not at all once an interval found its URL still reading or in a slow spell:
+    /// waiting for those would make the other URLs' rows late every time.
+    pub fn awaited_until(&self, due: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let interval = self.settings.interval;
         (0..self.reading.len())
-            .filter(|&url| self.reading[url].is_some() && !self.busy_seen[url] && !self.slow_announced[url])
-            .count()
+            .filter_map(|url| {
+                let (_, bytes) = self.reading[url]?;
+                if bytes < SMALL_PAGE {
+                    Some(due + interval)
+                } else if !self.busy_seen[url] && !self.slow_announced[url] {
+                    Some(due + interval / 2)
+                } else {
+                    None
+                }
+            })
+            .max()
     }
 
     /// Said at an interval, once a slow spell, of each URL whose page is still being read:
@@ -713,6 +730,33 @@ mod tests {
             format!("{:?}", lent.figures.generation),
             format!("{:?}", read_in_place.figures.generation)
         );
+    }
+
+    /// An interval waits for a small page being read (an interval at most), for a large
+    /// one half an interval, and not again for a URL an interval found still reading.
+    #[test]
+    fn an_interval_waits_for_small_pages_and_briefly_for_large_ones() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["small", "large"]);
+        let due = p.next_tick_at();
+        assert_eq!(p.awaited_until(due), None, "nothing being read");
+        let _large = p.lend(1, due, SMALL_PAGE).unwrap();
+        assert_eq!(p.awaited_until(due), Some(due + TimeDelta::milliseconds(500)));
+        let small = p.lend(0, due, SMALL_PAGE - 1).unwrap();
+        assert_eq!(p.awaited_until(due), Some(due + TimeDelta::seconds(1)));
+        p.tick();
+        let next = p.next_tick_at();
+        assert_eq!(
+            p.awaited_until(next),
+            Some(next + TimeDelta::seconds(1)),
+            "small: still"
+        );
+        let scrape = scrape(&sim, started, 0, 0.1, 0.01, true);
+        let mut small = small;
+        let read = read_page(&mut small, &scrape, 0);
+        p.read(small, read);
+        assert_eq!(p.awaited_until(next), None, "large: found still reading");
     }
 
     /// Jitter of tens of milliseconds never flips the window by an interval (0.2 took the
