@@ -409,9 +409,7 @@ fn a_connection_closed_mid_body_is_a_failed_read_beside_a_good_server() {
 #[test]
 fn a_page_slow_to_read_holds_back_only_its_own_url() {
     let good = good_server();
-    let page: String = (0..100_000)
-        .map(|i| format!("vllm:num_requests_running{{engine=\"{i}\",model_name=\"big\"}} 1\n"))
-        .collect();
+    let page = many_series(100_000);
     let mib = page.len() as f64 / f64::from(1 << 20);
     let faulty = Server::replying(response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes()));
     let live = beside_good(&good, &faulty, &[], "ok (vllm)");
@@ -427,6 +425,13 @@ fn a_page_slow_to_read_holds_back_only_its_own_url() {
         "{}",
         slow[0]
     );
+}
+
+/// A valid page of `series` gauges: 100,000 take seconds to read in a test build.
+fn many_series(series: usize) -> String {
+    (0..series)
+        .map(|i| format!("vllm:num_requests_running{{engine=\"{i}\",model_name=\"big\"}} 1\n"))
+        .collect()
 }
 
 /// The plain output says the reason on its `!` line, with the URL.
@@ -460,7 +465,8 @@ fn plain_output_says_why_on_the_fault_line() {
 }
 
 /// `--duration` and Ctrl-C end a run whatever a server does: one that never answers
-/// (with a minute's timeout) and a body that never ends. The bound is a hang guard only.
+/// (with a minute's timeout), a body that never ends, a page that takes seconds to read.
+/// The bound is a hang guard only.
 #[test]
 fn duration_and_ctrl_c_end_the_run_while_servers_hold_it() {
     let good = good_server();
@@ -471,7 +477,18 @@ fn duration_and_ctrl_c_end_the_run_while_servers_hold_it() {
         }
     });
     let endless = dripping();
-    let urls = ["--url", &good.url, "--url", &silent.url, "--url", &endless.url];
+    let page = many_series(100_000);
+    let big = Server::replying(response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes()));
+    let urls = [
+        "--url",
+        &good.url,
+        "--url",
+        &silent.url,
+        "--url",
+        &endless.url,
+        "--url",
+        &big.url,
+    ];
     let common = [
         "--json",
         "--interval",
@@ -506,6 +523,10 @@ fn duration_and_ctrl_c_end_the_run_while_servers_hold_it() {
         .unwrap();
     let summary: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(summary["event"], "summary", "{text}");
+    assert!(
+        by_duration.0.wait().unwrap().success(),
+        "the good server answered"
+    );
     // Ctrl-C once the good server has a rate.
     let mut args = common.to_vec();
     args.extend(["--duration", "60s"]);
