@@ -203,7 +203,8 @@ impl Pipeline {
         let mut said: Vec<Said> = read.notes.into_iter().map(Said::Note).collect();
         let mut announced = read.events;
         let interval = self.settings.interval.as_seconds_f64();
-        let slow = read.seconds > interval || busy;
+        // A failed scrape's slowness is its fault's to say (timed out, body too slow).
+        let slow = (read.seconds > interval && read.ok) || busy;
         if slow && !self.slow_announced[url] {
             announced.push(Event {
                 kind: EventKind::Slow,
@@ -277,9 +278,10 @@ impl Pipeline {
                 at,
                 source: self.servers[url].url.clone(),
                 message: format!(
-                    "its page ({:.1} MiB) is still being read after {:.1} s: left out of this interval, the other URLs are on time (--max-series and --max-page-mib bound a page)",
+                    "its page ({:.1} MiB) is still being read after {:.1} s when the {} s interval is due: left out of it, the other URLs are on time (--max-page-mib and --max-series bound a page)",
                     bytes as f64 / f64::from(1 << 20),
-                    (at - since).as_seconds_f64().max(0.0)
+                    (at - since).as_seconds_f64().max(0.0),
+                    self.settings.interval.as_seconds_f64()
                 ),
                 alert: None,
             });

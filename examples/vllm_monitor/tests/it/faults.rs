@@ -421,7 +421,9 @@ fn a_page_slow_to_read_holds_back_only_its_own_url() {
         slow[0]
     );
     assert!(
-        slow[0].ends_with("left out of this interval, the other URLs are on time (--max-series and --max-page-mib bound a page)"),
+        slow[0].ends_with(
+            "when the 0.5 s interval is due: left out of it, the other URLs are on time (--max-page-mib and --max-series bound a page)"
+        ),
         "{}",
         slow[0]
     );
