@@ -4,7 +4,7 @@
 //! (a [`Mailbox`] per URL, `Message::Scraped`), which records it and lends the URL's
 //! target back to the worker ([`Lent`]) to read it into: the pipeline stays the one place
 //! that orders pages and intervals, as a replay orders them. Each scrape starts as long
-//! before its interval as the last one took to fetch and read ([`Pace`]), so that a page
+//! before its interval as the last one took to fetch and read (`Pace`), so that a page
 //! that takes a while is read when its interval is due. The workers are never joined: a
 //! run ends while one is stuck in a read or a page, and they end with the process.
 //!
