@@ -22,17 +22,19 @@ use crate::output::dashboard::Dashboard;
 use crate::output::json::Json;
 use crate::output::plain::Plain;
 use crate::output::{plot, Output};
-use crate::pipeline::{window_of, Pipeline, Said, Settings};
+use crate::pipeline::{read_page, window_of, Pipeline, Said, Settings};
 use crate::plan::{plan, warnings};
-use crate::recording::{self, Header, Writer};
+use crate::recording::{self, Background, Header, Writer};
 use crate::replay::{self, Numbering};
-use crate::scrape::{self, Mailbox, Message, Scrape, Scraper};
+use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
 
 /// Where the scrapes come from.
 enum Input {
     Live {
         clock: LiveClock,
         mailbox: Arc<Mailbox>,
+        /// Each URL's worker, to lend its target to.
+        workers: Vec<Lending>,
     },
     Replay {
         file: String,
@@ -51,7 +53,8 @@ pub struct App {
     messages: mpsc::Receiver<Message>,
     stop: Arc<AtomicBool>,
     output: Box<dyn Output>,
-    recorder: Option<(String, Writer)>,
+    /// `--record`: the file, and its writer behind the main loop.
+    recorder: Option<(String, Background)>,
     plot: Option<String>,
     /// `--exit-on-alert`: a rule that fired makes the exit status 3.
     exit_on_alert: bool,
@@ -84,6 +87,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
             gpu_hour_price: args.gpu_hour_price,
         },
         slo: args.slo.clone().map(|o| o.0).unwrap_or_default(),
+        max_series: usize::try_from(args.max_series).unwrap_or(usize::MAX),
     };
     (settings, note)
 }
@@ -165,7 +169,7 @@ impl App {
                 };
                 let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
                 notes.push(format!("recording every scrape to {path}"));
-                Some((path.clone(), writer))
+                Some((path.clone(), Background::start(writer)))
             }
             None => None,
         };
@@ -211,14 +215,21 @@ impl App {
         let mailbox = Arc::new(Mailbox::new(endpoints.len()));
         let timeout = settings.timeout.to_std().unwrap_or(Duration::from_secs(10));
         let max_page_bytes = args.max_page_mib.saturating_mul(1 << 20);
+        let mut workers = Vec::with_capacity(endpoints.len());
         for (index, endpoint) in endpoints.into_iter().enumerate() {
             let scraper = Scraper {
                 index,
                 endpoint,
                 client: access.client(timeout, max_page_bytes),
-                interval,
+                schedule,
             };
-            scrape::spawn(scraper, clock, Arc::clone(&mailbox), tx.clone(), Arc::clone(stop));
+            workers.push(scrape::spawn(
+                scraper,
+                clock,
+                Arc::clone(&mailbox),
+                tx.clone(),
+                Arc::clone(stop),
+            ));
         }
         let mut notes = plan.notes;
         notes.extend(rounded);
@@ -229,7 +240,16 @@ impl App {
             setup_line(&settings, &plan.setup),
             warnings(&access),
         );
-        Ok((pipeline, Input::Live { clock, mailbox }, urls, notes))
+        Ok((
+            pipeline,
+            Input::Live {
+                clock,
+                mailbox,
+                workers,
+            },
+            urls,
+            notes,
+        ))
     }
 
     /// Replay: the recording's URLs and run, the user's window if given.
@@ -282,7 +302,11 @@ impl App {
                 speed: None,
             },
         ) {
-            Input::Live { clock, mailbox } => self.run_live(clock, &mailbox),
+            Input::Live {
+                clock,
+                mailbox,
+                workers,
+            } => self.run_live(clock, &mailbox, &workers),
             Input::Replay {
                 file,
                 numbering,
@@ -291,26 +315,28 @@ impl App {
             } => self.run_replay(&file, &numbering, ours, speed),
         };
         self.stop.store(true, Ordering::SeqCst);
-        self.finish(failure)
+        let (code, pipeline) = self.finish(failure);
+        // The process ends with the run: freeing trackers of millions of series one by one
+        // would hold the exit for seconds, and the workers may hold theirs still.
+        std::mem::forget(pipeline);
+        code
     }
 
-    fn run_live(&mut self, clock: LiveClock, mailbox: &Mailbox) -> Option<String> {
+    fn run_live(&mut self, clock: LiveClock, mailbox: &Mailbox, workers: &[Lending]) -> Option<String> {
         while !self.output.closed() && !self.pipeline.is_over() {
             let due = self.pipeline.next_tick_at();
-            match self.messages.recv_timeout(clock.until(due)) {
-                Ok(Message::Scraped(url)) => {
-                    if let Some((scrape, skipped)) = mailbox.take(url) {
-                        self.read(&scrape, skipped);
-                        if let Ok(page) = scrape.result {
-                            mailbox.recycle(url, page.body);
-                        }
-                    }
-                }
-                Ok(Message::Redraw) => self.output.resized(),
-                Ok(Message::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            let flow = match self.messages.recv_timeout(clock.until(due)) {
+                Ok(message) => self.live_message(message, clock, mailbox, workers),
+                Err(mpsc::RecvTimeoutError::Disconnected) => Flow::Stop,
+                Err(mpsc::RecvTimeoutError::Timeout) => Flow::Go,
+            };
+            if flow == Flow::Stop {
+                break;
             }
             if clock.now() >= due {
+                if self.await_reads(clock, mailbox, workers, due) == Flow::Stop {
+                    break;
+                }
                 // Fallen behind by more than an interval: the newest interval due is
                 // computed, those before it skipped (counted), so that the run ends on time.
                 let now = clock.now();
@@ -327,6 +353,79 @@ impl App {
             }
         }
         None
+    }
+
+    /// Handles one message of a live run: a page is recorded and its URL's target lent to
+    /// its worker to read it into; a target read into comes back with what it announces.
+    fn live_message(
+        &mut self,
+        message: Message,
+        clock: LiveClock,
+        mailbox: &Mailbox,
+        workers: &[Lending],
+    ) -> Flow {
+        match message {
+            Message::Scraped(url) => {
+                let Some((scrape, skipped)) = mailbox.take(url) else {
+                    let _ = workers[url].send(None);
+                    return Flow::Go;
+                };
+                let bytes = scrape.result.as_ref().map_or(0, |page| page.body.len());
+                let Some(target) = self.pipeline.lend(url, clock.now(), bytes) else {
+                    let _ = workers[url].send(None);
+                    return Flow::Go;
+                };
+                // Recorded as read now, after the intervals computed so far, as a replay reads it.
+                self.record(&scrape);
+                let lent = Lent {
+                    target,
+                    scrape,
+                    skipped,
+                };
+                // A worker that is gone cannot read: the page is read here.
+                if let Err(mpsc::SendError(Some(Lent {
+                    mut target,
+                    scrape,
+                    skipped,
+                }))) = workers[url].send(Some(lent))
+                {
+                    let read = read_page(&mut target, &scrape, skipped);
+                    let said = self.pipeline.read(target, read);
+                    self.show(said);
+                }
+            }
+            Message::Read(returned) => {
+                let (target, read) = *returned;
+                let said = self.pipeline.read(target, read);
+                self.show(said);
+            }
+            Message::Redraw => self.output.resized(),
+            Message::Quit => return Flow::Stop,
+        }
+        Flow::Go
+    }
+
+    /// Waits for the pages being read as long as the interval due at `due` waits for
+    /// them ([`Pipeline::awaited_until`]).
+    fn await_reads(
+        &mut self,
+        clock: LiveClock,
+        mailbox: &Mailbox,
+        workers: &[Lending],
+        due: DateTime<Utc>,
+    ) -> Flow {
+        while let Some(until) = self.pipeline.awaited_until(due) {
+            match self.messages.recv_timeout(clock.until(until)) {
+                Ok(message) => {
+                    if self.live_message(message, clock, mailbox, workers) == Flow::Stop {
+                        return Flow::Stop;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Flow::Stop,
+            }
+        }
+        Flow::Go
     }
 
     fn run_replay(
@@ -403,7 +502,7 @@ impl App {
             match message {
                 Message::Quit => return Some(None),
                 Message::Redraw => self.output.resized(),
-                Message::Scraped(_) => {}
+                Message::Scraped(_) | Message::Read(_) => {}
             }
         }
         if let Err(e) = self.output.refresh(&self.pipeline.view()) {
@@ -421,18 +520,23 @@ impl App {
         k
     }
 
-    /// Reads a scrape: recorded (with the intervals computed before it), then ingested.
+    /// Reads a scrape here: recorded (with the intervals computed before it), then ingested.
     fn read(&mut self, scrape: &Scrape, skipped: u64) {
+        self.record(scrape);
+        let said = self.pipeline.ingest(scrape, skipped);
+        self.show(said);
+    }
+
+    /// Records a scrape with the intervals computed before it is read.
+    fn record(&mut self, scrape: &Scrape) {
         if let Some((path, writer)) = &mut self.recorder {
             let url = &self.urls[scrape.url];
-            if let Err(e) = writer.write(&replay::recorded(scrape, url, self.pipeline.ticks())) {
+            if let Err(e) = writer.write(replay::recorded(scrape, url, self.pipeline.ticks())) {
                 self.output
                     .note(&format!("cannot record to {path}: {e}; recording stopped"));
                 self.recorder = None;
             }
         }
-        let said = self.pipeline.ingest(scrape, skipped);
-        self.show(said);
     }
 
     /// One interval, shown.
@@ -458,8 +562,15 @@ impl App {
         }
     }
 
+    /// The summary, the plot, and the exit status; with the pipeline, which the caller
+    /// leaves to the process's end.
+    fn finish(mut self, failure: Option<String>) -> (ExitCode, Pipeline) {
+        let code = self.exit_code(failure);
+        (code, self.pipeline)
+    }
+
     /// The summary, the plot, and the exit status.
-    fn finish(mut self, failure: Option<String>) -> ExitCode {
+    fn exit_code(&mut self, failure: Option<String>) -> ExitCode {
         let summary = self.pipeline.summary();
         self.output.summary(&self.pipeline.view(), &summary);
         if let Some((path, writer)) = self.recorder.take() {
@@ -500,6 +611,13 @@ impl App {
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether the run goes on after a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Stop,
 }
 
 /// A replay's pace: virtual time shown `speed` times faster than real time from the

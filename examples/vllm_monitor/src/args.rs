@@ -112,7 +112,9 @@ pub struct Args {
     #[arg(long, value_parser = humantime::parse_duration)]
     pub duration: Option<Duration>,
 
-    /// Give up on a scrape after this long [default: the interval, within 1s..10s].
+    /// Give up on a scrape after this long, its body included: a server that sends its
+    /// headers and then drips the page in is "body too slow: N bytes in T"
+    /// [default: the interval, within 1s..10s].
     #[arg(long, value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
 
@@ -186,9 +188,17 @@ pub struct Args {
     pub simulate_wave: f64,
 
     /// The largest page read, in MiB (a `/federate` page of 10,000 vLLM servers is about
-    /// 600 MiB); a larger one is a scrape error that says so.
+    /// 600 MiB); a larger one is a scrape error that says so, refused before reading when
+    /// its Content-Length says so, else as soon as the limit is passed.
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub max_page_mib: u64,
+
+    /// The most series one URL may bring: a page that would take it past is refused whole
+    /// (an event says so) and the other URLs go on. The default holds a Prometheus
+    /// `/federate` page of 10,000 vLLM servers (about 3.93 million series); each series
+    /// costs a few hundred bytes while it is tracked.
+    #[arg(long, value_name = "N", default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_series: u64,
 
     /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
     /// [default: none]

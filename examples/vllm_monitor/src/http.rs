@@ -4,8 +4,10 @@
 //! a URL is shown with its password as `***`.
 
 use std::fmt;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use promrate::Format;
@@ -246,7 +248,21 @@ pub struct Client {
 impl Client {
     /// GETs `endpoint` into `buffer` (cleared first): a caller that reads large pages again
     /// and again hands the last one's buffer back. A failure says why, fit to print.
-    pub fn fetch_into(&self, endpoint: &Endpoint, mut buffer: String) -> Result<Page, String> {
+    pub fn fetch_into(&self, endpoint: &Endpoint, buffer: String) -> Result<Page, String> {
+        self.fetch_until(endpoint, buffer, &AtomicBool::new(false))
+    }
+
+    /// [`Client::fetch_into`], given up as soon as `stop` is set: the body is read in
+    /// chunks, each checked against the stop flag, the deadline and the size limit, so
+    /// that a run that ends, a body that drips in or a page larger than the limit never
+    /// hold a worker longer than one read.
+    pub fn fetch_until(
+        &self,
+        endpoint: &Endpoint,
+        buffer: String,
+        stop: &AtomicBool,
+    ) -> Result<Page, String> {
+        let started = Instant::now();
         let mut request = self.agent.get(&endpoint.request).header("Accept", ACCEPT);
         for h in self.headers.iter() {
             request = request.header(&h.name, &h.value);
@@ -273,23 +289,48 @@ impl Client {
         let format = content_type
             .as_deref()
             .map_or(Format::PrometheusText, Format::from_content_type);
-        buffer.clear();
-        let limit = self.max_page_bytes;
-        let mut reader = response.body_mut().with_config().limit(limit).reader();
-        std::io::Read::read_to_string(&mut reader, &mut buffer).map_err(|e| {
-            match e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()) {
-                Some(ureq::Error::BodyExceedsLimit(_)) => {
-                    format!("page larger than {limit} bytes (see --max-page-mib)")
-                }
-                Some(inner) => format!("reading body failed: {}", self.reason(inner)),
-                None => format!("reading body failed: {e}"),
+        let body = response.body_mut();
+        if let Some(length) = body.content_length().filter(|&n| n > self.max_page_bytes) {
+            return Err(BodyError::Announced {
+                length,
+                limit: self.max_page_bytes,
             }
-        })?;
+            .to_string());
+        }
+        let reading = Reading {
+            started,
+            timeout: self.timeout,
+            limit: self.max_page_bytes,
+            stop,
+        };
+        let body = reading
+            .read(
+                &mut body.with_config().limit(u64::MAX).reader(),
+                buffer.into_bytes(),
+            )
+            .map_err(|e| self.worded(e).to_string())?;
         Ok(Page {
-            body: buffer,
+            body,
             format,
             content_type,
         })
+    }
+
+    /// A broken body's error in the words of [`Client::reason`] when ureq's own.
+    fn worded(&self, e: BodyError) -> BodyError {
+        let BodyError::Broken { bytes, error } = e else {
+            return e;
+        };
+        let inner = error
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>());
+        BodyError::Broken {
+            bytes,
+            error: match inner {
+                Some(inner) => std::io::Error::other(self.reason(inner)),
+                None => error,
+            },
+        }
     }
 
     /// Why a request failed, in the words an operator looks for.
@@ -325,6 +366,129 @@ impl Client {
             humantime::format_duration(self.timeout)
         )
     }
+}
+
+/// Why a 200 answer's body was not read: a budget it went over, or the way it failed.
+/// The headers arrived, so none of these is "no answer".
+#[derive(Debug)]
+pub enum BodyError {
+    /// The Content-Length alone is over the limit: refused before reading a byte.
+    Announced { length: u64, limit: u64 },
+    /// More than the limit came (no Content-Length, or a false one): refused while reading.
+    Streamed { limit: u64 },
+    /// The deadline (`limit` after the request was sent) passed while the body came in.
+    TooSlow {
+        bytes: u64,
+        took: Duration,
+        limit: Duration,
+    },
+    /// The run ended while the body came in.
+    Stopped { bytes: u64 },
+    /// The connection failed part way (closed early, reset).
+    Broken { bytes: u64, error: std::io::Error },
+    /// The body is not UTF-8 text, so not an exposition page.
+    NotText { at: usize },
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = |t: Duration| humantime::format_duration(Duration::from_millis(t.as_millis() as u64));
+        match self {
+            BodyError::Announced { length, limit } => write!(
+                f,
+                "page too large: its Content-Length says {}, over the {} limit; refused before reading (see --max-page-mib)",
+                mib(*length),
+                mib(*limit)
+            ),
+            BodyError::Streamed { limit } => write!(
+                f,
+                "page too large: more than the {} limit came without a Content-Length that said so; refused while reading (see --max-page-mib)",
+                mib(*limit)
+            ),
+            BodyError::TooSlow { bytes, took, limit } => write!(
+                f,
+                "body too slow: {bytes} bytes in {}, past the {} deadline (the headers arrived; see --timeout)",
+                d(*took),
+                d(*limit)
+            ),
+            BodyError::Stopped { bytes } => write!(f, "stopped by the run's end after {bytes} bytes of the body"),
+            BodyError::Broken { bytes, error } => {
+                write!(f, "reading body failed after {bytes} bytes: {error}")
+            }
+            BodyError::NotText { at } => write!(f, "reading body failed: not UTF-8 text (byte {at})"),
+        }
+    }
+}
+
+/// Bytes as MiB for people: "299.0 MiB".
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
+/// How one body is read: until when, how much at most, and the flag that ends the run.
+struct Reading<'a> {
+    started: Instant,
+    timeout: Duration,
+    limit: u64,
+    stop: &'a AtomicBool,
+}
+
+/// A read's size: large enough that a 100 MiB page takes few calls, small enough that
+/// the stop flag and the deadline are looked at often.
+const CHUNK: usize = 1 << 16;
+
+impl Reading<'_> {
+    /// Reads `source` to its end into `buffer` (cleared), within the budgets.
+    fn read(&self, source: &mut impl Read, mut buffer: Vec<u8>) -> Result<String, BodyError> {
+        buffer.clear();
+        loop {
+            let bytes = buffer.len() as u64;
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(BodyError::Stopped { bytes });
+            }
+            let took = self.started.elapsed();
+            if took >= self.timeout {
+                return Err(self.too_slow(bytes));
+            }
+            if bytes > self.limit {
+                return Err(BodyError::Streamed { limit: self.limit });
+            }
+            let room = (self.limit + 1 - bytes).min(CHUNK as u64) as usize;
+            let filled = buffer.len();
+            buffer.resize(filled + room, 0);
+            let read = source.read(&mut buffer[filled..]);
+            buffer.truncate(filled + *read.as_ref().unwrap_or(&0));
+            match read {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) => return Err(self.too_slow(bytes)),
+                Err(error) => return Err(BodyError::Broken { bytes, error }),
+            }
+        }
+        String::from_utf8(buffer).map_err(|e| BodyError::NotText {
+            at: e.utf8_error().valid_up_to(),
+        })
+    }
+
+    fn too_slow(&self, bytes: u64) -> BodyError {
+        BodyError::TooSlow {
+            bytes,
+            took: self.started.elapsed(),
+            limit: self.timeout,
+        }
+    }
+}
+
+/// Whether a read failed on the deadline (the socket's, or ureq's own).
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    ) || matches!(
+        e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()),
+        Some(ureq::Error::Timeout(_))
+    )
 }
 
 /// A TLS failure: an unknown CA and an expired certificate in plain words.
@@ -365,6 +529,16 @@ pub fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
     text
 }
 
+/// The start of an HTML page's words, for a message: what a proxy's or a login page
+/// served in place of the metrics says.
+pub fn html_words(html: &str) -> String {
+    let words = text_of_html(html)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    crate::output::keep_start(&words, BODY_SHOWN)
+}
+
 /// The text of an HTML page: what is between its tags, `<head>`'s aside (a title repeats
 /// what the body says; styles and scripts are not words).
 fn text_of_html(html: &str) -> String {
@@ -399,6 +573,52 @@ mod tests {
         assert_eq!(
             status_reason(ureq::http::StatusCode::NOT_FOUND, page),
             "HTTP 404 Not Found: Error response Error code: 404 Message: File not found."
+        );
+    }
+
+    /// A body is read within its budgets: up to the limit exactly, and refused past it,
+    /// after the deadline, once the run stops, or when it is not text; each says why.
+    #[test]
+    fn a_body_is_read_within_its_budgets() {
+        let running = AtomicBool::new(false);
+        let reading = |limit, timeout, stop| Reading {
+            started: Instant::now(),
+            timeout,
+            limit,
+            stop,
+        };
+        let minute = Duration::from_secs(60);
+        let read = |r: Reading<'_>, body: &[u8]| r.read(&mut &body[..], Vec::new());
+        assert_eq!(
+            read(reading(10, minute, &running), b"0123456789").unwrap(),
+            "0123456789"
+        );
+        let over = read(reading(10, minute, &running), b"0123456789a").unwrap_err();
+        assert!(matches!(over, BodyError::Streamed { limit: 10 }), "{over}");
+        let big = vec![b'x'; 3 * CHUNK];
+        assert_eq!(
+            read(reading(3 * CHUNK as u64, minute, &running), &big)
+                .unwrap()
+                .len(),
+            3 * CHUNK
+        );
+        let late = read(reading(10, Duration::ZERO, &running), b"01").unwrap_err();
+        assert!(
+            late.to_string().starts_with("body too slow: 0 bytes in 0s"),
+            "{late}"
+        );
+        let stopped = AtomicBool::new(true);
+        let stop = read(reading(10, minute, &stopped), b"01").unwrap_err();
+        assert!(matches!(stop, BodyError::Stopped { bytes: 0 }), "{stop}");
+        let binary = read(reading(10, minute, &running), b"ab\xff").unwrap_err();
+        assert_eq!(binary.to_string(), "reading body failed: not UTF-8 text (byte 2)");
+        assert_eq!(
+            BodyError::Announced {
+                length: 299 << 20,
+                limit: 100 << 20
+            }
+            .to_string(),
+            "page too large: its Content-Length says 299.0 MiB, over the 100.0 MiB limit; refused before reading (see --max-page-mib)"
         );
     }
 

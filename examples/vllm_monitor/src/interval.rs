@@ -122,8 +122,10 @@ pub struct Moment<'a> {
 }
 
 impl Snapshot {
-    /// Figures over the URLs whose newest page is fresh (not older than `m.fresh`).
-    pub fn compute(targets: &[Target], m: &Moment<'_>) -> Snapshot {
+    /// Figures over the URLs whose newest page is fresh (not older than `m.fresh`), of
+    /// the `targets` at hand (a URL whose page is being read is not), with every URL's
+    /// row in `servers`.
+    pub fn compute(targets: &[&Target], servers: &[ServerRow], m: &Moment<'_>) -> Snapshot {
         let (fresh, by) = (m.fresh, m.by);
         let sources: Vec<Source<'_>> = targets
             .iter()
@@ -137,7 +139,7 @@ impl Snapshot {
             })
             .collect();
         let (mut f, mut groups) = figures::compute_with(&sources, m.windowing, by, m.slo);
-        let first_page = targets.iter().filter_map(|t| t.since).min();
+        let first_page = servers.iter().filter_map(|t| t.since).min();
         let w = m.windowing;
         let newest = sources.iter().map(|s| s.at).max();
         let pages = first_page.zip(newest);
@@ -156,7 +158,7 @@ impl Snapshot {
             },
             progress: m.target_requests.map(|n| Progress::new(n, &f)),
             figures: f,
-            servers: targets.iter().map(ServerRow::of).collect(),
+            servers: servers.to_vec(),
             groups,
         }
     }
@@ -186,7 +188,8 @@ impl Snapshot {
             target_requests,
             slo: &[],
         };
-        Snapshot::compute(targets, &moment)
+        let servers: Vec<ServerRow> = targets.iter().map(ServerRow::of).collect();
+        Snapshot::compute(&targets.iter().collect::<Vec<_>>(), &servers, &moment)
     }
 
     /// With the GPU figures that need the user's settings: GPUs without DCGM, the price of

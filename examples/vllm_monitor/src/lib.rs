@@ -10,7 +10,7 @@
 //!              [--bearer-token-file FILE] [--header 'NAME: VALUE']... [--simulate [SERVER]]
 //!              [--simulate-gpus] [--gpus N] [--gpu-hour-price P]
 //!              [--alert 'FIGURE OP NUMBER [for DURATION]']... [--exit-on-alert]
-//!              [--slo ttft=500ms,itl=50ms,e2e=30s]
+//!              [--slo ttft=500ms,itl=50ms,e2e=30s] [--max-page-mib 1024] [--max-series N]
 //! vllm_monitor --serve ADDR [--simulate SERVER]   # only run a simulated server
 //! ```
 //! Without `--url` it probes this machine's usual ports (8000-8015, SGLang 30000, TGI and
@@ -29,7 +29,8 @@
 //!
 //! Files: `args.rs` (the CLI), `app.rs` (the run: its state and loop), `discover.rs`
 //! (servers on this machine), `http.rs` (TLS, credentials, why a scrape failed),
-//! `scrape.rs` (one thread per URL), `target.rs` (a URL's tracker, status and events),
+//! `scrape.rs` (one worker per URL: scrapes it and reads its pages into its target, within
+//! the time, bytes and series budgets, so that no URL delays another), `target.rs` (a URL's tracker, status and events),
 //! `engines.rs` (each server's metric names, as data), `figures.rs` (the figures of one set
 //! of trackers), `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
 //! imbalance), `alerts/` (`--alert` rules: their grammar, the figures they name, their

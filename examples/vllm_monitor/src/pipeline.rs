@@ -32,6 +32,9 @@ pub struct Settings {
     pub gpu: GpuSettings,
     /// The `--slo` objectives (none without).
     pub slo: Vec<Objective>,
+    /// The most series one URL's tracker holds (`--max-series`): a page that would take it
+    /// past is refused whole, so a URL serving millions of series costs bounded memory.
+    pub max_series: usize,
 }
 
 impl Settings {
@@ -72,11 +75,23 @@ pub enum Said {
     Note(String),
 }
 
+/// A page this small is read in milliseconds: an interval due waits for it
+/// ([`Pipeline::awaited_until`]).
+pub const SMALL_PAGE: usize = 1 << 20;
+
 /// The monitor's state, fed by a driver (live or replay).
 pub struct Pipeline {
     settings: Settings,
     schedule: Schedule,
-    targets: Vec<Target>,
+    /// Each URL's target; `None` while it is lent to be read into ([`Pipeline::lend`]).
+    targets: Vec<Option<Target>>,
+    /// Each URL's page being read elsewhere: since when, and its size in bytes.
+    reading: Vec<Option<(DateTime<Utc>, usize)>>,
+    /// Whether an interval was computed while the URL's page was still being read.
+    busy_seen: Vec<bool>,
+    /// Whether the URL's slowness was announced: once until a scrape succeeds within half
+    /// an interval.
+    slow_announced: Vec<bool>,
     signals: Signals,
     alerts: Alerts,
     history: History,
@@ -108,15 +123,19 @@ impl Pipeline {
                 let mut t = Target::new(url.clone(), settings.retention());
                 t.tracker
                     .ewma_time_constant(settings.ewma_tau)
-                    .ewma_restart_after(settings.out_after());
+                    .ewma_restart_after(settings.out_after())
+                    .max_series(settings.max_series);
                 t
             })
             .collect();
         Pipeline {
             servers: targets.iter().map(ServerRow::of).collect(),
+            reading: vec![None; urls.len()],
+            busy_seen: vec![false; urls.len()],
+            slow_announced: vec![false; urls.len()],
+            targets: targets.into_iter().map(Some).collect(),
             settings,
             schedule,
-            targets,
             signals: Signals::default(),
             alerts: Alerts::default(),
             history: History::default(),
@@ -153,53 +172,63 @@ impl Pipeline {
         &self.events
     }
 
-    /// Reads one scrape (`skipped` newer-page-wins skips before it); what it announces.
+    /// Reads one scrape (`skipped` newer-page-wins skips before it) here and now; what it
+    /// announces. A replay reads every page so; a live run reads them on the URLs' workers
+    /// ([`Pipeline::lend`], [`read_page`], [`Pipeline::read`]), which come to the same.
     pub fn ingest(&mut self, scrape: &Scrape, skipped: u64) -> Vec<Said> {
-        let mut said = Vec::new();
-        let interval = self.settings.interval;
-        let Some(target) = self.targets.get_mut(scrape.url) else {
-            return said;
+        let Some(mut target) = self.targets.get_mut(scrape.url).and_then(Option::take) else {
+            return Vec::new();
         };
-        if skipped > 0 && target.skipped == 0 {
-            said.push(Said::Note(format!(
-                "{}: pages arrive faster than they are read; the newest is read, the others skipped (counted in the summary)",
-                target.url
-            )));
-        }
-        target.skipped += skipped;
-        let seconds = scrape.seconds();
-        target.scrape_s = Some(seconds);
-        let mut announced = target.ingest_page(scrape.start, &scrape.result);
-        let slow = seconds > interval.as_seconds_f64();
-        if slow && !target.slow_announced {
+        let read = read_page(&mut target, scrape, skipped);
+        self.read(target, read)
+    }
+
+    /// Lends URL `url`'s target, to read a page of `bytes` into it elsewhere (its worker)
+    /// from `since` on; `None` if it is lent already. Until it comes back
+    /// ([`Pipeline::read`]) intervals leave the URL out, and the first one says so.
+    pub fn lend(&mut self, url: usize, since: DateTime<Utc>, bytes: usize) -> Option<Target> {
+        let target = self.targets.get_mut(url)?.take()?;
+        self.reading[url] = Some((since, bytes));
+        Some(target)
+    }
+
+    /// Takes back a target with the page read into it ([`read_page`]); what it announces.
+    pub fn read(&mut self, target: Target, read: PageRead) -> Vec<Said> {
+        let url = read.url;
+        let Some(slot) = self.targets.get_mut(url) else {
+            return Vec::new();
+        };
+        self.reading[url] = None;
+        let busy = std::mem::take(&mut self.busy_seen[url]);
+        let mut said: Vec<Said> = read.notes.into_iter().map(Said::Note).collect();
+        let mut announced = read.events;
+        let interval = self.settings.interval.as_seconds_f64();
+        // A failed scrape's slowness is its fault's to say (timed out, body too slow).
+        let slow = (read.seconds > interval && read.ok) || busy;
+        if slow && !self.slow_announced[url] {
             announced.push(Event {
                 kind: EventKind::Slow,
-                at: scrape.start,
+                at: read.at,
                 source: target.url.clone(),
                 message: format!(
-                    "a scrape took {seconds:.1} s, longer than the {} s interval: intervals without a new page repeat no judgement",
-                    interval.as_seconds_f64()
+                    "a scrape took {:.1} s, longer than the {interval} s interval: intervals without a new page repeat no judgement",
+                    read.seconds
                 ),
                 alert: None,
             });
         }
-        target.slow_announced = slow;
-        if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
-            if !target.noted_request_end {
-                target.noted_request_end = true;
-                // A window shorter than a request would show a sawtooth, not the throughput.
-                said.push(Said::Note(format!(
-                    "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
-                    kind.0.title, target.url
-                )));
-            }
-        }
-        if scrape.result.is_ok() {
+        // Recovered only by a scrape that succeeds in half an interval or less: a server
+        // whose scrapes fail fast between slow ones, or take about the interval (slow,
+        // then just in time, then slow), is one slow spell, said once.
+        let fast = read.row.status.is_ok() && !busy && read.seconds <= interval / 2.0;
+        self.slow_announced[url] = (self.slow_announced[url] || slow) && !fast;
+        if read.ok {
             self.pages_since_tick += 1;
         }
         // The URL's row as it is now (a fault is shown before the next interval): rows
         // change only here, so a tick's snapshot copies them and nothing else updates them.
-        self.servers[scrape.url] = ServerRow::of(target);
+        self.servers[url] = read.row;
+        *slot = Some(target);
         for event in announced {
             let elapsed = self.schedule.since_start(event.at);
             if event.kind == EventKind::Restart {
@@ -208,6 +237,56 @@ impl Pipeline {
             said.push(self.announce(elapsed, event));
         }
         said
+    }
+
+    /// Until when the interval due at `due` waits for the pages being read elsewhere, if
+    /// it waits at all. A page under [`SMALL_PAGE`] reads in milliseconds: it is waited
+    /// for (an interval at most), as leaving its URL out would make the live run differ
+    /// from its replay for nothing. A larger one is waited for half an interval at most,
+    /// and not at all once an interval found its URL still reading or in a slow spell:
+    /// waiting for those would make the other URLs' rows late every time.
+    pub fn awaited_until(&self, due: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let interval = self.settings.interval;
+        (0..self.reading.len())
+            .filter_map(|url| {
+                let (_, bytes) = self.reading[url]?;
+                if bytes < SMALL_PAGE {
+                    Some(due + interval)
+                } else if !self.busy_seen[url] && !self.slow_announced[url] {
+                    Some(due + interval / 2)
+                } else {
+                    None
+                }
+            })
+            .max()
+    }
+
+    /// Said at an interval, once a slow spell, of each URL whose page is still being read:
+    /// it is left out of the interval, which the other URLs' pages make on time.
+    fn still_reading(&mut self, at: DateTime<Utc>) -> Vec<Event> {
+        let mut events = Vec::new();
+        for url in 0..self.reading.len() {
+            let Some((since, bytes)) = self.reading[url] else {
+                continue;
+            };
+            self.busy_seen[url] = true;
+            if std::mem::replace(&mut self.slow_announced[url], true) {
+                continue;
+            }
+            events.push(Event {
+                kind: EventKind::Slow,
+                at,
+                source: self.servers[url].url.clone(),
+                message: format!(
+                    "its page ({:.1} MiB) is still being read after {:.1} s when the {} s interval is due: left out of it, the other URLs are on time (--max-page-mib and --max-series bound a page)",
+                    bytes as f64 / f64::from(1 << 20),
+                    (at - since).as_seconds_f64().max(0.0),
+                    self.settings.interval.as_seconds_f64()
+                ),
+                alert: None,
+            });
+        }
+        events
     }
 
     fn announce(&mut self, elapsed: f64, event: Event) -> Said {
@@ -230,9 +309,14 @@ impl Pipeline {
             target_requests: self.settings.target_requests,
             slo: &self.settings.slo,
         };
-        let mut snapshot = Snapshot::compute(&self.targets, &moment).with_gpu_settings(&self.settings.gpu);
+        let present: Vec<&Target> = self.targets.iter().flatten().collect();
+        let mut snapshot =
+            Snapshot::compute(&present, &self.servers, &moment).with_gpu_settings(&self.settings.gpu);
         let fresh = moment.fresh_pages > 0;
         let mut said = Vec::new();
+        for event in self.still_reading(at) {
+            said.push(self.announce(elapsed, event));
+        }
         for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
             said.push(self.announce(elapsed, event));
         }
@@ -260,7 +344,7 @@ impl Pipeline {
         }
         self.by_missing_said = true;
         let mut labels = std::collections::BTreeSet::new();
-        for target in &self.targets {
+        for target in self.targets.iter().flatten() {
             for series in target.tracker.series().take(10_000) {
                 labels.extend(series.labels().map(|(name, _)| name.to_string()));
             }
@@ -308,6 +392,21 @@ impl Pipeline {
     /// The run in figures, at its end (its length: the intervals computed).
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::new(&self.view(), self.schedule.elapsed(self.ticks));
+        // A first page still being read when the run ended: its server did answer.
+        for (url, reason) in &mut summary.never_answered {
+            let reading = self
+                .servers
+                .iter()
+                .zip(&self.reading)
+                .find(|(row, _)| row.url == *url);
+            if let Some((_, Some((since, bytes)))) = reading {
+                *reason = format!(
+                    "its first page ({:.1} MiB) was still being read when the run ended, since {:.1} s into the run",
+                    *bytes as f64 / f64::from(1 << 20),
+                    self.schedule.since_start(*since)
+                );
+            }
+        }
         summary.skipped_intervals = self.skipped_ticks;
         summary.alerts = self.alerts.fired();
         summary
@@ -321,6 +420,55 @@ impl Pipeline {
     /// Whether the run has computed its last interval (`--duration`).
     pub fn is_over(&self) -> bool {
         self.schedule.is_over(self.ticks + 1)
+    }
+}
+
+/// What reading one page into its URL's target gave, for [`Pipeline::read`]: made where
+/// the page was read (a live run's worker, or the pipeline itself on replay).
+pub struct PageRead {
+    url: usize,
+    notes: Vec<String>,
+    events: Vec<Event>,
+    row: ServerRow,
+    ok: bool,
+    /// How long the scrape took, and when it started (what a slow event is stamped with).
+    seconds: f64,
+    at: DateTime<Utc>,
+}
+
+/// Reads `scrape` into `target` (`skipped` newer-page-wins skips before it): the part of
+/// ingesting a page that needs no more than its URL's target, so that it can run on the
+/// URL's own worker while the other URLs' intervals go on.
+pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead {
+    let mut notes = Vec::new();
+    if skipped > 0 && target.skipped == 0 {
+        notes.push(format!(
+            "{}: pages come due faster than they are read; the newest is read, the others skipped (counted in the summary)",
+            target.url
+        ));
+    }
+    target.skipped += skipped;
+    let seconds = scrape.seconds();
+    target.scrape_s = Some(seconds);
+    let events = target.ingest_page(scrape.start, &scrape.result);
+    if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
+        if !target.noted_request_end {
+            target.noted_request_end = true;
+            // A window shorter than a request would show a sawtooth, not the throughput.
+            notes.push(format!(
+                "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
+                kind.0.title, target.url
+            ));
+        }
+    }
+    PageRead {
+        url: scrape.url,
+        notes,
+        events,
+        row: ServerRow::of(target),
+        ok: scrape.result.is_ok(),
+        seconds,
+        at: scrape.start,
     }
 }
 
@@ -346,6 +494,7 @@ mod tests {
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),
+            max_series: usize::MAX,
         };
         let schedule = Schedule::new(started, Duration::from_secs(2), Some(Duration::from_secs(60)));
         let mut p = Pipeline::new(
@@ -405,6 +554,7 @@ mod tests {
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),
+            max_series: usize::MAX,
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(40)));
         let mut p = Pipeline::new(
@@ -460,6 +610,155 @@ mod tests {
             rows >= 30 && stale_rows * 10 >= rows * 6,
             "{stale_rows} of {rows}"
         );
+    }
+
+    /// A pipeline of `urls` scraped every second, on a run of a minute from `started`.
+    fn every_second(started: DateTime<Utc>, urls: &[&str]) -> Pipeline {
+        let settings = Settings {
+            window: TimeDelta::seconds(4),
+            interval: TimeDelta::seconds(1),
+            timeout: TimeDelta::seconds(2),
+            ewma_tau: TimeDelta::seconds(4),
+            by: None,
+            target_requests: None,
+            gpu: GpuSettings::default(),
+            slo: Vec::new(),
+            max_series: usize::MAX,
+        };
+        let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(60)));
+        let urls: Vec<String> = urls.iter().map(ToString::to_string).collect();
+        Pipeline::new(settings, schedule, &urls, String::new(), Vec::new())
+    }
+
+    /// A scrape of `url` at `t` seconds that took `seconds`: the simulator's page, or an error.
+    fn scrape(
+        sim: &Simulation,
+        started: DateTime<Utc>,
+        url: usize,
+        t: f64,
+        seconds: f64,
+        ok: bool,
+    ) -> Scrape {
+        let start = started + TimeDelta::milliseconds((t * 1000.0) as i64);
+        let result = match ok {
+            true => Ok(Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            }),
+            false => Err("connection refused".to_string()),
+        };
+        Scrape {
+            url,
+            start,
+            end: start + TimeDelta::milliseconds((seconds * 1000.0) as i64),
+            result,
+        }
+    }
+
+    fn slow_events(p: &Pipeline) -> Vec<&str> {
+        p.events()
+            .iter()
+            .filter(|(_, e)| e.kind == EventKind::Slow)
+            .map(|(_, e)| e.message.as_str())
+            .collect()
+    }
+
+    /// A server flapping about the interval, or failing fast between slow scrapes, is one
+    /// slow spell: said once, and again only after a scrape within half an interval.
+    #[test]
+    fn slow_is_said_once_until_a_scrape_succeeds_within_half_an_interval() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["flapping"]);
+        let scrapes = [
+            (1.5, true),
+            (0.9, true),
+            (1.5, true),
+            (0.01, false),
+            (1.4, true),
+            (0.2, true),
+            (1.5, true),
+        ];
+        for (n, (seconds, ok)) in scrapes.into_iter().enumerate() {
+            p.ingest(&scrape(&sim, started, 0, 2.0 * n as f64, seconds, ok), 0);
+        }
+        let slow = slow_events(&p);
+        assert_eq!(slow.len(), 2, "{slow:?}");
+        assert!(slow[0].contains("1.5 s") && slow[1].contains("1.5 s"), "{slow:?}");
+    }
+
+    /// A URL whose page is being read elsewhere (its worker) is left out of the intervals
+    /// computed meanwhile, which say so once; back, it counts again, as if read in place.
+    #[test]
+    fn a_url_whose_page_is_still_being_read_is_left_out_and_said_once() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["a", "b"]);
+        let mut in_place = every_second(started, &["a", "b"]);
+        for url in 0..2 {
+            for q in [&mut p, &mut in_place] {
+                q.ingest(&scrape(&sim, started, url, 0.1, 0.01, true), 0);
+            }
+        }
+        p.tick();
+        let both = p.snapshot().unwrap().figures.running.unwrap();
+        let late = scrape(&sim, started, 1, 1.1, 0.01, true);
+        let mut target = p.lend(1, late.end, 1 << 20).expect("lent once");
+        assert!(p.lend(1, late.end, 1 << 20).is_none(), "not twice");
+        p.tick();
+        p.tick();
+        let alone = p.snapshot().unwrap().figures.running.unwrap();
+        assert!((alone * 2.0 - both).abs() < 1e-9, "{alone} of {both}");
+        let slow = slow_events(&p);
+        assert_eq!(slow.len(), 1, "{slow:?}");
+        assert!(
+            slow[0].starts_with("its page (1.0 MiB) is still being read after "),
+            "{}",
+            slow[0]
+        );
+        let read = read_page(&mut target, &late, 0);
+        p.read(target, read);
+        in_place.tick();
+        in_place.tick();
+        in_place.ingest(&late, 0);
+        for q in [&mut p, &mut in_place] {
+            q.ingest(&scrape(&sim, started, 0, 3.1, 0.01, true), 0);
+            q.tick();
+        }
+        let (lent, read_in_place) = (p.snapshot().unwrap(), in_place.snapshot().unwrap());
+        assert_eq!(lent.figures.running, read_in_place.figures.running);
+        assert_eq!(
+            format!("{:?}", lent.figures.generation),
+            format!("{:?}", read_in_place.figures.generation)
+        );
+    }
+
+    /// An interval waits for a small page being read (an interval at most), for a large
+    /// one half an interval, and not again for a URL an interval found still reading.
+    #[test]
+    fn an_interval_waits_for_small_pages_and_briefly_for_large_ones() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["small", "large"]);
+        let due = p.next_tick_at();
+        assert_eq!(p.awaited_until(due), None, "nothing being read");
+        let _large = p.lend(1, due, SMALL_PAGE).unwrap();
+        assert_eq!(p.awaited_until(due), Some(due + TimeDelta::milliseconds(500)));
+        let small = p.lend(0, due, SMALL_PAGE - 1).unwrap();
+        assert_eq!(p.awaited_until(due), Some(due + TimeDelta::seconds(1)));
+        p.tick();
+        let next = p.next_tick_at();
+        assert_eq!(
+            p.awaited_until(next),
+            Some(next + TimeDelta::seconds(1)),
+            "small: still"
+        );
+        let scrape = scrape(&sim, started, 0, 0.1, 0.01, true);
+        let mut small = small;
+        let read = read_page(&mut small, &scrape, 0);
+        p.read(small, read);
+        assert_eq!(p.awaited_until(next), None, "large: found still reading");
     }
 
     /// Jitter of tens of milliseconds never flips the window by an interval (0.2 took the

@@ -1,16 +1,28 @@
-//! The monitor's input: one scraping thread per URL (a slow server never delays the
-//! others). Pages wait in a [`Mailbox`],
-//! one per URL, so that a monitor that falls behind reads the newest page and skips the
-//! others instead of queueing them.
+//! The monitor's input: one worker thread per URL, which scrapes it and reads its pages
+//! into its target, so that a slow server, a huge page or a page of millions of series
+//! never delays the other URLs' intervals. Each page goes through the main loop first
+//! (a [`Mailbox`] per URL, `Message::Scraped`), which records it and lends the URL's
+//! target back to the worker ([`Lent`]) to read it into: the pipeline stays the one place
+//! that orders pages and intervals, as a replay orders them. Each scrape starts as long
+//! before its interval as the last one took to fetch and read (`Pace`), so that a page
+//! that takes a while is read when its interval is due. The workers are never joined: a
+//! run ends while one is stuck in a read or a page, and they end with the process.
+//!
+//! Each URL has three budgets: time (`--timeout`, over the request and its body, read in
+//! chunks that also look at the run's stop flag), bytes (`--max-page-mib`, checked against
+//! the Content-Length before the body is read, and while it streams) and series
+//! (`--max-series`, the tracker's `max_series`). A URL over one gets a fault that names it;
+//! a page still being read when its interval is due leaves its URL out of that interval.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::clock::LiveClock;
+use crate::clock::{LiveClock, Schedule};
 use crate::http;
+use crate::pipeline::{read_page, PageRead};
+use crate::target::Target;
 
 /// What one scrape of one URL produced, and when. Its samples are stamped with `start`,
 /// the moment the request was sent, as Prometheus stamps a scrape: a server renders its
@@ -32,7 +44,8 @@ impl Scrape {
 
 /// The newest unread page of each URL. A scrape that finds the previous page still unread
 /// replaces it and counts it as skipped: memory holds at most one waiting page per URL,
-/// however far behind the reader is.
+/// however far behind the reader is. (A live run's worker waits for its page to be taken
+/// and lent back before it scrapes again, so it never finds one waiting.)
 pub struct Mailbox {
     slots: Vec<Mutex<Slot>>,
 }
@@ -74,6 +87,17 @@ impl Mailbox {
         }
     }
 
+    /// Counts `pages` of `url` as skipped: scrapes due while the worker was reading a
+    /// page, which it did not make (said with the next page taken).
+    fn skip(&self, url: usize, pages: u64) {
+        if pages > 0 {
+            self.slots[url]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .skipped += pages;
+        }
+    }
+
     /// A buffer to read the next page of `url` into.
     fn spare(&self, url: usize) -> String {
         let mut slot = self.slots[url].lock().unwrap_or_else(PoisonError::into_inner);
@@ -94,61 +118,144 @@ impl Mailbox {
 
 /// What the main loop is told.
 pub enum Message {
-    /// A page of this URL waits in the mailbox.
+    /// A page of this URL waits in the mailbox: the worker waits to be lent the target.
     Scraped(usize),
+    /// A URL's worker read a page into the target it was lent, and hands it back.
+    Read(Box<(Target, PageRead)>),
     /// The terminal changed size.
     Redraw,
     /// q, Esc, Ctrl-C.
     Quit,
 }
 
-/// One URL's scraping: where, with which client, how often.
+/// A URL's target lent to its worker, with the page to read into it (`skipped` pages
+/// before it).
+pub struct Lent {
+    pub target: Target,
+    pub scrape: Scrape,
+    pub skipped: u64,
+}
+
+/// The main loop's answer to `Message::Scraped`: the target to read the page into, or
+/// `None` (the page was not to be read).
+pub type Lending = mpsc::Sender<Option<Lent>>;
+
+/// One URL's scraping: where, with which client, for which intervals.
 pub struct Scraper {
     pub index: usize,
     pub endpoint: http::Endpoint,
     pub client: http::Client,
-    pub interval: Duration,
+    pub schedule: Schedule,
+}
+
+/// When a URL's scrapes start: each early enough before the interval it is for that its
+/// page is fetched and read when that interval is computed. For a quick server that is
+/// the schedule's settle after the interval before; for one whose pages take longer to
+/// fetch and read, as long before as the last one took and a quarter more (an interval at
+/// most), so that a page that takes a while is in its interval rather than left out of it.
+struct Pace {
+    schedule: Schedule,
+    /// How long the last scrape took to fetch and read.
+    took: TimeDelta,
+}
+
+impl Pace {
+    /// When the scrape for interval `k` starts.
+    fn start_of(&self, k: u64) -> DateTime<Utc> {
+        let wanted = self.took + self.took / 4 + TimeDelta::milliseconds(10);
+        let lead = wanted.max(self.schedule.settle).min(self.schedule.interval);
+        self.schedule.tick_at(k) - lead
+    }
 }
 
 /// Scrapes as `scraper` says on its own thread until `stop`, leaving each page in
-/// `mailbox`, its times read from `clock`.
+/// `mailbox`, its times read from `clock`, and reads it into the target the main loop
+/// lends through the returned sender. A page whose reading outlasts an interval delays
+/// only this URL's next scrape (the scrapes it missed are skipped, not queued).
 pub fn spawn(
     scraper: Scraper,
     clock: LiveClock,
     mailbox: Arc<Mailbox>,
     tx: mpsc::Sender<Message>,
     stop: Arc<AtomicBool>,
-) {
+) -> Lending {
+    let (lending, lent) = mpsc::channel::<Option<Lent>>();
     std::thread::spawn(move || {
         let Scraper {
             index,
             endpoint,
             client,
-            interval,
+            schedule,
         } = scraper;
-        let mut next = Instant::now();
+        let mut pace = Pace {
+            schedule,
+            took: TimeDelta::zero(),
+        };
+        // The interval the next scrape is for: the first is sent at once.
+        let mut k = 0;
         while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(clock.until(pace.start_of(k)));
             let buffer = mailbox.spare(index);
             let start = clock.now();
-            let result = client.fetch_into(&endpoint, buffer);
+            let result = client.fetch_until(&endpoint, buffer, &stop);
+            let fetched = clock.now();
             let scrape = Scrape {
                 url: index,
                 start,
-                end: clock.now(),
+                end: fetched,
                 result,
             };
-            if mailbox.put(scrape) && tx.send(Message::Scraped(index)).is_err() {
+            if stop.load(Ordering::Relaxed) {
                 return;
             }
-            next += interval;
-            let now = Instant::now();
-            if next > now {
-                std::thread::sleep(next - now);
-            } else {
-                next = now;
+            // The main loop is told of a page when none was waiting (always, as this
+            // thread waits for each page to be read); gone, it ends this thread.
+            let run_over = mailbox.put(scrape)
+                && (tx.send(Message::Scraped(index)).is_err()
+                    || !read_when_lent(index, &lent, &mailbox, &tx));
+            if run_over {
+                return;
             }
+            pace.took = clock.now() - start;
+            // The next interval whose scrape can still start on time. Those whose start
+            // passed while the page was read are skipped and counted as pages skipped;
+            // those passed while it was fetched are the server's slowness, said as such.
+            let (now, mut skipped) = (clock.now(), 0);
+            k += 1;
+            while pace.start_of(k) < now {
+                skipped += u64::from(pace.start_of(k) > fetched);
+                k += 1;
+            }
+            mailbox.skip(index, skipped);
         }
     });
+    lending
+}
+
+/// Waits for the main loop to lend the target the page just left is to be read into,
+/// reads it there and hands the target back; false when the run is over.
+fn read_when_lent(
+    index: usize,
+    lent: &mpsc::Receiver<Option<Lent>>,
+    mailbox: &Mailbox,
+    tx: &mpsc::Sender<Message>,
+) -> bool {
+    let Ok(lent) = lent.recv() else {
+        return false;
+    };
+    let Some(Lent {
+        mut target,
+        scrape,
+        skipped,
+    }) = lent
+    else {
+        return true;
+    };
+    let read = read_page(&mut target, &scrape, skipped);
+    if let Ok(page) = scrape.result {
+        mailbox.recycle(index, page.body);
+    }
+    tx.send(Message::Read(Box::new((target, read)))).is_ok()
 }
 
 #[cfg(test)]

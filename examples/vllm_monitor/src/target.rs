@@ -83,6 +83,10 @@ impl fmt::Display for Status {
                 )
             }
             Status::NoInferenceMetrics => f.write_str("no vLLM, SGLang or TGI metrics on this page"),
+            Status::Refused(IngestError::SeriesLimit { limit, series }) => write!(
+                f,
+                "too many series: this page would take the URL to {series} series, over the limit of {limit}; refused whole (see --max-series)"
+            ),
             Status::Refused(e) => write!(f, "page refused: {e}"),
             Status::Failed(message) => f.write_str(message),
         }
@@ -101,12 +105,16 @@ pub enum EventKind {
     Stall,
     /// One data-parallel engine does much less than the others.
     Imbalance,
-    /// A scrape took longer than the interval: figures wait for its page.
+    /// A scrape took longer than the interval, or its page was still being read when an
+    /// interval was computed: figures wait for its page.
     Slow,
     /// A server's counters are not counters: they went down again with no restart
     /// evidence, or its process start time went backwards (two processes behind one
     /// URL?). They are not rated while it lasts (the library's `NoValue::ErraticCounter`).
     Erratic,
+    /// A page was read, but something about it is off (served as `text/html`): said once
+    /// per URL.
+    Warning,
     /// An `--alert` rule fired, or resolved (`alerts/`).
     AlertFiring,
     AlertResolved,
@@ -124,6 +132,7 @@ impl EventKind {
             EventKind::Imbalance => "imbalance",
             EventKind::Slow => "slow",
             EventKind::Erratic => "erratic",
+            EventKind::Warning => "warning",
             EventKind::AlertFiring => "alert_firing",
             EventKind::AlertResolved => "alert_resolved",
         }
@@ -196,6 +205,28 @@ fn instances_on_page(tracker: &Tracker) -> Vec<(&str, Option<f64>)> {
     present
 }
 
+/// Whether a Content-Type is one of the exposition formats (text, OpenMetrics), whatever
+/// its parameters: any other is worth a word even when the page parses.
+fn is_exposition_type(content_type: &str) -> bool {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    ["text/plain", "application/openmetrics-text"]
+        .iter()
+        .any(|t| media.eq_ignore_ascii_case(t))
+}
+
+/// Whether a page is HTML: by its Content-Type, or by its first character when it has none.
+fn is_html(page: &Page) -> bool {
+    match page.content_type.as_deref() {
+        Some(t) => t
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("text/html"),
+        None => page.body.trim_start().starts_with('<'),
+    }
+}
+
 /// A URL as an interval shows it: what the outputs read of a [`Target`], copied into the
 /// interval's snapshot so that they never reach into the trackers.
 #[derive(Debug, Clone)]
@@ -245,9 +276,10 @@ pub struct Target {
     /// Pages fetched but never read because a newer one arrived first (the monitor fell
     /// behind): the newest page wins.
     pub skipped: u64,
-    /// How long the newest scrape took, seconds, and whether slowness was announced.
+    /// How long the newest scrape took, seconds.
     pub scrape_s: Option<f64>,
-    pub slow_announced: bool,
+    /// Whether the URL's unexpected Content-Type was said (once per URL).
+    type_warned: bool,
     scrapes: u64,
     /// A fault was announced and no scrape has succeeded since: one event per outage,
     /// including the first one of a URL that never answered.
@@ -277,7 +309,7 @@ impl Target {
             instances: BTreeMap::new(),
             skipped: 0,
             scrape_s: None,
-            slow_announced: false,
+            type_warned: false,
             scrapes: 0,
             fault_announced: false,
             retention,
@@ -344,6 +376,14 @@ impl Target {
         self.tracker.read_as(page.format);
         let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
         let Some(kind) = ServerKind::detect(&self.tracker) else {
+            if is_html(page) {
+                // A login page, a proxy's error page or a dashboard at the wrong path.
+                return Err(Status::Failed(format!(
+                    "an HTML page ({}), not metrics: {}",
+                    page.content_type.as_deref().unwrap_or("no Content-Type"),
+                    crate::http::html_words(&page.body)
+                )));
+            }
             return Err(match report.first_error {
                 Some(first) => Status::BadLines {
                     kind: None,
@@ -353,6 +393,20 @@ impl Target {
                 None => Status::NoInferenceMetrics,
             });
         };
+        if let Some(unexpected) = page.content_type.as_deref().filter(|t| !is_exposition_type(t)) {
+            if !std::mem::replace(&mut self.type_warned, true) {
+                events.push(Event {
+                    kind: EventKind::Warning,
+                    at,
+                    source: self.url.clone(),
+                    message: format!(
+                        "served as {unexpected}, not as the text format asked for ({}): read anyway, as it parses",
+                        crate::http::ACCEPT
+                    ),
+                    alert: None,
+                });
+            }
+        }
         self.since.get_or_insert(at);
         self.last_ok = Some(at);
         self.scrapes += 1;

@@ -63,13 +63,17 @@
 //! no proper end; the reader yields every complete line and reports the cut through
 //! [`Replay::truncated`], not as an error: the scrapes it gives are exactly those recorded,
 //! and a killed run's recording ending early is what one expects of it. Nothing is synced
-//! to the disk, so a power cut may lose more.
+//! to the disk, so a power cut may lose more. The monitor writes behind its main loop
+//! ([`Background`]), so a killed run may also lose the few scrapes still waiting to be
+//! written; a run that ends (`--duration`, q, Ctrl-C) writes them all.
 
+mod background;
 mod read;
 #[cfg(test)]
 mod tests;
 mod write;
 
+pub use background::Background;
 pub use read::{open, Replay};
 pub use write::Writer;
 

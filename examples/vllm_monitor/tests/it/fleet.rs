@@ -1,5 +1,5 @@
 //! The monitor at fleet scale: ending on time, and counting the pages it skipped, when the
-//! simulated fleet server's pages come faster than it reads them.
+//! simulated fleet server's pages come due faster than it reads them.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -29,10 +29,12 @@ fn fleet_server(servers: usize) -> (Reaped, String) {
     (server, url)
 }
 
-/// 300 servers at 100 ms for 4 s: pages come faster than a test build reads them. The
-/// run's rows, and how long it took on the wall clock.
+/// 100 servers at 100 ms for 6 s: pages come due faster than a test build reads them (a
+/// page takes a few hundred milliseconds to read; the first, which makes every series,
+/// about two seconds: the run is long enough to read it on a loaded machine). The run's
+/// rows, and how long it took on the wall clock.
 fn overloaded_run() -> (Vec<Value>, Duration) {
-    let (_server, base) = fleet_server(300);
+    let (_server, base) = fleet_server(100);
     let started = Instant::now();
     let output = Command::new(monitor_binary())
         .args([
@@ -43,7 +45,7 @@ fn overloaded_run() -> (Vec<Value>, Duration) {
             "--window",
             "2s",
             "--duration",
-            "4s",
+            "6s",
             "--timeout",
             "30s",
             "--json",
@@ -64,10 +66,11 @@ fn overloaded_run() -> (Vec<Value>, Duration) {
     (lines, elapsed)
 }
 
-/// The run ends at `--duration` on its schedule: intervals of 100 ms up to 4 s, the last
-/// one at 4 s, none after, and a summary of 4 s; an interval the run fell too far behind to
-/// compute is skipped and counted, as is every page skipped. (How soon that is on the wall
-/// clock is the ignored test below: it depends on the machine.)
+/// The run ends at `--duration` on its schedule: intervals of 100 ms up to 6 s, the last
+/// one at 6 s, none after, and a summary of 6 s; an interval the run fell too far behind to
+/// compute is skipped and counted, as is every page skipped (the scrapes due while the
+/// worker read a page); the intervals due while a page was read leave the URL out. (How soon that is on the wall clock is the ignored test below: it
+/// depends on the machine.)
 #[test]
 fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
     let (lines, elapsed) = overloaded_run();
@@ -77,33 +80,44 @@ fn under_overload_the_run_ends_on_time_and_counts_the_pages_it_skipped() {
         .map(|r| (r["elapsed_s"].as_f64().unwrap() * 10.0).round() as i64)
         .collect();
     assert!(intervals.windows(2).all(|w| w[0] < w[1]), "{intervals:?}");
-    assert!(intervals.iter().all(|k| (1..=40).contains(k)), "{intervals:?}");
-    assert_eq!(intervals.last(), Some(&40), "{intervals:?}");
+    assert!(intervals.iter().all(|k| (1..=60).contains(k)), "{intervals:?}");
+    assert_eq!(intervals.last(), Some(&60), "{intervals:?}");
     let summary = lines.last().unwrap();
     assert_eq!(summary["event"], "summary");
-    assert_eq!(summary["elapsed_s"], 4.0, "{summary}");
+    assert_eq!(summary["elapsed_s"], 6.0, "{summary}");
     let skipped_intervals = summary["skipped_intervals"].as_u64().unwrap();
-    assert_eq!(rows.len() as u64 + skipped_intervals, 40, "{summary}");
+    assert_eq!(rows.len() as u64 + skipped_intervals, 60, "{summary}");
     let last = rows.last().unwrap();
     let skipped = last["urls"][0]["skipped_pages"].as_u64().unwrap();
     // Pages can still be skipped after the last row: the summary counts them all.
     assert!(summary["skipped_pages"].as_u64().unwrap() >= skipped, "{summary}");
-    let groups = last["groups"].as_array().unwrap();
-    assert_eq!(groups.len(), 300, "--federate groups by instance");
+    // A page read while an interval is due leaves the URL out of that interval (it is
+    // read on its worker; the interval does not wait): the rows with figures have every
+    // instance.
+    let with_figures: Vec<usize> = rows
+        .iter()
+        .filter_map(|r| r["groups"].as_array().map(Vec::len).filter(|n| *n > 0))
+        .collect();
+    assert!(!with_figures.is_empty(), "no row read a page: {summary}");
+    assert!(
+        with_figures.iter().all(|n| *n == 100),
+        "--federate groups by instance: {with_figures:?}"
+    );
     println!(
-        "fleet overload: 300 servers every 100 ms, ended after {elapsed:?}, {} rows, {skipped_intervals} interval(s) and {skipped} page(s) skipped",
+        "fleet overload: 100 servers every 100 ms, ended after {elapsed:?}, {} rows, {skipped_intervals} interval(s) and {skipped} page(s) skipped",
         rows.len()
     );
 }
 
-/// The same run on the wall clock: it ends soon after its 4 s, whatever it had to skip.
+/// The same run on the wall clock: it ends soon after its 6 s, whatever it had to skip.
 #[test]
 #[ignore = "times the wall clock: how soon an overloaded run ends depends on the machine and its load"]
 fn under_overload_the_run_ends_soon_after_its_duration() {
     let (_, elapsed) = overloaded_run();
-    // 4 s, and the page being read when the run is due to end: four times that is generous.
+    // 6 s: a page being read when the run is due to end is not waited for (1 s, plus the
+    // summary, at most); twice that is generous.
     assert!(
-        elapsed < Duration::from_secs(16),
-        "took {elapsed:?} for a 4 s run"
+        elapsed < Duration::from_secs(12),
+        "took {elapsed:?} for a 6 s run"
     );
 }

@@ -6,6 +6,7 @@ mod counters;
 mod data;
 mod discovery;
 mod engines;
+mod faults;
 mod federation;
 mod first_contact;
 mod fleet;

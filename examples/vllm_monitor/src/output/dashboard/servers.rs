@@ -96,9 +96,11 @@ pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Ev
         .take(rows)
         .map(|(elapsed, e)| {
             let color = match e.kind {
-                EventKind::Restart | EventKind::Imbalance | EventKind::Slow | EventKind::Erratic => {
-                    Color::Yellow
-                }
+                EventKind::Restart
+                | EventKind::Imbalance
+                | EventKind::Slow
+                | EventKind::Erratic
+                | EventKind::Warning => Color::Yellow,
                 EventKind::Fault | EventKind::Stale | EventKind::Stall | EventKind::AlertFiring => Color::Red,
                 EventKind::Recovered | EventKind::Back | EventKind::AlertResolved => Color::Green,
             };
