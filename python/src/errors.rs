@@ -39,19 +39,21 @@ create_exception!(
 
 /// A parse error as a `promrate.ParseError` instance (yielded, raised or reported).
 pub fn parse_error<'py>(py: Python<'py>, e: &promrate::ParseError) -> PyResult<Bound<'py, PyBaseException>> {
-    let err = ParseError::new_err(e.to_string()).into_value(py).into_bound(py);
+    let err = ParseError::new_err(in_python(&e.to_string()))
+        .into_value(py)
+        .into_bound(py);
     err.setattr("line", e.line)?;
     err.setattr("column", e.column)?;
-    err.setattr("message", e.kind.to_string())?;
+    err.setattr("message", in_python(&e.kind.to_string()))?;
     Ok(err)
 }
 
 pub fn selector_error(py: Python<'_>, e: &promrate::SelectorError) -> PyErr {
-    let err = SelectorError::new_err(e.to_string());
+    let err = SelectorError::new_err(in_python(&e.to_string()));
     let value = err.value(py);
     let set = value
         .setattr("column", e.column)
-        .and_then(|()| value.setattr("message", e.kind.to_string()));
+        .and_then(|()| value.setattr("message", in_python(&e.kind.to_string())));
     set.err().unwrap_or(err)
 }
 
@@ -67,7 +69,40 @@ pub fn query_error(py: Python<'_>, e: &promrate::QueryError) -> PyErr {
         Q::InvalidQuantile { .. } => "invalid_quantile",
         _ => "other",
     };
-    with_kind(py, QueryError::new_err(e.to_string()), kind)
+    with_kind(py, QueryError::new_err(in_python(&e.to_string())), kind)
+}
+
+/// The library's words for what to do, written as the Python package spells it: its
+/// messages name Rust calls (`Query::window(..)`, `Tracker::new`), which a Python user
+/// cannot type. Every message stays a whole sentence.
+pub fn in_python(message: &str) -> String {
+    const CALLS: [(&str, &str); 10] = [
+        ("Query::window(..)", "Query(..., window=...)"),
+        (
+            "`Query::new(&selector, Estimator::Rate).window(..)`",
+            "`Query(selector, Estimator.RATE, window=...)`",
+        ),
+        (
+            "`tracker.evaluate(&Query::new(&selector, Estimator::Rate).window(..).by([..]))`",
+            "`tracker.evaluate(Query(selector, Estimator.RATE, window=..., by=[...]))`",
+        ),
+        ("those given to Tracker::new", "those given to Tracker([...])"),
+        (
+            "Tracker::quantile or Tracker::mean",
+            "Tracker.quantile or Tracker.mean",
+        ),
+        ("set Tracker::retention to", "pass Tracker(retention=...)"),
+        (
+            "set Tracker::ewma_time_constant before ingesting",
+            "pass Tracker(ewma_time_constant=...)",
+        ),
+        ("`Parser::strict(false)`", "`strict=False`"),
+        ("`Tracker::vllm_preset`", "`Tracker.vllm_preset()`"),
+        ("Tracker::max_series", "Tracker(max_series=...)"),
+    ];
+    CALLS.iter().fold(message.to_string(), |text, (rust, python)| {
+        text.replace(rust, python)
+    })
 }
 
 pub fn ingest_error(py: Python<'_>, e: &promrate::IngestError) -> PyErr {
@@ -78,7 +113,7 @@ pub fn ingest_error(py: Python<'_>, e: &promrate::IngestError) -> PyErr {
         I::SeriesLimit { .. } => "series_limit",
         _ => "other",
     };
-    with_kind(py, IngestError::new_err(e.to_string()), kind)
+    with_kind(py, IngestError::new_err(in_python(&e.to_string())), kind)
 }
 
 fn with_kind(py: Python<'_>, err: PyErr, kind: &str) -> PyErr {

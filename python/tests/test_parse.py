@@ -104,6 +104,12 @@ def test_strict_openmetrics_and_line_by_line():
     assert not any(isinstance(e, promrate.ParseError) for e in promrate.parse(page, format="openmetrics", strict=False))
 
 
+def test_a_family_clash_says_what_to_pass_in_python():
+    page = "# TYPE a counter\n# TYPE a gauge\na 1\n# EOF\n"
+    clash = [e for e in promrate.parse(page, format="openmetrics") if isinstance(e, promrate.ParseError)]
+    assert clash and all("::" not in e.message for e in clash), [e.message for e in clash]
+
+
 def test_pages_as_bytes_must_be_utf8_and_others_are_refused():
     assert samples(promrate.parse("a 1\n".encode())) [0].value == 1.0
     with pytest.raises(ValueError, match="not UTF-8"):

@@ -34,6 +34,10 @@ def test_errors_have_a_column():
         promrate.Selector("rate(x[5m])")
     assert raised.value.column == 5
     assert "PromQL query, not a selector" in raised.value.message
+    assert "tracker.evaluate(Query(selector, Estimator.RATE, window=..., by=[...]))" in raised.value.message
+    with pytest.raises(promrate.SelectorError) as raised:
+        promrate.Selector("x_total[5m]")
+    assert "Query(selector, Estimator.RATE, window=...)" in raised.value.message and "::" not in raised.value.message
     with pytest.raises(promrate.SelectorError) as raised:
         promrate.Selector('up{job=~"("}')
     assert raised.value.column == 9 and isinstance(raised.value, ValueError)

@@ -120,6 +120,12 @@ def test_query_errors_are_exceptions_with_a_kind():
         with pytest.raises(promrate.QueryError) as raised:
             tracker.evaluate(query)
         assert raised.value.kind == kind, query
+        # Said in Python, as whole sentences: no Rust call a Python user cannot type.
+        assert "::" not in str(raised.value) and "(..)" not in str(raised.value), str(raised.value)
+    with pytest.raises(promrate.QueryError, match=r"window=\.\.\."):
+        tracker.evaluate(promrate.Query("a_total", E.RATE))
+    with pytest.raises(promrate.QueryError, match=r"given to Tracker\(\[\.\.\.\]\)"):
+        tracker.evaluate(promrate.Query("b_total", E.RATE, 10))
     with pytest.raises(ValueError, match="modifier is 'anchored', 'smoothed' or None"):
         promrate.Query("a_total", E.RATE, 10, modifier="other")
 

@@ -28,7 +28,7 @@ pub enum QueryError {
     /// answer would miss them.
     #[error(
         "the tracker does not track `{selector}` (it keeps only what its selectors pick: {}){}; \
-         if you meant it, add the selector to Tracker::new's",
+         if you meant it, add the selector to those given to Tracker::new",
         tracked.join(", "),
         if nearest.is_empty() { String::new() } else { format!("; nearest names tracked: {}", nearest.join(", ")) }
     )]

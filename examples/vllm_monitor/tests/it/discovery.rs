@@ -1,5 +1,7 @@
 //! With no `--url`: a server on one of this machine's usual ports is found and monitored;
 //! when none answers, the simulator is started and every output says why.
+//! Each test probes ports it owns (`--discover-ports`): a machine with a vLLM server on
+//! port 8000, as this project's users have, runs them as any other.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -10,12 +12,9 @@ use serde_json::Value;
 
 use crate::monitor::{live_until, monitor_binary, read_request, Reaped};
 
-/// The inference servers of the monitor's default list: vLLM 8000-8015, SGLang 30000, TGI
-/// and llama.cpp 8080 (it also asks LMDeploy's 23333 and DCGM's 9400).
-const USUAL_PORTS: [u16; 18] = [
-    8000, 8001, 8002, 8003, 8004, 8005, 8006, 8007, 8008, 8009, 8010, 8011, 8012, 8013, 8014, 8015, 30000,
-    8080,
-];
+/// The monitor's default list (`--discover-ports`): vLLM 8000-8015, SGLang 30000, TGI and
+/// llama.cpp 8080, LMDeploy 23333, DCGM 9400.
+const USUAL_PORTS: &str = "8000-8015,30000,8080,23333,9400";
 
 /// Runs the monitor with `args` (JSON); its rows, and how long its first line took.
 fn run(args: &[&str]) -> (Vec<Value>, Duration) {
@@ -37,21 +36,17 @@ fn run(args: &[&str]) -> (Vec<Value>, Duration) {
     (rows, first_after)
 }
 
-/// A vLLM page on the first usual port free here (1000 tok/s by the server's clock);
-/// stopped when dropped. If every usual port is taken, this machine cannot host the test's
-/// server, and saying so beats passing without having looked.
-struct OnAUsualPort {
+/// A vLLM page on a port of its own (1000 tok/s by the server's clock); stopped when
+/// dropped.
+struct OwnServer {
     port: u16,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl OnAUsualPort {
-    fn start() -> OnAUsualPort {
-        let listener = USUAL_PORTS
-            .iter()
-            .find_map(|&port| TcpListener::bind(("127.0.0.1", port)).ok())
-            .unwrap_or_else(|| panic!("every usual port ({USUAL_PORTS:?}) is busy on this machine"));
+impl OwnServer {
+    fn start() -> OwnServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let thread = {
@@ -73,7 +68,7 @@ impl OnAUsualPort {
                 }
             })
         };
-        OnAUsualPort {
+        OwnServer {
             port,
             stop,
             thread: Some(thread),
@@ -85,7 +80,7 @@ impl OnAUsualPort {
     }
 }
 
-impl Drop for OnAUsualPort {
+impl Drop for OwnServer {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         // Wakes the accepting thread, which then sees the flag.
@@ -104,11 +99,14 @@ fn run_until(args: &[&str], done: impl Fn(&Value) -> bool) -> Vec<Value> {
     live_until(&all, done).rows
 }
 
+/// The server is found among the ports asked (the default list is `args.rs`'s to test) and
+/// monitored, and only it: nothing else this machine runs is asked.
 #[test]
-fn a_server_on_a_usual_port_is_found_and_monitored() {
-    let server = OnAUsualPort::start();
+fn a_server_on_a_port_asked_is_found_and_monitored() {
+    let server = OwnServer::start();
     let url = server.url();
-    let rows = run_until(&[], |row| {
+    let ports = format!("{},{}", server.port, free_port());
+    let rows = run_until(&["--discover-ports", &ports], |row| {
         row["urls"].as_array().is_some_and(|urls| {
             urls.iter()
                 .any(|u| u["url"] == url.as_str() && u["status"] == "ok (vllm)")
@@ -118,14 +116,7 @@ fn a_server_on_a_usual_port_is_found_and_monitored() {
 
     let start = &rows[0];
     assert_eq!(start["event"], "start", "{start}");
-    assert!(
-        start["monitoring"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|u| *u == url.as_str()),
-        "{start}"
-    );
+    assert_eq!(start["monitoring"], serde_json::json!([url]), "{start}");
     assert!(
         start["notes"][0]
             .as_str()
@@ -147,26 +138,33 @@ fn a_server_on_a_usual_port_is_found_and_monitored() {
     assert_eq!(ours["status"], "ok (vllm)", "{last}");
 }
 
-/// 18 ports probed at once: at most a 150 ms connect and a 600 ms answer per path, so the
-/// first line comes within a second of the start, the process's start included.
+/// The usual ports and ours probed at once: at most a 150 ms connect and a 600 ms answer
+/// per path, so the first line comes within a second of the start, the process's start
+/// included.
 #[test]
 #[ignore = "times the wall clock"]
 fn discovery_prints_its_first_line_within_a_second() {
-    let server = OnAUsualPort::start();
-    let (rows, first_after) = run(&[]);
+    let server = OwnServer::start();
+    let ports = format!("{USUAL_PORTS},{}", server.port);
+    let (rows, first_after) = run(&["--discover-ports", &ports]);
     drop(server);
     assert_eq!(rows[0]["event"], "start", "{}", rows[0]);
     assert!(first_after < Duration::from_secs(1), "{first_after:?}");
-    println!("discovery: 18 ports probed, first line after {first_after:?}");
+    println!("discovery: 24 ports probed, first line after {first_after:?}");
+}
+
+/// A port of this machine that nothing listens on (it was free a moment ago).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
 fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
-    let free = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let free = free_port();
     let ports = free.to_string();
     let (rows, _) = run(&["--discover-ports", &ports]);
     let start = &rows[0];
