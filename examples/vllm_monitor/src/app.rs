@@ -78,6 +78,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
         timeout: delta(timeout),
         ewma_tau: args.ewma_tau.map_or(used, delta),
         by: args.group_label(),
+        max_groups: args.max_groups,
         target_requests: args.target_requests,
         gpu: GpuSettings {
             gpus: args.gpus,

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Output, Run};
 use crate::figures::slo::Attainment;
-use crate::figures::{Figures, Quantiles, Rate};
+use crate::figures::{EngineRate, Figures, Quantiles, Rate};
 use crate::interval::Snapshot;
 use crate::summary::Summary;
 use crate::target::Event;
@@ -117,7 +117,7 @@ fn figures_without_slo(f: &Figures) -> Value {
         "generation_tokens_per_s_per_gpu": f.per_token.tokens_per_s_per_gpu,
         "joules_per_generated_token": f.per_token.joules_per_token,
         "cost_per_million_generated_tokens": f.per_token.cost_per_million_tokens,
-        "generation_tokens_per_s_by_engine": f.engine_rates.iter().map(|e| (e.name(&f.engine_rates), json!(e.rate))).collect::<Map<String, Value>>(),
+        "generation_tokens_per_s_by_engine": EngineRate::names(&f.engine_rates).zip(&f.engine_rates).map(|(name, e)| (name, json!(e.rate))).collect::<Map<String, Value>>(),
         "stalled": f.load == crate::figures::Load::Stalled,
         "imbalanced_engine": f.imbalanced_engine,
         "tokens_counted_at_request_end": f.tokens_at_request_end,

@@ -128,6 +128,7 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
                 .collect(),
         )),
         progress: None,
+        on_screen: None,
     };
     let lines = printed(&[], |p| {
         p.rows(&snapshot(&[0, 1]));
