@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use super::visible::visible;
 use super::{duration, keep_start, labels, ms, num, operator, percent, wrap, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
@@ -106,8 +107,10 @@ impl<W: Write> Plain<W> {
         self
     }
 
+    /// A line as it is written: what a server sent shown escaped ([`visible`]: every line
+    /// passes here), at most [`MAX_WIDTH`] characters.
     fn line(&mut self, text: &str) {
-        let text = keep_start(text.trim_end(), MAX_WIDTH);
+        let text = keep_start(visible(text).trim_end(), MAX_WIDTH);
         self.closed |= writeln!(self.out, "{text}").is_err();
         if let Some(n) = &mut self.since_header {
             *n += 1;
@@ -233,7 +236,7 @@ impl<W: Write> Plain<W> {
             .iter()
             .map(|(value, _)| match label {
                 "url" => labels::readable_url(value),
-                _ => value.clone(),
+                _ => visible(value).into_owned(),
             })
             .collect();
         // URLs are named among all of the run's, so that a URL keeps its label when
@@ -270,7 +273,7 @@ impl<W: Write> Plain<W> {
     /// `text` on as many lines as it takes (nothing cut off), the lines after the first
     /// indented.
     fn wrapped(&mut self, text: &str) {
-        for line in wrap(text.trim_end(), MAX_WIDTH, GOES_ON) {
+        for line in wrap(visible(text).trim_end(), MAX_WIDTH, GOES_ON) {
             self.line(&line);
         }
     }
@@ -283,8 +286,9 @@ impl<W: Write> Plain<W> {
             Some(label) => label.clone(),
             None => labels::readable_url(&e.source),
         };
+        let message = visible(&e.message);
         if e.kind == EventKind::Fault {
-            let reason = format!("! {elapsed:.1}s fault {} · ", e.message);
+            let reason = format!("! {elapsed:.1}s fault {message} · ");
             // The URL in the room the reason leaves, when that is enough to read it.
             let room = MAX_WIDTH.saturating_sub(reason.chars().count());
             if room >= 40 && self.url_labels.contains_key(&e.source) {
@@ -299,9 +303,8 @@ impl<W: Write> Plain<W> {
             return;
         }
         self.wrapped(&format!(
-            "! {elapsed:.1}s {} {source}: {}",
-            e.kind.as_str(),
-            e.message
+            "! {elapsed:.1}s {} {source}: {message}",
+            e.kind.as_str()
         ));
     }
 
@@ -362,6 +365,7 @@ impl<W: Write> Plain<W> {
                 .get(url)
                 .cloned()
                 .unwrap_or_else(|| labels::readable_url(url));
+            let reason = visible(reason);
             let line = format!("never answered: {url}: {reason}");
             if line.chars().count() <= MAX_WIDTH {
                 self.line(&line);

@@ -12,6 +12,7 @@ use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
 use crate::gpus::Gpus;
 use crate::interval::{History, Progress, ScreenGroups};
+use crate::output::visible::visible;
 use crate::output::{duration, keep_end, keep_start, labels, ms, num, percent};
 
 /// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
@@ -210,7 +211,11 @@ fn reasons_line(f: &Figures, width: usize) -> String {
     reasons.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut line = String::from("by reason");
     for (shown, (reason, rate)) in reasons.iter().enumerate() {
-        let part = format!("{} {reason} {rate:.2}", if shown == 0 { "" } else { " ·" });
+        let part = format!(
+            "{} {} {rate:.2}",
+            if shown == 0 { "" } else { " ·" },
+            visible(reason)
+        );
         let others = reasons.len() - shown - 1;
         let more = if others > 0 {
             format!(" +{others}")
@@ -398,8 +403,8 @@ pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, screen: &ScreenGro
     let names: Vec<String> = rows
         .iter()
         .map(|(value, _)| match label {
-            "url" => labels::readable_url(value),
-            _ => value.clone(),
+            "url" => visible(&labels::readable_url(value)).into_owned(),
+            _ => visible(value).into_owned(),
         })
         .collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();

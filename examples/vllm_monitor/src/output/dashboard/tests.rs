@@ -452,3 +452,35 @@ fn an_interval_without_a_new_page_says_it_waits_for_the_slow_scrape() {
     }
     assert!(!has(&rows_of(&simulated.run(), 100, 30), "slow scrape"));
 }
+
+/// An error body, an event and a `--by` label value that would retitle the terminal, clear
+/// it and rub out words are shown with those characters written out: the servers' line,
+/// the event log and the group's row say `\x1b]0;...`, and a value's newline is `\n` on
+/// its one row (ratatui would otherwise drop them silently, and the row would lie).
+#[test]
+fn server_text_is_shown_with_its_control_characters_written_out() {
+    let hostile = "HTTP 500: \u{1b}]0;pwned\u{7}\u{1b}[2Jok\u{8}\u{8}";
+    let mut sim = Simulated::new(None);
+    sim.servers[0].status = crate::target::Status::Failed(hostile.into());
+    sim.events.push((
+        20.0,
+        Event {
+            kind: crate::target::EventKind::Fault,
+            at: Utc::now(),
+            source: "gpu\u{1b}[2J1".into(),
+            message: hostile.into(),
+            alert: None,
+        },
+    ));
+    let figures = sim.last.figures.clone();
+    sim.last.groups = Some(("model_name".into(), vec![("llama\nmistral".into(), figures)]));
+    let rows = rows_of(&sim.run(), 160, 40);
+    let screen = rows.join("\n");
+    assert!(has(&rows, "\\x1b]0;pwned\\x07\\x1b[2Jok\\x08\\x08"), "{screen}");
+    assert!(has(&rows, "gpu\\x1b[2J1"), "{screen}");
+    assert!(has(&rows, "llama\\nmistral"), "{screen}");
+    assert!(
+        !screen.contains("pwned\u{7}") && !has(&rows, "okmistral"),
+        "{screen}"
+    );
+}
