@@ -4,8 +4,8 @@
 //! aggregation by instance, a histogram quantile by instance, and every figure of one
 //! interval of `vllm_monitor --federate` (by instance).
 //!
-//! Cardinality (`cardinality`): one interval of the monitor (`Pipeline::tick` and its plain
-//! lines) over a synthetic page of 200,000 `model_name` values with `--by model_name`, and
+//! Cardinality (`cardinality`): one interval of the monitor (`Pipeline::tick`, its plain
+//! lines and its JSON object) over a synthetic page of 200,000 `model_name` values with `--by model_name`, and
 //! of 16,000 `engine` values without `--by`, each beside a bare parse of the same page: the
 //! ratio stays flat as the page grows when the interval is linear in its series.
 //!
@@ -22,6 +22,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use promrate::{Estimator, Query, Selector, Tracker, WindowRule};
 use vllm_monitor::clock::Schedule;
 use vllm_monitor::http::Page;
+use vllm_monitor::output::json::Json;
 use vllm_monitor::output::plain::Plain;
 use vllm_monitor::output::Output;
 use vllm_monitor::pipeline::{Pipeline, Settings};
@@ -198,7 +199,7 @@ impl Wide {
 }
 
 /// An interval at `values` values of `label`, `--by by`: timed from the tick to its plain
-/// lines written, each after a new page read outside the timing.
+/// lines and its JSON object written, each after a new page read outside the timing.
 fn interval_bench(c: &mut Criterion, label: &'static str, values: usize, by: Option<&str>) {
     let page = wide_page(label, values, 0);
     let what = match by {
@@ -211,7 +212,8 @@ fn interval_bench(c: &mut Criterion, label: &'static str, values: usize, by: Opt
     group.bench_function("parse only", |b| b.iter(|| parse_only(black_box(&page))));
     let mut wide = Wide::new(label, values, by);
     let mut plain = Plain::new(std::io::sink(), false);
-    group.bench_function("one interval, plain lines", |b| {
+    let mut json = Json::new(std::io::sink());
+    group.bench_function("one interval, plain and JSON", |b| {
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;
             for _ in 0..iters {
@@ -219,7 +221,9 @@ fn interval_bench(c: &mut Criterion, label: &'static str, values: usize, by: Opt
                 let start = Instant::now();
                 wide.pipeline.tick();
                 let run = wide.pipeline.view();
-                plain.interval(&run, run.snapshot.expect("an interval"));
+                let snapshot = run.snapshot.expect("an interval");
+                plain.interval(&run, snapshot);
+                json.interval(&run, snapshot);
                 spent += start.elapsed();
             }
             spent
