@@ -10,7 +10,6 @@ use ratatui::Frame;
 use super::operator;
 use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
-use crate::gpus::Gpus;
 use crate::interval::{History, Progress, ScreenGroups};
 use crate::output::visible::visible;
 use crate::output::{duration, keep_end, keep_start, labels, ms, num, percent};
@@ -19,7 +18,8 @@ use crate::output::{duration, keep_end, keep_start, labels, ms, num, percent};
 /// token costs in GPU time, energy and money.
 pub(super) fn gpu_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let g = f.gpus.as_ref();
-    let model = g.map(Gpus::what);
+    // The model is DCGM's label value.
+    let model = g.map(|g| visible(&g.what()).into_owned());
     let first = [
         model.or(f.per_token.gpus.map(|n| format!("{n} GPU(s) (--gpus)"))),
         g.and_then(|g| g.power_w).map(|w| format!("{w:.0} W")),

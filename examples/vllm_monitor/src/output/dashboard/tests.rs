@@ -484,3 +484,28 @@ fn server_text_is_shown_with_its_control_characters_written_out() {
         "{screen}"
     );
 }
+
+/// Over `--max-groups` groups, the table shows the busiest and one row summing the rest
+/// that says how many it holds; its title counts every group when not all rows fit.
+#[test]
+fn groups_beyond_the_limit_are_one_row_that_says_how_many() {
+    let mut sim = Simulated::new(None);
+    let groups: Vec<(String, crate::figures::Figures)> = (0..200)
+        .map(|i| {
+            let mut f = sim.last.figures.clone();
+            f.generation.window = Some(f64::from(i));
+            (format!("model-{i:03}"), f)
+        })
+        .collect();
+    sim.last.on_screen = Some(crate::top::on_screen(&groups, 5));
+    sim.last.groups = Some(("model_name".into(), groups));
+    let rows = rows_of(&sim.run(), 120, 50);
+    let screen = rows.join("\n");
+    assert!(has(&rows, "model-199") && has(&rows, "model-195"), "{screen}");
+    assert!(!has(&rows, "model-194"), "{screen}");
+    assert!(has(&rows, "+ 195 others"), "{screen}");
+    // 0 + 1 + ... + 194 tok/s.
+    assert!(has(&rows, "18915.0"), "{screen}");
+    let short = rows_of(&sim.run(), 100, 30).join("\n");
+    assert!(short.contains("of 200 shown"), "{short}");
+}
