@@ -200,7 +200,7 @@ impl<W: Write> Plain<W> {
     /// A row per group shown, named as [`Plain::group_names`] says; the others' row last.
     fn group_rows(&mut self, screen: &ScreenGroups<'_>) {
         let short = self.group_names(screen);
-        for ((_, f), name) in screen.rows.iter().map(|g| (&g.0, &g.1)).zip(&short) {
+        for ((_, f), name) in screen.rows.iter().copied().zip(&short) {
             let row = self.row(name, f, None);
             self.line(&row);
             for line in operator::plain_lines(f, false, FIRST_WIDTH, MAX_WIDTH) {

@@ -56,7 +56,8 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
         let (shown, _) = labels::url_labels(&urls, room.max(16));
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), Style::new().fg(color)),
-            Span::raw(format!("{} ", shown[i])),
+            // A URL's query is shown percent-decoded: what it decodes to is escaped too.
+            Span::raw(format!("{} ", visible(&shown[i]))),
             Span::styled(status, Style::new().fg(color)),
             Span::styled(slow, Style::new().fg(Color::Yellow)),
             Span::raw(tail),
