@@ -117,24 +117,15 @@ fn sizes<'s>(sources: &'s [Source<'s>]) -> Sizes<'s> {
     all
 }
 
-/// `sum by (by) (f(names))` per value of `label` (reasons, states: a handful): one query
-/// to find the values, then one per value.
+/// `sum by (by) (f(names))` per value of `label` (reasons, states): one query per source,
+/// however many values ([`Query::sum_by_value`]).
 pub(super) fn by_label(
     q: &Query<'_>,
     names: &[Metric],
     label: &str,
     f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
 ) -> BTreeMap<String, Split> {
-    let values = Query::new(q.sources, Some(label));
-    values.sum(names, f);
-    let mut by_value = BTreeMap::new();
-    for value in values.groups.into_inner().names {
-        let of_value = |s: &TrackedSeries, src: &Source<'_>| {
-            (s.label(label) == Some(&*value)).then(|| f(s, src)).flatten()
-        };
-        by_value.insert(value.to_string(), q.sum(names, &of_value));
-    }
-    by_value
+    q.sum_by_value(names, label, f)
 }
 
 /// The capacity queries of one interval, asked once.

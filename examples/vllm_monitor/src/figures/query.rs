@@ -2,7 +2,7 @@
 //! the sources and split by group in the same pass.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use promrate::histogram::{self, Bucket};
@@ -214,6 +214,41 @@ impl<'q> Query<'q> {
             }
         }
         split
+    }
+
+    /// `sum by (by) (f(name))` per value of `label` (reasons, states), the series without
+    /// it left out: one indexed query per source, grouped by both labels, however many
+    /// values there are (a query per value cost values × series: quadratic on a page that
+    /// makes up a value per series).
+    pub(super) fn sum_by_value(
+        &self,
+        names: &[Metric],
+        label: &str,
+        f: PerSeries<'_>,
+    ) -> BTreeMap<String, Split> {
+        // The `--by` label first: `group_of` reads it there.
+        let by: Vec<&str> = self.label().into_iter().chain([label]).collect();
+        let mut by_value: BTreeMap<String, Split> = BTreeMap::new();
+        for source in self.sources {
+            let Some(metric) = first_present(source, names) else {
+                continue;
+            };
+            for group in kept(source.tracker.sum_by(&named(metric), &by, source.admitted(f))) {
+                let Some(value) = group.label(label).filter(|v| !v.is_empty()) else {
+                    continue;
+                };
+                let split = match by_value.get_mut(value) {
+                    Some(split) => split,
+                    None => by_value.entry(value.to_string()).or_default(),
+                };
+                split.add(
+                    self.group_of(source, &group.labels),
+                    group.value * metric.scale,
+                    group.series,
+                );
+            }
+        }
+        by_value
     }
 
     /// `sum by (by) (estimator(name[w]))` over every source, `name` being the first of
