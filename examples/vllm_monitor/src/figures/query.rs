@@ -90,6 +90,43 @@ impl Split {
     }
 }
 
+/// A figure per value of a label (reasons, states) over all sources and per group (by
+/// number), kept sparse: a page whose every series has a value and a group of its own costs
+/// its series, not values × groups.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ByValue {
+    total: BTreeMap<String, f64>,
+    groups: HashMap<usize, BTreeMap<String, f64>>,
+}
+
+impl ByValue {
+    fn add(&mut self, group: Option<usize>, value: &str, figure: f64) {
+        let add = |values: &mut BTreeMap<String, f64>| match values.get_mut(value) {
+            Some(sum) => *sum += figure,
+            None => {
+                values.insert(value.to_string(), figure);
+            }
+        };
+        add(&mut self.total);
+        if let Some(group) = group {
+            add(self.groups.entry(group).or_default());
+        }
+    }
+
+    /// Each value's figure over everything (`None`) or in one group, in value order.
+    pub(super) fn get(&self, group: Option<usize>) -> Vec<(String, f64)> {
+        let values = match group {
+            None => Some(&self.total),
+            Some(g) => self.groups.get(&g),
+        };
+        values
+            .into_iter()
+            .flatten()
+            .map(|(value, figure)| (value.clone(), *figure))
+            .collect()
+    }
+}
+
 /// The span of the window figures over all sources and per group (by number): from the
 /// oldest start to the newest end, and the longest span of one series.
 #[derive(Debug, Clone, Default)]
@@ -220,15 +257,10 @@ impl<'q> Query<'q> {
     /// it left out: one indexed query per source, grouped by both labels, however many
     /// values there are (a query per value cost values × series: quadratic on a page that
     /// makes up a value per series).
-    pub(super) fn sum_by_value(
-        &self,
-        names: &[Metric],
-        label: &str,
-        f: PerSeries<'_>,
-    ) -> BTreeMap<String, Split> {
+    pub(super) fn sum_by_value(&self, names: &[Metric], label: &str, f: PerSeries<'_>) -> ByValue {
         // The `--by` label first: `group_of` reads it there.
         let by: Vec<&str> = self.label().into_iter().chain([label]).collect();
-        let mut by_value: BTreeMap<String, Split> = BTreeMap::new();
+        let mut by_value = ByValue::default();
         for source in self.sources {
             let Some(metric) = first_present(source, names) else {
                 continue;
@@ -237,15 +269,8 @@ impl<'q> Query<'q> {
                 let Some(value) = group.label(label).filter(|v| !v.is_empty()) else {
                     continue;
                 };
-                let split = match by_value.get_mut(value) {
-                    Some(split) => split,
-                    None => by_value.entry(value.to_string()).or_default(),
-                };
-                split.add(
-                    self.group_of(source, &group.labels),
-                    group.value * metric.scale,
-                    group.series,
-                );
+                let id = self.group_of(source, &group.labels);
+                by_value.add(id, value, group.value * metric.scale);
             }
         }
         by_value
