@@ -1,5 +1,6 @@
-//! The figures of one interval, computed once and handed to every renderer, and the
-//! history the dashboard and the plot draw.
+//! The figures of one interval, computed once and handed to every renderer, with the
+//! groups a screen shows (`top.rs`); the history the dashboard and the plot draw is
+//! `history.rs`'s.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
