@@ -81,6 +81,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
         timeout: delta(timeout),
         ewma_tau: args.ewma_tau.map_or(used, delta),
         by: args.group_label(),
+        max_groups: args.max_groups,
         target_requests: args.target_requests,
         gpu: GpuSettings {
             gpus: args.gpus,
@@ -103,11 +104,32 @@ fn setup_line(s: &Settings, what: &str) -> String {
     )
 }
 
+/// Why a run could not start, with its exit status (README, "Exit status"): 2 for what
+/// was asked (arguments, a simulator that cannot start), 1 for a recording that cannot be
+/// read or holds no scrape.
+#[derive(Debug)]
+pub struct StartError {
+    pub message: String,
+    pub status: u8,
+}
+
+impl From<String> for StartError {
+    fn from(message: String) -> StartError {
+        StartError { message, status: 2 }
+    }
+}
+
+impl From<&str> for StartError {
+    fn from(message: &str) -> StartError {
+        message.to_string().into()
+    }
+}
+
 impl App {
     /// Chooses what to monitor (or the recording to replay), starts what reads it and
     /// takes the output; an error is for the user (a bad file, a simulator that cannot
     /// start).
-    pub fn start(args: Args) -> Result<App, String> {
+    pub fn start(args: Args) -> Result<App, StartError> {
         if args.speed.is_some() && args.replay.is_none() {
             return Err("--speed paces a replay: it needs --replay FILE".into());
         }
@@ -122,7 +144,8 @@ impl App {
                 if !objectives.contains(&latency) {
                     return Err(format!(
                         "--alert '{rule}' reads the share within the {latency} objective: give it with --slo {latency}=DURATION"
-                    ));
+                    )
+                    .into());
                 }
             }
         }
@@ -134,7 +157,10 @@ impl App {
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let (mut pipeline, input, urls, mut notes) = match &args.replay {
-            Some(file) => Self::replay_input(&args, file)?,
+            // A recording that cannot be read is the run's failure, not the arguments'.
+            Some(file) => {
+                Self::replay_input(&args, file).map_err(|message| StartError { message, status: 1 })?
+            }
             None => Self::live_input(&args, &tx, &stop)?,
         };
         if !args.alert.is_empty() {

@@ -123,6 +123,12 @@ pub struct Args {
     #[arg(long, value_name = "LABEL")]
     pub by: Option<String>,
 
+    /// With --by: the groups the dashboard and plain lines show, the busiest by
+    /// generation tokens/s; the rest are summed into one row ("+ 199,950 others").
+    /// --json and --export csv have every group.
+    #[arg(long, value_name = "N", default_value_t = crate::top::DEFAULT_MAX_GROUPS)]
+    pub max_groups: usize,
+
     /// Requests the run will send in all: shows progress and two ETAs (from the
     /// finished-request rate, and from tokens: remaining requests × mean tokens per
     /// request ÷ generation tokens/s). [default: none, no progress]

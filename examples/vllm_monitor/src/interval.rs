@@ -1,5 +1,6 @@
-//! The figures of one interval, computed once and handed to every renderer, and the
-//! history the dashboard and the plot draw.
+//! The figures of one interval, computed once and handed to every renderer, with the
+//! groups a screen shows (`top.rs`); the history the dashboard and the plot draw is
+//! `history.rs`'s.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -9,6 +10,9 @@ use crate::figures::slo::Objective;
 use crate::figures::{self, Figures, Source};
 use crate::gpus::{GpuSettings, PerToken};
 use crate::target::{ServerRow, Target};
+use crate::top::{self, OnScreen, Others};
+
+pub use crate::history::History;
 
 /// Progress of a run of known size, with two ETAs.
 #[derive(Debug, Clone, Copy)]
@@ -100,8 +104,10 @@ pub struct Snapshot {
     pub figures: Figures,
     /// Each URL as it stood at this interval.
     pub servers: Vec<ServerRow>,
-    /// With `--by`: the label and a row per value.
+    /// With `--by`: the label and a row per value, in name order (every group: JSON's).
     pub groups: Option<(String, Vec<(String, Figures)>)>,
+    /// The groups a screen shows (`--max-groups`); `None`: every group.
+    pub on_screen: Option<OnScreen>,
     pub progress: Option<Progress>,
 }
 
@@ -116,6 +122,8 @@ pub struct Moment<'a> {
     pub fresh: DateTime<Utc>,
     pub fresh_pages: usize,
     pub by: Option<&'a str>,
+    /// Groups a screen shows (`--max-groups`), the rest summed.
+    pub max_groups: usize,
     pub target_requests: Option<u64>,
     /// The `--slo` objectives.
     pub slo: &'a [Objective],
@@ -146,8 +154,10 @@ impl Snapshot {
         for f in std::iter::once(&mut f).chain(groups.iter_mut().map(|(_, g)| g)) {
             f.shortened = shortened(f, w.window, w.slack, pages);
         }
+        let on_screen = by.map(|_| top::on_screen(&groups, m.max_groups));
         let groups = by.map(|label| (label.to_string(), groups));
         Snapshot {
+            on_screen,
             elapsed: m.elapsed,
             at: newest.unwrap_or(m.at),
             window: WindowState {
@@ -161,6 +171,29 @@ impl Snapshot {
             servers: servers.to_vec(),
             groups,
         }
+    }
+}
+
+/// The group rows a screen shows: the `--by` label, the rows (name order) and the others'
+/// row, summed.
+pub struct ScreenGroups<'s> {
+    pub label: &'s str,
+    pub rows: Vec<&'s (String, Figures)>,
+    pub others: Option<&'s Others>,
+}
+
+impl Snapshot {
+    /// The groups a screen shows ([`top::on_screen`]); every group when no cut was made.
+    pub fn screen_groups(&self) -> Option<ScreenGroups<'_>> {
+        let (label, groups) = self.groups.as_ref()?;
+        let (rows, others) = match &self.on_screen {
+            Some(shown) => (
+                shown.rows.iter().filter_map(|&i| groups.get(i)).collect(),
+                shown.others.as_ref(),
+            ),
+            None => (groups.iter().collect(), None),
+        };
+        Some(ScreenGroups { label, rows, others })
     }
 }
 
@@ -185,6 +218,7 @@ impl Snapshot {
             fresh: at - TimeDelta::seconds(3),
             fresh_pages: 1,
             by,
+            max_groups: top::DEFAULT_MAX_GROUPS,
             target_requests,
             slo: &[],
         };
@@ -204,50 +238,6 @@ impl Snapshot {
             }
         }
         self
-    }
-}
-
-/// Values over the run, one per interval, for sparklines and the plot.
-#[derive(Debug, Default)]
-pub struct History {
-    pub elapsed: Vec<f64>,
-    pub generation: Vec<Option<f64>>,
-    pub ewma: Vec<Option<f64>>,
-    pub running: Vec<Option<f64>>,
-    pub waiting: Vec<Option<f64>>,
-    pub finished: Vec<Option<f64>>,
-    /// Per group (with `--by`): `label=value` and its generation rate per interval.
-    pub groups: Vec<(String, Vec<Option<f64>>)>,
-    /// Seconds since start at which a restart was announced.
-    pub restarts: Vec<f64>,
-}
-
-impl History {
-    pub fn push(&mut self, s: &Snapshot) {
-        let n = self.elapsed.len();
-        self.elapsed.push(s.elapsed);
-        self.generation.push(s.figures.generation.window);
-        self.ewma.push(s.figures.generation.ewma);
-        self.running.push(s.figures.running);
-        self.waiting.push(s.figures.waiting);
-        self.finished.push(s.figures.finished);
-        if let Some((label, groups)) = &s.groups {
-            for (value, f) in groups {
-                let name = format!("{label}={value}");
-                let index = match self.groups.iter().position(|(n, _)| *n == name) {
-                    Some(i) => i,
-                    None => {
-                        self.groups.push((name, vec![None; n]));
-                        self.groups.len() - 1
-                    }
-                };
-                self.groups[index].1.push(f.generation.window);
-            }
-        }
-        // Groups absent this interval get a gap.
-        for (_, values) in &mut self.groups {
-            values.resize(n + 1, None);
-        }
     }
 }
 
@@ -294,6 +284,7 @@ mod tests {
                 ],
             )),
             progress: None,
+            on_screen: None,
         };
         let settings = GpuSettings {
             gpus: Some(8),

@@ -39,6 +39,7 @@
 //! figures of one set of trackers; SLO attainment in `slo.rs`, capacity in `capacity.rs`),
 //! `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
 //! imbalance), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
+//! `history.rs` (the run's course, thinned), `top.rs` (the groups a screen shows: the busiest, the rest summed),
 //! `output/` (dashboard, plain, JSON, plot), `simulator/` (model, the pages of each server
 //! and of a DCGM exporter, server) and `fleet.rs` (`--serve --fleet`).
 
@@ -51,6 +52,7 @@ pub mod engines;
 pub mod figures;
 pub mod fleet;
 pub mod gpus;
+pub mod history;
 pub mod http;
 pub mod interval;
 pub mod output;
@@ -63,3 +65,4 @@ pub mod signals;
 pub mod simulator;
 pub mod summary;
 pub mod target;
+pub mod top;

@@ -26,8 +26,8 @@ fn main() -> ExitCode {
     match app::App::start(args) {
         Ok(app) => app.run(),
         Err(e) => {
-            eprintln!("vllm_monitor: {e}");
-            ExitCode::from(2)
+            eprintln!("vllm_monitor: {}", e.message);
+            ExitCode::from(e.status)
         }
     }
 }

@@ -28,6 +28,8 @@ pub struct Settings {
     /// The EWMA's time constant (`--ewma-tau`, else the window).
     pub ewma_tau: TimeDelta,
     pub by: Option<String>,
+    /// Groups a screen shows (`--max-groups`), the rest summed into one row.
+    pub max_groups: usize,
     pub target_requests: Option<u64>,
     pub gpu: GpuSettings,
     /// The `--slo` objectives (none without).
@@ -306,6 +308,7 @@ impl Pipeline {
             fresh: at - self.settings.out_after(),
             fresh_pages: std::mem::take(&mut self.pages_since_tick),
             by: self.settings.by.as_deref(),
+            max_groups: self.settings.max_groups,
             target_requests: self.settings.target_requests,
             slo: &self.settings.slo,
         };
@@ -491,6 +494,7 @@ mod tests {
             timeout: TimeDelta::seconds(2),
             ewma_tau: TimeDelta::seconds(10),
             by: None,
+            max_groups: crate::top::DEFAULT_MAX_GROUPS,
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),
@@ -551,6 +555,7 @@ mod tests {
             timeout: TimeDelta::seconds(5),
             ewma_tau: TimeDelta::seconds(10),
             by: None,
+            max_groups: crate::top::DEFAULT_MAX_GROUPS,
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),

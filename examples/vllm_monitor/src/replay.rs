@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use promrate::Format;
 
 use crate::http::{self, Page};
+use crate::output::visible::visible;
 use crate::recording::{self, Recorded};
 use crate::scrape::Scrape;
 
@@ -28,15 +29,79 @@ pub struct Recording {
     pub what: String,
 }
 
-/// Reads the recording at `path` once to learn its run (streaming: nothing is kept but
-/// the URLs and the scrape times of the first URL).
+/// What a scan of a recording found: its scrapes' URLs and times, and the first line
+/// that is not a scrape.
+#[derive(Default)]
+struct Scan {
+    urls: Vec<String>,
+    first: Option<DateTime<Utc>>,
+    /// The scrape times of the first URL.
+    starts: Vec<DateTime<Utc>>,
+    bad: Option<String>,
+}
+
+impl Scan {
+    fn add(&mut self, scrape: &Recorded) {
+        self.first = Some(self.first.map_or(scrape.start, |f| f.min(scrape.start)));
+        if !self.urls.contains(&scrape.url) {
+            self.urls.push(scrape.url.clone());
+        }
+        if scrape.url == self.urls[0] {
+            self.starts.push(scrape.start);
+        }
+    }
+
+    /// Why there is nothing to replay: the first line that is not a scrape, or that there
+    /// is no line after the header, or none at all.
+    fn nothing(self, shown: &str, header: bool) -> String {
+        match (self.bad, header) {
+            (Some(bad), _) => format!(
+                "{shown}: no scrape in the recording (JSON Lines, a scrape per line); the first line that is not one: {bad}"
+            ),
+            (None, true) => format!("{shown}: no scrape in the recording, only its header"),
+            (None, false) => format!("{shown}: the recording is empty: no scrape to replay"),
+        }
+    }
+}
+
+/// The start of a line as it may be shown: its first 40 characters, what a terminal would
+/// act on written out.
+fn excerpt(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let line = text.trim_end_matches(['\n', '\r']);
+    let short: String = line.chars().take(40).collect();
+    let more = if line.chars().count() > 40 { "…" } else { "" };
+    format!("`{}{more}`", visible(&short))
+}
+
+/// Reads the recording at `path` to learn its run (streaming: nothing is kept but the URLs
+/// and the scrape times of the first URL; a recording of the monitor's, with its header,
+/// is read up to its first scrape). A recording without any scrape is an error that names
+/// the first line that is not one.
 pub fn survey(path: &Path) -> Result<Recording, String> {
-    let shown = path.display();
-    let replay = recording::open(path).map_err(|e| match e.line {
+    let shown = path.display().to_string();
+    let mut replay = recording::open(path).map_err(|e| match e.line {
         0 => format!("{shown}: {}", e.message),
         _ => format!("{shown}: {e}"),
     })?;
-    if let Some(h) = replay.header() {
+    let header = replay.header().cloned();
+    let mut scan = Scan::default();
+    while let Some(scrape) = replay.next() {
+        match scrape {
+            Ok(scrape) => scan.add(&scrape),
+            Err(e) if scan.bad.is_none() => {
+                scan.bad = Some(format!("{e}: {}", excerpt(replay.line_text())));
+            }
+            Err(_) => {}
+        }
+        if header.is_some() && scan.first.is_some() {
+            break;
+        }
+    }
+    let Some(started) = scan.first else {
+        return Err(scan.nothing(&shown, header.is_some()));
+    };
+    if let Some(h) = header {
         let duration = h
             .extra
             .get("duration_s")
@@ -44,7 +109,7 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
             .map(Duration::from_secs_f64);
         return Ok(Recording {
             started: h.started,
-            urls: h.urls.clone(),
+            urls: h.urls,
             interval: h.interval,
             window: Some(h.window),
             duration,
@@ -52,21 +117,8 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
             what: "recorded by vllm_monitor".into(),
         });
     }
-    let mut urls: Vec<String> = Vec::new();
-    let mut first: Option<DateTime<Utc>> = None;
-    let mut starts = Vec::new();
-    for scrape in replay {
-        let Ok(scrape) = scrape else { continue };
-        first = Some(first.map_or(scrape.start, |f| f.min(scrape.start)));
-        if !urls.contains(&scrape.url) {
-            urls.push(scrape.url.clone());
-        }
-        if scrape.url == urls[0] {
-            starts.push(scrape.start);
-        }
-    }
-    let started = first.ok_or_else(|| format!("{shown}: no scrape in the recording"))?;
-    let mut gaps: Vec<i64> = starts
+    let mut gaps: Vec<i64> = scan
+        .starts
         .windows(2)
         .filter_map(|w| (w[1] - w[0]).num_microseconds())
         .collect();
@@ -77,7 +129,7 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
     });
     Ok(Recording {
         started,
-        urls,
+        urls: scan.urls,
         interval,
         window: None,
         duration: None,

@@ -29,7 +29,7 @@ impl Unit {
         match self {
             Unit::PerSecond => "a number per second",
             Unit::Fraction => "a fraction from 0 to 1, or a percentage (0.9 or 90%)",
-            Unit::Seconds => "seconds, or a duration (0.5, 500ms, 2s, 1m)",
+            Unit::Seconds => "a duration with its unit (500ms, 0.5s, 2s, 1m)",
             Unit::Count => "a number",
             Unit::Percent => "a percentage (90 or 90%)",
             Unit::Other(_) => "a number",

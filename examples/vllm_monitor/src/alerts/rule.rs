@@ -266,7 +266,17 @@ impl Parse<'_> {
             )
         };
         let value = match (figure.unit, unit) {
-            (Unit::Seconds, "") => value,
+            // A bare number was read as seconds: `ttft_p95 > 500` could never fire.
+            (Unit::Seconds, "") => {
+                return Err(self.error(
+                    at,
+                    number.len(),
+                    format!("{number} what? write {number}ms or {number}s"),
+                ))
+            }
+            (Unit::Seconds, _) if value < 0.0 => {
+                return Err(self.error(at, number.len(), "expected a duration, never negative"))
+            }
             (Unit::Seconds, _) => humantime::parse_duration(&format!("{number}{unit}"))
                 .map_err(|_| wrong_unit("a duration unit (ms, s, m, h)"))?
                 .as_secs_f64(),
@@ -361,7 +371,8 @@ mod tests {
                 "ttft_p95 >= 500ms for 1m 30s",
             ),
             ("e2e_mean != 1.5s", 1.5, 0, "e2e_mean != 1.5s"),
-            ("itl_p99 <= 0.05 for 0s", 0.05, 0, "itl_p99 <= 0.05"),
+            ("itl_p99 <= 50ms for 0s", 0.05, 0, "itl_p99 <= 50ms"),
+            ("e2e_p99 > 0.5s", 0.5, 0, "e2e_p99 > 0.5s"),
             ("gpu_util == 90%", 90.0, 0, "gpu_util == 90%"),
             ("stalled\t==\t1\tfor\t10s", 1.0, 10, "stalled == 1 for 10s"),
             ("req_s < 1e2", 100.0, 0, "req_s < 1e2"),
@@ -405,6 +416,14 @@ mod tests {
             ("kv_used > 90", 11, 2, "expected a fraction from 0 to 1"),
             ("kv_used > 0.9ms", 14, 2, "expected % or nothing"),
             ("ttft_p95 > 500xs", 15, 2, "expected a duration unit"),
+            // Seconds or milliseconds? A time needs its unit.
+            ("ttft_p95 > 500", 12, 3, "500 what? write 500ms or 500s"),
+            (
+                "itl_p99 <= 0.05 for 1m",
+                12,
+                4,
+                "0.05 what? write 0.05ms or 0.05s",
+            ),
             ("gen_tok_s < 1000 for", 18, 3, "expected `for DURATION`"),
             ("gen_tok_s < 1000 for ", 22, 1, "expected a duration after `for`"),
             ("gen_tok_s < 1000 for 30q", 24, 1, "unknown unit q"),
@@ -450,7 +469,7 @@ mod tests {
             Unit::Seconds => match unit_choice % 3 {
                 0 => (format!("{value}ms"), v / 1000.0),
                 1 => (format!("{value}s"), v),
-                _ => (format!("{value}"), v),
+                _ => (format!("{value}us"), v / 1e6),
             },
             Unit::Percent if unit_choice % 2 == 0 => (format!("{value}%"), v),
             _ => (format!("{value}"), v),
@@ -518,7 +537,9 @@ mod tests {
             at in 0usize..40,
             c in prop::sample::select(vec!['#', 'x', '?', ',', '=', '-']),
         ) {
-            let text = format!("{} >= 1 for 30s", FIGURES[index].name);
+            // A time's threshold with its unit.
+            let one = if FIGURES[index].unit == Unit::Seconds { "1s" } else { "1" };
+            let text = format!("{} >= {one} for 30s", FIGURES[index].name);
             let at = at % text.chars().count();
             let changed: String = text
                 .chars()

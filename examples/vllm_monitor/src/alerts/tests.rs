@@ -52,6 +52,7 @@ fn snapshot(
             )
         }),
         progress: None,
+        on_screen: None,
     }
 }
 

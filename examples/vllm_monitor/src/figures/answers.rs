@@ -1,11 +1,10 @@
 //! Every query of one interval asked once ([`Answers::ask`]), and the figures of the whole
 //! or of one group assembled from the answers ([`Answers::figures`]).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::capacity::{by_label, CapacityAnswers};
-use super::query::{ask, first_present, ratio, Buckets, GroupIds, Query, Spans, Split};
+use super::query::{ask, first_present, ratio, Buckets, ByValue, GroupIds, Query, Spans, Split};
 use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
@@ -49,7 +48,7 @@ pub(super) struct Answers {
     prompt_by_source: Option<[Split; 3]>,
     prompt_cached: Split,
     finished: Option<(Split, Split, Split)>,
-    finished_by_reason: BTreeMap<String, Split>,
+    finished_by_reason: ByValue,
     generated_since_start: Split,
     running: Split,
     waiting: Split,
@@ -142,7 +141,7 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineR
 
 /// The finished-request rate per `finished_reason`: one query per reason seen (a
 /// handful of values).
-fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> BTreeMap<String, Split> {
+fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> ByValue {
     let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
     by_label(q, &NAMES.finished, "finished_reason", &window_rate)
 }
@@ -173,7 +172,7 @@ impl Answers {
         });
         let finished_by_reason = match finished {
             Some(_) => finished_rates_by_reason(q, w),
-            None => BTreeMap::new(),
+            None => ByValue::default(),
         };
         let spec = q.present(&NAMES.spec_accepted).then(|| {
             [
@@ -318,11 +317,7 @@ impl Answers {
             f.finished = rate.get(g);
             f.finished_in_window = in_window.get(g);
             f.finished_since_start = since_start.get(g);
-            f.finished_by_reason = self
-                .finished_by_reason
-                .iter()
-                .filter_map(|(reason, split)| Some((reason.clone(), split.get(g)?)))
-                .collect();
+            f.finished_by_reason = self.finished_by_reason.get(g);
         }
         f.generated_since_start = self.generated_since_start.get(g);
         f.running = self.running.get(g);

@@ -6,11 +6,11 @@
 //! engine), and joined to each engine's usage by its `instance` and `engine` labels: a
 //! fleet of 1,000 servers costs a map of 1,000 sizes, not a search per series.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use promrate::{TrackedSeries, WindowRule};
 
-use super::query::{Query, Split};
+use super::query::{ByValue, Query, Split};
 use super::{measured, selector, Source, NAMES};
 use crate::engines::{KvSize, Metric};
 
@@ -117,24 +117,15 @@ fn sizes<'s>(sources: &'s [Source<'s>]) -> Sizes<'s> {
     all
 }
 
-/// `sum by (by) (f(names))` per value of `label` (reasons, states: a handful): one query
-/// to find the values, then one per value.
+/// `sum by (by) (f(names))` per value of `label` (reasons, states): one query per source,
+/// however many values ([`Query::sum_by_value`]).
 pub(super) fn by_label(
     q: &Query<'_>,
     names: &[Metric],
     label: &str,
     f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
-) -> BTreeMap<String, Split> {
-    let values = Query::new(q.sources, Some(label));
-    values.sum(names, f);
-    let mut by_value = BTreeMap::new();
-    for value in values.groups.into_inner().names {
-        let of_value = |s: &TrackedSeries, src: &Source<'_>| {
-            (s.label(label) == Some(&*value)).then(|| f(s, src)).flatten()
-        };
-        by_value.insert(value.to_string(), q.sum(names, &of_value));
-    }
-    by_value
+) -> ByValue {
+    q.sum_by_value(names, label, f)
 }
 
 /// The capacity queries of one interval, asked once.
@@ -144,8 +135,8 @@ pub(super) struct CapacityAnswers {
     preemptions: Split,
     rejections: Split,
     aborts: Split,
-    waiting_by_reason: BTreeMap<String, Split>,
-    sleep_states: BTreeMap<String, Split>,
+    waiting_by_reason: ByValue,
+    sleep_states: ByValue,
     not_exposed: Vec<&'static str>,
 }
 
@@ -204,13 +195,9 @@ impl CapacityAnswers {
 
     /// The capacity figures over everything (`None`) or of one group.
     pub(super) fn capacity(&self, g: Option<usize>) -> Capacity {
-        let mut states: Vec<(&str, f64)> = self
-            .sleep_states
-            .iter()
-            .filter_map(|(state, split)| Some((state.as_str(), split.get(g)?)))
-            .filter(|(_, engines)| *engines >= 0.5)
-            .collect();
-        states.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut states: Vec<(String, f64)> = self.sleep_states.get(g);
+        states.retain(|(_, engines)| *engines >= 0.5);
+        states.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let sleep_state = match states.as_slice() {
             [] => None,
             [(state, _)] => Some(state.to_string()),
@@ -228,11 +215,7 @@ impl CapacityAnswers {
             preemptions_per_s: self.preemptions.get(g),
             admission_rejections_per_s: self.rejections.get(g),
             aborts_per_s: self.aborts.get(g),
-            waiting_by_reason: self
-                .waiting_by_reason
-                .iter()
-                .filter_map(|(reason, split)| Some((reason.clone(), split.get(g)?)))
-                .collect(),
+            waiting_by_reason: self.waiting_by_reason.get(g),
             sleep_state,
             not_exposed: self.not_exposed.clone(),
         }

@@ -164,3 +164,38 @@ fn what_a_server_does_not_expose_is_named() {
     let (total, _) = compute_with(&[], w, None, &[]);
     assert!(total.capacity.not_exposed.is_empty());
 }
+
+/// A page where every series has a model and a waiting reason of its own (20,000 of
+/// each): each group has its one reason and the totals every reason, kept per value found,
+/// not in a table of every reason by every group (400 million cells: gigabytes, and a
+/// query per reason over every series).
+#[test]
+fn a_reason_per_series_costs_its_series_not_reasons_by_groups() {
+    const N: usize = 20_000;
+    let mut page = String::from("# TYPE vllm:num_requests_waiting_by_reason gauge\n");
+    for i in 0..N {
+        page += &format!("vllm:num_requests_waiting_by_reason{{model_name=\"m{i}\",reason=\"r{i}\"}} 1\n");
+    }
+    // A group is a model with requests waiting.
+    page += "# TYPE vllm:num_requests_waiting gauge\n";
+    for i in 0..N {
+        page += &format!("vllm:num_requests_waiting{{model_name=\"m{i}\"}} 1\n");
+    }
+    let at = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
+    let mut tracker = Tracker::new([]);
+    tracker.ingest(&page, at).unwrap();
+    let sources = [Source {
+        tracker: &tracker,
+        at,
+        url: "http://vllm:8000/metrics",
+    }];
+    let w = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
+    let (total, groups) = compute_with(&sources, w, Some("model_name"), &[]);
+    assert_eq!(total.capacity.waiting_by_reason.len(), N);
+    assert_eq!(groups.len(), N);
+    let (_, one) = groups.iter().find(|(name, _)| name == "m10005").unwrap();
+    assert_eq!(one.capacity.waiting_by_reason, [("r10005".to_string(), 1.0)]);
+    assert!(groups
+        .iter()
+        .all(|(_, g)| g.capacity.waiting_by_reason.len() == 1));
+}

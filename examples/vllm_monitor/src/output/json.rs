@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Output, Run};
 use crate::figures::slo::Attainment;
-use crate::figures::{Figures, Quantiles, Rate};
+use crate::figures::{EngineRate, Figures, Quantiles, Rate};
 use crate::interval::Snapshot;
 use crate::summary::Summary;
 use crate::target::Event;
@@ -117,7 +117,7 @@ fn figures_without_slo(f: &Figures) -> Value {
         "generation_tokens_per_s_per_gpu": f.per_token.tokens_per_s_per_gpu,
         "joules_per_generated_token": f.per_token.joules_per_token,
         "cost_per_million_generated_tokens": f.per_token.cost_per_million_tokens,
-        "generation_tokens_per_s_by_engine": f.engine_rates.iter().map(|e| (e.name(&f.engine_rates), json!(e.rate))).collect::<Map<String, Value>>(),
+        "generation_tokens_per_s_by_engine": EngineRate::names(&f.engine_rates).zip(&f.engine_rates).map(|(name, e)| (name, json!(e.rate))).collect::<Map<String, Value>>(),
         "stalled": f.load == crate::figures::Load::Stalled,
         "imbalanced_engine": f.imbalanced_engine,
         "tokens_counted_at_request_end": f.tokens_at_request_end,
@@ -126,6 +126,28 @@ fn figures_without_slo(f: &Figures) -> Value {
 
 /// One interval: time, per-URL status, the figures, groups and progress.
 pub fn interval(s: &Snapshot) -> Value {
+    let mut row = frame(s);
+    if let (Some((label, groups)), Some(slot)) = (&s.groups, row.get_mut("groups")) {
+        *slot = groups.iter().map(|(value, g)| group(label, value, g)).collect();
+    }
+    row
+}
+
+/// A group's object: its figures and its value of the `--by` label.
+fn group(label: &str, value: &str, g: &Figures) -> Value {
+    let mut v = figures(g);
+    if let Value::Object(m) = &mut v {
+        m.insert(label.to_string(), json!(value));
+    }
+    v
+}
+
+/// Where an interval's groups go in [`frame`]'s text: the key appears once, at the top
+/// level (a string holding it has its quotes escaped).
+const GROUPS_SLOT: &str = "\"groups\":[]";
+
+/// [`interval`] with an empty `groups` where the groups go (with `--by`).
+fn frame(s: &Snapshot) -> Value {
     let urls: Vec<Value> = s
         .servers
         .iter()
@@ -167,18 +189,8 @@ pub fn interval(s: &Snapshot) -> Value {
     });
     if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures)) {
         row.extend(fields);
-        if let Some((label, groups)) = &s.groups {
-            let groups: Vec<Value> = groups
-                .iter()
-                .map(|(value, g)| {
-                    let mut v = figures(g);
-                    if let Value::Object(m) = &mut v {
-                        m.insert(label.clone(), json!(value));
-                    }
-                    v
-                })
-                .collect();
-            row.insert("groups".into(), groups.into());
+        if s.groups.is_some() {
+            row.insert("groups".into(), Value::Array(Vec::new()));
         }
         if let Some(p) = &s.progress {
             row.insert(
@@ -288,6 +300,31 @@ impl<W: Write> Json<W> {
             .and_then(|()| self.out.flush())
             .is_err();
     }
+
+    /// [`interval`]'s line written a group at a time: a run of 200,000 groups holds one
+    /// group's object at once, not a tree of all of them (over a gigabyte).
+    fn write_interval(&mut self, s: &Snapshot) -> std::io::Result<()> {
+        let Some((label, groups)) = &s.groups else {
+            return writeln!(self.out, "{}", interval(s)).and_then(|()| self.out.flush());
+        };
+        let text = frame(s).to_string();
+        let Some((head, tail)) = text.split_once(GROUPS_SLOT) else {
+            return writeln!(self.out, "{}", interval(s)).and_then(|()| self.out.flush());
+        };
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut self.out);
+        w.write_all(head.as_bytes())?;
+        w.write_all(b"\"groups\":[")?;
+        for (i, (value, g)) in groups.iter().enumerate() {
+            if i > 0 {
+                w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut w, &group(label, value, g))?;
+        }
+        w.write_all(b"]")?;
+        w.write_all(tail.as_bytes())?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
 }
 
 impl<W: Write> Output for Json<W> {
@@ -300,7 +337,7 @@ impl<W: Write> Output for Json<W> {
     }
 
     fn interval(&mut self, _run: &Run<'_>, snapshot: &Snapshot) {
-        self.emit(&interval(snapshot));
+        self.closed |= self.write_interval(snapshot).is_err();
     }
 
     /// Remarks are for people; the JSON reader has the same facts as fields.
@@ -312,5 +349,55 @@ impl<W: Write> Output for Json<W> {
 
     fn closed(&self) -> bool {
         self.closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::WindowState;
+
+    /// The interval written a group at a time is byte for byte the object [`interval`]
+    /// makes, a label value that spells the groups' key included.
+    #[test]
+    fn groups_written_one_at_a_time_are_the_whole_object() {
+        let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
+        let mut f = Figures::default();
+        f.generation.window = Some(12.5);
+        let snapshot = Snapshot {
+            elapsed: 1.0,
+            at,
+            window: WindowState {
+                asked: chrono::TimeDelta::seconds(30),
+                computed_at: at,
+                newest_age_s: None,
+                fresh_pages: 1,
+            },
+            figures: f.clone(),
+            servers: Vec::new(),
+            groups: Some((
+                "model_name".into(),
+                vec![
+                    ("a".into(), f.clone()),
+                    ("\"groups\":[]".into(), f.clone()),
+                    ("c\n\u{1b}".into(), f),
+                ],
+            )),
+            progress: Some(crate::interval::Progress {
+                target: 10,
+                finished: 1.0,
+                eta_requests_s: None,
+                eta_tokens_s: None,
+            }),
+            on_screen: None,
+        };
+        let mut json = Json::new(Vec::new());
+        json.write_interval(&snapshot).unwrap();
+        let written = String::from_utf8(json.out).unwrap();
+        assert_eq!(written, format!("{}\n", interval(&snapshot)));
+        let back: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(back["groups"].as_array().unwrap().len(), 3);
+        assert_eq!(back["groups"][2]["model_name"], "c\n\u{1b}");
+        assert!(back["progress"].is_object());
     }
 }

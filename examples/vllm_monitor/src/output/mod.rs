@@ -10,6 +10,7 @@ pub mod plain;
 #[cfg(test)]
 mod plain_tests;
 pub mod plot;
+pub mod visible;
 
 use crate::interval::{History, Snapshot};
 use crate::summary::Summary;

@@ -5,10 +5,11 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use super::visible::visible;
 use super::{duration, keep_start, labels, ms, num, operator, percent, wrap, Output, Run};
 use crate::figures::Figures;
 use crate::gpus;
-use crate::interval::Snapshot;
+use crate::interval::{ScreenGroups, Snapshot};
 use crate::summary::Summary;
 use crate::target::{Event, EventKind};
 
@@ -78,6 +79,8 @@ pub struct Plain<W: Write> {
     progress: bool,
     /// `--details`: phases, prompt tokens by source and capacity under each row.
     details: bool,
+    /// Whether the others' row was explained.
+    others_said: bool,
     closed: bool,
 }
 
@@ -92,6 +95,7 @@ impl<W: Write> Plain<W> {
             url_labels: HashMap::new(),
             progress,
             details: false,
+            others_said: false,
             closed: false,
         }
     }
@@ -103,8 +107,10 @@ impl<W: Write> Plain<W> {
         self
     }
 
+    /// A line as it is written: what a server sent shown escaped ([`visible`]: every line
+    /// passes here), at most [`MAX_WIDTH`] characters.
     fn line(&mut self, text: &str) {
-        let text = keep_start(text.trim_end(), MAX_WIDTH);
+        let text = keep_start(visible(text).trim_end(), MAX_WIDTH);
         self.closed |= writeln!(self.out, "{text}").is_err();
         if let Some(n) = &mut self.since_header {
             *n += 1;
@@ -186,60 +192,88 @@ impl<W: Write> Plain<W> {
         for line in operator::plain_lines(&s.figures, self.details, FIRST_WIDTH, MAX_WIDTH) {
             self.line(&line);
         }
-        if let Some((label, groups)) = &s.groups {
-            let names: Vec<String> = groups
-                .iter()
-                .map(|(value, _)| match label.as_str() {
-                    "url" => labels::readable_url(value),
-                    _ => value.clone(),
-                })
-                .collect();
-            // URLs are named among all of the run's, so that a URL keeps its label when
-            // another starts answering.
-            let all: Vec<String> = match label.as_str() {
-                "url"
-                    if names
-                        .iter()
-                        .all(|n| self.urls.iter().any(|u| labels::readable_url(u) == *n)) =>
-                {
-                    self.urls.iter().map(|u| labels::readable_url(u)).collect()
-                }
-                _ => names.clone(),
-            };
-            let all_refs: Vec<&str> = all.iter().map(String::as_str).collect();
-            let (all_short, numbered) = labels::distinct(&all_refs, FIRST_WIDTH - 1);
-            let mut short: Vec<String> = names
-                .iter()
-                .map(|name| match all.iter().position(|a| a == name) {
-                    Some(i) => all_short[i].clone(),
-                    None => name.clone(),
-                })
-                .collect();
-            if numbered {
-                // A number means something only with its legend, printed the first time.
-                for (short, name) in short.iter_mut().zip(&names) {
-                    let next = self.numbers.len() + 1;
-                    let number = *self.numbers.entry(name.clone()).or_insert(next);
-                    *short = format!("#{number}");
-                    if number == next {
-                        self.wrapped(&format!("! {label} #{number} is {name}"));
-                    }
-                }
+        if let Some(screen) = s.screen_groups() {
+            self.group_rows(&screen);
+        }
+    }
+
+    /// A row per group shown, named as [`Plain::group_names`] says; the others' row last.
+    fn group_rows(&mut self, screen: &ScreenGroups<'_>) {
+        let short = self.group_names(screen);
+        for ((_, f), name) in screen.rows.iter().copied().zip(&short) {
+            let row = self.row(name, f, None);
+            self.line(&row);
+            for line in operator::plain_lines(f, false, FIRST_WIDTH, MAX_WIDTH) {
+                self.line(&line);
             }
-            for ((_, f), name) in groups.iter().zip(&short) {
-                let row = self.row(name, f, None);
-                self.line(&row);
-                for line in operator::plain_lines(f, false, FIRST_WIDTH, MAX_WIDTH) {
-                    self.line(&line);
+        }
+        if let Some(others) = screen.others {
+            let name = match others.label() {
+                full if full.chars().count() <= FIRST_WIDTH => full,
+                _ => others.short_label(),
+            };
+            if !self.others_said {
+                self.others_said = true;
+                self.wrapped(&format!(
+                    "! {}: the {} other {} values summed, beyond the {} busiest by gen/s (--max-groups; every group in --json)",
+                    others.short_label(),
+                    crate::top::thousands(others.count),
+                    screen.label,
+                    screen.rows.len()
+                ));
+            }
+            let row = self.row(&name, &others.figures, None);
+            self.line(&row);
+        }
+    }
+
+    /// The groups' names as rows show them: distinct within the first column, numbered
+    /// (with a legend line, once) when no cut tells them apart.
+    fn group_names(&mut self, screen: &ScreenGroups<'_>) -> Vec<String> {
+        let label = screen.label;
+        let names: Vec<String> = screen
+            .rows
+            .iter()
+            .map(|(value, _)| match label {
+                "url" => labels::readable_url(value),
+                _ => visible(value).into_owned(),
+            })
+            .collect();
+        // URLs are named among all of the run's, so that a URL keeps its label when
+        // another starts answering.
+        let run_urls: Vec<String> = self.urls.iter().map(|u| labels::readable_url(u)).collect();
+        let all: &[String] = match label {
+            "url" if names.iter().all(|n| run_urls.contains(n)) => &run_urls,
+            _ => &names,
+        };
+        let all_refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let (all_short, numbered) = labels::distinct(&all_refs, FIRST_WIDTH - 1);
+        let position: HashMap<&str, usize> = all_refs.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut short: Vec<String> = names
+            .iter()
+            .map(|name| match position.get(name.as_str()) {
+                Some(&i) => all_short[i].clone(),
+                None => name.clone(),
+            })
+            .collect();
+        if numbered {
+            // A number means something only with its legend, printed the first time.
+            for (short, name) in short.iter_mut().zip(&names) {
+                let next = self.numbers.len() + 1;
+                let number = *self.numbers.entry(name.clone()).or_insert(next);
+                *short = format!("#{number}");
+                if number == next {
+                    self.wrapped(&format!("! {label} #{number} is {name}"));
                 }
             }
         }
+        short
     }
 
     /// `text` on as many lines as it takes (nothing cut off), the lines after the first
     /// indented.
     fn wrapped(&mut self, text: &str) {
-        for line in wrap(text.trim_end(), MAX_WIDTH, GOES_ON) {
+        for line in wrap(visible(text).trim_end(), MAX_WIDTH, GOES_ON) {
             self.line(&line);
         }
     }
@@ -252,8 +286,9 @@ impl<W: Write> Plain<W> {
             Some(label) => label.clone(),
             None => labels::readable_url(&e.source),
         };
+        let message = visible(&e.message);
         if e.kind == EventKind::Fault {
-            let reason = format!("! {elapsed:.1}s fault {} · ", e.message);
+            let reason = format!("! {elapsed:.1}s fault {message} · ");
             // The URL in the room the reason leaves, when that is enough to read it.
             let room = MAX_WIDTH.saturating_sub(reason.chars().count());
             if room >= 40 && self.url_labels.contains_key(&e.source) {
@@ -268,9 +303,8 @@ impl<W: Write> Plain<W> {
             return;
         }
         self.wrapped(&format!(
-            "! {elapsed:.1}s {} {source}: {}",
-            e.kind.as_str(),
-            e.message
+            "! {elapsed:.1}s {} {source}: {message}",
+            e.kind.as_str()
         ));
     }
 
@@ -331,6 +365,7 @@ impl<W: Write> Plain<W> {
                 .get(url)
                 .cloned()
                 .unwrap_or_else(|| labels::readable_url(url));
+            let reason = visible(reason);
             let line = format!("never answered: {url}: {reason}");
             if line.chars().count() <= MAX_WIDTH {
                 self.line(&line);
@@ -456,6 +491,7 @@ mod tests {
                     "instance".into(),
                     vec![("http://very-long-hostname.example:9101".into(), f)],
                 )),
+                on_screen: None,
             };
             for _ in 0..30 {
                 plain.rows(&snapshot);

@@ -128,6 +128,7 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
                 .collect(),
         )),
         progress: None,
+        on_screen: None,
     };
     let lines = printed(&[], |p| {
         p.rows(&snapshot(&[0, 1]));
@@ -150,4 +151,118 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
     assert_eq!(labels, ["#1", "#2", "#2", "#3", "#1", "#2", "#3"], "{lines:#?}");
+}
+
+/// An error body that would retitle the terminal (OSC 0), clear it (`ESC[2J`) and rub out
+/// what came before (backspaces).
+const HOSTILE: &str =
+    "HTTP 500: \u{1b}]0;pwned\u{7}\u{1b}[2Jall good\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}";
+
+/// What a terminal would act on, if a line holds any.
+fn raw_controls(lines: &[String]) -> Vec<char> {
+    lines
+        .iter()
+        .flat_map(|l| l.chars())
+        .filter(|c| c.is_control())
+        .collect()
+}
+
+/// A fault's line and the summary's "never answered" line show a hostile body's control
+/// characters written out, and write none of them to the terminal.
+#[test]
+fn a_hostile_error_body_is_shown_escaped_in_events_and_the_summary() {
+    let url = "http://gpu1:8000/metrics";
+    let lines = printed(&[url], |p| {
+        p.event_line(1.0, &event(EventKind::Fault, url, HOSTILE));
+        let summary = crate::summary::Summary {
+            never_answered: vec![(url.to_string(), HOSTILE.to_string())],
+            ..Default::default()
+        };
+        p.summary_lines(&summary);
+    });
+    assert_eq!(raw_controls(&lines), Vec::<char>::new(), "{lines:#?}");
+    let escaped = "\\x1b]0;pwned\\x07\\x1b[2Jall good\\x08\\x08";
+    assert!(lines[0].contains(escaped), "{lines:#?}");
+    let never = lines.iter().filter(|l| l.starts_with("never answered")).count();
+    assert_eq!(never, 1, "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.contains(escaped) && !l.starts_with('!')),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().all(|l| l.chars().count() <= MAX_WIDTH), "{lines:#?}");
+}
+
+/// A label value holding a newline is one `--by` row, its newline shown as `\n`, not a
+/// row split over three lines.
+#[test]
+fn a_label_value_with_a_newline_is_one_row() {
+    let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
+    let group = |name: &str| (name.to_string(), Figures::default());
+    let snapshot = Snapshot {
+        elapsed: 1.0,
+        at,
+        window: crate::interval::WindowState {
+            asked: chrono::TimeDelta::seconds(30),
+            computed_at: at,
+            newest_age_s: None,
+            fresh_pages: 1,
+        },
+        figures: Figures::default(),
+        servers: Vec::new(),
+        groups: Some(("model_name".into(), vec![group("a\nb\nc"), group("d")])),
+        progress: None,
+        on_screen: None,
+    };
+    let lines = printed(&[], |p| p.rows(&snapshot));
+    assert_eq!(raw_controls(&lines), Vec::<char>::new(), "{lines:#?}");
+    // The header, the totals, then one row per group.
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert!(lines[2].trim_start().starts_with("a\\nb\\nc"), "{lines:#?}");
+}
+
+/// With more groups than `--max-groups`, the busiest are rows and the rest one summed
+/// row that says how many it holds, explained once.
+#[test]
+fn groups_beyond_the_limit_are_one_summed_row() {
+    let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
+    let groups: Vec<(String, Figures)> = (0..1_000)
+        .map(|i| {
+            let mut f = Figures::default();
+            f.generation.window = Some(f64::from(i));
+            (format!("m{i:04}"), f)
+        })
+        .collect();
+    let on_screen = crate::top::on_screen(&groups, 3);
+    let snapshot = Snapshot {
+        elapsed: 1.0,
+        at,
+        window: crate::interval::WindowState {
+            asked: chrono::TimeDelta::seconds(30),
+            computed_at: at,
+            newest_age_s: None,
+            fresh_pages: 1,
+        },
+        figures: Figures::default(),
+        servers: Vec::new(),
+        groups: Some(("model_name".into(), groups)),
+        progress: None,
+        on_screen: Some(on_screen),
+    };
+    let lines = printed(&[], |p| {
+        p.rows(&snapshot);
+        p.rows(&snapshot);
+    });
+    let rows: Vec<&String> = lines.iter().filter(|l| !l.starts_with('!')).collect();
+    // Per interval: the totals, m0997..m0999 and the others' row (the header once).
+    assert_eq!(rows.len(), 1 + 2 * 5, "{lines:#?}");
+    assert!(rows[2].trim_start().starts_with("m0997"), "{lines:#?}");
+    assert!(rows[5].trim_start().starts_with("+997"), "{lines:#?}");
+    // 0 + 1 + ... + 996 tok/s.
+    assert!(rows[5].contains("496506"), "{lines:#?}");
+    let said: Vec<&String> = lines.iter().filter(|l| l.starts_with("! +997")).collect();
+    assert_eq!(said.len(), 1, "{lines:#?}");
+    assert!(
+        said[0].contains("997 other model_name values summed"),
+        "{lines:#?}"
+    );
 }

@@ -108,6 +108,12 @@ impl Replay {
         self.ticks
     }
 
+    /// The text of the line last read (the one an error was just reported on), as it is
+    /// in the file.
+    pub fn line_text(&self) -> &[u8] {
+        &self.text
+    }
+
     /// The next line that is not blank, parsed as JSON, with its number; None at the end.
     fn next_line(&mut self) -> Option<Result<(u64, Value), RecordingError>> {
         loop {

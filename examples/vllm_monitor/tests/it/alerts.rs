@@ -295,7 +295,10 @@ fn a_bad_rule_is_exit_status_2_with_a_caret_under_the_mistake() {
         ("gen_toks < 1000 for 30s", 1, "did you mean gen_tok_s?"),
         ("gen_tok_s <> 1000", 12, "expected a number"),
         ("kv_used > 0.9 for 1 minute and a half", 28, "expected a duration"),
-        ("ttft_p95 > 500 ms", 16, "expected `for DURATION`"),
+        ("ttft_p95 > 500ms ms", 18, "expected `for DURATION`"),
+        // Seconds or milliseconds: a time's threshold needs its unit (500 s never fires).
+        ("ttft_p95 > 500", 12, "500 what? write 500ms or 500s"),
+        ("ttft_p95 > 500 ms", 12, "500 what? write 500ms or 500s"),
     ] {
         let output = Command::new(monitor_binary())
             .args(["--alert", rule, "--simulate"])

@@ -48,7 +48,8 @@ fn a_thousand_server_federation_prints_a_distinct_label_per_instance() {
         grid,
         &[Source::new("http://127.0.0.1:9091/federate", page)],
     );
-    let lines = recording.plain(&["--by", "instance"]);
+    // Every instance a row (50 by default: see the test below).
+    let lines = recording.plain(&["--by", "instance", "--max-groups", "1000"]);
     assert!(lines.iter().all(|l| l.chars().count() <= 120));
     let intervals = group_labels(&lines);
     assert!(intervals.len() >= 3, "{}", lines.join("\n"));
@@ -61,6 +62,32 @@ fn a_thousand_server_federation_prints_a_distinct_label_per_instance() {
         let named: BTreeSet<String> = rows.iter().map(|l| format!("{l}:8000")).collect();
         assert_eq!(named, instances);
     }
+}
+
+/// By default the 50 busiest instances of a 1,000-server federation are rows, and the
+/// 950 others one row that says so (`+950`), summed: the screen has a bound, JSON has all.
+#[test]
+fn a_thousand_server_federation_shows_50_rows_and_the_others_summed() {
+    const SERVERS: usize = 1000;
+    let fleet = Fleet::new(TEMPLATE, SERVERS, ORIGIN_US / 1000);
+    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
+    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
+    let recording = Recording::make(
+        "fleet-1000-top.jsonl",
+        grid,
+        &[Source::new("http://127.0.0.1:9091/federate", page)],
+    );
+    let lines = recording.plain(&["--by", "instance"]);
+    let intervals = group_labels(&lines);
+    assert!(intervals.len() >= 3, "{}", lines.join("\n"));
+    for rows in &intervals {
+        assert_eq!(rows.len(), 51, "{rows:?}");
+        assert_eq!(rows.last().map(String::as_str), Some("+950"), "{rows:?}");
+    }
+    let said = lines
+        .iter()
+        .filter(|l| l.starts_with("! +950: the 950 other instance values summed"));
+    assert_eq!(said.count(), 1, "{}", lines.join("\n"));
 }
 
 /// Two servers whose URLs differ in one character (in the host, in the port, in the

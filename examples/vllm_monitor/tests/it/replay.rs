@@ -371,3 +371,56 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
         worst * 100.0
     );
 }
+
+/// A file to replay, written for one test.
+fn bad_recording(name: &str, content: &[u8]) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("vllm-monitor-{}-{name}", std::process::id()));
+    std::fs::write(&path, content).unwrap();
+    path
+}
+
+/// A recording that is not JSON Lines, is empty, or holds no scrape: exit status 1 (the
+/// README's "a recording could not be read"), nothing on stdout, and stderr says why,
+/// naming the first line that is not a scrape with its start written out (a terminal's
+/// escape sequences in it are not obeyed).
+#[test]
+fn a_recording_without_a_scrape_says_why_and_exits_1() {
+    let header = r#"{"format":"vllm_monitor recording","version":1,"started":1796153029.0,"interval_s":1.0,"window_s":10.0,"urls":["http://gpu1:8000/metrics"]}"#;
+    let cases: [(&str, Vec<u8>, &[&str]); 4] = [
+        (
+            "csv",
+            b"time,tokens\n1,2\n".to_vec(),
+            &["no scrape in the recording", "line 1: not JSON", "`time,tokens`"],
+        ),
+        (
+            "escapes",
+            b"\x1b]0;pwned\x07 not a scrape\n".to_vec(),
+            &["line 1: not JSON", "`\\x1b]0;pwned\\x07 not a scrape`"],
+        ),
+        ("empty", Vec::new(), &["the recording is empty"]),
+        (
+            "header",
+            format!("{header}\n{{\"end_of_run\":true,\"ticks\":0}}\n").into_bytes(),
+            &["no scrape in the recording, only its header"],
+        ),
+    ];
+    for (name, content, says) in cases {
+        let path = bad_recording(name, &content);
+        let output = Command::new(monitor_binary())
+            .args(["--replay", path.to_str().unwrap(), "--plain"])
+            .output()
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            output.stdout.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        for said in says {
+            assert!(stderr.contains(said), "{name}: {said:?} not in {stderr}");
+        }
+        assert!(!stderr.contains('\u{1b}'), "{name}: {stderr:?}");
+    }
+}

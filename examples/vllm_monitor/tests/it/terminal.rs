@@ -351,3 +351,31 @@ fn ctrl_c_and_esc_in_the_dashboard_quit_cleanly() {
         );
     }
 }
+
+/// A server whose error body would retitle the terminal (OSC 0), clear it and rub out
+/// words: in a real terminal the dashboard shows the body with those characters written
+/// out, and neither it nor the summary after it sends them (the title sequence never
+/// reaches the terminal).
+#[test]
+fn a_hostile_error_body_reaches_the_terminal_escaped() {
+    let body = "\u{1b}]0;pwned\u{7}\u{1b}[2Jall good\u{8}\u{8}\u{8}\u{8}";
+    let url = crate::monitor::serve(crate::monitor::reply("500 Internal Server Error", body, None));
+    let run = InPty::start(30, 120, &["--url", &url, "--interval", "500ms"]);
+    let shown = run.wait_for(|shown| shown.contains("pwned"));
+    let (status, restored, raw) = run.press_and_wait(b"q");
+    assert!(restored, "left in the alternate screen");
+    assert!(
+        shown.contains("\\x1b]0;pwned\\x07\\x1b[2Jall good\\x08"),
+        "{shown}"
+    );
+    assert!(
+        !raw.contains("\u{1b}]0;"),
+        "the title sequence reached the terminal: {raw:?}"
+    );
+    assert!(!raw.contains('\u{8}'), "backspaces reached the terminal: {raw:?}");
+    // The summary, printed once the terminal is given back.
+    let summary = raw.split("never answered: ").nth(1).unwrap_or_default();
+    assert!(summary.contains("\\x1b]0;pwned\\x07\\x1b[2J"), "{raw:?}");
+    // No scrape ever answered: exit status 1.
+    assert_eq!(status.exit_code(), 1, "{status:?}");
+}

@@ -149,9 +149,10 @@ impl Heights {
     fn new(area: Rect, run: &Run<'_>, servers: usize) -> Heights {
         let height = area.height;
         let snapshot = run.snapshot;
-        let groups = snapshot
-            .and_then(|s| s.groups.as_ref())
-            .map(|(_, rows)| rows.len() as u16);
+        let groups = snapshot.and_then(|s| s.screen_groups()).map(|g| {
+            let rows = g.rows.len() + usize::from(g.others.is_some());
+            u16::try_from(rows).unwrap_or(u16::MAX)
+        });
         let has_gpus =
             snapshot.is_some_and(|s| s.figures.gpus.is_some() || s.figures.per_token.gpus.is_some());
         let has_progress = snapshot.and_then(|s| s.progress).is_some();
@@ -259,12 +260,12 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
     if let Some(p) = run.snapshot.and_then(|s| s.progress).filter(|_| h.progress > 0) {
         progress_panel(frame, progress_area, &p);
     }
-    if let Some((label, rows)) = run
+    if let Some(screen) = run
         .snapshot
-        .and_then(|s| s.groups.as_ref())
+        .and_then(|s| s.screen_groups())
         .filter(|_| h.groups > 0)
     {
-        groups_panel(frame, groups_area, label, rows);
+        groups_panel(frame, groups_area, &screen);
     }
     if h.servers >= 3 {
         frame.render_widget(

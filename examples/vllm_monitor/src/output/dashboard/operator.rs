@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 
 use crate::figures::Figures;
 use crate::output::operator::{kv_tokens, objective, share};
+use crate::output::visible::visible;
 use crate::output::{ms, num};
 
 /// The first of `forms` that fits `width` characters (a border's title, inside its corners).
@@ -94,14 +95,14 @@ pub(super) fn waiting_bottom(f: &Figures, width: u16) -> Option<String> {
     }
     let long: Vec<String> = reasons
         .iter()
-        .map(|(r, n)| format!("{r} {}", num(Some(*n), 0, 6)))
+        .map(|(r, n)| format!("{} {}", visible(r), num(Some(*n), 0, 6)))
         .collect();
     let short: Vec<String> = reasons
         .iter()
         .map(|(r, n)| {
             format!(
                 "{} {}",
-                r.chars().take(3).collect::<String>(),
+                visible(r).chars().take(3).collect::<String>(),
                 num(Some(*n), 0, 6)
             )
         })
@@ -120,7 +121,7 @@ pub(super) fn waiting_bottom(f: &Figures, width: u16) -> Option<String> {
 /// (in a warning colour when an engine sleeps).
 pub(super) fn running_title(f: &Figures, width: u16) -> Line<'static> {
     let state = match (&f.capacity.sleep_state, exposed(f, "engine_sleep_state")) {
-        (Some(state), _) => state.clone(),
+        (Some(state), _) => visible(state).into_owned(),
         (None, true) => "-".into(),
         (None, false) => "sleep n/a".into(),
     };

@@ -10,15 +10,16 @@ use ratatui::Frame;
 use super::operator;
 use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
-use crate::gpus::Gpus;
-use crate::interval::{History, Progress};
-use crate::output::{duration, keep_end, labels, ms, num, percent};
+use crate::interval::{History, Progress, ScreenGroups};
+use crate::output::visible::visible;
+use crate::output::{duration, keep_end, keep_start, labels, ms, num, percent};
 
 /// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
 /// token costs in GPU time, energy and money.
 pub(super) fn gpu_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let g = f.gpus.as_ref();
-    let model = g.map(Gpus::what);
+    // The model is DCGM's label value.
+    let model = g.map(|g| visible(&g.what()).into_owned());
     let first = [
         model.or(f.per_token.gpus.map(|n| format!("{n} GPU(s) (--gpus)"))),
         g.and_then(|g| g.power_w).map(|w| format!("{w:.0} W")),
@@ -210,7 +211,11 @@ fn reasons_line(f: &Figures, width: usize) -> String {
     reasons.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut line = String::from("by reason");
     for (shown, (reason, rate)) in reasons.iter().enumerate() {
-        let part = format!("{} {reason} {rate:.2}", if shown == 0 { "" } else { " ·" });
+        let part = format!(
+            "{} {} {rate:.2}",
+            if shown == 0 { "" } else { " ·" },
+            visible(reason)
+        );
         let others = reasons.len() - shown - 1;
         let more = if others > 0 {
             format!(" +{others}")
@@ -389,21 +394,22 @@ pub(super) fn prompt_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     );
 }
 
-/// A row per group, each named distinctly as plain mode names them (`labels`): the
+/// A row per group shown, each named distinctly as plain mode names them (`labels`): the
 /// shortest form that tells the groups apart, else a number and the end of the name; the
-/// title says how many rows fit when not all do.
-pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, label: &str, rows: &[(String, Figures)]) {
+/// others' row last ("+ 199,950 others"); the title says how many rows fit when not all do.
+pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, screen: &ScreenGroups<'_>) {
+    let (label, rows) = (screen.label, &screen.rows);
     let width = usize::from(area.width / 3).max(12);
     let names: Vec<String> = rows
         .iter()
         .map(|(value, _)| match label {
-            "url" => labels::readable_url(value),
-            _ => value.clone(),
+            "url" => visible(&labels::readable_url(value)).into_owned(),
+            _ => visible(value).into_owned(),
         })
         .collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (short, numbered) = labels::distinct(&refs, width);
-    let names: Vec<String> = match numbered {
+    let mut names: Vec<String> = match numbered {
         true => short
             .iter()
             .zip(&names)
@@ -416,14 +422,20 @@ pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, label: &str, rows:
             .collect(),
         false => short,
     };
+    let mut figures: Vec<&Figures> = rows.iter().map(|(_, f)| f).collect();
+    if let Some(others) = screen.others {
+        names.push(keep_start(&others.label(), width));
+        figures.push(&others.figures);
+    }
     let fits = usize::from(area.height.saturating_sub(3));
-    let title = if fits < rows.len() {
-        format!(" By {label} · {fits} of {} shown ", rows.len())
+    let all = rows.len() + screen.others.map_or(0, |o| o.count);
+    let title = if fits < figures.len() {
+        format!(" By {label} · {fits} of {} shown ", crate::top::thousands(all))
     } else {
         format!(" By {label} ")
     };
     let table = Table::new(
-        rows.iter().zip(names).map(|((_, f), name)| {
+        figures.into_iter().zip(names).map(|(f, name)| {
             Row::new(vec![
                 Cell::from(name),
                 Cell::from(num(f.generation.window, 1, 9)),

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
 use crate::output::labels;
+use crate::output::visible::visible;
 use crate::target::{Event, EventKind, ServerRow, Status};
 
 /// One line per URL, or per instance in a federation; a scrape that took longer than the
@@ -38,7 +39,7 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
             Some(promrate::Format::OpenMetrics) => " · openmetrics",
             _ => "",
         };
-        let status = t.status.to_string();
+        let status = visible(&t.status.to_string()).into_owned();
         let tail = if t.skipped > 0 {
             format!(
                 "{restarted}{format} · {} error(s) · {} page(s) skipped",
@@ -55,7 +56,8 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
         let (shown, _) = labels::url_labels(&urls, room.max(16));
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), Style::new().fg(color)),
-            Span::raw(format!("{} ", shown[i])),
+            // A URL's query is shown percent-decoded: what it decodes to is escaped too.
+            Span::raw(format!("{} ", visible(&shown[i]))),
             Span::styled(status, Style::new().fg(color)),
             Span::styled(slow, Style::new().fg(Color::Yellow)),
             Span::raw(tail),
@@ -76,7 +78,7 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
             lines.push(Line::from(vec![
                 Span::raw("  "),
                 Span::styled(format!("{mark} "), Style::new().fg(color)),
-                Span::raw(format!("instance {name} ")),
+                Span::raw(format!("instance {} ", visible(name))),
                 Span::styled(state, Style::new().fg(color)),
                 Span::raw(restarted),
             ]));
@@ -107,7 +109,11 @@ pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Ev
             Line::from(vec![
                 Span::raw(format!("{elapsed:6.1}s ")),
                 Span::styled(format!("{:<9} ", e.kind.as_str()), Style::new().fg(color).bold()),
-                Span::raw(format!("{}: {}", labels::readable_url(&e.source), e.message)),
+                Span::raw(format!(
+                    "{}: {}",
+                    visible(&labels::readable_url(&e.source)),
+                    visible(&e.message)
+                )),
             ])
         })
         .collect();

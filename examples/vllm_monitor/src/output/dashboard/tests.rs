@@ -452,3 +452,60 @@ fn an_interval_without_a_new_page_says_it_waits_for_the_slow_scrape() {
     }
     assert!(!has(&rows_of(&simulated.run(), 100, 30), "slow scrape"));
 }
+
+/// An error body, an event and a `--by` label value that would retitle the terminal, clear
+/// it and rub out words are shown with those characters written out: the servers' line,
+/// the event log and the group's row say `\x1b]0;...`, and a value's newline is `\n` on
+/// its one row (ratatui would otherwise drop them silently, and the row would lie).
+#[test]
+fn server_text_is_shown_with_its_control_characters_written_out() {
+    let hostile = "HTTP 500: \u{1b}]0;pwned\u{7}\u{1b}[2Jok\u{8}\u{8}";
+    let mut sim = Simulated::new(None);
+    sim.servers[0].status = crate::target::Status::Failed(hostile.into());
+    sim.events.push((
+        20.0,
+        Event {
+            kind: crate::target::EventKind::Fault,
+            at: Utc::now(),
+            source: "gpu\u{1b}[2J1".into(),
+            message: hostile.into(),
+            alert: None,
+        },
+    ));
+    let figures = sim.last.figures.clone();
+    sim.last.groups = Some(("model_name".into(), vec![("llama\nmistral".into(), figures)]));
+    let rows = rows_of(&sim.run(), 160, 40);
+    let screen = rows.join("\n");
+    assert!(has(&rows, "\\x1b]0;pwned\\x07\\x1b[2Jok\\x08\\x08"), "{screen}");
+    assert!(has(&rows, "gpu\\x1b[2J1"), "{screen}");
+    assert!(has(&rows, "llama\\nmistral"), "{screen}");
+    assert!(
+        !screen.contains("pwned\u{7}") && !has(&rows, "okmistral"),
+        "{screen}"
+    );
+}
+
+/// Over `--max-groups` groups, the table shows the busiest and one row summing the rest
+/// that says how many it holds; its title counts every group when not all rows fit.
+#[test]
+fn groups_beyond_the_limit_are_one_row_that_says_how_many() {
+    let mut sim = Simulated::new(None);
+    let groups: Vec<(String, crate::figures::Figures)> = (0..200)
+        .map(|i| {
+            let mut f = sim.last.figures.clone();
+            f.generation.window = Some(f64::from(i));
+            (format!("model-{i:03}"), f)
+        })
+        .collect();
+    sim.last.on_screen = Some(crate::top::on_screen(&groups, 5));
+    sim.last.groups = Some(("model_name".into(), groups));
+    let rows = rows_of(&sim.run(), 120, 50);
+    let screen = rows.join("\n");
+    assert!(has(&rows, "model-199") && has(&rows, "model-195"), "{screen}");
+    assert!(!has(&rows, "model-194"), "{screen}");
+    assert!(has(&rows, "+ 195 others"), "{screen}");
+    // 0 + 1 + ... + 194 tok/s.
+    assert!(has(&rows, "18915.0"), "{screen}");
+    let short = rows_of(&sim.run(), 100, 30).join("\n");
+    assert!(short.contains("of 200 shown"), "{short}");
+}
