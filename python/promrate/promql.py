@@ -7,6 +7,6 @@ as Prometheus computes them (the Rust library's ``promrate::promql``).
 90.0
 """
 
-from ._promrate import Anchored, RangeFunctions, Semantics, Smoothed
+from ._promrate import Anchored, RangeFunctions, Semantics, Smoothed, StartAware
 
-__all__ = ["Anchored", "RangeFunctions", "Semantics", "Smoothed"]
+__all__ = ["Anchored", "RangeFunctions", "Semantics", "Smoothed", "StartAware"]

@@ -40,6 +40,7 @@ fn _promrate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<promql::RangeFunctions>()?;
     m.add_class::<promql::Anchored>()?;
     m.add_class::<promql::Smoothed>()?;
+    m.add_class::<promql::StartAware>()?;
     m.add("ParseError", py.get_type::<errors::ParseError>())?;
     m.add("SelectorError", py.get_type::<errors::SelectorError>())?;
     m.add("QueryError", py.get_type::<errors::QueryError>())?;

@@ -125,6 +125,22 @@ impl RangeFunctions {
         }
     }
 
+    /// Prometheus 3.14's start-timestamp-aware `rate`, `increase`, `irate` and `resets`
+    /// (`use-start-timestamps`), bit for bit: `starts[i]` is the start (created) time of
+    /// `points[i]` in Unix milliseconds, None (or 0) when unknown. A start time that
+    /// changed is a restart even when the value did not drop, and a counter that started
+    /// inside the window counts from zero at its start.
+    fn with_start_times(&self, starts: Vec<Option<i64>>) -> StartAware {
+        StartAware {
+            inner: self.inner,
+            starts: starts
+                .into_iter()
+                .map(|ms| ms.and_then(chrono::DateTime::from_timestamp_millis))
+                .collect(),
+            described: format!("{}.with_start_times(...)", self.described),
+        }
+    }
+
     /// PromQL 3.7's `smoothed` modifier: values interpolated at the window's edges.
     fn smoothed(&self) -> Smoothed {
         Smoothed {
@@ -174,6 +190,59 @@ impl Anchored {
     /// `changes() anchored`.
     fn changes(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
         self.inner.anchored().changes(&self::points(points), at.0)
+    }
+
+    fn __repr__(&self) -> &str {
+        &self.described
+    }
+}
+
+/// `RangeFunctions.with_start_times(starts)`: `rate`, `increase`, `irate`, `resets` with
+/// each point's start time, as Prometheus 3.14 computes them.
+///
+/// >>> from promrate import promql
+/// >>> points = [(120_000, 1.0), (180_000, 2.0), (240_000, 3.0), (300_000, 4.0)]
+/// >>> f = promql.RangeFunctions(window=300)
+/// >>> f.with_start_times([90_000] * 4).increase(points, at=360)  # upstream's own case
+/// 5.142857142857143
+/// >>> # Restarted at 250 s, past its old value by 300 s: only the start time tells.
+/// >>> f.resets(points, at=360), f.with_start_times([90_000] * 3 + [250_000]).resets(points, at=360)
+/// (0.0, 1.0)
+#[pyclass(frozen, module = "promrate.promql")]
+pub struct StartAware {
+    inner: promrate::promql::RangeFunctions,
+    starts: Vec<Option<chrono::DateTime<chrono::Utc>>>,
+    described: String,
+}
+
+#[pymethods]
+impl StartAware {
+    /// `rate()` with start timestamps.
+    fn rate(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
+        self.inner
+            .with_start_times(&self.starts)
+            .rate(&self::points(points), at.0)
+    }
+
+    /// `increase()` with start timestamps.
+    fn increase(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
+        self.inner
+            .with_start_times(&self.starts)
+            .increase(&self::points(points), at.0)
+    }
+
+    /// `irate()` with start timestamps.
+    fn irate(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
+        self.inner
+            .with_start_times(&self.starts)
+            .irate(&self::points(points), at.0)
+    }
+
+    /// `resets()` with start timestamps.
+    fn resets(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
+        self.inner
+            .with_start_times(&self.starts)
+            .resets(&self::points(points), at.0)
     }
 
     fn __repr__(&self) -> &str {

@@ -146,3 +146,30 @@ def test_a_tracker_answers_promqls_functions_bit_for_bit():
     # 20 of the 24 series are counters; 244 queries of these functions each; the others
     # have a reason (too few points in the window).
     assert (checked, answered) == (4_880, 955)
+
+
+def test_start_timestamp_answers_bit_for_bit_with_prometheus_3_14_rules():
+    """The start-time oracle's random series (tests/data/oracle/start-timestamps.json, our
+    transcription of Prometheus 3.14's rules): every answer of the four functions through
+    promql.RangeFunctions(...).with_start_times(...)."""
+    import json
+    import math
+
+    from promrate import promql
+
+    oracle = json.loads((DATA / "oracle" / "start-timestamps.json").read_text())
+    number = lambda v: None if v is None else float(v)
+    series = [
+        ([(int(p[0]), number(p[1])) for p in s], [int(p[2]) for p in s]) for s in oracle["random"]["series"]
+    ]
+    checked = 0
+    for q in oracle["random"]["queries"]:
+        f = promql.RangeFunctions(window=q["window_ms"] / 1000)
+        for (points, starts), want in zip(series, q["answer"]):
+            got = getattr(f.with_start_times(starts), q["fn"])(points, at=q["at_ms"] / 1000)
+            want = number(want)
+            assert (got is None) == (want is None) and (
+                got is None or got == want or (math.isnan(got) and math.isnan(want))
+            ), (q, got, want)
+            checked += 1
+    assert checked == 24_000

@@ -49,6 +49,6 @@ def test_stubs_name_every_class_function_and_member():
 
 def test_the_package_exports_what_the_module_has():
     assert set(promrate.__all__) - {"promql", "__version__"} == {
-        n for n in vars(_promrate) if not n.startswith("_") and n not in ("RangeFunctions", "Anchored", "Smoothed", "Semantics")
+        n for n in vars(_promrate) if not n.startswith("_") and n not in ("RangeFunctions", "Anchored", "Smoothed", "StartAware", "Semantics")
     }
     assert (STUB.parent / "py.typed").is_file()

@@ -628,6 +628,7 @@ mod tests {
             target_requests: None,
             gpu: GpuSettings::default(),
             slo: Vec::new(),
+            max_groups: crate::top::DEFAULT_MAX_GROUPS,
             max_series: usize::MAX,
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(60)));

@@ -1,6 +1,7 @@
 //! Every URL works in isolation, within budgets: servers of the test's own on loopback,
 //! each misbehaving in one way (an error status, no answer, a body that drips in, a page
-//! too large or of too many series, garbage, HTML, a connection closed mid-body), each
+//! too large or of too many series, garbage, HTML, a connection closed mid-body, a label
+//! that took thousands of values, control characters in an error body and a label), each
 //! beside a good server. Each test asserts the reason the monitor gives and the good
 //! server's figures beside it: its rows arrive, one per interval, and its rate is right.
 //! Runs are stopped as a user stops them (Ctrl-C once the reason is shown, `--duration`);
@@ -548,4 +549,122 @@ fn exits_within(child: &mut Reaped, bound: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// A page of `values` model names, each a counter that does not move and the requests it
+/// runs: a server whose cardinality exploded (a model name per request, say).
+fn exploded(values: usize) -> String {
+    let mut page = String::from("# TYPE vllm:generation_tokens_total counter\n");
+    for i in 0..values {
+        page.push_str(&format!(
+            "vllm:generation_tokens_total{{engine=\"0\",model_name=\"req-{i:06}\"}} 7\n"
+        ));
+    }
+    page
+}
+
+/// A server whose `model_name` label took 2,000 values beside a good one: `--by
+/// model_name` shows the busiest 50 groups and one row summing the rest, saying how many
+/// it holds; JSON has every group; the good server's group is exact wherever it is shown.
+/// (The intervals' cost grows with the groups, linearly: `cargo bench -p vllm-monitor
+/// --bench federation cardinality`; a test build under load may skip intervals to keep up,
+/// which is why this test does not ask for every one.)
+#[test]
+fn a_cardinality_explosion_shows_the_busiest_groups_beside_a_good_server() {
+    let good = good_server();
+    let page = exploded(2_000);
+    let faulty = Server::replying(response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes()));
+    let run = |output: &str| {
+        Command::new(monitor_binary())
+            .args([output, "--interval", "1s", "--window", "2s", "--by", "model_name"])
+            .args(["--duration", "4s", "--url", &good.url, "--url", &faulty.url])
+            .stdin(Stdio::null())
+            .output()
+            .expect("the monitor runs")
+    };
+    let json = String::from_utf8_lossy(&run("--json").stdout).into_owned();
+    let rows: Vec<Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let with_groups: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["groups"].as_array().is_some_and(|g| !g.is_empty()))
+        .collect();
+    let last = with_groups.last().expect("rows with groups");
+    assert_eq!(
+        last["groups"].as_array().unwrap().len(),
+        2_001,
+        "JSON has every group"
+    );
+    let mut rated = 0;
+    for row in &with_groups {
+        let ours = row["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["model_name"] == "m");
+        if let Some(rate) = ours.and_then(|g| g["generation_tokens_per_s"]["window"].as_f64()) {
+            assert!(
+                (rate - GOOD_RATE).abs() <= 0.01 * GOOD_RATE,
+                "the good server at {rate} tok/s"
+            );
+            rated += 1;
+        }
+    }
+    assert!(rated > 0, "the good server's group was never rated");
+    let plain = run("--plain");
+    let text = String::from_utf8_lossy(&plain.stdout);
+    let others = text.lines().filter(|l| l.contains("+1,95")).count();
+    assert!(others > 0, "no row summing the other groups:\n{text}");
+    let shown = text.lines().filter(|l| l.contains("req-0")).count();
+    assert!(
+        shown <= 50 * others,
+        "{shown} group rows for {others} intervals:\n{text}"
+    );
+}
+
+/// Control characters in an error body and in a label value (an OSC title change, a
+/// screen clear, a backspace, a newline) reach the terminal written out, never raw; a
+/// label value with a newline keeps its row on one line.
+#[test]
+fn control_characters_from_a_server_never_reach_the_terminal_raw() {
+    let good = good_server();
+    let hostile = "h\\n\u{1b}]0;pwned\u{7}\u{1b}[2J\u{8}x";
+    let page = format!(
+        "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\",model_name=\"{hostile}\"}} 7\n"
+    );
+    let faulty = Server::replying(response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes()));
+    let body = "\u{1b}]0;owned\u{7}\u{1b}[2Jbad\u{8}\u{8}gateway";
+    let failing = Server::replying(response(
+        "502 Bad Gateway",
+        TEXT,
+        Some(body.len() as u64),
+        body.as_bytes(),
+    ));
+    let output = Command::new(monitor_binary())
+        .args([
+            "--plain",
+            "--interval",
+            "500ms",
+            "--window",
+            "1s",
+            "--by",
+            "model_name",
+        ])
+        .args(["--duration", "2500ms", "--url", &good.url, "--url", &faulty.url])
+        .args(["--url", &failing.url])
+        .stdin(Stdio::null())
+        .output()
+        .expect("the monitor runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let raw: Vec<char> = text.chars().filter(|c| c.is_control() && *c != '\n').collect();
+    assert!(raw.is_empty(), "raw control characters {raw:?} in:\n{text}");
+    assert!(
+        text.contains("\\x1b]0;owned"),
+        "the error body written out:\n{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.trim_start().starts_with("]0;pwned") || l.starts_with("\u{1b}")),
+        "a row split by the label's newline:\n{text}"
+    );
 }
