@@ -161,6 +161,7 @@ impl Wide {
             target_requests: None,
             gpu: Default::default(),
             slo: Vec::new(),
+            max_series: usize::MAX,
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), None);
         let urls = ["http://wide:8000/metrics".to_string()];
