@@ -42,6 +42,7 @@ def instances():
         functions,
         functions.anchored(),
         functions.smoothed(),
+        functions.with_start_times([None]),
     ]
 
 
