@@ -43,8 +43,9 @@ pub enum ParseErrorKind {
     /// A backslash escape other than `\\`, `\"` or `\n`.
     #[error("invalid escape sequence '\\{0}'")]
     InvalidEscape(char),
-    /// Quoted metric or label names may not contain escapes (a documented limitation:
-    /// names are returned as borrowed `&str`).
+    /// No longer returned: quoted names may hold escapes (text 1.0.0, OpenMetrics), kept
+    /// raw and resolved by `Sample::name_unescaped` and `Labels::iter_unescaped`. Kept so
+    /// that code matching on it still compiles.
     #[error("escape sequences are not supported in quoted names")]
     EscapeInQuotedName,
     /// The same label name appears twice in one label set.

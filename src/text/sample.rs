@@ -35,7 +35,8 @@ pub struct Sample<'page> {
 }
 
 impl<'page> Sample<'page> {
-    /// The metric name (without quotes if it was quoted).
+    /// The metric name (without quotes if it was quoted), escapes as written (see
+    /// [`Sample::name_unescaped`]).
     ///
     /// # Example
     /// ```
@@ -45,6 +46,23 @@ impl<'page> Sample<'page> {
     /// ```
     pub fn name(&self) -> &'page str {
         self.name
+    }
+
+    /// The metric name with escapes resolved. [`Sample::name`] gives a quoted name's text
+    /// as written (`\\`, `\"` and `\n` kept, as [`LabelValue::raw`](crate::LabelValue::raw)
+    /// does), so reading a page allocates nothing; this borrows unless there is an escape.
+    ///
+    /// # Example
+    /// ```
+    /// let page = r#"{"my\"noncompliant\nmetric\\","label\"name\n"="value"} 1"#;
+    /// let s = promrate::parse(page).next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.name(), r#"my\"noncompliant\nmetric\\"#);
+    /// assert_eq!(s.name_unescaped(), "my\"noncompliant\nmetric\\");
+    /// assert!(s.labels().get("label\"name\n").unwrap() == "value");
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn name_unescaped(&self) -> std::borrow::Cow<'page, str> {
+        super::escape::unescape(self.name, true)
     }
 
     /// A copy that owns its text ([`OwnedSample`](crate::OwnedSample)), to keep after the
@@ -213,7 +231,7 @@ impl fmt::Display for Sample<'_> {
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let labels = self.labels.iter().map(|(k, v)| (k, v.unescaped()));
-        super::write::sample_text(f, self.name, labels, self.value, self.timestamp_ms)
+        let labels = self.labels.iter_unescaped().map(|(k, v)| (k, v.unescaped()));
+        super::write::sample_text(f, &self.name_unescaped(), labels, self.value, self.timestamp_ms)
     }
 }

@@ -77,6 +77,44 @@ fn sample_errors() {
     }
 }
 
+/// Text 1.0.0 and OpenMetrics: escapes in quoted names are read (kept raw, resolved on
+/// request), a quoted name stands anywhere in the braces once, and `Display` writes the
+/// line back.
+#[test]
+fn escaped_and_placed_quoted_names() {
+    let line = r#"{"my\"noncompliant\nmetric\\","label\"name\n"="value"} 1.0"#;
+    for dialect in [TEXT, OM] {
+        let s = sample(line, dialect, &Limits::NONE).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.name_unescaped(), "my\"noncompliant\nmetric\\");
+        let (name, value) = s.labels().iter_unescaped().next().unwrap();
+        assert_eq!((name.as_ref(), value.raw()), ("label\"name\n", "value"));
+        assert_eq!(s.to_string(), line);
+        let s = sample(r#"{a="b","x.y",c="d"} 1"#, dialect, &Limits::NONE).unwrap();
+        assert_eq!((s.name(), s.labels().len()), ("x.y", 2));
+    }
+    let cases: &[(&str, usize, ParseErrorKind)] = &[
+        (
+            r#"{"a","b"} 1"#,
+            8,
+            ParseErrorKind::Expected("'=' after label name"),
+        ),
+        (r#"x{"a"} 1"#, 2, ParseErrorKind::Expected("'=' after label name")),
+        (r#"{"a\q"} 1"#, 3, ParseErrorKind::InvalidEscape('q')),
+        (
+            r#"{"a","b\"c"="1","b\"c"="2"} 1"#,
+            17,
+            ParseErrorKind::DuplicateLabel("b\\\"c".into()),
+        ),
+    ];
+    for (line, at, kind) in cases {
+        assert_eq!(
+            sample(line, TEXT, &Limits::NONE).unwrap_err(),
+            (*at, kind.clone()),
+            "{line:?}"
+        );
+    }
+}
+
 #[test]
 fn openmetrics_samples() {
     let s = sample("a_total 1 1.5 # {id=\"x\"} 2 3", OM, &Limits::NONE).unwrap();
