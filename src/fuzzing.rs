@@ -27,6 +27,7 @@ pub fn fast_paths_agree(
     if let Some((fast, len)) = sample_fast(text, &mut recent, &limits) {
         let dialect = crate::text::lexer::Dialect {
             openmetrics: false,
+            version2: false,
             strict_escapes: true,
         };
         let general = sample(&text[..len], dialect, &limits).unwrap_or_else(|e| {

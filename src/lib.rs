@@ -229,7 +229,7 @@ pub mod text;
 mod tracker;
 
 pub use error::{
-    FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
+    CompositeRule, FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
     SelectorErrorKind, SeriesError,
 };
 pub use query::{Answer, Coverage, Estimator, GroupAnswer, GroupLabels, Query, SeriesScope};
@@ -238,14 +238,18 @@ pub use series::{
     CounterSeries, GaugeSeries, ResetCause, Shortened, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU,
     DEFAULT_MAX_POINTS,
 };
+pub use text::composite::{
+    BucketCounts, BucketSpan, BucketSpans, CompositeKind, CompositePairs, CompositeValue, NativeHistogram,
+};
 pub use text::entry::Entry;
 pub use text::escape::UnescapedBytes;
+pub use text::exemplar::{Exemplar, Exemplars};
 pub use text::help::HelpText;
 pub use text::labels::{LabelValue, Labels, LabelsIter};
 pub use text::metric_type::MetricType;
 pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
-pub use text::sample::{Exemplar, Sample};
+pub use text::sample::Sample;
 pub use tracker::{
     Group, IngestReport, ProcessRestart, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
     DEFAULT_RETENTION, DEFAULT_STALE_AFTER,

@@ -84,8 +84,9 @@ pub(crate) fn label_set<'line>(
         let term = scan_term(bytes, i, dialect)?;
         match term.value {
             None => {
-                // Prometheus reads a quoted name anywhere in the braces, once.
-                if quoted_name.is_some() {
+                // Prometheus reads a quoted name anywhere in the braces, once; OpenMetrics
+                // 2.0 only first.
+                if quoted_name.is_some() || count > 0 && dialect.version2 {
                     return Err((term.end, ParseErrorKind::Expected("'=' after label name")));
                 }
                 quoted_name = Some(&line[term.name.0..term.name.1]);

@@ -93,6 +93,7 @@ impl<'page> Labels<'page> {
             len,
             dialect: Dialect {
                 openmetrics: false,
+                version2: false,
                 strict_escapes: true,
             },
             simple: true,

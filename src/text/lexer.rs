@@ -14,6 +14,8 @@ pub(crate) type Fail = (usize, ParseErrorKind);
 pub(crate) struct Dialect {
     /// OpenMetrics: no whitespace inside braces, no trailing comma.
     pub openmetrics: bool,
+    /// OpenMetrics 2.0: a quoted metric name only first in the braces.
+    pub version2: bool,
     /// Refuse escapes other than `\\`, `\"`, `\n` in label values (Prometheus text only).
     pub strict_escapes: bool,
 }

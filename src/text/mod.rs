@@ -33,8 +33,10 @@
 //! This module is public only for [`write`](mod@write) (rendering pages back); its types are
 //! re-exported at the crate root, which is their one path.
 
+pub(crate) mod composite;
 pub(crate) mod entry;
 pub(crate) mod escape;
+pub(crate) mod exemplar;
 pub(crate) mod help;
 pub(crate) mod label_set;
 pub(crate) mod labels;

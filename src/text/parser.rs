@@ -26,23 +26,42 @@ pub enum Format {
     PrometheusText,
     /// OpenMetrics 1.0 text, fully validated.
     OpenMetrics,
+    /// OpenMetrics 2.0 text (release candidate 0), fully validated: start timestamps
+    /// (`st@`), composite values for histograms and summaries (native histograms too),
+    /// several exemplars per sample, sample names equal to their family's.
+    OpenMetrics2,
 }
 
 impl Format {
     /// Picks the format from an HTTP `Content-Type` header value. Anything that is not
-    /// `application/openmetrics-text` is read as the Prometheus text format, which is what
-    /// Prometheus itself falls back to.
+    /// `application/openmetrics-text` is read as the Prometheus text format (0.0.4 and
+    /// 1.0.0 alike), which is what Prometheus itself falls back to; OpenMetrics is 1.0
+    /// unless the `version` parameter says 2.x (the specification's default is 1.0.0).
     ///
     /// # Example
     /// ```
-    /// assert_eq!(promrate::Format::from_content_type(""), promrate::Format::PrometheusText);
+    /// use promrate::Format;
+    /// assert_eq!(Format::from_content_type(""), Format::PrometheusText);
+    /// assert_eq!(Format::from_content_type("text/plain; version=1.0.0; escaping=allow-utf-8"), Format::PrometheusText);
+    /// assert_eq!(
+    ///     Format::from_content_type("application/openmetrics-text; version=2.0.0; charset=utf-8"),
+    ///     Format::OpenMetrics2,
+    /// );
     /// ```
     pub fn from_content_type(content_type: &str) -> Format {
-        let media = content_type.split(';').next().unwrap_or("").trim();
-        if media.eq_ignore_ascii_case("application/openmetrics-text") {
-            Format::OpenMetrics
+        let mut parts = content_type.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        if !media.eq_ignore_ascii_case("application/openmetrics-text") {
+            return Format::PrometheusText;
+        }
+        let version2 = parts.any(|param| {
+            let (key, value) = param.split_once('=').unwrap_or((param, ""));
+            key.trim().eq_ignore_ascii_case("version") && value.trim().trim_matches('"').starts_with("2.")
+        });
+        if version2 {
+            Format::OpenMetrics2
         } else {
-            Format::PrometheusText
+            Format::OpenMetrics
         }
     }
 }
@@ -235,7 +254,8 @@ impl Parser {
     /// assert_eq!(samples, 2);
     /// ```
     pub fn parse<'page>(&self, text: &'page str) -> Entries<'page> {
-        let openmetrics = self.format == Format::OpenMetrics;
+        let openmetrics = self.format != Format::PrometheusText;
+        let version2 = self.format == Format::OpenMetrics2;
         // A page over the body size limit is refused whole: one error, nothing read.
         let refused = (text.len() > self.limits.body_size).then(|| {
             let (limit, size) = (self.limits.body_size, text.len());
@@ -252,10 +272,11 @@ impl Parser {
             config: *self,
             dialect: Dialect {
                 openmetrics,
+                version2,
                 strict_escapes: self.strict && !openmetrics,
             },
             validator: if openmetrics && self.strict && whole {
-                Some(Validator::default())
+                Some(Validator::new(version2))
             } else {
                 None
             },

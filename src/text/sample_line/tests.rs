@@ -4,6 +4,7 @@ use super::*;
 
 const TEXT: Dialect = Dialect {
     openmetrics: false,
+    version2: false,
     strict_escapes: true,
 };
 const LIMITS: Limits = Limits {
@@ -13,6 +14,7 @@ const LIMITS: Limits = Limits {
 };
 const OM: Dialect = Dialect {
     openmetrics: true,
+    version2: false,
     strict_escapes: false,
 };
 
