@@ -138,3 +138,373 @@ pub fn facts(s: &Sample<'_>) -> String {
     }
     out
 }
+
+mod round_trip {
+    //! parse(write(x)) == x for OpenMetrics 2.0 samples: a sample described here is
+    //! rendered by a naive reference renderer, parsed, compared with the description;
+    //! then rendered by `Sample::write_openmetrics2`, parsed again, compared again.
+
+    use proptest::prelude::*;
+
+    use promrate::{Format, Parser, Sample};
+
+    /// Names with every character that needs escaping in a quoted name.
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => "[a-zA-Z_][a-zA-Z0-9_]{0,12}",
+            1 => "[a-z]{1,4}[.\"\\\\\né☃ -][a-z]{0,4}",
+        ]
+    }
+
+    fn escaped(s: &str) -> String {
+        s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    }
+
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            any::<f64>(),
+            (0u32..1000).prop_map(f64::from)
+        ]
+    }
+
+    fn count() -> impl Strategy<Value = f64> {
+        prop_oneof![(0u32..10_000).prop_map(f64::from), (0.0f64..1e6)]
+    }
+
+    #[derive(Debug, Clone)]
+    enum Value {
+        Number(f64),
+        /// count, sum, classic buckets (bounds, cumulative counts), native histogram
+        /// (schema, zero threshold, zero count, negative and positive spans and buckets).
+        Histogram {
+            gauge: bool,
+            sum: f64,
+            classic: Option<Vec<(f64, f64)>>,
+            native: Option<Native>,
+        },
+        Summary {
+            count: u32,
+            sum: f64,
+            quantiles: Vec<(f64, f64)>,
+        },
+    }
+
+    #[derive(Debug, Clone)]
+    struct Native {
+        schema: i8,
+        zero_threshold: f64,
+        zero_count: f64,
+        sides: [Vec<((i32, u32), Vec<f64>)>; 2],
+    }
+
+    fn classic() -> impl Strategy<Value = Vec<(f64, f64)>> {
+        (
+            prop::collection::btree_set(-1000i32..1000, 0..6),
+            prop::collection::vec(count(), 7),
+        )
+            .prop_map(|(bounds, counts)| {
+                let mut total = 0.0;
+                let mut buckets: Vec<(f64, f64)> = bounds
+                    .into_iter()
+                    .zip(&counts)
+                    .map(|(b, c)| {
+                        total += c;
+                        (f64::from(b) / 8.0, total)
+                    })
+                    .collect();
+                buckets.push((f64::INFINITY, total + counts[6]));
+                buckets
+            })
+    }
+
+    fn side() -> impl Strategy<Value = Vec<((i32, u32), Vec<f64>)>> {
+        prop::collection::vec(
+            ((0i32..5), prop::collection::vec(count(), 1..4))
+                .prop_map(|(offset, buckets)| ((offset, buckets.len() as u32), buckets)),
+            0..3,
+        )
+        .prop_map(|mut spans| {
+            if let Some(first) = spans.first_mut() {
+                first.0 .0 -= 3; // only the first span may start below zero
+            }
+            spans
+        })
+    }
+
+    fn native() -> impl Strategy<Value = Native> {
+        (-4i8..=8, 0.0f64..1.0, count(), side(), side()).prop_map(
+            |(schema, zero_threshold, zero_count, n, p)| Native {
+                schema,
+                zero_threshold,
+                zero_count,
+                sides: [n, p],
+            },
+        )
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            2 => number().prop_map(Value::Number),
+            1 => (any::<bool>(), number(), prop::option::of(classic()), prop::option::of(native()))
+                .prop_filter("buckets of one kind at least", |(_, _, c, n)| c.is_some() || n.is_some())
+                .prop_map(|(gauge, sum, classic, native)| Value::Histogram { gauge, sum, classic, native }),
+            1 => (0u32..1000, 0.0f64..1e9, prop::collection::btree_set(0u32..=100, 0..4), prop::collection::vec(0.0f64..1e3, 4))
+                .prop_map(|(count, sum, qs, values)| Value::Summary {
+                    count,
+                    sum,
+                    quantiles: qs.into_iter().map(|q| f64::from(q) / 100.0).zip(values).collect(),
+                }),
+        ]
+    }
+
+    #[derive(Debug, Clone)]
+    struct Spec {
+        name: String,
+        labels: Vec<(String, String)>,
+        value: Value,
+        timestamp_ms: Option<i64>,
+        start_ms: Option<i64>,
+        exemplars: Vec<(Vec<(String, String)>, f64, i64)>,
+    }
+
+    fn ms() -> impl Strategy<Value = i64> {
+        -10_000_000_000_000i64..10_000_000_000_000
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        let labels = || prop::collection::btree_map(name(), "\\PC{0,4}|[\"\\\\\n]", 0..3);
+        (
+            name(),
+            labels(),
+            value(),
+            prop::option::of(ms()),
+            prop::option::of(ms()),
+            prop::collection::vec((labels(), number(), ms()), 0..3),
+        )
+            .prop_map(|(name, labels, value, timestamp_ms, start_ms, exemplars)| Spec {
+                name,
+                labels: labels.into_iter().collect(),
+                value,
+                timestamp_ms,
+                start_ms,
+                exemplars: exemplars
+                    .into_iter()
+                    .map(|(l, v, t)| (l.into_iter().collect(), v, t))
+                    .collect(),
+            })
+    }
+
+    /// Exact decimal text for a float (Rust's shortest round trip, specials as OpenMetrics).
+    fn num(v: f64) -> String {
+        match v {
+            v if v.is_nan() => "NaN".into(),
+            f64::INFINITY => "+Inf".into(),
+            f64::NEG_INFINITY => "-Inf".into(),
+            v => format!("{v:?}"),
+        }
+    }
+
+    fn seconds(ms: i64) -> String {
+        let sign = if ms < 0 { "-" } else { "" };
+        format!(
+            "{sign}{}.{:03}",
+            ms.unsigned_abs() / 1000,
+            ms.unsigned_abs() % 1000
+        )
+    }
+
+    fn label_set(labels: &[(String, String)]) -> String {
+        let terms: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("\"{}\"=\"{}\"", escaped(k), escaped(v)))
+            .collect();
+        terms.join(",")
+    }
+
+    /// The reference renderer: every name quoted, every field in the ABNF's order.
+    fn render(s: &Spec) -> String {
+        let mut line = format!("{{\"{}\"", escaped(&s.name));
+        if !s.labels.is_empty() {
+            line += &format!(",{}", label_set(&s.labels));
+        }
+        line += "} ";
+        let list = |pairs: &[(f64, f64)]| {
+            pairs
+                .iter()
+                .map(|(a, b)| format!("{}:{}", num(*a), num(*b)))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match &s.value {
+            Value::Number(v) => line += &num(*v),
+            Value::Summary {
+                count,
+                sum,
+                quantiles,
+            } => {
+                line += &format!(
+                    "{{count:{count},sum:{},quantile:[{}]}}",
+                    num(*sum),
+                    list(quantiles)
+                )
+            }
+            Value::Histogram {
+                gauge,
+                sum,
+                classic,
+                native,
+            } => {
+                let g = if *gauge { "g" } else { "" };
+                line += &format!(
+                    "{{{g}count:{},{g}sum:{}",
+                    num(hist_count(classic, native)),
+                    num(*sum)
+                );
+                if let Some(n) = native {
+                    line += &format!(
+                        ",schema:{},zero_threshold:{},zero_count:{}",
+                        n.schema,
+                        num(n.zero_threshold),
+                        num(n.zero_count)
+                    );
+                    for (side, spans) in ["negative", "positive"].iter().zip(&n.sides) {
+                        if spans.is_empty() {
+                            continue;
+                        }
+                        let offsets: Vec<String> =
+                            spans.iter().map(|((o, l), _)| format!("{o}:{l}")).collect();
+                        let counts: Vec<String> = spans
+                            .iter()
+                            .flat_map(|(_, b)| b.iter().map(|c| num(*c)))
+                            .collect();
+                        line += &format!(
+                            ",{side}_spans:[{}],{side}_buckets:[{}]",
+                            offsets.join(","),
+                            counts.join(",")
+                        );
+                    }
+                }
+                if let Some(c) = classic {
+                    line += &format!(",bucket:[{}]", list(c));
+                }
+                line += "}";
+            }
+        }
+        if let Some(t) = s.timestamp_ms {
+            line += &format!(" {}", seconds(t));
+        }
+        if let Some(t) = s.start_ms {
+            line += &format!(" st@{}", seconds(t));
+        }
+        for (labels, v, t) in &s.exemplars {
+            line += &format!(" # {{{}}} {} {}", label_set(labels), num(*v), seconds(*t));
+        }
+        line + "\n"
+    }
+
+    /// A histogram's count: its +Inf bucket, or (native only) the sum of its buckets.
+    fn hist_count(classic: &Option<Vec<(f64, f64)>>, native: &Option<Native>) -> f64 {
+        match (classic, native) {
+            (Some(c), _) => c.last().map_or(0.0, |b| b.1),
+            (None, Some(n)) => n.zero_count + n.sides.iter().flatten().flat_map(|(_, b)| b).sum::<f64>(),
+            (None, None) => 0.0,
+        }
+    }
+
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan()
+    }
+
+    fn check(got: &Sample<'_>, want: &Spec) -> Result<(), TestCaseError> {
+        prop_assert_eq!(got.name_unescaped(), want.name.as_str());
+        let labels: Vec<(String, String)> = got
+            .labels()
+            .iter_unescaped()
+            .map(|(k, v)| (k.into_owned(), v.unescaped().into_owned()))
+            .collect();
+        prop_assert_eq!(&labels, &want.labels);
+        prop_assert_eq!(got.timestamp_ms(), want.timestamp_ms);
+        prop_assert_eq!(got.start_timestamp_ms(), want.start_ms);
+        let exemplars: Vec<_> = got.exemplars().collect();
+        prop_assert_eq!(exemplars.len(), want.exemplars.len());
+        for (e, (labels, v, t)) in exemplars.iter().zip(&want.exemplars) {
+            let got_labels: Vec<(String, String)> = e
+                .labels()
+                .iter_unescaped()
+                .map(|(k, v)| (k.into_owned(), v.unescaped().into_owned()))
+                .collect();
+            prop_assert_eq!(&got_labels, labels);
+            prop_assert!(same(e.value(), *v));
+            prop_assert_eq!(e.timestamp_ms(), Some(*t));
+        }
+        match &want.value {
+            Value::Number(v) => {
+                prop_assert!(got.composite().is_none());
+                prop_assert!(same(got.value(), *v));
+            }
+            Value::Summary {
+                count,
+                sum,
+                quantiles,
+            } => {
+                let c = got.composite().unwrap();
+                prop_assert!(same(c.count(), f64::from(*count)) && same(c.sum(), *sum));
+                prop_assert_eq!(c.quantiles().unwrap().collect::<Vec<_>>(), quantiles.clone());
+            }
+            Value::Histogram {
+                sum, classic, native, ..
+            } => {
+                let c = got.composite().unwrap();
+                prop_assert!(same(c.count(), hist_count(classic, native)) && same(c.sum(), *sum));
+                prop_assert_eq!(c.buckets().map(|b| b.collect::<Vec<_>>()), classic.clone());
+                prop_assert_eq!(c.native().is_some(), native.is_some());
+                if let (Some(g), Some(n)) = (c.native(), native) {
+                    prop_assert_eq!(
+                        (g.schema(), g.zero_threshold(), g.zero_count()),
+                        (n.schema, n.zero_threshold, n.zero_count)
+                    );
+                    for (spans, buckets, side) in [
+                        (
+                            g.negative_spans().collect::<Vec<_>>(),
+                            g.negative_buckets().collect::<Vec<_>>(),
+                            &n.sides[0],
+                        ),
+                        (
+                            g.positive_spans().collect::<Vec<_>>(),
+                            g.positive_buckets().collect::<Vec<_>>(),
+                            &n.sides[1],
+                        ),
+                    ] {
+                        let want_spans: Vec<(i32, u32)> = side.iter().map(|(s, _)| *s).collect();
+                        let got_spans: Vec<(i32, u32)> = spans.iter().map(|s| (s.offset, s.length)).collect();
+                        prop_assert_eq!(got_spans, want_spans);
+                        let want_buckets: Vec<f64> = side.iter().flat_map(|(_, b)| b.clone()).collect();
+                        prop_assert_eq!(buckets, want_buckets);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn parse_of_write_is_identity(spec in spec()) {
+            // Lenient: a sample alone, without the `# TYPE` its value's rules depend on.
+            let parser = Parser::new(Format::OpenMetrics2).strict(false);
+            let page = render(&spec);
+            let sample = parser.parse(&page).next().unwrap()
+                .map_err(|e| TestCaseError::fail(format!("{e}: {page}")))?.into_sample().unwrap();
+            check(&sample, &spec)?;
+            let mut written = String::new();
+            sample.write_openmetrics2(&mut written).unwrap();
+            let again = parser.parse(&written).next().unwrap()
+                .map_err(|e| TestCaseError::fail(format!("{e}: {written}")))?.into_sample().unwrap();
+            check(&again, &spec)?;
+        }
+    }
+}
