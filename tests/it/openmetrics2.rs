@@ -191,12 +191,17 @@ mod round_trip {
         },
     }
 
+    /// A native histogram's spans (offset, length) with their buckets, one side.
+    type Side = Vec<((i32, u32), Vec<f64>)>;
+    /// Names and unescaped values.
+    type LabelPairs = Vec<(String, String)>;
+
     #[derive(Debug, Clone)]
     struct Native {
         schema: i8,
         zero_threshold: f64,
         zero_count: f64,
-        sides: [Vec<((i32, u32), Vec<f64>)>; 2],
+        sides: [Side; 2],
     }
 
     fn classic() -> impl Strategy<Value = Vec<(f64, f64)>> {
@@ -219,7 +224,7 @@ mod round_trip {
             })
     }
 
-    fn side() -> impl Strategy<Value = Vec<((i32, u32), Vec<f64>)>> {
+    fn side() -> impl Strategy<Value = Side> {
         prop::collection::vec(
             ((0i32..5), prop::collection::vec(count(), 1..4))
                 .prop_map(|(offset, buckets)| ((offset, buckets.len() as u32), buckets)),
@@ -266,7 +271,7 @@ mod round_trip {
         value: Value,
         timestamp_ms: Option<i64>,
         start_ms: Option<i64>,
-        exemplars: Vec<(Vec<(String, String)>, f64, i64)>,
+        exemplars: Vec<(LabelPairs, f64, i64)>,
     }
 
     fn ms() -> impl Strategy<Value = i64> {
