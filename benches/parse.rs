@@ -196,6 +196,11 @@ fn formats(c: &mut Criterion) {
         group.bench_function("openmetrics-2.0", |b| {
             b.iter(|| counts_in(Format::OpenMetrics2, black_box(&om2)))
         });
+        // Line by line, without the rules across lines: what the validator costs.
+        let lenient = promrate::Parser::new(Format::OpenMetrics2).strict(false);
+        group.bench_function("openmetrics-2.0-lenient", |b| {
+            b.iter(|| lenient.parse(black_box(&om2)).filter(|e| e.is_ok()).count())
+        });
         group.finish();
     }
 }

@@ -24,7 +24,7 @@ pub fn fast_paths_agree(
         ..Limits::NONE
     };
     let mut recent = RecentNames::remembering(recent_name, recent_labels);
-    if let Some((fast, len)) = sample_fast(text, &mut recent, &limits) {
+    if let Some((fast, len)) = sample_fast(text, &mut recent, &limits, false) {
         let dialect = crate::text::lexer::Dialect {
             openmetrics: false,
             version2: false,

@@ -86,8 +86,7 @@ impl<'page> Exemplar<'page> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Exemplars<'page> {
-    pub(crate) first: Option<Exemplar<'page>>,
-    /// The rest of the line after the first exemplar (` # {..} v ts ...` or empty).
+    /// The line from the next exemplar's `#` (or the space before it) to its end.
     pub(crate) rest: &'page str,
 }
 
@@ -95,21 +94,29 @@ impl<'page> Iterator for Exemplars<'page> {
     type Item = Exemplar<'page>;
 
     fn next(&mut self) -> Option<Exemplar<'page>> {
-        if let Some(first) = self.first.take() {
-            return Some(first);
-        }
-        // ` # {..}`: the hash after the space.
-        let (exemplar, end) = exemplar(self.rest, 1, true).ok()?;
+        let hash = usize::from(self.rest.starts_with(' '));
+        let (exemplar, end) = parse(self.rest, hash, Rules::Replay).ok()?;
         self.rest = &self.rest[end..];
         Some(exemplar)
     }
 }
 
-/// Parses `# {labels} value [timestamp]` starting at the `#`; with the index past it.
-/// OpenMetrics 2.0 (`required_timestamp`) requires the timestamp and lets another exemplar
-/// follow; 1.0 has one exemplar, which ends the line, and caps its labels at 128
-/// characters.
-pub(crate) fn exemplar(line: &str, hash: usize, version2: bool) -> Result<(Exemplar<'_>, usize), Fail> {
+/// Which exemplar grammar applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rules {
+    /// OpenMetrics 1.0: one exemplar ending the line, an optional timestamp, labels of at
+    /// most 128 characters.
+    OpenMetrics1,
+    /// OpenMetrics 2.0: a required timestamp, another exemplar may follow.
+    OpenMetrics2,
+    /// Re-reading text one of the two validated: optional timestamp, no length check.
+    Replay,
+}
+
+/// Parses `# {labels} value [timestamp]` starting at the `#` under `rules`; with the index
+/// past it.
+pub(crate) fn parse(line: &str, hash: usize, rules: Rules) -> Result<(Exemplar<'_>, usize), Fail> {
+    let version2 = rules != Rules::OpenMetrics1;
     let bytes = line.as_bytes();
     let dialect = Dialect {
         openmetrics: true,
@@ -134,7 +141,7 @@ pub(crate) fn exemplar(line: &str, hash: usize, version2: bool) -> Result<(Exemp
     }
     let mut i = set.end;
     let labels = Labels::new(set.raw, set.count, dialect);
-    if !version2 {
+    if rules == Rules::OpenMetrics1 {
         let chars: usize = labels
             .iter()
             .map(|(n, v)| n.chars().count() + v.unescaped().chars().count())
@@ -167,7 +174,7 @@ pub(crate) fn exemplar(line: &str, hash: usize, version2: bool) -> Result<(Exemp
         let seconds = parse_timestamp_seconds(ts_text)
             .ok_or_else(|| (ts_start, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
         timestamp_ms = Some(seconds_to_ms(seconds));
-    } else if version2 {
+    } else if rules == Rules::OpenMetrics2 {
         return Err((value_end, ParseErrorKind::Expected("an exemplar timestamp")));
     }
     Ok((

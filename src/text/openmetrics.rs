@@ -11,12 +11,14 @@
 //! state across modules.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::composite::CompositeKind;
 use super::entry::Entry;
 use super::labels::Labels;
 use super::metric_type::MetricType;
 use super::sample::Sample;
+use super::swar::word_or_tail;
 use super::value::parse_float;
 use crate::error::{FamilyRule, ParseErrorKind};
 use crate::fingerprint;
@@ -34,9 +36,9 @@ pub(crate) enum Rejection {
 pub(crate) struct Validator<'page> {
     family: Option<Family<'page>>,
     /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
-    reserved: HashSet<u64>,
+    reserved: Hashes,
     /// Label groups already closed in the current family.
-    seen_groups: HashSet<u64>,
+    seen_groups: Hashes,
     eof: bool,
     /// A closed family's error waiting behind the current line's own error.
     deferred: Option<ParseErrorKind>,
@@ -81,13 +83,56 @@ fn family_error(name: &str, rule: FamilyRule) -> ParseErrorKind {
     }
 }
 
-/// Order-independent identity of a label set without the label `skip`.
+/// Sets of hashes that are already well mixed: hashing them again (SipHash) cost more than
+/// the rest of a sample's checks.
+type Hashes = HashSet<u64, BuildHasherDefault<MixedHash>>;
+
+/// The [`Hasher`] of [`Hashes`]: a `u64` that is already a hash, kept as it is.
+#[derive(Default)]
+struct MixedHash(u64);
+
+impl Hasher for MixedHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fingerprint::of_bytes(bytes.iter().copied());
+    }
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+}
+
+/// A hash of a label's name and value, eight bytes at a time (the validator hashes every
+/// label of every sample), mixed after both so that no two labels cancel in a set's XOR.
+fn hash_label(name: &[u8], value: &[u8]) -> u64 {
+    let mut h = (name.len() as u64) << 32 | value.len() as u64;
+    for part in [name, value] {
+        let mut i = 0;
+        while i < part.len() {
+            h = (h.rotate_left(5) ^ word_or_tail(part, i)).wrapping_mul(0x517c_c1b7_2722_0a95);
+            i += 8;
+        }
+        h = h.rotate_left(17) ^ 0xff;
+    }
+    let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    let h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// Order-independent identity of a label set without the label `skip`. A label without
+/// escapes is hashed as written, one with escapes unescaped: the two never name the same
+/// label (an unescaped text holds no backslash, quote or newline).
 fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
     let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
-    fingerprint::of_label_set(
-        0x9e37_79b9_7f4a_7c15,
-        kept.map(|(name, value)| (name, value.unescaped_bytes())),
-    )
+    kept.fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
+        let label = if value.raw().contains('\\') || name.contains('\\') {
+            fingerprint::of_label(name, value.unescaped_bytes())
+        } else {
+            hash_label(name.as_bytes(), value.raw().as_bytes())
+        };
+        acc ^ label
+    })
 }
 
 fn suffixes(kind: MetricType, version2: bool) -> &'static [&'static str] {
@@ -226,7 +271,11 @@ impl<'page> Validator<'page> {
         let Some(mut family) = self.family.take() else {
             return Ok(());
         };
-        self.seen_groups.clear();
+        // Clearing costs the table's capacity: a large family before would make every
+        // small one after pay for it.
+        if !self.seen_groups.is_empty() {
+            self.seen_groups.clear();
+        }
         let name = family.name;
         let listed = suffixes(family.kind, family.version2);
         let bare: &[&str] = if listed.contains(&"") { &[] } else { &[""] };
@@ -531,7 +580,7 @@ fn value_rules(
     if counter_like && suffix != "_gsum" && value < 0.0 {
         return Err(FamilyRule::NegativeCounterValue);
     }
-    if sample.exemplar.is_some() {
+    if !sample.exemplars.is_empty() {
         let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram)
             && suffix == "_bucket"
             || kind == MetricType::Counter && suffix == "_total";

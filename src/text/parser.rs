@@ -438,6 +438,17 @@ impl<'page> Entries<'page> {
             Ok(entry) => entry,
             Err((offset, kind)) => return Some(Err(self.error_at(line_text, offset, kind))),
         };
+        self.validated(line_text, entry)
+    }
+
+    /// An entry read from `line_text`, through OpenMetrics' rules across lines (when they
+    /// apply): the fast and the general path alike.
+    #[inline(always)]
+    fn validated(
+        &mut self,
+        line_text: &'page str,
+        entry: Entry<'page>,
+    ) -> Option<Result<Entry<'page>, ParseError>> {
         let Some(validator) = self.validator.as_mut() else {
             return Some(Ok(entry));
         };
@@ -494,7 +505,7 @@ impl<'page> Entries<'page> {
                     known.known_sample(value, timestamp_ms);
                     continue;
                 }
-                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits) {
+                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits, false) {
                     self.next_line(len);
                     return self.counted(Entry::Sample(sample));
                 }
@@ -508,6 +519,18 @@ impl<'page> Entries<'page> {
                         }
                         return Some(Ok(entry));
                     }
+                }
+            }
+            if self.dialect.openmetrics && !self.validator.as_ref().is_some_and(Validator::eof_seen) {
+                // The common shape, read straight from the page; the rules across lines
+                // still apply to it (a sample after `# EOF` takes the general path's error).
+                let limits = &self.config.limits;
+                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits, true) {
+                    self.next_line(len);
+                    return match self.validated(&rest[..len], Entry::Sample(sample)) {
+                        Some(Ok(entry)) => self.counted(entry),
+                        other => other,
+                    };
                 }
             }
             let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());

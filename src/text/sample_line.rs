@@ -5,7 +5,7 @@
 //! `fast_path_agrees_with_general_path` and the fuzz target `fast_path_agrees` check it.
 
 use super::composite::composite;
-use super::exemplar::exemplar;
+use super::exemplar::{self, Rules};
 use super::label_set::{label_set, SeenNames, FILTERED_LABELS};
 use super::labels::{Labels, Spans};
 use super::lexer::{skip_blanks, token_end, Dialect, Fail};
@@ -68,8 +68,7 @@ pub(crate) fn sample<'line>(
         timestamp_ms: None,
         start_timestamp_ms: None,
         composite: composite_value,
-        exemplar: None,
-        more_exemplars: "",
+        exemplars: "",
         identity,
         identity_starts_line,
     };
@@ -147,9 +146,11 @@ fn name_and_labels<'line>(
     Ok((name, labels, i))
 }
 
-/// The common shape of a Prometheus-text sample line, parsed straight from the page with
-/// no separate search for the line's end: `name{a="b",...} value[ timestamp]` then `\n` or
-/// the end, single spaces, no escapes, decimal values. Returns the sample and the line's
+/// The common shape of a sample line, parsed straight from the page with no separate
+/// search for the line's end: `name{a="b",...} value[ timestamp]` then `\n` or the end,
+/// single spaces, no escapes, decimal values; in OpenMetrics (`openmetrics`) the timestamp
+/// in seconds, no trailing comma, nothing after the timestamp (`st@`, exemplars: the
+/// general path reads those). Returns the sample and the line's
 /// length, or `None` for anything else (including every error), which the general path then
 /// parses (and reports) exactly. Both paths give identical samples for the lines this one
 /// accepts.
@@ -162,6 +163,7 @@ pub(crate) fn sample_fast<'page>(
     text: &'page str,
     recent: &mut RecentNames<'page>,
     limits: &Limits,
+    openmetrics: bool,
 ) -> Option<(Sample<'page>, usize)> {
     let b = text.as_bytes();
     let previous_name = recent.metric;
@@ -180,9 +182,13 @@ pub(crate) fn sample_fast<'page>(
     let mut labels = Labels::empty();
     if b.get(i) == Some(&b'{') {
         (labels, i) = fast_label_set(text, i, recent, limits)?;
+        // OpenMetrics has no trailing comma.
+        if openmetrics && text.as_bytes().get(i - 2) == Some(&b',') {
+            return None;
+        }
     }
     let identity_end = i;
-    let (value, timestamp_ms, i) = value_and_timestamp(text, i, limits)?;
+    let (value, timestamp_ms, i) = value_and_timestamp_in(text, i, limits, openmetrics)?;
     let sample = Sample {
         name: &text[..name_len],
         labels,
@@ -190,8 +196,7 @@ pub(crate) fn sample_fast<'page>(
         timestamp_ms,
         start_timestamp_ms: None,
         composite: None,
-        exemplar: None,
-        more_exemplars: "",
+        exemplars: "",
         // A space follows: `value_and_timestamp` requires it.
         identity: &text[..identity_end],
         identity_starts_line: true,
@@ -283,8 +288,20 @@ fn fast_label_set<'page>(
 #[inline(always)]
 pub(crate) fn value_and_timestamp(
     text: &str,
+    i: usize,
+    limits: &Limits,
+) -> Option<(f64, Option<i64>, usize)> {
+    value_and_timestamp_in(text, i, limits, false)
+}
+
+/// [`value_and_timestamp`] with the timestamp in OpenMetrics' seconds when `seconds`; a
+/// start timestamp or exemplar after it is left to the general path.
+#[inline(always)]
+fn value_and_timestamp_in(
+    text: &str,
     mut i: usize,
     limits: &Limits,
+    seconds: bool,
 ) -> Option<(f64, Option<i64>, usize)> {
     let b = text.as_bytes();
     if b.get(i) != Some(&b' ') {
@@ -306,7 +323,16 @@ pub(crate) fn value_and_timestamp(
     };
     i = end;
     let mut timestamp_ms = None;
-    if b.get(i) == Some(&b' ') {
+    if b.get(i) == Some(&b' ') && seconds {
+        let start = i + 1;
+        let end = start
+            + b[start..]
+                .iter()
+                .position(|&c| matches!(c, b' ' | b'\n'))
+                .unwrap_or(b.len() - start);
+        timestamp_ms = Some(seconds_to_ms(parse_timestamp_seconds(&text[start..end])?));
+        i = end;
+    } else if b.get(i) == Some(&b' ') {
         let (ts, end) = integer_prefix(b, i + 1)?;
         timestamp_ms = Some(ts);
         i = end;
@@ -406,7 +432,8 @@ fn openmetrics_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'
             return Err((i, ParseErrorKind::TrailingText("the timestamp")));
         }
     }
-    sample.exemplar = Some(exemplar(line, i, false)?.0);
+    exemplar::parse(line, i, Rules::OpenMetrics1)?;
+    sample.exemplars = &line[i..];
     Ok(())
 }
 
@@ -421,17 +448,14 @@ fn openmetrics2_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<
         }
         i += 1;
         if bytes.get(i) == Some(&b'#') {
-            let (first, end) = exemplar(line, i, true)?;
-            sample.exemplar = Some(first);
-            let more = &line[end..];
-            let mut j = end;
+            let mut j = exemplar::parse(line, i, Rules::OpenMetrics2)?.1;
             while j < bytes.len() {
                 if bytes.get(j + 1) != Some(&b'#') || bytes[j] != b' ' {
                     return Err((j, ParseErrorKind::Expected("' # ' before the next exemplar")));
                 }
-                j = exemplar(line, j + 1, true)?.1;
+                j = exemplar::parse(line, j + 1, Rules::OpenMetrics2)?.1;
             }
-            sample.more_exemplars = more;
+            sample.exemplars = &line[i..];
             return Ok(());
         }
         let end = token_end(bytes, i, false);

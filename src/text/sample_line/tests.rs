@@ -142,6 +142,7 @@ fn fast_path_takes_the_common_shapes() {
         "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
         &mut RecentNames::default(),
         &LIMITS,
+        false,
     )
     .unwrap();
     assert_eq!(
@@ -149,7 +150,7 @@ fn fast_path_takes_the_common_shapes() {
         ("a", 2, 1500.0, Some(17), 47)
     );
     assert_eq!(
-        sample_fast("vllm:x 4", &mut RecentNames::default(), &LIMITS).map(|(s, l)| (s.value(), l)),
+        sample_fast("vllm:x 4", &mut RecentNames::default(), &LIMITS, false).map(|(s, l)| (s.value(), l)),
         Some((4.0, 8))
     );
     for other in [
@@ -162,7 +163,7 @@ fn fast_path_takes_the_common_shapes() {
         "a{ b=\"c\"} 1",
     ] {
         assert!(
-            sample_fast(other, &mut RecentNames::default(), &LIMITS).is_none(),
+            sample_fast(other, &mut RecentNames::default(), &LIMITS, false).is_none(),
             "{other:?}"
         );
         let mut recent = RecentNames {
@@ -170,7 +171,10 @@ fn fast_path_takes_the_common_shapes() {
             ..RecentNames::default()
         };
         recent.remember_label(0, b"b=", 0, 1);
-        assert!(sample_fast(other, &mut recent, &LIMITS).is_none(), "{other:?}");
+        assert!(
+            sample_fast(other, &mut recent, &LIMITS, false).is_none(),
+            "{other:?}"
+        );
     }
 }
 
@@ -186,6 +190,7 @@ proptest::proptest! {
         value_limit in 0usize..14,
         previous_len in 0usize..8,
         earlier_labels in proptest::collection::vec("[a-z_]{1,3}", 0..4),
+        openmetrics in proptest::bool::ANY,
     ) {
         // Names of the lines before, as the iterator keeps them: valid names, here a
         // prefix of this line and the label names of an earlier line.
@@ -199,8 +204,9 @@ proptest::proptest! {
             line_length: 64,
             ..Limits::NONE
         };
-        if let Some((fast, len)) = sample_fast(&text, &mut recent, &limits) {
-            let general = sample(&text[..len], TEXT, &limits);
+        if let Some((fast, len)) = sample_fast(&text, &mut recent, &limits, openmetrics) {
+            let dialect = if openmetrics { OM } else { TEXT };
+            let general = sample(&text[..len], dialect, &limits);
             proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
             let general = general.unwrap();
             proptest::prop_assert_eq!(fast.name(), general.name());
