@@ -513,3 +513,27 @@ mod round_trip {
         }
     }
 }
+
+/// A tracker reads an OpenMetrics 2.0 sample's `st@` as its series' start (like
+/// `_created`): a restart that climbs past the old value before the next scrape is seen.
+#[test]
+fn a_tracker_takes_start_timestamps_as_created_times() {
+    use chrono::{TimeDelta, TimeZone, Utc};
+    use promrate::{ResetCause, Selector, Tracker};
+    let mut tracker = Tracker::new(vec![Selector::parse("requests_total").unwrap()]);
+    tracker.read_as(Format::OpenMetrics2);
+    let t0 = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
+    let page = |value: u32, start: &str| {
+        format!("# TYPE requests_total counter\nrequests_total {value} st@{start}\n# EOF\n")
+    };
+    tracker.ingest(&page(10, "1699999000.5"), t0).unwrap();
+    tracker
+        .ingest(&page(20, "1699999000.5"), t0 + TimeDelta::seconds(10))
+        .unwrap();
+    // Restarted, and already past 20: only the start time tells.
+    let report = tracker
+        .ingest(&page(30, "1700000015.0"), t0 + TimeDelta::seconds(20))
+        .unwrap();
+    let causes: Vec<ResetCause> = report.resets.iter().map(|r| r.cause).collect();
+    assert_eq!(causes, [ResetCause::CreatedChanged]);
+}
