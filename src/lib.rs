@@ -11,10 +11,12 @@
 //! ```
 //!
 //! ## Parse: zero-copy, no allocation per sample
-//! [`parse`] reads the Prometheus text format 0.0.4 (with Prometheus 3's quoted UTF-8
-//! names); [`Parser`] also reads OpenMetrics 1.0 with full validation. Samples borrow from
-//! the page; label values stay escaped until asked ([`LabelValue::unescaped`]). Errors
-//! carry line and column, and iteration resumes at the next line.
+//! [`parse`] reads the Prometheus text format 0.0.4 and 1.0.0 (quoted UTF-8 names, with
+//! escapes); [`Parser`] also reads OpenMetrics 1.0 and 2.0 ([`Format::OpenMetrics2`]: start
+//! timestamps, composite values with native histograms, several exemplars) with full
+//! validation. Samples borrow from the page; label values and quoted names stay escaped
+//! until asked ([`LabelValue::unescaped`], [`Sample::name_unescaped`]). Errors carry line
+//! and column, and iteration resumes at the next line.
 //!
 //! ```
 //! let page = "# TYPE vllm:generation_tokens counter\n\
