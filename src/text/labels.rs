@@ -185,6 +185,12 @@ impl<'page> Labels<'page> {
         self.iter().map(|(name, value)| (unescape(name, true), value))
     }
 
+    /// Whether the set is known to hold no escape and no quoted name (the fast path's
+    /// shape), so that raw names and values are the unescaped ones.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.simple
+    }
+
     /// Whether a label is named `name` (bytes): both paths' duplicate check on a hit of
     /// `SeenNames`' filter.
     pub(crate) fn has_name(&self, name: &[u8]) -> bool {

@@ -17,6 +17,7 @@ use super::composite::CompositeKind;
 use super::entry::Entry;
 use super::labels::Labels;
 use super::metric_type::MetricType;
+use super::names::same_bytes;
 use super::sample::Sample;
 use super::swar::word_or_tail;
 use super::value::parse_float;
@@ -124,9 +125,11 @@ fn hash_label(name: &[u8], value: &[u8]) -> u64 {
 /// escapes is hashed as written, one with escapes unescaped: the two never name the same
 /// label (an unescaped text holds no backslash, quote or newline).
 fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
+    let plain = labels.is_plain();
     let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
     kept.fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
-        let label = if value.raw().contains('\\') || name.contains('\\') {
+        let escaped = !plain && (value.raw().contains('\\') || name.contains('\\'));
+        let label = if escaped {
             fingerprint::of_label(name, value.unescaped_bytes())
         } else {
             hash_label(name.as_bytes(), value.raw().as_bytes())
@@ -170,10 +173,17 @@ impl<'page> Family<'page> {
         }
     }
 
+    /// Whether a sample of this name belongs to the family. Every sample asks, so the
+    /// comparisons are word-wise, not `memcmp` calls.
     fn allows(&self, sample_name: &str) -> bool {
-        sample_name
-            .strip_prefix(self.name)
-            .is_some_and(|suffix| suffixes(self.kind, self.version2).contains(&suffix))
+        let (name, family) = (sample_name.as_bytes(), self.name.as_bytes());
+        if name.len() < family.len() || !same_bytes(&name[..family.len()], family) {
+            return false;
+        }
+        let suffix = &name[family.len()..];
+        suffixes(self.kind, self.version2)
+            .iter()
+            .any(|s| s.len() == suffix.len() && (suffix.is_empty() || same_bytes(s.as_bytes(), suffix)))
     }
 }
 
