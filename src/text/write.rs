@@ -273,12 +273,14 @@ impl fmt::Display for Seconds {
 }
 
 /// A count or bucket value: whole values below 2^53 without a fractional part (`17`, as
-/// exporters of integer histograms write them), others as [`GoFloat`].
+/// exporters of integer histograms write them), others (and -0, which reads back as
+/// itself only with its sign) as [`GoFloat`].
 struct Count(f64);
 
 impl fmt::Display for Count {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.fract() == 0.0 && self.0.abs() < 9_007_199_254_740_992.0 {
+        let negative_zero = self.0 == 0.0 && self.0.is_sign_negative();
+        if self.0.fract() == 0.0 && self.0.abs() < 9_007_199_254_740_992.0 && !negative_zero {
             write!(f, "{}", self.0 as i64)
         } else {
             GoFloat(self.0).fmt(f)

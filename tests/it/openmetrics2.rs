@@ -537,3 +537,23 @@ fn a_tracker_takes_start_timestamps_as_created_times() {
     let causes: Vec<ResetCause> = report.resets.iter().map(|r| r.cause).collect();
     assert_eq!(causes, [ResetCause::CreatedChanged]);
 }
+
+/// Found by the fuzz target `parse_openmetrics2`: a bucket count of -0 (not negative, so
+/// valid) was written as `0` and read back with the other sign.
+#[test]
+fn a_negative_zero_count_is_written_back_with_its_sign() {
+    let page = "h {count:1,sum:1,schema:0,zero_threshold:0,zero_count:-0,positive_spans:[0:2],positive_buckets:[-0,1],bucket:[-0:-0,+Inf:1]}\n# EOF\n";
+    let parser = Parser::new(Format::OpenMetrics2);
+    let sample = parser.parse(page).next().unwrap().unwrap().into_sample().unwrap();
+    let mut line = String::new();
+    sample.write_openmetrics2(&mut line).unwrap();
+    line.push_str("# EOF\n");
+    let again = parser
+        .parse(&line)
+        .next()
+        .unwrap()
+        .unwrap()
+        .into_sample()
+        .unwrap();
+    assert_eq!(facts(&again), facts(&sample), "{line}");
+}
