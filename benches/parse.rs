@@ -135,9 +135,79 @@ fn filter(c: &mut Criterion) {
     }
 }
 
+/// The page's samples as an OpenMetrics 2.0 page (each sample one line, written by
+/// `Sample::write_openmetrics2`, metadata left out so that every family is of unknown type,
+/// which 2.0 lets hold any name; lines sorted by name, stably, as 2.0 keeps a family's
+/// lines together where 0.0.4 interleaves a summary's `_sum` and quantiles) and as a text
+/// 1.0.0 page with every name quoted (`{"name","label"="v"} 1`, the shape UTF-8 names take).
+fn converted(text: &str) -> (String, String) {
+    let mut om2_lines = Vec::new();
+    let mut quoted = String::new();
+    for sample in promrate::parse(text).filter_map(|e| e.ok()?.into_sample()) {
+        let mut line = String::new();
+        sample.write_openmetrics2(&mut line).unwrap();
+        om2_lines.push((sample.name(), line));
+        quoted.push_str(&format!("{{\"{}\"", sample.name_unescaped()));
+        for (name, value) in sample.labels() {
+            quoted.push_str(&format!(",\"{name}\"=\"{}\"", value.raw()));
+        }
+        quoted.push_str(&format!(
+            "}} {}\n",
+            promrate::text::write::GoFloat(sample.value())
+        ));
+    }
+    om2_lines.sort_by_key(|(name, _)| *name);
+    let mut om2: String = om2_lines.into_iter().map(|(_, line)| line).collect();
+    om2.push_str("# EOF\n");
+    (om2, quoted)
+}
+
+/// Samples of a page in `format`; panics on any error.
+fn counts_in(format: promrate::Format, text: &str) -> (usize, usize) {
+    let mut samples = 0;
+    let mut labels = 0;
+    for entry in promrate::Parser::new(format).parse(text) {
+        if let promrate::Entry::Sample(s) = entry.expect("converted pages parse") {
+            samples += 1;
+            labels += s.labels().len();
+            black_box(s.value());
+        }
+    }
+    (samples, labels)
+}
+
+/// The same pages in the three formats, timed per sample: text 0.0.4 (the fast path),
+/// text 1.0.0 with quoted names (the general path), OpenMetrics 2.0.
+fn formats(c: &mut Criterion) {
+    use promrate::Format;
+    for page in PAGES {
+        let text = read(page);
+        let (om2, quoted) = converted(&text);
+        let ours = promrate_counts(&text);
+        assert_eq!(counts_in(Format::OpenMetrics2, &om2), ours);
+        assert_eq!(counts_in(Format::PrometheusText, &quoted), ours);
+        let name = page.rsplit('/').next().unwrap();
+        let mut group = c.benchmark_group(format!("formats/{name}"));
+        group.throughput(Throughput::Elements(ours.0 as u64));
+        group.bench_function("text-0.0.4", |b| b.iter(|| promrate_counts(black_box(&text))));
+        group.bench_function("text-1.0.0-quoted", |b| {
+            b.iter(|| counts_in(Format::PrometheusText, black_box(&quoted)))
+        });
+        group.bench_function("openmetrics-2.0", |b| {
+            b.iter(|| counts_in(Format::OpenMetrics2, black_box(&om2)))
+        });
+        // Line by line, without the rules across lines: what the validator costs.
+        let lenient = promrate::Parser::new(Format::OpenMetrics2).strict(false);
+        group.bench_function("openmetrics-2.0-lenient", |b| {
+            b.iter(|| lenient.parse(black_box(&om2)).filter(|e| e.is_ok()).count())
+        });
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
-    targets = parse, filter
+    targets = parse, filter, formats
 }
 criterion_main!(benches);

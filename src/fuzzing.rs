@@ -23,11 +23,16 @@ pub fn fast_paths_agree(
         label_value_length: value_length,
         ..Limits::NONE
     };
-    let mut recent = RecentNames::remembering(recent_name, recent_labels);
-    if let Some((fast, len)) = sample_fast(text, &mut recent, &limits) {
+    // Both dialects: OpenMetrics lines take the same fast path, with seconds timestamps.
+    for openmetrics in [true, false] {
+        let mut recent = RecentNames::remembering(recent_name, recent_labels);
+        let Some((fast, len)) = sample_fast(text, &mut recent, &limits, openmetrics) else {
+            continue;
+        };
         let dialect = crate::text::lexer::Dialect {
-            openmetrics: false,
-            strict_escapes: true,
+            openmetrics,
+            version2: false,
+            strict_escapes: !openmetrics,
         };
         let general = sample(&text[..len], dialect, &limits).unwrap_or_else(|e| {
             panic!(
@@ -48,6 +53,7 @@ pub fn fast_paths_agree(
         assert_eq!(fast.value().to_bits(), general.value().to_bits());
         assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
     }
+    let recent = RecentNames::remembering(recent_name, recent_labels);
     if let Some((fast, len)) = metadata::metadata_fast(text, recent.metric, usize::MAX) {
         let line = &text[..len];
         let general = metadata::metadata(line, false)

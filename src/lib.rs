@@ -11,10 +11,12 @@
 //! ```
 //!
 //! ## Parse: zero-copy, no allocation per sample
-//! [`parse`] reads the Prometheus text format 0.0.4 (with Prometheus 3's quoted UTF-8
-//! names); [`Parser`] also reads OpenMetrics 1.0 with full validation. Samples borrow from
-//! the page; label values stay escaped until asked ([`LabelValue::unescaped`]). Errors
-//! carry line and column, and iteration resumes at the next line.
+//! [`parse`] reads the Prometheus text format 0.0.4 and 1.0.0 (quoted UTF-8 names, with
+//! escapes); [`Parser`] also reads OpenMetrics 1.0 and 2.0 ([`Format::OpenMetrics2`]: start
+//! timestamps, composite values with native histograms, several exemplars) with full
+//! validation. Samples borrow from the page; label values and quoted names stay escaped
+//! until asked ([`LabelValue::unescaped`], [`Sample::name_unescaped`]). Errors carry line
+//! and column, and iteration resumes at the next line.
 //!
 //! ```
 //! let page = "# TYPE vllm:generation_tokens counter\n\
@@ -229,7 +231,7 @@ pub mod text;
 mod tracker;
 
 pub use error::{
-    FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
+    CompositeRule, FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
     SelectorErrorKind, SeriesError,
 };
 pub use query::{Answer, Coverage, Estimator, GroupAnswer, GroupLabels, Query, SeriesScope};
@@ -238,14 +240,18 @@ pub use series::{
     CounterSeries, GaugeSeries, ResetCause, Shortened, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU,
     DEFAULT_MAX_POINTS,
 };
+pub use text::composite::{
+    BucketCounts, BucketSpan, BucketSpans, CompositeKind, CompositePairs, CompositeValue, NativeHistogram,
+};
 pub use text::entry::Entry;
 pub use text::escape::UnescapedBytes;
+pub use text::exemplar::{Exemplar, Exemplars};
 pub use text::help::HelpText;
 pub use text::labels::{LabelValue, Labels, LabelsIter};
 pub use text::metric_type::MetricType;
 pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
-pub use text::sample::{Exemplar, Sample};
+pub use text::sample::Sample;
 pub use tracker::{
     Group, IngestReport, ProcessRestart, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
     DEFAULT_RETENTION, DEFAULT_STALE_AFTER,

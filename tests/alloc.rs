@@ -248,3 +248,81 @@ fn warmed_up_tracker_reads_a_federation_without_allocating() {
     // gauges of each of the two instances are not.
     assert_eq!(tracked - counters, 6, "{tracked} series, {counters} counters");
 }
+
+/// An OpenMetrics 2.0 page of `n` histograms (classic and native buckets, start
+/// timestamps, two exemplars each) and `n` counters, one label group each.
+fn openmetrics2_page(n: usize) -> String {
+    let mut page = String::from("# TYPE h histogram\n");
+    for k in 0..n {
+        page += &format!(
+            "h{{path=\"/a\\\\{k}\"}} {{count:17,sum:3.5,schema:0,zero_threshold:1e-4,zero_count:0,\
+             positive_spans:[0:2],positive_buckets:[5,12],bucket:[0.1:8,1.0:11,+Inf:17]}} \
+             st@1520430000.123 # {{trace_id=\"a\"}} 0.67 1520879607.789 # {{}} 1.2 1520879608.5\n"
+        );
+    }
+    page += "# TYPE c_total counter\n";
+    for k in 0..n {
+        page += &format!("c_total{{\"service.name\"=\"s{k}\"}} {k} 1520879607.789 st@1520430000.123\n");
+    }
+    page + "# EOF\n"
+}
+
+/// Reads everything an OpenMetrics 2.0 sample offers: composite fields, native buckets,
+/// start timestamps, every exemplar.
+fn consume_openmetrics2(entries: promrate::Entries<'_>) -> (usize, f64) {
+    let (mut samples, mut sum) = (0, 0.0);
+    for entry in entries {
+        let s = match entry {
+            Ok(promrate::Entry::Sample(s)) => s,
+            Ok(_) => continue,
+            Err(e) => panic!("{e}"),
+        };
+        samples += 1;
+        sum += s.start_timestamp_ms().unwrap_or(0) as f64 + s.name_unescaped().len() as f64;
+        for (name, value) in s.labels().iter_unescaped() {
+            sum += name.len() as f64 + value.unescaped_bytes().count() as f64;
+        }
+        if let Some(c) = s.composite() {
+            sum += c.count() + c.sum();
+            sum += c
+                .buckets()
+                .into_iter()
+                .flatten()
+                .map(|(le, v)| le.min(1e9) + v)
+                .sum::<f64>();
+            if let Some(n) = c.native() {
+                sum += f64::from(n.schema()) + n.zero_threshold() + n.zero_count();
+                sum += n.positive_spans().map(|s| f64::from(s.length)).sum::<f64>();
+                sum += n.positive_buckets().sum::<f64>();
+            }
+        }
+        for ex in s.exemplars() {
+            sum += ex.value() + ex.timestamp_ms().unwrap_or(0) as f64 + ex.labels().len() as f64;
+        }
+    }
+    (samples, sum)
+}
+
+#[test]
+fn openmetrics2_allocates_nothing_per_sample() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let format = promrate::Format::OpenMetrics2;
+    let (small, large) = (openmetrics2_page(100), openmetrics2_page(2_000));
+    // Line by line (no family bookkeeping): nothing at all.
+    for page in [&small, &large] {
+        let parser = promrate::Parser::new(format).strict(false);
+        let (allocations, (samples, _)) = count(|| consume_openmetrics2(parser.parse(page)));
+        assert_eq!(allocations, 0, "{allocations} allocations for {samples} samples");
+    }
+    // Strict: the validator's amortised, doubling collections (label groups, names) only.
+    let parser = promrate::Parser::new(format);
+    let (few, _) = count(|| consume_openmetrics2(parser.parse(&small)));
+    let (many, (samples, _)) = count(|| consume_openmetrics2(parser.parse(&large)));
+    assert!(
+        many <= few + 16,
+        "{many} allocations for {samples} samples ({few} for a twentieth)"
+    );
+    println!(
+        "openmetrics 2.0: 0 allocations line by line; strict {few} for 200 samples, {many} for {samples}"
+    );
+}

@@ -10,7 +10,7 @@ mod series;
 
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 
-pub use parse::{FamilyRule, ParseError, ParseErrorKind};
+pub use parse::{CompositeRule, FamilyRule, ParseError, ParseErrorKind};
 pub use query::{NoValue, QueryError};
 pub use selector::{SelectorError, SelectorErrorKind};
 pub use series::{IngestError, SeriesError};

@@ -43,8 +43,9 @@ pub enum ParseErrorKind {
     /// A backslash escape other than `\\`, `\"` or `\n`.
     #[error("invalid escape sequence '\\{0}'")]
     InvalidEscape(char),
-    /// Quoted metric or label names may not contain escapes (a documented limitation:
-    /// names are returned as borrowed `&str`).
+    /// No longer returned: quoted names may hold escapes (text 1.0.0, OpenMetrics), kept
+    /// raw and resolved by `Sample::name_unescaped` and `Labels::iter_unescaped`. Kept so
+    /// that code matching on it still compiles.
     #[error("escape sequences are not supported in quoted names")]
     EscapeInQuotedName,
     /// The same label name appears twice in one label set.
@@ -126,6 +127,14 @@ pub enum ParseErrorKind {
     /// Nothing may follow `# EOF` (but one final newline).
     #[error("text after '# EOF'")]
     TextAfterEof,
+    /// An OpenMetrics 2.0 composite value (`{count:..,sum:..,bucket:[..]}`) breaks the
+    /// ABNF or a rule on its fields; the column points at the field.
+    #[error("composite value: {0}")]
+    Composite(CompositeRule),
+    /// An OpenMetrics 2.0 start timestamp (`st@<seconds>`) that is not a finite number, or
+    /// one given twice or before the sample's timestamp.
+    #[error("invalid start timestamp '{0}'")]
+    InvalidStartTimestamp(String),
     /// An OpenMetrics rule about families, metadata, groups or values was broken.
     #[error("metric family '{family}': {rule}")]
     Family {
@@ -238,6 +247,83 @@ pub enum FamilyRule {
     #[error("only counter totals and histogram buckets can have exemplars")]
     /// Only counter totals and histogram buckets can have exemplars.
     ExemplarNotAllowed,
+    #[error("histograms and summaries take a composite value in OpenMetrics 2.0")]
+    /// OpenMetrics 2.0: a histogram, gauge histogram or summary sample needs a composite
+    /// value.
+    CompositeValueRequired,
+    #[error("only histograms, gauge histograms, summaries and unknown metrics take a composite value")]
+    /// OpenMetrics 2.0: counters, gauges, state sets and info take a number.
+    NumberValueRequired,
+    #[error("the composite value is not of the family's type")]
+    /// OpenMetrics 2.0: a histogram's value with `gcount`, a summary's with buckets, ...
+    CompositeKindMismatch,
+    #[error("an info family's name must end in _info")]
+    /// OpenMetrics 2.0: an info family's name must end in `_info`.
+    InfoNameLacksSuffix,
+    #[error("a histogram with classic buckets may not have an 'le' label")]
+    /// OpenMetrics 2.0: a histogram's labels may not include `le`.
+    LeLabelNotAllowed,
+    #[error("a summary may not have a 'quantile' label")]
+    /// OpenMetrics 2.0: a summary's labels may not include `quantile`.
+    QuantileLabelNotAllowed,
+}
+
+/// A rule on an OpenMetrics 2.0 composite value, as [`ParseErrorKind::Composite`] reports
+/// it. The message is its `Display`.
+///
+/// # Example
+/// ```
+/// use promrate::{CompositeRule, Format, ParseErrorKind, Parser};
+/// let page = "# TYPE h histogram\nh {count:3,sum:1,bucket:[1:2]}\n# EOF\n";
+/// let err = Parser::new(Format::OpenMetrics2).parse(page).find_map(Result::err).unwrap();
+/// assert_eq!(err.kind, ParseErrorKind::Composite(CompositeRule::InfBucketMissing));
+/// assert_eq!((err.line, err.column), (2, 25));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
+#[non_exhaustive]
+pub enum CompositeRule {
+    /// The ABNF expected a field or token here.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// A count or bucket value that is negative or NaN.
+    #[error("counts may not be negative or NaN")]
+    NegativeCount,
+    /// A summary's count must be an integer.
+    #[error("a summary's count must be an integer")]
+    NonIntegerCount,
+    /// A summary's sum may not be negative or NaN.
+    #[error("a summary's sum may not be negative or NaN")]
+    InvalidSummarySum,
+    /// Classic buckets need a last `+Inf` bucket.
+    #[error("the +Inf bucket is missing")]
+    InfBucketMissing,
+    /// The count differs from the `+Inf` bucket's value.
+    #[error("the count does not match the +Inf bucket")]
+    CountDoesNotMatchInfBucket,
+    /// Bucket bounds must be unique and increasing.
+    #[error("bucket bounds must increase")]
+    BucketsOutOfOrder,
+    /// Cumulative bucket values may not decrease.
+    #[error("bucket values may not decrease")]
+    BucketValuesDecrease,
+    /// A native histogram's schema must be between -4 and 8.
+    #[error("the schema must be between -4 and 8")]
+    SchemaOutOfRange,
+    /// A native histogram's zero threshold must be a finite number, not negative.
+    #[error("the zero threshold must be finite and not negative")]
+    NegativeZeroThreshold,
+    /// The spans' lengths must add up to the number of buckets.
+    #[error("the spans do not add up to the buckets")]
+    SpansDoNotMatchBuckets,
+    /// Quantiles must be between 0 and 1.
+    #[error("quantiles must be between 0 and 1")]
+    QuantileOutOfRange,
+    /// Quantiles must be unique and increasing.
+    #[error("quantiles must increase")]
+    QuantilesOutOfOrder,
+    /// A quantile's value may not be negative.
+    #[error("quantile values may not be negative")]
+    NegativeQuantileValue,
 }
 
 impl ParseErrorKind {

@@ -50,8 +50,9 @@ pub enum SelectorErrorKind {
     /// PromQL requires a metric name or a matcher that does not match the empty string.
     #[error("vector selector must contain at least one non-empty matcher")]
     EmptyMatchers,
-    /// The metric name is given twice (as a name and as a `__name__` matcher both is fine in
-    /// PromQL only when they are not both plain names).
+    /// A metric name before the braces and a `__name__` matcher (any operator) or a quoted
+    /// name inside them, which Prometheus 3 refuses; inside the braces alone any number of
+    /// them may stand (`{"bar", __name__="baz"}` is valid and matches nothing).
     #[error("metric name given twice")]
     DuplicateName,
     /// A regular expression did not compile.

@@ -130,10 +130,12 @@ impl<'a> SelectorParser<'a> {
     pub fn parse(&self) -> Result<Selector, SelectorError> {
         let mut rest = Self::blank(self.whole);
         let mut matchers = Vec::new();
-        let mut name_set = false;
+        // Prometheus 3: a name before the braces excludes every `__name__` matcher inside
+        // them; inside, any number may stand (`{"bar", __name__="baz"}` matches nothing).
+        let mut name_outside = false;
         if let Ok((r, name)) = metric_name(rest) {
             matchers.push(Matcher::new("__name__", MatchOp::Equal, name)?);
-            name_set = true;
+            name_outside = true;
             rest = Self::blank(r);
         }
         if let Some(r) = rest.strip_prefix('{') {
@@ -155,11 +157,10 @@ impl<'a> SelectorParser<'a> {
                 };
                 rest = Self::blank(r);
                 if quoted && (rest.starts_with(',') || rest.starts_with('}')) {
-                    if name_set {
+                    if name_outside {
                         return Err(self.error(item_start, SelectorErrorKind::DuplicateName));
                     }
                     matchers.push(Matcher::new("__name__", MatchOp::Equal, &label)?);
-                    name_set = true;
                 } else {
                     let (r, op) = match_op(rest).map_err(|_| {
                         self.error(rest, SelectorErrorKind::Expected("'=', '!=', '=~' or '!~'"))
@@ -168,7 +169,7 @@ impl<'a> SelectorParser<'a> {
                     let value_start = rest;
                     let (r, value) = self.string(rest)?;
                     rest = Self::blank(r);
-                    if label == "__name__" && op == MatchOp::Equal && name_set {
+                    if label == "__name__" && name_outside {
                         return Err(self.error(item_start, SelectorErrorKind::DuplicateName));
                     }
                     let matcher =
@@ -182,7 +183,7 @@ impl<'a> SelectorParser<'a> {
                 }
             }
             rest = Self::blank(rest);
-        } else if !name_set {
+        } else if !name_outside {
             return Err(self.error(rest, SelectorErrorKind::Expected("a metric name or '{'")));
         }
         if !rest.is_empty() {

@@ -177,7 +177,8 @@ impl Selector {
     /// # Ok::<(), promrate::SelectorError>(())
     /// ```
     pub fn matches(&self, sample: &Sample<'_>) -> bool {
-        self.matches_name(sample.name()) && self.matches_labels(sample)
+        // A name with escapes (quoted, rare) is compared unescaped, as labels are.
+        self.matches_name(&sample.name_unescaped()) && self.matches_labels(sample)
     }
 
     /// Whether a sample is a series of a family this selector names: the selector matches
@@ -211,7 +212,8 @@ impl Selector {
         if !self.matches_labels(sample) {
             return false;
         }
-        let name = sample.name();
+        let name = sample.name_unescaped();
+        let name = name.as_ref();
         self.matches_name(name)
             || family_of(name, || sample.labels().has_name(b"le")).is_some_and(|base| self.matches_name(base))
     }
@@ -436,7 +438,18 @@ mod tests {
             (r#"{engine="0", missing=~"x|"}"#, true),
             (r#"  vllm:generation_tokens_total  {  engine = "0" , }  "#, true),
             (r#"{engine=~"0\n"}"#, false),
+            // Prometheus 3: quoted names anywhere in the braces, any number of name matchers.
+            (r#"{"vllm:generation_tokens_total", "engine"="0"}"#, true),
+            (r#"{engine="0", "vllm:generation_tokens_total"}"#, true),
+            (r#"{"bar", __name__="vllm:generation_tokens_total"}"#, false),
+            (
+                r#"{__name__="vllm:generation_tokens_total", __name__=~"vllm:.*"}"#,
+                true,
+            ),
         ];
+        let escaped = sample(r#"{"my\"metric\n","label\"name\n"="v"} 1"#);
+        let selector = Selector::parse(r#"{"my\"metric\n", "label\"name\n"="v"}"#).unwrap();
+        assert!(selector.matches(&escaped));
         for (text, want) in cases {
             let selector = Selector::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(selector.matches(&s), want, "{text}");
@@ -479,6 +492,11 @@ mod tests {
             (r#"{job=~".*"}"#, 1, SelectorErrorKind::EmptyMatchers),
             (r#"up{__name__="x"}"#, 4, SelectorErrorKind::DuplicateName),
             (r#"up{"x"}"#, 4, SelectorErrorKind::DuplicateName),
+            (
+                r#"up{a="b", __name__=~"x"}"#,
+                11,
+                SelectorErrorKind::DuplicateName,
+            ),
             (r#"up{a="\q"}"#, 7, SelectorErrorKind::InvalidEscape),
             ("up x", 4, SelectorErrorKind::TrailingText),
             ("x_total[5m]", 8, SelectorErrorKind::RangeSelector),

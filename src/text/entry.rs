@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::escape::unescape;
 use super::help::HelpText;
 use super::metric_type::MetricType;
 use super::sample::Sample;
@@ -96,8 +97,10 @@ impl fmt::Display for Entry<'_> {
         let mut line = String::new();
         match self {
             Entry::Sample(sample) => return sample.fmt(f),
-            Entry::Help { name, text } => super::write::help(&mut line, name, &text.unescaped())?,
-            Entry::Type { name, kind } => super::write::metric_type(&mut line, name, *kind)?,
+            Entry::Help { name, text } => {
+                super::write::help(&mut line, &unescape(name, true), &text.unescaped())?
+            }
+            Entry::Type { name, kind } => super::write::metric_type(&mut line, &unescape(name, true), *kind)?,
             Entry::Unit { name, unit } => return write!(f, "# UNIT {name} {unit}"),
             Entry::Comment(text) => return write!(f, "# {text}"),
             Entry::Eof => return f.write_str("# EOF"),

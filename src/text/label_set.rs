@@ -84,7 +84,9 @@ pub(crate) fn label_set<'line>(
         let term = scan_term(bytes, i, dialect)?;
         match term.value {
             None => {
-                if quoted_name.is_some() || count > 0 && dialect.openmetrics {
+                // Prometheus reads a quoted name anywhere in the braces, once; OpenMetrics
+                // 2.0 only first.
+                if quoted_name.is_some() || count > 0 && dialect.version2 {
                     return Err((term.end, ParseErrorKind::Expected("'=' after label name")));
                 }
                 quoted_name = Some(&line[term.name.0..term.name.1]);
@@ -166,7 +168,11 @@ impl<'line> Duplicates<'line> {
         count: usize,
     ) -> Result<(), Fail> {
         let text = &line[name.0..name.1];
-        let duplicate = if count <= FILTERED_LABELS {
+        let duplicate = if text.contains('\\') {
+            // An escaped name is compared unescaped; only another escaped name can equal
+            // it (an unescaped one holds no backslash, quote or newline), and both are rare.
+            earlier.has_name(text.as_bytes())
+        } else if count <= FILTERED_LABELS {
             self.seen.insert(line.as_bytes(), name.0, text.len()) && earlier.has_name(text.as_bytes())
         } else {
             let names = self

@@ -93,6 +93,7 @@ impl<'page> Labels<'page> {
             len,
             dialect: Dialect {
                 openmetrics: false,
+                version2: false,
                 strict_escapes: true,
             },
             simple: true,
@@ -146,7 +147,9 @@ impl<'page> Labels<'page> {
         self.raw
     }
 
-    /// Iterates `(name, value)` in input order.
+    /// Iterates `(name, value)` in input order. A quoted label name comes without its
+    /// quotes and with its escapes as written (`\\`, `\"`, `\n`, as in values), so nothing
+    /// is allocated: [`Labels::iter_unescaped`] resolves them.
     ///
     /// # Example
     /// ```
@@ -166,10 +169,38 @@ impl<'page> Labels<'page> {
         }
     }
 
+    /// Iterates `(name, value)` in input order with each name's escapes resolved (it
+    /// borrows unless the name holds an escape, which only a quoted name can).
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::parse(r#"{"a","label\"name\n"="v"} 1"#).next().unwrap()?.into_sample().unwrap();
+    /// let (name, value) = s.labels().iter_unescaped().next().unwrap();
+    /// assert_eq!(name, "label\"name\n");
+    /// assert!(value == "v");
+    /// assert_eq!(s.labels().iter().next().unwrap().0, r#"label\"name\n"#);
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn iter_unescaped(&self) -> impl Iterator<Item = (Cow<'page, str>, LabelValue<'page>)> + 'page {
+        self.iter().map(|(name, value)| (unescape(name, true), value))
+    }
+
+    /// Whether the set is known to hold no escape and no quoted name (the fast path's
+    /// shape), so that raw names and values are the unescaped ones.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.simple
+    }
+
     /// Whether a label is named `name` (bytes): both paths' duplicate check on a hit of
     /// `SeenNames`' filter.
     pub(crate) fn has_name(&self, name: &[u8]) -> bool {
-        self.iter().any(|(n, _)| n.as_bytes() == name)
+        if !name.contains(&b'\\') {
+            return self.iter().any(|(n, _)| n.as_bytes() == name);
+        }
+        // Escaped names (quoted UTF-8 names) are the same name when they unescape alike.
+        let wanted = || UnescapedBytes::new(std::str::from_utf8(name).unwrap_or(""), true);
+        self.iter()
+            .any(|(n, _)| UnescapedBytes::new(n, true).eq(wanted()))
     }
 
     /// The value of the label called `name`, if present.
@@ -182,7 +213,10 @@ impl<'page> Labels<'page> {
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
     pub fn get(&self, name: &str) -> Option<LabelValue<'page>> {
-        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+        // `name` is unescaped; a quoted name on the page may hold escapes.
+        self.iter()
+            .find(|(n, _)| *n == name || n.contains('\\') && LabelValue::from_raw(n) == name)
+            .map(|(_, v)| v)
     }
 }
 

@@ -14,6 +14,8 @@ pub(crate) type Fail = (usize, ParseErrorKind);
 pub(crate) struct Dialect {
     /// OpenMetrics: no whitespace inside braces, no trailing comma.
     pub openmetrics: bool,
+    /// OpenMetrics 2.0: a quoted metric name only first in the braces.
+    pub version2: bool,
     /// Refuse escapes other than `\\`, `\"`, `\n` in label values (Prometheus text only).
     pub strict_escapes: bool,
 }
@@ -103,15 +105,13 @@ impl Dialect {
     }
 }
 
-/// Scans one term starting at `i` (after any separator). Quoted names may not hold escapes.
+/// Scans one term starting at `i` (after any separator). A quoted name keeps its escapes
+/// (text 1.0.0 and OpenMetrics allow them): readers unescape it on request, as values.
 #[inline(always)]
 pub(crate) fn scan_term(bytes: &[u8], i: usize, dialect: Dialect) -> Result<Term, Fail> {
     let name = match bytes.get(i) {
         Some(b'"') => {
-            let (end, escaped) = scan_quoted(bytes, i, true)?;
-            if escaped {
-                return Err((i, ParseErrorKind::EscapeInQuotedName));
-            }
+            let (end, _) = scan_quoted(bytes, i, dialect.strict_escapes)?;
             if end - i == 2 {
                 return Err((i, ParseErrorKind::InvalidLabelName));
             }

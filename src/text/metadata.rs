@@ -39,14 +39,17 @@ fn keyword(input: &str) -> IResult<&str, Keyword> {
     .parse(input)
 }
 
-/// A metric name in metadata: plain, or quoted (Prometheus 3 UTF-8 names).
-fn family_name<'page>(line: &'page str, input: &'page str) -> Result<(&'page str, &'page str), Fail> {
+/// A metric name in metadata: plain, or quoted (Prometheus 3 UTF-8 names); OpenMetrics
+/// keeps unknown escapes as it does in label values (`strict_escapes` false).
+fn family_name<'page>(
+    line: &'page str,
+    input: &'page str,
+    strict_escapes: bool,
+) -> Result<(&'page str, &'page str), Fail> {
     let at = offset(line, input);
     if input.starts_with('"') {
-        let (end, escaped) = scan_quoted(input.as_bytes(), 0, true).map_err(|(o, k)| (at + o, k))?;
-        if escaped {
-            return Err((at, ParseErrorKind::EscapeInQuotedName));
-        }
+        // Escapes stay in the name as written, as in a sample's quoted name.
+        let (end, _) = scan_quoted(input.as_bytes(), 0, strict_escapes).map_err(|(o, k)| (at + o, k))?;
         if end == 2 {
             return Err((at, ParseErrorKind::InvalidMetricName));
         }
@@ -184,7 +187,7 @@ fn metadata_text(line: &str) -> Result<Entry<'_>, Fail> {
     let Ok((after_blank, _)) = space1::<_, nom::error::Error<&str>>(after_kw) else {
         return Ok(comment(line));
     };
-    let (after_name, name) = family_name(line, after_blank)?;
+    let (after_name, name) = family_name(line, after_blank, true)?;
     match kw {
         Keyword::Help => {
             let text = match after_name.as_bytes().first() {
@@ -241,7 +244,7 @@ fn metadata_openmetrics(line: &str) -> Result<Entry<'_>, Fail> {
             ParseErrorKind::Expected("a space after the keyword"),
         ));
     };
-    let (after_name, name) = family_name(line, after_space)?;
+    let (after_name, name) = family_name(line, after_space, false)?;
     // OpenMetrics requires exactly one space after the name, even before an empty value.
     let parsed: IResult<&str, &str> = preceded(tag(" "), rest).parse(after_name);
     let Ok((_, value)) = parsed else {

@@ -1,4 +1,4 @@
-//! The exposition formats: Prometheus text 0.0.4 and OpenMetrics 1.0 text.
+//! The exposition formats: Prometheus text 0.0.4 and 1.0.0, OpenMetrics 1.0 and 2.0 text.
 //!
 //! # For the next maintainer
 //! A page is read line by line by [`crate::Entries`] (`parser.rs`), in one dispatch loop
@@ -22,19 +22,33 @@
 //! - any change to what the fast path accepts must keep it identical to the general path
 //!   (proptests `fast_path_agrees_with_general_path` and
 //!   `metadata_fast_path_agrees_with_general_path`, fuzz target `fast_path_agrees`);
-//! - OpenMetrics' rules across lines live in `openmetrics.rs`, applied after a line parsed.
+//! - OpenMetrics' rules across lines live in `openmetrics.rs`, applied after a line parsed,
+//!   by whichever path read it (`Entries::validated`): OpenMetrics lines take the same fast
+//!   path (`sample_fast` with `openmetrics`: seconds timestamps, no trailing comma), and
+//!   leave `st@`, exemplars and composite values to the general path;
+//! - OpenMetrics 2.0 (`Dialect::version2`): composite values are validated once, in
+//!   `composite.rs` (the ABNF's field order and the rules one value can break), and read
+//!   back from their text by `CompositeValue`'s accessors; exemplars are parsed in
+//!   `exemplar.rs` and kept as one slice of the line, re-read on request (`Rules::Replay`),
+//!   which keeps a `Sample` at 144 bytes (`a_sample_stays_small`): it is copied per line;
+//! - quoted names keep their escapes (`Sample::name`, `Labels::iter` give the raw text;
+//!   `name_unescaped`, `iter_unescaped`, `Labels::get` and the duplicate check resolve
+//!   them), so anything comparing names from a page must go through those.
 //!
 //! The files are layers, lowest first: `swar`, `names`, `escape`, `limits`, `value`;
-//! `lexer`; `labels`; `label_set`; the items (`metric_type`, `help`, `sample`, `entry`,
-//! `owned`); the line parsers (`sample_line`, `metadata`); `openmetrics`; `parser`.
+//! `lexer`; `labels`; `label_set`; `composite`, `exemplar`; the items (`metric_type`,
+//! `help`, `sample`, `entry`, `owned`); the line parsers (`sample_line`, `metadata`);
+//! `openmetrics`; `parser`.
 //! `write` renders, and the items use it for their `Display`. No import cycle
 //! (`tests/it/layers.rs` checks that, and prints the order it finds).
 //!
 //! This module is public only for [`write`](mod@write) (rendering pages back); its types are
 //! re-exported at the crate root, which is their one path.
 
+pub(crate) mod composite;
 pub(crate) mod entry;
 pub(crate) mod escape;
+pub(crate) mod exemplar;
 pub(crate) mod help;
 pub(crate) mod label_set;
 pub(crate) mod labels;

@@ -11,11 +11,15 @@
 //! state across modules.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
+use super::composite::CompositeKind;
 use super::entry::Entry;
 use super::labels::Labels;
 use super::metric_type::MetricType;
+use super::names::same_bytes;
 use super::sample::Sample;
+use super::swar::word_or_tail;
 use super::value::parse_float;
 use crate::error::{FamilyRule, ParseErrorKind};
 use crate::fingerprint;
@@ -33,17 +37,20 @@ pub(crate) enum Rejection {
 pub(crate) struct Validator<'page> {
     family: Option<Family<'page>>,
     /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
-    reserved: HashSet<u64>,
+    reserved: Hashes,
     /// Label groups already closed in the current family.
-    seen_groups: HashSet<u64>,
+    seen_groups: Hashes,
     eof: bool,
     /// A closed family's error waiting behind the current line's own error.
     deferred: Option<ParseErrorKind>,
+    /// OpenMetrics 2.0: sample names equal their family's, composite values.
+    version2: bool,
 }
 
 #[derive(Debug, Clone)]
 struct Family<'page> {
     name: &'page str,
+    version2: bool,
     kind: MetricType,
     has_help: bool,
     has_type: bool,
@@ -51,6 +58,9 @@ struct Family<'page> {
     has_samples: bool,
     /// Current label group and the timestamp of its last sample (`Some(None)`: no timestamp).
     group: Option<(u64, Option<i64>)>,
+    /// OpenMetrics 2.0 state sets: the full label set of the last sample. Timestamps
+    /// increase per state (a Metric), groups stay contiguous per MetricGroup.
+    state: u64,
     histogram: HistogramCheck,
 }
 
@@ -74,16 +84,65 @@ fn family_error(name: &str, rule: FamilyRule) -> ParseErrorKind {
     }
 }
 
-/// Order-independent identity of a label set without the label `skip`.
-fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
-    let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
-    fingerprint::of_label_set(
-        0x9e37_79b9_7f4a_7c15,
-        kept.map(|(name, value)| (name, value.unescaped_bytes())),
-    )
+/// Sets of hashes that are already well mixed: hashing them again (SipHash) cost more than
+/// the rest of a sample's checks.
+type Hashes = HashSet<u64, BuildHasherDefault<MixedHash>>;
+
+/// The [`Hasher`] of [`Hashes`]: a `u64` that is already a hash, kept as it is.
+#[derive(Default)]
+struct MixedHash(u64);
+
+impl Hasher for MixedHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fingerprint::of_bytes(bytes.iter().copied());
+    }
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
 }
 
-fn suffixes(kind: MetricType) -> &'static [&'static str] {
+/// A hash of a label's name and value, eight bytes at a time (the validator hashes every
+/// label of every sample), mixed after both so that no two labels cancel in a set's XOR.
+fn hash_label(name: &[u8], value: &[u8]) -> u64 {
+    let mut h = (name.len() as u64) << 32 | value.len() as u64;
+    for part in [name, value] {
+        let mut i = 0;
+        while i < part.len() {
+            h = (h.rotate_left(5) ^ word_or_tail(part, i)).wrapping_mul(0x517c_c1b7_2722_0a95);
+            i += 8;
+        }
+        h = h.rotate_left(17) ^ 0xff;
+    }
+    let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    let h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// Order-independent identity of a label set without the label `skip`. A label without
+/// escapes is hashed as written, one with escapes unescaped: the two never name the same
+/// label (an unescaped text holds no backslash, quote or newline).
+fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
+    let plain = labels.is_plain();
+    let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
+    kept.fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
+        let escaped = !plain && (value.raw().contains('\\') || name.contains('\\'));
+        let label = if escaped {
+            fingerprint::of_label(name, value.unescaped_bytes())
+        } else {
+            hash_label(name.as_bytes(), value.raw().as_bytes())
+        };
+        acc ^ label
+    })
+}
+
+fn suffixes(kind: MetricType, version2: bool) -> &'static [&'static str] {
+    if version2 {
+        // OpenMetrics 2.0: a sample's name is its family's.
+        return &[""];
+    }
     match kind {
         MetricType::Counter => &["_total", "_created"],
         MetricType::Summary => &["", "_count", "_sum", "_created"],
@@ -99,23 +158,32 @@ fn is_whole(value: f64) -> bool {
 }
 
 impl<'page> Family<'page> {
-    fn new(name: &'page str) -> Self {
+    fn new(name: &'page str, version2: bool) -> Self {
         Family {
             name,
+            version2,
             kind: MetricType::Unknown,
             has_help: false,
             has_type: false,
             unit: None,
             has_samples: false,
             group: None,
+            state: 0,
             histogram: HistogramCheck::default(),
         }
     }
 
+    /// Whether a sample of this name belongs to the family. Every sample asks, so the
+    /// comparisons are word-wise, not `memcmp` calls.
     fn allows(&self, sample_name: &str) -> bool {
-        sample_name
-            .strip_prefix(self.name)
-            .is_some_and(|suffix| suffixes(self.kind).contains(&suffix))
+        let (name, family) = (sample_name.as_bytes(), self.name.as_bytes());
+        if name.len() < family.len() || !same_bytes(&name[..family.len()], family) {
+            return false;
+        }
+        let suffix = &name[family.len()..];
+        suffixes(self.kind, self.version2)
+            .iter()
+            .any(|s| s.len() == suffix.len() && (suffix.is_empty() || same_bytes(s.as_bytes(), suffix)))
     }
 }
 
@@ -192,6 +260,14 @@ impl HistogramCheck {
 }
 
 impl<'page> Validator<'page> {
+    /// A validator for OpenMetrics 1.0, or 2.0 when `version2`.
+    pub(crate) fn new(version2: bool) -> Self {
+        Validator {
+            version2,
+            ..Validator::default()
+        }
+    }
+
     pub(crate) fn eof_seen(&self) -> bool {
         self.eof
     }
@@ -205,9 +281,13 @@ impl<'page> Validator<'page> {
         let Some(mut family) = self.family.take() else {
             return Ok(());
         };
-        self.seen_groups.clear();
+        // Clearing costs the table's capacity: a large family before would make every
+        // small one after pay for it.
+        if !self.seen_groups.is_empty() {
+            self.seen_groups.clear();
+        }
         let name = family.name;
-        let listed = suffixes(family.kind);
+        let listed = suffixes(family.kind, family.version2);
         let bare: &[&str] = if listed.contains(&"") { &[] } else { &[""] };
         let mut clash = false;
         for suffix in listed.iter().chain(bare) {
@@ -218,9 +298,13 @@ impl<'page> Validator<'page> {
         if clash {
             return Err(family_error(name, FamilyRule::NameClash));
         }
+        if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
+            return Err(family_error(name, FamilyRule::InfoNameLacksSuffix));
+        }
         if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
             let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
-            if !matches {
+            // OpenMetrics 2.0 only recommends the unit suffix.
+            if !matches && !family.version2 {
                 return Err(family_error(name, FamilyRule::NameLacksUnitSuffix));
             }
             if matches!(family.kind, MetricType::Info | MetricType::StateSet) {
@@ -234,7 +318,7 @@ impl<'page> Validator<'page> {
     /// family, if anything (the new family is open either way).
     fn open_family(&mut self, name: &'page str) -> Option<ParseErrorKind> {
         let closed = self.close_family().err();
-        self.family = Some(Family::new(name));
+        self.family = Some(Family::new(name, self.version2));
         closed
     }
 
@@ -340,8 +424,11 @@ impl<'page> Validator<'page> {
         let name = family.name;
         let kind = family.kind;
         let line = |rule| Rejection::Line(0, family_error(name, rule));
+        if family.version2 {
+            version2_rules(kind, name, sample).map_err(line)?;
+        }
         let suffix = &sample.name()[name.len()..];
-        let is_quantile = kind == MetricType::Summary && suffix.is_empty();
+        let is_quantile = kind == MetricType::Summary && suffix.is_empty() && !family.version2;
         let le = label_rules(kind, name, suffix, is_quantile, sample).map_err(line)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.
         let skip = match kind {
@@ -356,8 +443,14 @@ impl<'page> Validator<'page> {
             group_of(sample.labels(), skip)
         };
         let ts = sample.timestamp_ms();
+        let state = if family.version2 && kind == MetricType::StateSet {
+            group_of(sample.labels(), None)
+        } else {
+            0
+        };
+        let same_state = std::mem::replace(&mut family.state, state) == state;
         match family.group {
-            Some((current, last_ts)) if current == group => {
+            Some((current, last_ts)) if current == group && same_state => {
                 if last_ts.is_some() != ts.is_some() {
                     return Err(line(FamilyRule::MixedTimestamps));
                 }
@@ -365,6 +458,7 @@ impl<'page> Validator<'page> {
                     return Err(line(FamilyRule::TimestampsBackwards));
                 }
             }
+            Some((current, _)) if current == group => {}
             Some((current, _)) => {
                 if self.seen_groups.contains(&group) {
                     return Err(line(FamilyRule::GroupSplit));
@@ -383,8 +477,51 @@ impl<'page> Validator<'page> {
                 .observe(name, (group, ts), suffix, sample, le)
                 .map_err(|kind| Rejection::Line(0, kind))?;
         }
+        if family.version2 {
+            return Ok(());
+        }
         value_rules(kind, suffix, is_quantile, sample).map_err(line)
     }
+}
+
+/// OpenMetrics 2.0's rules on one sample of a family of `kind` named `name`: which value
+/// each type takes, the labels a histogram or summary may not have, the values of state
+/// sets, info and counters.
+fn version2_rules(kind: MetricType, name: &str, sample: &Sample<'_>) -> Result<(), FamilyRule> {
+    let composite = sample.composite();
+    let wanted = match kind {
+        MetricType::Histogram => Some(CompositeKind::Histogram),
+        MetricType::GaugeHistogram => Some(CompositeKind::GaugeHistogram),
+        MetricType::Summary => Some(CompositeKind::Summary),
+        _ => None,
+    };
+    match (composite.map(|c| c.kind()), wanted) {
+        (Some(_), None) if kind != MetricType::Unknown => return Err(FamilyRule::NumberValueRequired),
+        (None, Some(_)) => return Err(FamilyRule::CompositeValueRequired),
+        (Some(found), Some(wanted)) if found != wanted => return Err(FamilyRule::CompositeKindMismatch),
+        _ => {}
+    }
+    let labels = sample.labels();
+    let classic = composite.is_some_and(|c| c.buckets().is_some());
+    if classic && labels.get("le").is_some() {
+        return Err(FamilyRule::LeLabelNotAllowed);
+    }
+    if kind == MetricType::Summary && labels.get("quantile").is_some() {
+        return Err(FamilyRule::QuantileLabelNotAllowed);
+    }
+    let value = sample.value();
+    match kind {
+        MetricType::StateSet if labels.get(name).is_none() => return Err(FamilyRule::StateSetLabelMissing),
+        MetricType::StateSet if value != 0.0 && value != 1.0 => {
+            return Err(FamilyRule::StateSetValueNotBoolean)
+        }
+        MetricType::Info if value != 1.0 => return Err(FamilyRule::InfoValueNotOne),
+        MetricType::Counter if value.is_nan() => return Err(FamilyRule::NanCounterValue),
+        MetricType::Counter if value < 0.0 => return Err(FamilyRule::NegativeCounterValue),
+        _ => {}
+    }
+    // Exemplars: 2.0 names no type that may not have them (its summary text places them).
+    Ok(())
 }
 
 /// The rules on a sample's labels in a family of `kind` named `name`: a state set's state
@@ -453,7 +590,7 @@ fn value_rules(
     if counter_like && suffix != "_gsum" && value < 0.0 {
         return Err(FamilyRule::NegativeCounterValue);
     }
-    if sample.exemplar.is_some() {
+    if !sample.exemplars.is_empty() {
         let allowed = matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram)
             && suffix == "_bucket"
             || kind == MetricType::Counter && suffix == "_total";

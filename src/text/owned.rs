@@ -107,11 +107,11 @@ impl OwnedSample {
 impl From<Sample<'_>> for OwnedSample {
     fn from(sample: Sample<'_>) -> Self {
         OwnedSample {
-            name: sample.name().to_string(),
+            name: sample.name_unescaped().into_owned(),
             labels: sample
                 .labels()
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+                .iter_unescaped()
+                .map(|(k, v)| (k.into_owned(), v.unescaped().into_owned()))
                 .collect(),
             value: sample.value(),
             timestamp_ms: sample.timestamp_ms(),

@@ -26,23 +26,42 @@ pub enum Format {
     PrometheusText,
     /// OpenMetrics 1.0 text, fully validated.
     OpenMetrics,
+    /// OpenMetrics 2.0 text (release candidate 0), fully validated: start timestamps
+    /// (`st@`), composite values for histograms and summaries (native histograms too),
+    /// several exemplars per sample, sample names equal to their family's.
+    OpenMetrics2,
 }
 
 impl Format {
     /// Picks the format from an HTTP `Content-Type` header value. Anything that is not
-    /// `application/openmetrics-text` is read as the Prometheus text format, which is what
-    /// Prometheus itself falls back to.
+    /// `application/openmetrics-text` is read as the Prometheus text format (0.0.4 and
+    /// 1.0.0 alike), which is what Prometheus itself falls back to; OpenMetrics is 1.0
+    /// unless the `version` parameter says 2.x (the specification's default is 1.0.0).
     ///
     /// # Example
     /// ```
-    /// assert_eq!(promrate::Format::from_content_type(""), promrate::Format::PrometheusText);
+    /// use promrate::Format;
+    /// assert_eq!(Format::from_content_type(""), Format::PrometheusText);
+    /// assert_eq!(Format::from_content_type("text/plain; version=1.0.0; escaping=allow-utf-8"), Format::PrometheusText);
+    /// assert_eq!(
+    ///     Format::from_content_type("application/openmetrics-text; version=2.0.0; charset=utf-8"),
+    ///     Format::OpenMetrics2,
+    /// );
     /// ```
     pub fn from_content_type(content_type: &str) -> Format {
-        let media = content_type.split(';').next().unwrap_or("").trim();
-        if media.eq_ignore_ascii_case("application/openmetrics-text") {
-            Format::OpenMetrics
+        let mut parts = content_type.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        if !media.eq_ignore_ascii_case("application/openmetrics-text") {
+            return Format::PrometheusText;
+        }
+        let version2 = parts.any(|param| {
+            let (key, value) = param.split_once('=').unwrap_or((param, ""));
+            key.trim().eq_ignore_ascii_case("version") && value.trim().trim_matches('"').starts_with("2.")
+        });
+        if version2 {
+            Format::OpenMetrics2
         } else {
-            Format::PrometheusText
+            Format::OpenMetrics
         }
     }
 }
@@ -235,7 +254,8 @@ impl Parser {
     /// assert_eq!(samples, 2);
     /// ```
     pub fn parse<'page>(&self, text: &'page str) -> Entries<'page> {
-        let openmetrics = self.format == Format::OpenMetrics;
+        let openmetrics = self.format != Format::PrometheusText;
+        let version2 = self.format == Format::OpenMetrics2;
         // A page over the body size limit is refused whole: one error, nothing read.
         let refused = (text.len() > self.limits.body_size).then(|| {
             let (limit, size) = (self.limits.body_size, text.len());
@@ -252,10 +272,11 @@ impl Parser {
             config: *self,
             dialect: Dialect {
                 openmetrics,
+                version2,
                 strict_escapes: self.strict && !openmetrics,
             },
             validator: if openmetrics && self.strict && whole {
-                Some(Validator::default())
+                Some(Validator::new(version2))
             } else {
                 None
             },
@@ -417,6 +438,17 @@ impl<'page> Entries<'page> {
             Ok(entry) => entry,
             Err((offset, kind)) => return Some(Err(self.error_at(line_text, offset, kind))),
         };
+        self.validated(line_text, entry)
+    }
+
+    /// An entry read from `line_text`, through OpenMetrics' rules across lines (when they
+    /// apply): the fast and the general path alike.
+    #[inline(always)]
+    fn validated(
+        &mut self,
+        line_text: &'page str,
+        entry: Entry<'page>,
+    ) -> Option<Result<Entry<'page>, ParseError>> {
         let Some(validator) = self.validator.as_mut() else {
             return Some(Ok(entry));
         };
@@ -473,7 +505,7 @@ impl<'page> Entries<'page> {
                     known.known_sample(value, timestamp_ms);
                     continue;
                 }
-                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits) {
+                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits, false) {
                     self.next_line(len);
                     return self.counted(Entry::Sample(sample));
                 }
@@ -487,6 +519,18 @@ impl<'page> Entries<'page> {
                         }
                         return Some(Ok(entry));
                     }
+                }
+            }
+            if self.dialect.openmetrics && !self.validator.as_ref().is_some_and(Validator::eof_seen) {
+                // The common shape, read straight from the page; the rules across lines
+                // still apply to it (a sample after `# EOF` takes the general path's error).
+                let limits = &self.config.limits;
+                if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits, true) {
+                    self.next_line(len);
+                    return match self.validated(&rest[..len], Entry::Sample(sample)) {
+                        Some(Ok(entry)) => self.counted(entry),
+                        other => other,
+                    };
                 }
             }
             let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());

@@ -4,6 +4,8 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
+use super::composite::CompositeValue;
+use super::exemplar::{Exemplar, Exemplars};
 use super::labels::Labels;
 
 /// One sample: a name, labels, a value and an optional timestamp, all borrowed from the page.
@@ -24,8 +26,13 @@ pub struct Sample<'page> {
     pub(crate) labels: Labels<'page>,
     pub(crate) value: f64,
     pub(crate) timestamp_ms: Option<i64>,
-    /// The exemplar, read with the line (OpenMetrics only).
-    pub(crate) exemplar: Option<Exemplar<'page>>,
+    /// The start timestamp (`st@`, OpenMetrics 2.0), in milliseconds.
+    pub(crate) start_timestamp_ms: Option<i64>,
+    /// The composite value (OpenMetrics 2.0 histograms and summaries); `value` is NaN then.
+    pub(crate) composite: Option<CompositeValue<'page>>,
+    /// The line from its first exemplar's `#` on (OpenMetrics only; empty without), read
+    /// again on request: a sample stays small, and most callers never ask.
+    pub(crate) exemplars: &'page str,
     /// The page text from the start of the name (or of the labels, for a quoted name) to
     /// the end of the labels: the same text always reads as the same name and labels.
     pub(crate) identity: &'page str,
@@ -35,7 +42,8 @@ pub struct Sample<'page> {
 }
 
 impl<'page> Sample<'page> {
-    /// The metric name (without quotes if it was quoted).
+    /// The metric name (without quotes if it was quoted), escapes as written (see
+    /// [`Sample::name_unescaped`]).
     ///
     /// # Example
     /// ```
@@ -45,6 +53,23 @@ impl<'page> Sample<'page> {
     /// ```
     pub fn name(&self) -> &'page str {
         self.name
+    }
+
+    /// The metric name with escapes resolved. [`Sample::name`] gives a quoted name's text
+    /// as written (`\\`, `\"` and `\n` kept, as [`LabelValue::raw`](crate::LabelValue::raw)
+    /// does), so reading a page allocates nothing; this borrows unless there is an escape.
+    ///
+    /// # Example
+    /// ```
+    /// let page = r#"{"my\"noncompliant\nmetric\\","label\"name\n"="value"} 1"#;
+    /// let s = promrate::parse(page).next().unwrap()?.into_sample().unwrap();
+    /// assert_eq!(s.name(), r#"my\"noncompliant\nmetric\\"#);
+    /// assert_eq!(s.name_unescaped(), "my\"noncompliant\nmetric\\");
+    /// assert!(s.labels().get("label\"name\n").unwrap() == "value");
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn name_unescaped(&self) -> std::borrow::Cow<'page, str> {
+        super::escape::unescape(self.name, true)
     }
 
     /// A copy that owns its text ([`OwnedSample`](crate::OwnedSample)), to keep after the
@@ -121,7 +146,68 @@ impl<'page> Sample<'page> {
         self.timestamp_ms.and_then(DateTime::from_timestamp_millis)
     }
 
-    /// The exemplar attached to this sample (OpenMetrics only).
+    /// The start timestamp (OpenMetrics 2.0's `st@<seconds>`: when the counter, histogram
+    /// or summary started counting, the successor of OpenMetrics 1.0's `_created` samples)
+    /// in milliseconds since the epoch, converted as [`Sample::timestamp_ms`] is.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let page = "# TYPE foo_total counter\nfoo_total 17.0 1520879607.789 st@1520430000.123\n# EOF\n";
+    /// let s = Parser::new(Format::OpenMetrics2).parse(page)
+    ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.start_timestamp_ms(), Some(1_520_430_000_123));
+    /// assert_eq!(s.timestamp_ms(), Some(1_520_879_607_789));
+    /// ```
+    pub fn start_timestamp_ms(&self) -> Option<i64> {
+        self.start_timestamp_ms
+    }
+
+    /// The start timestamp as a UTC date-time (`None` if absent or outside chrono's range).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let page = "foo_total 1 st@0\n# EOF\n";
+    /// let s = Parser::new(Format::OpenMetrics2).parse(page)
+    ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.start_timestamp().unwrap().timestamp(), 0);
+    /// ```
+    pub fn start_timestamp(&self) -> Option<DateTime<Utc>> {
+        self.start_timestamp_ms.and_then(DateTime::from_timestamp_millis)
+    }
+
+    /// The composite value of an OpenMetrics 2.0 histogram, gauge histogram or summary
+    /// sample (whose [`Sample::value`] is then NaN); `None` for a number.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let page = "# TYPE foo summary\nfoo {count:17,sum:324789.3,quantile:[]} st@1520430000.123\n# EOF\n";
+    /// let s = Parser::new(Format::OpenMetrics2).parse(page)
+    ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.composite().unwrap().count(), 17.0);
+    /// assert!(s.value().is_nan());
+    /// ```
+    pub fn composite(&self) -> Option<CompositeValue<'page>> {
+        self.composite
+    }
+
+    /// Every exemplar of this sample, in page order (OpenMetrics 2.0 allows several).
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let page = "# TYPE a counter\na_total 1 # {x=\"1\"} 0.5 1 # {x=\"2\"} 0.7 2\n# EOF\n";
+    /// let s = Parser::new(Format::OpenMetrics2).parse(page)
+    ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// assert_eq!(s.exemplars().count(), 2);
+    /// ```
+    pub fn exemplars(&self) -> Exemplars<'page> {
+        Exemplars { rest: self.exemplars }
+    }
+
+    /// The first exemplar attached to this sample (OpenMetrics only).
     ///
     /// # Example
     /// ```
@@ -134,65 +220,46 @@ impl<'page> Sample<'page> {
     /// assert!(ex.labels().get("trace_id").unwrap() == "x");
     /// ```
     pub fn exemplar(&self) -> Option<Exemplar<'page>> {
-        self.exemplar
+        self.exemplars().next()
     }
 }
 
-/// An OpenMetrics exemplar: a labelled example observation attached to a sample.
-///
-/// # Example
-/// ```
-/// use promrate::{Format, Parser};
-/// let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5 2.5\n# EOF\n";
-/// let s = Parser::new(Format::OpenMetrics).parse(text)
-///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
-/// assert_eq!(s.exemplar().unwrap().timestamp_ms(), Some(2500));
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Exemplar<'page> {
-    pub(crate) labels: Labels<'page>,
-    pub(crate) value: f64,
-    pub(crate) timestamp_ms: Option<i64>,
-}
-
-impl<'page> Exemplar<'page> {
-    /// The exemplar's labels.
+impl Sample<'_> {
+    /// Writes this sample as an OpenMetrics 2.0 line, with its newline: series (a quoted
+    /// name first in the braces), number or composite value, timestamp and start timestamp
+    /// in seconds, exemplars. It parses back to the same sample. (Samples of the older
+    /// formats write as they read: a counter's `_total` stays in its name.)
     ///
     /// # Example
     /// ```
-    /// # use promrate::{Format, Parser};
-    /// # let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
-    /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
-    /// assert_eq!(s.exemplar().unwrap().labels().len(), 1);
+    /// use promrate::{Format, Parser};
+    /// let page = "# TYPE foo histogram\nfoo{a=\"b\"} {count:17,sum:3.5,bucket:[0.1:8,+Inf:17]} 1.5 st@1.25 # {} 0.054 2\n# EOF\n";
+    /// let s = Parser::new(Format::OpenMetrics2).parse(page)
+    ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+    /// let mut line = String::new();
+    /// s.write_openmetrics2(&mut line)?;
+    /// assert_eq!(line, "foo{a=\"b\"} {count:17,sum:3.5,bucket:[0.1:8,+Inf:17]} 1.500 st@1.250 # {} 0.054 2.000\n");
+    /// # Ok::<(), std::fmt::Error>(())
     /// ```
-    pub fn labels(&self) -> Labels<'page> {
-        self.labels
-    }
-
-    /// The observed value.
-    ///
-    /// # Example
-    /// ```
-    /// # use promrate::{Format, Parser};
-    /// # let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
-    /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
-    /// assert_eq!(s.exemplar().unwrap().value(), 0.5);
-    /// ```
-    pub fn value(&self) -> f64 {
-        self.value
-    }
-
-    /// The exemplar's timestamp in milliseconds, if given.
-    ///
-    /// # Example
-    /// ```
-    /// # use promrate::{Format, Parser};
-    /// # let text = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
-    /// # let s = Parser::new(Format::OpenMetrics).parse(text).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
-    /// assert_eq!(s.exemplar().unwrap().timestamp_ms(), None);
-    /// ```
-    pub fn timestamp_ms(&self) -> Option<i64> {
-        self.timestamp_ms
+    pub fn write_openmetrics2<W: fmt::Write + ?Sized>(&self, out: &mut W) -> fmt::Result {
+        use super::write;
+        let labels = self.labels.iter_unescaped().map(|(k, v)| (k, v.unescaped()));
+        write::openmetrics2_series(out, &self.name_unescaped(), labels)?;
+        out.write_char(' ')?;
+        match &self.composite {
+            Some(value) => write::composite(out, value)?,
+            None => write!(out, "{}", write::GoFloat(self.value))?,
+        }
+        if let Some(ts) = self.timestamp_ms {
+            write!(out, " {}", write::Seconds(ts))?;
+        }
+        if let Some(st) = self.start_timestamp_ms {
+            write!(out, " st@{}", write::Seconds(st))?;
+        }
+        for exemplar in self.exemplars() {
+            write::exemplar(out, &exemplar)?;
+        }
+        out.write_char('\n')
     }
 }
 
@@ -213,7 +280,18 @@ impl fmt::Display for Sample<'_> {
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let labels = self.labels.iter().map(|(k, v)| (k, v.unescaped()));
-        super::write::sample_text(f, self.name, labels, self.value, self.timestamp_ms)
+        let labels = self.labels.iter_unescaped().map(|(k, v)| (k, v.unescaped()));
+        super::write::sample_text(f, &self.name_unescaped(), labels, self.value, self.timestamp_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A sample is returned by value through the page iterator: its size is what every line
+    /// costs in copies (152 bytes before OpenMetrics 2.0 added start times and composite
+    /// values, 200 with them; the exemplars then became one slice read on request).
+    #[test]
+    fn a_sample_stays_small() {
+        assert!(std::mem::size_of::<super::Sample<'_>>() <= 144);
     }
 }

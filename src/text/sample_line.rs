@@ -4,20 +4,19 @@
 //! Both must give identical samples for every line the fast path accepts; the proptest
 //! `fast_path_agrees_with_general_path` and the fuzz target `fast_path_agrees` check it.
 
+use super::composite::composite;
+use super::exemplar::{self, Rules};
 use super::label_set::{label_set, SeenNames, FILTERED_LABELS};
 use super::labels::{Labels, Spans};
 use super::lexer::{skip_blanks, token_end, Dialect, Fail};
 use super::limits::Limits;
 use super::names::{label_name_len, metric_name_len, same_bytes};
-use super::sample::{Exemplar, Sample};
+use super::sample::Sample;
 use super::swar::{first_below, has_byte, low_bytes, word_at};
 use super::value::{
     decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
 };
 use crate::error::ParseErrorKind;
-
-/// OpenMetrics caps exemplar label sets at 128 characters of names and values.
-const MAX_EXEMPLAR_LABEL_CHARS: usize = 128;
 
 /// Parses a sample line.
 #[inline]
@@ -45,24 +44,37 @@ pub(crate) fn sample<'line>(
         }
         i = j;
     }
-    let value_end = token_end(bytes, i, !openmetrics);
-    if value_end == i {
-        return Err((i, ParseErrorKind::Expected("a sample value")));
-    }
-    let value_text = &line[i..value_end];
-    let value =
-        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
-    i = value_end;
+    let mut composite_value = None;
+    let value = if dialect.version2 && bytes.get(i) == Some(&b'{') {
+        let (found, end) = composite(line, i)?;
+        composite_value = Some(found);
+        i = end;
+        f64::NAN
+    } else {
+        let value_end = token_end(bytes, i, !openmetrics);
+        if value_end == i {
+            return Err((i, ParseErrorKind::Expected("a sample value")));
+        }
+        let value_text = &line[i..value_end];
+        let value = parse_float(value_text)
+            .ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+        i = value_end;
+        value
+    };
     let mut sample = Sample {
         name,
         labels,
         value,
         timestamp_ms: None,
-        exemplar: None,
+        start_timestamp_ms: None,
+        composite: composite_value,
+        exemplars: "",
         identity,
         identity_starts_line,
     };
-    if openmetrics {
+    if dialect.version2 {
+        openmetrics2_tail(line, i, &mut sample)?;
+    } else if openmetrics {
         openmetrics_tail(line, i, &mut sample)?;
     } else {
         sample.timestamp_ms = text_timestamp(line, i)?;
@@ -134,9 +146,11 @@ fn name_and_labels<'line>(
     Ok((name, labels, i))
 }
 
-/// The common shape of a Prometheus-text sample line, parsed straight from the page with
-/// no separate search for the line's end: `name{a="b",...} value[ timestamp]` then `\n` or
-/// the end, single spaces, no escapes, decimal values. Returns the sample and the line's
+/// The common shape of a sample line, parsed straight from the page with no separate
+/// search for the line's end: `name{a="b",...} value[ timestamp]` then `\n` or the end,
+/// single spaces, no escapes, decimal values; in OpenMetrics (`openmetrics`) the timestamp
+/// in seconds, no trailing comma, nothing after the timestamp (`st@`, exemplars: the
+/// general path reads those). Returns the sample and the line's
 /// length, or `None` for anything else (including every error), which the general path then
 /// parses (and reports) exactly. Both paths give identical samples for the lines this one
 /// accepts.
@@ -149,6 +163,7 @@ pub(crate) fn sample_fast<'page>(
     text: &'page str,
     recent: &mut RecentNames<'page>,
     limits: &Limits,
+    openmetrics: bool,
 ) -> Option<(Sample<'page>, usize)> {
     let b = text.as_bytes();
     let previous_name = recent.metric;
@@ -167,15 +182,21 @@ pub(crate) fn sample_fast<'page>(
     let mut labels = Labels::empty();
     if b.get(i) == Some(&b'{') {
         (labels, i) = fast_label_set(text, i, recent, limits)?;
+        // OpenMetrics has no trailing comma.
+        if openmetrics && text.as_bytes().get(i - 2) == Some(&b',') {
+            return None;
+        }
     }
     let identity_end = i;
-    let (value, timestamp_ms, i) = value_and_timestamp(text, i, limits)?;
+    let (value, timestamp_ms, i) = value_and_timestamp_in(text, i, limits, openmetrics)?;
     let sample = Sample {
         name: &text[..name_len],
         labels,
         value,
         timestamp_ms,
-        exemplar: None,
+        start_timestamp_ms: None,
+        composite: None,
+        exemplars: "",
         // A space follows: `value_and_timestamp` requires it.
         identity: &text[..identity_end],
         identity_starts_line: true,
@@ -267,8 +288,20 @@ fn fast_label_set<'page>(
 #[inline(always)]
 pub(crate) fn value_and_timestamp(
     text: &str,
+    i: usize,
+    limits: &Limits,
+) -> Option<(f64, Option<i64>, usize)> {
+    value_and_timestamp_in(text, i, limits, false)
+}
+
+/// [`value_and_timestamp`] with the timestamp in OpenMetrics' seconds when `seconds`; a
+/// start timestamp or exemplar after it is left to the general path.
+#[inline(always)]
+fn value_and_timestamp_in(
+    text: &str,
     mut i: usize,
     limits: &Limits,
+    seconds: bool,
 ) -> Option<(f64, Option<i64>, usize)> {
     let b = text.as_bytes();
     if b.get(i) != Some(&b' ') {
@@ -290,7 +323,16 @@ pub(crate) fn value_and_timestamp(
     };
     i = end;
     let mut timestamp_ms = None;
-    if b.get(i) == Some(&b' ') {
+    if b.get(i) == Some(&b' ') && seconds {
+        let start = i + 1;
+        let end = start
+            + b[start..]
+                .iter()
+                .position(|&c| matches!(c, b' ' | b'\n'))
+                .unwrap_or(b.len() - start);
+        timestamp_ms = Some(seconds_to_ms(parse_timestamp_seconds(&text[start..end])?));
+        i = end;
+    } else if b.get(i) == Some(&b' ') {
         let (ts, end) = integer_prefix(b, i + 1)?;
         timestamp_ms = Some(ts);
         i = end;
@@ -390,62 +432,53 @@ fn openmetrics_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'
             return Err((i, ParseErrorKind::TrailingText("the timestamp")));
         }
     }
-    sample.exemplar = Some(exemplar(line, i)?);
+    exemplar::parse(line, i, Rules::OpenMetrics1)?;
+    sample.exemplars = &line[i..];
     Ok(())
 }
 
-/// Parses ` # {labels} value [timestamp]` starting at the `#`.
-fn exemplar(line: &str, hash: usize) -> Result<Exemplar<'_>, Fail> {
+/// What follows an OpenMetrics 2.0 value ending at `i`: ` ts`, ` st@ts`, then any number
+/// of ` # {..} v ts` exemplars, each part optional but in that order.
+fn openmetrics2_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'page>) -> Result<(), Fail> {
     let bytes = line.as_bytes();
-    let dialect = Dialect {
-        openmetrics: true,
-        strict_escapes: false,
-    };
-    if bytes.get(hash + 1) != Some(&b' ') || bytes.get(hash + 2) != Some(&b'{') {
-        return Err((hash, ParseErrorKind::Expected("'# {' to start an exemplar")));
+    let mut start_seen = false;
+    while i < bytes.len() {
+        if bytes[i] != b' ' {
+            return Err((i, ParseErrorKind::Expected("a space after the value")));
+        }
+        i += 1;
+        if bytes.get(i) == Some(&b'#') {
+            let mut j = exemplar::parse(line, i, Rules::OpenMetrics2)?.1;
+            while j < bytes.len() {
+                if bytes.get(j + 1) != Some(&b'#') || bytes[j] != b' ' {
+                    return Err((j, ParseErrorKind::Expected("' # ' before the next exemplar")));
+                }
+                j = exemplar::parse(line, j + 1, Rules::OpenMetrics2)?.1;
+            }
+            sample.exemplars = &line[i..];
+            return Ok(());
+        }
+        let end = token_end(bytes, i, false);
+        let text = &line[i..end];
+        if let Some(st) = text.strip_prefix("st@") {
+            let seconds = parse_timestamp_seconds(st)
+                .filter(|_| !start_seen)
+                .ok_or_else(|| (i, ParseErrorKind::InvalidStartTimestamp(text.to_string())))?;
+            sample.start_timestamp_ms = Some(seconds_to_ms(seconds));
+            start_seen = true;
+        } else if sample.timestamp_ms.is_none() && !start_seen {
+            if text.is_empty() {
+                return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
+            }
+            let seconds = parse_timestamp_seconds(text)
+                .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(text.to_string())))?;
+            sample.timestamp_ms = Some(seconds_to_ms(seconds));
+        } else {
+            return Err((i, ParseErrorKind::TrailingText("the timestamps")));
+        }
+        i = end;
     }
-    let open = hash + 2;
-    let exemplar_limits = Limits {
-        labels: MAX_EXEMPLAR_LABEL_CHARS,
-        ..Limits::NONE
-    };
-    let set = label_set(line, open, dialect, &exemplar_limits)?;
-    if set.quoted_name.is_some() {
-        return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
-    }
-    let mut i = set.end;
-    let labels = Labels::new(set.raw, set.count, dialect);
-    let chars: usize = labels
-        .iter()
-        .map(|(n, v)| n.chars().count() + v.unescaped().chars().count())
-        .sum();
-    if chars > MAX_EXEMPLAR_LABEL_CHARS {
-        return Err((
-            open,
-            ParseErrorKind::Expected("exemplar labels of at most 128 characters"),
-        ));
-    }
-    if bytes.get(i) != Some(&b' ') {
-        return Err((i, ParseErrorKind::Expected("a space before the exemplar value")));
-    }
-    i += 1;
-    let value_end = token_end(bytes, i, false);
-    let value_text = &line[i..value_end];
-    let value =
-        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
-    let mut timestamp_ms = None;
-    if value_end < bytes.len() {
-        let ts_start = value_end + 1;
-        let ts_text = &line[ts_start..];
-        let seconds = parse_timestamp_seconds(ts_text)
-            .ok_or_else(|| (ts_start, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
-        timestamp_ms = Some(seconds_to_ms(seconds));
-    }
-    Ok(Exemplar {
-        labels,
-        value,
-        timestamp_ms,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

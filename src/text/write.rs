@@ -19,6 +19,8 @@
 
 use std::fmt::{self, Write};
 
+use super::composite::CompositeValue;
+use super::exemplar::Exemplar;
 use super::metric_type::MetricType;
 use super::names::{is_label_name, is_metric_name};
 
@@ -248,6 +250,170 @@ where
         write!(out, " {ts}")?;
     }
     Ok(())
+}
+
+/// A timestamp in milliseconds as OpenMetrics seconds with three decimals (`1520879607.789`,
+/// `-0.5`), exact: the parser reads it back to the same milliseconds.
+///
+/// # Example
+/// ```
+/// use promrate::text::write::Seconds;
+/// assert_eq!(Seconds(1_520_879_607_789).to_string(), "1520879607.789");
+/// assert_eq!(Seconds(-500).to_string(), "-0.500");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seconds(pub i64);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let ms = self.0.unsigned_abs();
+        write!(f, "{sign}{}.{:03}", ms / 1000, ms % 1000)
+    }
+}
+
+/// A count or bucket value: whole values below 2^53 without a fractional part (`17`, as
+/// exporters of integer histograms write them), others (and -0, which reads back as
+/// itself only with its sign) as [`GoFloat`].
+struct Count(f64);
+
+impl fmt::Display for Count {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let negative_zero = self.0 == 0.0 && self.0.is_sign_negative();
+        if self.0.fract() == 0.0 && self.0.abs() < 9_007_199_254_740_992.0 && !negative_zero {
+            write!(f, "{}", self.0 as i64)
+        } else {
+            GoFloat(self.0).fmt(f)
+        }
+    }
+}
+
+/// Writes an OpenMetrics 2.0 series: `name{a="1"}`, or with a name that needs quotes
+/// `{"my.name",a="1"}` (2.0 puts a quoted name first in the braces), from
+/// `(label, unescaped value)` pairs.
+///
+/// # Example
+/// ```
+/// let mut out = String::new();
+/// promrate::text::write::openmetrics2_series(&mut out, "a.b", [("c.d", "e")])?;
+/// assert_eq!(out, r#"{"a.b","c.d"="e"}"#);
+/// # Ok::<(), std::fmt::Error>(())
+/// ```
+pub fn openmetrics2_series<W, K, V>(
+    out: &mut W,
+    name: &str,
+    labels: impl IntoIterator<Item = (K, V)>,
+) -> fmt::Result
+where
+    W: Write + ?Sized,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    // The text format's series shape is 2.0's too, and it never puts labels before a
+    // quoted name.
+    series_text(out, name, labels)
+}
+
+/// Writes a composite value in the specification's field order (`{count:17,sum:3.5,...}`),
+/// counts as integers where whole.
+///
+/// # Example
+/// ```
+/// use promrate::{text::write, Format, Parser};
+/// let page = "h {count:2,sum:1.0E-4,bucket:[1e-05:1,+Inf:2]}\n# EOF\n";
+/// let s = Parser::new(Format::OpenMetrics2).parse(page).next().unwrap()?.into_sample().unwrap();
+/// let mut out = String::new();
+/// write::composite(&mut out, &s.composite().unwrap())?;
+/// assert_eq!(out, "{count:2,sum:0.0001,bucket:[1e-05:1,+Inf:2]}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn composite<W: Write + ?Sized>(out: &mut W, value: &CompositeValue<'_>) -> fmt::Result {
+    let gauge = value.kind() == super::composite::CompositeKind::GaugeHistogram;
+    let g = if gauge { "g" } else { "" };
+    write!(
+        out,
+        "{{{g}count:{},{g}sum:{}",
+        Count(value.count()),
+        GoFloat(value.sum())
+    )?;
+    if let Some(quantiles) = value.quantiles() {
+        out.write_str(",quantile:[")?;
+        for (k, (q, v)) in quantiles.enumerate() {
+            let comma = if k == 0 { "" } else { "," };
+            write!(out, "{comma}{}:{}", GoFloat(q), GoFloat(v))?;
+        }
+        out.write_char(']')?;
+    }
+    if let Some(native) = value.native() {
+        write!(
+            out,
+            ",schema:{},zero_threshold:{},zero_count:{}",
+            native.schema(),
+            GoFloat(native.zero_threshold()),
+            Count(native.zero_count())
+        )?;
+        let sides = [
+            ("negative", native.negative_spans(), native.negative_buckets()),
+            ("positive", native.positive_spans(), native.positive_buckets()),
+        ];
+        for (side, spans, buckets) in sides {
+            let mut spans = spans.peekable();
+            if spans.peek().is_none() {
+                continue;
+            }
+            write!(out, ",{side}_spans:[")?;
+            for (k, span) in spans.enumerate() {
+                let comma = if k == 0 { "" } else { "," };
+                write!(out, "{comma}{}:{}", span.offset, span.length)?;
+            }
+            write!(out, "],{side}_buckets:[")?;
+            for (k, bucket) in buckets.enumerate() {
+                let comma = if k == 0 { "" } else { "," };
+                write!(out, "{comma}{}", Count(bucket))?;
+            }
+            out.write_char(']')?;
+        }
+    }
+    if let Some(buckets) = value.buckets() {
+        out.write_str(",bucket:[")?;
+        for (k, (le, v)) in buckets.enumerate() {
+            let comma = if k == 0 { "" } else { "," };
+            write!(out, "{comma}{}:{}", GoFloat(le), Count(v))?;
+        }
+        out.write_char(']')?;
+    }
+    out.write_char('}')
+}
+
+/// Writes an exemplar as OpenMetrics 2.0 wants it after a sample: ` # {labels} value
+/// seconds` (the timestamp is required in 2.0; one without is written at 0).
+///
+/// # Example
+/// ```
+/// use promrate::{text::write, Format, Parser};
+/// let page = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5 2.5\n# EOF\n";
+/// let s = Parser::new(Format::OpenMetrics).parse(page).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+/// let mut out = String::new();
+/// write::exemplar(&mut out, &s.exemplar().unwrap())?;
+/// assert_eq!(out, r#" # {id="7"} 0.5 2.500"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn exemplar<W: Write + ?Sized>(out: &mut W, exemplar: &Exemplar<'_>) -> fmt::Result {
+    out.write_str(" # {")?;
+    for (k, (name, value)) in exemplar.labels().iter_unescaped().enumerate() {
+        if k > 0 {
+            out.write_char(',')?;
+        }
+        if is_label_name(&name) {
+            out.write_str(&name)?;
+        } else {
+            quoted(out, &name)?;
+        }
+        out.write_char('=')?;
+        quoted(out, &value.unescaped())?;
+    }
+    let ts = Seconds(exemplar.timestamp_ms().unwrap_or(0));
+    write!(out, "}} {} {ts}", GoFloat(exemplar.value()))
 }
 
 #[cfg(test)]

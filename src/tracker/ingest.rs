@@ -432,6 +432,14 @@ impl<'page> Ingest<'_, 'page> {
         let offset = offset_in(self.page, key);
         self.tracker
             .apply(target, at_ms, sample.value(), offset, &mut self.report);
+        // OpenMetrics 2.0's start timestamp is the series' created time, as a `_created`
+        // sample right after it is.
+        if let (Target::Series(slot), Some(start_ms)) = (target, sample.start_timestamp_ms()) {
+            let created = Target::Created([Some(slot), None, None]);
+            let start_seconds = start_ms as f64 / 1000.0;
+            self.tracker
+                .apply(created, at_ms, start_seconds, offset, &mut self.report);
+        }
     }
 
     /// Finds (or creates) what a sample at a new position is.

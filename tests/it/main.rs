@@ -5,6 +5,7 @@ mod differential;
 mod federation;
 mod layers;
 mod limits;
+mod openmetrics2;
 mod openmetrics_suite;
 mod oracle;
 mod promcat;

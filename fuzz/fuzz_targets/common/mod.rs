@@ -29,3 +29,32 @@ pub fn check_page(data: &[u8], format: promrate::Format) {
         }
     }
 }
+
+/// Everything a sample says, floats by their bits, for comparing two readings of it (and
+/// reading every composite field and exemplar on the way).
+#[allow(dead_code)]
+pub fn facts(s: &promrate::Sample<'_>) -> String {
+    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+    let mut out = format!("{:?}", s.name_unescaped());
+    for (name, value) in s.labels().iter_unescaped() {
+        out += &format!(" {name:?}={:?}", value.unescaped());
+    }
+    out += &format!(" v={} t={:?} st={:?}", bits(s.value()), s.timestamp_ms(), s.start_timestamp_ms());
+    if let Some(c) = s.composite() {
+        out += &format!(" {:?} count={} sum={}", c.kind(), bits(c.count()), bits(c.sum()));
+        for (a, b) in c.buckets().into_iter().flatten().chain(c.quantiles().into_iter().flatten()) {
+            out += &format!(" {}:{}", bits(a), bits(b));
+        }
+        if let Some(n) = c.native() {
+            out += &format!(" schema={} zt={} zc={}", n.schema(), bits(n.zero_threshold()), bits(n.zero_count()));
+            out += &format!(" {:?} {:?}", n.negative_spans().collect::<Vec<_>>(), n.positive_spans().collect::<Vec<_>>());
+            for b in n.negative_buckets().chain(n.positive_buckets()) {
+                out += &format!(" {}", bits(b));
+            }
+        }
+    }
+    for e in s.exemplars() {
+        out += &format!(" # {:?} {} {:?}", e.labels(), bits(e.value()), e.timestamp_ms());
+    }
+    out
+}

@@ -4,6 +4,7 @@ use super::*;
 
 const TEXT: Dialect = Dialect {
     openmetrics: false,
+    version2: false,
     strict_escapes: true,
 };
 const LIMITS: Limits = Limits {
@@ -13,6 +14,7 @@ const LIMITS: Limits = Limits {
 };
 const OM: Dialect = Dialect {
     openmetrics: true,
+    version2: false,
     strict_escapes: false,
 };
 
@@ -77,6 +79,44 @@ fn sample_errors() {
     }
 }
 
+/// Text 1.0.0 and OpenMetrics: escapes in quoted names are read (kept raw, resolved on
+/// request), a quoted name stands anywhere in the braces once, and `Display` writes the
+/// line back.
+#[test]
+fn escaped_and_placed_quoted_names() {
+    let line = r#"{"my\"noncompliant\nmetric\\","label\"name\n"="value"} 1.0"#;
+    for dialect in [TEXT, OM] {
+        let s = sample(line, dialect, &Limits::NONE).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.name_unescaped(), "my\"noncompliant\nmetric\\");
+        let (name, value) = s.labels().iter_unescaped().next().unwrap();
+        assert_eq!((name.as_ref(), value.raw()), ("label\"name\n", "value"));
+        assert_eq!(s.to_string(), line);
+        let s = sample(r#"{a="b","x.y",c="d"} 1"#, dialect, &Limits::NONE).unwrap();
+        assert_eq!((s.name(), s.labels().len()), ("x.y", 2));
+    }
+    let cases: &[(&str, usize, ParseErrorKind)] = &[
+        (
+            r#"{"a","b"} 1"#,
+            8,
+            ParseErrorKind::Expected("'=' after label name"),
+        ),
+        (r#"x{"a"} 1"#, 2, ParseErrorKind::Expected("'=' after label name")),
+        (r#"{"a\q"} 1"#, 3, ParseErrorKind::InvalidEscape('q')),
+        (
+            r#"{"a","b\"c"="1","b\"c"="2"} 1"#,
+            17,
+            ParseErrorKind::DuplicateLabel("b\\\"c".into()),
+        ),
+    ];
+    for (line, at, kind) in cases {
+        assert_eq!(
+            sample(line, TEXT, &Limits::NONE).unwrap_err(),
+            (*at, kind.clone()),
+            "{line:?}"
+        );
+    }
+}
+
 #[test]
 fn openmetrics_samples() {
     let s = sample("a_total 1 1.5 # {id=\"x\"} 2 3", OM, &Limits::NONE).unwrap();
@@ -102,6 +142,7 @@ fn fast_path_takes_the_common_shapes() {
         "a{b=\"c\",d=\"long value, with {braces}\"} 1.5e3 17\nnext",
         &mut RecentNames::default(),
         &LIMITS,
+        false,
     )
     .unwrap();
     assert_eq!(
@@ -109,7 +150,7 @@ fn fast_path_takes_the_common_shapes() {
         ("a", 2, 1500.0, Some(17), 47)
     );
     assert_eq!(
-        sample_fast("vllm:x 4", &mut RecentNames::default(), &LIMITS).map(|(s, l)| (s.value(), l)),
+        sample_fast("vllm:x 4", &mut RecentNames::default(), &LIMITS, false).map(|(s, l)| (s.value(), l)),
         Some((4.0, 8))
     );
     for other in [
@@ -122,7 +163,7 @@ fn fast_path_takes_the_common_shapes() {
         "a{ b=\"c\"} 1",
     ] {
         assert!(
-            sample_fast(other, &mut RecentNames::default(), &LIMITS).is_none(),
+            sample_fast(other, &mut RecentNames::default(), &LIMITS, false).is_none(),
             "{other:?}"
         );
         let mut recent = RecentNames {
@@ -130,7 +171,10 @@ fn fast_path_takes_the_common_shapes() {
             ..RecentNames::default()
         };
         recent.remember_label(0, b"b=", 0, 1);
-        assert!(sample_fast(other, &mut recent, &LIMITS).is_none(), "{other:?}");
+        assert!(
+            sample_fast(other, &mut recent, &LIMITS, false).is_none(),
+            "{other:?}"
+        );
     }
 }
 
@@ -146,6 +190,7 @@ proptest::proptest! {
         value_limit in 0usize..14,
         previous_len in 0usize..8,
         earlier_labels in proptest::collection::vec("[a-z_]{1,3}", 0..4),
+        openmetrics in proptest::bool::ANY,
     ) {
         // Names of the lines before, as the iterator keeps them: valid names, here a
         // prefix of this line and the label names of an earlier line.
@@ -159,8 +204,9 @@ proptest::proptest! {
             line_length: 64,
             ..Limits::NONE
         };
-        if let Some((fast, len)) = sample_fast(&text, &mut recent, &limits) {
-            let general = sample(&text[..len], TEXT, &limits);
+        if let Some((fast, len)) = sample_fast(&text, &mut recent, &limits, openmetrics) {
+            let dialect = if openmetrics { OM } else { TEXT };
+            let general = sample(&text[..len], dialect, &limits);
             proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
             let general = general.unwrap();
             proptest::prop_assert_eq!(fast.name(), general.name());
