@@ -42,11 +42,18 @@ fn stored_fingerprint(series: &TrackedSeries, normalize: bool) -> u64 {
     fingerprint(&[&series.name], labels, normalize)
 }
 
-/// The fingerprint of the series in `slot`, for the table to move its entries when it grows.
-fn rehash(slots: &[Option<TrackedSeries>], slot: u32, normalize: bool) -> u64 {
-    slots[slot as usize]
-        .as_ref()
-        .map_or(0, |series| stored_fingerprint(series, normalize))
+/// The hash the table files a series under: from 32 bits of its fingerprint, which the
+/// index keeps by slot (`SeriesIndex::fingerprints`), so that a growing table moves its
+/// entries without reading a series (at a million series, recomputing them from the
+/// series' names and labels was a third of a first ingest).
+fn table_hash(fingerprint: u64) -> u64 {
+    u64::from(fingerprint as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The table's hash of the series in `slot`, for the table to move its entries when it
+/// grows.
+fn rehash(fingerprints: &[u32], slot: u32) -> u64 {
+    table_hash(u64::from(fingerprints[slot as usize]))
 }
 
 /// Whether sorted, unescaped `stored` labels are the parsed (still escaped) `labels`.
@@ -106,9 +113,11 @@ pub(super) struct SeriesIndex {
     /// Series by slot; a dropped series leaves its slot free for the next new one.
     slots: Vec<Option<TrackedSeries>>,
     free: Vec<u32>,
-    /// The slot of every live series, by its identity fingerprint (recomputed from the
-    /// series when the table grows: 4 bytes an entry).
+    /// The slot of every live series, by its identity fingerprint (`table_hash`: 4 bytes
+    /// an entry).
     table: HashTable<u32>,
+    /// 32 bits of each slot's identity fingerprint (what the table rehashes from).
+    fingerprints: Vec<u32>,
     /// Series by metric name; `name_table` finds an entry by its (normalized) name.
     names: Vec<NameEntry>,
     name_table: HashTable<u32>,
@@ -206,8 +215,10 @@ impl SeriesIndex {
         for (slot, series) in slots.iter().enumerate() {
             if let Some(series) = series {
                 let key = stored_fingerprint(series, on);
+                self.fingerprints[slot] = key as u32;
+                let fingerprints = &self.fingerprints;
                 self.table
-                    .insert_unique(key, slot as u32, |&s| rehash(&slots, s, on));
+                    .insert_unique(table_hash(key), slot as u32, |&s| rehash(fingerprints, s));
             }
         }
         self.slots = slots;
@@ -250,7 +261,9 @@ impl SeriesIndex {
     fn find(&self, key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {
         let slots = &self.slots;
         self.table
-            .find(key, |&slot| slots[slot as usize].as_ref().is_some_and(&is_it))
+            .find(table_hash(key), |&slot| {
+                slots[slot as usize].as_ref().is_some_and(&is_it)
+            })
             .map(|&slot| slot as usize)
     }
 
@@ -277,16 +290,18 @@ impl SeriesIndex {
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(series);
+                self.fingerprints[slot as usize] = key as u32;
                 slot
             }
             None => {
                 self.slots.push(Some(series));
+                self.fingerprints.push(key as u32);
                 (self.slots.len() - 1) as u32
             }
         };
-        let (slots, normalize) = (&self.slots, self.normalize_names);
+        let fingerprints = &self.fingerprints;
         self.table
-            .insert_unique(key, slot, |&s| rehash(slots, s, normalize));
+            .insert_unique(table_hash(key), slot, |&s| rehash(fingerprints, s));
         let slots = &mut self.names[name_id].slots;
         // New slots come last; a reused one goes where its number says.
         match slots.last() {
@@ -297,6 +312,19 @@ impl SeriesIndex {
             _ => slots.push(slot),
         }
         slot as usize
+    }
+
+    /// Returns what growing left unused in the per-slot columns, once the series stop
+    /// coming (a page that added none): a million series in a column grown by doubling
+    /// leave up to a million slots' room.
+    pub fn settle(&mut self) {
+        fn fit<T>(column: &mut Vec<T>) {
+            if column.capacity() - column.len() > column.len() / 64 {
+                column.shrink_to_fit();
+            }
+        }
+        fit(&mut self.slots);
+        fit(&mut self.fingerprints);
     }
 
     /// Removes every series `remove` accepts; returns how many went.

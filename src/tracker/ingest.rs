@@ -250,7 +250,12 @@ impl Tracker {
         self.decide_roles(&undecided);
         self.apply_start_times(read.at_ms, &mut report);
         self.drop_stale(&mut report);
-        self.positions.settle();
+        if report.new_series == 0 {
+            // Growth has stopped: its unused room goes (once; a page adding series grows
+            // the columns again by doubling).
+            self.index.settle();
+            self.positions.settle();
+        }
         if samples_on_page > 0 && !self.selectors.is_empty() {
             report.unmatched = self.unmatched(page);
         }
@@ -751,8 +756,10 @@ impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
             if !self.within_sample_limit(key) {
                 return;
             }
-            if let Some(name) = plain_name(key) {
-                self.gather_name(name);
+            if self.read.streaming {
+                if let Some(name) = plain_name(key) {
+                    self.gather_name(name);
+                }
             }
             if self.tracker.positions.is_anchor(self.read.position) {
                 self.anchor_key = key;

@@ -328,6 +328,10 @@ impl PositionCache {
         if self.keys.capacity() > len + len / 2 {
             self.keys.shrink_to(len + len / 8);
         }
+        let entries = self.entries.len();
+        if self.entries.capacity() - entries > entries / 64 {
+            self.entries.shrink_to_fit();
+        }
     }
 
     /// Forgets every position (slots are about to be reused).
