@@ -241,10 +241,15 @@ impl SeriesIndex {
         })
     }
 
-    /// The identity fingerprint of a parsed sample (equal for equal identities).
-    pub fn fingerprint_of(&self, sample: &crate::Sample<'_>) -> u64 {
-        let pairs = sample.labels().iter().map(|(k, v)| (k, v.unescaped_bytes()));
-        fingerprint(&[sample.name()], pairs, self.normalize_names)
+    /// [`SeriesIndex::find_parsed`], or the fingerprint of the series it did not find.
+    pub fn lookup_parsed(&self, name_parts: &[&str], labels: Labels<'_>) -> Result<usize, u64> {
+        let normalize = self.normalize_names;
+        let pairs = labels.iter().map(|(k, v)| (k, v.unescaped_bytes()));
+        let key = fingerprint(name_parts, pairs, normalize);
+        self.find(key, |series| {
+            names_equal(&series.name, name_parts, normalize) && same_labels(&series.labels, labels)
+        })
+        .ok_or(key)
     }
 
     /// The slot of the series with this name and these (unescaped) labels, in any order.
@@ -269,7 +274,19 @@ impl SeriesIndex {
 
     /// The identity of a parsed sample as a series stores it: its name (shared with the
     /// name's other series when spelled alike) and its interned labels, sorted by name.
+    #[cfg(test)]
     pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (Arc<str>, Box<[Arc<Label>]>) {
+        let (name, labels, _) = self.identity_and_name(name, labels);
+        (name, labels)
+    }
+
+    /// [`SeriesIndex::identity`], and the entry of its name (for
+    /// [`SeriesIndex::insert_fingerprinted`]).
+    pub fn identity_and_name(
+        &mut self,
+        name: &str,
+        labels: Labels<'_>,
+    ) -> (Arc<str>, Box<[Arc<Label>]>, u32) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
         let name = if **entry == *name {
@@ -279,14 +296,23 @@ impl SeriesIndex {
         };
         let mut interned: Vec<Arc<Label>> = labels.iter().map(|(k, v)| self.labels.intern(k, v)).collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
-        (name, interned.into_boxed_slice())
+        (name, interned.into_boxed_slice(), id)
     }
 
     /// Stores a new series (its identity must not be in the index yet, its name and
     /// labels from [`SeriesIndex::identity`]); returns its slot.
+    #[cfg(test)]
     pub fn insert(&mut self, series: TrackedSeries) -> usize {
         let key = stored_fingerprint(&series, self.normalize_names);
-        let name_id = self.name_id(&series.name) as usize;
+        let name_id = self.name_id(&series.name);
+        self.insert_fingerprinted(series, key, name_id)
+    }
+
+    /// [`SeriesIndex::insert`] with the series' fingerprint (from
+    /// [`SeriesIndex::lookup_parsed`]) and its name's entry (from
+    /// [`SeriesIndex::identity_and_name`]), so that neither is computed again.
+    pub fn insert_fingerprinted(&mut self, series: TrackedSeries, key: u64, name_id: u32) -> usize {
+        let name_id = name_id as usize;
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(series);

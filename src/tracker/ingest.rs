@@ -455,19 +455,21 @@ impl Tracker {
         }
     }
 
-    fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
-        let (name, labels) = self.index.identity(sample.name(), sample.labels());
+    /// A new series for `sample`, whose identity fingerprint is `key`.
+    fn insert(&mut self, sample: &Sample<'_>, role: Role, key: u64) -> usize {
+        let (name, labels, name_id) = self.index.identity_and_name(sample.name(), sample.labels());
         let data = match role {
             Role::Counter => SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap)),
             Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
         };
         self.insertions += 1;
-        let slot = self.index.insert(TrackedSeries {
+        let series = TrackedSeries {
             name,
             labels,
             data,
             last_seen: self.scrapes,
-        });
+        };
+        let slot = self.index.insert_fingerprinted(series, key, name_id);
         if self.starts.is_gauge(sample.name()) {
             if let Some(series) = self.index.get(slot) {
                 self.starts.register(slot, series);
@@ -698,12 +700,13 @@ impl<'page> Ingest<'_, 'page> {
             }
             return Target::Ignored;
         }
-        if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {
-            return Target::Series(slot);
-        }
+        let key = match tracker.index.lookup_parsed(&[sample.name()], sample.labels()) {
+            Ok(slot) => return Target::Series(slot),
+            Err(key) => key,
+        };
         if tracker.holding && tracker.index.len() >= tracker.max_series {
             // Past the limit: counted, not created (the page will be refused).
-            self.read.over_limit.insert(tracker.index.fingerprint_of(sample));
+            self.read.over_limit.insert(key);
             return Target::Ignored;
         }
         let undecided = role == Role::Gauge
@@ -711,7 +714,7 @@ impl<'page> Ingest<'_, 'page> {
             && roles::may_belong_to_a_family(sample.name());
         self.read.report.new_series += 1;
         tracker.touched += 1;
-        let slot = tracker.insert(sample, role);
+        let slot = tracker.insert(sample, role, key);
         if undecided {
             self.read.undecided.push(slot);
         }
