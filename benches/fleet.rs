@@ -1,7 +1,8 @@
 //! The tracker at fleet scale: pages of 10,000, 100,000 and 1,000,000 series of one counter
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
 //! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
-//! (the next scrape), with and without `max_series`, and one aggregation
+//! (the next scrape), whole, read in 64 KiB chunks (`Tracker::ingest_chunks`) and with
+//! `max_series`, and one aggregation
 //! (the window rate by instance). The `/federate` page of 1,000 simulated vLLM servers
 //! and every figure of `vllm_monitor --federate` are the monitor's bench
 //! (`cargo bench -p vllm-monitor --bench federation`).

@@ -49,7 +49,9 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Tracker {
     /// Parses `text` (a whole scrape taken at `at`) and records every matching sample.
     /// Samples with their own timestamp are recorded at it. Bad lines are counted and the
-    /// first is reported; the rest of the page is still used.
+    /// first is reported; the rest of the page is still used. To read a page as it
+    /// arrives, without holding it whole: [`Tracker::ingest_chunks`],
+    /// [`Tracker::ingest_reader`].
     ///
     /// # Errors
     /// Nothing is recorded when the scrape is refused: [`IngestError::NotAfterLast`] if `at`
