@@ -747,8 +747,8 @@ impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
             self.tracker.insertions,
         )?;
         let key = &line[..len];
-        if self.read.streaming && plain_name(key).is_none() {
-            // Parsed in full, so that its name is gathered.
+        if self.read.streaming && key.starts_with('{') && !self.tracker.selectors.is_empty() {
+            // A quoted name: parsed in full, so that its name is gathered.
             return None;
         }
         self.known = Some((target, key));
@@ -761,7 +761,7 @@ impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
             if !self.within_sample_limit(key) {
                 return;
             }
-            if self.read.streaming {
+            if self.read.streaming && !self.tracker.selectors.is_empty() {
                 if let Some(name) = plain_name(key) {
                     self.gather_name(name);
                 }
