@@ -1,7 +1,8 @@
 //! The tracker at fleet scale: pages of 10,000, 100,000 and 1,000,000 series of one counter
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
 //! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
-//! (the next scrape), with and without `max_series`, and one aggregation
+//! (the next scrape), whole, read in 64 KiB chunks (`Tracker::ingest_chunks`) and with
+//! `max_series`, and one aggregation
 //! (the window rate by instance). The `/federate` page of 1,000 simulated vLLM servers
 //! and every figure of `vllm_monitor --federate` are the monitor's bench
 //! (`cargo bench -p vllm-monitor --bench federation`).
@@ -9,7 +10,8 @@
 //! Heap per series (live bytes after four scrapes, less the 16 bytes of each retained
 //! point) is printed before the timings: a counting allocator tracks live bytes.
 //!
-//! Run: `cargo bench --bench fleet`.
+//! Run: `cargo bench --bench fleet`; `FLEET_SERIES=1000000 cargo bench --bench fleet` for one
+//! size only (the pages of every size are built before any is measured).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -99,7 +101,14 @@ fn heap_per_series(pages: &[String], setup: impl Fn(&mut Tracker)) -> (f64, usiz
 
 fn scale(c: &mut Criterion) {
     let window = TimeDelta::seconds(60);
-    for series in [10_000, 100_000, 1_000_000] {
+    let sizes: Vec<usize> = match std::env::var("FLEET_SERIES") {
+        Ok(sizes) => sizes
+            .split(',')
+            .map(|s| s.trim().parse().expect("FLEET_SERIES: numbers"))
+            .collect(),
+        Err(_) => vec![10_000, 100_000, 1_000_000],
+    };
+    for series in sizes {
         let pages: Vec<String> = (0..4).map(|n| counter_page(series, n)).collect();
         let (heap, tracked) = heap_per_series(&pages, |_| {});
         let (heap_limited, _) = heap_per_series(&pages, |t| {
@@ -134,6 +143,18 @@ fn scale(c: &mut Criterion) {
             b.iter(|| {
                 scrape += 1;
                 steady.ingest(&pages[3], at(scrape)).expect("ingested")
+            })
+        });
+        // The same scrape read as it arrives, in 64 KiB chunks (a socket's reads).
+        let mut chunked = tracker.clone();
+        group.bench_function("steady ingest, chunks", |b| {
+            b.iter(|| {
+                scrape += 1;
+                let mut reading = chunked.ingest_chunks(at(scrape)).expect("after the last");
+                for chunk in pages[3].as_bytes().chunks(1 << 16) {
+                    reading.push(chunk);
+                }
+                reading.finish().expect("ingested")
             })
         });
         let mut limited = tracker.clone();

@@ -231,8 +231,8 @@ pub mod text;
 mod tracker;
 
 pub use error::{
-    CompositeRule, FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, SelectorError,
-    SelectorErrorKind, SeriesError,
+    CompositeRule, FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, ReadError,
+    SelectorError, SelectorErrorKind, SeriesError,
 };
 pub use query::{Answer, Coverage, Estimator, GroupAnswer, GroupLabels, Query, SeriesScope};
 pub use select::{MatchOp, Matcher, Selector};
@@ -253,8 +253,8 @@ pub use text::owned::OwnedSample;
 pub use text::parser::{parse, Entries, Format, Parser};
 pub use text::sample::Sample;
 pub use tracker::{
-    Group, IngestReport, ProcessRestart, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker, Unmatched,
-    DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
+    Group, IngestChunks, IngestReport, ProcessRestart, Refusal, ResetEvent, SeriesData, TrackedSeries,
+    Tracker, Unmatched, DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
 };
 
 /// The README's Rust examples, compiled and run by `cargo test --doc`.

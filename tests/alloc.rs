@@ -326,3 +326,49 @@ fn openmetrics2_allocates_nothing_per_sample() {
         "openmetrics 2.0: 0 allocations line by line; strict {few} for 200 samples, {many} for {samples}"
     );
 }
+
+/// A page read in chunks ([`promrate::Tracker::ingest_chunks`]) allocates nothing once
+/// warm either: its lines are read in place, a line cut between two chunks goes to a
+/// buffer the tracker keeps, and the unmatched report's names are gathered once.
+#[test]
+fn warmed_up_tracker_reads_chunks_without_allocating() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let page = data::read(&data::dir().join("vllm/vllm-0.33-v1-single-t0.prom"));
+    let selectors = [
+        promrate::Selector::parse("vllm:generation_tokens_total").unwrap(),
+        promrate::Selector::parse(r#"{__name__=~"vllm:.*", model_name=~"meta-llama/.*"}"#).unwrap(),
+    ];
+    let mut tracker = promrate::Tracker::new(selectors);
+    let t0 = chrono::DateTime::from_timestamp(1_764_480_500, 0).unwrap();
+    let at = |i: i64| t0 + chrono::TimeDelta::seconds(2 * i);
+    let read = |tracker: &mut promrate::Tracker, i: i64| {
+        let mut reading = tracker.ingest_chunks(at(i)).unwrap();
+        // Chunks as a socket hands them out: cut anywhere, lines and characters too.
+        for chunk in page.as_bytes().chunks(1000 + i as usize % 7) {
+            reading.push(chunk);
+        }
+        reading.finish().unwrap().samples
+    };
+    for i in 0..400 {
+        read(&mut tracker, i);
+    }
+    let tracked = tracker.len();
+    let (allocations, samples) = count(|| (400..500).map(|i| read(&mut tracker, i)).sum::<usize>());
+    assert_eq!(allocations, 0, "{allocations} allocations over 100 scrapes");
+    assert!(
+        tracked > 100 && samples == 100 * tracked,
+        "{tracked} series, {samples} samples"
+    );
+    // With max_series every sample is held back until the page is read (32 bytes each,
+    // in a buffer kept at its size): still nothing per sample. (The warm-up runs past
+    // scrape 512, where each series' column of 300 points last grows.)
+    tracker.max_series(100_000);
+    for i in 500..610 {
+        read(&mut tracker, i);
+    }
+    let (allocations, _) = count(|| (610..710).map(|i| read(&mut tracker, i)).sum::<usize>());
+    assert_eq!(
+        allocations, 0,
+        "{allocations} allocations over 100 held-back scrapes"
+    );
+}

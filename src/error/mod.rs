@@ -13,7 +13,7 @@ use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 pub use parse::{CompositeRule, FamilyRule, ParseError, ParseErrorKind};
 pub use query::{NoValue, QueryError};
 pub use selector::{SelectorError, SelectorErrorKind};
-pub use series::{IngestError, SeriesError};
+pub use series::{IngestError, ReadError, SeriesError};
 
 /// A time as messages print it: RFC 3339 in UTC, to the millisecond when it has some.
 pub(crate) fn rfc3339(at: &DateTime<Utc>) -> String {

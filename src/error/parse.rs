@@ -118,6 +118,10 @@ pub enum ParseErrorKind {
         /// The page's size in bytes.
         size: usize,
     },
+    /// A line of a page read in chunks ([`Tracker::ingest_chunks`](crate::Tracker::ingest_chunks))
+    /// is not UTF-8; the column is that of its first invalid byte.
+    #[error("not UTF-8")]
+    InvalidUtf8,
     /// OpenMetrics forbids blank lines.
     #[error("blank line (not allowed in OpenMetrics)")]
     BlankLine,

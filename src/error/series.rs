@@ -89,3 +89,33 @@ pub enum IngestError {
         series: usize,
     },
 }
+
+/// Why [`Tracker::ingest_reader`](crate::Tracker::ingest_reader) failed: the reader's
+/// error, or the tracker's refusal of the scrape.
+///
+/// # Example
+/// ```
+/// use promrate::{ReadError, Tracker};
+/// struct Broken;
+/// impl std::io::Read for Broken {
+///     fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+///         Err(std::io::Error::other("connection reset"))
+///     }
+/// }
+/// let mut t = Tracker::new([]);
+/// let at = chrono::DateTime::from_timestamp(1, 0).unwrap();
+/// let error = t.ingest_reader(Broken, at).unwrap_err();
+/// assert!(matches!(error, ReadError::Read(_)));
+/// assert_eq!(error.to_string(), "scrape cut short: connection reset");
+/// ```
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Reading the page failed: the lines read before were recorded as the page (its
+    /// last line, which may be cut, was not).
+    #[error("scrape cut short: {0}")]
+    Read(#[from] std::io::Error),
+    /// The tracker refused the scrape (nothing recorded), as [`Tracker::ingest`](crate::Tracker::ingest) would.
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+}

@@ -13,10 +13,12 @@
 //!   `amend_created` rewrites the newest interval when a created time arrives after its
 //!   point: it must keep `total_increase` and the EWMA equal to what a push with that
 //!   created time would have given (`the_total_increase_is_the_window_increase_...`).
-//! - **Memory**: a tracker holds millions of counters. `CounterSeries` stays at most 120
+//! - **Memory**: a tracker holds millions of counters. `CounterSeries` stays at most 80
 //!   bytes (`a_series_stays_small`): created times and the newest restart live out of line
-//!   (`Rare`, `created.rs` as runs), the EWMA's settings are 32-bit milliseconds, and the
-//!   retention trims lazily (`points.rs`).
+//!   (`Rare`, `created.rs` as runs), the EWMA's settings are 32-bit milliseconds, its
+//!   weight is computed per push (not cached), the points are a boxed slice and a `u32`
+//!   length with no copy of the newest point (`points.rs`), and the retention trims
+//!   lazily.
 //! - **Windows**: `window_increase` (`counter/window_increase.rs`) picks the point nearest
 //!   the window's start within the slack and never across a gap, and says why its span is
 //!   short (`Shortened`); its proptests (jitter never moves the start by an interval, no

@@ -282,10 +282,16 @@ impl Tracker {
         let mut folded: Vec<A> = Vec::with_capacity(expected);
         let mut table: HashTable<usize> = HashTable::with_capacity(expected);
         let mut probe: Vec<GroupKey<'_>> = Vec::with_capacity(width);
+        // Where each `by` label was in the series before.
+        let mut hints = vec![0; width];
         for series in series {
             let Some(value) = value(series) else { continue };
             probe.clear();
-            probe.extend(by.iter().map(|l| series.label_entry(l)));
+            probe.extend(
+                by.iter()
+                    .zip(&mut hints)
+                    .map(|(l, hint)| series.label_entry_near(l, hint)),
+            );
             let hash = group_hash(&probe);
             let key_of = |g: usize| &keys[g * width..(g + 1) * width];
             match table.find(hash, |&g| same_key(key_of(g), &probe)) {

@@ -42,11 +42,18 @@ fn stored_fingerprint(series: &TrackedSeries, normalize: bool) -> u64 {
     fingerprint(&[&series.name], labels, normalize)
 }
 
-/// The fingerprint of the series in `slot`, for the table to move its entries when it grows.
-fn rehash(slots: &[Option<TrackedSeries>], slot: u32, normalize: bool) -> u64 {
-    slots[slot as usize]
-        .as_ref()
-        .map_or(0, |series| stored_fingerprint(series, normalize))
+/// The hash the table files a series under: from 32 bits of its fingerprint, which the
+/// index keeps by slot (`SeriesIndex::fingerprints`), so that a growing table moves its
+/// entries without reading a series (at a million series, recomputing them from the
+/// series' names and labels was a third of a first ingest).
+fn table_hash(fingerprint: u64) -> u64 {
+    u64::from(fingerprint as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The table's hash of the series in `slot`, for the table to move its entries when it
+/// grows.
+fn rehash(fingerprints: &[u32], slot: u32) -> u64 {
+    table_hash(u64::from(fingerprints[slot as usize]))
 }
 
 /// Whether sorted, unescaped `stored` labels are the parsed (still escaped) `labels`.
@@ -106,9 +113,11 @@ pub(super) struct SeriesIndex {
     /// Series by slot; a dropped series leaves its slot free for the next new one.
     slots: Vec<Option<TrackedSeries>>,
     free: Vec<u32>,
-    /// The slot of every live series, by its identity fingerprint (recomputed from the
-    /// series when the table grows: 4 bytes an entry).
+    /// The slot of every live series, by its identity fingerprint (`table_hash`: 4 bytes
+    /// an entry).
     table: HashTable<u32>,
+    /// 32 bits of each slot's identity fingerprint (what the table rehashes from).
+    fingerprints: Vec<u32>,
     /// Series by metric name; `name_table` finds an entry by its (normalized) name.
     names: Vec<NameEntry>,
     name_table: HashTable<u32>,
@@ -206,8 +215,10 @@ impl SeriesIndex {
         for (slot, series) in slots.iter().enumerate() {
             if let Some(series) = series {
                 let key = stored_fingerprint(series, on);
+                self.fingerprints[slot] = key as u32;
+                let fingerprints = &self.fingerprints;
                 self.table
-                    .insert_unique(key, slot as u32, |&s| rehash(&slots, s, on));
+                    .insert_unique(table_hash(key), slot as u32, |&s| rehash(fingerprints, s));
             }
         }
         self.slots = slots;
@@ -230,10 +241,15 @@ impl SeriesIndex {
         })
     }
 
-    /// The identity fingerprint of a parsed sample (equal for equal identities).
-    pub fn fingerprint_of(&self, sample: &crate::Sample<'_>) -> u64 {
-        let pairs = sample.labels().iter().map(|(k, v)| (k, v.unescaped_bytes()));
-        fingerprint(&[sample.name()], pairs, self.normalize_names)
+    /// [`SeriesIndex::find_parsed`], or the fingerprint of the series it did not find.
+    pub fn lookup_parsed(&self, name_parts: &[&str], labels: Labels<'_>) -> Result<usize, u64> {
+        let normalize = self.normalize_names;
+        let pairs = labels.iter().map(|(k, v)| (k, v.unescaped_bytes()));
+        let key = fingerprint(name_parts, pairs, normalize);
+        self.find(key, |series| {
+            names_equal(&series.name, name_parts, normalize) && same_labels(&series.labels, labels)
+        })
+        .ok_or(key)
     }
 
     /// The slot of the series with this name and these (unescaped) labels, in any order.
@@ -250,13 +266,27 @@ impl SeriesIndex {
     fn find(&self, key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {
         let slots = &self.slots;
         self.table
-            .find(key, |&slot| slots[slot as usize].as_ref().is_some_and(&is_it))
+            .find(table_hash(key), |&slot| {
+                slots[slot as usize].as_ref().is_some_and(&is_it)
+            })
             .map(|&slot| slot as usize)
     }
 
     /// The identity of a parsed sample as a series stores it: its name (shared with the
     /// name's other series when spelled alike) and its interned labels, sorted by name.
+    #[cfg(test)]
     pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (Arc<str>, Box<[Arc<Label>]>) {
+        let (name, labels, _) = self.identity_and_name(name, labels);
+        (name, labels)
+    }
+
+    /// [`SeriesIndex::identity`], and the entry of its name (for
+    /// [`SeriesIndex::insert_fingerprinted`]).
+    pub fn identity_and_name(
+        &mut self,
+        name: &str,
+        labels: Labels<'_>,
+    ) -> (Arc<str>, Box<[Arc<Label>]>, u32) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
         let name = if **entry == *name {
@@ -266,27 +296,38 @@ impl SeriesIndex {
         };
         let mut interned: Vec<Arc<Label>> = labels.iter().map(|(k, v)| self.labels.intern(k, v)).collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
-        (name, interned.into_boxed_slice())
+        (name, interned.into_boxed_slice(), id)
     }
 
     /// Stores a new series (its identity must not be in the index yet, its name and
     /// labels from [`SeriesIndex::identity`]); returns its slot.
+    #[cfg(test)]
     pub fn insert(&mut self, series: TrackedSeries) -> usize {
         let key = stored_fingerprint(&series, self.normalize_names);
-        let name_id = self.name_id(&series.name) as usize;
+        let name_id = self.name_id(&series.name);
+        self.insert_fingerprinted(series, key, name_id)
+    }
+
+    /// [`SeriesIndex::insert`] with the series' fingerprint (from
+    /// [`SeriesIndex::lookup_parsed`]) and its name's entry (from
+    /// [`SeriesIndex::identity_and_name`]), so that neither is computed again.
+    pub fn insert_fingerprinted(&mut self, series: TrackedSeries, key: u64, name_id: u32) -> usize {
+        let name_id = name_id as usize;
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(series);
+                self.fingerprints[slot as usize] = key as u32;
                 slot
             }
             None => {
                 self.slots.push(Some(series));
+                self.fingerprints.push(key as u32);
                 (self.slots.len() - 1) as u32
             }
         };
-        let (slots, normalize) = (&self.slots, self.normalize_names);
+        let fingerprints = &self.fingerprints;
         self.table
-            .insert_unique(key, slot, |&s| rehash(slots, s, normalize));
+            .insert_unique(table_hash(key), slot, |&s| rehash(fingerprints, s));
         let slots = &mut self.names[name_id].slots;
         // New slots come last; a reused one goes where its number says.
         match slots.last() {
@@ -297,6 +338,19 @@ impl SeriesIndex {
             _ => slots.push(slot),
         }
         slot as usize
+    }
+
+    /// Returns what growing left unused in the per-slot columns, once the series stop
+    /// coming (a page that added none): a million series in a column grown by doubling
+    /// leave up to a million slots' room.
+    pub fn settle(&mut self) {
+        fn fit<T>(column: &mut Vec<T>) {
+            if column.capacity() - column.len() > column.len() / 64 {
+                column.shrink_to_fit();
+            }
+        }
+        fit(&mut self.slots);
+        fit(&mut self.fingerprints);
     }
 
     /// Removes every series `remove` accepts; returns how many went.

@@ -9,12 +9,12 @@ use chrono::{DateTime, Utc};
 use super::positions::Target;
 use super::roles::{self, Role};
 use super::{new_counter, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker};
-use crate::error::{IngestError, ParseError, SeriesError};
+use crate::error::{IngestError, ParseError, ParseErrorKind, SeriesError};
 use crate::promql::millis_to_time;
 use crate::series::GaugeSeries;
 use crate::text::limits::Limits;
 use crate::text::parser::{KnownLines, Visitor};
-use crate::text::{Entry, MetricType, Sample};
+use crate::text::{Entry, MetricType, Parser, Sample};
 
 /// A sample recorded while the page is held back (see `Tracker::holding`): 32 bytes.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +49,9 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Tracker {
     /// Parses `text` (a whole scrape taken at `at`) and records every matching sample.
     /// Samples with their own timestamp are recorded at it. Bad lines are counted and the
-    /// first is reported; the rest of the page is still used.
+    /// first is reported; the rest of the page is still used. To read a page as it
+    /// arrives, without holding it whole: [`Tracker::ingest_chunks`],
+    /// [`Tracker::ingest_reader`].
     ///
     /// # Errors
     /// Nothing is recorded when the scrape is refused: [`IngestError::NotAfterLast`] if `at`
@@ -67,18 +69,27 @@ impl Tracker {
     /// # Ok::<(), promrate::IngestError>(())
     /// ```
     pub fn ingest(&mut self, text: &str, at: DateTime<Utc>) -> Result<IngestReport, IngestError> {
-        let at_ms = at.timestamp_millis();
-        if let Some(last_ms) = self.last_at_ms {
-            if at_ms <= last_ms {
-                return Err(IngestError::NotAfterLast {
-                    at,
-                    last: millis_to_time(last_ms),
-                });
-            }
-        }
         // Where a limit could refuse the page, what it records is held back until the page
         // is read: one pass either way.
-        self.holding = self.parser.limits() != Limits::NONE || !self.within_series_bound(text);
+        let holding = self.parser.limits() != Limits::NONE || !self.within_series_bound(text);
+        let mut read = self.begin_page(at, holding, false)?;
+        let parser = self.parser;
+        self.read_lines(&mut read, &mut Carried::default(), text, parser, false);
+        self.finish_page(read, Some(text))
+    }
+
+    /// Checks `at` and starts a page: what [`Tracker::read_lines`] and
+    /// [`Tracker::finish_page`] share (`streaming`: the page comes in batches of lines,
+    /// whose text is gone when the page is finished).
+    pub(super) fn begin_page(
+        &mut self,
+        at: DateTime<Utc>,
+        holding: bool,
+        streaming: bool,
+    ) -> Result<PageRead, IngestError> {
+        let at_ms = at.timestamp_millis();
+        self.check_after_last(at)?;
+        self.holding = holding;
         self.held.clear();
         self.held_created.clear();
         self.pending_created.clear();
@@ -86,29 +97,127 @@ impl Tracker {
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
         self.touched = 0;
-        let parser = self.parser;
-        let mut ingest = Ingest {
-            tracker: self,
-            family: None,
-            position: 0,
+        Ok(PageRead {
             at_ms,
-            page: text,
-            report: IngestReport::default(),
-            known: None,
-            anchor_key: "",
-            undecided: Vec::new(),
-            limit_error: None,
-            over_limit: HashSet::new(),
+            before,
+            streaming,
+            sample_limit: usize::MAX,
+            ..PageRead::default()
+        })
+    }
+
+    /// [`IngestError::NotAfterLast`] unless `at` is after the last scrape.
+    pub(super) fn check_after_last(&self, at: DateTime<Utc>) -> Result<(), IngestError> {
+        match self.last_at_ms {
+            Some(last_ms) if at.timestamp_millis() <= last_ms => Err(IngestError::NotAfterLast {
+                at,
+                last: millis_to_time(last_ms),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads whole lines of the page (`batch` ends with a newline, or ends the page), the
+    /// page's earlier lines' state in `read` and `carried`; `carry` copies what the next
+    /// batch needs of this one's text into `carried`.
+    pub(super) fn read_lines(
+        &mut self,
+        read: &mut PageRead,
+        carried: &mut Carried,
+        batch: &str,
+        parser: Parser,
+        carry: bool,
+    ) {
+        let refused_before = read.report.first_refused.is_some();
+        let held_before = self.held.len();
+        let (anchor, family) = {
+            let mut ingest = Ingest {
+                tracker: self,
+                family: carried.family(),
+                anchor_key: &carried.anchor_key,
+                read: &mut *read,
+                page: batch,
+                known: None,
+                last_name: "",
+            };
+            parser.parse(batch).visit(&mut ingest);
+            let family = ingest.family.map(|(name, kind)| (range_in(batch, name), kind));
+            (range_in(batch, ingest.anchor_key), family)
         };
-        parser.parse(text).visit(&mut ingest);
-        let Ingest {
+        if !refused_before && !self.holding {
+            if let Some(refusal) = &mut read.report.first_refused {
+                // Until now the byte offset of its sample in the page.
+                refusal.line = read.lines_before + line_of(batch, refusal.line - read.bytes_before);
+            }
+        }
+        if read.streaming && self.holding {
+            // The batch's text is gone when the held samples are applied: their lines now.
+            held_lines(
+                &mut self.held[held_before..],
+                batch,
+                read.bytes_before,
+                read.lines_before,
+            );
+        }
+        if let Some(at) = read.over_sample_limit_at {
+            if read.sample_limit_line == 0 {
+                // The sample over the limit was on this batch: the page ends there.
+                read.sample_limit_line = read.lines_before + line_of(batch, at - read.bytes_before);
+                let rest = batch
+                    .get(at - read.bytes_before..)
+                    .and_then(|rest| rest.split_once('\n'))
+                    .map_or("", |(_, rest)| rest);
+                read.samples += sample_lines(rest);
+            }
+        }
+        if carry {
+            if let Some(range) = anchor {
+                carried.anchor_key.clear();
+                carried.anchor_key.push_str(&batch[range]);
+            }
+            match family {
+                Some((Some(range), kind)) => {
+                    carried.family_name.clear();
+                    carried.family_name.push_str(&batch[range]);
+                    carried.family_kind = Some(kind);
+                }
+                Some((None, _)) => {}
+                None => carried.family_kind = None,
+            }
+        }
+        if read.streaming {
+            read.bytes_before += batch.len();
+            read.lines_before += memchr::memchr_iter(b'\n', batch.as_bytes()).count();
+        }
+    }
+
+    /// Ends a page read by [`Tracker::read_lines`]: refuses it whole (over a limit), or
+    /// applies what was held back, decides roles, start times and staleness. `page` is the
+    /// whole page when it was read in one batch (its refusals' lines are counted in it).
+    pub(super) fn finish_page(
+        &mut self,
+        read: PageRead,
+        page: Option<&str>,
+    ) -> Result<IngestReport, IngestError> {
+        let PageRead {
             mut report,
             undecided,
-            limit_error,
+            mut limit_error,
             over_limit,
             position: samples_on_page,
+            before,
             ..
-        } = ingest;
+        } = read;
+        if read.over_sample_limit_at.is_some() {
+            let kind = ParseErrorKind::SampleLimit {
+                limit: read.sample_limit,
+                samples: read.samples,
+            };
+            let error = ParseError::new(read.sample_limit_line, 1, kind);
+            report.bad_lines += 1;
+            report.first_error.get_or_insert_with(|| error.clone());
+            limit_error.get_or_insert(error);
+        }
         let refusal = match limit_error {
             Some(error) => Some(IngestError::Limit(error)),
             None if !over_limit.is_empty() => Some(IngestError::SeriesLimit {
@@ -122,6 +231,7 @@ impl Tracker {
             return Err(refusal);
         }
         if std::mem::take(&mut self.holding) {
+            let refused_before = report.first_refused.is_some();
             let mut held = std::mem::take(&mut self.held);
             for h in held.drain(..) {
                 let target = match h.target {
@@ -132,18 +242,24 @@ impl Tracker {
                 self.apply_now(target, h.at_ms, h.value, h.offset as usize, &mut report);
             }
             self.held = held;
+            if let (false, Some(refusal), Some(text)) = (refused_before, &mut report.first_refused, page) {
+                // Until now the byte offset of its sample: lines are counted once, for it
+                // (a page read in batches gave its held samples their lines already).
+                refusal.line = line_of(text, refusal.line);
+            }
         }
         self.pending_created.clear();
-        if let Some(refusal) = &mut report.first_refused {
-            // Until now the byte offset of its sample: lines are counted once, for it.
-            refusal.line = line_of(text, refusal.line);
-        }
         self.decide_roles(&undecided);
-        self.apply_start_times(at_ms, &mut report);
+        self.apply_start_times(read.at_ms, &mut report);
         self.drop_stale(&mut report);
-        self.positions.settle();
+        if report.new_series == 0 {
+            // Growth has stopped: its unused room goes (once; a page adding series grows
+            // the columns again by doubling).
+            self.index.settle();
+            self.positions.settle();
+        }
         if samples_on_page > 0 && !self.selectors.is_empty() {
-            report.unmatched = self.unmatched(text);
+            report.unmatched = self.unmatched(page);
         }
         Ok(report)
     }
@@ -161,7 +277,7 @@ impl Tracker {
 
     /// Undoes a refused page: the series it inserted go (nothing else was recorded: it
     /// was held back), and so does what the position cache learned from it.
-    fn forget_page(&mut self, (scrapes, last_at_ms): (u64, Option<i64>)) {
+    pub(super) fn forget_page(&mut self, (scrapes, last_at_ms): (u64, Option<i64>)) {
         let this_scrape = self.scrapes;
         self.index.remove_where(|s| s.last_seen == this_scrape);
         self.positions.clear();
@@ -341,19 +457,21 @@ impl Tracker {
         }
     }
 
-    fn insert(&mut self, sample: &Sample<'_>, role: Role) -> usize {
-        let (name, labels) = self.index.identity(sample.name(), sample.labels());
+    /// A new series for `sample`, whose identity fingerprint is `key`.
+    fn insert(&mut self, sample: &Sample<'_>, role: Role, key: u64) -> usize {
+        let (name, labels, name_id) = self.index.identity_and_name(sample.name(), sample.labels());
         let data = match role {
             Role::Counter => SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap)),
             Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
         };
         self.insertions += 1;
-        let slot = self.index.insert(TrackedSeries {
+        let series = TrackedSeries {
             name,
             labels,
             data,
             last_seen: self.scrapes,
-        });
+        };
+        let slot = self.index.insert_fingerprinted(series, key, name_id);
         if self.starts.is_gauge(sample.name()) {
             if let Some(series) = self.index.get(slot) {
                 self.starts.register(slot, series);
@@ -376,23 +494,16 @@ impl Tracker {
     }
 }
 
-/// One page being ingested: what the parser reports goes to the tracker. Lines whose name
-/// and labels begin as they did at the same position last time are recognised before they
-/// are parsed (`PositionCache::known_prefix`): only their value is read.
-pub(super) struct Ingest<'t, 'page> {
-    tracker: &'t mut Tracker,
-    /// The page (refusals are located by their text's place in it).
-    page: &'page str,
-    family: Option<(&'page str, MetricType)>,
+/// What a page being read keeps from one batch of its lines to the next (nothing in it
+/// borrows the page: a chunk's text is gone when the next arrives).
+#[derive(Debug, Default)]
+pub(super) struct PageRead {
     /// The number of the next sample on the page.
     position: usize,
     at_ms: i64,
-    report: IngestReport,
-    /// What the line `known_prefix` just recognised is, and its key.
-    known: Option<(Target, &'page str)>,
-    /// The key of the last anchor position on this page (the position cache codes keys
-    /// against their anchor's).
-    anchor_key: &'page str,
+    /// The scrape count and time before this page (a refused page restores them).
+    pub before: (u64, Option<i64>),
+    pub report: IngestReport,
     /// New untyped `_count` and `_sum` series recorded as gauges because their family was
     /// not known when they were read: decided when the page is done (the family's
     /// `_bucket` or `quantile` series may come further down).
@@ -401,19 +512,151 @@ pub(super) struct Ingest<'t, 'page> {
     limit_error: Option<ParseError>,
     /// Fingerprints of the new series past `max_series` (not created): the page is refused.
     over_limit: HashSet<u64>,
+    /// Read in batches whose text is gone by the end (`chunks.rs`): line numbers are
+    /// counted as the batches pass, and the page's metric names are gathered for the
+    /// unmatched-selector report.
+    streaming: bool,
+    /// Bytes and lines of the page in the batches before the current one (streaming).
+    pub bytes_before: usize,
+    pub lines_before: usize,
+    /// The parser's `sample_limit`, applied here when the page comes in batches (each
+    /// batch is parsed on its own): samples so far, and where the first sample over it
+    /// was (its byte offset in the page), after which the page's sample lines are only
+    /// counted, as the parser counts them.
+    pub sample_limit: usize,
+    pub samples: usize,
+    pub over_sample_limit_at: Option<usize>,
+    sample_limit_line: usize,
+}
+
+impl PageRead {
+    /// Whether the page is over the sample limit (the rest is only counted).
+    pub fn past_sample_limit(&self) -> bool {
+        self.over_sample_limit_at.is_some()
+    }
+}
+
+/// What the next batch of a page's lines needs of the batches before it, copied out of
+/// their text when each batch ends: the last `# TYPE` line's family, and the position
+/// cache's anchor key. Kept by the tracker between pages, so its buffers are reused.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Carried {
+    family_name: String,
+    family_kind: Option<MetricType>,
+    anchor_key: String,
+}
+
+impl Carried {
+    fn family(&self) -> Option<(&str, MetricType)> {
+        self.family_kind.map(|kind| (self.family_name.as_str(), kind))
+    }
+
+    /// Forgets the last page's (a new page starts with no family and no anchor).
+    pub fn clear(&mut self) {
+        self.family_name.clear();
+        self.family_kind = None;
+        self.anchor_key.clear();
+    }
+}
+
+/// Where `part` lies in `text`, if it is a slice of it.
+fn range_in(text: &str, part: &str) -> Option<std::ops::Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    (start + part.len() <= text.len()).then_some(start..start + part.len())
+}
+
+/// Gives the samples held back from one batch (by their byte offsets in the page, in
+/// order) their line numbers instead: one scan of the batch.
+fn held_lines(held: &mut [Held], batch: &str, bytes_before: usize, lines_before: usize) {
+    let mut newlines = memchr::memchr_iter(b'\n', batch.as_bytes()).peekable();
+    let mut line = lines_before + 1;
+    for h in held {
+        let offset = (h.offset as usize).saturating_sub(bytes_before);
+        while newlines.next_if(|&n| n < offset).is_some() {
+            line += 1;
+        }
+        h.offset = u32::try_from(line).unwrap_or(u32::MAX);
+    }
+}
+
+/// The sample lines of `text` as the parser counts them past its sample limit: lines
+/// neither blank nor comments, unparsed.
+pub(super) fn sample_lines(text: &str) -> usize {
+    text.split('\n')
+        .filter(|line| {
+            !matches!(
+                line.trim_start_matches([' ', '\t', '\r']).as_bytes().first(),
+                None | Some(b'#')
+            )
+        })
+        .count()
+}
+
+/// One batch of a page's lines being ingested: what the parser reports goes to the
+/// tracker. Lines whose name and labels begin as they did at the same position last time
+/// are recognised before they are parsed (`PositionCache::known_prefix`): only their value
+/// is read.
+pub(super) struct Ingest<'t, 'page> {
+    tracker: &'t mut Tracker,
+    /// The page's state across batches.
+    read: &'t mut PageRead,
+    /// The batch (refusals are located by their text's place in it).
+    page: &'page str,
+    family: Option<(&'page str, MetricType)>,
+    /// What the line `known_prefix` just recognised is, and its key.
+    known: Option<(Target, &'page str)>,
+    /// The key of the last anchor position on this page (the position cache codes keys
+    /// against their anchor's).
+    anchor_key: &'page str,
+    /// The metric name last gathered for the unmatched report (streaming).
+    last_name: &'page str,
 }
 
 impl<'page> Ingest<'_, 'page> {
+    /// The byte offset of `part` (a slice of the batch) in the page.
+    fn offset_of(&self, part: &str) -> usize {
+        self.read.bytes_before + offset_in(self.page, part)
+    }
+
+    /// Counts a sample against the sample limit when the page comes in batches (the
+    /// parser counts it otherwise); false past it.
+    #[inline]
+    fn within_sample_limit(&mut self, key: &str) -> bool {
+        if self.read.sample_limit == usize::MAX {
+            return true;
+        }
+        self.read.samples += 1;
+        if self.read.samples <= self.read.sample_limit {
+            return true;
+        }
+        self.read.over_sample_limit_at = Some(self.offset_of(key));
+        false
+    }
+
+    /// Remembers a metric name of the page (streaming: the unmatched report cannot read
+    /// the page again).
+    #[inline]
+    fn gather_name(&mut self, name: &'page str) {
+        if self.read.streaming && name != self.last_name && !self.tracker.selectors.is_empty() {
+            self.last_name = name;
+            self.tracker.page_names.saw(name, self.tracker.scrapes);
+        }
+    }
+
     /// Records a parsed sample: what it is comes from the position cache, or is resolved
     /// and remembered.
     fn record(&mut self, sample: &Sample<'page>) {
         let (key, line_start) = sample.identity();
+        if !self.within_sample_limit(key) {
+            return;
+        }
+        self.gather_name(sample.name());
         let insertions = self.tracker.insertions;
         let anchor = self.anchor_key;
         let target = match self
             .tracker
             .positions
-            .lookup(self.position, key, anchor, insertions)
+            .lookup(self.read.position, key, anchor, insertions)
         {
             Some(target) => target,
             None => {
@@ -421,25 +664,26 @@ impl<'page> Ingest<'_, 'page> {
                 let insertions = self.tracker.insertions;
                 self.tracker
                     .positions
-                    .store(self.position, key, anchor, line_start, target, insertions);
+                    .store(self.read.position, key, anchor, line_start, target, insertions);
                 target
             }
         };
-        if self.tracker.positions.is_anchor(self.position) {
+        if self.tracker.positions.is_anchor(self.read.position) {
             self.anchor_key = key;
         }
-        let at_ms = sample.timestamp_ms().unwrap_or(self.at_ms);
-        let offset = offset_in(self.page, key);
+        let at_ms = sample.timestamp_ms().unwrap_or(self.read.at_ms);
+        let offset = self.offset_of(key);
         self.tracker
-            .apply(target, at_ms, sample.value(), offset, &mut self.report);
+            .apply(target, at_ms, sample.value(), offset, &mut self.read.report);
         // OpenMetrics 2.0's start timestamp is the series' created time, as a `_created`
         // sample right after it is.
         if let (Target::Series(slot), Some(start_ms)) = (target, sample.start_timestamp_ms()) {
             let created = Target::Created([Some(slot), None, None]);
             let start_seconds = start_ms as f64 / 1000.0;
             self.tracker
-                .apply(created, at_ms, start_seconds, offset, &mut self.report);
+                .apply(created, at_ms, start_seconds, offset, &mut self.read.report);
         }
+        self.read.position += 1;
     }
 
     /// Finds (or creates) what a sample at a new position is.
@@ -466,59 +710,83 @@ impl<'page> Ingest<'_, 'page> {
             }
             return Target::Ignored;
         }
-        if let Some(slot) = tracker.index.find_parsed(&[sample.name()], sample.labels()) {
-            return Target::Series(slot);
-        }
+        let key = match tracker.index.lookup_parsed(&[sample.name()], sample.labels()) {
+            Ok(slot) => return Target::Series(slot),
+            Err(key) => key,
+        };
         if tracker.holding && tracker.index.len() >= tracker.max_series {
             // Past the limit: counted, not created (the page will be refused).
-            self.over_limit.insert(tracker.index.fingerprint_of(sample));
+            self.read.over_limit.insert(key);
             return Target::Ignored;
         }
         let undecided = role == Role::Gauge
             && tracker.known_families.is_some()
             && roles::may_belong_to_a_family(sample.name());
-        self.report.new_series += 1;
+        self.read.report.new_series += 1;
         tracker.touched += 1;
-        let slot = tracker.insert(sample, role);
+        let slot = tracker.insert(sample, role, key);
         if undecided {
-            self.undecided.push(slot);
+            self.read.undecided.push(slot);
         }
         Target::Series(slot)
     }
 }
 
+/// The metric name a known line's key begins with, if it is written plainly (a quoted
+/// name, `{"x.y",...}`, is not read from a key).
+fn plain_name(key: &str) -> Option<&str> {
+    if key.starts_with('{') {
+        return None;
+    }
+    let end = key.find(['{', ' ', '\t']).unwrap_or(key.len());
+    Some(&key[..end])
+}
+
 impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
     #[inline]
     fn known_prefix(&mut self, line: &'page str) -> Option<usize> {
-        if !self.tracker.recognise_lines {
+        if !self.tracker.recognise_lines || self.read.past_sample_limit() {
             return None;
         }
         let (len, target) = self.tracker.positions.known_prefix(
-            self.position,
+            self.read.position,
             line,
             self.anchor_key,
             self.tracker.insertions,
         )?;
-        self.known = Some((target, &line[..len]));
+        let key = &line[..len];
+        if self.read.streaming && key.starts_with('{') && !self.tracker.selectors.is_empty() {
+            // A quoted name: parsed in full, so that its name is gathered.
+            return None;
+        }
+        self.known = Some((target, key));
         Some(len)
     }
 
     #[inline]
     fn known_sample(&mut self, value: f64, timestamp_ms: Option<i64>) {
         if let Some((target, key)) = self.known.take() {
-            if self.tracker.positions.is_anchor(self.position) {
+            if !self.within_sample_limit(key) {
+                return;
+            }
+            if self.read.streaming && !self.tracker.selectors.is_empty() {
+                if let Some(name) = plain_name(key) {
+                    self.gather_name(name);
+                }
+            }
+            if self.tracker.positions.is_anchor(self.read.position) {
                 self.anchor_key = key;
             }
-            let offset = offset_in(self.page, key);
+            let offset = self.offset_of(key);
             self.tracker.apply(
                 target,
-                timestamp_ms.unwrap_or(self.at_ms),
+                timestamp_ms.unwrap_or(self.read.at_ms),
                 value,
                 offset,
-                &mut self.report,
+                &mut self.read.report,
             );
         }
-        self.position += 1;
+        self.read.position += 1;
     }
 }
 
@@ -528,20 +796,24 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
         // A line `known_prefix` recognised but the parser then read in full (an unusual
         // value) arrives here: it is looked up again.
         self.known = None;
+        if self.read.past_sample_limit() {
+            // The page ends at the sample over the limit (its other lines are counted).
+            return;
+        }
         match entry {
             Ok(Entry::Type { name, kind }) => self.family = Some((name, *kind)),
-            Ok(Entry::Sample(sample)) => {
-                self.record(sample);
-                self.position += 1;
-            }
+            Ok(Entry::Sample(sample)) => self.record(sample),
             Ok(_) => {}
             Err(e) => {
-                if e.kind.is_limit() && self.limit_error.is_none() {
-                    self.limit_error = Some(e.clone());
+                // Its line in the page (the parser counts the batch's).
+                let lines_before = self.read.lines_before;
+                let located = || ParseError::new(e.line + lines_before, e.column, e.kind.clone());
+                if e.kind.is_limit() && self.read.limit_error.is_none() {
+                    self.read.limit_error = Some(located());
                 }
-                self.report.bad_lines += 1;
-                if self.report.first_error.is_none() {
-                    self.report.first_error = Some(e.clone());
+                self.read.report.bad_lines += 1;
+                if self.read.report.first_error.is_none() {
+                    self.read.report.first_error = Some(located());
                 }
             }
         }

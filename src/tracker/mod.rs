@@ -33,6 +33,23 @@
 //!   gauge or a created time; untyped samples go by name.
 //! - **Staleness**: each series remembers the last scrape that recorded it; a series
 //!   missing from `stale_after` scrapes is removed, and only then is the cache cleared.
+//! - **A page read as it arrives** (`chunks.rs`, [`Tracker::ingest_chunks`],
+//!   [`Tracker::ingest_reader`]): chunks are cut into batches of whole lines, each read
+//!   by the same visitor as a whole page, in place (only a line cut between two chunks is
+//!   copied, into a buffer the tracker keeps); [`Tracker::ingest`] is one batch, the page.
+//!   Nothing may borrow a batch's text past the batch: what the next batch needs is
+//!   `PageRead` (owned: position, report, limit errors, bytes and lines so far) and
+//!   `Carried` (the `# TYPE` family's name and the position cache's anchor key, copied
+//!   when a batch ends). Where the whole page is read again or counted, a stream does it
+//!   as it passes: refusals' byte offsets become lines at the end of their batch (held
+//!   samples' too), parse errors' lines are offset by the lines before, the metric names
+//!   for the unmatched report are gathered (`PageNames`), the series-count bound (which
+//!   counts the page's lines first) is replaced by holding back whenever `max_series` is
+//!   set (the same result, 32 bytes a sample), the sample and body size limits are counted
+//!   here, not by the parser (which sees one batch). Strict OpenMetrics' rules span the
+//!   page with borrowed names (`text/openmetrics.rs`), so such a page is gathered and
+//!   read whole. `tests/it/chunks.rs` cuts the real pages at random bytes under every
+//!   setting and compares with the whole page.
 //! - `aggregate.rs` and `evaluate.rs` read the tracked series; nothing there runs during
 //!   ingestion. Every query first checks that the tracker keeps what it asks about
 //!   (`Tracker::check_tracked`): an answer never silently misses series.
@@ -40,6 +57,7 @@
 mod aggregate;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod agreement;
+mod chunks;
 mod evaluate;
 mod index;
 mod ingest;
@@ -56,8 +74,10 @@ use std::collections::HashMap;
 use chrono::{DateTime, TimeDelta, Utc};
 
 pub use aggregate::Group;
+pub use chunks::IngestChunks;
 use index::SeriesIndex;
-use ingest::Held;
+use ingest::{Carried, Held};
+use nearest::PageNames;
 use positions::PositionCache;
 pub use report::{IngestReport, ProcessRestart, Refusal, ResetEvent, Unmatched};
 use roles::{KnownFamilies, Rules};
@@ -147,6 +167,12 @@ pub struct Tracker {
     witnesses: Vec<Option<usize>>,
     /// The targets' process start times (`starts.rs`).
     starts: StartTimes,
+    /// The metric names of the pages read in chunks, for the unmatched report.
+    page_names: PageNames,
+    /// What a page read in chunks carries from one batch of lines to the next, and its
+    /// partial last line: kept between pages so that their buffers are reused.
+    carried: Carried,
+    line_buffer: Vec<u8>,
 }
 
 impl Tracker {
@@ -183,6 +209,9 @@ impl Tracker {
             unmatched_before: None,
             witnesses: Vec::new(),
             starts: StartTimes::default(),
+            page_names: PageNames::default(),
+            carried: Carried::default(),
+            line_buffer: Vec::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! query that found no series, reports, so that `vllm_x` written where `vllm:x` was asked,
 //! or a misspelling, is seen at once; and which selectors matched nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::aggregate::Pick;
 use super::{Tracker, Unmatched};
@@ -51,12 +51,16 @@ pub(super) fn nearest_tracked(tracker: &Tracker, selector: &Selector) -> Vec<Str
 /// What a page reports when some of the tracker's selectors (`which`, by index) matched
 /// none of its samples: the page's metric names nearest to theirs. The page is read again,
 /// names only, when the set of such selectors changes (the tracker keeps the last answer).
-pub(super) fn unmatched(tracker: &Tracker, page: &str, which: &[usize]) -> Unmatched {
-    let on_page: HashSet<&str> = tracker
-        .parser
-        .parse(page)
-        .filter_map(|entry| Some(entry.ok()?.into_sample()?.name()))
-        .collect();
+pub(super) fn unmatched(tracker: &Tracker, page: Option<&str>, which: &[usize]) -> Unmatched {
+    let on_page: HashSet<&str> = match page {
+        Some(page) => tracker
+            .parser
+            .parse(page)
+            .filter_map(|entry| Some(entry.ok()?.into_sample()?.name()))
+            .collect(),
+        // Read in chunks: the names were gathered as it was read.
+        None => tracker.page_names.on_page(tracker.scrapes).collect(),
+    };
     let mut on_page: Vec<&str> = on_page.into_iter().collect();
     on_page.sort_unstable();
     let mut found = Vec::new();
@@ -78,11 +82,48 @@ pub(super) fn unmatched(tracker: &Tracker, page: &str, which: &[usize]) -> Unmat
     }
 }
 
+/// The metric names of the pages read in chunks (`chunks.rs`), each with the last scrape
+/// that had it: the unmatched report's names, gathered as the page passes (a name is
+/// looked up when it differs from the line before's, and allocated once).
+#[derive(Debug, Clone, Default)]
+pub(super) struct PageNames {
+    names: HashMap<Box<str>, u64>,
+}
+
+impl PageNames {
+    /// `name` is on the page of scrape `scrape`.
+    #[inline]
+    pub fn saw(&mut self, name: &str, scrape: u64) {
+        match self.names.get_mut(name) {
+            Some(last) => *last = scrape,
+            None => {
+                self.names.insert(name.into(), scrape);
+            }
+        }
+    }
+
+    /// The names on the page of scrape `scrape`.
+    pub fn on_page(&self, scrape: u64) -> impl Iterator<Item = &str> + '_ {
+        self.names
+            .iter()
+            .filter(move |(_, &last)| last == scrape)
+            .map(|(name, _)| &**name)
+    }
+
+    /// Forgets the names no page had since scrape `horizon`.
+    pub fn forget_before(&mut self, horizon: u64) {
+        if self.names.values().any(|&last| last < horizon) {
+            self.names.retain(|_, last| *last >= horizon);
+        }
+    }
+}
+
 impl Tracker {
     /// The selectors that matched none of the page's samples, with the page's names nearest
     /// to theirs (kept while the same selectors stay unmatched: an absent metric costs one
     /// more read of the page, not one per scrape).
-    pub(super) fn unmatched(&mut self, page: &str) -> Option<Unmatched> {
+    /// `page` is the page, or `None` when it was read in chunks (its names were gathered).
+    pub(super) fn unmatched(&mut self, page: Option<&str>) -> Option<Unmatched> {
         // Empty (and not allocated) on a page every selector matched.
         let which: Vec<usize> = (0..self.selectors.len())
             .filter(|&i| !self.selector_matched(i))

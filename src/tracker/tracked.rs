@@ -158,6 +158,19 @@ impl TrackedSeries {
             .map(|i| &self.labels[i])
     }
 
+    /// [`TrackedSeries::label_entry`], looked for first where `hint` says (where it was in
+    /// the series before: series of one name have the same label names, so a query that
+    /// groups many series compares one name per series instead of searching); `hint` is
+    /// then set to where it was found.
+    pub(super) fn label_entry_near(&self, name: &str, hint: &mut usize) -> Option<&Arc<Label>> {
+        if let Some(label) = self.labels.get(*hint).filter(|l| *l.name == *name) {
+            return Some(label);
+        }
+        let i = self.labels.binary_search_by(|l| (*l.name).cmp(name)).ok()?;
+        *hint = i;
+        Some(&self.labels[i])
+    }
+
     /// The series' data.
     ///
     /// # Example

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod chunks;
 mod data;
 mod differential;
 mod federation;

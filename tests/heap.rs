@@ -1,0 +1,66 @@
+//! The tracker's memory at fleet scale, with a global allocator that counts live bytes
+//! (its own test binary): what a series costs beyond its points. `benches/fleet.rs` prints
+//! the same figure at 1,000,000 series.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// `series` series of one counter over 1,000 instances, 4 labels each (as the bench's).
+fn counter_page(series: usize, n: u64) -> String {
+    let mut page = String::with_capacity(series * 110);
+    page.push_str("# TYPE requests_total counter\n");
+    for i in 0..1_000 {
+        for s in 0..series / 1_000 {
+            let value = (n + 1) * (1 + (i + s) as u64 % 7);
+            page.push_str(&format!(
+                "requests_total{{instance=\"vllm-{i:05}:8000\",job=\"api\",route=\"/v1/r{}\",shard=\"{}\"}} {value}\n",
+                s % 100,
+                s / 100
+            ));
+        }
+    }
+    page
+}
+
+#[test]
+fn a_series_costs_at_most_200_bytes_beyond_its_points() {
+    let series = 100_000;
+    let pages: Vec<String> = (0..4).map(|n| counter_page(series, n)).collect();
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut tracker = promrate::Tracker::new([]);
+    for (n, page) in pages.iter().enumerate() {
+        let at = chrono::DateTime::from_timestamp(1_800_000_000 + 15 * n as i64, 0).unwrap();
+        tracker.ingest(page, at).unwrap();
+    }
+    let bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+    let points: usize = tracker.series().map(|s| s.counter().map_or(0, |c| c.len())).sum();
+    assert_eq!((tracker.len(), points), (series, 4 * series));
+    let per_series = (bytes - 16.0 * points as f64) / series as f64;
+    println!("{per_series:.0} bytes per series beyond its points");
+    assert!(
+        per_series <= 200.0,
+        "{per_series:.0} bytes per series beyond its points"
+    );
+}
