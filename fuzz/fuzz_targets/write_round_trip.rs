@@ -11,17 +11,19 @@ fn rows(text: &str) -> Vec<Row> {
     promrate::parse(text)
         .filter_map(|e| e.ok()?.into_sample())
         .map(|s| {
+            // Names as they read, not as they were written: a quoted name may hold escapes
+            // (text 1.0.0), which the writer writes again.
             let labels = s
                 .labels()
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+                .iter_unescaped()
+                .map(|(k, v)| (k.into_owned(), v.unescaped().into_owned()))
                 .collect();
             let bits = if s.value().is_nan() {
                 f64::NAN.to_bits()
             } else {
                 s.value().to_bits()
             };
-            (s.name().to_string(), labels, bits, s.timestamp_ms())
+            (s.name_unescaped().into_owned(), labels, bits, s.timestamp_ms())
         })
         .collect()
 }
