@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use crate::data;
 
-fn number(v: &Value) -> Option<f64> {
+/// An answer as the oracle files write it: a number, `null`, or `"NaN"`/`"+Inf"`/`"-Inf"`.
+pub(crate) fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Null => None,
         Value::String(s) => Some(match s.as_str() {
@@ -28,7 +29,8 @@ fn points(series: &Value) -> Vec<Point> {
         .collect()
 }
 
-fn same(a: Option<f64>, b: Option<f64>) -> bool {
+/// Equal to the last bit (NaN equal to NaN), or both absent.
+pub(crate) fn same(a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(x), Some(y)) => x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan(),

@@ -10,19 +10,7 @@ use promrate::promql::{Point, RangeFunctions};
 use serde_json::Value;
 
 use crate::data;
-
-fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Null => None,
-        Value::String(s) => Some(match s.as_str() {
-            "NaN" => f64::NAN,
-            "+Inf" => f64::INFINITY,
-            "-Inf" => f64::NEG_INFINITY,
-            other => other.parse().unwrap(),
-        }),
-        other => Some(other.as_f64().unwrap()),
-    }
-}
+use crate::oracle::{number, same};
 
 /// Points and their start times (0 ms is passed as the epoch: the library must read it
 /// as unknown, as Prometheus does).
@@ -58,14 +46,6 @@ fn evaluate(
         "irate" => aware.irate(points, at),
         "resets" => aware.resets(points, at),
         other => panic!("{other}"),
-    }
-}
-
-fn same(a: Option<f64>, b: Option<f64>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(x), Some(y)) => x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan(),
-        _ => false,
     }
 }
 
