@@ -121,7 +121,7 @@
 //! tracker.ingest(&page(500, 1000), at(0))?;
 //! tracker.ingest(&page(590, 1100), at(60))?; // in the minute: 90 of 100 under 0.1 s
 //! let minute = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::minutes(1));
-//! let p95 = tracker.quantile(0.95, &minute)?.value()?;
+//! let p95 = tracker.evaluate(&minute.clone().quantile(0.95))?.value()?;
 //! assert!((p95 - 0.55).abs() < 1e-9); // halfway through (0.1, 1.0]
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -163,7 +163,7 @@
 //! the bad lines, reports the first and records everything else.
 //!
 //! ```
-//! use promrate::{ParseErrorKind, Tracker};
+//! use promrate::{error::ParseErrorKind, Tracker};
 //! let page = "a_total 1\nb_total{x=\"1\" 2\nc_total NaNx\nd_total 4\n";
 //! let errors: Vec<promrate::ParseError> = promrate::parse(page).filter_map(Result::err).collect();
 //! assert_eq!(errors.iter().map(|e| (e.line, e.column)).collect::<Vec<_>>(), [(2, 15), (3, 9)]);
@@ -216,8 +216,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod error;
+pub mod error;
 mod fingerprint;
+pub mod fold;
 /// Internals exposed to `cargo fuzz` only (feature `fuzzing`); not part of the API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -226,36 +227,16 @@ pub mod histogram;
 pub mod promql;
 mod query;
 mod select;
-mod series;
+pub mod series;
 pub mod text;
-mod tracker;
+pub mod tracker;
 
-pub use error::{
-    CompositeRule, FamilyRule, IngestError, NoValue, ParseError, ParseErrorKind, QueryError, ReadError,
-    SelectorError, SelectorErrorKind, SeriesError,
-};
-pub use query::{Answer, Coverage, Estimator, GroupAnswer, GroupLabels, Query, SeriesScope};
+pub use error::{IngestError, NoValue, ParseError, QueryError, SelectorError, SeriesError};
+pub use query::{Answer, Coverage, Estimator, GroupAnswer, Query, SeriesScope};
 pub use select::{MatchOp, Matcher, Selector};
-pub use series::{
-    CounterSeries, GaugeSeries, ResetCause, Shortened, WindowIncrease, WindowRule, DEFAULT_EWMA_TAU,
-    DEFAULT_MAX_POINTS,
-};
-pub use text::composite::{
-    BucketCounts, BucketSpan, BucketSpans, CompositeKind, CompositePairs, CompositeValue, NativeHistogram,
-};
-pub use text::entry::Entry;
-pub use text::escape::UnescapedBytes;
-pub use text::exemplar::{Exemplar, Exemplars};
-pub use text::help::HelpText;
-pub use text::labels::{LabelValue, Labels, LabelsIter};
-pub use text::metric_type::MetricType;
-pub use text::owned::OwnedSample;
-pub use text::parser::{parse, Entries, Format, Parser};
-pub use text::sample::Sample;
-pub use tracker::{
-    Group, IngestChunks, IngestReport, ProcessRestart, Refusal, ResetEvent, SeriesData, TrackedSeries,
-    Tracker, Unmatched, DEFAULT_RETENTION, DEFAULT_STALE_AFTER,
-};
+pub use series::{Shortened, WindowRule};
+pub use text::{parse, Entry, Format, LabelValue, Labels, MetricType, Parser, Sample};
+pub use tracker::{IngestReport, TrackedSeries, Tracker};
 
 /// The README's Rust examples, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

@@ -48,7 +48,7 @@ fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
 }
 
 /// Touches everything a caller can read from a sample without asking for an owned copy.
-fn consume(entries: promrate::Entries<'_>) -> (usize, usize, f64) {
+fn consume(entries: promrate::text::Entries<'_>) -> (usize, usize, f64) {
     let (mut samples, mut labels, mut sum) = (0, 0, 0.0);
     for entry in entries {
         let Ok(promrate::Entry::Sample(s)) = entry else {
@@ -269,7 +269,7 @@ fn openmetrics2_page(n: usize) -> String {
 
 /// Reads everything an OpenMetrics 2.0 sample offers: composite fields, native buckets,
 /// start timestamps, every exemplar.
-fn consume_openmetrics2(entries: promrate::Entries<'_>) -> (usize, f64) {
+fn consume_openmetrics2(entries: promrate::text::Entries<'_>) -> (usize, f64) {
     let (mut samples, mut sum) = (0, 0.0);
     for entry in entries {
         let s = match entry {

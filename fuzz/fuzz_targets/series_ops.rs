@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta};
 use libfuzzer_sys::fuzz_target;
 use promrate::promql::{RangeFunctions, Semantics};
-use promrate::{CounterSeries, Estimator, Query, Selector, Tracker, WindowRule};
+use promrate::{series::CounterSeries, Estimator, Query, Selector, Tracker, WindowRule};
 
 fn take<const N: usize>(data: &mut &[u8]) -> Option<[u8; N]> {
     let (head, rest) = data.split_first_chunk::<N>()?;
@@ -128,17 +128,29 @@ fuzz_target!(|bytes: &[u8]| {
                     c
                 );
                 let _ = tracker.ingest(&page, now);
-                for estimator in [Estimator::Rate, Estimator::WindowRate, Estimator::Irate, Estimator::Ewma] {
+                for estimator in [
+                    Estimator::Rate,
+                    Estimator::WindowRate,
+                    Estimator::Irate,
+                    Estimator::Ewma,
+                    Estimator::TotalIncrease,
+                    Estimator::Last,
+                    Estimator::Average,
+                ] {
                     let query = Query::new(&x_total, estimator).by(["k"]).at(now);
-                    let query = if estimator == Estimator::Ewma { query } else { query.window(window) };
+                    let running = matches!(estimator, Estimator::Ewma | Estimator::TotalIncrease | Estimator::Last);
+                    let query = if running { query } else { query.window(window) };
                     // Refused queries are fine (a window past the retention); answers are
                     // a value or a reason, never a panic.
                     if let Ok(answer) = tracker.evaluate(&query) {
                         assert!(answer.groups.iter().all(|g| g.value.is_ok() == (g.series > 0)));
                     }
                 }
-                let _ = tracker.histogram_quantile(0.5, &x, &[], |s| s.last_value());
-                let _ = tracker.quantile(0.5, &Query::new(&x, Estimator::WindowIncrease).window(window).at(now));
+                let over_window = Query::new(&x, Estimator::WindowIncrease).window(window).at(now);
+                let _ = tracker.evaluate(&over_window.clone().quantile(0.5));
+                let _ = tracker.evaluate(&over_window.clone().mean());
+                let _ = tracker.evaluate(&over_window.buckets());
+                let _ = tracker.evaluate(&Query::new(&x, Estimator::Last).quantile(0.5));
             }
         }
         assert!(series.len() <= 64);

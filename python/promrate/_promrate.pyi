@@ -112,6 +112,9 @@ class Estimator:
     WINDOW_RATE: Estimator
     WINDOW_INCREASE: Estimator
     EWMA: Estimator
+    TOTAL_INCREASE: Estimator
+    LAST: Estimator
+    AVERAGE: Estimator
     @property
     def description(self) -> str: ...
 

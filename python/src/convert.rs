@@ -41,6 +41,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Instant {
 }
 
 /// A duration: a `timedelta`, or seconds (`int` or `float`, to the microsecond).
+#[derive(Clone, Copy)]
 pub struct Span(pub TimeDelta);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Span {

@@ -35,6 +35,12 @@ pub enum Estimator {
     WindowIncrease,
     #[pyo3(name = "EWMA")]
     Ewma,
+    #[pyo3(name = "TOTAL_INCREASE")]
+    TotalIncrease,
+    #[pyo3(name = "LAST")]
+    Last,
+    #[pyo3(name = "AVERAGE")]
+    Average,
 }
 
 impl Estimator {
@@ -46,6 +52,9 @@ impl Estimator {
             Estimator::WindowRate => promrate::Estimator::WindowRate,
             Estimator::WindowIncrease => promrate::Estimator::WindowIncrease,
             Estimator::Ewma => promrate::Estimator::Ewma,
+            Estimator::TotalIncrease => promrate::Estimator::TotalIncrease,
+            Estimator::Last => promrate::Estimator::Last,
+            Estimator::Average => promrate::Estimator::Average,
         }
     }
 }
@@ -127,11 +136,16 @@ impl Query {
                 SeriesScope::NewestPage => promrate::SeriesScope::NewestPage,
                 SeriesScope::UntilStale => promrate::SeriesScope::UntilStale,
             })
-            .semantics(semantics.rust())
             .start_timestamps(start_timestamps);
         if let Some(Span(window)) = window {
-            query = query.window(window);
+            query = query
+                .promql(promql_functions(window, semantics, modifier, lookback)?)
+                .window_rule(window_rule(window, slack, gap));
             described.push_str(&format!(", window={}", seconds_text(window)));
+        } else if modifier.is_some() || lookback.is_some() || slack.is_some() || gap.is_some() {
+            return Err(PyValueError::new_err(
+                "modifier=, lookback=, slack= and gap= shape a window: give window= too.",
+            ));
         }
         if let Some(Instant(at)) = at {
             query = query.at(at);
@@ -150,26 +164,11 @@ impl Query {
         if semantics == Semantics::Prometheus2 {
             described.push_str(", semantics=Semantics.PROMETHEUS2");
         }
-        match modifier {
-            None => {}
-            Some("anchored") => query = query.anchored(),
-            Some("smoothed") => query = query.smoothed(),
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "modifier is 'anchored', 'smoothed' or None, not {other:?}"
-                )))
-            }
-        }
         if let Some(modifier) = modifier {
             described.push_str(&format!(", modifier='{modifier}'"));
         }
-        for (name, value, set) in [
-            ("lookback", lookback, promrate::Query::lookback as fn(_, _) -> _),
-            ("slack", slack, promrate::Query::slack),
-            ("gap", gap, promrate::Query::gap),
-        ] {
+        for (name, value) in [("lookback", lookback), ("slack", slack), ("gap", gap)] {
             if let Some(Span(d)) = value {
-                query = set(query, d);
                 described.push_str(&format!(", {name}={}", seconds_text(d)));
             }
         }
@@ -212,6 +211,9 @@ fn estimator_name(e: Estimator) -> &'static str {
         Estimator::WindowRate => "WINDOW_RATE",
         Estimator::WindowIncrease => "WINDOW_INCREASE",
         Estimator::Ewma => "EWMA",
+        Estimator::TotalIncrease => "TOTAL_INCREASE",
+        Estimator::Last => "LAST",
+        Estimator::Average => "AVERAGE",
     }
 }
 
@@ -300,10 +302,16 @@ impl NoValue {
                 "no_anchor"
             }
             N::EwmaNotStarted => "ewma_not_started",
-            N::EwmaAtEarlierTime { at, newest } => {
+            N::AsOfNewestPoint { figure, at, newest } => {
+                details.set_item("figure", figure)?;
                 details.set_item("at", at)?;
                 details.set_item("newest", newest)?;
-                "ewma_at_earlier_time"
+                "as_of_newest_point"
+            }
+            N::NoPoint { from, to } => {
+                details.set_item("from", from)?;
+                details.set_item("to", to)?;
+                "no_point"
             }
             N::NoBuckets { buckets, has_inf } => {
                 details.set_item("buckets", buckets)?;
@@ -593,4 +601,37 @@ impl Answer {
             reason,
         })
     }
+}
+
+/// PromQL's functions as the Query's keywords shape them.
+fn promql_functions(
+    window: chrono::TimeDelta,
+    semantics: Semantics,
+    modifier: Option<&str>,
+    lookback: Option<Span>,
+) -> PyResult<promrate::promql::RangeForm> {
+    let mut range = promrate::promql::RangeFunctions::new(window).semantics(semantics.rust());
+    if let Some(Span(lookback)) = lookback {
+        range = range.lookback(lookback);
+    }
+    match modifier {
+        None => Ok(range.into()),
+        Some("anchored") => Ok(range.anchored().into()),
+        Some("smoothed") => Ok(range.smoothed().into()),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "modifier is 'anchored', 'smoothed' or None, not {other:?}."
+        ))),
+    }
+}
+
+/// The window estimators' rule as the Query's keywords shape it.
+fn window_rule(window: chrono::TimeDelta, slack: Option<Span>, gap: Option<Span>) -> promrate::WindowRule {
+    let mut rule = promrate::WindowRule::new(window);
+    if let Some(Span(slack)) = slack {
+        rule = rule.slack(slack);
+    }
+    if let Some(Span(gap)) = gap {
+        rule = rule.gap(gap);
+    }
+    rule
 }

@@ -162,7 +162,7 @@ impl Tracker {
     fn quantile(&self, py: Python<'_>, q: f64, query: PyRef<'_, Query>) -> PyResult<Answer> {
         let answer = self
             .inner
-            .quantile(q, &query.inner)
+            .evaluate(&query.inner.clone().quantile(q))
             .map_err(|e| query_error(py, &e))?;
         Answer::new(py, answer)
     }
@@ -177,7 +177,10 @@ impl Tracker {
     /// >>> tracker.mean(promrate.Query("e2e_seconds", promrate.Estimator.WINDOW_INCREASE, window=10)).value
     /// 0.75
     fn mean(&self, py: Python<'_>, query: PyRef<'_, Query>) -> PyResult<Answer> {
-        let answer = self.inner.mean(&query.inner).map_err(|e| query_error(py, &e))?;
+        let answer = self
+            .inner
+            .evaluate(&query.inner.clone().mean())
+            .map_err(|e| query_error(py, &e))?;
         Answer::new(py, answer)
     }
 
@@ -325,10 +328,10 @@ impl IngestReport {
                         name: event.name.clone(),
                         labels: labels_dict(py, &event.labels)?,
                         cause: match event.cause {
-                            promrate::ResetCause::ValueDropped => "value_dropped",
-                            promrate::ResetCause::CreatedChanged => "created_changed",
-                            promrate::ResetCause::ProcessRestarted => "process_restarted",
-                            promrate::ResetCause::StartWentBack => "start_went_back",
+                            promrate::series::ResetCause::ValueDropped => "value_dropped",
+                            promrate::series::ResetCause::CreatedChanged => "created_changed",
+                            promrate::series::ResetCause::ProcessRestarted => "process_restarted",
+                            promrate::series::ResetCause::StartWentBack => "start_went_back",
                             _ => "other",
                         },
                     },

@@ -1,4 +1,4 @@
-//! Error types, one per layer, each with a position or a meaning a user can act on: what
+//! Error types, one per layer (the most used are also at the crate root), each with a position or a meaning a user can act on: what
 //! a parser refuses (`parse.rs`), a selector (`selector.rs`), a series or a whole scrape
 //! (`series.rs`), and what a query cannot answer and why (`query.rs`). Times in messages
 //! are RFC 3339, durations in seconds.
@@ -13,7 +13,7 @@ use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 pub use parse::{CompositeRule, FamilyRule, ParseError, ParseErrorKind};
 pub use query::{NoValue, QueryError};
 pub use selector::{SelectorError, SelectorErrorKind};
-pub use series::{IngestError, ReadError, SeriesError};
+pub use series::{IngestError, ReadError, Refusal, SeriesError};
 
 /// A time as messages print it: RFC 3339 in UTC, to the millisecond when it has some.
 pub(crate) fn rfc3339(at: &DateTime<Utc>) -> String {

@@ -154,7 +154,7 @@ pub enum ParseErrorKind {
 ///
 /// # Example
 /// ```
-/// use promrate::{FamilyRule, Format, ParseErrorKind, Parser};
+/// use promrate::{error::FamilyRule, Format, error::ParseErrorKind, Parser};
 /// let page = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\n# EOF\n";
 /// let err = Parser::new(Format::OpenMetrics).parse(page).find_map(Result::err).unwrap();
 /// assert!(matches!(err.kind, ParseErrorKind::Family { rule: FamilyRule::InfBucketMissing, .. }));
@@ -277,7 +277,7 @@ pub enum FamilyRule {
 ///
 /// # Example
 /// ```
-/// use promrate::{CompositeRule, Format, ParseErrorKind, Parser};
+/// use promrate::{error::CompositeRule, Format, error::ParseErrorKind, Parser};
 /// let page = "# TYPE h histogram\nh {count:3,sum:1,bucket:[1:2]}\n# EOF\n";
 /// let err = Parser::new(Format::OpenMetrics2).parse(page).find_map(Result::err).unwrap();
 /// assert_eq!(err.kind, ParseErrorKind::Composite(CompositeRule::InfBucketMissing));

@@ -243,17 +243,32 @@ pub enum NoValue {
     /// The EWMA has no interval yet (fewer than two points, or none since a gap).
     #[error("the EWMA has no interval yet (it needs two points, and starts afresh after a gap)")]
     EwmaNotStarted,
-    /// The EWMA is a running average: it has no value at a time before its newest point.
+    /// A running figure (the EWMA, the total increase) is known as of its series' newest
+    /// point only: it has no value at an earlier time.
     #[error(
-        "the EWMA is a running average as of its newest point ({}): it has no value at the earlier {}",
+        "{figure} is a running figure as of its newest point ({}): it has no value at the earlier {}",
         rfc3339(.newest),
         rfc3339(.at)
     )]
-    EwmaAtEarlierTime {
+    AsOfNewestPoint {
+        /// The figure ([`Estimator::name`](crate::Estimator::name)).
+        figure: &'static str,
         /// The time asked.
         at: DateTime<Utc>,
         /// The series' newest point.
         newest: DateTime<Utc>,
+    },
+    /// No point where the figure reads one: none in the window (`avg_over_time`), or none
+    /// at or before the time asked (the last value).
+    #[error("no point {}", match .from {
+        Some(from) => format!("from {} to {}", rfc3339(from), rfc3339(.to)),
+        None => format!("at or before {}", rfc3339(.to)),
+    })]
+    NoPoint {
+        /// The window's start (exclusive), if the figure reads a window.
+        from: Option<DateTime<Utc>>,
+        /// The time asked.
+        to: DateTime<Utc>,
     },
     /// A histogram quantile needs a `+Inf` bucket and one more bucket.
     #[error("the histogram has {buckets} bucket(s) and {}: a quantile needs a +Inf bucket and one more", if *has_inf { "a +Inf bucket" } else { "no +Inf bucket" })]

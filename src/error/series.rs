@@ -11,7 +11,7 @@ use super::{rfc3339, ParseError};
 /// # Example
 /// ```
 /// use chrono::{DateTime, TimeDelta};
-/// use promrate::{CounterSeries, SeriesError};
+/// use promrate::{series::CounterSeries, SeriesError};
 /// let mut series = CounterSeries::new(TimeDelta::minutes(5));
 /// let t = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
 /// series.push(t, 10.0)?;
@@ -95,7 +95,7 @@ pub enum IngestError {
 ///
 /// # Example
 /// ```
-/// use promrate::{ReadError, Tracker};
+/// use promrate::{error::ReadError, Tracker};
 /// struct Broken;
 /// impl std::io::Read for Broken {
 ///     fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
@@ -118,4 +118,43 @@ pub enum ReadError {
     /// The tracker refused the scrape (nothing recorded), as [`Tracker::ingest`](crate::Tracker::ingest) would.
     #[error(transparent)]
     Ingest(#[from] IngestError),
+}
+
+/// A sample a series refused, and why ([`IngestReport::first_refused`](crate::IngestReport::first_refused)).
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("a_total 5 2000\n", at(3))?;
+/// let report = t.ingest("a_total 6 1000\n", at(4))?;
+/// let refusal = report.first_refused.unwrap();
+/// assert_eq!((refusal.name.as_str(), refusal.line), ("a_total", 1));
+/// let (one, two) = (chrono::DateTime::from_timestamp(1, 0).unwrap(), chrono::DateTime::from_timestamp(2, 0).unwrap());
+/// assert_eq!(refusal.error, promrate::SeriesError::NotAfterLast { at: one, last: two });
+/// assert_eq!(
+///     refusal.to_string(),
+///     "line 1: a_total: a sample at 1970-01-01T00:00:01Z is not after the series' newest point at 1970-01-01T00:00:02Z"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The series' metric name.
+    pub name: String,
+    /// Its labels, sorted.
+    pub labels: Vec<(String, String)>,
+    /// The page's line that held the refused sample (1-based).
+    pub line: usize,
+    /// Why the sample was refused.
+    pub error: SeriesError,
+}
+
+// Its Display (the series written as a page writes it) is `tracker/report.rs`'s: the
+// writer is a layer above the errors.
+impl std::error::Error for Refusal {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
 }

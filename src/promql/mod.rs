@@ -57,7 +57,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use crate::error::NoValue;
 
 use extrapolate::{instant_value, Function, Instant};
-pub use modifiers::{Anchored, Smoothed};
+pub use modifiers::{Anchored, RangeForm, Smoothed};
 use selection::Reach;
 pub use start_aware::StartAware;
 use start_aware::Starts;
@@ -199,8 +199,24 @@ impl RangeFunctions {
     }
 
     /// This range for points known to be in strictly increasing time order (a
-    /// [`CounterSeries`](crate::CounterSeries)' or gauge's, which refuse a point not
+    /// [`CounterSeries`](crate::series::CounterSeries)' or gauge's, which refuse a point not
     /// after the last): no function checks the order again.
+    /// Its window.
+    pub(crate) fn window(&self) -> TimeDelta {
+        TimeDelta::milliseconds(self.window_ms)
+    }
+
+    /// The same functions over another window.
+    pub(crate) fn with_window(mut self, window: TimeDelta) -> RangeFunctions {
+        self.window_ms = window.num_milliseconds();
+        self
+    }
+
+    /// Its lookback (of `anchored` and `smoothed`).
+    pub(crate) fn lookback_delta(&self) -> TimeDelta {
+        TimeDelta::milliseconds(self.lookback_ms)
+    }
+
     pub(crate) fn trusting_order(mut self) -> RangeFunctions {
         self.points_in_order = true;
         self

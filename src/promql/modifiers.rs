@@ -37,6 +37,75 @@ pub struct Smoothed {
     range: RangeFunctions,
 }
 
+/// PromQL's functions as [`Query::promql`](crate::Query::promql) takes them: plain, or with
+/// one of PromQL's modifiers. Made from a [`RangeFunctions`], an [`Anchored`] or a
+/// [`Smoothed`] (`.into()`).
+///
+/// # Example
+/// ```
+/// use promrate::promql::{RangeForm, RangeFunctions};
+/// let five_minutes = RangeFunctions::new(chrono::TimeDelta::minutes(5));
+/// assert!(matches!(RangeForm::from(five_minutes.anchored()), RangeForm::Anchored(_)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RangeForm {
+    /// No modifier.
+    Plain(RangeFunctions),
+    /// `anchored`.
+    Anchored(Anchored),
+    /// `smoothed`.
+    Smoothed(Smoothed),
+}
+
+impl From<RangeFunctions> for RangeForm {
+    fn from(range: RangeFunctions) -> RangeForm {
+        RangeForm::Plain(range)
+    }
+}
+
+impl From<Anchored> for RangeForm {
+    fn from(anchored: Anchored) -> RangeForm {
+        RangeForm::Anchored(anchored)
+    }
+}
+
+impl From<Smoothed> for RangeForm {
+    fn from(smoothed: Smoothed) -> RangeForm {
+        RangeForm::Smoothed(smoothed)
+    }
+}
+
+impl RangeForm {
+    /// The functions under the modifier.
+    pub(crate) fn functions(self) -> RangeFunctions {
+        match self {
+            RangeForm::Plain(range) => range,
+            RangeForm::Anchored(a) => a.range,
+            RangeForm::Smoothed(s) => s.range,
+        }
+    }
+
+    /// The same form over another window.
+    pub(crate) fn with_window(self, window: TimeDelta) -> RangeForm {
+        let range = self.functions().with_window(window);
+        match self {
+            RangeForm::Plain(_) => RangeForm::Plain(range),
+            RangeForm::Anchored(_) => RangeForm::Anchored(range.into_anchored()),
+            RangeForm::Smoothed(_) => RangeForm::Smoothed(range.into_smoothed()),
+        }
+    }
+
+    /// The modifier's name, if there is one.
+    pub(crate) fn modifier(self) -> Option<&'static str> {
+        match self {
+            RangeForm::Plain(_) => None,
+            RangeForm::Anchored(_) => Some("anchored"),
+            RangeForm::Smoothed(_) => Some("smoothed"),
+        }
+    }
+}
+
 impl RangeFunctions {
     pub(super) fn into_anchored(self) -> Anchored {
         Anchored { range: self }

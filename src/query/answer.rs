@@ -6,12 +6,13 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::error::NoValue;
+use crate::histogram::Bucket;
 use crate::series::Shortened;
 
 /// `(label, value)` of each grouping label of an aggregation, in the order asked (a missing
 /// label reads as ""). The strings are shared with the tracker's series, so a group costs
 /// one allocation whatever its labels.
-pub type GroupLabels = Vec<(Arc<str>, Arc<str>)>;
+pub(crate) type GroupLabels = Vec<(Arc<str>, Arc<str>)>;
 
 /// A tracker's answer to a [`Query`](super::Query): one [`GroupAnswer`] per group of the
 /// `by` labels, sorted by their values, and when the query matched no series, why.
@@ -121,19 +122,39 @@ impl Answer {
 #[non_exhaustive]
 pub struct GroupAnswer {
     /// `(label, value)` for each `by` label, in the order asked ("" where the series have
-    /// none).
-    pub labels: GroupLabels,
+    /// none). The text is shared with the tracker's series, so a group costs one
+    /// allocation whatever its labels.
+    pub labels: Vec<(Arc<str>, Arc<str>)>,
     /// The figure, or why there is none (the first reason among its series, when none of
     /// them has a value).
     pub value: Result<f64, NoValue>,
     /// How many series gave the figure.
     pub series: usize,
-    /// What time the points behind the figure cover (the window estimators and PromQL's;
-    /// `None` for the EWMA, a running average).
+    /// What time the points behind the figure cover (`None` for the EWMA and the total,
+    /// running figures).
     pub coverage: Option<Coverage>,
+    /// With [`Query::buckets`](super::Query::buckets): each bound's figure, sorted by bound
+    /// (empty otherwise).
+    pub buckets: Vec<Bucket>,
 }
 
 impl GroupAnswer {
+    /// A group of a fold of one's own (`crate::fold`): always a value, no coverage.
+    pub(crate) fn folded(
+        labels: GroupLabels,
+        value: f64,
+        series: usize,
+        buckets: Vec<Bucket>,
+    ) -> GroupAnswer {
+        GroupAnswer {
+            labels,
+            value: Ok(value),
+            series,
+            coverage: None,
+            buckets,
+        }
+    }
+
     /// The value of one grouping label.
     ///
     /// # Example

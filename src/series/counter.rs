@@ -19,7 +19,7 @@ use crate::promql::{millis_to_time, Point};
 /// # Example
 /// ```
 /// use chrono::{DateTime, TimeDelta};
-/// use promrate::{CounterSeries, WindowRule};
+/// use promrate::{series::CounterSeries, WindowRule};
 /// use promrate::promql::RangeFunctions;
 /// let t0 = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
 /// let mut tokens = CounterSeries::new(TimeDelta::minutes(5));
@@ -77,7 +77,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(5));
+    /// let s = promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(5));
     /// assert!(s.is_empty());
     /// ```
     pub fn new(retention: TimeDelta) -> Self {
@@ -207,7 +207,7 @@ impl CounterSeries {
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::hours(1));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::hours(1));
     /// s.max_points(3);
     /// for i in 0..10 {
     ///     s.push(DateTime::from_timestamp(i, 0).unwrap(), i as f64)?;
@@ -227,7 +227,7 @@ impl CounterSeries {
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// s.ewma_time_constant(TimeDelta::seconds(10));
     /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
     /// s.push(at(0), 0.0)?;
@@ -251,7 +251,7 @@ impl CounterSeries {
     /// ```
     /// use chrono::{DateTime, TimeDelta};
     /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// s.ewma_restart_after(TimeDelta::seconds(5));
     /// s.push(at(0), 0.0)?;
     /// s.push(at(1), 100.0)?; // 100/s
@@ -275,7 +275,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(5));
     /// let t = chrono::DateTime::from_timestamp(10, 0).unwrap();
     /// assert_eq!(s.push(t, 1.0)?, None);
     /// assert!(s.push(t + chrono::TimeDelta::seconds(1), f64::NAN).is_err());
@@ -294,7 +294,7 @@ impl CounterSeries {
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{CounterSeries, ResetCause};
+    /// use promrate::{series::CounterSeries, series::ResetCause};
     /// let t = DateTime::from_timestamp(1_000, 0).unwrap();
     /// let mut s = CounterSeries::new(TimeDelta::minutes(5));
     /// s.push_with_created(t, 50.0, t - TimeDelta::hours(1))?;
@@ -411,7 +411,7 @@ impl CounterSeries {
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{CounterSeries, ResetCause};
+    /// use promrate::{series::CounterSeries, series::ResetCause};
     /// let t = DateTime::from_timestamp(1_000, 0).unwrap();
     /// let mut s = CounterSeries::new(TimeDelta::minutes(5));
     /// s.push(t, 50.0)?;
@@ -518,7 +518,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// assert!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).is_empty());
+    /// assert!(promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.points.len() == 0
@@ -528,7 +528,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut s = promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// assert_eq!(s.len(), 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -541,7 +541,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut s = promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 7.0)?;
     /// assert_eq!(s.last().unwrap().value, 7.0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -554,7 +554,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).resets(), 0);
+    /// assert_eq!(promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1)).resets(), 0);
     /// ```
     pub fn resets(&self) -> u64 {
         u64::from(self.resets)
@@ -564,7 +564,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// assert!(promrate::CounterSeries::new(chrono::TimeDelta::minutes(1)).last_reset().is_none());
+    /// assert!(promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1)).last_reset().is_none());
     /// ```
     pub fn last_reset(&self) -> Option<(DateTime<Utc>, ResetCause)> {
         let (ms, cause) = self.rare.as_ref()?.last_reset?;
@@ -575,7 +575,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut s = promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// assert_eq!(s.points().len(), 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -616,7 +616,7 @@ impl CounterSeries {
     ///
     /// # Example
     /// ```
-    /// let mut s = promrate::CounterSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut s = promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1));
     /// s.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// s.push_with_created(chrono::DateTime::from_timestamp(2, 0).unwrap(), 2.0, chrono::DateTime::from_timestamp(0, 0).unwrap())?;
     /// assert_eq!(s.created_times().collect::<Vec<_>>(), [None, chrono::DateTime::from_timestamp(0, 0)]);
@@ -638,7 +638,7 @@ impl CounterSeries {
     /// ```
     /// use chrono::{DateTime, TimeDelta};
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::seconds(10));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::seconds(10));
     /// for (i, v) in [5.0, 9.0, 2.0, 6.0, 10.0].into_iter().enumerate() {
     ///     s.push(t + TimeDelta::seconds(10 * i as i64), v)?;
     /// }
@@ -657,7 +657,7 @@ impl CounterSeries {
     /// ```
     /// use chrono::{DateTime, TimeDelta};
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// for (i, dt) in [0, 3, 10, 11, 25].into_iter().enumerate() {
     ///     s.push(t + TimeDelta::seconds(dt), 7.0 * dt as f64)?; // 7/s, uneven scrapes
     ///     let _ = i;

@@ -13,7 +13,7 @@ use crate::promql::Point;
 /// ```
 /// use chrono::{DateTime, TimeDelta};
 /// let t = DateTime::from_timestamp(0, 0).unwrap();
-/// let mut kv = promrate::GaugeSeries::new(TimeDelta::minutes(1));
+/// let mut kv = promrate::series::GaugeSeries::new(TimeDelta::minutes(1));
 /// kv.push(t, 0.25)?;
 /// kv.push(t + TimeDelta::seconds(10), 0.75)?;
 /// assert_eq!(kv.last().unwrap().value, 0.75);
@@ -30,7 +30,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).last().is_none());
+    /// assert!(promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1)).last().is_none());
     /// ```
     pub fn new(retention: TimeDelta) -> Self {
         GaugeSeries {
@@ -43,7 +43,7 @@ impl GaugeSeries {
     /// # Example
     /// ```
     /// use chrono::{DateTime, TimeDelta};
-    /// let mut g = promrate::GaugeSeries::new(TimeDelta::hours(1));
+    /// let mut g = promrate::series::GaugeSeries::new(TimeDelta::hours(1));
     /// g.max_points(3);
     /// for i in 0..10 {
     ///     g.push(DateTime::from_timestamp(i, 0).unwrap(), i as f64)?;
@@ -63,7 +63,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut g = promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1));
     /// let t = chrono::DateTime::from_timestamp(1, 0).unwrap();
     /// g.push(t, -3.0)?;
     /// assert!(g.push(t, 1.0).is_err(), "not after the last point");
@@ -91,7 +91,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).is_empty());
+    /// assert!(promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -101,7 +101,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut g = promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1));
     /// g.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 1.0)?;
     /// assert_eq!(g.len(), 1);
     /// # Ok::<(), promrate::SeriesError>(())
@@ -114,7 +114,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut g = promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1));
     /// assert!(g.last().is_none());
     /// g.push(chrono::DateTime::from_timestamp(1, 0).unwrap(), 0.5)?;
     /// assert_eq!(g.last().unwrap().value, 0.5);
@@ -128,7 +128,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// assert!(promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1)).points().is_empty());
+    /// assert!(promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1)).points().is_empty());
     /// ```
     pub fn points(&self) -> &[Point] {
         self.points.points()
@@ -139,7 +139,7 @@ impl GaugeSeries {
     ///
     /// # Example
     /// ```
-    /// let mut g = promrate::GaugeSeries::new(chrono::TimeDelta::minutes(1));
+    /// let mut g = promrate::series::GaugeSeries::new(chrono::TimeDelta::minutes(1));
     /// let t = chrono::DateTime::from_timestamp(1, 0).unwrap();
     /// g.push(t, 2.0)?;
     /// assert_eq!(g.avg_over(chrono::TimeDelta::seconds(5), t), Some(2.0));

@@ -1,4 +1,6 @@
-//! Live series fed one scrape at a time: counters that survive restarts, and gauges.
+//! Live series fed one scrape at a time: counters that survive restarts, and gauges. A
+//! [`Tracker`](crate::Tracker) holds them ([`TrackedSeries::counter`](crate::TrackedSeries::counter));
+//! they can also be fed by hand.
 //!
 //! Both keep their points in a bounded column (`points.rs`): the same
 //! constructor, `max_points`, `push`, `len`, `is_empty`, `last` and `points`.
@@ -46,7 +48,7 @@ pub const DEFAULT_EWMA_TAU: TimeDelta = TimeDelta::seconds(30);
 ///
 /// # Example
 /// ```
-/// use promrate::{CounterSeries, ResetCause};
+/// use promrate::{series::CounterSeries, series::ResetCause};
 /// let mut s = CounterSeries::new(chrono::TimeDelta::minutes(5));
 /// let t = chrono::DateTime::from_timestamp(1_000, 0).unwrap();
 /// s.push(t, 100.0)?;
@@ -82,7 +84,7 @@ impl ResetCause {
     ///
     /// # Example
     /// ```
-    /// use promrate::ResetCause;
+    /// use promrate::series::ResetCause;
     /// assert!(!ResetCause::ValueDropped.is_evidenced());
     /// assert!(ResetCause::ProcessRestarted.is_evidenced());
     /// ```

@@ -17,7 +17,7 @@ use crate::error::{CompositeRule, ParseErrorKind};
 ///
 /// # Example
 /// ```
-/// use promrate::{CompositeKind, Format, Parser};
+/// use promrate::{text::CompositeKind, Format, Parser};
 /// let page = "# TYPE foo summary\nfoo {count:1,sum:2.0,quantile:[0.5:2.0]}\n# EOF\n";
 /// let sample = Parser::new(Format::OpenMetrics2).parse(page)
 ///     .filter_map(|e| e.ok()?.into_sample()).next().unwrap();
@@ -61,7 +61,7 @@ pub struct CompositeValue<'page> {
 ///
 /// # Example
 /// ```
-/// use promrate::{BucketSpan, Format, Parser};
+/// use promrate::{text::BucketSpan, Format, Parser};
 /// let page = "# TYPE h histogram\n\
 ///             h {count:59,sum:1.2e2,schema:7,zero_threshold:1e-4,zero_count:0,negative_spans:[1:2],negative_buckets:[5,7],positive_spans:[-1:2,3:4],positive_buckets:[5,7,10,9,8,8]}\n# EOF\n";
 /// let sample = Parser::new(Format::OpenMetrics2).parse(page)
@@ -89,7 +89,7 @@ pub struct NativeHistogram<'page> {
 ///
 /// # Example
 /// ```
-/// let span = promrate::BucketSpan { offset: -1, length: 2 };
+/// let span = promrate::text::BucketSpan { offset: -1, length: 2 };
 /// assert_eq!(span.length, 2);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,7 +162,7 @@ impl<'page> CompositeValue<'page> {
     ///
     /// # Example
     /// ```
-    /// # use promrate::{CompositeKind, Format, Parser};
+    /// # use promrate::{text::CompositeKind, Format, Parser};
     /// # let page = "foo {gcount:1,gsum:2,bucket:[+Inf:1]}\n# EOF\n";
     /// # let s = Parser::new(Format::OpenMetrics2).parse(page).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
     /// assert_eq!(s.composite().unwrap().kind(), CompositeKind::GaugeHistogram);

@@ -1,7 +1,7 @@
 //! The exposition formats: Prometheus text 0.0.4 and 1.0.0, OpenMetrics 1.0 and 2.0 text.
 //!
 //! # For the next maintainer
-//! A page is read line by line by [`crate::Entries`] (`parser.rs`), in one dispatch loop
+//! A page is read line by line by [`crate::text::Entries`] (`parser.rs`), in one dispatch loop
 //! (`Entries::step`, which both iteration and the tracker's visit use): a line the caller
 //! already knows (the tracker's position cache) has only its value read; a Prometheus-text
 //! sample line of the common shape (`name{a="b",...} value[ timestamp]`, single spaces, no
@@ -42,8 +42,9 @@
 //! `write` renders, and the items use it for their `Display`. No import cycle
 //! (`tests/it/layers.rs` checks that, and prints the order it finds).
 //!
-//! This module is public only for [`write`](mod@write) (rendering pages back); its types are
-//! re-exported at the crate root, which is their one path.
+//! Public: the types a page is read into beyond the crate root's few (`Sample`, `Entry`,
+//! `Labels`, ...): composite values, exemplars, help texts, owned samples; and
+//! [`write`](mod@write), which renders pages back.
 
 pub(crate) mod composite;
 pub(crate) mod entry;
@@ -66,8 +67,15 @@ mod swar;
 mod value;
 pub mod write;
 
-pub(crate) use entry::Entry;
-pub(crate) use labels::{LabelValue, Labels};
-pub(crate) use metric_type::MetricType;
-pub(crate) use parser::{Format, Parser};
-pub(crate) use sample::Sample;
+pub use composite::{
+    BucketCounts, BucketSpan, BucketSpans, CompositeKind, CompositePairs, CompositeValue, NativeHistogram,
+};
+pub use entry::Entry;
+pub use escape::UnescapedBytes;
+pub use exemplar::{Exemplar, Exemplars};
+pub use help::HelpText;
+pub use labels::{LabelValue, Labels, LabelsIter};
+pub use metric_type::MetricType;
+pub use owned::OwnedSample;
+pub use parser::{parse, Entries, Format, Parser};
+pub use sample::Sample;

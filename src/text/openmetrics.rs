@@ -603,7 +603,7 @@ fn value_rules(
 
 #[cfg(test)]
 mod tests {
-    use crate::{FamilyRule, Format, ParseErrorKind, Parser};
+    use crate::{error::FamilyRule, error::ParseErrorKind, Format, Parser};
 
     fn errors(text: &str) -> Vec<(usize, ParseErrorKind)> {
         Parser::new(Format::OpenMetrics)

@@ -12,7 +12,7 @@ use super::sample::Sample;
 ///
 /// # Example
 /// ```
-/// fn read(page: String) -> Vec<promrate::OwnedSample> {
+/// fn read(page: String) -> Vec<promrate::text::OwnedSample> {
 ///     promrate::parse(&page).filter_map(|e| Some(e.ok()?.into_sample()?.to_owned())).collect()
 /// }
 /// let samples = read("up{job=\"a\\\"b\"} 1\n".to_string());

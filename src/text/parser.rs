@@ -76,7 +76,7 @@ impl Format {
 ///
 /// # Example
 /// ```
-/// use promrate::{Format, Parser, ParseErrorKind};
+/// use promrate::{Format, Parser, error::ParseErrorKind};
 /// let parser = Parser::new(Format::PrometheusText).label_limit(1);
 /// let err = parser.parse("a{x=\"1\",y=\"2\",z=\"3\"} 1\n").next().unwrap().unwrap_err();
 /// assert_eq!(err.kind, ParseErrorKind::LabelLimit { limit: 1, labels: 3 });
@@ -119,7 +119,7 @@ impl Parser {
     /// ```
     /// let parser = promrate::Parser::default().max_line_len(4);
     /// let err = parser.parse("abcde 1").next().unwrap().unwrap_err();
-    /// assert_eq!(err.kind, promrate::ParseErrorKind::LineTooLong { limit: 4, length: 7 });
+    /// assert_eq!(err.kind, promrate::error::ParseErrorKind::LineTooLong { limit: 4, length: 7 });
     /// ```
     pub fn max_line_len(mut self, bytes: usize) -> Self {
         self.limits.line_length = bytes;
@@ -147,7 +147,7 @@ impl Parser {
     /// ```
     /// let parser = promrate::Parser::default().label_name_length_limit(3);
     /// let err = parser.parse("a{abcd=\"x\"} 1").next().unwrap().unwrap_err();
-    /// assert_eq!(err.kind, promrate::ParseErrorKind::LabelNameLengthLimit { limit: 3, length: 4 });
+    /// assert_eq!(err.kind, promrate::error::ParseErrorKind::LabelNameLengthLimit { limit: 3, length: 4 });
     /// assert_eq!(err.column, 3);
     /// ```
     pub fn label_name_length_limit(mut self, bytes: usize) -> Self {
@@ -163,7 +163,7 @@ impl Parser {
     /// let parser = promrate::Parser::default().label_value_length_limit(2);
     /// assert!(parser.parse("a{b=\"\\n\\n\"} 1").next().unwrap().is_ok()); // two bytes unescaped
     /// let err = parser.parse("a{b=\"xyz\"} 1").next().unwrap().unwrap_err();
-    /// assert_eq!(err.kind, promrate::ParseErrorKind::LabelValueLengthLimit { limit: 2, length: 3 });
+    /// assert_eq!(err.kind, promrate::error::ParseErrorKind::LabelValueLengthLimit { limit: 2, length: 3 });
     /// ```
     pub fn label_value_length_limit(mut self, bytes: usize) -> Self {
         self.limits.label_value_length = bytes;
@@ -180,7 +180,7 @@ impl Parser {
     /// let entries: Vec<_> = parser.parse("a 1\nb 2\nc 3\nd 4\n").collect();
     /// assert_eq!(entries.len(), 3);
     /// let err = entries[2].as_ref().unwrap_err();
-    /// assert_eq!((err.line, &err.kind), (3, &promrate::ParseErrorKind::SampleLimit { limit: 2, samples: 4 }));
+    /// assert_eq!((err.line, &err.kind), (3, &promrate::error::ParseErrorKind::SampleLimit { limit: 2, samples: 4 }));
     /// ```
     pub fn sample_limit(mut self, count: usize) -> Self {
         self.limits.samples = count;
@@ -195,7 +195,7 @@ impl Parser {
     /// let parser = promrate::Parser::default().body_size_limit(3);
     /// let entries: Vec<_> = parser.parse("a 1\n").collect();
     /// assert_eq!(entries.len(), 1);
-    /// assert_eq!(entries[0].as_ref().unwrap_err().kind, promrate::ParseErrorKind::BodySizeLimit { limit: 3, size: 4 });
+    /// assert_eq!(entries[0].as_ref().unwrap_err().kind, promrate::error::ParseErrorKind::BodySizeLimit { limit: 3, size: 4 });
     /// ```
     pub fn body_size_limit(mut self, bytes: usize) -> Self {
         self.limits.body_size = bytes;

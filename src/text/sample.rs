@@ -72,7 +72,7 @@ impl<'page> Sample<'page> {
         super::escape::unescape(self.name, true)
     }
 
-    /// A copy that owns its text ([`OwnedSample`](crate::OwnedSample)), to keep after the
+    /// A copy that owns its text ([`OwnedSample`](crate::text::OwnedSample)), to keep after the
     /// page is gone.
     ///
     /// # Example
@@ -85,8 +85,8 @@ impl<'page> Sample<'page> {
     /// # Ok::<(), promrate::ParseError>(())
     /// ```
     #[allow(clippy::wrong_self_convention)]
-    pub fn to_owned(&self) -> crate::OwnedSample {
-        crate::OwnedSample::from(*self)
+    pub fn to_owned(&self) -> crate::text::OwnedSample {
+        crate::text::OwnedSample::from(*self)
     }
 
     /// The text of the name and labels, and whether it begins its line followed by a space

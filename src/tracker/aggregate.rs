@@ -1,7 +1,5 @@
-//! The series a [`Selector`] picks, grouped by labels: `matching`, and the folds of any
-//! figure of the caller's (`sum by`, `avg by`, `histogram_quantile`, histogram means), the
-//! escape hatch beside [`Tracker::evaluate`]. The grouping engine (`grouped`) also
-//! serves `evaluate.rs`.
+//! The series a [`Selector`] picks, grouped by labels: `matching`, and the grouping engine
+//! (`grouped`) that `evaluate.rs` and the crate's `fold` module fold figures with.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -12,47 +10,8 @@ use super::index::NameEntry;
 use super::tracked::{Label, TrackedSeries};
 use super::Tracker;
 use crate::error::QueryError;
-use crate::histogram::{self, Bucket};
 use crate::query::GroupLabels;
 use crate::select::{Selector, FAMILY_PARTS};
-
-/// A group of an aggregation: the grouping labels' values and the aggregate.
-///
-/// # Example
-/// ```
-/// let mut t = promrate::Tracker::new([]);
-/// t.ingest("q{engine=\"0\"} 2\nq{engine=\"1\"} 3\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-/// let groups = t.sum_by(&promrate::Selector::parse("q")?, &["engine"], |s| s.last_value())?;
-/// assert_eq!((groups[1].label("engine"), groups[1].value, groups[1].series), (Some("1"), 3.0, 1));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Group {
-    /// `(label, value)` for each grouping label, in the order asked (missing labels: "").
-    /// The text is shared with the tracker's series (`&*value` reads it).
-    pub labels: GroupLabels,
-    /// The aggregate.
-    pub value: f64,
-    /// How many series contributed.
-    pub series: usize,
-}
-
-impl Group {
-    /// The value of one grouping label.
-    ///
-    /// # Example
-    /// ```
-    /// let mut t = promrate::Tracker::new([]);
-    /// t.ingest("q{engine=\"0\"} 2\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let total = t.sum_by(&promrate::Selector::parse("q")?, &[], |s| s.last_value())?;
-    /// assert_eq!((total[0].label("engine"), total[0].value), (None, 2.0));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn label(&self, name: &str) -> Option<&str> {
-        self.labels.iter().find(|(k, _)| **k == *name).map(|(_, v)| &**v)
-    }
-}
 
 /// One group's key: the stored label of each `by` label (`None` where the series has
 /// none). A tracker stores each distinct label pair once, so two series have equal values
@@ -83,7 +42,7 @@ pub(super) const HISTOGRAM_PARTS: [&str; 3] = ["_bucket", "_sum", "_count"];
 
 /// The selector of the histogram a selector names: `x_bucket` (as PromQL users write it in
 /// `histogram_quantile`), `x_sum` and `x_count` name the histogram `x`.
-pub(super) fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
+pub(crate) fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
     let base = selector
         .metric_name()
         .and_then(|name| HISTOGRAM_PARTS.iter().find_map(|part| name.strip_suffix(part)));
@@ -95,7 +54,7 @@ pub(super) fn family_selector(selector: &Selector) -> Cow<'_, Selector> {
 
 /// The selector of one part (`_bucket`, `_sum`, `_count`) of the histogram `selector`
 /// names, for the check that the tracker keeps it.
-pub(super) fn part_selector(selector: &Selector, part: &str) -> Selector {
+pub(crate) fn part_selector(selector: &Selector, part: &str) -> Selector {
     let family = family_selector(selector);
     match family.metric_name() {
         Some(base) => family.with_metric_name(&format!("{base}{part}")),
@@ -106,7 +65,7 @@ pub(super) fn part_selector(selector: &Selector, part: &str) -> Selector {
 /// Which series of the names a selector picks: the whole family (`x` and its `_bucket`,
 /// `_sum`, `_count`), or one part of a histogram.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Pick<'s> {
+pub(crate) enum Pick<'s> {
     Family,
     Part(&'s str),
 }
@@ -259,7 +218,7 @@ impl Tracker {
     /// figure, `add` each next one); groups sorted by their label values. Groups are found
     /// by hash; their label values live in one flat list, and each group's labels are
     /// built once, at the end.
-    pub(super) fn grouped<T, A>(
+    pub(crate) fn grouped<T, A>(
         &self,
         selector: &Selector,
         pick: Pick<'_>,
@@ -328,14 +287,15 @@ impl Tracker {
         groups
     }
 
-    fn sum_family(
+    /// `sum by (by...) (f(series))` over the series `selector` picks as `pick` says, in
+    /// series order, as PromQL's sum adds: `(labels, sum, series)` per group.
+    pub(crate) fn sum_family(
         &self,
         selector: &Selector,
         pick: Pick<'_>,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Vec<Group> {
-        // Added in series order, as PromQL's sum does.
+    ) -> Vec<(GroupLabels, f64, usize)> {
         self.grouped(
             selector,
             pick,
@@ -348,185 +308,7 @@ impl Tracker {
             },
         )
         .into_iter()
-        .map(|(labels, (value, series))| Group {
-            labels,
-            series,
-            value,
-        })
+        .map(|(labels, (value, series))| (labels, value, series))
         .collect()
-    }
-
-    /// PromQL `sum by (by...) (f(series))` over the series `selector` picks (as
-    /// [`Tracker::matching`] picks them): `f` gives each series' figure (`None` leaves it
-    /// out). Groups are sorted by their label values. The escape hatch for a figure of
-    /// your own; rates, increases and EWMAs are [`Tracker::evaluate`]'s.
-    ///
-    /// # Errors
-    /// [`QueryError::NotTracked`] if the tracker's selectors may not keep every series
-    /// `selector` picks.
-    ///
-    /// # Example
-    /// ```
-    /// let mut t = promrate::Tracker::new([]);
-    /// t.ingest("q{e=\"0\"} 2\nq{e=\"1\"} 3\nq{e=\"1\",x=\"y\"} 4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let groups = t.sum_by(&promrate::Selector::parse("q")?, &["e"], |s| s.last_value())?;
-    /// assert_eq!(groups.iter().map(|g| g.value).collect::<Vec<_>>(), [2.0, 7.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn sum_by(
-        &self,
-        selector: &Selector,
-        by: &[&str],
-        f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Result<Vec<Group>, QueryError> {
-        self.check_tracked(selector)?;
-        Ok(self.sum_family(selector, Pick::Family, by, f))
-    }
-
-    /// PromQL `avg by (by...) (f(series))`, e.g. KV-cache usage across engines.
-    ///
-    /// # Errors
-    /// As [`Tracker::sum_by`].
-    ///
-    /// # Example
-    /// ```
-    /// let mut t = promrate::Tracker::new([]);
-    /// t.ingest("kv{e=\"0\"} 0.2\nkv{e=\"1\"} 0.4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let avg = t.avg_by(&promrate::Selector::parse("kv")?, &[], |s| s.last_value())?;
-    /// assert!((avg[0].value - 0.3).abs() < 1e-12);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn avg_by(
-        &self,
-        selector: &Selector,
-        by: &[&str],
-        f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Result<Vec<Group>, QueryError> {
-        let mut groups = self.sum_by(selector, by, f)?;
-        for group in &mut groups {
-            group.value /= group.series as f64;
-        }
-        Ok(groups)
-    }
-
-    /// PromQL `histogram_quantile(q, sum by (le, by...) (f(<histogram>_bucket)))` for the
-    /// histogram(s) `selector` names: `f` gives each bucket series' figure, typically a
-    /// windowed increase or rate. A group whose buckets give no quantile
-    /// ([`histogram::quantile`] is `None`: no `+Inf` bucket, no observations) keeps its
-    /// place with NaN, as PromQL answers.
-    ///
-    /// # Errors
-    /// [`QueryError::NotTracked`] if the tracker may not keep every series of the parts
-    /// read.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let mut t = promrate::Tracker::new([]);
-    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-    /// let page = |a: u32, b: u32, c: u32| format!("# TYPE ttft histogram\nttft_bucket{{le=\"0.1\"}} {a}\nttft_bucket{{le=\"1\"}} {b}\nttft_bucket{{le=\"+Inf\"}} {c}\n");
-    /// t.ingest(&page(0, 0, 0), at(0))?;
-    /// t.ingest(&page(10, 30, 40), at(10))?;
-    /// let ttft = promrate::Selector::parse("ttft")?;
-    /// let rule = promrate::WindowRule::new(TimeDelta::seconds(10));
-    /// let p50 = t.histogram_quantile(0.5, &ttft, &[], |s| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase))?;
-    /// assert!((p50[0].value - 0.55).abs() < 1e-12); // rank 20: halfway through (0.1, 1]
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn histogram_quantile(
-        &self,
-        q: f64,
-        selector: &Selector,
-        by: &[&str],
-        f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Result<Vec<Group>, QueryError> {
-        Ok(self
-            .histogram_buckets(selector, by, f)?
-            .into_iter()
-            .map(|(labels, buckets)| Group {
-                labels,
-                series: buckets.len(),
-                // A group without a quantile stays, with NaN, as in PromQL's answer.
-                value: histogram::quantile(q, &buckets).unwrap_or(f64::NAN),
-            })
-            .collect())
-    }
-
-    /// The buckets behind [`Tracker::histogram_quantile`], per group: `(le, f(series))` of
-    /// every `_bucket` series of the histogram(s) `selector` names, for combining
-    /// histograms across trackers.
-    ///
-    /// # Errors
-    /// [`QueryError::NotTracked`] if the tracker may not keep every series of the parts
-    /// read.
-    ///
-    /// # Example
-    /// ```
-    /// let mut t = promrate::Tracker::new([]);
-    /// t.ingest("# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 4\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// let groups = t.histogram_buckets(&promrate::Selector::parse("h")?, &[], |s| s.last_value())?;
-    /// assert_eq!(groups[0].1.iter().map(|b| (b.upper_bound, b.count)).collect::<Vec<_>>(), [(1.0, 3.0), (f64::INFINITY, 4.0)]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn histogram_buckets(
-        &self,
-        selector: &Selector,
-        by: &[&str],
-        f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Result<Vec<(GroupLabels, Vec<Bucket>)>, QueryError> {
-        self.check_tracked(&part_selector(selector, "_bucket"))?;
-        let bucket = |series: &TrackedSeries| {
-            let upper_bound = series.label("le")?.parse::<f64>().ok()?;
-            Some(Bucket {
-                upper_bound,
-                count: f(series)?,
-            })
-        };
-        let family = family_selector(selector);
-        Ok(self.grouped(&family, Pick::Part("_bucket"), by, bucket, |b| vec![b], Vec::push))
-    }
-
-    /// Mean observation per group of the histogram(s) `selector` names:
-    /// `sum by (by) (f(<histogram>_sum)) / sum by (by) (f(<histogram>_count))`.
-    ///
-    /// # Errors
-    /// [`QueryError::NotTracked`] if the tracker may not keep every series of the parts
-    /// read.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// let mut t = promrate::Tracker::new([]);
-    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-    /// t.ingest("# TYPE l histogram\nl_sum 0\nl_count 0\n", at(0))?;
-    /// t.ingest("# TYPE l histogram\nl_sum 3\nl_count 4\n", at(10))?;
-    /// let l = promrate::Selector::parse("l")?;
-    /// let rule = promrate::WindowRule::new(TimeDelta::seconds(10));
-    /// let mean = t.histogram_mean(&l, &[], |s| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase))?;
-    /// assert_eq!(mean[0].value, 0.75);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn histogram_mean(
-        &self,
-        selector: &Selector,
-        by: &[&str],
-        f: impl Fn(&TrackedSeries) -> Option<f64>,
-    ) -> Result<Vec<Group>, QueryError> {
-        self.check_tracked(&part_selector(selector, "_sum"))?;
-        self.check_tracked(&part_selector(selector, "_count"))?;
-        let family = family_selector(selector);
-        let sums = self.sum_family(&family, Pick::Part("_sum"), by, &f);
-        let counts = self.sum_family(&family, Pick::Part("_count"), by, &f);
-        Ok(sums
-            .into_iter()
-            .filter_map(|sum| {
-                // Both are sorted by their labels.
-                let count = &counts[counts.binary_search_by(|c| c.labels.cmp(&sum.labels)).ok()?];
-                Some(Group {
-                    value: histogram::mean(sum.value, count.value)?,
-                    ..sum
-                })
-            })
-            .collect())
     }
 }

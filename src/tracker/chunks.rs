@@ -126,7 +126,7 @@ impl Tracker {
     /// let page: &[u8] = b"# TYPE a counter\na_total{x=\"1\"} 1\na_total{x=\"2\"} 2\n";
     /// let report = t.ingest_reader(page, at)?;
     /// assert_eq!(report.samples, 2);
-    /// # Ok::<(), promrate::ReadError>(())
+    /// # Ok::<(), promrate::error::ReadError>(())
     /// ```
     pub fn ingest_reader(
         &mut self,

@@ -1,60 +1,16 @@
-//! The front door: a [`Query`] answered per group, each figure or why it has none.
-//! Rates, increases and EWMAs ([`Tracker::evaluate`]), a histogram's quantile
-//! ([`Tracker::quantile`]) and mean ([`Tracker::mean`]) all read each series through
-//! `series_figure`, so an estimator means the same in all three.
+//! The front door: a [`Query`] answered per group, each figure or why it has none. Every
+//! reading (a sum, a histogram's quantile, mean or buckets) folds the figures
+//! `figure.rs` gives per series, so an estimator means the same in all of them.
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
 use super::aggregate::{family_selector, part_selector, Pick, HISTOGRAM_PARTS};
+use super::figure::Covered;
 use super::{TrackedSeries, Tracker};
 use crate::error::{NoValue, QueryError};
 use crate::histogram::{self, Bucket};
-use crate::promql::millis_to_time;
-use crate::query::{Answer, Coverage, Estimator, GroupAnswer, Modifier, Query, SeriesScope};
+use crate::query::{Answer, Estimator, GroupAnswer, GroupLabels, Query, Reading};
 use crate::select::Selector;
-use crate::series::{CounterSeries, Shortened};
-
-/// One series' figure and the time its points cover.
-type Figure = Result<(f64, Option<Covered>), NoValue>;
-
-/// The time points cover, in milliseconds while a query folds (times are built once, for
-/// the answer): the oldest start, the newest end, the longest span of one series.
-#[derive(Debug, Clone, Copy)]
-struct Covered {
-    start_ms: i64,
-    end_ms: i64,
-    longest_ms: i64,
-    shortened: Option<Shortened>,
-}
-
-impl Covered {
-    fn of(start_ms: i64, end_ms: i64, shortened: Option<Shortened>) -> Covered {
-        Covered {
-            start_ms,
-            end_ms,
-            longest_ms: end_ms - start_ms,
-            shortened,
-        }
-    }
-
-    fn merge(self, other: Covered) -> Covered {
-        Covered {
-            start_ms: self.start_ms.min(other.start_ms),
-            end_ms: self.end_ms.max(other.end_ms),
-            longest_ms: self.longest_ms.max(other.longest_ms),
-            shortened: self.shortened.or(other.shortened),
-        }
-    }
-
-    fn coverage(self) -> Coverage {
-        Coverage {
-            start: millis_to_time(self.start_ms),
-            end: millis_to_time(self.end_ms),
-            span: TimeDelta::milliseconds(self.longest_ms),
-            shortened: self.shortened,
-        }
-    }
-}
 
 /// A group's figures folded: the sum of the values, how many, the first reason of a
 /// series without one, and the coverage of those with one.
@@ -99,19 +55,54 @@ impl<T> Fold<T> {
             }
         }
     }
+
+    /// The group's value from its folded figures, or the first reason of a series without
+    /// one when none has a value.
+    fn value_or_why(&self, value: impl FnOnce(&T) -> Result<f64, NoValue>) -> Result<f64, NoValue> {
+        match &self.why {
+            Some(why) if self.series == 0 => Err(why.clone()),
+            _ => value(&self.value),
+        }
+    }
+
+    fn answer(&self, labels: GroupLabels, value: Result<f64, NoValue>, buckets: Vec<Bucket>) -> GroupAnswer {
+        GroupAnswer {
+            labels,
+            value,
+            series: self.series,
+            coverage: self.coverage.map(Covered::coverage),
+            buckets,
+        }
+    }
+}
+
+/// One bucket per bound, the figures of a bound's series summed, sorted by bound.
+fn merge_bounds(buckets: &[Bucket]) -> Vec<Bucket> {
+    let mut merged: Vec<Bucket> = buckets.to_vec();
+    merged.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
+    merged.dedup_by(|next, kept| {
+        let same = next.upper_bound == kept.upper_bound;
+        if same {
+            kept.count += next.count;
+        }
+        same
+    });
+    merged
 }
 
 impl Tracker {
     /// Answers a [`Query`]: each group's figure (the sum over its series, as PromQL's
-    /// `sum by`), or why it has none, and what time its points cover.
+    /// `sum by`; or of a histogram, with [`Query::quantile`], [`Query::mean`] or
+    /// [`Query::buckets`], its quantile, mean observation or buckets), or why it has none,
+    /// and what time its points cover.
     ///
     /// # Errors
     /// [`QueryError`] when the query cannot be answered whatever the data: a selector the
-    /// tracker does not keep, a histogram's name (its parts would be added together: ask for
-    /// `x_count`, or [`Tracker::quantile`]), a window missing or longer than the retention,
-    /// a modifier PromQL does not allow with the estimator, an EWMA window that is not the
-    /// tracker's time constant. A figure without a value is not an error: its group says why
-    /// ([`NoValue`]).
+    /// tracker does not keep, a histogram's name summed (its parts would be added together:
+    /// ask for `x_count`, or a quantile), a window missing or longer than the retention, a
+    /// modifier PromQL does not allow with the estimator, an EWMA window that is not the
+    /// tracker's time constant, a quantile outside `[0, 1]`. A figure without a value is not
+    /// an error: its group says why ([`NoValue`]).
     ///
     /// # Example
     /// ```
@@ -129,6 +120,16 @@ impl Tracker {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn evaluate(&self, query: &Query) -> Result<Answer, QueryError> {
+        match query.reading {
+            Reading::Value => self.sum_answer(query),
+            Reading::Quantile(q) => self.quantile_answer(q, query),
+            Reading::Mean => self.mean_answer(query),
+            Reading::Buckets => self.buckets_answer(query),
+        }
+    }
+
+    /// Each group's sum of its series' figures.
+    fn sum_answer(&self, query: &Query) -> Result<Answer, QueryError> {
         self.check_query(query)?;
         self.check_tracked(&query.selector)?;
         self.check_not_histogram(&query.selector)?;
@@ -146,60 +147,17 @@ impl Tracker {
         );
         let groups = groups
             .into_iter()
-            .map(|(labels, fold)| GroupAnswer {
-                labels,
-                value: if fold.series > 0 {
-                    Ok(fold.value)
-                } else {
-                    Err(fold.why.unwrap_or(NoValue::NoScrapes))
-                },
-                series: fold.series,
-                coverage: fold.coverage.map(Covered::coverage),
+            .map(|(labels, fold)| {
+                let value = fold.value_or_why(|sum| Ok(*sum));
+                fold.answer(labels, value, Vec::new())
             })
             .collect();
         Ok(self.answer(query, at, groups))
     }
 
-    /// PromQL's `histogram_quantile(q, sum by (le, ...) (f(x_bucket)))` for the histogram
-    /// the query's selector names (`x`, or `x_bucket` as PromQL users write it), each
-    /// bucket's figure computed with the query's estimator (the window increase, or PromQL's
-    /// `rate` or `increase`, give the same quantile).
-    ///
-    /// # Errors
-    /// As [`Tracker::evaluate`], for the histogram's `_bucket` series;
-    /// [`QueryError::InvalidQuantile`] for a `q` outside `[0, 1]` (PromQL would answer ±Inf:
-    /// `95` written for `0.95`). A group without a quantile says why: no `+Inf` bucket, no
-    /// observation in the window.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{Estimator, Query, Selector, Tracker};
-    /// let ttft = Selector::parse("vllm:time_to_first_token_seconds")?;
-    /// let mut tracker = Tracker::new([ttft.clone()]);
-    /// let page = |fast: u32, all: u32| format!(
-    ///     "# TYPE vllm:time_to_first_token_seconds histogram\n\
-    ///      vllm:time_to_first_token_seconds_bucket{{le=\"0.1\"}} {fast}\n\
-    ///      vllm:time_to_first_token_seconds_bucket{{le=\"1.0\"}} {all}\n\
-    ///      vllm:time_to_first_token_seconds_bucket{{le=\"+Inf\"}} {all}\n\
-    ///      vllm:time_to_first_token_seconds_count {all}\n");
-    /// let at = |s: i64| DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
-    /// tracker.ingest(&page(500, 1000), at(0))?;
-    /// tracker.ingest(&page(590, 1100), at(60))?; // in the minute: 90 of 100 under 0.1 s
-    /// let minute = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::minutes(1));
-    /// let p95 = tracker.quantile(0.95, &minute)?.value()?;
-    /// assert!((p95 - 0.55).abs() < 1e-9); // halfway through (0.1, 1.0]
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn quantile(&self, q: f64, query: &Query) -> Result<Answer, QueryError> {
-        if !(0.0..=1.0).contains(&q) {
-            return Err(QueryError::InvalidQuantile { q });
-        }
-        self.check_query(query)?;
-        self.check_tracked(&part_selector(&query.selector, "_bucket"))?;
-        let Some(at) = query.at.or_else(|| self.last_scrape()) else {
-            return Ok(self.no_scrapes(query));
-        };
+    /// Each group's buckets: `(le, figure)` of every `_bucket` series of the histogram the
+    /// query names, summed per bound.
+    fn bucket_groups(&self, query: &Query, at: DateTime<Utc>) -> Vec<(GroupLabels, Fold<Vec<Bucket>>)> {
         let by: Vec<&str> = query.by.iter().map(String::as_str).collect();
         let family = family_selector(&query.selector);
         let bucket = |series: &TrackedSeries| {
@@ -207,60 +165,70 @@ impl Tracker {
             let figure = self.series_figure(series, query, at);
             Some(figure.map(|(count, coverage)| (vec![Bucket { upper_bound, count }], coverage)))
         };
-        let groups = self.grouped(
+        self.grouped(
             &family,
             Pick::Part("_bucket"),
             &by,
             bucket,
             |figure| Fold::start(figure, Vec::new()),
             |fold, figure| fold.add(figure, |all, one| all.extend(one)),
-        );
-        let groups = groups
-            .into_iter()
-            .map(|(labels, fold)| {
-                let value = match fold.why {
-                    Some(why) if fold.series == 0 => Err(why),
-                    _ => quantile_of(q, &fold.value),
-                };
-                GroupAnswer {
-                    labels,
-                    value,
-                    series: fold.series,
-                    coverage: fold.coverage.map(Covered::coverage),
-                }
-            })
-            .collect();
-        Ok(self.answer(
-            &query.with_selector(part_selector(&query.selector, "_bucket")),
-            at,
-            groups,
-        ))
+        )
     }
 
-    /// The mean observation of the histogram (or summary) the query's selector names:
-    /// `sum by (...) (f(x_sum)) / sum by (...) (f(x_count))`, each with the query's
-    /// estimator (over a window: the mean of the observations made in it).
-    ///
-    /// # Errors
-    /// As [`Tracker::evaluate`], for the `_sum` and `_count` series. A group without
-    /// observations in the window says so.
-    ///
-    /// # Example
-    /// ```
-    /// use chrono::{DateTime, TimeDelta};
-    /// use promrate::{Estimator, Query, Selector, Tracker};
-    /// let latency = Selector::parse("e2e_seconds")?;
-    /// let mut t = Tracker::new([latency.clone()]);
-    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-    /// t.ingest("# TYPE e2e_seconds histogram\ne2e_seconds_sum 10\ne2e_seconds_count 4\n", at(0))?;
-    /// t.ingest("# TYPE e2e_seconds histogram\ne2e_seconds_sum 13\ne2e_seconds_count 8\n", at(10))?;
-    /// let mean = t.mean(&Query::new(&latency, Estimator::WindowIncrease).window(TimeDelta::seconds(10)))?;
-    /// assert_eq!(mean.value()?, 0.75); // 3 s over 4 requests
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn mean(&self, query: &Query) -> Result<Answer, QueryError> {
-        let sums = self.evaluate(&query.with_selector(part_selector(&query.selector, "_sum")))?;
-        let counts = self.evaluate(&query.with_selector(part_selector(&query.selector, "_count")))?;
+    fn check_buckets(&self, query: &Query) -> Result<Option<DateTime<Utc>>, QueryError> {
+        self.check_query(query)?;
+        self.check_tracked(&part_selector(&query.selector, "_bucket"))?;
+        Ok(query.at.or_else(|| self.last_scrape()))
+    }
+
+    /// PromQL's `histogram_quantile(q, sum by (le, ...) (f(x_bucket)))`.
+    fn quantile_answer(&self, q: f64, query: &Query) -> Result<Answer, QueryError> {
+        if !(0.0..=1.0).contains(&q) {
+            return Err(QueryError::InvalidQuantile { q });
+        }
+        let Some(at) = self.check_buckets(query)? else {
+            return Ok(self.no_scrapes(query));
+        };
+        let groups = self
+            .bucket_groups(query, at)
+            .into_iter()
+            .map(|(labels, fold)| {
+                let value = fold.value_or_why(|buckets| quantile_of(q, buckets));
+                fold.answer(labels, value, Vec::new())
+            })
+            .collect();
+        let buckets_query = query.with_selector(part_selector(&query.selector, "_bucket"));
+        Ok(self.answer(&buckets_query, at, groups))
+    }
+
+    /// Each group's buckets, merged per bound and sorted; the value is the `+Inf` bucket's.
+    fn buckets_answer(&self, query: &Query) -> Result<Answer, QueryError> {
+        let Some(at) = self.check_buckets(query)? else {
+            return Ok(self.no_scrapes(query));
+        };
+        let groups = self
+            .bucket_groups(query, at)
+            .into_iter()
+            .map(|(labels, fold)| {
+                let merged = merge_bounds(&fold.value);
+                let value = fold.value_or_why(|_| {
+                    let inf = merged.iter().find(|b| b.upper_bound == f64::INFINITY);
+                    inf.map(|b| b.count).ok_or(NoValue::NoBuckets {
+                        buckets: merged.len(),
+                        has_inf: false,
+                    })
+                });
+                fold.answer(labels, value, merged)
+            })
+            .collect();
+        let buckets_query = query.with_selector(part_selector(&query.selector, "_bucket"));
+        Ok(self.answer(&buckets_query, at, groups))
+    }
+
+    /// `sum by (...) (f(x_sum)) / sum by (...) (f(x_count))`.
+    fn mean_answer(&self, query: &Query) -> Result<Answer, QueryError> {
+        let sums = self.sum_answer(&query.with_selector(part_selector(&query.selector, "_sum")))?;
+        let counts = self.sum_answer(&query.with_selector(part_selector(&query.selector, "_count")))?;
         let groups: Vec<GroupAnswer> = sums
             .groups
             .into_iter()
@@ -312,10 +280,10 @@ impl Tracker {
     /// Whether the query's settings go together and with the tracker's.
     fn check_query(&self, query: &Query) -> Result<(), QueryError> {
         let estimator = query.estimator;
-        if let Some(modifier) = query.modifier {
+        if let Some(modifier) = query.range.modifier() {
             if !matches!(estimator, Estimator::Rate | Estimator::Increase) {
                 return Err(QueryError::ModifierNotAllowed {
-                    modifier: modifier.name(),
+                    modifier,
                     estimator: estimator.name(),
                 });
             }
@@ -325,65 +293,16 @@ impl Tracker {
                 asked,
                 tracker: self.ewma_tau,
             }),
-            (Estimator::Ewma, _) => Ok(()),
-            (_, None) => Err(QueryError::WindowMissing {
+            (_, None) if estimator.needs_window() => Err(QueryError::WindowMissing {
                 estimator: estimator.name(),
             }),
-            (_, Some(window)) if window > self.retention => Err(QueryError::WindowBeyondRetention {
-                window,
-                retention: self.retention,
-            }),
+            (_, Some(window)) if estimator.needs_window() && window > self.retention => {
+                Err(QueryError::WindowBeyondRetention {
+                    window,
+                    retention: self.retention,
+                })
+            }
             _ => Ok(()),
-        }
-    }
-
-    /// One series' figure at `at`, or why it has none.
-    fn series_figure(&self, series: &TrackedSeries, query: &Query, at: DateTime<Utc>) -> Figure {
-        if query.scope == SeriesScope::NewestPage && !self.on_newest_page(series) {
-            let newest = series.newest_ms().unwrap_or(0);
-            return Err(NoValue::NotOnNewestPage {
-                last_seen: millis_to_time(newest),
-            });
-        }
-        let counter = series.counter().ok_or_else(|| NoValue::NotACounter {
-            name: series.name().to_string(),
-        })?;
-        // Ewma needs no window; check_query made sure every other estimator has one.
-        let window = query.window.unwrap_or(self.ewma_tau);
-        match query.estimator {
-            Estimator::WindowRate | Estimator::WindowIncrease => {
-                let w = counter.measure(&query.window_rule(window), at.timestamp_millis())?;
-                let value = if query.estimator == Estimator::WindowRate {
-                    w.rate()
-                } else {
-                    w.increase
-                };
-                Ok((value, Some(Covered::of(w.start_ms, w.end_ms, w.shortened))))
-            }
-            Estimator::Rate | Estimator::Increase | Estimator::Irate => {
-                // A counter without a created time of its own starts when its target's
-                // process did (`Tracker::start_time_gauge`).
-                let target_starts = (query.start_timestamps && !counter.has_created())
-                    .then(|| {
-                        let window_start = at.timestamp_millis() - window.num_milliseconds();
-                        let times = counter.points().iter().map(|p| p.timestamp_ms);
-                        self.starts.column(series, window_start, times)
-                    })
-                    .flatten();
-                promql_figure(counter, query, window, at, target_starts.as_deref())
-            }
-            Estimator::Ewma => {
-                let newest = counter.last().map(|p| p.timestamp_ms).unwrap_or(i64::MIN);
-                if at.timestamp_millis() < newest {
-                    return Err(NoValue::EwmaAtEarlierTime {
-                        at,
-                        newest: millis_to_time(newest),
-                    });
-                }
-                counter.ewma_erratic()?;
-                let ewma = counter.ewma_rate().ok_or(NoValue::EwmaNotStarted)?;
-                Ok((ewma, None))
-            }
         }
     }
 
@@ -419,9 +338,7 @@ impl Tracker {
         Answer {
             groups,
             at,
-            window: (query.estimator != Estimator::Ewma)
-                .then_some(query.window)
-                .flatten(),
+            window: query.estimator.needs_window().then_some(query.window).flatten(),
             empty,
             missing_labels,
         }
@@ -476,56 +393,6 @@ impl Tracker {
     }
 }
 
-/// PromQL's `rate`, `increase` or `irate` (with the query's modifier) of one counter, with
-/// the time its points in the window cover.
-fn promql_figure(
-    counter: &CounterSeries,
-    query: &Query,
-    window: TimeDelta,
-    at: DateTime<Utc>,
-    target_starts: Option<&[Option<i64>]>,
-) -> Figure {
-    let range = query.range_functions(window);
-    let points = counter.points();
-    let value = match (query.estimator, query.modifier, target_starts) {
-        (Estimator::Rate, None, Some(starts)) => range.with_start_millis(starts).rate(points, at),
-        (Estimator::Increase, None, Some(starts)) => range.with_start_millis(starts).increase(points, at),
-        (Estimator::Irate, _, Some(starts)) => range.with_start_millis(starts).irate(points, at),
-        _ => promql_value(counter, query, &range, at),
-    };
-    let Some(value) = value else {
-        range.check(points, at)?;
-        return Err(NoValue::NoAnchor {
-            lookback: query.lookback.unwrap_or(crate::promql::DEFAULT_LOOKBACK),
-        });
-    };
-    // The points in the window: (at - window, at].
-    let (start_ms, at_ms) = (
-        at.timestamp_millis() - window.num_milliseconds(),
-        at.timestamp_millis(),
-    );
-    let first = points.partition_point(|p| p.timestamp_ms <= start_ms);
-    let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
-    let coverage = (first < end).then(|| {
-        // The series' oldest point is inside the window, well after its start (a point
-        // just after the start is as good as one at it: a tenth of the window is allowed).
-        let late_start = first == 0 && points[0].timestamp_ms - start_ms > window.num_milliseconds() / 10;
-        let shortened = late_start.then(|| {
-            if counter.has_let_go() {
-                Shortened::Retention
-            } else {
-                Shortened::SinceFirstPoint
-            }
-        });
-        Covered::of(
-            points[first].timestamp_ms,
-            points[end - 1].timestamp_ms,
-            shortened,
-        )
-    });
-    Ok((value, coverage))
-}
-
 /// The quantile of one group's buckets, or why there is none.
 fn quantile_of(q: f64, buckets: &[Bucket]) -> Result<f64, NoValue> {
     histogram::quantile(q, buckets).ok_or_else(|| {
@@ -542,27 +409,4 @@ fn quantile_of(q: f64, buckets: &[Bucket]) -> Result<f64, NoValue> {
             }
         }
     })
-}
-
-/// PromQL's figure of `counter` with its own start times, or values only.
-fn promql_value(
-    counter: &CounterSeries,
-    query: &Query,
-    range: &crate::promql::RangeFunctions,
-    at: DateTime<Utc>,
-) -> Option<f64> {
-    let points = counter.points();
-    match (query.estimator, query.modifier) {
-        (Estimator::Rate, None) if query.start_timestamps => counter.rate(range, at),
-        (Estimator::Increase, None) if query.start_timestamps => counter.increase(range, at),
-        (Estimator::Irate, _) if query.start_timestamps => counter.irate(range, at),
-        (Estimator::Rate, None) => range.rate(points, at),
-        (Estimator::Increase, None) => range.increase(points, at),
-        (Estimator::Irate, _) => range.irate(points, at),
-        (Estimator::Rate, Some(Modifier::Anchored)) => range.anchored().rate(points, at),
-        (Estimator::Increase, Some(Modifier::Anchored)) => range.anchored().increase(points, at),
-        (Estimator::Rate, Some(Modifier::Smoothed)) => range.smoothed().rate(points, at),
-        (Estimator::Increase, Some(Modifier::Smoothed)) => range.smoothed().increase(points, at),
-        _ => None,
-    }
 }

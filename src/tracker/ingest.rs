@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 
 use super::positions::Target;
 use super::roles::{self, Role};
-use super::{new_counter, IngestReport, Refusal, ResetEvent, SeriesData, TrackedSeries, Tracker};
-use crate::error::{IngestError, ParseError, ParseErrorKind, SeriesError};
+use super::{new_counter, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker};
+use crate::error::{IngestError, ParseError, ParseErrorKind, Refusal, SeriesError};
 use crate::promql::millis_to_time;
 use crate::series::GaugeSeries;
 use crate::text::limits::Limits;

@@ -59,6 +59,7 @@ mod aggregate;
 pub(crate) mod agreement;
 mod chunks;
 mod evaluate;
+mod figure;
 mod index;
 mod ingest;
 mod nearest;
@@ -73,13 +74,13 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-pub use aggregate::Group;
+pub(crate) use aggregate::{family_selector, part_selector, Pick};
 pub use chunks::IngestChunks;
 use index::SeriesIndex;
 use ingest::{Carried, Held};
 use nearest::PageNames;
 use positions::PositionCache;
-pub use report::{IngestReport, ProcessRestart, Refusal, ResetEvent, Unmatched};
+pub use report::{IngestReport, ProcessRestart, ResetEvent, Unmatched};
 use roles::{KnownFamilies, Rules};
 use starts::StartTimes;
 pub use tracked::{SeriesData, TrackedSeries};

@@ -5,7 +5,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
-use crate::error::{ParseError, SeriesError};
+use crate::error::{ParseError, Refusal};
 use crate::series::ResetCause;
 use crate::text::write::series_text;
 
@@ -44,7 +44,7 @@ pub struct ResetEvent {
 /// // Restarted at 250 s and already past 500: only the start time tells.
 /// let report = t.ingest("process_start_time_seconds 250\ntokens_total 700\n", at(300))?;
 /// let restart = &report.process_restarts[0];
-/// assert_eq!((restart.from, restart.to, restart.cause), (at(100), at(250), promrate::ResetCause::ProcessRestarted));
+/// assert_eq!((restart.from, restart.to, restart.cause), (at(100), at(250), promrate::series::ResetCause::ProcessRestarted));
 /// assert_eq!(t.get("tokens_total", &[]).unwrap().counter().unwrap().total_increase(), 700.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -59,37 +59,6 @@ pub struct ProcessRestart {
     pub to: DateTime<Utc>,
     /// [`ResetCause::ProcessRestarted`], or [`ResetCause::StartWentBack`].
     pub cause: ResetCause,
-}
-
-/// A sample a series refused, and why ([`IngestReport::first_refused`]).
-///
-/// # Example
-/// ```
-/// let mut t = promrate::Tracker::new([]);
-/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
-/// t.ingest("a_total 5 2000\n", at(3))?;
-/// let report = t.ingest("a_total 6 1000\n", at(4))?;
-/// let refusal = report.first_refused.unwrap();
-/// assert_eq!((refusal.name.as_str(), refusal.line), ("a_total", 1));
-/// let (one, two) = (chrono::DateTime::from_timestamp(1, 0).unwrap(), chrono::DateTime::from_timestamp(2, 0).unwrap());
-/// assert_eq!(refusal.error, promrate::SeriesError::NotAfterLast { at: one, last: two });
-/// assert_eq!(
-///     refusal.to_string(),
-///     "line 1: a_total: a sample at 1970-01-01T00:00:01Z is not after the series' newest point at 1970-01-01T00:00:02Z"
-/// );
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Refusal {
-    /// The series' metric name.
-    pub name: String,
-    /// Its labels, sorted.
-    pub labels: Vec<(String, String)>,
-    /// The page's line that held the refused sample (1-based).
-    pub line: usize,
-    /// Why the sample was refused.
-    pub error: SeriesError,
 }
 
 /// What one [`Tracker::ingest`](crate::Tracker::ingest) did.
@@ -134,20 +103,6 @@ pub struct IngestReport {
     pub unmatched: Option<Unmatched>,
 }
 
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: ", self.line)?;
-        series_text(f, &self.name, self.labels.iter().map(|(k, v)| (k, v)))?;
-        write!(f, ": {}", self.error)
-    }
-}
-
-impl std::error::Error for Refusal {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
-
 /// Selectors of the tracker that matched none of a page's samples
 /// ([`IngestReport::unmatched`]), with the names on the page nearest to those asked: a
 /// misspelled name, or `vllm_` written where `vllm:` was asked (see
@@ -188,5 +143,14 @@ impl fmt::Display for Unmatched {
             )?;
         }
         Ok(())
+    }
+}
+
+/// A refusal as its message says it: `line 3: a_total{engine="0"}: ...`.
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: ", self.line)?;
+        series_text(f, &self.name, self.labels.iter().map(|(k, v)| (k, v)))?;
+        write!(f, ": {}", self.error)
     }
 }

@@ -96,7 +96,7 @@ impl Tracker {
         self
     }
 
-    /// How much history each new series keeps. Default [`DEFAULT_RETENTION`](crate::DEFAULT_RETENTION). A
+    /// How much history each new series keeps. Default [`DEFAULT_RETENTION`](crate::tracker::DEFAULT_RETENTION). A
     /// query with a longer window is refused ([`QueryError::WindowBeyondRetention`](crate::QueryError::WindowBeyondRetention)):
     /// its answer would cover less than it asks.
     ///
@@ -118,7 +118,7 @@ impl Tracker {
     }
 
     /// Drop a series after it is missing from this many consecutive scrapes (min 1).
-    /// Default [`DEFAULT_STALE_AFTER`](crate::DEFAULT_STALE_AFTER).
+    /// Default [`DEFAULT_STALE_AFTER`](crate::tracker::DEFAULT_STALE_AFTER).
     ///
     /// # Example
     /// ```
@@ -134,7 +134,7 @@ impl Tracker {
         self
     }
 
-    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`](crate::CounterSeries::ewma_rate)).
+    /// The EWMA time constant for new counter series (see [`CounterSeries::ewma_rate`](crate::series::CounterSeries::ewma_rate)).
     ///
     /// # Example
     /// ```
@@ -156,7 +156,7 @@ impl Tracker {
     }
 
     /// New counter series start their EWMA afresh after an interval longer than `gap`
-    /// (see [`CounterSeries::ewma_restart_after`](crate::CounterSeries::ewma_restart_after)): after an outage the smoothed rate is
+    /// (see [`CounterSeries::ewma_restart_after`](crate::series::CounterSeries::ewma_restart_after)): after an outage the smoothed rate is
     /// the rate since recovery, not a blend with the rate before it.
     ///
     /// # Example
@@ -237,7 +237,7 @@ impl Tracker {
 
     /// The gauge whose value is a target's process start time (Unix seconds): when it
     /// changes, every counter of that target without a created time of its own restarted
-    /// ([`ResetCause::ProcessRestarted`](crate::ResetCause::ProcessRestarted)), and its
+    /// ([`ResetCause::ProcessRestarted`](crate::series::ResetCause::ProcessRestarted)), and its
     /// increase counts from zero at the new start, even when its value has already
     /// climbed past the old one (a restart value-only detection misses). A start that goes
     /// backwards makes the target's counters erratic: no window rate or EWMA while it is

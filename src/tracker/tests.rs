@@ -128,7 +128,7 @@ fn a_reused_slot_is_not_mistaken_for_its_old_series() {
 /// Every parser limit fails the whole scrape, as Prometheus does, and changes nothing.
 #[test]
 fn a_scrape_over_a_limit_is_refused_whole() {
-    use crate::{Format, ParseErrorKind, Parser};
+    use crate::{error::ParseErrorKind, Format, Parser};
     let good = "a_total{k=\"1\"} 1\nb_total 1\n";
     let over =
         "a_total{k=\"1\"} 2\nb_total 2\nc_total{k=\"1\",l=\"2\",m=\"3\"} 2\nd_total{long_name=\"x\"} 2\n";
@@ -482,7 +482,7 @@ fn an_export_of_a_range_records_each_sample_once() {
 #[test]
 fn a_series_stays_small() {
     assert!(std::mem::size_of::<TrackedSeries>() <= 120);
-    assert!(std::mem::size_of::<crate::CounterSeries>() <= 80);
+    assert!(std::mem::size_of::<crate::series::CounterSeries>() <= 80);
     assert_eq!(
         std::mem::size_of::<Option<TrackedSeries>>(),
         std::mem::size_of::<TrackedSeries>()
@@ -519,31 +519,24 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
         ["lat_bucket", "lat_bucket", "lat_count", "lat_sum"],
         "job=b and other_total are not selected"
     );
-    let rule = WindowRule::new(TimeDelta::seconds(10));
-    let increase = |s: &TrackedSeries| Some(s.counter()?.window_increase(&rule, at(10)).ok()?.increase);
     let named = |text: &str| Selector::parse(text).unwrap();
-    let by_family = t
-        .histogram_quantile(0.5, &named(r#"lat{job="a"}"#), &[], increase)
-        .unwrap();
-    let by_bucket = t
-        .histogram_quantile(0.5, &named(r#"lat_bucket{job="a"}"#), &[], increase)
-        .unwrap();
-    assert_eq!(by_family.len(), 1);
+    let over =
+        |text: &str| Query::new(&named(text), Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+    let by_family = t.evaluate(&over(r#"lat{job="a"}"#).quantile(0.5)).unwrap();
+    let by_bucket = t.evaluate(&over(r#"lat_bucket{job="a"}"#).quantile(0.5)).unwrap();
+    assert_eq!(by_family.groups.len(), 1);
     assert_eq!(by_family, by_bucket);
-    let mean = t
-        .histogram_mean(&named(r#"lat{job="a"}"#), &[], increase)
-        .unwrap();
-    assert_eq!(mean[0].value, 1.5);
-    assert_eq!(
-        t.histogram_mean(&named(r#"lat_sum{job="a"}"#), &[], increase)
-            .unwrap(),
-        mean
-    );
+    let mean = t.evaluate(&over(r#"lat{job="a"}"#).mean()).unwrap();
+    assert_eq!(mean.value(), Ok(1.5));
+    assert_eq!(t.evaluate(&over(r#"lat_sum{job="a"}"#).mean()).unwrap(), mean);
     // The same name means the same series everywhere: the series Tracker::new kept are
-    // the ones `matching`, `sum_by` and the queries read.
+    // the ones `matching`, `fold::sum_by` and the queries read.
     let lat = Selector::parse(r#"lat{job="a"}"#).unwrap();
     assert_eq!(t.matching(&lat).unwrap().count(), 4);
-    assert_eq!(t.sum_by(&lat, &[], |_| Some(1.0)).unwrap()[0].series, 4);
+    assert_eq!(
+        crate::fold::sum_by(&t, &lat, &[], |_| Some(1.0)).unwrap()[0].series,
+        4
+    );
     let window = Query::new(&lat, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
     assert!(matches!(
         t.evaluate(&window),
@@ -552,8 +545,11 @@ fn a_selector_naming_a_histogram_tracks_its_parts() {
     let count = Selector::parse(r#"lat_count{job="a"}"#).unwrap();
     let observations = Query::new(&count, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
     assert_eq!(t.evaluate(&observations).unwrap().value(), Ok(4.0));
-    assert_eq!(t.quantile(0.5, &window).unwrap().groups[0].series, 2);
-    assert_eq!(t.mean(&window).unwrap().value(), Ok(1.5));
+    assert_eq!(
+        t.evaluate(&window.clone().quantile(0.5)).unwrap().groups[0].series,
+        2
+    );
+    assert_eq!(t.evaluate(&window.clone().mean()).unwrap().value(), Ok(1.5));
     // job="b" was never kept: asking about it is an error that says so.
     let b = Selector::parse(r#"lat{job="b"}"#).unwrap();
     assert!(matches!(t.matching(&b), Err(QueryError::NotTracked { .. })));

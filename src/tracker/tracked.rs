@@ -75,6 +75,14 @@ impl TrackedSeries {
         .map(|p| p.timestamp_ms)
     }
 
+    /// Its points, oldest first.
+    pub(super) fn points(&self) -> &[crate::promql::Point] {
+        match &self.data {
+            SeriesData::Counter(c) => c.points(),
+            SeriesData::Gauge(g) => g.points(),
+        }
+    }
+
     /// Whether the newest point is at `at_ms`.
     pub(super) fn has_point_at(&self, at_ms: i64) -> bool {
         let newest = match &self.data {
@@ -177,7 +185,7 @@ impl TrackedSeries {
     /// ```
     /// # let mut t = promrate::Tracker::new([]);
     /// # t.ingest("up 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
-    /// assert!(matches!(t.series().next().unwrap().data(), promrate::SeriesData::Gauge(_)));
+    /// assert!(matches!(t.series().next().unwrap().data(), promrate::tracker::SeriesData::Gauge(_)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn data(&self) -> &SeriesData {

@@ -5,7 +5,7 @@
 //! `max_series`, the parser's limits, OpenMetrics, `_created`, start times).
 
 use chrono::{DateTime, TimeDelta, Utc};
-use promrate::{Format, Parser, Selector, SeriesData, Tracker};
+use promrate::{tracker::SeriesData, Format, Parser, Selector, Tracker};
 use proptest::prelude::*;
 
 use super::data;
@@ -135,7 +135,7 @@ fn agree(name: &str, page: &str, setting: usize, cuts: &[usize]) {
             chunked
                 .ingest_reader(Cut(chunks(page.as_bytes(), cuts)), at(n as i64))
                 .map_err(|e| match e {
-                    promrate::ReadError::Ingest(e) => e,
+                    promrate::error::ReadError::Ingest(e) => e,
                     e => panic!("{e}"),
                 })
         };
@@ -206,6 +206,6 @@ fn a_line_that_is_not_utf8_is_a_bad_line() {
     let error = report.first_error.unwrap();
     assert_eq!(
         (error.line, error.column, error.kind),
-        (2, 6, promrate::ParseErrorKind::InvalidUtf8)
+        (2, 6, promrate::error::ParseErrorKind::InvalidUtf8)
     );
 }

@@ -1,7 +1,7 @@
 //! Defaults accept what Prometheus accepts; limits are opt-in, named as Prometheus names
 //! them, and each refuses with its own typed error at the right place.
 
-use promrate::{Format, ParseErrorKind, Parser};
+use promrate::{error::ParseErrorKind, Format, Parser};
 
 /// A valid sample with a 1 MiB label value (all four reference parsers accept it).
 #[test]

@@ -519,7 +519,7 @@ mod round_trip {
 #[test]
 fn a_tracker_takes_start_timestamps_as_created_times() {
     use chrono::{TimeDelta, TimeZone, Utc};
-    use promrate::{ResetCause, Selector, Tracker};
+    use promrate::{series::ResetCause, Selector, Tracker};
     let mut tracker = Tracker::new(vec![Selector::parse("requests_total").unwrap()]);
     tracker.read_as(Format::OpenMetrics2);
     let t0 = Utc.timestamp_opt(1_700_000_000, 0).unwrap();

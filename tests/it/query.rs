@@ -8,7 +8,8 @@ use proptest::prelude::*;
 
 use promrate::promql::{RangeFunctions, Semantics};
 use promrate::{
-    Estimator, Format, NoValue, Query, QueryError, Selector, SeriesScope, Shortened, Tracker, WindowRule,
+    fold, Estimator, Format, NoValue, Query, QueryError, Selector, SeriesScope, Shortened, Tracker,
+    WindowRule,
 };
 
 use crate::data;
@@ -58,7 +59,7 @@ proptest! {
             .collect();
         let range = RangeFunctions::new(window);
         let rule = WindowRule::new(window);
-        type SeriesFn<'a> = Box<dyn Fn(&promrate::CounterSeries) -> Option<f64> + 'a>;
+        type SeriesFn<'a> = Box<dyn Fn(&promrate::series::CounterSeries) -> Option<f64> + 'a>;
         let cases: [(Estimator, SeriesFn<'_>); 6] = [
             (Estimator::Rate, Box::new(|c| c.rate(&range, now))),
             (Estimator::Increase, Box::new(|c| c.increase(&range, now))),
@@ -135,8 +136,7 @@ fn promql_estimators_are_promql_bit_for_bit() {
                     }
                 }
                 let query = Query::new(&sel("a_total"), estimator)
-                    .window(window)
-                    .semantics(semantics)
+                    .promql(RangeFunctions::new(window).semantics(semantics))
                     .scope(SeriesScope::UntilStale);
                 let got = tracker.evaluate(&query).unwrap().value().ok();
                 assert_eq!(
@@ -223,7 +223,11 @@ fn every_answer_without_a_value_says_why() {
     tracker.ingest("tokens_total 15\n", at(5)).unwrap();
     tracker.ingest("tokens_total 95\n", at(65)).unwrap();
     let across = tracker
-        .evaluate(&rate.clone().gap(TimeDelta::seconds(30)))
+        .evaluate(
+            &rate
+                .clone()
+                .window_rule(WindowRule::new(ten).gap(TimeDelta::seconds(30))),
+        )
         .unwrap();
     assert_eq!(across.value(), Err(NoValue::OnePointSinceGap { since: at(65) }));
     assert!(across.value().unwrap_err().to_string().contains("since the gap"));
@@ -245,7 +249,10 @@ fn every_answer_without_a_value_says_why() {
     let earlier = Query::new(&tokens, Estimator::Ewma).at(at(10));
     assert!(matches!(
         tracker.evaluate(&earlier).unwrap().value(),
-        Err(NoValue::EwmaAtEarlierTime { .. })
+        Err(NoValue::AsOfNewestPoint {
+            figure: "the EWMA",
+            ..
+        })
     ));
     // Gone from the newest page.
     tracker.ingest("other_total 1\n", at(70)).unwrap();
@@ -270,7 +277,7 @@ fn a_histogram_without_a_quantile_says_why() {
     tracker.ingest(&page(3, None), at(0)).unwrap();
     tracker.ingest(&page(5, None), at(10)).unwrap();
     assert_eq!(
-        tracker.quantile(0.5, &minute).unwrap().value(),
+        tracker.evaluate(&minute.clone().quantile(0.5)).unwrap().value(),
         Err(NoValue::NoBuckets {
             buckets: 1,
             has_inf: false
@@ -280,16 +287,16 @@ fn a_histogram_without_a_quantile_says_why() {
     tracker.ingest(&page(3, Some(4)), at(0)).unwrap();
     tracker.ingest(&page(3, Some(4)), at(10)).unwrap();
     assert_eq!(
-        tracker.quantile(0.5, &minute).unwrap().value(),
+        tracker.evaluate(&minute.clone().quantile(0.5)).unwrap().value(),
         Err(NoValue::NoObservations)
     );
     // A percentile written for a fraction (PromQL would answer +Inf), or NaN: the query's mistake.
     for q in [95.0, -0.5, f64::NAN] {
-        let err = tracker.quantile(q, &minute).unwrap_err();
+        let err = tracker.evaluate(&minute.clone().quantile(q)).unwrap_err();
         assert!(matches!(err, QueryError::InvalidQuantile { .. }), "{err}");
     }
     assert!(tracker
-        .quantile(95.0, &minute)
+        .evaluate(&minute.clone().quantile(95.0))
         .unwrap_err()
         .to_string()
         .contains("0.95"));
@@ -301,7 +308,11 @@ fn a_histogram_without_a_quantile_says_why() {
     );
     assert!(err.to_string().contains("`lat_count`"), "{err}");
     assert_eq!(
-        tracker.mean(&minute).unwrap().value().unwrap_err(),
+        tracker
+            .evaluate(&minute.clone().mean())
+            .unwrap()
+            .value()
+            .unwrap_err(),
         NoValue::NoSeries {
             selector: "{__name__=\"lat_sum\"}".into(),
             nearest: vec!["lat_bucket".into()],
@@ -330,8 +341,7 @@ fn a_query_that_cannot_be_answered_is_an_error_that_says_what_to_change() {
         ),
         (
             Query::new(&tokens, Estimator::Irate)
-                .window(TimeDelta::seconds(5))
-                .anchored(),
+                .promql(RangeFunctions::new(TimeDelta::seconds(5)).anchored()),
             "`anchored` goes with PromQL's rate and increase only",
         ),
         (
@@ -474,7 +484,8 @@ fn coverage_says_what_the_points_cover_and_why_it_is_short() {
     // After an outage, with a gap rule: the window starts after the gap, and says so.
     tracker.ingest("tokens_total 1900\n", at(190)).unwrap();
     tracker.ingest("tokens_total 2000\n", at(200)).unwrap();
-    let after = tracker.evaluate(&window(20).gap(TimeDelta::seconds(25))).unwrap();
+    let gap_rule = WindowRule::new(TimeDelta::seconds(20)).gap(TimeDelta::seconds(25));
+    let after = tracker.evaluate(&window(20).window_rule(gap_rule)).unwrap();
     let coverage = after.groups[0].coverage.unwrap();
     assert_eq!(
         (coverage.start, coverage.shortened),
@@ -585,8 +596,8 @@ fn vllm_openmetrics_pages_read_with_the_preset() {
         assert_eq!(from_text.ingest(&text, at(0)).unwrap().bad_lines, 0);
         for selector in &selectors {
             let sum = |t: &Tracker| {
-                let groups = t.sum_by(selector, &[], |s| s.last_value()).unwrap();
-                (groups[0].series, groups[0].value)
+                let answer = t.evaluate(&Query::new(selector, Estimator::Last)).unwrap();
+                (answer.groups[0].series, answer.value().unwrap())
             };
             let (series, value) = sum(&preset);
             assert!(series > 0, "{selector}");
@@ -626,9 +637,9 @@ fn a_histogram_name_means_the_same_everywhere() {
             "{name}: matching"
         );
         assert_eq!(
-            tracker.sum_by(&selector, &[], |_| Some(1.0)).unwrap()[0].series,
+            fold::sum_by(&tracker, &selector, &[], |_| Some(1.0)).unwrap()[0].series,
             on_page,
-            "{name}: sum_by"
+            "{name}: fold::sum_by"
         );
         let increase = Query::new(&selector, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
         if name == "vllm:generation_tokens_total" {
@@ -645,13 +656,19 @@ fn a_histogram_name_means_the_same_everywhere() {
                 }
                 other => panic!("{name}: {other:?}"),
             }
-            let buckets = tracker.quantile(0.5, &increase).unwrap().groups[0].series;
-            let by_closure = tracker
-                .histogram_buckets(&selector, &[], |s| s.last_value())
-                .unwrap()[0]
-                .1
+            let buckets = tracker.evaluate(&increase.clone().quantile(0.5)).unwrap().groups[0].series;
+            let by_closure = fold::histogram_buckets(&tracker, &selector, &[], |s| s.last_value()).unwrap()
+                [0]
+            .buckets
+            .len();
+            assert_eq!(
+                buckets, by_closure,
+                "{name}: quantile and fold::histogram_buckets"
+            );
+            let bounds = tracker.evaluate(&increase.clone().buckets()).unwrap().groups[0]
+                .buckets
                 .len();
-            assert_eq!(buckets, by_closure, "{name}: quantile and histogram_buckets");
+            assert_eq!(bounds, buckets, "{name}: one bucket a bound on one page");
             assert_eq!(on_page, buckets + 2, "{name}: buckets, _sum and _count");
         }
     }

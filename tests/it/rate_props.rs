@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use proptest::prelude::*;
 
 use promrate::promql::{Point, RangeFunctions, Semantics};
-use promrate::{CounterSeries, WindowRule};
+use promrate::{series::CounterSeries, WindowRule};
 
 /// The window increase over `window` before `end`.
 fn window_increase(s: &CounterSeries, window: TimeDelta, end: DateTime<Utc>) -> Option<f64> {

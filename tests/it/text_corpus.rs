@@ -49,12 +49,12 @@ fn strict_openmetrics_flags_the_negative_bucket_sum() {
         .collect();
     assert_eq!(errors[0].line, 33, "{errors:?}");
     assert!(
-        matches!(&errors[0].kind, promrate::ParseErrorKind::Family { family, .. } if family == "rpc_durations_histogram_seconds")
+        matches!(&errors[0].kind, promrate::error::ParseErrorKind::Family { family, .. } if family == "rpc_durations_histogram_seconds")
     );
     assert!(
         errors
             .iter()
-            .all(|e| matches!(e.kind, promrate::ParseErrorKind::Family { .. })),
+            .all(|e| matches!(e.kind, promrate::error::ParseErrorKind::Family { .. })),
         "{errors:?}"
     );
 }

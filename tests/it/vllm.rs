@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::text::write;
-use promrate::{Answer, Entry, Estimator, MetricType, Query, Selector, TrackedSeries, Tracker};
+use promrate::{fold, Answer, Entry, Estimator, MetricType, Query, Selector, TrackedSeries, Tracker};
 use serde_json::Value;
 
 use crate::data;
@@ -21,10 +21,15 @@ fn t0() -> DateTime<Utc> {
     DateTime::from_timestamp(1_764_480_500, 0).unwrap()
 }
 
-fn one(groups: Result<Vec<promrate::Group>, promrate::QueryError>, what: &str) -> f64 {
+fn one(groups: Result<Vec<promrate::GroupAnswer>, promrate::QueryError>, what: &str) -> f64 {
     let groups = groups.unwrap();
     assert_eq!(groups.len(), 1, "{what}: {groups:?}");
-    groups[0].value
+    groups[0].value.clone().unwrap()
+}
+
+/// The newest values, summed, as the server's page has them.
+fn newest(name: &str) -> Query {
+    Query::new(&sel(name), Estimator::Last)
 }
 
 /// The value of a one-group answer.
@@ -57,8 +62,6 @@ fn single_engine_two_scrapes_match_expected() {
     let rate = |name: &str| Query::new(&sel(name), Estimator::WindowRate).window(window);
     let increase = |name: &str| Query::new(&sel(name), Estimator::WindowIncrease).window(window);
     let last = |s: &TrackedSeries| s.last_value();
-    let sum =
-        |name: &str, f: &dyn Fn(&TrackedSeries) -> Option<f64>| one(tracker.sum_by(&sel(name), &[], f), name);
     let figure = |query: Query, what: &str| value(tracker.evaluate(&query), what);
 
     close(
@@ -96,24 +99,28 @@ fn single_engine_two_scrapes_match_expected() {
         want("prefix_cache_hit_rate_window"),
         "prefix hit rate (window)",
     );
-    let lifetime = sum("vllm:prefix_cache_hits_total", &last) / sum("vllm:prefix_cache_queries_total", &last);
+    let lifetime = figure(newest("vllm:prefix_cache_hits_total"), "hits")
+        / figure(newest("vllm:prefix_cache_queries_total"), "queries");
     close(
         lifetime,
         want("prefix_cache_hit_rate_lifetime_t10"),
         "prefix hit rate (lifetime)",
     );
     close(
-        sum("vllm:num_requests_running", &last),
+        figure(newest("vllm:num_requests_running"), "running"),
         want("running_t10"),
         "running",
     );
     close(
-        sum("vllm:num_requests_waiting", &last),
+        figure(newest("vllm:num_requests_waiting"), "waiting"),
         want("waiting_t10"),
         "waiting",
     );
     close(
-        one(tracker.avg_by(&sel("vllm:kv_cache_usage_perc"), &[], last), "kv"),
+        one(
+            fold::avg_by(&tracker, &sel("vllm:kv_cache_usage_perc"), &[], last),
+            "kv",
+        ),
         want("kv_cache_usage_t10"),
         "kv usage",
     );
@@ -123,14 +130,10 @@ fn single_engine_two_scrapes_match_expected() {
         "ttft count",
     );
 
-    // Over the window through the front door; since the server started (the newest
-    // values) through the escape hatch.
+    // Over the window, or since the server started (its newest values).
     let quantile = |q: f64, name: &str, over_window: bool| {
-        if over_window {
-            value(tracker.quantile(q, &increase(name)), name)
-        } else {
-            one(tracker.histogram_quantile(q, &sel(name), &[], last), name)
-        }
+        let query = if over_window { increase(name) } else { newest(name) };
+        value(tracker.evaluate(&query.quantile(q)), name)
     };
     let ttft = "vllm:time_to_first_token_seconds";
     let itl = "vllm:inter_token_latency_seconds";
@@ -170,12 +173,12 @@ fn single_engine_two_scrapes_match_expected() {
         "itl p99 (window)",
     );
     close(
-        value(tracker.mean(&increase(itl)), "itl mean"),
+        value(tracker.evaluate(&increase(itl).mean()), "itl mean"),
         want("itl_window_mean_s"),
         "itl mean (window)",
     );
     close(
-        one(tracker.histogram_mean(&sel(ttft), &[], last), "ttft mean"),
+        value(tracker.evaluate(&newest(ttft).mean()), "ttft mean"),
         want("ttft_lifetime_t10_mean_s"),
         "ttft mean (lifetime)",
     );
@@ -269,29 +272,35 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
     // Lifetime figures from the first scrape's values, as the expected file computes them.
     let mut first_only = Tracker::new([]);
     first_only.ingest(&page, a).unwrap();
-    let by_engine = |name: &str| first_only.sum_by(&sel(name), &["engine"], last).unwrap();
-    let all = |name: &str| one(first_only.sum_by(&sel(name), &[], last), name);
+    let by_engine = |name: &str| {
+        let answer = first_only.evaluate(&newest(name).by(["engine"])).unwrap();
+        answer
+            .groups
+            .iter()
+            .map(|g| g.value.clone().unwrap())
+            .collect::<Vec<f64>>()
+    };
+    let all = |name: &str| value(first_only.evaluate(&newest(name)), name);
     let accepted = by_engine("vllm:spec_decode_num_accepted_tokens_total");
     let draft_tokens = by_engine("vllm:spec_decode_num_draft_tokens_total");
     let drafts = by_engine("vllm:spec_decode_num_drafts_total");
     for e in 0..2 {
         close(
-            accepted[e].value / draft_tokens[e].value,
+            accepted[e] / draft_tokens[e],
             want(&format!("engine{e}_acceptance_rate")),
             "acceptance rate",
         );
         close(
-            1.0 + accepted[e].value / drafts[e].value,
+            1.0 + accepted[e] / drafts[e],
             want(&format!("engine{e}_mean_acceptance_length")),
             "acceptance length",
         );
         let per_pos = first_only
-            .sum_by(
-                &sel("vllm:spec_decode_num_accepted_tokens_per_pos_total"),
-                &["engine", "position"],
-                last,
+            .evaluate(
+                &newest("vllm:spec_decode_num_accepted_tokens_per_pos_total").by(["engine", "position"]),
             )
-            .unwrap();
+            .unwrap()
+            .groups;
         let wanted = expected[format!("engine{e}_per_pos_acceptance")]
             .as_array()
             .unwrap();
@@ -303,7 +312,7 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
                 })
                 .unwrap();
             close(
-                g.value / drafts[e].value,
+                g.value.clone().unwrap() / drafts[e],
                 w.as_f64().unwrap(),
                 "per-position acceptance",
             );
@@ -324,7 +333,7 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
     close(all("vllm:num_requests_waiting"), want("waiting_sum"), "waiting");
     close(
         one(
-            first_only.avg_by(&sel("vllm:kv_cache_usage_perc"), &[], last),
+            fold::avg_by(&first_only, &sel("vllm:kv_cache_usage_perc"), &[], last),
             "kv",
         ),
         want("kv_cache_usage_mean_of_engines"),
@@ -335,8 +344,8 @@ fn data_parallel_spec_decode_page_per_engine_and_summed() {
         want("generation_tokens_total_sum"),
         "generation total",
     );
-    let p95 = one(
-        first_only.histogram_quantile(0.95, &sel("vllm:time_to_first_token_seconds"), &[], last),
+    let p95 = value(
+        first_only.evaluate(&newest("vllm:time_to_first_token_seconds").quantile(0.95)),
         "p95",
     );
     close(

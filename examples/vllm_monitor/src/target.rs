@@ -6,7 +6,7 @@ use std::fmt;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use hashbrown::HashTable;
-use promrate::{Format, IngestError, IngestReport, ParseError, ResetCause, Tracker};
+use promrate::{series::ResetCause, Format, IngestError, IngestReport, ParseError, Tracker};
 
 use crate::figures::ServerKind;
 use crate::http::Page;

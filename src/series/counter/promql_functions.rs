@@ -16,7 +16,7 @@ impl CounterSeries {
     /// ```
     /// use chrono::{DateTime, TimeDelta};
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
     /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(60));
     /// assert!((s.rate(&range, t + TimeDelta::seconds(60)).unwrap() - 2.0).abs() < 1e-12);
@@ -36,7 +36,7 @@ impl CounterSeries {
     /// ```
     /// use chrono::{DateTime, TimeDelta};
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// for i in 0..5 { s.push(t + TimeDelta::seconds(15 * i), 30.0 * i as f64)?; }
     /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(60));
     /// assert_eq!(s.increase(&range, t + TimeDelta::seconds(60)), Some(120.0));
@@ -74,7 +74,7 @@ impl CounterSeries {
     /// ```
     /// use chrono::{DateTime, TimeDelta};
     /// let t = DateTime::from_timestamp(0, 0).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// s.push(t, 10.0)?;
     /// s.push(t + TimeDelta::seconds(2), 14.0)?;
     /// let range = promrate::promql::RangeFunctions::new(TimeDelta::seconds(30));

@@ -31,7 +31,7 @@ impl CounterSeries {
     /// use chrono::{DateTime, TimeDelta};
     /// use promrate::{Shortened, WindowRule};
     /// let at = |ms| DateTime::from_timestamp_millis(ms).unwrap();
-    /// let mut s = promrate::CounterSeries::new(TimeDelta::minutes(5));
+    /// let mut s = promrate::series::CounterSeries::new(TimeDelta::minutes(5));
     /// // Scrapes every second, a little late or early, 100/s.
     /// for (i, jitter) in [3, -2, 4, -1, 2, -3, 1, 0, 2, -1, 3, 1].into_iter().enumerate() {
     ///     let ms = 1000 * i as i64 + jitter;
@@ -167,7 +167,7 @@ impl Measured {
 /// # Example
 /// ```
 /// use chrono::{DateTime, TimeDelta};
-/// use promrate::{CounterSeries, Shortened, WindowRule};
+/// use promrate::{series::CounterSeries, Shortened, WindowRule};
 /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
 /// let mut s = CounterSeries::new(TimeDelta::minutes(5));
 /// s.push(at(100), 0.0)?;
@@ -211,7 +211,7 @@ impl Shortened {
 /// ```
 /// use chrono::{DateTime, TimeDelta};
 /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
-/// let w = promrate::WindowIncrease { increase: 50.0, start: at(10), end: at(20), shortened: None };
+/// let w = promrate::series::WindowIncrease { increase: 50.0, start: at(10), end: at(20), shortened: None };
 /// assert_eq!((w.span(), w.rate()), (TimeDelta::seconds(10), 5.0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -233,7 +233,7 @@ impl WindowIncrease {
     /// # Example
     /// ```
     /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
-    /// let w = promrate::WindowIncrease { increase: 1.0, start: at(3), end: at(5), shortened: None };
+    /// let w = promrate::series::WindowIncrease { increase: 1.0, start: at(3), end: at(5), shortened: None };
     /// assert_eq!(w.span(), chrono::TimeDelta::seconds(2));
     /// ```
     pub fn span(&self) -> TimeDelta {
@@ -245,7 +245,7 @@ impl WindowIncrease {
     /// # Example
     /// ```
     /// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
-    /// let w = promrate::WindowIncrease { increase: 30.0, start: at(0), end: at(4), shortened: None };
+    /// let w = promrate::series::WindowIncrease { increase: 30.0, start: at(0), end: at(4), shortened: None };
     /// assert_eq!(w.rate(), 7.5);
     /// ```
     pub fn rate(&self) -> f64 {

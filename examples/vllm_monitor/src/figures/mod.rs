@@ -19,7 +19,7 @@ pub mod slo;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease, WindowRule};
+use promrate::{series::WindowIncrease, MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowRule};
 
 use answers::{engine_rates, Answers};
 pub use capacity::Capacity;
@@ -201,7 +201,7 @@ fn one_server(all: &[EngineRate]) -> bool {
 }
 
 /// The window of a counter series of `source` as `rule` reaches back
-/// ([`promrate::CounterSeries::window_increase`]): `window` before the newest page, its
+/// ([`promrate::series::CounterSeries::window_increase`]): `window` before the newest page, its
 /// start at the scrape nearest to that, never more than `slack` (one interval) before it,
 /// never across a `gap` between two pages (an outage). After a gap the window starts at
 /// the first page since, and says so by its span.

@@ -12,7 +12,7 @@ use promrate::TrackedSeries;
 
 use chrono::DateTime;
 
-use promrate::{Coverage, Estimator, WindowRule};
+use promrate::{fold, Coverage, Estimator, GroupAnswer, WindowRule};
 
 use super::{named, selector, Quantiles, Source, Span};
 use crate::engines::Metric;
@@ -252,7 +252,7 @@ impl<'q> Query<'q> {
 
     /// The group of a tracker's group with these labels (the label's value; "" is left to
     /// the total only), or of the source's URL.
-    fn group_of(&self, source: &Source<'_>, labels: &promrate::GroupLabels) -> Option<usize> {
+    fn group_of(&self, source: &Source<'_>, labels: &[(Arc<str>, Arc<str>)]) -> Option<usize> {
         match self.by? {
             "url" => Some(self.groups.borrow_mut().id_of(source.url)),
             _ => {
@@ -272,9 +272,14 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            let groups = kept(source.tracker.sum_by(&named(metric), &by, source.admitted(f)));
+            let groups = kept(fold::sum_by(
+                source.tracker,
+                &named(metric),
+                &by,
+                source.admitted(f),
+            ));
             for group in groups {
-                let value = group.value * metric.scale;
+                let value = folded(&group) * metric.scale;
                 split.add(self.group_of(source, &group.labels), value, group.series);
             }
         }
@@ -293,12 +298,17 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            for group in kept(source.tracker.sum_by(&named(metric), &by, source.admitted(f))) {
+            for group in kept(fold::sum_by(
+                source.tracker,
+                &named(metric),
+                &by,
+                source.admitted(f),
+            )) {
                 let Some(value) = group.label(label).filter(|v| !v.is_empty()) else {
                     continue;
                 };
                 let id = self.group_of(source, &group.labels);
-                by_value.add(id, value, group.value * metric.scale);
+                by_value.add(id, value, folded(&group) * metric.scale);
             }
         }
         by_value
@@ -356,11 +366,13 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present_part(source, names, "_bucket") else {
                 continue;
             };
-            for (labels, mut buckets) in source
-                .tracker
-                .histogram_buckets(&named(metric), &by, source.admitted(f))
-                .unwrap_or_default()
-            {
+            for group in kept(fold::histogram_buckets(
+                source.tracker,
+                &named(metric),
+                &by,
+                source.admitted(f),
+            )) {
+                let (labels, mut buckets) = (group.labels, group.buckets);
                 // Bounds in the figure's unit (seconds from milliseconds).
                 for bucket in &mut buckets {
                     bucket.upper_bound *= metric.scale;
@@ -390,10 +402,15 @@ impl<'q> Query<'q> {
             let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
             // Observations in the figure's unit; counts are counts.
             for (split, suffix, scale) in [(&mut sums, "_sum", metric.scale), (&mut counts, "_count", 1.0)] {
-                for group in kept(source.tracker.sum_by(&part(suffix), &by, source.admitted(f))) {
+                for group in kept(fold::sum_by(
+                    source.tracker,
+                    &part(suffix),
+                    &by,
+                    source.admitted(f),
+                )) {
                     split.add(
                         self.group_of(source, &group.labels),
-                        group.value * scale,
+                        folded(&group) * scale,
                         group.series,
                     );
                 }
@@ -411,15 +428,12 @@ pub(super) fn ask(
     w: WindowRule,
     source: &Source<'_>,
 ) -> promrate::Query {
-    let mut query = promrate::Query::new(&named(metric), estimator).at(source.at);
-    if estimator != Estimator::Ewma {
+    let query = promrate::Query::new(&named(metric), estimator).at(source.at);
+    match estimator {
         // The EWMA's time constant is the tracker's (the window or --ewma-tau).
-        query = query.window(w.window).slack(w.slack);
-        if let Some(gap) = w.gap {
-            query = query.gap(gap);
-        }
+        Estimator::Ewma => query,
+        _ => query.window_rule(w),
     }
-    query
 }
 
 /// The first metric of `names` that `source` has series for on its newest page.
@@ -441,8 +455,13 @@ fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str
 
 /// The monitor's trackers keep every series (`Tracker::new([])`): no query of theirs is
 /// refused as one about series they do not track.
-fn kept(groups: Result<Vec<promrate::Group>, promrate::QueryError>) -> Vec<promrate::Group> {
+fn kept(groups: Result<Vec<GroupAnswer>, promrate::QueryError>) -> Vec<GroupAnswer> {
     groups.unwrap_or_default()
+}
+
+/// A fold's group always has a value (`promrate::fold`).
+fn folded(group: &GroupAnswer) -> f64 {
+    group.value.as_ref().ok().copied().unwrap_or(0.0)
 }
 
 pub(super) fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64> {

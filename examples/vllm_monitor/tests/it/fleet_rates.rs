@@ -60,7 +60,7 @@ fn every_server_of_a_1000_server_federation_gets_its_known_rate() {
         .window(window)
         .at(at)
         .by(["instance"]);
-    let means = tracker.mean(&increase).unwrap();
+    let means = tracker.evaluate(&increase.clone().mean()).unwrap();
     let template_mean = fleet.rate("vllm:e2e_request_latency_seconds_sum", 0)
         / fleet.rate("vllm:e2e_request_latency_seconds_count", 0);
     assert_eq!(means.groups.len(), SERVERS);
@@ -68,7 +68,7 @@ fn every_server_of_a_1000_server_federation_gets_its_known_rate() {
         .groups
         .iter()
         .all(|g| (g.value.clone().unwrap() - template_mean).abs() < 1e-9 * template_mean));
-    let p99 = tracker.quantile(0.99, &increase).unwrap();
+    let p99 = tracker.evaluate(&increase.clone().quantile(0.99)).unwrap();
     assert_eq!(p99.groups.len(), SERVERS);
     // The same shape everywhere, scaled: the same quantile (up to rounding).
     let first = p99.groups[0].value.clone().unwrap();
