@@ -40,13 +40,16 @@
 //! # Ok::<(), promrate::SelectorError>(())
 //! ```
 //!
-//! ## Rates: one front door
+//! ## Rates: one road
 //! A [`Tracker`] follows every series its selectors pick, scrape after scrape, across
 //! restarts. Ask it with a [`Query`]: what (a [`Selector`]), how (an [`Estimator`]: PromQL's
 //! `rate`, `increase` and `irate` bit for bit, the window rate and increase between two
-//! real scrapes, or an EWMA), over what (a window, an evaluation time), by which labels,
-//! and which series count ([`SeriesScope`]). [`Tracker::evaluate`] answers each group's
-//! value, or why it has none ([`NoValue`]), and what time its points cover.
+//! real scrapes, an EWMA, the increase since the first page, a gauge's last value or its
+//! mean over the window), over what (a window, an evaluation time), by which labels, which
+//! series count ([`SeriesScope`]), and what to read of a histogram (its quantile, mean or
+//! buckets). [`Tracker::evaluate`] answers each group's value, or why it has none
+//! ([`NoValue`]), and what time its points cover: one road, one answer type
+//! ([`GroupAnswer`]).
 //!
 //! Tokens per second from two scrapes, through a restart:
 //!
@@ -104,7 +107,8 @@
 //! ## A histogram's quantile over a window
 //! A selector names the histogram (`x` or, as PromQL users write it, `x_bucket`); the
 //! quantile is over each bucket's increase in the window, as
-//! `histogram_quantile(0.95, sum by (le) (increase(x_bucket[1m])))`.
+//! `histogram_quantile(0.95, sum by (le) (increase(x_bucket[1m])))`; [`Query::mean`] and
+//! [`Query::buckets`] read its mean observation and its buckets the same way.
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
@@ -155,7 +159,9 @@
 //!
 //! Below the tracker: [`promql::RangeFunctions`] computes PromQL's range functions over
 //! any slice of points exactly as Prometheus does (same float operations in the same
-//! order), and [`CounterSeries`] follows one live counter across restarts.
+//! order), and [`series::CounterSeries`] follows one live counter across restarts. For
+//! the rare figure no estimator computes (one that reads two series at once), [`fold`]
+//! folds a closure of your own into the same groups.
 //!
 //! ## Bad input
 //! A line that does not parse is a typed [`ParseError`] with its line and column; the
@@ -176,13 +182,16 @@
 //! ```
 //!
 //! ## Where things are
-//! Every type has one path. Types are at the crate root (`promrate::Parser`,
-//! `promrate::Sample`, `promrate::Tracker`, `promrate::Query`, ...), with two exceptions
-//! where the path says something the name alone does not: [`promql`] holds PromQL's own
-//! vocabulary ([`promql::RangeFunctions`], [`promql::Point`], [`promql::Semantics`] and the
-//! modifiers), as in `promql::RangeFunctions::new(..).rate(..)`; [`histogram`] holds
-//! classic-histogram arithmetic ([`histogram::quantile`], [`histogram::Bucket`]). [`text`]
-//! is public only for [`text::write`], which renders pages back.
+//! The crate root holds what most programs name (at most 40 names): the parser's
+//! [`parse`], [`Parser`], [`Format`], [`Entry`], [`Sample`], [`Labels`]; [`Selector`];
+//! [`Tracker`] with [`Query`], [`Estimator`] and the [`Answer`]; the errors a caller
+//! matches. One module deeper, where the path says something the name alone does not:
+//! [`text`] (composite values, exemplars, owned samples, and [`text::write`] to render
+//! pages back), [`series`] (one live counter or gauge, fed by hand), [`tracker`] (an
+//! ingest's report details, reading in chunks), [`error`] (every error type, with the
+//! kinds of each), [`promql`] (PromQL's own vocabulary: [`promql::RangeFunctions`],
+//! [`promql::Point`], [`promql::Semantics`] and the modifiers), [`histogram`]
+//! (classic-histogram arithmetic) and [`fold`] (figures of your own).
 //!
 //! Words keep one meaning: a *window* is the span of time before the evaluation time that
 //! a figure is asked over (PromQL's `[5m]`); *coverage* is the span its points actually
@@ -192,8 +201,8 @@
 //! exposition format's own integer milliseconds ([`Sample::timestamp_ms`]) and PromQL's
 //! storage form ([`promql::Point`]), each with a `DateTime` beside it.
 //!
-//! Settings of values a caller keeps and changes ([`Tracker`], [`CounterSeries`],
-//! [`GaugeSeries`]) are set through `&mut self`; [`Parser`], [`Query`] and
+//! Settings of values a caller keeps and changes ([`Tracker`], [`series::CounterSeries`],
+//! [`series::GaugeSeries`]) are set through `&mut self`; [`Parser`], [`Query`] and
 //! [`promql::RangeFunctions`] are small values built by chaining methods that take and
 //! return `self`, and are write-only (what they were built with is what you passed).
 //!

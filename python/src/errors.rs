@@ -88,8 +88,8 @@ pub fn in_python(message: &str) -> String {
         ),
         ("those given to Tracker::new", "those given to Tracker([...])"),
         (
-            "Tracker::quantile or Tracker::mean",
-            "Tracker.quantile or Tracker.mean",
+            "read the histogram with Query::quantile, Query::mean or Query::buckets",
+            "read the histogram with Tracker.quantile or Tracker.mean",
         ),
         ("set Tracker::retention to", "pass Tracker(retention=...)"),
         (

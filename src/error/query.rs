@@ -44,8 +44,8 @@ pub enum QueryError {
     /// `_count`) would be added together.
     #[error(
         "`{selector}` is a histogram or summary: a figure over all its parts ({}) means nothing; \
-         ask for one part (`{name}_count`: observations, `{name}_sum`: their total), or use \
-         Tracker::quantile or Tracker::mean",
+         ask for one part (`{name}_count`: observations, `{name}_sum`: their total), or read \
+         the histogram with Query::quantile, Query::mean or Query::buckets",
         parts.join(", ")
     )]
     HistogramName {
@@ -207,7 +207,7 @@ pub enum NoValue {
         to: DateTime<Utc>,
     },
     /// Only one point since a gap between scrapes (an outage): a window never reaches
-    /// across a gap (`Query::gap`).
+    /// across a gap ([`WindowRule::gap`](crate::WindowRule::gap)).
     #[error("one point since the gap that ended at {}; a rate needs 2", rfc3339(.since))]
     OnePointSinceGap {
         /// The first point after the gap.

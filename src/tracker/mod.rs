@@ -98,8 +98,9 @@ pub const DEFAULT_STALE_AFTER: u32 = 5;
 
 /// Follows many series across scrapes: parse a whole page once, update every series that
 /// matches the selectors, then ask for figures with a [`Query`](crate::Query)
-/// ([`Tracker::evaluate`], [`Tracker::quantile`], [`Tracker::mean`]), or fold any figure
-/// of your own over the series ([`Tracker::sum_by`]).
+/// ([`Tracker::evaluate`]: rates, increases, EWMAs, totals, last values, means, a
+/// histogram's quantiles, means and buckets), or, for the rare figure no estimator
+/// computes, fold one of your own over the series ([`crate::fold`]).
 ///
 /// Counters are told apart from gauges by the page's `# TYPE` lines (names ending in
 /// `_total` count as counters when untyped); `<family>_created` samples feed the created
@@ -305,7 +306,7 @@ impl Tracker {
 
     /// Whether `series` was on the newest page: the rule of
     /// [`SeriesScope::NewestPage`](crate::SeriesScope::NewestPage), for folds of one's own
-    /// ([`Tracker::sum_by`]) that count series as the queries do.
+    /// ([`crate::fold`]) that count series as the queries do.
     ///
     /// # Example
     /// ```

@@ -17,7 +17,7 @@ fn text_module_graph() -> BTreeMap<String, BTreeSet<String>> {
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             let text = std::fs::read_to_string(&path).expect("source");
             // Unit tests may reach anywhere; the layers are about the code itself.
-            let code = without_tests(&text).to_string();
+            let code = without_tests(&text);
             files.insert(name, code);
         }
     }
@@ -55,9 +55,14 @@ fn text_module_graph() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-/// The code of a source file without its unit tests (they may reach anywhere).
-fn without_tests(text: &str) -> &str {
-    text.split("#[cfg(test)]\nmod tests").next().unwrap_or("")
+/// The code of a source file without its unit tests (they may reach anywhere) and without
+/// comments (a doc link may point anywhere; the layers are about what the code uses).
+fn without_tests(text: &str) -> String {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+    code.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Top-level module of `src/` -> the other top-level modules its non-test code names.
@@ -75,7 +80,7 @@ fn crate_module_graph() -> BTreeMap<String, BTreeSet<String>> {
                 let text = std::fs::read_to_string(&path).expect("source");
                 code.entry(module.to_string())
                     .or_default()
-                    .push_str(without_tests(&text));
+                    .push_str(&without_tests(&text));
             }
         }
     }
@@ -91,7 +96,7 @@ fn crate_module_graph() -> BTreeMap<String, BTreeSet<String>> {
             gather(&path, &name, &mut code);
         } else {
             let text = std::fs::read_to_string(&path).expect("source");
-            code.entry(name).or_default().push_str(without_tests(&text));
+            code.entry(name).or_default().push_str(&without_tests(&text));
         }
     }
     let names: BTreeSet<String> = code.keys().cloned().collect();
@@ -195,6 +200,7 @@ fn the_crate_layers_have_no_import_cycle() {
         ("promql", "series"),
         ("series", "query"),
         ("query", "tracker"),
+        ("tracker", "fold"),
     ] {
         assert!(
             position(lower) < position(upper),
@@ -202,6 +208,61 @@ fn the_crate_layers_have_no_import_cycle() {
         );
     }
     println!("crate layers, lowest first: {order:?}");
+    // ARCHITECTURE.md names the same order.
+    let architecture = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+        .expect("ARCHITECTURE.md");
+    let written: Vec<&str> = order.iter().map(|m| m.as_str()).collect();
+    assert!(
+        architecture.contains(&written.join(", ")),
+        "ARCHITECTURE.md should list the layers as {written:?}"
+    );
+}
+
+/// The names `src/lib.rs` makes public at the crate root: its `pub mod`s (but the hidden
+/// `fuzzing`) and every item of its `pub use`s.
+fn root_names() -> Vec<String> {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).expect("lib.rs");
+    let mut names = Vec::new();
+    let mut statements = lib.split(';');
+    for statement in &mut statements {
+        let code: String = statement
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//") && !l.trim_start().starts_with("#["))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let code = code.trim();
+        if let Some(module) = code.strip_prefix("pub mod ") {
+            if module.trim() != "fuzzing" {
+                names.push(module.trim().to_string());
+            }
+        } else if let Some(path) = code.strip_prefix("pub use ") {
+            let items = match (path.find('{'), path.rfind('}')) {
+                (Some(open), Some(close)) => path[open + 1..close].to_string(),
+                _ => path.rsplit("::").next().unwrap_or("").to_string(),
+            };
+            names.extend(
+                items
+                    .split(',')
+                    .map(|i| i.trim().to_string())
+                    .filter(|i| !i.is_empty()),
+            );
+        }
+    }
+    names
+}
+
+/// The crate root is the first page a user reads: at most 40 names, the rest one module
+/// deeper (`text`, `series`, `tracker`, `error`, `fold`).
+#[test]
+fn the_root_api_has_at_most_40_names() {
+    let names = root_names();
+    assert!(
+        names.contains(&"Tracker".to_string()) && names.contains(&"fold".to_string()),
+        "{names:?}"
+    );
+    assert!(names.len() <= 40, "{} names at the root: {names:?}", names.len());
+    println!("root names: {}", names.len());
 }
 
 #[test]

@@ -596,8 +596,9 @@ fn vllm_openmetrics_pages_read_with_the_preset() {
         assert_eq!(from_text.ingest(&text, at(0)).unwrap().bad_lines, 0);
         for selector in &selectors {
             let sum = |t: &Tracker| {
-                let answer = t.evaluate(&Query::new(selector, Estimator::Last)).unwrap();
-                (answer.groups[0].series, answer.value().unwrap())
+                // Every part of a histogram at once: a fold of one's own.
+                let groups = fold::sum_by(t, selector, &[], |s| s.last_value()).unwrap();
+                (groups[0].series, groups[0].value.clone().unwrap())
             };
             let (series, value) = sum(&preset);
             assert!(series > 0, "{selector}");
@@ -672,4 +673,140 @@ fn a_histogram_name_means_the_same_everywhere() {
             assert_eq!(on_page, buckets + 2, "{name}: buckets, _sum and _count");
         }
     }
+}
+
+/// What the monitor reads besides rates, through the same road: a gauge's newest value and
+/// its mean over a window, the increase since the first page through a restart, and a
+/// histogram's buckets; each says why when it has no value.
+#[test]
+fn gauges_totals_and_buckets_go_through_evaluate() {
+    let mut tracker = Tracker::new([]);
+    let page = |running: [u32; 2], tokens: u32, fast: u32, all: u32| {
+        format!(
+            "running{{e=\"0\"}} {}\nrunning{{e=\"1\"}} {}\ntokens_total {tokens}\n\
+             # TYPE lat histogram\nlat_bucket{{e=\"0\",le=\"0.5\"}} {fast}\nlat_bucket{{e=\"0\",le=\"+Inf\"}} {all}\n\
+             lat_bucket{{e=\"1\",le=\"0.5\"}} {fast}\nlat_bucket{{e=\"1\",le=\"+Inf\"}} {all}\n",
+            running[0], running[1]
+        )
+    };
+    tracker.ingest(&page([2, 4], 100, 0, 0), at(0)).unwrap();
+    tracker.ingest(&page([4, 6], 300, 5, 10), at(10)).unwrap();
+    // Restarted: 50 new tokens, the 200 before still counted.
+    tracker.ingest(&page([6, 8], 50, 15, 20), at(20)).unwrap();
+    let running = sel("running");
+    let last = tracker.evaluate(&Query::new(&running, Estimator::Last)).unwrap();
+    assert_eq!(last.value(), Ok(14.0));
+    assert_eq!(last.window, None);
+    let earlier = Query::new(&running, Estimator::Last).at(at(15)).by(["e"]);
+    let per_engine: Vec<_> = tracker
+        .evaluate(&earlier)
+        .unwrap()
+        .groups
+        .into_iter()
+        .map(|g| g.value)
+        .collect();
+    assert_eq!(per_engine, [Ok(4.0), Ok(6.0)]);
+    assert!(matches!(
+        tracker
+            .evaluate(&Query::new(&running, Estimator::Last).at(at(-1)))
+            .unwrap()
+            .value(),
+        Err(NoValue::NoPoint { from: None, .. })
+    ));
+    // (0 s, 20 s] holds the points at 10 s and 20 s: means 5 and 7.
+    let mean = Query::new(&running, Estimator::Average).window(TimeDelta::seconds(20));
+    let answer = tracker.evaluate(&mean).unwrap();
+    assert_eq!(answer.value(), Ok(12.0));
+    assert_eq!(answer.groups[0].coverage.unwrap().span, TimeDelta::seconds(10));
+    assert!(matches!(
+        tracker.evaluate(&mean.clone().at(at(45))).unwrap().value(),
+        Err(NoValue::NoPoint { from: Some(_), .. })
+    ));
+    assert!(matches!(
+        tracker.evaluate(&Query::new(&running, Estimator::Average)),
+        Err(QueryError::WindowMissing { .. })
+    ));
+    let total = Query::new(&sel("tokens_total"), Estimator::TotalIncrease);
+    assert_eq!(tracker.evaluate(&total).unwrap().value(), Ok(250.0));
+    let why = tracker.evaluate(&total.at(at(10))).unwrap().value().unwrap_err();
+    assert!(
+        matches!(
+            why,
+            NoValue::AsOfNewestPoint {
+                figure: "the increase since the first page",
+                ..
+            }
+        ),
+        "{why}"
+    );
+    assert!(why.to_string().contains("running figure"), "{why}");
+    // Buckets: one per bound, both engines' increases added; the value is the +Inf bucket's.
+    let lat = Query::new(&sel("lat"), Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+    let buckets = tracker.evaluate(&lat.clone().buckets()).unwrap();
+    let bounds: Vec<(f64, f64)> = buckets.groups[0]
+        .buckets
+        .iter()
+        .map(|b| (b.upper_bound, b.count))
+        .collect();
+    assert_eq!(bounds, [(0.5, 20.0), (f64::INFINITY, 20.0)]);
+    assert_eq!(buckets.value(), Ok(20.0));
+    let by_engine = tracker.evaluate(&lat.by(["e"]).buckets()).unwrap();
+    assert_eq!(by_engine.groups.len(), 2);
+    assert!(by_engine
+        .groups
+        .iter()
+        .all(|g| g.buckets.len() == 2 && g.value == Ok(10.0)));
+}
+
+/// `Query::promql` and `Query::window_rule` take the library's own settings as built: the
+/// answer is the one `RangeFunctions` and `CounterSeries::window_increase` give.
+#[test]
+fn a_query_takes_range_functions_and_a_window_rule_as_built() {
+    let mut tracker = Tracker::new([]);
+    for (s, v) in [(0, 0), (30, 30), (60, 70), (95, 100)] {
+        tracker.ingest(&format!("x_total {v}\n"), at(s)).unwrap();
+    }
+    let x = sel("x_total");
+    let range = RangeFunctions::new(TimeDelta::seconds(60)).semantics(Semantics::Prometheus2);
+    let points = tracker
+        .get("x_total", &[])
+        .unwrap()
+        .counter()
+        .unwrap()
+        .points()
+        .to_vec();
+    let increase = |form: promrate::promql::RangeForm| {
+        let query = Query::new(&x, Estimator::Increase)
+            .promql(form)
+            .start_timestamps(false);
+        tracker.evaluate(&query).unwrap().value().ok()
+    };
+    assert_eq!(increase(range.into()), range.increase(&points, at(95)));
+    assert_eq!(
+        increase(range.anchored().into()),
+        range.anchored().increase(&points, at(95))
+    );
+    assert_eq!(
+        increase(range.smoothed().into()),
+        range.smoothed().increase(&points, at(95))
+    );
+    assert_ne!(increase(range.into()), increase(range.anchored().into()));
+    // The last of window, window_rule and promql says the window.
+    let rule = WindowRule::new(TimeDelta::seconds(30)).slack(TimeDelta::seconds(5));
+    let query = Query::new(&x, Estimator::WindowIncrease)
+        .window(TimeDelta::seconds(90))
+        .window_rule(rule);
+    let want = tracker
+        .get("x_total", &[])
+        .unwrap()
+        .counter()
+        .unwrap()
+        .window_increase(&rule, at(95))
+        .unwrap()
+        .increase;
+    assert_eq!(tracker.evaluate(&query).unwrap().value(), Ok(want));
+    assert_eq!(
+        tracker.evaluate(&query).unwrap().window,
+        Some(TimeDelta::seconds(30))
+    );
 }
