@@ -222,6 +222,7 @@ mod fingerprint;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod guide;
 pub mod histogram;
 pub mod promql;
 mod query;
