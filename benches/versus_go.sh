@@ -9,7 +9,7 @@
 #   apt-get install golang-go golang-github-victoriametrics-victoriametrics-dev \
 #     golang-github-victoriametrics-metrics-dev golang-github-victoriametrics-metricsql-dev \
 #     golang-github-valyala-fastjson-dev golang-github-prometheus-common-dev
-# Usage: benches/versus_go.sh [ROUNDS]   (default 3; about a minute per round; the README's
+# Usage: benches/versus_go.sh [ROUNDS]   (default 3; about a minute per round; docs/performance.md's
 # table is five: one round is not enough on a noisy machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -232,6 +232,7 @@ pub mod fold;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod guide;
 pub mod histogram;
 pub mod promql;
 mod query;

@@ -1,5 +1,5 @@
-"""The READMEs' Python examples run: the repository README's "From Python" section and
-python/README.md (the package's page). Examples with `>>>` run as doctests; the live loop
+"""python/README.md's examples run (the package's page on PyPI). Examples with `>>>` run
+as doctests, in one namespace as a reader's session; the live loop
 runs as a script against a local test server that is down for the fifth scrape and whose
 counter restarts after it, with its endless loop cut to nine scrapes."""
 
@@ -15,11 +15,8 @@ import pytest
 from conftest import REPO
 
 
-def from_python_section():
-    text = (REPO / "README.md").read_text()
-    start = text.index("\n## From Python\n")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
+def package_readme():
+    return (REPO / "python" / "README.md").read_text()
 
 
 def python_blocks(text):
@@ -41,15 +38,10 @@ def run_doctests(name, blocks):
     return examples
 
 
-def test_the_from_python_sections_examples_run():
-    blocks = [b for b in python_blocks(from_python_section()) if ">>>" in b]
-    assert len(blocks) == 2
-    assert run_doctests("README.md", blocks) >= 12
-
-
 def test_the_packages_readme_examples_run():
-    blocks = python_blocks((REPO / "python" / "README.md").read_text())
-    assert run_doctests("python/README.md", blocks) >= 5
+    blocks = [b for b in python_blocks(package_readme()) if ">>>" in b]
+    assert len(blocks) == 3
+    assert run_doctests("python/README.md", blocks) >= 17
 
 
 class RestartingServer(http.server.BaseHTTPRequestHandler):
@@ -88,7 +80,7 @@ def server():
 
 
 def test_the_live_loop_runs_through_a_restart(server):
-    [script] = [b for b in python_blocks(from_python_section()) if ">>>" not in b]
+    [script] = [b for b in python_blocks(package_readme()) if ">>>" not in b]
     for old, new in [
         ('"http://localhost:8000/metrics"', repr(server)),
         ("while True:", "for _ in range(9):"),

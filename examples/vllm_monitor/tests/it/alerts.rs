@@ -344,10 +344,11 @@ fn help_lists_every_figure() {
     assert!(help.contains("3 with --exit-on-alert"), "{help}");
 }
 
-/// The README's table of figures names every figure a rule can name (and no other).
+/// The manual's table of figures names every figure a rule can name (and no other).
 #[test]
 fn the_readme_lists_every_figure() {
-    let readme = std::fs::read_to_string(crate::data::repository().join("README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(crate::data::repository().join("examples/vllm_monitor/README.md")).unwrap();
     let start = readme
         .find("### Alerts: the monitor as a check")
         .expect("the section");
