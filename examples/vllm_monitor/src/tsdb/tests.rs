@@ -1,0 +1,1 @@
+//! The TSDB source against canned answers of the API.
