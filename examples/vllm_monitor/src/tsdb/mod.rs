@@ -323,10 +323,12 @@ impl Reader {
         let lo_ms = self.read_until_ms.min(schedule.tick_at(ticks).timestamp_millis());
         let until_ms = match self.mode {
             Mode::Live(_) => hi_ms,
-            Mode::Past { to_ms } => schedule
-                .tick_at(ticks + self.intervals_per_request)
-                .timestamp_millis()
-                .min(to_ms.max(hi_ms)),
+            // As many intervals as a request holds, up to the span's last.
+            Mode::Past { .. } => {
+                let wanted = ticks + self.intervals_per_request;
+                let last = schedule.last.map_or(wanted, |last| last.clamp(ticks + 1, wanted));
+                schedule.tick_at(last).timestamp_millis().max(hi_ms)
+            }
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
         self.chunks = self
