@@ -38,16 +38,35 @@ pub enum ApiError {
     },
 }
 
+impl ApiError {
+    /// Whether the TSDB refused to load that many samples or series (a smaller request
+    /// may pass).
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, ApiError::Refused { message, .. } if too_large(message))
+    }
+}
+
+/// Prometheus' "query processing would load too many samples into memory", and
+/// VictoriaMetrics' -search.maxSamplesPerQuery and -search.maxUniqueTimeseries refusals.
+fn too_large(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "too many samples",
+        "maxsamplesperquery",
+        "maxuniquetimeseries",
+        "maxseries",
+    ]
+    .iter()
+    .any(|words| lower.contains(words))
+}
+
 /// What to change for an error of the API (its `errorType`, its message, its status).
 pub fn hint(status: u16, kind: &str, message: &str) -> &'static str {
     let lower = message.to_ascii_lowercase();
-    if lower.contains("too many samples")
-        || lower.contains("maxsamplesperquery")
-        || lower.contains("maxuniquetimeseries")
-        || lower.contains("maxseries")
-    {
-        "the TSDB refused to load that many samples at once: read less per request with a shorter \
-         --interval or --lookback, or raise its limit (Prometheus --query.max-samples, \
+    if too_large(message) {
+        "the TSDB refused to load that many samples at once, even in the smallest request (one \
+         interval and the lookback of a group of servers): read less with a shorter --interval or \
+         --lookback, or raise its limit (Prometheus --query.max-samples, \
          VictoriaMetrics -search.maxSamplesPerQuery and -search.maxUniqueTimeseries)"
     } else if kind == "timeout" || lower.contains("timed out") || lower.contains("timeout") {
         "the TSDB gave up on the query: raise its limit (Prometheus --query.timeout, \

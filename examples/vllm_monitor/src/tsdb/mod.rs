@@ -104,7 +104,11 @@ fn check_families(api: &Api, matcher: &str, start_ms: i64, end_ms: i64) -> Resul
     let names = api
         .label_values("__name__", Some(matcher), start_ms, end_ms)
         .map_err(|e| format!("{}: {e}", api.shown))?;
-    let span = |ms: i64| DateTime::from_timestamp_millis(ms).map_or(ms.to_string(), |t| t.to_rfc3339());
+    let span = |ms: i64| {
+        DateTime::from_timestamp_millis(ms).map_or(ms.to_string(), |t| {
+            t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        })
+    };
     if names.iter().any(|n| is_inference_family(n)) {
         return Ok(missing_generation(&names));
     }
@@ -264,8 +268,10 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         (Mode::Past { to_ms }, _) => format!(
             " · {} from {} to {}",
             api.shown,
-            started.to_rfc3339(),
-            DateTime::from_timestamp_millis(to_ms).map_or_else(String::new, |t| t.to_rfc3339())
+            started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            DateTime::from_timestamp_millis(to_ms).map_or_else(String::new, |t| {
+                t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            })
         ),
         (Mode::Live(_), _) => format!(" · {} (Prometheus HTTP API)", api.shown),
     };
@@ -331,20 +337,26 @@ impl Reader {
             }
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
-        self.chunks = self
-            .groups
-            .iter()
-            .map(|group| {
-                let selector = split::selector(&self.matcher, group);
-                self.api
-                    .samples(&selector, range_ms, until_ms)
-                    .map(|series| Chunk {
-                        series: pages::written(series),
-                        hi_ms: until_ms,
-                    })
-                    .map_err(|e| e.to_string())
-            })
-            .collect();
+        let mut chunks = Vec::with_capacity(self.groups.len());
+        for group in &self.groups {
+            let selector = split::selector(&self.matcher, group);
+            match self.api.samples(&selector, range_ms, until_ms) {
+                // Too many samples for the TSDB: fewer intervals a request, down to one.
+                Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {
+                    self.intervals_per_request /= 2;
+                    return self.read(schedule, ticks, hi_ms);
+                }
+                answer => chunks.push(
+                    answer
+                        .map(|series| Chunk {
+                            series: pages::written(series),
+                            hi_ms: until_ms,
+                        })
+                        .map_err(|e| e.to_string()),
+                ),
+            }
+        }
+        self.chunks = chunks;
         // A failed read is read again next interval (live), from where the last ended.
         if self.chunks.iter().all(Result::is_ok) || matches!(self.mode, Mode::Past { .. }) {
             self.read_until_ms = until_ms;
