@@ -441,3 +441,76 @@ fn a_refused_start_says_the_apis_words() {
     );
     assert!(error.contains("--bearer-token-file"), "{error}");
 }
+
+/// A TSDB that refuses requests over 12 s of samples as too many: the past span is asked
+/// again in halves until a request passes, and every interval is read.
+#[test]
+fn a_request_refused_as_too_large_is_halved_in_time() {
+    let counter = counter_api(i64::MAX);
+    let api = CannedApi::start(move |path: &str| {
+        match range_of(path) {
+        Some((_, range)) if range > 12_000 + 3_000 => (
+            422,
+            r#"{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}"#
+                .into(),
+        ),
+        _ => counter(path),
+    }
+    });
+    let args = crate::args::Args::try_parse_from([
+        "vllm_monitor",
+        "--prometheus",
+        &api.base(),
+        "--from",
+        "2027-01-15T08:00:00Z",
+        "--to",
+        "2027-01-15T08:00:40Z",
+        "--interval",
+        "1s",
+        "--lookback",
+        "3s",
+    ])
+    .unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let started = start(&args, &api.base(), client).unwrap();
+    let mut reader = started.reader;
+    let mut p = Pipeline::new(
+        settings(),
+        started.schedule,
+        &started.urls,
+        String::new(),
+        Vec::new(),
+    );
+    let mut pages = 0;
+    while !p.is_over() {
+        let schedule = *p.schedule();
+        match reader.next_step(&schedule, p.ticks()) {
+            Step::Wait(_) => panic!("a past span never waits"),
+            Step::Page(scrape) => {
+                assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
+                p.ingest(&scrape, 0);
+                pages += 1;
+            }
+            Step::Tick => {
+                p.tick();
+            }
+        }
+    }
+    assert_eq!(p.ticks(), 40);
+    assert_eq!(pages, 80, "every sample of the span, two a second");
+    let rate = p.snapshot().unwrap().figures.generation.window.unwrap();
+    assert!((rate - 100.0).abs() < 1e-9, "{rate}");
+    let asked: Vec<(i64, i64)> = api
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|p| range_of(p))
+        .collect();
+    assert!(
+        asked.iter().any(|a| a.1 > 15_000),
+        "the first request was refused: {asked:?}"
+    );
+    let passed: Vec<i64> = asked.iter().map(|a| a.1).filter(|&r| r <= 15_000).collect();
+    assert!(passed.len() >= 4, "{asked:?}");
+}
