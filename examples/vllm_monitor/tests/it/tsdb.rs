@@ -15,9 +15,11 @@ use crate::monitor::{monitor_binary, Reaped};
 
 /// The simulator's generation rate with `--simulate-wave 0`.
 const KNOWN: f64 = 1600.0;
-/// Long enough that a scrape answered 50 ms late on a loaded machine moves a rate by 0.5%.
-const WINDOW_S: i64 = 10;
-const RESTART_AFTER_S: i64 = 30;
+/// Long enough that a scrape answered 100 ms after its timestamp (the engine's scrape
+/// started late on a loaded machine, the simulator counts when it answers) moves a rate by
+/// 0.5%: 10 s windows saw 1.7% on a machine loaded 12 times over.
+const WINDOW_S: i64 = 20;
+const RESTART_AFTER_S: i64 = 40;
 
 /// The simulated server (restarting once, `RESTART_AFTER_S` in), its address, and about
 /// when it started.
@@ -139,7 +141,7 @@ fn through(engine: Engine) {
     let base = format!("http://127.0.0.1:{port}");
     let restart_near = started + TimeDelta::seconds(RESTART_AFTER_S);
     // Live until well past the restart.
-    let live_for = (restart_near + TimeDelta::seconds(24) - Utc::now())
+    let live_for = (restart_near + TimeDelta::seconds(36) - Utc::now())
         .num_seconds()
         .max(16);
     let common = |more: &[String]| -> Vec<String> {
@@ -158,8 +160,8 @@ fn through(engine: Engine) {
     let to = (Utc::now() - TimeDelta::seconds(1)).to_rfc3339();
     let past = run(&common(&["--from".into(), from, "--to".into(), to]));
     let (past_worst, past_checked) = check(&past, &address, restart_near, "past");
-    assert!(live_checked >= 10, "only {live_checked} live windows checked");
-    assert!(past_checked >= 15, "only {past_checked} past windows checked");
+    assert!(live_checked >= 8, "only {live_checked} live windows checked");
+    assert!(past_checked >= 12, "only {past_checked} past windows checked");
     println!(
         "--prometheus through {version}: live {live_checked} windows, worst {:.3}%; past {past_checked} windows, worst {:.3}%",
         live_worst * 100.0,
