@@ -223,7 +223,12 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         .label_values("instance", Some(&matcher), check_from, check_to)
         .map_err(|e| format!("{}: {e}", api.shown))?;
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
-    let groups = split::group_instances(&instances, &counts, split::MAX_SERIES_PER_REQUEST);
+    let interval_ms = schedule.interval.num_milliseconds();
+    let groups = split::group_instances(
+        &instances,
+        &counts,
+        split::series_per_request(interval_ms, lookback_ms),
+    );
     let largest = counts.iter().map(|c| c.1).max().unwrap_or(1);
     let series_per_group = groups
         .iter()
@@ -236,7 +241,6 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         })
         .max()
         .unwrap_or(1);
-    let interval_ms = schedule.interval.num_milliseconds();
     let intervals_per_request = match mode {
         Mode::Past { .. } => split::intervals_per_request(
             series_per_group,

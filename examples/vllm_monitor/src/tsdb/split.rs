@@ -1,7 +1,8 @@
 //! How the reads are split so that no answer is large: by instance, so that one request
-//! asks for at most [`MAX_SERIES_PER_REQUEST`] series, and by time, so that it brings at
-//! most [`MAX_SAMPLES_PER_REQUEST`] samples (counting one sample per series per second,
-//! the densest scrape interval in common use).
+//! asks for at most [`MAX_SERIES_PER_REQUEST`] series and one interval with its lookback
+//! brings at most [`MAX_SAMPLES_PER_REQUEST`] samples, and by time, so that a past span's
+//! request stays within that bound too (counting one sample per series per second, the
+//! densest scrape interval in common use).
 //!
 //! An answer costs about 100 bytes a sample and 1 KB a series while it is read and
 //! parsed, so these bounds hold one request to about 300 MB at most; the requests of a
@@ -49,6 +50,16 @@ pub fn group_instances(
         }
     }
     groups
+}
+
+/// The most series one request asks for, so that one interval and the lookback before it
+/// bring at most [`MAX_SAMPLES_PER_REQUEST`] samples (and at most
+/// [`MAX_SERIES_PER_REQUEST`] series).
+pub fn series_per_request(interval_ms: i64, lookback_ms: i64) -> usize {
+    let seconds = usize::try_from((interval_ms + lookback_ms) / 1000)
+        .unwrap_or(usize::MAX)
+        .max(1);
+    MAX_SERIES_PER_REQUEST.min(MAX_SAMPLES_PER_REQUEST / seconds)
 }
 
 /// How many intervals one request of a past span covers, for `series` series, each read

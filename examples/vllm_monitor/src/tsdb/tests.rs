@@ -120,6 +120,9 @@ fn requests_are_split_by_instance_and_time() {
         .iter()
         .all(|g| g.len() * 393 <= split::MAX_SERIES_PER_REQUEST));
     assert_eq!(groups.len(), 20);
+    // 15 s intervals and a 30 s lookback: 44,444 series a request (113 vLLM servers).
+    assert_eq!(split::series_per_request(15_000, 30_000), 44_444);
+    assert_eq!(split::series_per_request(1_000, 0), split::MAX_SERIES_PER_REQUEST);
     // Time: a request's samples at a sample per second stay under the bound.
     let n = intervals_per_request(200_000, 15_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
     assert_eq!(n, 1, "10 s per series: one 15 s interval");
