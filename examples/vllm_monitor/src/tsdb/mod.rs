@@ -16,7 +16,7 @@ mod tests;
 
 use std::time::Duration;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::args::{federate_match, Args};
 use crate::clock::{LiveClock, Schedule};
@@ -330,7 +330,13 @@ impl Reader {
     /// Reads the chunks from where the last ended: live up to `hi_ms`, past as many
     /// intervals as a request holds.
     fn read(&mut self, schedule: &Schedule, ticks: u64, hi_ms: i64) {
-        let lo_ms = self.read_until_ms.min(schedule.tick_at(ticks).timestamp_millis());
+        // After failed reads, live catches up on as much as a past request holds at most.
+        let oldest_ms =
+            hi_ms - schedule.interval.num_milliseconds() * split::MAX_INTERVALS_PER_REQUEST as i64;
+        let lo_ms = self
+            .read_until_ms
+            .min(schedule.tick_at(ticks).timestamp_millis())
+            .max(oldest_ms);
         let until_ms = match self.mode {
             Mode::Live(_) => hi_ms,
             // As many intervals as a request holds, up to the span's last.
@@ -425,7 +431,7 @@ fn scrape(url: usize, at: DateTime<Utc>, result: Result<Page, String>) -> Scrape
     Scrape {
         url,
         start: at,
-        end: at + TimeDelta::zero(),
+        end: at,
         result,
     }
 }
