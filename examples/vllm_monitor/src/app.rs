@@ -43,6 +43,8 @@ enum Input {
         ours: bool,
         speed: Option<f64>,
     },
+    /// `--prometheus`: a TSDB read interval by interval, live or a past span.
+    Tsdb(Box<crate::tsdb::Reader>),
 }
 
 /// One run of the monitor.
@@ -161,7 +163,10 @@ impl App {
             Some(file) => {
                 Self::replay_input(&args, file).map_err(|message| StartError { message, status: 1 })?
             }
-            None => Self::live_input(&args, &tx, &stop)?,
+            None => match &args.prometheus {
+                Some(base) => Self::tsdb_input(&args, base)?,
+                None => Self::live_input(&args, &tx, &stop)?,
+            },
         };
         if !args.alert.is_empty() {
             let rules: Vec<String> = args.alert.iter().map(ToString::to_string).collect();
@@ -278,6 +283,40 @@ impl App {
         ))
     }
 
+    /// `--prometheus`: the TSDB's instance groups as the URLs, its span as the schedule.
+    fn tsdb_input(
+        args: &Args,
+        base: &str,
+    ) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), StartError> {
+        let access = Access::new(
+            args.ca_cert.as_deref(),
+            args.insecure,
+            args.bearer_token_file.as_deref(),
+            &args.header,
+        )?;
+        let base = match base.contains("://") {
+            true => base.to_string(),
+            false => format!("http://{base}"),
+        };
+        let (settings, rounded) = settings(args, args.interval_or_default(), args.window_or_default());
+        // A query over many series takes longer than a scrape: the API's own deadline rules.
+        let timeout = args.timeout.unwrap_or(Duration::from_secs(60));
+        let client = access.client(timeout, args.max_page_mib.saturating_mul(1 << 20));
+        let started =
+            crate::tsdb::start(args, &base, client).map_err(|message| StartError { message, status: 1 })?;
+        let mut notes = started.notes;
+        notes.extend(rounded);
+        let pipeline = Pipeline::new(
+            settings.clone(),
+            started.schedule,
+            &started.urls,
+            setup_line(&settings, &started.what),
+            warnings(&access),
+        );
+        let input = Input::Tsdb(Box::new(started.reader));
+        Ok((pipeline, input, started.urls, notes))
+    }
+
     /// Replay: the recording's URLs and run, the user's window if given.
     fn replay_input(args: &Args, file: &str) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), String> {
         let recording = replay::survey(Path::new(file))?;
@@ -339,6 +378,7 @@ impl App {
                 ours,
                 speed,
             } => self.run_replay(&file, &numbering, ours, speed),
+            Input::Tsdb(mut reader) => self.run_tsdb(&mut reader),
         };
         self.stop.store(true, Ordering::SeqCst);
         let (code, pipeline) = self.finish(failure);
@@ -515,6 +555,36 @@ impl App {
         {
             if let Some(failure) = self.replay_tick(&pace) {
                 return failure;
+            }
+        }
+        None
+    }
+
+    /// `--prometheus`: the reader's pages and intervals in its order, waiting when it says.
+    fn run_tsdb(&mut self, reader: &mut crate::tsdb::Reader) -> Option<String> {
+        use crate::tsdb::Step;
+        while !self.output.closed() && !self.pipeline.is_over() {
+            let schedule = *self.pipeline.schedule();
+            match reader.next_step(&schedule, self.pipeline.ticks()) {
+                Step::Wait(wait) => match self.messages.recv_timeout(wait) {
+                    Ok(Message::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                    Ok(Message::Redraw) => self.output.resized(),
+                    Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                },
+                Step::Page(scrape) => self.read(&scrape, 0),
+                Step::Tick => {
+                    self.tick();
+                    while let Ok(message) = self.messages.try_recv() {
+                        match message {
+                            Message::Quit => return None,
+                            Message::Redraw => self.output.resized(),
+                            Message::Scraped(_) | Message::Read(_) => {}
+                        }
+                    }
+                    if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+                        return Some(e);
+                    }
+                }
             }
         }
         None

@@ -33,6 +33,35 @@ pub struct Args {
     #[arg(long, value_name = "BASE_URL")]
     pub federate: Option<String>,
 
+    /// Read the servers' samples from a TSDB's Prometheus HTTP API at BASE_URL
+    /// (Prometheus, VictoriaMetrics, Thanos, Mimir: e.g. http://localhost:9090, or
+    /// http://vm:8428, or a Mimir's http://mimir/prometheus): raw samples of the same
+    /// families as --federate, through /api/v1/query, with figures per instance from the
+    /// samples' own timestamps. Live every interval, or the span of --from/--to.
+    /// [default: none]
+    #[arg(long, value_name = "BASE_URL", conflicts_with_all = ["url", "federate", "replay"])]
+    pub prometheus: Option<String>,
+
+    /// With --prometheus: replay the span from TIME (RFC 3339 such as
+    /// 2026-12-01T22:00:00Z, or relative to now: -2h, -30m, now) through the same figures,
+    /// as fast as the TSDB answers. [default: live]
+    #[arg(long, value_name = "TIME", requires = "prometheus", allow_hyphen_values = true,
+          value_parser = crate::tsdb::parse_time)]
+    pub from: Option<crate::tsdb::When>,
+
+    /// With --from: the span's end (as --from). [default: now]
+    #[arg(long, value_name = "TIME", requires = "from", allow_hyphen_values = true,
+          value_parser = crate::tsdb::parse_time)]
+    pub to: Option<crate::tsdb::When>,
+
+    /// With --prometheus: how far before its interval each read also looks. A series
+    /// whose newest sample is that recent stays in the figures (as /federate repeats it),
+    /// and a sample the TSDB stored late is still read. At least the TSDB's scrape
+    /// interval.
+    #[arg(long, value_name = "DURATION", default_value = "30s", requires = "prometheus",
+          value_parser = humantime::parse_duration)]
+    pub lookback: Duration,
+
     /// Trust only the CA certificates of this PEM file (a private CA) instead of the
     /// system's roots. [default: the system's roots]
     #[arg(long, value_name = "FILE")]
@@ -56,7 +85,7 @@ pub struct Args {
     /// README), even if a server answers on this machine; with --serve, the server to play.
     /// [default: vllm, only when no --url is given and none answers]
     #[arg(long, value_name = "SERVER", num_args = 0..=1, default_missing_value = "vllm",
-          value_parser = parse_engine, conflicts_with_all = ["url", "federate"])]
+          value_parser = parse_engine, conflicts_with_all = ["url", "federate", "prometheus"])]
     pub simulate: Option<&'static Engine>,
 
     /// With the built-in simulator: also a simulated NVIDIA DCGM exporter of its 2 GPUs
@@ -208,7 +237,7 @@ pub struct Args {
 
     /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
     /// [default: none]
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate"])]
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate", "prometheus"])]
     pub serve: Option<String>,
 
     /// With --serve: serve a Prometheus `/federate` page of N simulated vLLM servers
@@ -356,9 +385,9 @@ impl Args {
 
     /// The label to group by: `--by`, else `instance` when reading a federation.
     pub fn group_label(&self) -> Option<String> {
-        self.by
-            .clone()
-            .or_else(|| self.federate.as_ref().map(|_| "instance".to_string()))
+        self.by.clone().or_else(|| {
+            (self.federate.is_some() || self.prometheus.is_some()).then(|| "instance".to_string())
+        })
     }
 }
 

@@ -562,6 +562,53 @@ fn text_of_html(html: &str) -> String {
     text
 }
 
+/// An HTTP API's answer, whatever its status: the Prometheus HTTP API explains a refused
+/// query in a JSON body beside its 4xx or 5xx status (`--prometheus`).
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+}
+
+impl Client {
+    /// GETs `endpoint` asking for JSON, with a scrape's deadline, size limit, credentials
+    /// and headers; any status is an answer, only a failure to get one is an error (in the
+    /// words of [`Client::fetch_into`]). Apart from `fetch_until`, whose Accept header asks
+    /// for the exposition formats and whose errors keep only a body's start.
+    pub fn get_json(&self, endpoint: &Endpoint, stop: &AtomicBool) -> Result<Answer, String> {
+        let started = Instant::now();
+        let mut request = self
+            .agent
+            .get(&endpoint.request)
+            .header("Accept", "application/json");
+        for h in self.headers.iter() {
+            request = request.header(&h.name, &h.value);
+        }
+        if let Some(basic) = &endpoint.basic {
+            request = request.header("Authorization", basic);
+        }
+        let mut response = request.call().map_err(|e| self.reason(&e))?;
+        let status = response.status().as_u16();
+        let body = response.body_mut();
+        if let Some(length) = body.content_length().filter(|&n| n > self.max_page_bytes) {
+            return Err(BodyError::Announced {
+                length,
+                limit: self.max_page_bytes,
+            }
+            .to_string());
+        }
+        let reading = Reading {
+            started,
+            timeout: self.timeout,
+            limit: self.max_page_bytes,
+            stop,
+        };
+        let body = reading
+            .read(&mut body.with_config().limit(u64::MAX).reader(), Vec::new())
+            .map_err(|e| self.worded(e).to_string())?;
+        Ok(Answer { status, body })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,7 @@
 //! `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
 //! imbalance), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
 //! `history.rs` (the run's course, thinned), `top.rs` (the groups a screen shows: the busiest, the rest summed),
+//! `tsdb/` (`--prometheus`: a TSDB's samples through the Prometheus HTTP API, as pages),
 //! `output/` (dashboard, plain, JSON, plot), `simulator/` (model, the pages of each server
 //! and of a DCGM exporter, server) and `fleet.rs` (`--serve --fleet`).
 
@@ -66,3 +67,4 @@ pub mod simulator;
 pub mod summary;
 pub mod target;
 pub mod top;
+pub mod tsdb;

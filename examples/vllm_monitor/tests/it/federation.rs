@@ -13,10 +13,10 @@ use serde_json::Value;
 use crate::monitor::{monitor_binary, start_exporter, Reaped};
 
 /// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
+pub struct TempDir(pub PathBuf);
 
 impl TempDir {
-    fn new(name: &str) -> TempDir {
+    pub fn new(name: &str) -> TempDir {
         let unique = format!(
             "{name}-{}-{}",
             std::process::id(),
@@ -34,7 +34,7 @@ impl Drop for TempDir {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -43,7 +43,7 @@ fn free_port() -> u16 {
 }
 
 /// GET `path` from 127.0.0.1:`port`: the status code and body, `None` if nothing answers.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
+pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(10)))
         .http_status_as_error(false)
@@ -55,7 +55,7 @@ fn get(port: u16, path: &str) -> Option<(u16, String)> {
 }
 
 /// Percent-encodes a PromQL expression for a query string.
-fn encode(query: &str) -> String {
+pub fn encode(query: &str) -> String {
     percent_encoding::utf8_percent_encode(query, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
@@ -84,13 +84,13 @@ fn instant_query(port: u16, query: &str, at_ms: i64) -> Vec<(String, f64)> {
 
 /// The engine that scrapes the exporters and serves `/federate`.
 #[derive(Clone, Copy, PartialEq)]
-enum Engine {
+pub enum Engine {
     Prometheus,
     VictoriaMetrics,
 }
 
 impl Engine {
-    fn start(self, config: &std::path::Path, data: &std::path::Path, port: u16) -> Reaped {
+    pub fn start(self, config: &std::path::Path, data: &std::path::Path, port: u16) -> Reaped {
         let mut command = match self {
             Engine::Prometheus => {
                 let mut c = Command::new("prometheus");
@@ -128,7 +128,7 @@ impl Engine {
         Reaped(child)
     }
 
-    fn version(self) -> String {
+    pub fn version(self) -> String {
         let (program, flag) = match self {
             Engine::Prometheus => ("prometheus", "--version"),
             Engine::VictoriaMetrics => ("victoria-metrics", "-version"),

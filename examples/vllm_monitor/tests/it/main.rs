@@ -19,3 +19,4 @@ mod replay;
 mod terminal;
 mod tls;
 mod truth;
+mod tsdb;

@@ -1,0 +1,291 @@
+//! The Prometheus HTTP API as `--prometheus` uses it: a range selector's raw samples
+//! through `/api/v1/query` (a matrix: each series' samples with their own timestamps),
+//! label values, and the API's errors in its own words with what to change.
+//!
+//! Prometheus, VictoriaMetrics, Thanos and Mimir all answer these requests the same way:
+//! `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},
+//! "values":[[1764626400.123,"1600"],...]}]}}`, or `{"status":"error","errorType":...,
+//! "error":...}` beside a 4xx or 5xx status.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::http::{Client, Endpoint};
+
+/// Why a request to the API gave no answer to use.
+#[derive(Debug, Error)]
+pub enum ApiError {
+    /// No answer: connection, DNS, TLS, deadline, size (the scrape client's words).
+    #[error("{0}")]
+    Transport(String),
+    /// The API refused the request, in its own words.
+    #[error("HTTP {status} ({kind}): {message}; {hint}")]
+    Refused {
+        status: u16,
+        kind: String,
+        message: String,
+        hint: &'static str,
+    },
+    /// An answer that is not the API's JSON.
+    #[error("HTTP {status}: not an answer of the Prometheus HTTP API ({excerpt}); {hint}")]
+    NotApi {
+        status: u16,
+        excerpt: String,
+        hint: &'static str,
+    },
+}
+
+impl ApiError {
+    /// Whether the TSDB refused to load that many samples or series (a smaller request
+    /// may pass).
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, ApiError::Refused { message, .. } if too_large(message))
+    }
+}
+
+/// Prometheus' "query processing would load too many samples into memory", and
+/// VictoriaMetrics' -search.maxSamplesPerQuery and -search.maxUniqueTimeseries refusals.
+fn too_large(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "too many samples",
+        "maxsamplesperquery",
+        "maxuniquetimeseries",
+        "maxseries",
+    ]
+    .iter()
+    .any(|words| lower.contains(words))
+}
+
+/// What to change for an error of the API (its `errorType`, its message, its status).
+pub fn hint(status: u16, kind: &str, message: &str) -> &'static str {
+    let lower = message.to_ascii_lowercase();
+    if too_large(message) {
+        "the TSDB refused to load that many samples at once, even in the smallest request (one \
+         interval and the lookback of a group of servers): read less with a shorter --interval or \
+         --lookback, or raise its limit (Prometheus --query.max-samples, \
+         VictoriaMetrics -search.maxSamplesPerQuery and -search.maxUniqueTimeseries)"
+    } else if kind == "timeout" || lower.contains("timed out") || lower.contains("timeout") {
+        "the TSDB gave up on the query: raise its limit (Prometheus --query.timeout, \
+         VictoriaMetrics -search.maxQueryDuration) or read less per request (a shorter --interval \
+         or --lookback)"
+    } else if status == 401 || status == 403 {
+        "check the credentials: --bearer-token-file, user:password@ in the base URL, or \
+         --header 'X-Scope-OrgID: TENANT' for a multi-tenant Mimir or Thanos"
+    } else if status == 404 || status == 405 {
+        "no Prometheus HTTP API under this base URL: give the one under which /api/v1/query \
+         answers (Mimir: .../prometheus; VictoriaMetrics cluster: .../select/0/prometheus)"
+    } else if status == 400 || kind == "bad_data" {
+        "the TSDB refused the query as written (a --header it rejects, or a TSDB that does not \
+         serve range selectors through /api/v1/query)"
+    } else if status >= 500 {
+        "the TSDB failed to answer: see its log, and try again"
+    } else {
+        "see the TSDB's log"
+    }
+}
+
+/// The API's envelope, success or error.
+#[derive(Deserialize)]
+struct Envelope<T> {
+    status: String,
+    data: Option<T>,
+    #[serde(rename = "errorType")]
+    error_type: Option<String>,
+    error: Option<String>,
+}
+
+/// A query's data: a matrix (`values`) or a vector (`value`) alike.
+#[derive(Deserialize)]
+struct QueryData {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: Vec<ResultSeries>,
+}
+
+#[derive(Deserialize)]
+struct ResultSeries {
+    metric: BTreeMap<String, String>,
+    #[serde(default)]
+    values: Vec<(f64, String)>,
+    value: Option<(f64, String)>,
+}
+
+/// One series of a matrix: its labels (`__name__` apart) and samples, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub labels: Vec<(String, String)>,
+    /// Unix milliseconds and values.
+    pub samples: Vec<(i64, f64)>,
+}
+
+/// A sample's value as the API writes it (`"1600"`, `"NaN"`, `"+Inf"`).
+fn value_of(text: &str) -> Option<f64> {
+    match text {
+        "NaN" => Some(f64::NAN),
+        "+Inf" | "Inf" => Some(f64::INFINITY),
+        "-Inf" => Some(f64::NEG_INFINITY),
+        _ => text.parse().ok().filter(|v: &f64| v.is_finite()),
+    }
+}
+
+/// Unix seconds as the API writes them, in milliseconds.
+fn millis(seconds: f64) -> i64 {
+    (seconds * 1000.0).round() as i64
+}
+
+/// Reads an answer of status `status` into its data, or the API's error.
+fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T, ApiError> {
+    let parsed: Result<Envelope<T>, _> = serde_json::from_str(body);
+    let not_api = |hint| ApiError::NotApi {
+        status,
+        excerpt: crate::output::keep_start(&body.split_whitespace().collect::<Vec<_>>().join(" "), 120),
+        hint,
+    };
+    let Ok(answer) = parsed else {
+        return Err(not_api(hint(status, "", body)));
+    };
+    match (answer.status.as_str(), answer.data) {
+        ("success", Some(data)) if status == 200 => Ok(data),
+        _ => {
+            let kind = answer.error_type.unwrap_or_default();
+            let message = answer.error.unwrap_or_else(|| "no error given".into());
+            Err(ApiError::Refused {
+                status,
+                hint: hint(status, &kind, &message),
+                kind,
+                message,
+            })
+        }
+    }
+}
+
+/// A matrix answer as series, each sorted by time; a vector's samples are taken as one
+/// sample each.
+pub fn parse_matrix(status: u16, body: &str) -> Result<Vec<Series>, ApiError> {
+    let data: QueryData = envelope(status, body)?;
+    let mut series = Vec::with_capacity(data.result.len());
+    for result in data.result {
+        let mut labels: Vec<(String, String)> = Vec::with_capacity(result.metric.len());
+        let mut name = String::new();
+        for (label, value) in result.metric {
+            if label == "__name__" {
+                name = value;
+            } else {
+                labels.push((label, value));
+            }
+        }
+        let mut samples = Vec::with_capacity(result.values.len());
+        for (at, text) in result.values.iter().chain(result.value.iter()) {
+            let value = value_of(text).ok_or_else(|| ApiError::NotApi {
+                status,
+                excerpt: format!("{name}: the value {text:?}"),
+                hint: "a sample's value is not a number",
+            })?;
+            samples.push((millis(*at), value));
+        }
+        samples.sort_by_key(|s| s.0);
+        series.push(Series {
+            name,
+            labels,
+            samples,
+        });
+    }
+    if data.result_type != "matrix" && data.result_type != "vector" {
+        return Err(ApiError::NotApi {
+            status,
+            excerpt: format!("resultType {}", data.result_type),
+            hint: "a range selector's answer is a matrix",
+        });
+    }
+    Ok(series)
+}
+
+/// A list of strings (label values).
+pub fn parse_strings(status: u16, body: &str) -> Result<Vec<String>, ApiError> {
+    envelope(status, body)
+}
+
+/// Percent-encodes a query parameter.
+pub fn encode(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+/// Unix milliseconds as the API takes a time: seconds with three decimals.
+pub fn api_time(ms: i64) -> String {
+    format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
+}
+
+/// A TSDB's API at a base URL, read with the scrapes' client (TLS, credentials, headers).
+pub struct Api {
+    /// The base as given, credentials included, without a trailing `/`.
+    base: String,
+    /// The base as printed (a password as `***`).
+    pub shown: String,
+    client: Client,
+    stop: AtomicBool,
+}
+
+impl Api {
+    pub fn new(base: &str, client: Client) -> Api {
+        let base = base.trim_end_matches('/').to_string();
+        Api {
+            shown: Endpoint::new(&base).shown,
+            base,
+            client,
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    fn get(&self, path: &str) -> Result<(u16, String), ApiError> {
+        let endpoint = Endpoint::new(&format!("{}{path}", self.base));
+        let answer = self
+            .client
+            .get_json(&endpoint, &self.stop)
+            .map_err(ApiError::Transport)?;
+        Ok((answer.status, answer.body))
+    }
+
+    /// The raw samples of `selector` over the `range_ms` before `at_ms`.
+    pub fn samples(&self, selector: &str, range_ms: i64, at_ms: i64) -> Result<Vec<Series>, ApiError> {
+        let query = format!("{selector}[{}ms]", range_ms.max(1));
+        let (status, body) = self.get(&format!(
+            "/api/v1/query?query={}&time={}&nocache=1",
+            encode(&query),
+            api_time(at_ms)
+        ))?;
+        parse_matrix(status, &body)
+    }
+
+    /// An instant query's series (`count by (instance) (...)`), at `at_ms`.
+    pub fn instant(&self, query: &str, at_ms: i64) -> Result<Vec<Series>, ApiError> {
+        let (status, body) = self.get(&format!(
+            "/api/v1/query?query={}&time={}",
+            encode(query),
+            api_time(at_ms)
+        ))?;
+        parse_matrix(status, &body)
+    }
+
+    /// The values of `label` among the series of `matcher` (every series without) between
+    /// `start_ms` and `end_ms`.
+    pub fn label_values(
+        &self,
+        label: &str,
+        matcher: Option<&str>,
+        start_ms: i64,
+        end_ms: i64,
+    ) -> Result<Vec<String>, ApiError> {
+        let matcher = matcher.map_or(String::new(), |m| format!("&match[]={}", encode(m)));
+        let (status, body) = self.get(&format!(
+            "/api/v1/label/{label}/values?start={}&end={}{matcher}",
+            api_time(start_ms),
+            api_time(end_ms)
+        ))?;
+        parse_strings(status, &body)
+    }
+}

@@ -1,0 +1,437 @@
+//! `--prometheus BASE_URL`: the servers' samples read from a TSDB through the Prometheus
+//! HTTP API (Prometheus, VictoriaMetrics, Thanos, Mimir), turned into the pages the
+//! pipeline reads (`pages.rs`), so that the figures, restarts, SLOs and alerts are the same
+//! code as for `/federate`. Each interval reads the span since the one before (live, at
+//! its time on the wall clock; or, with `--from`/`--to`, a past span as fast as the TSDB
+//! answers, on the virtual clock a replay uses), in requests split by instance and time
+//! (`split.rs`). `api.rs` speaks to the API, `when.rs` reads `--from` and `--to`.
+
+pub mod api;
+pub mod pages;
+pub mod split;
+mod when;
+
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::args::{federate_match, Args};
+use crate::clock::{LiveClock, Schedule};
+use crate::engines::ENGINES;
+use crate::http::Page;
+use crate::scrape::Scrape;
+use api::{Api, ApiError, Series};
+use pages::{Span, Written};
+
+pub use when::{parse_time, When};
+
+/// What the run does next.
+pub enum Step {
+    /// Waits this long (live: the next interval is not due yet).
+    Wait(Duration),
+    /// Reads this page (or this failed read) into its target.
+    Page(Scrape),
+    /// Computes the interval whose pages were all read.
+    Tick,
+}
+
+/// Live on the wall clock, or a past span.
+#[derive(Clone, Copy)]
+enum Mode {
+    Live(LiveClock),
+    Past { to_ms: i64 },
+}
+
+/// One group's answer: its series written, and the span they cover.
+struct Chunk {
+    series: Vec<Written>,
+    hi_ms: i64,
+}
+
+/// The span being read: each group's answer and pages, and the next page to read.
+struct Reading {
+    lo_ms: i64,
+    hi_ms: i64,
+    group: usize,
+    page: usize,
+    span: Option<Span>,
+}
+
+/// Reads a TSDB interval by interval, as pages of its targets (one per instance group).
+pub struct Reader {
+    api: Api,
+    matcher: String,
+    /// Each target's instances (one empty group: all).
+    groups: Vec<Vec<String>>,
+    lookback_ms: i64,
+    mode: Mode,
+    intervals_per_request: u64,
+    chunks: Vec<Result<Chunk, String>>,
+    /// Where the chunks end; where the next read starts.
+    read_until_ms: i64,
+    reading: Option<Reading>,
+    /// Each target's last page time: a page is stamped after it.
+    last_at_ms: Vec<i64>,
+}
+
+/// A run of `--prometheus`, ready to start.
+pub struct Started {
+    pub reader: Reader,
+    /// The targets' names: the base URL, or its instance groups.
+    pub urls: Vec<String>,
+    pub schedule: Schedule,
+    /// For the setup line.
+    pub what: String,
+    pub notes: Vec<String>,
+}
+
+/// Whether `name` is one of the families `--federate` reads (their prefixes).
+fn is_inference_family(name: &str) -> bool {
+    ENGINES.iter().flat_map(|e| e.prefixes.iter()).any(|p| {
+        name.starts_with(p)
+            || p.strip_suffix(':')
+                .is_some_and(|stem| name.starts_with(&format!("{stem}_")))
+    })
+}
+
+/// Checks that the TSDB has the servers' families between `start_ms` and `end_ms`:
+/// the error names what is missing and the nearest names it has; a note names the
+/// generated-token families missing beside the others.
+fn check_families(api: &Api, matcher: &str, start_ms: i64, end_ms: i64) -> Result<Vec<String>, String> {
+    let names = api
+        .label_values("__name__", Some(matcher), start_ms, end_ms)
+        .map_err(|e| format!("{}: {e}", api.shown))?;
+    let span = |ms: i64| {
+        DateTime::from_timestamp_millis(ms).map_or(ms.to_string(), |t| {
+            t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        })
+    };
+    if names.iter().any(|n| is_inference_family(n)) {
+        return Ok(missing_generation(&names));
+    }
+    let all = api
+        .label_values("__name__", None, start_ms, end_ms)
+        .map_err(|e| format!("{}: {e}", api.shown))?;
+    let nearest = nearest_names(&all, "vllm:generation_tokens_total");
+    Err(format!(
+        "{}: no series of the inference servers' families between {} and {} (vllm:generation_tokens_total and the like); {}",
+        api.shown,
+        span(start_ms),
+        span(end_ms),
+        if nearest.is_empty() {
+            "it has no series at all then: is it scraping the servers, and is the span right (--from, --to)?".to_string()
+        } else {
+            format!("the nearest names it has: {}", nearest.join(", "))
+        }
+    ))
+}
+
+/// The engines present whose generated-token family is not: said, with the nearest names.
+fn missing_generation(names: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for engine in ENGINES {
+        let present = names
+            .iter()
+            .any(|n| engine.prefixes.iter().any(|p| n.starts_with(p)));
+        let Some(generation) = engine.generation.first() else {
+            continue;
+        };
+        let family = generation.name.trim_end_matches("_sum");
+        let underscored = family.replace(':', "_");
+        let found = names
+            .iter()
+            .any(|n| n.starts_with(family) || n.starts_with(&underscored));
+        if present && !found {
+            notes.push(format!(
+                "{family} is missing from the TSDB ({} series are there): no generated tokens/s; the nearest names it has: {}",
+                engine.title,
+                nearest_names(names, family).join(", ")
+            ));
+        }
+    }
+    notes
+}
+
+/// Up to five of `names` nearest to `wanted`.
+pub fn nearest_names(names: &[String], wanted: &str) -> Vec<String> {
+    let mut scored: Vec<(f64, &String)> = names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(n, wanted), n))
+        .filter(|(score, _)| *score > 0.6)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
+}
+
+/// Each instance's series count at `at_ms`, sorted by instance.
+fn series_per_instance(api: &Api, matcher: &str, at_ms: i64) -> Result<Vec<(String, usize)>, ApiError> {
+    let counted: Vec<Series> = api.instant(&format!("count by (instance) ({matcher})"), at_ms)?;
+    let mut counts: Vec<(String, usize)> = counted
+        .into_iter()
+        .filter_map(|s| {
+            let instance = s.labels.iter().find(|l| l.0 == "instance")?.1.clone();
+            Some((instance, s.samples.first()?.1 as usize))
+        })
+        .collect();
+    counts.sort();
+    Ok(counts)
+}
+
+/// Starts reading the TSDB of `args.prometheus` with `client`: checks its families, plans
+/// the requests, and gives the run's schedule (live from now, or the past span).
+pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Started, String> {
+    let api = Api::new(base, client);
+    let matcher = federate_match();
+    let interval = args.interval_or_default();
+    let lookback_ms = i64::try_from(args.lookback.as_millis()).unwrap_or(i64::MAX / 4);
+    let now = Utc::now();
+    let (mode, started, duration) = match args.from {
+        Some(from) => {
+            let from = from.resolve(now);
+            let to = args.to.map_or(now, |to| to.resolve(now));
+            if to <= from {
+                return Err(format!("--to ({to}) is not after --from ({from})"));
+            }
+            let duration = (to - from).to_std().unwrap_or_default();
+            let mode = Mode::Past {
+                to_ms: to.timestamp_millis(),
+            };
+            (
+                mode,
+                from,
+                Some(args.duration.map_or(duration, |d| d.min(duration))),
+            )
+        }
+        None => {
+            let clock = LiveClock::start();
+            (Mode::Live(clock), clock.now(), args.duration)
+        }
+    };
+    let schedule = Schedule::new(started, interval, duration);
+    let (check_from, check_to) = match mode {
+        Mode::Past { to_ms } => (started.timestamp_millis() - lookback_ms, to_ms),
+        Mode::Live(_) => (
+            started.timestamp_millis() - lookback_ms.max(300_000),
+            started.timestamp_millis(),
+        ),
+    };
+    let mut notes = check_families(&api, &matcher, check_from, check_to)?;
+    let instances = api
+        .label_values("instance", Some(&matcher), check_from, check_to)
+        .map_err(|e| format!("{}: {e}", api.shown))?;
+    let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
+    let interval_ms = schedule.interval.num_milliseconds();
+    let groups = split::group_instances(
+        &instances,
+        &counts,
+        split::series_per_request(interval_ms, lookback_ms),
+    );
+    let largest = counts.iter().map(|c| c.1).max().unwrap_or(1);
+    let series_per_group = groups
+        .iter()
+        .map(|g| {
+            if g.is_empty() {
+                counts.iter().map(|c| c.1).sum()
+            } else {
+                g.len() * largest
+            }
+        })
+        .max()
+        .unwrap_or(1);
+    let intervals_per_request = match mode {
+        Mode::Past { .. } => split::intervals_per_request(
+            series_per_group,
+            interval_ms,
+            lookback_ms,
+            split::MAX_SAMPLES_PER_REQUEST,
+        ),
+        Mode::Live(_) => 1,
+    };
+    let urls: Vec<String> = match groups.len() {
+        1 => vec![api.shown.clone()],
+        n => groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("{} (group {} of {n}: {} servers)", api.shown, i + 1, g.len()))
+            .collect(),
+    };
+    notes.push(format!(
+        "reading {} server(s) from {} through its Prometheus HTTP API, in {} request(s) an interval{}",
+        instances.len(),
+        api.shown,
+        groups.len(),
+        match mode {
+            Mode::Past { .. } => format!(", {intervals_per_request} interval(s) a request"),
+            Mode::Live(_) => String::new(),
+        }
+    ));
+    let what = match (mode, args.from) {
+        (Mode::Past { to_ms }, _) => format!(
+            " · {} from {} to {}",
+            api.shown,
+            started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            DateTime::from_timestamp_millis(to_ms).map_or_else(String::new, |t| {
+                t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            })
+        ),
+        (Mode::Live(_), _) => format!(" · {} (Prometheus HTTP API)", api.shown),
+    };
+    let targets = groups.len();
+    let reader = Reader {
+        api,
+        matcher,
+        groups,
+        lookback_ms,
+        mode,
+        intervals_per_request,
+        chunks: Vec::new(),
+        read_until_ms: schedule.tick_at(0).timestamp_millis(),
+        reading: None,
+        last_at_ms: vec![i64::MIN; targets],
+    };
+    Ok(Started {
+        reader,
+        urls,
+        schedule,
+        what,
+        notes,
+    })
+}
+
+impl Reader {
+    /// What to do before interval `ticks + 1` of `schedule` (its pages, then its tick).
+    pub fn next_step(&mut self, schedule: &Schedule, ticks: u64) -> Step {
+        if self.reading.is_none() {
+            let due = schedule.tick_at(ticks + 1);
+            if let Mode::Live(clock) = self.mode {
+                let wait = clock.until(due);
+                if !wait.is_zero() {
+                    return Step::Wait(wait);
+                }
+            }
+            let hi_ms = due.timestamp_millis();
+            if self.chunks.is_empty() || self.read_until_ms < hi_ms {
+                self.read(schedule, ticks, hi_ms);
+            }
+            self.reading = Some(Reading {
+                lo_ms: schedule.tick_at(ticks).timestamp_millis(),
+                hi_ms,
+                group: 0,
+                page: 0,
+                span: None,
+            });
+        }
+        self.next_page()
+    }
+
+    /// Reads the chunks from where the last ended: live up to `hi_ms`, past as many
+    /// intervals as a request holds.
+    fn read(&mut self, schedule: &Schedule, ticks: u64, hi_ms: i64) {
+        // After failed reads, live catches up on as much as a past request holds at most.
+        let oldest_ms =
+            hi_ms - schedule.interval.num_milliseconds() * split::MAX_INTERVALS_PER_REQUEST as i64;
+        let lo_ms = self
+            .read_until_ms
+            .min(schedule.tick_at(ticks).timestamp_millis())
+            .max(oldest_ms);
+        let until_ms = match self.mode {
+            Mode::Live(_) => hi_ms,
+            // As many intervals as a request holds, up to the span's last.
+            Mode::Past { .. } => {
+                let wanted = ticks + self.intervals_per_request;
+                let last = schedule.last.map_or(wanted, |last| last.clamp(ticks + 1, wanted));
+                schedule.tick_at(last).timestamp_millis().max(hi_ms)
+            }
+        };
+        let range_ms = until_ms - lo_ms + self.lookback_ms;
+        let mut chunks = Vec::with_capacity(self.groups.len());
+        for group in &self.groups {
+            let selector = split::selector(&self.matcher, group);
+            match self.api.samples(&selector, range_ms, until_ms) {
+                // Too many samples for the TSDB: fewer intervals a request, down to one.
+                Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {
+                    self.intervals_per_request /= 2;
+                    return self.read(schedule, ticks, hi_ms);
+                }
+                answer => chunks.push(
+                    answer
+                        .map(|series| Chunk {
+                            series: pages::written(series),
+                            hi_ms: until_ms,
+                        })
+                        .map_err(|e| e.to_string()),
+                ),
+            }
+        }
+        self.chunks = chunks;
+        // A failed read is read again next interval (live), from where the last ended.
+        if self.chunks.iter().all(Result::is_ok) || matches!(self.mode, Mode::Past { .. }) {
+            self.read_until_ms = until_ms;
+        }
+    }
+
+    /// The next page of the span being read, a failed read, or the tick that ends it.
+    fn next_page(&mut self) -> Step {
+        loop {
+            let Some(reading) = self.reading.as_mut() else {
+                return Step::Tick;
+            };
+            let group = reading.group;
+            let Some(chunk) = self.chunks.get(group) else {
+                self.reading = None;
+                return Step::Tick;
+            };
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    let message = e.clone();
+                    reading.group += 1;
+                    let at = stamp(&mut self.last_at_ms[group], reading.hi_ms);
+                    return Step::Page(scrape(group, at, Err(message)));
+                }
+            };
+            let span = reading.span.get_or_insert_with(|| {
+                Span::of(
+                    &chunk.series,
+                    reading.lo_ms,
+                    reading.hi_ms.min(chunk.hi_ms),
+                    self.lookback_ms,
+                )
+            });
+            if reading.page >= span.pages {
+                reading.group += 1;
+                reading.page = 0;
+                reading.span = None;
+                continue;
+            }
+            let (text, newest) = span.page(&chunk.series, reading.page);
+            reading.page += 1;
+            let fallback = reading.lo_ms;
+            let at = stamp(&mut self.last_at_ms[group], newest.unwrap_or(fallback));
+            let page = Page {
+                body: text,
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            };
+            return Step::Page(scrape(group, at, Ok(page)));
+        }
+    }
+}
+
+/// A page's time: its newest sample's, after the target's last page (`last`, updated).
+fn stamp(last: &mut i64, wanted_ms: i64) -> DateTime<Utc> {
+    *last = wanted_ms.max(last.saturating_add(1));
+    DateTime::from_timestamp_millis(*last).unwrap_or_default()
+}
+
+fn scrape(url: usize, at: DateTime<Utc>, result: Result<Page, String>) -> Scrape {
+    Scrape {
+        url,
+        start: at,
+        end: at,
+        result,
+    }
+}

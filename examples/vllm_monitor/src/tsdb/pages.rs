@@ -1,0 +1,158 @@
+//! A TSDB's samples as the pages the monitor reads: the samples of one interval's span,
+//! the k-th new sample of each series on the k-th page, each with its own timestamp, as
+//! a `/federate` page carries them. A series with no new sample in the span repeats its
+//! newest from the lookback before it (as `/federate` repeats a series' last sample),
+//! which the tracker counts as a repeat: it stays on the page, its instance is not taken
+//! for gone, and nothing is counted twice.
+
+use crate::tsdb::api::Series;
+
+/// A series ready to be written on pages: its line's start and its samples, oldest first.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// `name{label="value",...}`.
+    pub head: String,
+    pub samples: Vec<(i64, f64)>,
+}
+
+/// Whether `name` can be written bare in the text format (else it is quoted).
+fn is_plain_name(name: &str, colons: bool) -> bool {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || (colons && c == ':'));
+    first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (colons && c == ':'))
+}
+
+/// A label value (or quoted name) with `\`, `"` and newlines escaped.
+fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `name{label="value",...}`; a name the classic format cannot write bare is quoted inside
+/// the braces, as text format 1.0 writes it.
+pub fn head(name: &str, labels: &[(String, String)]) -> String {
+    let mut parts: Vec<String> = Vec::with_capacity(labels.len() + 1);
+    let bare = is_plain_name(name, true);
+    if !bare {
+        parts.push(quoted(name));
+    }
+    for (label, value) in labels {
+        let label = if is_plain_name(label, false) {
+            label.clone()
+        } else {
+            quoted(label)
+        };
+        parts.push(format!("{label}={}", quoted(value)));
+    }
+    match (bare, parts.is_empty()) {
+        (true, true) => name.to_string(),
+        (true, false) => format!("{name}{{{}}}", parts.join(",")),
+        (false, _) => format!("{{{}}}", parts.join(",")),
+    }
+}
+
+/// A value as the text format writes it.
+fn number(value: f64) -> String {
+    if value.is_nan() {
+        "NaN".into()
+    } else if value == f64::INFINITY {
+        "+Inf".into()
+    } else if value == f64::NEG_INFINITY {
+        "-Inf".into()
+    } else {
+        format!("{value}")
+    }
+}
+
+/// The series of an answer written, sorted by line so that each family's lines are
+/// together.
+pub fn written(series: Vec<Series>) -> Vec<Written> {
+    let mut out: Vec<Written> = series
+        .into_iter()
+        .map(|s| Written {
+            head: head(&s.name, &s.labels),
+            samples: s.samples,
+        })
+        .collect();
+    out.sort_unstable_by(|a, b| a.head.cmp(&b.head));
+    out
+}
+
+/// One series' part of a span: its new samples (`first..end`), or the one it repeats.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    New { first: usize, end: usize },
+    Repeat(usize),
+}
+
+/// The pages of one span `(lo, hi]` of a set of series, the newest sample of the
+/// `lookback` before `lo` repeated by the series without a new one.
+#[derive(Debug)]
+pub struct Span {
+    parts: Vec<Option<Part>>,
+    pub pages: usize,
+}
+
+impl Span {
+    pub fn of(series: &[Written], lo_ms: i64, hi_ms: i64, lookback_ms: i64) -> Span {
+        let mut pages = 0;
+        let parts = series
+            .iter()
+            .map(|s| {
+                let first = s.samples.partition_point(|&(t, _)| t <= lo_ms);
+                let end = s.samples.partition_point(|&(t, _)| t <= hi_ms);
+                if end > first {
+                    pages = pages.max(end - first);
+                    Some(Part::New { first, end })
+                } else {
+                    let newest = first.checked_sub(1)?;
+                    (s.samples[newest].0 > lo_ms - lookback_ms).then(|| {
+                        pages = pages.max(1);
+                        Part::Repeat(newest)
+                    })
+                }
+            })
+            .collect();
+        Span { parts, pages }
+    }
+
+    /// Page `k` of the span (from 0), and its newest new sample's time (none on a page of
+    /// repeats alone).
+    pub fn page(&self, series: &[Written], k: usize) -> (String, Option<i64>) {
+        let mut text = String::new();
+        let mut newest: Option<i64> = None;
+        for (s, part) in series.iter().zip(&self.parts) {
+            let index = match part {
+                Some(Part::New { first, end }) => {
+                    let index = (first + k).min(end - 1);
+                    if first + k < *end {
+                        newest = newest.max(Some(s.samples[index].0));
+                    }
+                    index
+                }
+                Some(Part::Repeat(index)) => *index,
+                None => continue,
+            };
+            let (at, value) = s.samples[index];
+            text.push_str(&s.head);
+            text.push(' ');
+            text.push_str(&number(value));
+            text.push(' ');
+            text.push_str(&at.to_string());
+            text.push('\n');
+        }
+        (text, newest)
+    }
+}

@@ -1,0 +1,519 @@
+//! The TSDB source against canned answers of the API: matrices, error bodies, the split
+//! of requests, the pages, and a past span read from a tiny HTTP server on a free port.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use clap::Parser as _;
+
+use super::api::{parse_matrix, parse_strings, ApiError};
+use super::pages::{head, written, Span};
+use super::split::{group_instances, intervals_per_request, selector};
+use super::*;
+use crate::gpus::GpuSettings;
+use crate::http::Access;
+use crate::pipeline::{Pipeline, Settings};
+
+const MATRIX: &str = r#"{"status":"success","data":{"resultType":"matrix","result":[
+ {"metric":{"__name__":"vllm:generation_tokens_total","instance":"b:8000","job":"vllm"},
+  "values":[[1800000002,"30"],[1800000001.5,"20"]]},
+ {"metric":{"__name__":"vllm:num_requests_running","instance":"a:8000","model_name":"m \"q\""},
+  "values":[[1800000001.25,"NaN"],[1800000002.25,"+Inf"]]}]}}"#;
+
+#[test]
+fn a_matrix_is_read_with_its_own_timestamps_sorted() {
+    let series = parse_matrix(200, MATRIX).unwrap();
+    assert_eq!(series.len(), 2);
+    assert_eq!(series[0].name, "vllm:generation_tokens_total");
+    assert_eq!(
+        series[0].samples,
+        vec![(1_800_000_001_500, 20.0), (1_800_000_002_000, 30.0)]
+    );
+    assert!(series[1].samples[0].1.is_nan() && series[1].samples[1].1 == f64::INFINITY);
+    let heads: Vec<String> = written(series).into_iter().map(|w| w.head).collect();
+    assert_eq!(
+        heads,
+        [
+            r#"vllm:generation_tokens_total{instance="b:8000",job="vllm"}"#,
+            r#"vllm:num_requests_running{instance="a:8000",model_name="m \"q\""}"#,
+        ]
+    );
+    assert_eq!(
+        head("a.b", &[]),
+        r#"{"a.b"}"#,
+        "a name outside the classic set is quoted"
+    );
+    let bad =
+        r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"x"]]}]}}"#;
+    assert!(parse_matrix(200, bad).unwrap_err().to_string().contains("\"x\""));
+}
+
+#[test]
+fn the_apis_errors_say_what_to_change() {
+    let cases = [
+        (
+            422,
+            r#"{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}"#,
+            "--query.max-samples",
+        ),
+        (
+            503,
+            r#"{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}"#,
+            "--query.timeout",
+        ),
+        (
+            422,
+            r#"{"status":"error","errorType":"422","error":"cannot select more than -search.maxSamplesPerQuery=1000 samples"}"#,
+            "-search.maxSamplesPerQuery",
+        ),
+        (
+            400,
+            r#"{"status":"error","errorType":"bad_data","error":"1:2: parse error: unexpected"}"#,
+            "refused the query as written",
+        ),
+        (401, "Unauthorized\n", "--bearer-token-file"),
+        (404, "404 page not found\n", "/api/v1/query"),
+    ];
+    for (status, body, advice) in cases {
+        let error = parse_matrix(status, body).unwrap_err();
+        let text = error.to_string();
+        assert!(text.starts_with(&format!("HTTP {status}")), "{text}");
+        assert!(text.contains(advice), "{status}: {text}");
+        if body.starts_with('{') {
+            // The API's own words are kept whole.
+            let message: serde_json::Value = serde_json::from_str(body).unwrap();
+            assert!(text.contains(message["error"].as_str().unwrap()), "{text}");
+            assert!(matches!(error, ApiError::Refused { .. }));
+        } else {
+            assert!(matches!(error, ApiError::NotApi { .. }), "{text}");
+        }
+    }
+    assert_eq!(
+        parse_strings(200, r#"{"status":"success","data":["a","b"]}"#).unwrap(),
+        ["a", "b"]
+    );
+}
+
+#[test]
+fn requests_are_split_by_instance_and_time() {
+    let instances: Vec<String> = (0..10).map(|i| format!("10.0.0.{i}:8000")).collect();
+    let counts: Vec<(String, usize)> = instances.iter().map(|i| (i.clone(), 400)).collect();
+    assert_eq!(
+        group_instances(&instances, &counts, 4_000),
+        vec![Vec::<String>::new()]
+    );
+    let groups = group_instances(&instances, &counts, 1_000);
+    assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 2, 2, 2]);
+    assert_eq!(groups.concat(), instances, "every instance once, in order");
+    // An instance not counted (gone at the count's time) is taken as large as the largest.
+    let groups = group_instances(&instances, &counts[..1], 1_000);
+    assert_eq!(groups.len(), 5);
+    // 10,000 servers of 393 series: groups of 508 servers (200,000 series at most).
+    let fleet: Vec<String> = (0..10_000).map(|i| format!("s{i:05}")).collect();
+    let sized: Vec<(String, usize)> = fleet.iter().map(|i| (i.clone(), 393)).collect();
+    let groups = group_instances(&fleet, &sized, split::MAX_SERIES_PER_REQUEST);
+    assert!(groups
+        .iter()
+        .all(|g| g.len() * 393 <= split::MAX_SERIES_PER_REQUEST));
+    assert_eq!(groups.len(), 20);
+    // 15 s intervals and a 30 s lookback: 44,444 series a request (113 vLLM servers).
+    assert_eq!(split::series_per_request(15_000, 30_000), 44_444);
+    assert_eq!(split::series_per_request(1_000, 0), split::MAX_SERIES_PER_REQUEST);
+    // Time: a request's samples at a sample per second stay under the bound.
+    let n = intervals_per_request(200_000, 15_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
+    assert_eq!(n, 1, "10 s per series: one 15 s interval");
+    let n = intervals_per_request(400, 1_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
+    assert_eq!(n, split::MAX_INTERVALS_PER_REQUEST);
+    assert!(intervals_per_request(20_000, 2_000, 30_000, split::MAX_SAMPLES_PER_REQUEST) * 2 + 30 <= 100);
+    let narrowed = selector(
+        r#"{__name__=~"vllm[:_].+"}"#,
+        &["10.0.0.1:8000".into(), "x".into()],
+    );
+    assert_eq!(
+        narrowed,
+        r#"{__name__=~"vllm[:_].+",instance=~"10\\.0\\.0\\.1:8000|x"}"#
+    );
+}
+
+#[test]
+fn times_are_rfc_3339_or_before_now() {
+    let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+    assert_eq!(parse_time("now").unwrap().resolve(now), now);
+    assert_eq!(parse_time("-2h").unwrap().resolve(now), now - TimeDelta::hours(2));
+    assert_eq!(
+        parse_time("now-30m").unwrap().resolve(now),
+        now - TimeDelta::minutes(30)
+    );
+    assert_eq!(
+        parse_time("2027-01-15T08:00:00+01:00").unwrap().resolve(now),
+        DateTime::parse_from_rfc3339("2027-01-15T07:00:00Z").unwrap()
+    );
+    for bad in ["yesterday", "2h", "-two hours", "2027-13-01T00:00:00Z"] {
+        let e = parse_time(bad).unwrap_err();
+        assert!(e.contains("RFC 3339"), "{bad}: {e}");
+    }
+}
+
+/// The k-th new sample of each series on the k-th page; a series without a new sample in
+/// the span repeats its newest within the lookback, one from before it is left out.
+#[test]
+fn a_span_becomes_pages_of_explicit_timestamps() {
+    let s = |name: &str, samples: &[(i64, f64)]| super::api::Series {
+        name: name.into(),
+        labels: vec![("instance".into(), "a".into())],
+        samples: samples.to_vec(),
+    };
+    let series = written(vec![
+        s("fast_total", &[(900, 1.0), (1_100, 2.0), (1_600, 3.0)]),
+        s("slow_total", &[(950, 7.0)]),
+        s("old_total", &[(100, 5.0)]),
+    ]);
+    let span = Span::of(&series, 1_000, 2_000, 500);
+    assert_eq!(span.pages, 2);
+    let (first, newest) = span.page(&series, 0);
+    assert_eq!(
+        first,
+        "fast_total{instance=\"a\"} 2 1100\nslow_total{instance=\"a\"} 7 950\n"
+    );
+    assert_eq!(newest, Some(1_100));
+    let (second, newest) = span.page(&series, 1);
+    assert_eq!(
+        second,
+        "fast_total{instance=\"a\"} 3 1600\nslow_total{instance=\"a\"} 7 950\n"
+    );
+    assert_eq!(newest, Some(1_600));
+    let empty = Span::of(&series, 2_000, 3_000, 300);
+    assert_eq!(empty.pages, 0, "nothing within the lookback: no page");
+}
+
+/// A tiny Prometheus HTTP API on a free port: answers by the request's path, keeps the
+/// paths asked, and stops when dropped.
+struct CannedApi {
+    port: u16,
+    asked: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl CannedApi {
+    fn start(answer: impl Fn(&str) -> (u16, String) + Send + 'static) -> CannedApi {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (kept, stopped) = (Arc::clone(&asked), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let mut line = String::new();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                reader.read_line(&mut line).unwrap();
+                let mut header = String::new();
+                while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                    header.clear();
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+                let decoded = percent_encoding::percent_decode_str(&path)
+                    .decode_utf8_lossy()
+                    .into_owned();
+                let (status, body) = answer(&decoded);
+                kept.lock().unwrap().push(decoded);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        CannedApi { port, asked, stop }
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for CannedApi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn success(data: &str) -> (u16, String) {
+    (200, format!(r#"{{"status":"success","data":{data}}}"#))
+}
+
+/// The `time=` and `[Nms]` of a samples query.
+fn range_of(path: &str) -> Option<(i64, i64)> {
+    let range: i64 = path.split("}[").nth(1)?.split("ms]").next()?.parse().ok()?;
+    let time: f64 = path.split("time=").nth(1)?.split('&').next()?.parse().ok()?;
+    Some(((time * 1000.0).round() as i64, range))
+}
+
+/// A counter at 100 tokens/s scraped every 500 ms, restarted (from 0) at `restart_ms`.
+fn counter_api(restart_ms: i64) -> impl Fn(&str) -> (u16, String) {
+    move |path: &str| {
+        if path.starts_with("/api/v1/label/__name__/") {
+            success(r#"["vllm:generation_tokens_total"]"#)
+        } else if path.starts_with("/api/v1/label/instance/") {
+            success(r#"["gpu1:8000"]"#)
+        } else if path.contains("count by (instance)") {
+            success(
+                r#"{"resultType":"vector","result":[{"metric":{"instance":"gpu1:8000"},"value":[1,"1"]}]}"#,
+            )
+        } else if let Some((at, range)) = range_of(path) {
+            let first = (at - range).div_euclid(500) + 1;
+            let values: Vec<String> = (first..=at.div_euclid(500))
+                .map(|k| {
+                    let t = k * 500;
+                    let tokens = if t >= restart_ms {
+                        (t - restart_ms) / 10
+                    } else {
+                        t / 10
+                    };
+                    format!("[{}.{:03},\"{tokens}\"]", t / 1000, t % 1000)
+                })
+                .collect();
+            success(&format!(
+                r#"{{"resultType":"matrix","result":[{{"metric":{{"__name__":"vllm:generation_tokens_total","instance":"gpu1:8000"}},"values":[{}]}}]}}"#,
+                values.join(",")
+            ))
+        } else {
+            (404, "404 page not found".into())
+        }
+    }
+}
+
+fn settings() -> Settings {
+    Settings {
+        window: TimeDelta::seconds(4),
+        interval: TimeDelta::seconds(1),
+        timeout: TimeDelta::seconds(1),
+        ewma_tau: TimeDelta::seconds(4),
+        by: Some("instance".into()),
+        max_groups: crate::top::DEFAULT_MAX_GROUPS,
+        target_requests: None,
+        gpu: GpuSettings::default(),
+        slo: Vec::new(),
+        max_series: usize::MAX,
+    }
+}
+
+/// A past span read from the canned API through the pipeline: every full window without
+/// the restart is the counter's exact 100 tokens/s, and the restart is announced.
+#[test]
+fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
+    let from = 1_800_000_000_000;
+    let api = CannedApi::start(counter_api(from + 10_000));
+    let args = crate::args::Args::try_parse_from([
+        "vllm_monitor",
+        "--prometheus",
+        &api.base(),
+        "--from",
+        "2027-01-15T08:00:00Z",
+        "--to",
+        "2027-01-15T08:00:20Z",
+        "--interval",
+        "1s",
+    ])
+    .unwrap();
+    assert_eq!(
+        DateTime::<Utc>::from_timestamp_millis(from).unwrap().to_rfc3339(),
+        "2027-01-15T08:00:00+00:00"
+    );
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let started = start(&args, &api.base(), client).unwrap();
+    let mut reader = started.reader;
+    let mut p = Pipeline::new(
+        settings(),
+        started.schedule,
+        &started.urls,
+        String::new(),
+        Vec::new(),
+    );
+    let mut rates = Vec::new();
+    while !p.is_over() {
+        let schedule = *p.schedule();
+        match reader.next_step(&schedule, p.ticks()) {
+            Step::Wait(_) => panic!("a past span never waits"),
+            Step::Page(scrape) => {
+                assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
+                p.ingest(&scrape, 0);
+            }
+            Step::Tick => {
+                p.tick();
+                let snapshot = p.snapshot().unwrap();
+                rates.push((snapshot.elapsed, snapshot.figures.generation.window));
+            }
+        }
+    }
+    assert_eq!(rates.len(), 20);
+    let restarts: Vec<&str> = p
+        .events()
+        .iter()
+        .filter(|(_, e)| e.kind == crate::target::EventKind::Restart)
+        .map(|(_, e)| e.source.as_str())
+        .collect();
+    assert_eq!(restarts, ["gpu1:8000"], "{:?}", p.events());
+    let mut checked = 0;
+    for (elapsed, rate) in &rates {
+        // Full windows away from the restart at 10 s.
+        if *elapsed >= 5.0 && !(10.0..=15.0).contains(elapsed) {
+            let rate = rate.unwrap_or_else(|| panic!("no rate at {elapsed} s: {rates:?}"));
+            assert!((rate - 100.0).abs() < 1e-9, "{rate} at {elapsed} s");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{rates:?}");
+    // The span in requests of many intervals (one series), each asking its range once.
+    let asked = api.asked.lock().unwrap().clone();
+    let samples: Vec<(i64, i64)> = asked.iter().filter_map(|p| range_of(p)).collect();
+    assert_eq!(samples.len(), 1, "{asked:?}");
+    assert!(
+        samples[0].0 >= from + 20_000 && samples[0].1 >= 20_000 + 30_000,
+        "{samples:?}"
+    );
+}
+
+/// A TSDB without the families: the error names them and the nearest names it has.
+#[test]
+fn a_missing_family_is_named_with_the_nearest_names() {
+    let api = CannedApi::start(|path: &str| {
+        if path.contains("match[]") {
+            success("[]")
+        } else if path.starts_with("/api/v1/label/__name__/") {
+            success(r#"["up","vllm_generation_tokens","go_goroutines"]"#)
+        } else {
+            (404, "404 page not found".into())
+        }
+    });
+    let args =
+        crate::args::Args::try_parse_from(["vllm_monitor", "--prometheus", &api.base(), "--from", "-1h"])
+            .unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let Err(error) = start(&args, &api.base(), client) else {
+        panic!("started without the families")
+    };
+    assert!(
+        error.contains("no series of the inference servers' families"),
+        "{error}"
+    );
+    assert!(
+        error.contains("the nearest names it has: vllm_generation_tokens"),
+        "{error}"
+    );
+    assert!(!error.contains("go_goroutines"), "{error}");
+    // A family missing beside the others is a note.
+    let notes = missing_generation(&[
+        "vllm:num_requests_running".into(),
+        "vllm:generation_tokens".into(),
+    ]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("vllm:generation_tokens_total is missing"),
+        "{}",
+        notes[0]
+    );
+    assert!(notes[0].contains("vllm:generation_tokens"), "{}", notes[0]);
+}
+
+/// A refused query at the start is the API's words and what to change.
+#[test]
+fn a_refused_start_says_the_apis_words() {
+    let api = CannedApi::start(|_: &str| {
+        (
+            401,
+            r#"{"status":"error","errorType":"unauthorized","error":"authentication required"}"#.into(),
+        )
+    });
+    let args = crate::args::Args::try_parse_from(["vllm_monitor", "--prometheus", &api.base()]).unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let Err(error) = start(&args, &api.base(), client) else {
+        panic!("started without credentials")
+    };
+    assert!(
+        error.contains("HTTP 401 (unauthorized): authentication required"),
+        "{error}"
+    );
+    assert!(error.contains("--bearer-token-file"), "{error}");
+}
+
+/// A TSDB that refuses requests over 12 s of samples as too many: the past span is asked
+/// again in halves until a request passes, and every interval is read.
+#[test]
+fn a_request_refused_as_too_large_is_halved_in_time() {
+    let counter = counter_api(i64::MAX);
+    let api = CannedApi::start(move |path: &str| {
+        match range_of(path) {
+        Some((_, range)) if range > 12_000 + 3_000 => (
+            422,
+            r#"{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}"#
+                .into(),
+        ),
+        _ => counter(path),
+    }
+    });
+    let args = crate::args::Args::try_parse_from([
+        "vllm_monitor",
+        "--prometheus",
+        &api.base(),
+        "--from",
+        "2027-01-15T08:00:00Z",
+        "--to",
+        "2027-01-15T08:00:40Z",
+        "--interval",
+        "1s",
+        "--lookback",
+        "3s",
+    ])
+    .unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let started = start(&args, &api.base(), client).unwrap();
+    let mut reader = started.reader;
+    let mut p = Pipeline::new(
+        settings(),
+        started.schedule,
+        &started.urls,
+        String::new(),
+        Vec::new(),
+    );
+    let mut pages = 0;
+    while !p.is_over() {
+        let schedule = *p.schedule();
+        match reader.next_step(&schedule, p.ticks()) {
+            Step::Wait(_) => panic!("a past span never waits"),
+            Step::Page(scrape) => {
+                assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
+                p.ingest(&scrape, 0);
+                pages += 1;
+            }
+            Step::Tick => {
+                p.tick();
+            }
+        }
+    }
+    assert_eq!(p.ticks(), 40);
+    assert_eq!(pages, 80, "every sample of the span, two a second");
+    let rate = p.snapshot().unwrap().figures.generation.window.unwrap();
+    assert!((rate - 100.0).abs() < 1e-9, "{rate}");
+    let asked: Vec<(i64, i64)> = api
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|p| range_of(p))
+        .collect();
+    assert!(
+        asked.iter().any(|a| a.1 > 15_000),
+        "the first request was refused: {asked:?}"
+    );
+    let passed: Vec<i64> = asked.iter().map(|a| a.1).filter(|&r| r <= 15_000).collect();
+    assert!(passed.len() >= 4, "{asked:?}");
+}
