@@ -143,6 +143,15 @@ fn composite_values_are_tracked_as_their_openmetrics1_series() {
             ],
             2 * 7 + 4 + 2,
         ),
+        // One bucket of each path; one count.
+        (
+            vec![Selector::parse(r#"rq_seconds_bucket{le="0.1"}"#).unwrap()],
+            2,
+        ),
+        (
+            vec![Selector::parse(r#"rq_seconds_count{path="/a"}"#).unwrap()],
+            1,
+        ),
     ] {
         let one = fed(&selectors, Format::OpenMetrics, openmetrics1);
         let two = fed(&selectors, Format::OpenMetrics2, openmetrics2);
