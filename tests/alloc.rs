@@ -327,6 +327,50 @@ fn openmetrics2_allocates_nothing_per_sample() {
     );
 }
 
+/// A tracker reading an OpenMetrics 2.0 page (strict) allocates nothing per sample once
+/// warm: each composite value's classic series come from the position cache, and only
+/// the validator's per-page collections (amortised) allocate.
+#[test]
+fn warmed_up_tracker_reads_openmetrics2_composites_without_allocating_per_sample() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = chrono::DateTime::from_timestamp(1_764_480_500, 0).unwrap();
+    let at = |i: i64| t0 + chrono::TimeDelta::seconds(2 * i);
+    let mut per_page = Vec::new();
+    for n in [50, 1_000] {
+        let page = openmetrics2_page(n);
+        let mut tracker = promrate::Tracker::new([]);
+        tracker.read_as(promrate::Format::OpenMetrics2);
+        for i in 0..300 {
+            tracker.ingest(&page, at(i)).unwrap();
+        }
+        // Three buckets, a count and a sum per histogram, and a counter.
+        assert_eq!(tracker.len(), 6 * n);
+        let (allocations, samples) = count(|| {
+            (300..320)
+                .map(|i| tracker.ingest(&page, at(i)).unwrap().samples)
+                .sum::<usize>()
+        });
+        // The counters' fixed timestamps repeat: their points are not new samples.
+        assert_eq!(samples, 20 * 5 * n);
+        // The strict validator's own (amortised, per page: a few doublings of its sets).
+        let parser = promrate::Parser::new(promrate::Format::OpenMetrics2);
+        let (validator, _) = count(|| {
+            (0..20)
+                .map(|_| consume_openmetrics2(parser.parse(&page)).0)
+                .sum::<usize>()
+        });
+        assert_eq!(
+            allocations, validator,
+            "{n} histograms: the tracker's own allocations"
+        );
+        per_page.push(allocations / 20);
+    }
+    println!(
+        "openmetrics 2.0 tracker: {per_page:?} allocations a page of 50 and 1,000 histograms \
+         (the strict validator's), 0 of its own"
+    );
+}
+
 /// A page read in chunks ([`promrate::Tracker::ingest_chunks`]) allocates nothing once
 /// warm either: its lines are read in place, a line cut between two chunks goes to a
 /// buffer the tracker keeps, and the unmatched report's names are gathered once.

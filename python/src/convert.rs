@@ -91,13 +91,13 @@ pub fn page_text<'a>(page: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     )))
 }
 
-/// A format: "text", "openmetrics", "openmetrics2", or an HTTP Content-Type header value
+/// A format: "text", "openmetrics", "openmetrics-2.0.0" (or "openmetrics2"), or an HTTP Content-Type header value
 /// ([`Format::from_content_type`]: anything but `application/openmetrics-text` is text).
 pub fn format_of(format: Option<&str>) -> Format {
     match format {
         None | Some("text") => Format::PrometheusText,
         Some("openmetrics") => Format::OpenMetrics,
-        Some("openmetrics2") => Format::OpenMetrics2,
+        Some("openmetrics2" | "openmetrics-2.0.0") => Format::OpenMetrics2,
         Some(content_type) => Format::from_content_type(content_type),
     }
 }

@@ -21,6 +21,9 @@ fn _promrate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse::parse, m)?)?;
     m.add_class::<parse::Sample>()?;
     m.add_class::<parse::Exemplar>()?;
+    m.add_class::<parse::Histogram>()?;
+    m.add_class::<parse::Summary>()?;
+    m.add_class::<parse::NativeHistogram>()?;
     m.add_class::<parse::Metadata>()?;
     m.add_class::<parse::Entries>()?;
     m.add_class::<select::Selector>()?;

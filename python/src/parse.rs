@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use promrate::{Entry, LabelValue, Labels, Parser};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyIterator, PyList, PyString};
+use pyo3::types::{PyDict, PyIterator, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
 use crate::convert::{format_of, page_text};
@@ -14,7 +14,10 @@ use crate::errors::parse_error;
 /// One sample of a page: `name`, `labels` (a dict of unescaped values, in page order),
 /// `value` (a float: NaN and ±Inf as written), `timestamp_ms` (the exposed timestamp in
 /// milliseconds, or None) and `timestamp` (the same as an aware UTC datetime), and the
-/// OpenMetrics `exemplar`, if any. `str(sample)` is its line in the text format.
+/// OpenMetrics `exemplar`, if any. OpenMetrics 2.0 adds `start_timestamp_ms` and
+/// `start_timestamp` (`st@`), `composite` (a `Histogram` or `Summary` on one line; its
+/// `value` is then NaN) and `exemplars` (every exemplar). `str(sample)` is its line in the
+/// text format.
 ///
 /// >>> import promrate
 /// >>> [s] = promrate.parse('http_requests_total{code="200",path="/a\\"b"} 1027 1395066363000\n')
@@ -41,6 +44,15 @@ pub struct Sample {
     /// The OpenMetrics exemplar, or None.
     #[pyo3(get)]
     exemplar: Option<Py<Exemplar>>,
+    /// The OpenMetrics 2.0 start timestamp (`st@`) in milliseconds, or None.
+    #[pyo3(get)]
+    start_timestamp_ms: Option<i64>,
+    /// The OpenMetrics 2.0 composite value (`Histogram` or `Summary`), or None.
+    #[pyo3(get)]
+    composite: Option<Py<PyAny>>,
+    /// Every exemplar of the sample (OpenMetrics 2.0 allows several), in page order.
+    #[pyo3(get)]
+    exemplars: Py<PyTuple>,
 }
 
 #[pymethods]
@@ -49,6 +61,12 @@ impl Sample {
     #[getter]
     fn timestamp(&self) -> Option<DateTime<Utc>> {
         self.timestamp_ms.and_then(DateTime::from_timestamp_millis)
+    }
+
+    /// The OpenMetrics 2.0 start timestamp as an aware UTC datetime, or None.
+    #[getter]
+    fn start_timestamp(&self) -> Option<DateTime<Utc>> {
+        self.start_timestamp_ms.and_then(DateTime::from_timestamp_millis)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -60,6 +78,12 @@ impl Sample {
         );
         if let Some(ms) = self.timestamp_ms {
             text.push_str(&format!(", timestamp_ms={ms}"));
+        }
+        if let Some(ms) = self.start_timestamp_ms {
+            text.push_str(&format!(", start_timestamp_ms={ms}"));
+        }
+        if let Some(composite) = &self.composite {
+            text.push_str(&format!(", composite={}", composite.bind(py).repr()?));
         }
         if let Some(exemplar) = &self.exemplar {
             text.push_str(&format!(", exemplar={}", exemplar.bind(py).repr()?));
@@ -233,7 +257,8 @@ impl Entries {
 /// a `ParseError` (with `line` and `column`) for each line that does not parse, after
 /// which the page goes on. With `errors="raise"` the first bad line is raised instead.
 ///
-/// `format` is 'text' (Prometheus text format 0.0.4, the default), 'openmetrics', or the
+/// `format` is 'text' (Prometheus text format 0.0.4 and 1.0.0, the default), 'openmetrics'
+/// (1.0), 'openmetrics-2.0.0' (or 'openmetrics2': start timestamps, composite values), or the
 /// `Content-Type` header of the response (anything but `application/openmetrics-text` is
 /// read as text, as Prometheus does). `strict=False` reads OpenMetrics line by line (what
 /// vLLM's prometheus_client output needs) and keeps unknown escapes as written.
@@ -466,18 +491,27 @@ impl<'page, 'py> Strings<'page, 'py> {
         )
     }
 
+    fn exemplar(&mut self, py: Python<'py>, e: &promrate::Exemplar<'page>) -> PyResult<Py<Exemplar>> {
+        Py::new(
+            py,
+            Exemplar {
+                labels: self.labels(py, e.labels(), NOT_REMEMBERED)?.unbind(),
+                value: e.value(),
+                timestamp_ms: e.timestamp_ms(),
+            },
+        )
+    }
+
     fn sample(&mut self, py: Python<'py>, sample: &promrate::Sample<'page>) -> PyResult<Py<Sample>> {
-        let exemplar = match sample.exemplar() {
-            Some(e) => Some(Py::new(
-                py,
-                Exemplar {
-                    labels: self.labels(py, e.labels(), NOT_REMEMBERED)?.unbind(),
-                    value: e.value(),
-                    timestamp_ms: e.timestamp_ms(),
-                },
-            )?),
-            None => None,
-        };
+        let mut exemplars = Vec::new();
+        for e in sample.exemplars() {
+            exemplars.push(self.exemplar(py, &e)?);
+        }
+        let exemplar = exemplars.first().map(|e| e.clone_ref(py));
+        let composite = sample
+            .composite()
+            .map(|value| composite_object(py, &value))
+            .transpose()?;
         Py::new(
             py,
             Sample {
@@ -486,6 +520,9 @@ impl<'page, 'py> Strings<'page, 'py> {
                 value: sample.value(),
                 timestamp_ms: sample.timestamp_ms(),
                 exemplar,
+                start_timestamp_ms: sample.start_timestamp_ms(),
+                composite,
+                exemplars: PyTuple::new(py, exemplars)?.unbind(),
             },
         )
     }
@@ -494,4 +531,193 @@ impl<'page, 'py> Strings<'page, 'py> {
 /// A float as Python's `repr` writes it (`1.0`, `nan`, `inf`, `1e+300`).
 pub fn float_repr(py: Python<'_>, value: f64) -> PyResult<String> {
     Ok(pyo3::types::PyFloat::new(py, value).repr()?.to_string())
+}
+
+/// An OpenMetrics 2.0 histogram or gauge histogram on one line: `kind` ('histogram' or
+/// 'gaugehistogram'), `count`, `sum`, `buckets` (the classic buckets as `(le, count)`
+/// tuples, cumulative, the last `le` inf; None without classic buckets) and `native` (a
+/// `NativeHistogram`, or None).
+///
+/// >>> import promrate
+/// >>> page = "# TYPE foo histogram\nfoo {count:17,sum:324789.3,bucket:[0.01:0,0.1:8,1.0:11,10.0:17,+Inf:17]} st@1520430000.123\n# EOF\n"
+/// >>> [_, s, _] = promrate.parse(page, format="openmetrics-2.0.0")
+/// >>> s.composite
+/// Histogram(kind='histogram', count=17.0, sum=324789.3, buckets=[(0.01, 0.0), (0.1, 8.0), (1.0, 11.0), (10.0, 17.0), (inf, 17.0)])
+/// >>> s.start_timestamp_ms
+/// 1520430000123
+#[pyclass(frozen, module = "promrate")]
+pub struct Histogram {
+    /// 'histogram' or 'gaugehistogram'.
+    #[pyo3(get)]
+    kind: &'static str,
+    /// The count of observations (a gauge histogram's `gcount`).
+    #[pyo3(get)]
+    count: f64,
+    /// The sum of observations (a gauge histogram's `gsum`).
+    #[pyo3(get)]
+    sum: f64,
+    /// The classic buckets as `(le, cumulative count)`, or None.
+    #[pyo3(get)]
+    buckets: Option<Py<PyList>>,
+    /// The native buckets, or None.
+    #[pyo3(get)]
+    native: Option<Py<NativeHistogram>>,
+}
+
+#[pymethods]
+impl Histogram {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut text = format!(
+            "Histogram(kind='{}', count={}, sum={}",
+            self.kind,
+            float_repr(py, self.count)?,
+            float_repr(py, self.sum)?
+        );
+        if let Some(buckets) = &self.buckets {
+            text.push_str(&format!(", buckets={}", buckets.bind(py).repr()?));
+        }
+        if let Some(native) = &self.native {
+            text.push_str(&format!(", native={}", native.bind(py).repr()?));
+        }
+        text.push(')');
+        Ok(text)
+    }
+}
+
+/// An OpenMetrics 2.0 summary on one line: `count`, `sum` and `quantiles` (`(quantile,
+/// value)` tuples, in increasing quantile order).
+///
+/// >>> import promrate
+/// >>> page = "# TYPE rpc summary\nrpc {count:10,sum:5.0,quantile:[0.5:0.3,0.9:0.7]}\n# EOF\n"
+/// >>> [_, s, _] = promrate.parse(page, format="openmetrics-2.0.0")
+/// >>> s.composite
+/// Summary(count=10.0, sum=5.0, quantiles=[(0.5, 0.3), (0.9, 0.7)])
+#[pyclass(frozen, module = "promrate")]
+pub struct Summary {
+    /// The count of observations.
+    #[pyo3(get)]
+    count: f64,
+    /// The sum of observations.
+    #[pyo3(get)]
+    sum: f64,
+    /// The quantiles as `(quantile, value)`.
+    #[pyo3(get)]
+    quantiles: Py<PyList>,
+}
+
+#[pymethods]
+impl Summary {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Summary(count={}, sum={}, quantiles={})",
+            float_repr(py, self.count)?,
+            float_repr(py, self.sum)?,
+            self.quantiles.bind(py).repr()?
+        ))
+    }
+}
+
+/// An OpenMetrics 2.0 native (exponential) histogram's buckets: `schema` (-4 to 8; bucket
+/// bounds grow by 2^(2^-schema)), `zero_threshold` and `zero_count` (the zero bucket),
+/// and per side the `spans` as `(offset, length)` tuples and the `buckets`' counts.
+///
+/// >>> import promrate
+/// >>> page = "# TYPE h histogram\nh {count:12,sum:3.5,schema:3,zero_threshold:1e-4,zero_count:1,positive_spans:[-1:2,3:1],positive_buckets:[4,5,2]}\n# EOF\n"
+/// >>> [_, s, _] = promrate.parse(page, format="openmetrics-2.0.0")
+/// >>> n = s.composite.native
+/// >>> n
+/// NativeHistogram(schema=3, zero_threshold=0.0001, zero_count=1.0, positive_spans=[(-1, 2), (3, 1)], positive_buckets=[4.0, 5.0, 2.0], negative_spans=[], negative_buckets=[])
+/// >>> s.composite.buckets is None
+/// True
+#[pyclass(frozen, module = "promrate")]
+pub struct NativeHistogram {
+    /// The schema.
+    #[pyo3(get)]
+    schema: i8,
+    /// The zero bucket's threshold.
+    #[pyo3(get)]
+    zero_threshold: f64,
+    /// Observations in the zero bucket.
+    #[pyo3(get)]
+    zero_count: f64,
+    /// The positive buckets' spans as `(offset, length)`.
+    #[pyo3(get)]
+    positive_spans: Py<PyList>,
+    /// The positive buckets' counts.
+    #[pyo3(get)]
+    positive_buckets: Py<PyList>,
+    /// The negative buckets' spans as `(offset, length)`.
+    #[pyo3(get)]
+    negative_spans: Py<PyList>,
+    /// The negative buckets' counts.
+    #[pyo3(get)]
+    negative_buckets: Py<PyList>,
+}
+
+#[pymethods]
+impl NativeHistogram {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "NativeHistogram(schema={}, zero_threshold={}, zero_count={}, positive_spans={}, \
+             positive_buckets={}, negative_spans={}, negative_buckets={})",
+            self.schema,
+            float_repr(py, self.zero_threshold)?,
+            float_repr(py, self.zero_count)?,
+            self.positive_spans.bind(py).repr()?,
+            self.positive_buckets.bind(py).repr()?,
+            self.negative_spans.bind(py).repr()?,
+            self.negative_buckets.bind(py).repr()?,
+        ))
+    }
+}
+
+/// A list of `(a, b)` tuples.
+fn pair_list<A, B>(py: Python<'_>, pairs: impl Iterator<Item = (A, B)>) -> PyResult<Py<PyList>>
+where
+    (A, B): for<'py> IntoPyObject<'py>,
+{
+    Ok(PyList::new(py, pairs.collect::<Vec<_>>())?.unbind())
+}
+
+fn native_object(py: Python<'_>, native: &promrate::NativeHistogram<'_>) -> PyResult<Py<NativeHistogram>> {
+    let spans = |spans: promrate::BucketSpans<'_>| pair_list(py, spans.map(|s| (s.offset, s.length)));
+    Py::new(
+        py,
+        NativeHistogram {
+            schema: native.schema(),
+            zero_threshold: native.zero_threshold(),
+            zero_count: native.zero_count(),
+            positive_spans: spans(native.positive_spans())?,
+            positive_buckets: PyList::new(py, native.positive_buckets())?.unbind(),
+            negative_spans: spans(native.negative_spans())?,
+            negative_buckets: PyList::new(py, native.negative_buckets())?.unbind(),
+        },
+    )
+}
+
+/// A composite value as its Python object: a `Histogram` or a `Summary`.
+fn composite_object(py: Python<'_>, value: &promrate::CompositeValue<'_>) -> PyResult<Py<PyAny>> {
+    let kind = match value.kind() {
+        promrate::CompositeKind::Summary => {
+            let quantiles = pair_list(py, value.quantiles().into_iter().flatten())?;
+            let summary = Summary {
+                count: value.count(),
+                sum: value.sum(),
+                quantiles,
+            };
+            return Ok(Py::new(py, summary)?.into_any());
+        }
+        promrate::CompositeKind::GaugeHistogram => "gaugehistogram",
+        _ => "histogram",
+    };
+    let buckets = value.buckets().map(|b| pair_list(py, b)).transpose()?;
+    let native = value.native().map(|n| native_object(py, &n)).transpose()?;
+    let histogram = Histogram {
+        kind,
+        count: value.count(),
+        sum: value.sum(),
+        buckets,
+        native,
+    };
+    Ok(Py::new(py, histogram)?.into_any())
 }

@@ -343,6 +343,10 @@ impl NoValue {
                 details.set_item("start_went_back", start_went_back)?;
                 "erratic_counter"
             }
+            N::NativeHistogram { name } => {
+                details.set_item("name", name)?;
+                "native_histogram"
+            }
             _ => "other",
         };
         Py::new(

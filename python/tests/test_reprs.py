@@ -19,6 +19,13 @@ def instances():
     one_point.ingest('t_total{engine="0"} 1\n', at=1)
     answer = one_point.evaluate(promrate.Query("t_total", promrate.Estimator.WINDOW_RATE, 10, by=["engine"]))
     om = list(promrate.parse('# TYPE a counter\na_total 1 # {id="1"} 2\n# EOF\n', format="openmetrics"))
+    om2 = promrate.parse(
+        "# TYPE h histogram\nh {count:1,sum:1,schema:0,zero_threshold:0,zero_count:0,"
+        "positive_spans:[0:1],positive_buckets:[1],bucket:[+Inf:1]}\n"
+        "# TYPE s summary\ns {count:1,sum:1,quantile:[0.5:1]}\n# EOF\n",
+        format="openmetrics-2.0.0",
+    )
+    histogram, summary = (e.composite for e in om2 if isinstance(e, promrate.Sample))
     functions = promql.RangeFunctions(60, semantics=promql.Semantics.PROMETHEUS2)
     return [
         tracker,
@@ -39,6 +46,9 @@ def instances():
         om[0],
         om[1],
         om[1].exemplar,
+        histogram,
+        histogram.native,
+        summary,
         functions,
         functions.anchored(),
         functions.smoothed(),

@@ -281,6 +281,14 @@ pub enum NoValue {
     /// No observation in the window: no quantile or mean to give.
     #[error("no observation in the window")]
     NoObservations,
+    /// The histogram came as an OpenMetrics 2.0 native (exponential) histogram without
+    /// classic buckets: its count and sum are tracked, but promrate estimates quantiles from
+    /// classic buckets only.
+    #[error("`{name}` is a native histogram without classic buckets: promrate estimates quantiles from classic buckets only (its count and sum are tracked)")]
+    NativeHistogram {
+        /// The histogram's family name.
+        name: String,
+    },
 }
 
 /// [`NoValue::ErraticCounter`]'s words: what the series did, and the likely cause.

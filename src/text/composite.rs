@@ -404,6 +404,11 @@ impl<'page> CompositePairs<'page> {
     fn next_text(&mut self) -> Option<(&'page str, &'page str)> {
         self.items.next()?.split_once(':')
     }
+
+    /// The pairs as written (`("0.1", "8")`): a bucket's `le` label is its bound's text.
+    pub(crate) fn texts(mut self) -> impl Iterator<Item = (&'page str, &'page str)> {
+        std::iter::from_fn(move || self.next_text())
+    }
 }
 
 impl Iterator for CompositePairs<'_> {

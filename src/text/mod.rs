@@ -64,7 +64,7 @@ pub(crate) mod parser;
 pub(crate) mod sample;
 pub(crate) mod sample_line;
 mod swar;
-mod value;
+pub(crate) mod value;
 pub mod write;
 
 pub use composite::{

@@ -38,7 +38,7 @@ pub(crate) struct Validator<'page> {
     family: Option<Family<'page>>,
     /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
     reserved: Hashes,
-    /// Label groups already closed in the current family.
+    /// Label groups seen in the current family, once it has more than one.
     seen_groups: Hashes,
     eof: bool,
     /// A closed family's error waiting behind the current line's own error.
@@ -460,10 +460,14 @@ impl<'page> Validator<'page> {
             }
             Some((current, _)) if current == group => {}
             Some((current, _)) => {
-                if self.seen_groups.contains(&group) {
+                // The set holds every group of the family once it has two (the first is
+                // added at the first change): one probe per change finds a split.
+                if self.seen_groups.is_empty() {
+                    self.seen_groups.insert(current);
+                }
+                if !self.seen_groups.insert(group) {
                     return Err(line(FamilyRule::GroupSplit));
                 }
-                self.seen_groups.insert(current);
             }
             None => {}
         }

@@ -85,7 +85,8 @@ impl Tracker {
     /// ```
     pub fn ingest_chunks(&mut self, at: DateTime<Utc>) -> Result<IngestChunks<'_>, IngestError> {
         let limits = self.parser.limits();
-        let whole = self.parser.format() == Format::OpenMetrics && self.parser.strict(true) == self.parser;
+        let openmetrics = matches!(self.parser.format(), Format::OpenMetrics | Format::OpenMetrics2);
+        let whole = openmetrics && self.parser.strict(true) == self.parser;
         let state = if whole {
             self.check_after_last(at)?;
             Reading::Whole(at)

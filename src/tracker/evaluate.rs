@@ -348,6 +348,9 @@ impl Tracker {
     /// or series of its name whose labels its matchers refuse (the first such label and
     /// its values).
     fn why_no_series(&self, selector: &Selector) -> NoValue {
+        if let Some(native) = self.native_histogram(selector) {
+            return native;
+        }
         let name_only: Vec<_> = selector
             .matchers()
             .iter()

@@ -16,6 +16,8 @@ use crate::text::limits::Limits;
 use crate::text::parser::{KnownLines, Visitor};
 use crate::text::{Entry, MetricType, Parser, Sample};
 
+mod composite;
+
 /// A sample recorded while the page is held back (see `Tracker::holding`): 32 bytes.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Held {
@@ -331,7 +333,8 @@ impl Tracker {
     fn apply(&mut self, target: Target, at_ms: i64, value: f64, offset: usize, report: &mut IngestReport) {
         if self.holding {
             let target = match target {
-                Target::Ignored => return,
+                // A composite value is recorded by its parts (`composite.rs`).
+                Target::Ignored | Target::Composite(_) => return,
                 Target::Series(slot) => HeldTarget::Series(slot as u32),
                 Target::Start(i) => HeldTarget::Start(i as u32),
                 Target::Created(slots) => {
@@ -361,7 +364,7 @@ impl Tracker {
         report: &mut IngestReport,
     ) {
         match target {
-            Target::Ignored => {}
+            Target::Ignored | Target::Composite(_) => {}
             Target::Series(slot) => self.push(slot, at_ms, value, offset, report),
             Target::Start(i) => self.starts.read(i, self.scrapes, value),
             Target::Created(slots) => {
@@ -646,6 +649,9 @@ impl<'page> Ingest<'_, 'page> {
     /// Records a parsed sample: what it is comes from the position cache, or is resolved
     /// and remembered.
     fn record(&mut self, sample: &Sample<'page>) {
+        if let Some(value) = sample.composite() {
+            return self.record_composite(sample, value);
+        }
         let (key, line_start) = sample.identity();
         if !self.within_sample_limit(key) {
             return;
@@ -754,6 +760,10 @@ impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
             self.anchor_key,
             self.tracker.insertions,
         )?;
+        if let Target::Composite(_) = target {
+            // Its value is not a number: the line is parsed in full.
+            return None;
+        }
         let key = &line[..len];
         if self.read.streaming && key.starts_with('{') && !self.tracker.selectors.is_empty() {
             // A quoted name: parsed in full, so that its name is gathered.

@@ -70,7 +70,7 @@ mod settings;
 mod starts;
 mod tracked;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -175,6 +175,9 @@ pub struct Tracker {
     /// partial last line: kept between pages so that their buffers are reused.
     carried: Carried,
     line_buffer: Vec<u8>,
+    /// Families read as OpenMetrics 2.0 native histograms without classic buckets (their
+    /// count and sum are tracked; `quantile` says why it has no buckets to read).
+    native_families: HashSet<Box<str>>,
 }
 
 impl Tracker {
@@ -214,6 +217,7 @@ impl Tracker {
             page_names: PageNames::default(),
             carried: Carried::default(),
             line_buffer: Vec::new(),
+            native_families: HashSet::new(),
         }
     }
 

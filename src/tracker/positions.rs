@@ -19,16 +19,29 @@ pub(super) enum Target {
     /// A target's process start time, not otherwise selected: this entry of the tracker's
     /// start times (`starts.rs`).
     Start(usize),
+    /// An OpenMetrics 2.0 composite value (a histogram, gauge histogram or summary on one
+    /// line): its classic series, this entry of `PositionCache::composites`.
+    Composite(usize),
+}
+
+/// One classic series of a composite value: its bucket's upper bound or its quantile (NaN
+/// for the count and the sum), and the slot it is recorded in (`None`: not selected).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CompositePart {
+    pub bound: f64,
+    pub slot: Option<u32>,
 }
 
 /// What a position is, as the cache stores it: 4 bytes, the kind in the top two bits and
 /// a slot (or an index into `PositionCache::created`, for the few created-time targets)
-/// below. A slot that does not fit is not cached.
+/// below. A slot that does not fit is not cached. The ignored kind with a non-zero index
+/// is a composite value's (`PositionCache::composites`, index + 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stored(u32);
 
 enum Unpacked {
     Ignored,
+    Composite(u32),
     Series(u32),
     Created(u32),
     Start(u32),
@@ -52,6 +65,7 @@ impl Stored {
             Self::SERIES => Unpacked::Series(index),
             Self::CREATED => Unpacked::Created(index),
             Self::START => Unpacked::Start(index),
+            _ if index > 0 => Unpacked::Composite(index - 1),
             _ => Unpacked::Ignored,
         }
     }
@@ -121,7 +135,12 @@ pub(super) struct PositionCache {
     entries: Vec<Entry>,
     keys: Vec<u8>,
     created: Vec<CreatedTarget>,
-    /// Bytes of `keys` and targets of `created` no entry points to any more.
+    /// Composite values' classic series, each value's parts in `composite_parts` (count,
+    /// sum, then its buckets or quantiles in the page's order).
+    composites: Vec<std::ops::Range<u32>>,
+    composite_parts: Vec<CompositePart>,
+    /// Bytes of `keys` and targets of `created` and `composites` no entry points to any
+    /// more.
     garbage: usize,
     created_garbage: usize,
 }
@@ -201,7 +220,25 @@ impl PositionCache {
                 }
                 Target::Created(created.slots.map(|s| s.map(|s| s as usize)))
             }
+            Unpacked::Composite(i) => Target::Composite(i as usize),
         })
+    }
+
+    /// The classic series of the composite value `Target::Composite(index)` stands for.
+    #[inline]
+    pub fn composite(&self, index: usize) -> &[CompositePart] {
+        let range = self.composites.get(index).cloned().unwrap_or_default();
+        self.composite_parts
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or_default()
+    }
+
+    /// Remembers a composite value's classic series; the index for `Target::Composite`.
+    pub fn add_composite(&mut self, parts: impl IntoIterator<Item = CompositePart>) -> usize {
+        let start = self.composite_parts.len() as u32;
+        self.composite_parts.extend(parts);
+        self.composites.push(start..self.composite_parts.len() as u32);
+        self.composites.len() - 1
     }
 
     /// What the sample at `position` with identity text `key` was, if still known.
@@ -273,6 +310,7 @@ impl PositionCache {
             Target::Ignored => Some(Stored::IGNORED),
             Target::Series(slot) => Stored::with_kind(Stored::SERIES, slot),
             Target::Start(i) => Stored::with_kind(Stored::START, i),
+            Target::Composite(i) => Stored::with_kind(0, i + 1),
             Target::Created(slots) => Stored::with_kind(Stored::CREATED, self.created.len()).inspect(|_| {
                 self.created.push(CreatedTarget {
                     slots: slots.map(|s| s.and_then(|s| u32::try_from(s).ok())),
@@ -309,7 +347,10 @@ impl PositionCache {
         } else {
             let old = self.entries[position];
             self.garbage += old.middle_len();
-            self.created_garbage += usize::from(matches!(old.target.unpack(), Unpacked::Created(_)));
+            self.created_garbage += usize::from(matches!(
+                old.target.unpack(),
+                Unpacked::Created(_) | Unpacked::Composite(_)
+            ));
             self.entries[position] = entry;
             if old.is_anchor() || entry.is_anchor() {
                 // The keys after it were coded against the old anchor.
@@ -318,7 +359,8 @@ impl PositionCache {
         }
         self.keys
             .extend_from_slice(&key_bytes[shared..key_bytes.len() - tail]);
-        if self.garbage > self.keys.len() / 2 || self.created_garbage > self.created.len() / 2 + 16 {
+        let targets = self.created.len() + self.composites.len();
+        if self.garbage > self.keys.len() / 2 || self.created_garbage > targets / 2 + 16 {
             self.compact();
         }
     }
@@ -337,6 +379,8 @@ impl PositionCache {
     fn compact(&mut self) {
         let keys = std::mem::take(&mut self.keys);
         let created = std::mem::take(&mut self.created);
+        let composites = std::mem::take(&mut self.composites);
+        let parts = std::mem::take(&mut self.composite_parts);
         for entry in &mut self.entries {
             let start = entry.middle_start as usize;
             let middle = keys.get(start..start + entry.middle_len());
@@ -346,6 +390,15 @@ impl PositionCache {
                 if let Some(target) = created.get(i as usize) {
                     entry.target = Stored(Stored::CREATED | self.created.len() as u32);
                     self.created.push(*target);
+                }
+            }
+            if let Unpacked::Composite(i) = entry.target.unpack() {
+                if let Some(range) = composites.get(i as usize) {
+                    let kept = &parts[range.start as usize..range.end as usize];
+                    let start = self.composite_parts.len() as u32;
+                    self.composite_parts.extend_from_slice(kept);
+                    entry.target = Stored(self.composites.len() as u32 + 1);
+                    self.composites.push(start..self.composite_parts.len() as u32);
                 }
             }
         }
@@ -371,6 +424,8 @@ impl PositionCache {
         self.entries.clear();
         self.keys.clear();
         self.created.clear();
+        self.composites.clear();
+        self.composite_parts.clear();
         self.garbage = 0;
         self.created_garbage = 0;
     }

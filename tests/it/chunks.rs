@@ -37,7 +37,8 @@ fn state(t: &Tracker) -> Vec<String> {
 
 /// The settings a page is read under (each reads something across lines).
 fn tracker(setting: usize, page_name: &str) -> Tracker {
-    let openmetrics = page_name.ends_with(".om.txt");
+    let openmetrics2 = page_name.ends_with(".om2.txt");
+    let openmetrics = openmetrics2 || page_name.ends_with(".om.txt");
     let mut t = match setting {
         // Selectors: some series, and one that matches nothing (the unmatched report).
         1 => Tracker::new([
@@ -47,7 +48,9 @@ fn tracker(setting: usize, page_name: &str) -> Tracker {
         _ => Tracker::new([]),
     };
     t.retention(TimeDelta::minutes(30));
-    let format = if openmetrics {
+    let format = if openmetrics2 {
+        Format::OpenMetrics2
+    } else if openmetrics {
         Format::OpenMetrics
     } else {
         Format::PrometheusText
@@ -178,6 +181,20 @@ fn pages() -> &'static [(String, String)] {
             "# TYPE x counter\nx_created{a=\"é\"} 1.7e9\nx_total{a=\"é\"} 5\nx_total{a=\"é\"} 6\n\
              bad{ 1\nprocess_start_time_seconds 1.7e9\r\n{\"quoted.name\",b=\"1\"} 2\n\
              t_total 5 1000\nt_total 4 999\ny{a=\"1\",b=\"2\",c=\"3\",d=\"4\"} 1\nlast_total 1"
+                .to_string(),
+        ));
+        // OpenMetrics 2.0: composite values (classic, native and both; a summary; a gauge
+        // histogram with a timestamp that moves), start timestamps.
+        pages.push((
+            "composite.om2.txt".to_string(),
+            "# TYPE rq_seconds histogram\n\
+             rq_seconds{path=\"/a\"} {count:17,sum:324789.3,bucket:[0.01:0,0.1:8,1.0:11,10.0:17,+Inf:17]} st@1520430000.123\n\
+             rq_seconds{path=\"/b\"} {count:5,sum:1.5,schema:3,zero_threshold:1e-4,zero_count:1,positive_spans:[0:2],positive_buckets:[2,2],bucket:[0.1:3,+Inf:5]} st@1520430000.123\n\
+             # TYPE lat summary\nlat {count:10,sum:5.0,quantile:[0.5:0.3,0.9:0.7]} st@1520430000.5\n\
+             # TYPE native histogram\n\
+             native {count:3,sum:1.0,schema:0,zero_threshold:0,zero_count:1,positive_spans:[0:1],positive_buckets:[2]}\n\
+             # TYPE queue gaugehistogram\nqueue {gcount:2,gsum:1.5,bucket:[1.0:1,+Inf:2]} 1\n\
+             # TYPE c counter\nc_total{a=\"x\"} 1\nc_total{a=\"y\"} 3 1800000000.0 st@1520430000.0\n# EOF\n"
                 .to_string(),
         ));
         pages

@@ -7,6 +7,7 @@ mod federation;
 mod layers;
 mod limits;
 mod openmetrics2;
+mod openmetrics2_tracker;
 mod openmetrics_suite;
 mod oracle;
 mod promcat;
