@@ -491,7 +491,7 @@ impl<'page, 'py> Strings<'page, 'py> {
         )
     }
 
-    fn exemplar(&mut self, py: Python<'py>, e: &promrate::Exemplar<'page>) -> PyResult<Py<Exemplar>> {
+    fn exemplar(&mut self, py: Python<'py>, e: &promrate::text::Exemplar<'page>) -> PyResult<Py<Exemplar>> {
         Py::new(
             py,
             Exemplar {
@@ -679,8 +679,11 @@ where
     Ok(PyList::new(py, pairs.collect::<Vec<_>>())?.unbind())
 }
 
-fn native_object(py: Python<'_>, native: &promrate::NativeHistogram<'_>) -> PyResult<Py<NativeHistogram>> {
-    let spans = |spans: promrate::BucketSpans<'_>| pair_list(py, spans.map(|s| (s.offset, s.length)));
+fn native_object(
+    py: Python<'_>,
+    native: &promrate::text::NativeHistogram<'_>,
+) -> PyResult<Py<NativeHistogram>> {
+    let spans = |spans: promrate::text::BucketSpans<'_>| pair_list(py, spans.map(|s| (s.offset, s.length)));
     Py::new(
         py,
         NativeHistogram {
@@ -696,9 +699,9 @@ fn native_object(py: Python<'_>, native: &promrate::NativeHistogram<'_>) -> PyRe
 }
 
 /// A composite value as its Python object: a `Histogram` or a `Summary`.
-fn composite_object(py: Python<'_>, value: &promrate::CompositeValue<'_>) -> PyResult<Py<PyAny>> {
+fn composite_object(py: Python<'_>, value: &promrate::text::CompositeValue<'_>) -> PyResult<Py<PyAny>> {
     let kind = match value.kind() {
-        promrate::CompositeKind::Summary => {
+        promrate::text::CompositeKind::Summary => {
             let quantiles = pair_list(py, value.quantiles().into_iter().flatten())?;
             let summary = Summary {
                 count: value.count(),
@@ -707,7 +710,7 @@ fn composite_object(py: Python<'_>, value: &promrate::CompositeValue<'_>) -> PyR
             };
             return Ok(Py::new(py, summary)?.into_any());
         }
-        promrate::CompositeKind::GaugeHistogram => "gaugehistogram",
+        promrate::text::CompositeKind::GaugeHistogram => "gaugehistogram",
         _ => "histogram",
     };
     let buckets = value.buckets().map(|b| pair_list(py, b)).transpose()?;

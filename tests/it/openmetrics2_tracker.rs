@@ -194,19 +194,19 @@ fn queries_answer_an_openmetrics2_page_as_its_openmetrics1_twin() {
                 for q in [0.5, 0.9, 0.99] {
                     let by_path = query(&family).by(["path"]);
                     let (a, b) = (
-                        two.quantile(q, &by_path).unwrap(),
-                        one.quantile(q, &by_path).unwrap(),
+                        two.evaluate(&by_path.clone().quantile(q)).unwrap(),
+                        one.evaluate(&by_path.clone().quantile(q)).unwrap(),
                     );
                     assert_eq!(a, b);
                     compared += a.groups.iter().filter(|g| g.value.is_ok()).count();
                 }
                 assert_eq!(
-                    two.mean(&query(&family)).unwrap(),
-                    one.mean(&query(&family)).unwrap()
+                    two.evaluate(&query(&family).clone().mean()).unwrap(),
+                    one.evaluate(&query(&family).clone().mean()).unwrap()
                 );
                 assert_eq!(
-                    two.mean(&query(&summary)).unwrap(),
-                    one.mean(&query(&summary)).unwrap()
+                    two.evaluate(&query(&summary).clone().mean()).unwrap(),
+                    one.evaluate(&query(&summary).clone().mean()).unwrap()
                 );
             }
         }
@@ -258,9 +258,13 @@ fn a_native_histogram_keeps_its_count_and_sum_and_quantile_says_why_not() {
                 .at(at(1)),
         )
         .unwrap();
-    let mean = tracker.mean(&query).unwrap().value().unwrap();
+    let mean = tracker.evaluate(&query.clone().mean()).unwrap().value().unwrap();
     assert_eq!(mean, summed.value().unwrap() / counted.value().unwrap());
-    let why = tracker.quantile(0.5, &query).unwrap().value().unwrap_err();
+    let why = tracker
+        .evaluate(&query.clone().quantile(0.5))
+        .unwrap()
+        .value()
+        .unwrap_err();
     assert_eq!(why, NoValue::NativeHistogram { name: "h".into() });
     assert!(why.to_string().contains("native histogram"), "{why}");
 }

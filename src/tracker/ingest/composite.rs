@@ -19,7 +19,7 @@ use super::Ingest;
 use crate::text::composite::CompositePairs;
 use crate::text::value::parse_float;
 use crate::text::{write, Format, Parser, Sample};
-use crate::{CompositeKind, CompositeValue};
+use crate::{text::CompositeKind, text::CompositeValue};
 
 /// A composite value's buckets or quantiles, if it has classic ones.
 fn pairs<'page>(value: &CompositeValue<'page>) -> Option<CompositePairs<'page>> {
