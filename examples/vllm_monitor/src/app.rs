@@ -22,10 +22,11 @@ use crate::output::dashboard::Dashboard;
 use crate::output::json::Json;
 use crate::output::plain::Plain;
 use crate::output::{plot, Output};
-use crate::pipeline::{read_page, window_of, Pipeline, Said, Settings};
+use crate::pipeline::{window_of, Pipeline, Said, Settings};
 use crate::plan::{plan, warnings};
 use crate::recording::{self, Background, Header, Writer};
 use crate::replay::{self, Numbering};
+use crate::scrape::read_page;
 use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
 
 /// Where the scrapes come from.

@@ -17,7 +17,7 @@ use promrate::TrackedSeries;
 
 use promrate::WindowRule;
 
-use crate::figures::{measured, selector, Source};
+use crate::source::{measured, selector, Source};
 
 pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 /// Energy since boot, in mJ: a counter (reset at reboot or driver reload) without `_total`.

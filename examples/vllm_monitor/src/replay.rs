@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 use promrate::Format;
 
 use crate::http::{self, Page};
-use crate::output::visible::visible;
 use crate::recording::{self, Recorded};
 use crate::scrape::Scrape;
+use crate::text::visible::visible;
 
 /// What a recording tells about the run that made it.
 #[derive(Debug, Clone)]

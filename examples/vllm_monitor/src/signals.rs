@@ -8,8 +8,8 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::events::{Event, EventKind};
 use crate::figures::{EngineRate, Figures, Load};
-use crate::target::{Event, EventKind};
 
 /// Intervals without a generated token, requests running, before a stall is announced.
 pub const STALL_INTERVALS: u32 = 3;

@@ -1,9 +1,9 @@
 //! The end of a run in figures, built once for every output: tokens and requests since
 //! the start, restarts, errors, and the URLs that never answered, with their reason.
 
+use crate::events::EventKind;
 use crate::figures::slo::Attainment;
-use crate::output::Run;
-use crate::target::EventKind;
+use crate::snapshot::Run;
 
 /// What a run amounted to.
 #[derive(Debug, Clone, Default)]

@@ -8,6 +8,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use hashbrown::HashTable;
 use promrate::{Format, IngestError, IngestReport, ParseError, ResetCause, Tracker};
 
+use crate::events::{Event, EventKind};
 use crate::figures::ServerKind;
 use crate::http::Page;
 
@@ -91,64 +92,6 @@ impl fmt::Display for Status {
             Status::Failed(message) => f.write_str(message),
         }
     }
-}
-
-/// What an event announces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventKind {
-    Restart,
-    Fault,
-    Recovered,
-    Stale,
-    Back,
-    /// Requests run and no token comes (`signals.rs`).
-    Stall,
-    /// One data-parallel engine does much less than the others.
-    Imbalance,
-    /// A scrape took longer than the interval, or its page was still being read when an
-    /// interval was computed: figures wait for its page.
-    Slow,
-    /// A server's counters are not counters: they went down again with no restart
-    /// evidence, or its process start time went backwards (two processes behind one
-    /// URL?). They are not rated while it lasts (the library's `NoValue::ErraticCounter`).
-    Erratic,
-    /// A page was read, but something about it is off (served as `text/html`): said once
-    /// per URL.
-    Warning,
-    /// An `--alert` rule fired, or resolved (`alerts/`).
-    AlertFiring,
-    AlertResolved,
-}
-
-impl EventKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Restart => "restart",
-            EventKind::Fault => "fault",
-            EventKind::Recovered => "recovered",
-            EventKind::Stale => "stale",
-            EventKind::Back => "back",
-            EventKind::Stall => "stall",
-            EventKind::Imbalance => "imbalance",
-            EventKind::Slow => "slow",
-            EventKind::Erratic => "erratic",
-            EventKind::Warning => "warning",
-            EventKind::AlertFiring => "alert_firing",
-            EventKind::AlertResolved => "alert_resolved",
-        }
-    }
-}
-
-/// One announced event, for every renderer.
-#[derive(Debug, Clone)]
-pub struct Event {
-    pub kind: EventKind,
-    pub at: DateTime<Utc>,
-    /// The URL, or the instance within a federation.
-    pub source: String,
-    pub message: String,
-    /// An alert's rule, value and group (`None` for the other kinds).
-    pub alert: Option<Box<crate::alerts::AlertFacts>>,
 }
 
 /// One server as a page shows it: a URL's only server, or an `instance` in a federation.

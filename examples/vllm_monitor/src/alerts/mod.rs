@@ -21,25 +21,10 @@ use serde_json::Value;
 pub use catalogue::{long_help, Figure, Reading, Unit, FIGURES};
 pub use rule::{parse_rule, Comparison, Rule, RuleError};
 
-use crate::interval::Snapshot;
-use crate::target::{Event, EventKind, ServerRow, Status};
-
-/// What an alert event says besides its message: the fields of its JSON object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AlertFacts {
-    /// The rule as written back (`gen_tok_s < 1000 for 30s`).
-    pub rule: String,
-    pub figure: &'static str,
-    /// The figure's value at the interval that fired or resolved the rule.
-    pub value: f64,
-    pub threshold: f64,
-    /// `label=value` of the group the rule fired on, `None` for the totals.
-    pub group: Option<String>,
-    /// Firing: how long the condition had held; resolved: how long the rule fired.
-    pub held_s: f64,
-    /// Seconds since the run began, as the interval rows count them.
-    pub elapsed_s: f64,
-}
+pub use crate::events::AlertFacts;
+use crate::events::{Event, EventKind};
+use crate::snapshot::Snapshot;
+use crate::target::{ServerRow, Status};
 
 /// A rule that fired during the run, on the totals or on one group: for the summary and
 /// the exit status.
@@ -145,7 +130,7 @@ fn failed(server: &ServerRow) -> bool {
 /// A value as a message shows it, in its figure's unit.
 pub fn value_text(unit: Unit, value: f64) -> String {
     match unit {
-        Unit::Seconds => crate::output::ms(Some(value)),
+        Unit::Seconds => crate::text::ms(Some(value)),
         Unit::Fraction => format!("{:.1}%", value * 100.0),
         Unit::Percent => format!("{value:.0}%"),
         Unit::Count | Unit::Flag if value.fract() == 0.0 => format!("{value:.0}"),
@@ -184,7 +169,7 @@ impl Alerts {
             .iter()
             .any(|r| matches!(r.figure.reading, Reading::Row(_)));
         // The rows as --json writes them: the totals, then each group's.
-        let row = |f| reads_rows.then(|| crate::output::json::figures(f));
+        let row = |f| reads_rows.then(|| crate::figures::row::figures(f));
         let mut scopes: Vec<(Option<String>, Option<Value>, Option<f64>)> = vec![(
             None,
             row(&s.figures),
@@ -238,7 +223,7 @@ impl Alerts {
                         format!(
                             "{rule} no longer holds: {} is {shown}, after {} firing",
                             rule.figure.name,
-                            crate::output::duration(Some(fired_s))
+                            crate::text::duration(Some(fired_s))
                         ),
                     ),
                 };

@@ -4,7 +4,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::*;
 use crate::figures::{Figures, Rate, Span};
-use crate::interval::WindowState;
+use crate::snapshot::WindowState;
 use crate::target::ServerRow;
 
 fn at(seconds: i64) -> DateTime<Utc> {

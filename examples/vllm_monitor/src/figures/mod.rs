@@ -14,12 +14,13 @@ mod drift_tests;
 #[cfg(test)]
 mod known_tests;
 mod query;
+pub mod row;
 pub mod slo;
 
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use promrate::{MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowIncrease, WindowRule};
+use promrate::{Selector, TrackedSeries, Tracker, WindowRule};
 
 use answers::{engine_rates, Answers};
 pub use capacity::Capacity;
@@ -28,6 +29,7 @@ use slo::{Attainment, Objective};
 
 use crate::engines::{alternatives, replaced_ratio_gauges, Engine, KvSize, Metric, ENGINES};
 use crate::gpus::{self, Gpus, PerToken};
+pub use crate::source::{measured, selector, Source};
 
 /// Which server a page comes from: its entry in the catalogue.
 #[derive(Debug, Clone, Copy)]
@@ -129,31 +131,8 @@ static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     sleep_state: alternatives(|e| e.sleep_state),
 });
 
-/// One URL's tracker and the time of its newest successful scrape.
-#[derive(Clone, Copy)]
-pub struct Source<'a> {
-    pub tracker: &'a Tracker,
-    pub at: DateTime<Utc>,
-    pub url: &'a str,
-}
-
+/// The figures' own use of a source (beside the shared ones in `source.rs`).
 impl Source<'_> {
-    /// Whether a series counts: on the newest page (a vanished target's old points are
-    /// never averaged in), the library's rule for its queries too.
-    pub fn admits(&self, series: &TrackedSeries) -> bool {
-        self.tracker.on_newest_page(series)
-    }
-
-    /// The series of `selector` this source admits. The monitor's trackers keep every
-    /// series (`Tracker::new([])`), so no selector is refused as untracked.
-    pub fn series<'s>(&'s self, selector: &'s Selector) -> impl Iterator<Item = &'s TrackedSeries> + 's {
-        self.tracker
-            .matching(selector)
-            .into_iter()
-            .flatten()
-            .filter(|s| self.admits(s))
-    }
-
     /// `f` of the series this source admits (`None` for the others).
     fn admitted<'f>(&'f self, f: PerSeries<'f>) -> impl Fn(&TrackedSeries) -> Option<f64> + 'f {
         move |s| if self.admits(s) { f(s, self) } else { None }
@@ -198,15 +177,6 @@ impl EngineRate {
 /// Whether every engine of `all` is one server's.
 fn one_server(all: &[EngineRate]) -> bool {
     all.windows(2).all(|w| w[0].server == w[1].server)
-}
-
-/// The window of a counter series of `source` as `rule` reaches back
-/// ([`promrate::CounterSeries::window_increase`]): `window` before the newest page, its
-/// start at the scrape nearest to that, never more than `slack` (one interval) before it,
-/// never across a `gap` between two pages (an outage). After a gap the window starts at
-/// the first page since, and says so by its span.
-pub fn measured(rule: &WindowRule, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
-    series.counter()?.window_increase(rule, source.at).ok()
 }
 
 /// What the window figures of a row actually cover: from the oldest scrape compared to
@@ -367,16 +337,6 @@ pub struct Figures {
     /// are not, and are left out of the totals and of every group, for generated and
     /// prompt tokens alike.
     pub tokens_at_request_end: bool,
-}
-
-/// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
-/// tracker), with the label the metric requires.
-pub(crate) fn selector(name: &str, only: Option<(&str, &str)>) -> Selector {
-    let mut matchers = vec![Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")];
-    if let Some((label, value)) = only {
-        matchers.push(Matcher::new(label, MatchOp::Equal, value).expect("an equality matcher"));
-    }
-    Selector::from_matchers(matchers)
 }
 
 /// The selector of a metric.

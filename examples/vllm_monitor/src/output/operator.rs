@@ -3,9 +3,9 @@
 //! preemptions, rejections, aborts, waiting by reason, sleep state). A figure the server
 //! does not expose reads `-`; a line none of whose figures is exposed is not printed.
 
-use super::{ms, num};
 use crate::figures::slo::Attainment;
 use crate::figures::Figures;
+use crate::text::{ms, num};
 
 /// An objective as people write it: `500ms`, `50ms`, `30s`, `1.5s`.
 pub fn objective(seconds: f64) -> String {

@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::visible::visible;
-use super::{duration, keep_start, labels, ms, num, operator, percent, wrap, Output, Run};
+use super::{labels, operator, Output, Run};
+use crate::events::{Event, EventKind};
 use crate::figures::Figures;
 use crate::gpus;
-use crate::interval::{ScreenGroups, Snapshot};
+use crate::snapshot::{ScreenGroups, Snapshot};
 use crate::summary::Summary;
-use crate::target::{Event, EventKind};
+use crate::text::visible::visible;
+use crate::text::{duration, keep_start, ms, num, percent, wrap};
 
 /// The widest line plain mode prints.
 pub const MAX_WIDTH: usize = 120;
@@ -434,7 +435,7 @@ impl<W: Write> Output for Plain<W> {
 mod tests {
     use super::*;
     use crate::figures::{Load, Quantiles, Rate};
-    use crate::interval::Progress;
+    use crate::snapshot::Progress;
 
     fn busy() -> Figures {
         Figures {
@@ -478,7 +479,7 @@ mod tests {
             let snapshot = Snapshot {
                 elapsed: 12345.6,
                 at,
-                window: crate::interval::WindowState {
+                window: crate::snapshot::WindowState {
                     asked: chrono::TimeDelta::seconds(30),
                     computed_at: at,
                     newest_age_s: Some(0.5),

@@ -3,10 +3,10 @@
 
 use super::plain::{Plain, GOES_ON, MAX_WIDTH};
 use super::Run;
+use crate::events::{Event, EventKind};
 use crate::figures::Figures;
-use crate::interval::History;
-use crate::interval::Snapshot;
-use crate::target::{Event, EventKind};
+use crate::snapshot::History;
+use crate::snapshot::Snapshot;
 use crate::target::{ServerRow, Target};
 
 fn printed(urls: &[&str], show: impl FnOnce(&mut Plain<&mut Vec<u8>>)) -> Vec<String> {
@@ -112,7 +112,7 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
     let snapshot = |present: &[usize]| Snapshot {
         elapsed: 1.0,
         at,
-        window: crate::interval::WindowState {
+        window: crate::snapshot::WindowState {
             asked: chrono::TimeDelta::seconds(30),
             computed_at: at,
             newest_age_s: None,
@@ -201,7 +201,7 @@ fn a_label_value_with_a_newline_is_one_row() {
     let snapshot = Snapshot {
         elapsed: 1.0,
         at,
-        window: crate::interval::WindowState {
+        window: crate::snapshot::WindowState {
             asked: chrono::TimeDelta::seconds(30),
             computed_at: at,
             newest_age_s: None,
@@ -236,7 +236,7 @@ fn groups_beyond_the_limit_are_one_summed_row() {
     let snapshot = Snapshot {
         elapsed: 1.0,
         at,
-        window: crate::interval::WindowState {
+        window: crate::snapshot::WindowState {
             asked: chrono::TimeDelta::seconds(30),
             computed_at: at,
             newest_age_s: None,

@@ -21,10 +21,11 @@ pub mod tests {
     use chrono::{DateTime, TimeDelta, Utc};
 
     use super::*;
+    use crate::events::EventKind;
     use crate::figures::Load;
     use crate::http::Page;
-    use crate::interval::Snapshot;
-    use crate::target::{EventKind, Target};
+    use crate::snapshot::Snapshot;
+    use crate::target::Target;
 
     fn close(got: Option<f64>, want: f64, what: &str) {
         let got = got.unwrap_or_else(|| panic!("{what}: no figure"));
@@ -64,7 +65,7 @@ pub mod tests {
         (target, snapshots, all_events)
     }
 
-    pub type Monitored = (Target, Vec<(f64, Snapshot)>, Vec<(f64, crate::target::Event)>);
+    pub type Monitored = (Target, Vec<(f64, Snapshot)>, Vec<(f64, crate::events::Event)>);
 
     /// Every catalogued server, played by the simulator and scraped every second: each
     /// figure its catalogue entry names is found, in the figure's unit, and the token and

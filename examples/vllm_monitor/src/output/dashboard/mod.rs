@@ -31,11 +31,11 @@ use ratatui::{DefaultTerminal, Frame};
 
 use super::plain::Plain;
 use super::{Output, Run};
+use crate::events::{Event, EventKind};
 use crate::figures::Figures;
-use crate::interval::Snapshot;
 use crate::scrape::Message;
+use crate::snapshot::Snapshot;
 use crate::summary::Summary;
-use crate::target::{Event, EventKind};
 use panels::{
     cache_panel, gpu_panel, groups_panel, headline, latency_panel, progress_panel, prompt_panel,
     requests_panel, running_panel,

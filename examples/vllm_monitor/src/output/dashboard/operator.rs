@@ -11,8 +11,8 @@ use ratatui::text::{Line, Span};
 
 use crate::figures::Figures;
 use crate::output::operator::{kv_tokens, objective, share};
-use crate::output::visible::visible;
-use crate::output::{ms, num};
+use crate::text::visible::visible;
+use crate::text::{ms, num};
 
 /// The first of `forms` that fits `width` characters (a border's title, inside its corners).
 fn fit(forms: impl IntoIterator<Item = String>, width: u16) -> Option<String> {

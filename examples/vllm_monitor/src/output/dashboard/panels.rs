@@ -10,9 +10,10 @@ use ratatui::Frame;
 use super::operator;
 use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
-use crate::interval::{History, Progress, ScreenGroups};
-use crate::output::visible::visible;
-use crate::output::{duration, keep_end, keep_start, labels, ms, num, percent};
+use crate::output::labels;
+use crate::snapshot::{History, Progress, ScreenGroups};
+use crate::text::visible::visible;
+use crate::text::{duration, keep_end, keep_start, ms, num, percent};
 
 /// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
 /// token costs in GPU time, energy and money.

@@ -7,11 +7,12 @@ use ratatui::style::Color;
 use ratatui::Terminal;
 
 use super::draw;
-use crate::interval::{History, Snapshot};
-use crate::output::Run;
+use crate::events::Event;
 use crate::simulator::tests::monitor;
 use crate::simulator::Simulation;
-use crate::target::{Event, ServerRow, Target};
+use crate::snapshot::Run;
+use crate::snapshot::{History, Snapshot};
+use crate::target::{ServerRow, Target};
 
 /// 20 s of the simulator (restart at 10 s), scraped every second, as a run shows it.
 pub(super) struct Simulated {
@@ -465,7 +466,7 @@ fn server_text_is_shown_with_its_control_characters_written_out() {
     sim.events.push((
         20.0,
         Event {
-            kind: crate::target::EventKind::Fault,
+            kind: crate::events::EventKind::Fault,
             at: Utc::now(),
             source: "gpu\u{1b}[2J1".into(),
             message: hostile.into(),

@@ -1,8 +1,8 @@
 //! What the figures on screen cover, in words: the window's span and why it is short, an
 //! interval that waits for a slow scrape, and the timing the run was set up with.
 
-use crate::interval::Snapshot;
-use crate::output::Run;
+use crate::snapshot::Run;
+use crate::snapshot::Snapshot;
 
 /// The scrape interval and the EWMA's time constant, as the run was set up.
 #[derive(Debug, Default, PartialEq)]

@@ -1,6 +1,9 @@
 //! The figures of one interval, computed once and handed to every renderer, with the
-//! groups a screen shows (`top.rs`); the history the dashboard and the plot draw is
-//! `history.rs`'s.
+//! groups a screen shows (`top.rs`); the history the dashboard and the plot draw
+//! (`history.rs`); and the run so far as the outputs read it (`run.rs`).
+
+pub mod history;
+mod run;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -12,7 +15,8 @@ use crate::gpus::{GpuSettings, PerToken};
 use crate::target::{ServerRow, Target};
 use crate::top::{self, OnScreen, Others};
 
-pub use crate::history::History;
+pub use history::History;
+pub use run::Run;
 
 /// Progress of a run of known size, with two ETAs.
 #[derive(Debug, Clone, Copy)]
