@@ -105,6 +105,35 @@ fn setup_line(s: &Settings, what: &str) -> String {
     )
 }
 
+/// The writer of `--record FILE`, its header written: the run's start, interval, window
+/// and URLs, and what a replay needs to read the run again as it was.
+fn start_recording(
+    path: &str,
+    args: &Args,
+    pipeline: &Pipeline,
+    urls: &[String],
+) -> Result<Background, String> {
+    let s = pipeline.settings();
+    let schedule = pipeline.schedule();
+    let mut extra = serde_json::Map::new();
+    if let Some(last) = schedule.last {
+        extra.insert("duration_s".into(), (schedule.elapsed(last)).into());
+    }
+    extra.insert(
+        "recorded_by".into(),
+        format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into(),
+    );
+    let header = Header {
+        started: schedule.started,
+        interval: s.interval.to_std().unwrap_or_default(),
+        window: args.window_or_default(),
+        urls: urls.to_vec(),
+        extra,
+    };
+    let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
+    Ok(Background::start(writer))
+}
+
 /// Why a run could not start, with its exit status (README, "Exit status"): 2 for what
 /// was asked (arguments, a simulator that cannot start), 1 for a recording that cannot be
 /// read or holds no scrape.
@@ -131,30 +160,7 @@ impl App {
     /// takes the output; an error is for the user (a bad file, a simulator that cannot
     /// start).
     pub fn start(args: Args) -> Result<App, StartError> {
-        if args.speed.is_some() && args.replay.is_none() {
-            return Err("--speed paces a replay: it needs --replay FILE".into());
-        }
-        // A rule on an objective's share can only fire when that objective is asked.
-        let objectives: Vec<&str> = args
-            .slo
-            .iter()
-            .flat_map(|o| o.0.iter().map(|o| o.latency.key()))
-            .collect();
-        for rule in &args.alert {
-            if let Some(latency) = rule.figure.name.strip_prefix("slo_") {
-                if !objectives.contains(&latency) {
-                    return Err(format!(
-                        "--alert '{rule}' reads the share within the {latency} objective: give it with --slo {latency}=DURATION"
-                    )
-                    .into());
-                }
-            }
-        }
-        if args.details && (args.json || args.export.is_some()) {
-            return Err(
-                "--details adds lines to plain output: --json and --export carry every figure already".into(),
-            );
-        }
+        args.check()?;
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let (mut pipeline, input, urls, mut notes) = match &args.replay {
@@ -177,26 +183,8 @@ impl App {
         });
         let recorder = match &args.record {
             Some(path) => {
-                let s = pipeline.settings();
-                let schedule = pipeline.schedule();
-                let mut extra = serde_json::Map::new();
-                if let Some(last) = schedule.last {
-                    extra.insert("duration_s".into(), (schedule.elapsed(last)).into());
-                }
-                extra.insert(
-                    "recorded_by".into(),
-                    format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into(),
-                );
-                let header = Header {
-                    started: schedule.started,
-                    interval: s.interval.to_std().unwrap_or_default(),
-                    window: args.window_or_default(),
-                    urls: urls.clone(),
-                    extra,
-                };
-                let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
                 notes.push(format!("recording every scrape to {path}"));
-                Some((path.clone(), Background::start(writer)))
+                Some((path.clone(), start_recording(path, &args, &pipeline, &urls)?))
             }
             None => None,
         };

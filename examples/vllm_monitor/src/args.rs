@@ -354,6 +354,35 @@ impl Args {
         self.window.unwrap_or(Duration::from_secs(30))
     }
 
+    /// What clap cannot check alone: options that need or exclude one another by their
+    /// values. The error is for the user, as clap's are.
+    pub fn check(&self) -> Result<(), String> {
+        if self.speed.is_some() && self.replay.is_none() {
+            return Err("--speed paces a replay: it needs --replay FILE".into());
+        }
+        // A rule on an objective's share can only fire when that objective is asked.
+        let objectives: Vec<&str> = self
+            .slo
+            .iter()
+            .flat_map(|o| o.0.iter().map(|o| o.latency.key()))
+            .collect();
+        for rule in &self.alert {
+            if let Some(latency) = rule.figure.name.strip_prefix("slo_") {
+                if !objectives.contains(&latency) {
+                    return Err(format!(
+                        "--alert '{rule}' reads the share within the {latency} objective: give it with --slo {latency}=DURATION"
+                    ));
+                }
+            }
+        }
+        if self.details && (self.json || self.export.is_some()) {
+            return Err(
+                "--details adds lines to plain output: --json and --export carry every figure already".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// The label to group by: `--by`, else `instance` when reading a federation.
     pub fn group_label(&self) -> Option<String> {
         self.by

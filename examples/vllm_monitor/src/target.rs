@@ -404,37 +404,7 @@ impl Target {
                 instance.process_start = start.or(instance.process_start);
                 continue;
             }
-            let mut message = None;
-            if let (Some(before), Some(now)) = (instance.process_start, start) {
-                if before != now {
-                    let time = |unix: f64| {
-                        DateTime::from_timestamp(unix as i64, 0)
-                            .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
-                    };
-                    message = Some(format!(
-                        "server restarted (process started {}, was {})",
-                        time(now),
-                        time(before)
-                    ));
-                }
-            }
-            instance.process_start = start.or(instance.process_start);
-            let counters = resets.get(name).copied();
-            // Series a restarted server brings back a few scrapes late (a histogram whose
-            // first request had not finished) reset as they reappear: the same restart.
-            let continues = instance
-                .restart_scrape
-                .is_some_and(|n| self.scrapes - n <= RESTART_SETTLES);
-            if counters.is_some() || message.is_some() {
-                instance.restart_scrape = Some(self.scrapes);
-            }
-            if let Some(counts) = counters.filter(|_| !(continues && message.is_none())) {
-                let counters = counts.describe();
-                message = Some(match message {
-                    Some(m) => format!("{m}; {counters}"),
-                    None => format!("restart detected: {counters}"),
-                });
-            }
+            let message = instance.restart_message(start, resets.get(name).copied(), self.scrapes);
             if let Some(message) = message {
                 instance.last_restart = Some(at);
                 events.push(Event {
@@ -510,6 +480,46 @@ impl ResetCounts {
 }
 
 impl Instance {
+    /// What a page shows of a restart of this server, if it shows one: a new process
+    /// start time, counters reset (`counters`), or both. Counters reset within a few
+    /// scrapes of a restart (`scrape` is this page's number) are that restart's.
+    fn restart_message(
+        &mut self,
+        start: Option<f64>,
+        counters: Option<ResetCounts>,
+        scrape: u64,
+    ) -> Option<String> {
+        let mut message = None;
+        if let (Some(before), Some(now)) = (self.process_start, start) {
+            if before != now {
+                let time = |unix: f64| {
+                    DateTime::from_timestamp(unix as i64, 0)
+                        .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
+                };
+                message = Some(format!(
+                    "server restarted (process started {}, was {})",
+                    time(now),
+                    time(before)
+                ));
+            }
+        }
+        self.process_start = start.or(self.process_start);
+        // Series a restarted server brings back a few scrapes late (a histogram whose
+        // first request had not finished) reset as they reappear: the same restart.
+        let continues = self.restart_scrape.is_some_and(|n| scrape - n <= RESTART_SETTLES);
+        if counters.is_some() || message.is_some() {
+            self.restart_scrape = Some(scrape);
+        }
+        if let Some(counts) = counters.filter(|_| !(continues && message.is_none())) {
+            let counters = counts.describe();
+            message = Some(match message {
+                Some(m) => format!("{m}; {counters}"),
+                None => format!("restart detected: {counters}"),
+            });
+        }
+        message
+    }
+
     /// Whether this page makes the server erratic (a second page within the retention
     /// with counters going down and no restart evidence, or a process start time that
     /// went backwards): the event, once, until the server is steady for a retention.

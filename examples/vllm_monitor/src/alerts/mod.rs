@@ -168,22 +168,7 @@ impl Alerts {
             .rules
             .iter()
             .any(|r| matches!(r.figure.reading, Reading::Row(_)));
-        // The rows as --json writes them: the totals, then each group's.
-        let row = |f| reads_rows.then(|| crate::figures::row::figures(f));
-        let mut scopes: Vec<(Option<String>, Option<Value>, Option<f64>)> = vec![(
-            None,
-            row(&s.figures),
-            Some(s.servers.iter().filter(|t| failed(t)).count() as f64),
-        )];
-        if let Some((label, groups)) = &s.groups {
-            for (value, figures) in groups {
-                let failed_here = (label == "url").then(|| {
-                    let failed = s.servers.iter().any(|t| t.url == *value && failed(t));
-                    f64::from(u8::from(failed))
-                });
-                scopes.push((Some(format!("{label}={value}")), row(figures), failed_here));
-            }
-        }
+        let scopes = scopes(s, reads_rows);
         let has_window = s.figures.span.is_some();
         for (i, rule) in self.rules.iter().enumerate() {
             let hold = chrono::TimeDelta::from_std(rule.hold).unwrap_or(chrono::TimeDelta::MAX);
@@ -209,39 +194,16 @@ impl Alerts {
                 let Some(change) = track.step(holds, at, hold) else {
                     continue;
                 };
-                let value = value.unwrap_or(f64::NAN);
-                let shown = value_text(rule.figure.unit, value);
-                let (kind, held_s, message) = match change {
-                    Change::Fired { held_s } => (
-                        EventKind::AlertFiring,
-                        held_s,
-                        format!("{rule}: {} is {shown}", rule.figure.name),
-                    ),
-                    Change::Resolved { fired_s } => (
-                        EventKind::AlertResolved,
-                        fired_s,
-                        format!(
-                            "{rule} no longer holds: {} is {shown}, after {} firing",
-                            rule.figure.name,
-                            crate::text::duration(Some(fired_s))
-                        ),
-                    ),
+                let facts = AlertFacts {
+                    rule: rule.to_string(),
+                    figure: rule.figure.name,
+                    value: value.unwrap_or(f64::NAN),
+                    threshold: rule.threshold,
+                    group: group.clone(),
+                    held_s: 0.0,
+                    elapsed_s: s.elapsed,
                 };
-                events.push(Event {
-                    kind,
-                    at,
-                    source: group.clone().unwrap_or_else(|| "total".into()),
-                    message,
-                    alert: Some(Box::new(AlertFacts {
-                        rule: rule.to_string(),
-                        figure: rule.figure.name,
-                        value,
-                        threshold: rule.threshold,
-                        group: group.clone(),
-                        held_s,
-                        elapsed_s: s.elapsed,
-                    })),
-                });
+                events.push(change_event(rule, change, facts, at));
             }
         }
         (events, notes)
@@ -266,6 +228,56 @@ impl Alerts {
             }
         }
         fired
+    }
+}
+
+/// The scopes a rule is judged on: the totals, then each group; each with its row as
+/// `--json` writes it (when some rule reads one) and its count of failed scrapes.
+fn scopes(s: &Snapshot, reads_rows: bool) -> Vec<(Option<String>, Option<Value>, Option<f64>)> {
+    let row = |f| reads_rows.then(|| crate::figures::row::figures(f));
+    let mut scopes = vec![(
+        None,
+        row(&s.figures),
+        Some(s.servers.iter().filter(|t| failed(t)).count() as f64),
+    )];
+    if let Some((label, groups)) = &s.groups {
+        for (value, figures) in groups {
+            let failed_here = (label == "url").then(|| {
+                let failed = s.servers.iter().any(|t| t.url == *value && failed(t));
+                f64::from(u8::from(failed))
+            });
+            scopes.push((Some(format!("{label}={value}")), row(figures), failed_here));
+        }
+    }
+    scopes
+}
+
+/// The event of a rule's `change` on a scope, `facts` completed with how long it held.
+fn change_event(rule: &Rule, change: Change, mut facts: AlertFacts, at: DateTime<Utc>) -> Event {
+    let shown = value_text(rule.figure.unit, facts.value);
+    let (kind, held_s, message) = match change {
+        Change::Fired { held_s } => (
+            EventKind::AlertFiring,
+            held_s,
+            format!("{rule}: {} is {shown}", rule.figure.name),
+        ),
+        Change::Resolved { fired_s } => (
+            EventKind::AlertResolved,
+            fired_s,
+            format!(
+                "{rule} no longer holds: {} is {shown}, after {} firing",
+                rule.figure.name,
+                crate::text::duration(Some(fired_s))
+            ),
+        ),
+    };
+    facts.held_s = held_s;
+    Event {
+        kind,
+        at,
+        source: facts.group.clone().unwrap_or_else(|| "total".into()),
+        message,
+        alert: Some(Box::new(facts)),
     }
 }
 

@@ -91,6 +91,31 @@ pub(super) fn headline(
     cover: &Coverage,
     timing: &Timing,
 ) {
+    let block = headline_block(cover);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    // Two rows (a small terminal): the four figures two to a line, beside the sparklines.
+    let compact = inner.height < 4;
+    let text_width = if compact { 38 } else { 30 };
+    let [text, charts] =
+        Layout::horizontal([Constraint::Length(text_width), Constraint::Min(10)]).areas(inner);
+    frame.render_widget(Paragraph::new(headline_lines(f, timing, compact)), text);
+    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(charts);
+    let max = h
+        .generation
+        .iter()
+        .chain(&h.ewma)
+        .flatten()
+        .fold(1.0f64, |m, v| m.max(*v))
+        .round() as u64;
+    // One scale for both, so the EWMA row compares with the window-rate row.
+    spark(frame, window, &h.generation, Some(max), Color::Green);
+    spark(frame, ewma, &h.ewma, Some(max), Color::Yellow);
+}
+
+/// The headline's border: what the window figures cover in its title (in a warning colour
+/// when shorter than asked), what an interval waits for at its bottom.
+fn headline_block(cover: &Coverage) -> Block<'static> {
     let mut title = vec![Span::raw(" Generation tokens/s ")];
     if let Some(span) = &cover.span {
         let style = if cover.shortened {
@@ -107,13 +132,12 @@ pub(super) fn headline(
             Style::new().fg(Color::Yellow).bold(),
         ));
     }
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    // Two rows (a small terminal): the four figures two to a line, beside the sparklines.
-    let compact = inner.height < 4;
-    let text_width = if compact { 38 } else { 30 };
-    let [text, charts] =
-        Layout::horizontal([Constraint::Length(text_width), Constraint::Min(10)]).areas(inner);
+    block
+}
+
+/// The headline's figures: the window rate, the EWMA, PromQL's `rate()` and tokens/s per
+/// request, four lines or two (`compact`).
+fn headline_lines(f: &Figures, timing: &Timing, compact: bool) -> Vec<Line<'static>> {
     let value = f
         .generation
         .window
@@ -151,18 +175,7 @@ pub(super) fn headline(
             )),
         ]
     };
-    frame.render_widget(Paragraph::new(lines), text);
-    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(charts);
-    let max = h
-        .generation
-        .iter()
-        .chain(&h.ewma)
-        .flatten()
-        .fold(1.0f64, |m, v| m.max(*v))
-        .round() as u64;
-    // One scale for both, so the EWMA row compares with the window-rate row.
-    spark(frame, window, &h.generation, Some(max), Color::Green);
-    spark(frame, ewma, &h.ewma, Some(max), Color::Yellow);
+    lines
 }
 
 /// `load_instead`: what the load label says when there is nothing new to judge.
