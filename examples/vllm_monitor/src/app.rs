@@ -25,7 +25,7 @@ use crate::output::{plot, Output};
 use crate::pipeline::{window_of, Pipeline, Said, Settings};
 use crate::plan::{plan, warnings};
 use crate::recording::{self, Background, Header, Writer};
-use crate::replay::{self, Numbering};
+use crate::replay::{self, Numbering, Recording};
 use crate::scrape::read_page;
 use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
 
@@ -123,6 +123,7 @@ fn start_recording(
         "recorded_by".into(),
         format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into(),
     );
+    args.run_settings().write_into(&mut extra);
     let header = Header {
         started: schedule.started,
         interval: s.interval.to_std().unwrap_or_default(),
@@ -159,17 +160,29 @@ impl App {
     /// Chooses what to monitor (or the recording to replay), starts what reads it and
     /// takes the output; an error is for the user (a bad file, a simulator that cannot
     /// start).
-    pub fn start(args: Args) -> Result<App, StartError> {
+    pub fn start(mut args: Args) -> Result<App, StartError> {
+        // A recording that cannot be read is the run's failure, not the arguments'.
+        let recording = match &args.replay {
+            Some(file) => {
+                Some(replay::survey(Path::new(file)).map_err(|message| StartError { message, status: 1 })?)
+            }
+            None => None,
+        };
+        // The recorded run's --slo, --alert and --by, unless given again.
+        let adopted = match &recording {
+            Some(recording) => args.adopt(&recording.settings)?,
+            None => Vec::new(),
+        };
         args.check()?;
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let (mut pipeline, input, urls, mut notes) = match &args.replay {
-            // A recording that cannot be read is the run's failure, not the arguments'.
-            Some(file) => {
-                Self::replay_input(&args, file).map_err(|message| StartError { message, status: 1 })?
-            }
-            None => Self::live_input(&args, &tx, &stop)?,
+        let (mut pipeline, input, urls, mut notes) = match (&args.replay, recording) {
+            (Some(file), Some(recording)) => Self::replay_input(&args, file, recording),
+            _ => Self::live_input(&args, &tx, &stop)?,
         };
+        if !adopted.is_empty() {
+            notes.push(format!("as recorded: {}", adopted.join(" · ")));
+        }
         if !args.alert.is_empty() {
             let rules: Vec<String> = args.alert.iter().map(ToString::to_string).collect();
             notes.push(format!("alert rules: {}", rules.join(" · ")));
@@ -268,8 +281,11 @@ impl App {
     }
 
     /// Replay: the recording's URLs and run, the user's window if given.
-    fn replay_input(args: &Args, file: &str) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), String> {
-        let recording = replay::survey(Path::new(file))?;
+    fn replay_input(
+        args: &Args,
+        file: &str,
+        recording: Recording,
+    ) -> (Pipeline, Input, Vec<String>, Vec<String>) {
         let interval = args.interval.unwrap_or(recording.interval);
         let window = args
             .window
@@ -302,7 +318,7 @@ impl App {
             ours: recording.ours && args.interval.is_none_or(|i| i == recording.interval),
             speed: args.speed,
         };
-        Ok((pipeline, input, recording.urls, notes))
+        (pipeline, input, recording.urls, notes)
     }
 
     /// Runs until `--duration`, q, Ctrl-C, a closed stdout or the recording's end; then
@@ -361,9 +377,10 @@ impl App {
                 {
                     self.pipeline.skip_tick();
                 }
-                self.tick();
-            }
-            if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+                if let Err(e) = self.tick() {
+                    return Some(e);
+                }
+            } else if let Err(e) = self.output.refresh(&self.pipeline.view()) {
                 return Some(e);
             }
         }
@@ -509,10 +526,10 @@ impl App {
         None
     }
 
-    /// One interval of a replay, paced; `Some` to stop (with the failure, if any).
+    /// One interval of a replay, paced ([`App::tick`] as a live run's, once the keys are
+    /// read); `Some` to stop (with the failure, if any).
     fn replay_tick(&mut self, pace: &Pace) -> Option<Option<String>> {
         pace.wait(self.pipeline.next_tick_at());
-        self.tick();
         while let Ok(message) = self.messages.try_recv() {
             match message {
                 Message::Quit => return Some(None),
@@ -520,7 +537,7 @@ impl App {
                 Message::Scraped(_) | Message::Read(_) => {}
             }
         }
-        if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+        if let Err(e) = self.tick() {
             return Some(Some(e));
         }
         self.output.closed().then_some(None)
@@ -554,14 +571,16 @@ impl App {
         }
     }
 
-    /// One interval, shown.
-    fn tick(&mut self) {
+    /// One interval, live or replayed: computed, its events and figures shown, the output
+    /// refreshed; an error when the output cannot be (the terminal went away).
+    fn tick(&mut self) -> Result<(), String> {
         let said = self.pipeline.tick();
         self.show(said);
         let run = self.pipeline.view();
         if let Some(snapshot) = run.snapshot {
             self.output.interval(&run, snapshot);
         }
+        self.output.refresh(&self.pipeline.view())
     }
 
     fn show(&mut self, said: Vec<Said>) {

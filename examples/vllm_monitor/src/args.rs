@@ -3,6 +3,7 @@
 use crate::alerts::Rule;
 use crate::engines::{Engine, DCGM, ENGINES};
 use crate::figures::slo::{parse_objectives, Objectives};
+use crate::recording::RunSettings;
 use std::time::Duration;
 
 use clap::Parser;
@@ -152,7 +153,7 @@ pub struct Args {
     #[arg(long, value_name = "PRICE")]
     pub gpu_hour_price: Option<f64>,
 
-    /// One JSON object per interval, per event and for the summary (schema 1).
+    /// One JSON object per interval, per event and for the summary (schema 2).
     /// [default: a dashboard on a terminal, plain lines otherwise]
     #[arg(long, conflicts_with = "plain")]
     pub json: bool,
@@ -381,6 +382,55 @@ impl Args {
             );
         }
         Ok(())
+    }
+
+    /// The settings a run is recorded with (`--record`), as a replay reads them again.
+    pub fn run_settings(&self) -> RunSettings {
+        RunSettings {
+            slo: self.slo.as_ref().map(|o| {
+                let each: Vec<String> =
+                    o.0.iter()
+                        .map(|o| format!("{}={}", o.latency.key(), o.seconds))
+                        .collect();
+                each.join(",")
+            }),
+            alerts: self.alert.iter().map(ToString::to_string).collect(),
+            exit_on_alert: self.exit_on_alert,
+            by: self.group_label(),
+        }
+    }
+
+    /// A recording's settings (`--replay`) where this command line does not give them
+    /// again: a flag given overrides the recording's (`--window` likewise, read with the
+    /// recording's interval in `app.rs`). Returns what was taken, for the
+    /// notes; an error names the recorded setting that no longer reads.
+    pub fn adopt(&mut self, recorded: &RunSettings) -> Result<Vec<String>, String> {
+        let mut taken = Vec::new();
+        if let (None, Some(slo)) = (&self.slo, &recorded.slo) {
+            let objectives =
+                parse_objectives(slo).map_err(|e| format!("the recording's --slo {slo}: {e}"))?;
+            self.slo = Some(Objectives(objectives));
+            taken.push(format!("--slo {slo}"));
+        }
+        // The rules and whether they set the exit status go together: rules given again
+        // come with the replay's own --exit-on-alert.
+        if self.alert.is_empty() && !recorded.alerts.is_empty() {
+            for text in &recorded.alerts {
+                let rule = crate::alerts::parse_rule(text)
+                    .map_err(|e| format!("the recording's --alert '{text}': {e}"))?;
+                self.alert.push(rule);
+                taken.push(format!("--alert '{text}'"));
+            }
+            if recorded.exit_on_alert && !self.exit_on_alert {
+                self.exit_on_alert = true;
+                taken.push("--exit-on-alert".into());
+            }
+        }
+        if let (None, Some(by)) = (&self.by, &recorded.by) {
+            self.by = Some(by.clone());
+            taken.push(format!("--by {by}"));
+        }
+        Ok(taken)
     }
 
     /// The label to group by: `--by`, else `instance` when reading a federation.

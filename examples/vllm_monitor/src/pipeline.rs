@@ -312,19 +312,21 @@ impl Pipeline {
             max_groups: self.settings.max_groups,
             target_requests: self.settings.target_requests,
             slo: &self.settings.slo,
+            gpu: &self.settings.gpu,
         };
         let present: Vec<&Target> = self.targets.iter().flatten().collect();
-        let mut snapshot =
-            Snapshot::compute(&present, &self.servers, &moment).with_gpu_settings(&self.settings.gpu);
+        let snapshot = Snapshot::compute(&present, &self.servers, &moment);
         let fresh = moment.fresh_pages > 0;
         let mut said = Vec::new();
         for event in self.still_reading(at) {
             said.push(self.announce(elapsed, event));
         }
-        for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
+        let (verdict, events) = self.signals.judge(&snapshot.figures, snapshot.at, fresh);
+        let snapshot = snapshot.judged(verdict);
+        for event in events {
             said.push(self.announce(elapsed, event));
         }
-        // After the signals, which mark the figures the rules read (`stalled`).
+        // After the signals, whose verdict the rules read (`stalled`).
         let (events, notes) = self.alerts.judge(&snapshot, fresh);
         said.extend(notes.into_iter().map(Said::Note));
         for event in events {
@@ -530,7 +532,7 @@ mod tests {
             while p.next_tick_at() <= end && !p.is_over() {
                 said.extend(p.tick());
                 let s = p.snapshot().unwrap();
-                assert_ne!(s.figures.load, crate::figures::Load::Stalled, "at {}", s.elapsed);
+                assert!(!s.verdict.stalled, "at {}", s.elapsed);
                 rows += 1;
                 stale_rows += usize::from(s.window.fresh_pages == 0);
             }

@@ -23,6 +23,7 @@ pub use rule::{parse_rule, Comparison, Rule, RuleError};
 
 pub use crate::events::AlertFacts;
 use crate::events::{Event, EventKind};
+use crate::figures::Verdict;
 use crate::snapshot::Snapshot;
 use crate::target::{ServerRow, Status};
 
@@ -234,10 +235,12 @@ impl Alerts {
 /// The scopes a rule is judged on: the totals, then each group; each with its row as
 /// `--json` writes it (when some rule reads one) and its count of failed scrapes.
 fn scopes(s: &Snapshot, reads_rows: bool) -> Vec<(Option<String>, Option<Value>, Option<f64>)> {
-    let row = |f| reads_rows.then(|| crate::figures::row::figures(f));
+    // The signals judge the totals only: a group's row has no verdict.
+    let no_verdict = Verdict::default();
+    let row = |f, verdict| reads_rows.then(|| crate::figures::row::figures(f, verdict));
     let mut scopes = vec![(
         None,
-        row(&s.figures),
+        row(&s.figures, &s.verdict),
         Some(s.servers.iter().filter(|t| failed(t)).count() as f64),
     )];
     if let Some((label, groups)) = &s.groups {
@@ -246,7 +249,11 @@ fn scopes(s: &Snapshot, reads_rows: bool) -> Vec<(Option<String>, Option<Value>,
                 let failed = s.servers.iter().any(|t| t.url == *value && failed(t));
                 f64::from(u8::from(failed))
             });
-            scopes.push((Some(format!("{label}={value}")), row(figures), failed_here));
+            scopes.push((
+                Some(format!("{label}={value}")),
+                row(figures, &no_verdict),
+                failed_here,
+            ));
         }
     }
     scopes

@@ -9,9 +9,11 @@ use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
-    measured, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, Source, SpecDecode, NAMES,
+    measured, shortened_words, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, RowContext,
+    Source, SpecDecode, NAMES,
 };
 use crate::engines::Metric;
+use crate::gpus::PerToken;
 
 /// Steady, ramping up or queueing, from the window's figures:
 /// - the queue grows when the number waiting is at its highest of the window at its end,
@@ -388,16 +390,23 @@ impl Answers {
     }
 
     /// The figures over everything (`None`) or of one group.
-    pub(super) fn figures(&self, g: Option<usize>) -> Figures {
+    pub(super) fn figures(&self, g: Option<usize>, context: RowContext<'_>, w: &WindowRule) -> Figures {
+        // Where a server counts tokens when a request ends, the window rate is the
+        // throughput; the EWMA and PromQL's extrapolation of a sawtooth are not, and are
+        // left out, for generated and prompt tokens alike (TGI and llama.cpp count both).
+        let smooth = !context.tokens_at_request_end;
         let rate = |r: &[Split; 3]| Rate {
             window: r[0].get(g),
-            ewma: r[1].get(g),
-            promql: r[2].get(g),
+            ewma: r[1].get(g).filter(|_| smooth),
+            promql: r[2].get(g).filter(|_| smooth),
         };
+        let span = self.spans.get(g);
         let mut f = Figures {
-            span: self.spans.get(g),
+            shortened: shortened_words(span.as_ref(), self.spans.no_window(g), w),
+            span,
             generation: rate(&self.generation),
             prompt: rate(&self.prompt),
+            tokens_at_request_end: context.tokens_at_request_end,
             ..Figures::default()
         };
         (f.prompt_sources, f.prompt_computed, f.prompt_cached) = self.prompt_parts(g, f.prompt.window);
@@ -447,6 +456,14 @@ impl Answers {
             .zip(f.waiting)
             .map(|((first, max), last)| (first, max, last));
         f.load = load(&f, waiting);
+        f.per_token = PerToken::of_row(
+            context.gpu_settings,
+            context.gpus.as_ref(),
+            f.generation.window,
+            context.total,
+        );
+        f.gpus = context.gpus;
+        f.engine_rates = context.engine_rates;
         f
     }
 }

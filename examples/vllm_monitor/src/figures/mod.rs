@@ -20,7 +20,7 @@ pub mod slo;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use promrate::{Selector, TrackedSeries, Tracker, WindowRule};
+use promrate::{Selector, Shortened, TrackedSeries, Tracker, WindowRule};
 
 use answers::{engine_rates, Answers};
 pub use capacity::Capacity;
@@ -28,7 +28,7 @@ use query::{first_present, PerSeries, Query};
 use slo::{Attainment, Objective};
 
 use crate::engines::{alternatives, replaced_ratio_gauges, Engine, KvSize, Metric, ENGINES};
-use crate::gpus::{self, Gpus, PerToken};
+use crate::gpus::{self, GpuSettings, Gpus, PerToken};
 pub use crate::source::{measured, selector, Source};
 
 /// Which server a page comes from: its entry in the catalogue.
@@ -187,6 +187,39 @@ pub struct Span {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
     pub seconds: f64,
+    /// Why a series' window is shorter than the one asked, as the library's coverage says
+    /// (the first such series'): it began inside the window, or scrapes resumed after a gap.
+    pub shortened: Option<Shortened>,
+}
+
+/// Why a row has no window yet, as the library's answer says: one page so far, or one
+/// page since scrapes resumed after a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoWindow {
+    OnePage,
+    OnePageSinceGap,
+}
+
+/// Why a row's window is shorter than the one asked, in the words every output uses:
+/// the library's reason (`span.shortened`), or why there is no window at all. A window
+/// within half an interval (`slack`) of the one asked is the one asked: a scrape's jitter
+/// does not shorten it.
+fn shortened_words(span: Option<&Span>, no_window: Option<NoWindow>, w: &WindowRule) -> Option<&'static str> {
+    let Some(span) = span else {
+        return no_window.map(|n| match n {
+            NoWindow::OnePage => "one page so far",
+            NoWindow::OnePageSinceGap => "one page since scrapes resumed",
+        });
+    };
+    if span.seconds >= (w.window - w.slack / 2).as_seconds_f64() {
+        return None;
+    }
+    span.shortened.map(|why| match why {
+        Shortened::SinceFirstPoint => "since the first page",
+        Shortened::AfterGap => "since scrapes resumed",
+        // Older points let go (the retention), or a reason a later promrate gives.
+        _ => why.as_str(),
+    })
 }
 
 /// A rate three ways: exact over the window, EWMA, and PromQL `rate()` over the window.
@@ -217,7 +250,8 @@ pub enum Load {
     RampingUp,
     /// More requests are waiting at the end of the window than at its start.
     QueueGrowing,
-    /// Requests run but no token was generated for several intervals (`signals.rs`).
+    /// Requests run but no token was generated for several intervals: the signals'
+    /// verdict ([`Verdict::load`]), never an answer's.
     Stalled,
 }
 
@@ -271,6 +305,41 @@ pub struct SpecDecode {
     pub mean_acceptance_length: Option<f64>,
 }
 
+/// The signals' verdict on an interval's totals (`signals.rs`): part of the snapshot, beside
+/// the figures it was judged on, which it does not change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// Requests run and no token came for several intervals.
+    pub stalled: bool,
+    /// The engine generating under half its server's others' mean, if one is.
+    pub imbalanced_engine: Option<String>,
+}
+
+impl Verdict {
+    /// The load as shown: stalled, else what the figures say.
+    pub fn load(&self, f: &Figures) -> Load {
+        if self.stalled {
+            Load::Stalled
+        } else {
+            f.load
+        }
+    }
+}
+
+/// What a row's figures are given besides the trackers' answers, so that every field is
+/// written in one place (`Answers::figures`).
+pub(crate) struct RowContext<'a> {
+    /// The row's GPUs (a group's: those of its host), and what the user said of GPUs.
+    pub gpus: Option<Gpus>,
+    pub gpu_settings: &'a GpuSettings,
+    /// Whether this is the totals' row (per-token figures with `--gpus` alone, engines).
+    pub total: bool,
+    pub engine_rates: Vec<EngineRate>,
+    pub tokens_at_request_end: bool,
+}
+
+/// One row's figures (the totals, or one group), built at once by `Answers::figures`
+/// from the trackers' answers and the [`RowContext`]; nothing writes them after.
 #[derive(Debug, Clone, Default)]
 pub struct Figures {
     /// What the window figures cover (`None`: no window yet), and why it is shorter than
@@ -326,12 +395,10 @@ pub struct Figures {
     /// The GPUs of the DCGM pages among the sources (a group's: those on its host).
     pub gpus: Option<Gpus>,
     /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`), for the
-    /// totals and for groups with GPUs (`Snapshot::with_gpu_settings`).
+    /// totals and for groups with GPUs (`PerToken::of_row`).
     pub per_token: PerToken,
     /// Generation tokens/s of each data-parallel engine of each server, totals only.
     pub engine_rates: Vec<EngineRate>,
-    /// The engine generating under half the others' mean, if one is (`signals.rs`).
-    pub imbalanced_engine: Option<String>,
     /// Some server counts tokens only when a request ends (TGI, llama.cpp, TensorRT-LLM):
     /// the window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth
     /// are not, and are left out of the totals and of every group, for generated and
@@ -356,50 +423,57 @@ pub fn compute_with(
     by: Option<&str>,
     slo: &[Objective],
 ) -> (Figures, Vec<(String, Figures)>) {
+    compute_for(sources, w, by, slo, &GpuSettings::default())
+}
+
+/// [`compute_with`], with what the user said of the GPUs (`--gpus`, `--gpu-hour-price`)
+/// for the per-token figures.
+pub fn compute_for(
+    sources: &[Source<'_>],
+    w: WindowRule,
+    by: Option<&str>,
+    slo: &[Objective],
+    gpu_settings: &GpuSettings,
+) -> (Figures, Vec<(String, Figures)>) {
     let query = Query::new(sources, by);
     let answers = Answers::ask(&query, w, slo);
     let ids = query.groups.into_inner();
     // The DCGM series read once; the totals and each group's GPUs are folds of them.
     let readings = gpus::Readings::read(sources, w);
     let all_gpus = readings.gpus(None);
+    // By the name index (the generation metric of such a server), not by walking every
+    // series of every tracker each interval.
+    let tokens_at_request_end = ENGINES
+        .iter()
+        .filter(|e| e.tokens_at_request_end)
+        .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
+    let context = |gpus, total, engine_rates| RowContext {
+        gpus,
+        gpu_settings,
+        total,
+        engine_rates,
+        tokens_at_request_end,
+    };
     let groups = match by {
         Some(by) => answers
             .groups(&ids)
             .into_iter()
             .map(|(name, g)| {
-                let mut f = answers.figures(Some(g));
                 // GPUs join a group by host: `--by instance` (host:port) and `--by url`.
                 // Asked only when some page has GPUs: a fleet without DCGM pays nothing.
-                f.gpus = all_gpus
+                let gpus = all_gpus
                     .as_ref()
                     .and_then(|_| gpus::host_of_group(by, &name))
                     .and_then(|host| readings.gpus(Some(&host)));
-                (name.to_string(), f)
+                (
+                    name.to_string(),
+                    answers.figures(Some(g), context(gpus, false, Vec::new()), &w),
+                )
             })
             .collect(),
         None => Vec::new(),
     };
-    let mut total = answers.figures(None);
-    total.gpus = all_gpus;
-    total.engine_rates = engine_rates(sources, w);
-    // By the name index (the generation metric of such a server), not by walking every
-    // series of every tracker each interval.
-    total.tokens_at_request_end = ENGINES
-        .iter()
-        .filter(|e| e.tokens_at_request_end)
-        .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
-    let mut groups = groups;
-    if total.tokens_at_request_end {
-        // The same rule for the totals and every row, prompt tokens as generated ones
-        // (TGI and llama.cpp count both when a request ends).
-        for f in std::iter::once(&mut total).chain(groups.iter_mut().map(|(_, f)| f)) {
-            f.tokens_at_request_end = true;
-            for rate in [&mut f.generation, &mut f.prompt] {
-                rate.ewma = None;
-                rate.promql = None;
-            }
-        }
-    }
+    let total = answers.figures(None, context(all_gpus, true, engine_rates(sources, w)), &w);
     (total, groups)
 }
 

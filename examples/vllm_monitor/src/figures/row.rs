@@ -5,10 +5,11 @@
 use serde_json::{json, Map, Value};
 
 use super::slo::Attainment;
-use super::{EngineRate, Figures, Load, Quantiles, Rate};
+use super::{EngineRate, Figures, Quantiles, Rate, Verdict};
 
-/// The schema number every object carries.
-pub const SCHEMA: u32 = 1;
+/// The schema number every object carries. 2 (0.4): a row no longer repeats its window's
+/// span as `window_span_s` (the interval's is `window.span_s`; each rate's, `span_s`).
+pub const SCHEMA: u32 = 2;
 
 /// A rate three ways; `span_s` is what the window rate actually covers.
 fn rate(r: &Rate, span_s: Option<f64>) -> Value {
@@ -52,15 +53,15 @@ fn capacity(f: &Figures) -> Value {
 }
 
 /// The figures of one interval (or one group); `slo` only with `--slo`.
-pub fn figures(f: &Figures) -> Value {
-    let mut v = figures_without_slo(f);
+pub fn figures(f: &Figures, verdict: &Verdict) -> Value {
+    let mut v = figures_without_slo(f, verdict);
     if let (false, Value::Object(m)) = (f.slo.is_empty(), &mut v) {
         m.insert("slo".into(), attainments(&f.slo));
     }
     v
 }
 
-fn figures_without_slo(f: &Figures) -> Value {
+fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
     let by_reason: Map<String, Value> = f
         .finished_by_reason
         .iter()
@@ -68,7 +69,6 @@ fn figures_without_slo(f: &Figures) -> Value {
         .collect();
     let span_s = f.span.map(|s| s.seconds);
     json!({
-        "window_span_s": span_s,
         "window_shortened": f.shortened,
         "generation_tokens_per_s": rate(&f.generation, span_s),
         "prompt_tokens_per_s": {
@@ -101,7 +101,7 @@ fn figures_without_slo(f: &Figures) -> Value {
         "generation_tokens_per_s_per_running_request": f.tokens_per_s_per_request,
         "mean_e2e_latency_seconds": f.mean_latency,
         "littles_law_requests_per_s": f.steady_rate,
-        "load": f.load.as_str(),
+        "load": verdict.load(f).as_str(),
         "generated_tokens_since_start": f.generated_since_start,
         "finished_requests_since_start": f.finished_since_start,
         "gpus": f.gpus.as_ref().map(|g| json!({
@@ -113,8 +113,8 @@ fn figures_without_slo(f: &Figures) -> Value {
         "joules_per_generated_token": f.per_token.joules_per_token,
         "cost_per_million_generated_tokens": f.per_token.cost_per_million_tokens,
         "generation_tokens_per_s_by_engine": EngineRate::names(&f.engine_rates).zip(&f.engine_rates).map(|(name, e)| (name, json!(e.rate))).collect::<Map<String, Value>>(),
-        "stalled": f.load == Load::Stalled,
-        "imbalanced_engine": f.imbalanced_engine,
+        "stalled": verdict.stalled,
+        "imbalanced_engine": verdict.imbalanced_engine,
         "tokens_counted_at_request_end": f.tokens_at_request_end,
     })
 }

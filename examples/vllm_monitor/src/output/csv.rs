@@ -14,7 +14,7 @@ use super::json;
 use super::{Output, Run};
 use crate::events::{Event, EventKind};
 use crate::figures::row;
-use crate::figures::Figures;
+use crate::figures::{Figures, Verdict};
 use crate::snapshot::Snapshot;
 use crate::summary::Summary;
 
@@ -57,7 +57,7 @@ fn columns() -> Vec<String> {
         ..Figures::default()
     };
     let mut out = Vec::new();
-    flatten_keys("", &row::figures(&template), &mut out);
+    flatten_keys("", &row::figures(&template, &Verdict::default()), &mut out);
     out
 }
 
@@ -158,7 +158,7 @@ impl<W: Write> Output for Csv<W> {
         if let Some((label, groups)) = &snapshot.groups {
             for (value, figures) in groups {
                 let group = format!("{label}={value}");
-                self.row(&row, &group, &row::figures(figures));
+                self.row(&row, &group, &row::figures(figures, &Verdict::default()));
             }
         }
     }

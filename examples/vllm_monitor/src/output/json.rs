@@ -1,5 +1,5 @@
-//! `--json`: one object per interval, per event and for the summary. Schema 1: the fields
-//! of the first releases are kept; `"schema": 1` and the per-request figures are new.
+//! `--json`: one object per interval, per event and for the summary, each with its
+//! `"schema"` ([`SCHEMA`]; the rows' fields are `figures/row.rs`'s).
 
 use std::io::Write;
 
@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{Output, Run};
 use crate::events::Event;
 pub use crate::figures::row::{attainments, figures, SCHEMA};
-use crate::figures::Figures;
+use crate::figures::{Figures, Verdict};
 use crate::snapshot::Snapshot;
 use crate::summary::Summary;
 
@@ -23,7 +23,7 @@ pub fn interval(s: &Snapshot) -> Value {
 
 /// A group's object: its figures and its value of the `--by` label.
 fn group(label: &str, value: &str, g: &Figures) -> Value {
-    let mut v = figures(g);
+    let mut v = figures(g, &Verdict::default());
     if let Value::Object(m) = &mut v {
         m.insert(label.to_string(), json!(value));
     }
@@ -75,7 +75,7 @@ fn frame(s: &Snapshot) -> Value {
         },
         "urls": urls,
     });
-    if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures)) {
+    if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures, &s.verdict)) {
         row.extend(fields);
         if s.groups.is_some() {
             row.insert("groups".into(), Value::Array(Vec::new()));
@@ -253,6 +253,7 @@ mod tests {
         let mut f = Figures::default();
         f.generation.window = Some(12.5);
         let snapshot = Snapshot {
+            verdict: crate::figures::Verdict::default(),
             elapsed: 1.0,
             at,
             window: WindowState {

@@ -148,6 +148,10 @@ impl<W: Write> Plain<W> {
         for c in self.columns() {
             let text = match instead {
                 Some(text) if c.header == "load" => text.to_string(),
+                // The totals' load with the signals' verdict (a stall).
+                None if c.header == "load" => {
+                    snapshot.map_or(f.load, |s| s.verdict.load(f)).label().to_string()
+                }
                 _ => (c.value)(f, c.width),
             };
             line += &format!(" {text:>w$}", w = c.width);
@@ -477,6 +481,7 @@ mod tests {
             let f = busy();
             let at = chrono::Utc::now();
             let snapshot = Snapshot {
+                verdict: crate::figures::Verdict::default(),
                 elapsed: 12345.6,
                 at,
                 window: crate::snapshot::WindowState {

@@ -110,6 +110,7 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
     ];
     let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
     let snapshot = |present: &[usize]| Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
         window: crate::snapshot::WindowState {
@@ -199,6 +200,7 @@ fn a_label_value_with_a_newline_is_one_row() {
     let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
     let group = |name: &str| (name.to_string(), Figures::default());
     let snapshot = Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
         window: crate::snapshot::WindowState {
@@ -234,6 +236,7 @@ fn groups_beyond_the_limit_are_one_summed_row() {
         .collect();
     let on_screen = crate::top::on_screen(&groups, 3);
     let snapshot = Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
         window: crate::snapshot::WindowState {

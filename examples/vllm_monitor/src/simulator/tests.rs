@@ -265,7 +265,7 @@ fn joules_per_token_from_the_energy_counters_increase() {
         if t < PERIOD_S {
             continue;
         }
-        let s = Snapshot::at(&targets, window, at, None, None, t).with_gpu_settings(&settings);
+        let s = Snapshot::at_with(&targets, window, at, None, None, t, &settings);
         let f = &s.figures;
         let gpus = f.gpus.as_ref().expect("the DCGM page's GPUs");
         assert_eq!(

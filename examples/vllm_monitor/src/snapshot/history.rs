@@ -180,6 +180,7 @@ mod tests {
             ..Figures::default()
         };
         Snapshot {
+            verdict: crate::figures::Verdict::default(),
             elapsed: 0.0,
             at,
             window: WindowState {

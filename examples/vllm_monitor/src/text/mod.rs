@@ -4,6 +4,10 @@
 
 pub mod visible;
 
+/// What every output shows for a figure the server does not expose (`-` is a figure not
+/// known yet).
+pub const NOT_EXPOSED: &str = "n/a";
+
 /// `v` with `decimals` digits, or "-" when unknown; shortened with k/M/G suffixes (then
 /// fewer digits) so it never takes more than `width` characters.
 pub fn num(v: Option<f64>, decimals: usize, width: usize) -> String {
@@ -82,22 +86,45 @@ pub fn keep_start(text: &str, width: usize) -> String {
 /// line where the line ends), lines after the first starting with `indent`: nothing is
 /// cut off.
 pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
-    let mut lines = Vec::new();
     // The text's own indentation is kept on its first line.
     let words = text.trim_start_matches(' ');
-    let mut line = " ".repeat(text.len() - words.len());
-    // No word on the line yet.
+    let first = " ".repeat(text.len() - words.len());
+    wrap_pieces(words.split(' '), " ", width, (first, indent), Long::Break)
+}
+
+/// What [`wrap_pieces`] does with a piece longer than a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Long {
+    /// Broken where the line ends (a character at least on each line).
+    Break,
+    /// Kept whole, on a line of its own.
+    Keep,
+}
+
+/// `pieces` joined by `separator` into lines of at most `width` characters: the first
+/// line starting with `starts.0`, the others with `starts.1`. The one wrapping of every
+/// output: words of a message ([`wrap`]), parts of a line of figures (` · `).
+pub fn wrap_pieces<'a>(
+    pieces: impl IntoIterator<Item = &'a str>,
+    separator: &str,
+    width: usize,
+    starts: (String, &str),
+    long: Long,
+) -> Vec<String> {
+    let (mut line, indent) = starts;
+    let mut lines = Vec::new();
+    // No piece on the line yet.
     let mut fresh = true;
-    for word in words.split(' ') {
-        let mut word = word;
+    for piece in pieces {
+        let mut piece = piece;
         loop {
             let used = line.chars().count();
-            let needed = word.chars().count() + usize::from(!fresh);
-            if used + needed <= width {
+            let needed = piece.chars().count() + if fresh { 0 } else { separator.chars().count() };
+            if used + needed <= width || (fresh && long == Long::Keep) {
                 if !fresh {
-                    line.push(' ');
+                    line.push_str(separator);
                 }
-                line.push_str(word);
+                line.push_str(piece);
                 fresh = false;
                 break;
             }
@@ -106,16 +133,16 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
                 fresh = true;
                 continue;
             }
-            // A word longer than a line: broken where the line ends (a character at least).
-            let split = match word.char_indices().nth(width.saturating_sub(used)) {
+            // A piece longer than a line: broken where the line ends (a character at least).
+            let split = match piece.char_indices().nth(width.saturating_sub(used)) {
                 Some((0, c)) => c.len_utf8(),
                 Some((i, _)) => i,
-                None => word.len(),
+                None => piece.len(),
             };
-            line.push_str(&word[..split]);
+            line.push_str(&piece[..split]);
             lines.push(std::mem::replace(&mut line, indent.to_string()));
-            word = &word[split..];
-            if word.is_empty() {
+            piece = &piece[split..];
+            if piece.is_empty() {
                 break;
             }
         }

@@ -247,7 +247,8 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
         Constraint::Fill(1),
     ])
     .areas(middle);
-    requests_panel(frame, requests, f, cover.load);
+    let load = run.snapshot.map_or(f.load, |s| s.verdict.load(f));
+    requests_panel(frame, requests, f, load, cover.load);
     running_panel(frame, running, f, run.history);
     cache_panel(frame, cache, f);
     let [latency, prompt] =

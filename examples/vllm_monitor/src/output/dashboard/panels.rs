@@ -178,15 +178,17 @@ fn headline_lines(f: &Figures, timing: &Timing, compact: bool) -> Vec<Line<'stat
     lines
 }
 
-/// `load_instead`: what the load label says when there is nothing new to judge.
+/// `load`: the figures' with the signals' verdict; `load_instead`: what the load label
+/// says when there is nothing new to judge.
 pub(super) fn requests_panel(
     frame: &mut Frame<'_>,
     area: Rect,
     f: &Figures,
+    load: Load,
     load_instead: Option<&'static str>,
 ) {
     let width = usize::from(area.width.saturating_sub(2));
-    let load_style = match f.load {
+    let load_style = match load {
         _ if load_instead.is_some() => Style::new().fg(Color::Yellow),
         Load::Steady => Style::new().fg(Color::Green),
         Load::RampingUp | Load::QueueGrowing => Style::new().fg(Color::Yellow).bold(),
@@ -194,7 +196,7 @@ pub(super) fn requests_panel(
         Load::Unknown => Style::new(),
     };
     // The verdict in the title, where it fits at any width beside the figures.
-    let load = load_instead.unwrap_or(f.load.label());
+    let load = load_instead.unwrap_or(load.label());
     let mut title = vec![Span::raw(" Requests ")];
     if !load.is_empty() {
         title.extend([Span::raw("· "), Span::styled(load, load_style), Span::raw(" ")]);
