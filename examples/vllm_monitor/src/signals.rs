@@ -38,7 +38,7 @@ impl Signals {
             alert: None,
         };
         let running = f.running.unwrap_or(0.0);
-        let generated = f.generated_since_start;
+        let generated = f.since_start.generated;
         // Where tokens are counted when a request ends, a request longer than the intervals
         // leaves the count still: no stall is judged there.
         let was_stalled = self.quiet_intervals >= STALL_INTERVALS;
@@ -115,7 +115,10 @@ mod tests {
     fn figures(running: f64, generated: f64) -> Figures {
         Figures {
             running: Some(running),
-            generated_since_start: Some(generated),
+            since_start: crate::figures::SinceStart {
+                generated: Some(generated),
+                ..Default::default()
+            },
             ..Figures::default()
         }
     }

@@ -10,7 +10,7 @@ use promrate::{Estimator, TrackedSeries, WindowRule};
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
     measured, shortened_words, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, RowContext,
-    Source, SpecDecode, NAMES,
+    SinceStart, Source, SpecDecode, NAMES,
 };
 use crate::engines::Metric;
 use crate::gpus::PerToken;
@@ -368,25 +368,37 @@ impl Answers {
         })
     }
 
-    /// The `--slo` attainments over the window and, for the totals, since the start.
-    fn attainments(&self, g: Option<usize>) -> (Vec<Attainment>, Vec<Attainment>) {
-        let window = self
-            .slo
+    /// The `--slo` attainments over the window.
+    fn attainments(&self, g: Option<usize>) -> Vec<Attainment> {
+        self.slo
             .iter()
             .map(|o| attained(*o, self.window_buckets(o.latency).of(g)))
-            .collect();
-        if g.is_some() {
-            return (window, Vec::new());
+            .collect()
+    }
+
+    /// What was counted since the start; the `--slo` attainments since then for the
+    /// totals only (the summary's).
+    fn since_start(&self, g: Option<usize>) -> SinceStart {
+        let slo = match g {
+            Some(_) => Vec::new(),
+            None => self
+                .slo
+                .iter()
+                .filter_map(|o| {
+                    let (_, buckets) = self.slo_since_start.iter().find(|(l, _)| *l == o.latency)?;
+                    Some(attained(*o, buckets.of(None)))
+                })
+                .collect(),
+        };
+        SinceStart {
+            finished: self
+                .finished
+                .as_ref()
+                .and_then(|(_, _, since_start)| since_start.get(g)),
+            generated: self.generated_since_start.get(g),
+            tokens_per_request: ratio(&self.tokens_per_request_since_start, g),
+            slo,
         }
-        let since_start = self
-            .slo
-            .iter()
-            .filter_map(|o| {
-                let (_, buckets) = self.slo_since_start.iter().find(|(l, _)| *l == o.latency)?;
-                Some(attained(*o, buckets.of(None)))
-            })
-            .collect();
-        (window, since_start)
     }
 
     /// The figures over everything (`None`) or of one group.
@@ -410,13 +422,11 @@ impl Answers {
             ..Figures::default()
         };
         (f.prompt_sources, f.prompt_computed, f.prompt_cached) = self.prompt_parts(g, f.prompt.window);
-        if let Some((rate, in_window, since_start)) = &self.finished {
+        if let Some((rate, in_window, _)) = &self.finished {
             f.finished = rate.get(g);
             f.finished_in_window = in_window.get(g);
-            f.finished_since_start = since_start.get(g);
             f.finished_by_reason = self.finished_by_reason.get(g);
         }
-        f.generated_since_start = self.generated_since_start.get(g);
         f.running = self.running.get(g);
         f.waiting = self.waiting.get(g);
         // Averaged across engines and servers: summing fractions would be meaningless.
@@ -433,11 +443,11 @@ impl Answers {
             decode: ratio(decode, g),
             inference: ratio(inference, g),
         };
-        (f.slo, f.slo_since_start) = self.attainments(g);
+        f.slo = self.attainments(g);
+        f.since_start = self.since_start(g);
         f.capacity = self.capacity.capacity(g);
         f.tokens_per_request = ratio(&self.tokens_per_request, g);
         f.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
-        f.tokens_per_request_since_start = ratio(&self.tokens_per_request_since_start, g);
         f.mean_latency = ratio(&self.mean_latency, g);
         f.running_mean = self.running_mean.get(g);
         f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {

@@ -305,6 +305,20 @@ pub struct SpecDecode {
     pub mean_acceptance_length: Option<f64>,
 }
 
+/// What a row's servers counted since monitoring began (the summary's figures, and the
+/// ETA's), as opposed to the window's.
+#[derive(Debug, Clone, Default)]
+pub struct SinceStart {
+    /// Requests finished and tokens generated.
+    pub finished: Option<f64>,
+    pub generated: Option<f64>,
+    /// Mean generated tokens per request finished (the ETA by tokens falls back on it while
+    /// no request has finished in the window).
+    pub tokens_per_request: Option<f64>,
+    /// The share of requests within each `--slo` objective (the totals' only).
+    pub slo: Vec<Attainment>,
+}
+
 /// The signals' verdict on an interval's totals (`signals.rs`): part of the snapshot, beside
 /// the figures it was judged on, which it does not change.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -368,18 +382,14 @@ pub struct Figures {
     /// Mean time per phase, beside the latency quantiles.
     pub phases: PhaseMeans,
     /// The share of requests within each `--slo` objective over the window (none without
-    /// `--slo`), and since monitoring began (totals only: the summary's).
+    /// `--slo`).
     pub slo: Vec<Attainment>,
-    pub slo_since_start: Vec<Attainment>,
     /// KV cache in tokens, preemptions, rejections, aborts, waiting by reason, sleep state.
     pub capacity: Capacity,
     /// Mean generated and prompt tokens per finished request over the window
     /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
     pub tokens_per_request: Option<f64>,
     pub prompt_tokens_per_request: Option<f64>,
-    /// Mean generated tokens per request finished since monitoring began (the ETA by
-    /// tokens falls back on it while no request has finished in the window).
-    pub tokens_per_request_since_start: Option<f64>,
     /// Running requests averaged over the window (for the per-request figures).
     pub running_mean: Option<f64>,
     /// Generation tokens/s per running request (generation rate ÷ mean running).
@@ -389,9 +399,8 @@ pub struct Figures {
     /// The finished-request rate Little's law implies: mean running ÷ mean latency.
     pub steady_rate: Option<f64>,
     pub load: Load,
-    /// Requests finished and tokens generated since monitoring began.
-    pub finished_since_start: Option<f64>,
-    pub generated_since_start: Option<f64>,
+    /// What the servers counted since monitoring began.
+    pub since_start: SinceStart,
     /// The GPUs of the DCGM pages among the sources (a group's: those on its host).
     pub gpus: Option<Gpus>,
     /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`), for the

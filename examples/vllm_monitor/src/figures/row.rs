@@ -102,8 +102,8 @@ fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
         "mean_e2e_latency_seconds": f.mean_latency,
         "littles_law_requests_per_s": f.steady_rate,
         "load": verdict.load(f).as_str(),
-        "generated_tokens_since_start": f.generated_since_start,
-        "finished_requests_since_start": f.finished_since_start,
+        "generated_tokens_since_start": f.since_start.generated,
+        "finished_requests_since_start": f.since_start.finished,
         "gpus": f.gpus.as_ref().map(|g| json!({
             "count": g.count, "models": g.models, "power_w": g.power_w,
             "utilisation_percent": g.utilisation_pct, "memory_used_mib": g.memory_used_mib,

@@ -340,7 +340,7 @@ fn per_request_figures_match_the_simulated_run_once_the_window_is_full() {
         assert_eq!(f.load, Load::Steady, "at {t} s");
         // ETAs: as a hand computation from the same interval's figures.
         let p = s.progress.unwrap();
-        let remaining = 25_000.0 - f.finished_since_start.unwrap();
+        let remaining = 25_000.0 - f.since_start.finished.unwrap();
         close(
             p.eta_requests_s,
             remaining / f.finished.unwrap(),
