@@ -28,6 +28,7 @@ use crate::recording::{self, Background, Header, Writer};
 use crate::replay::{self, Numbering, Recording};
 use crate::scrape::read_page;
 use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
+use crate::text;
 
 /// Where the scrapes come from.
 enum Input {
@@ -71,9 +72,9 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
     let note = (used != delta(window)).then(|| {
         format!(
             "the window ({}) is not a whole number of {} intervals: it is {}",
-            humantime::format_duration(window),
-            humantime::format_duration(interval),
-            humantime::format_duration(used.to_std().unwrap_or_default()),
+            text::setting(window),
+            text::setting(interval),
+            text::setting(used.to_std().unwrap_or_default()),
         )
     });
     let settings = Settings {
@@ -96,7 +97,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
 
 /// "every 2s · window 30s · EWMA 30s" and what the run is.
 fn setup_line(s: &Settings, what: &str) -> String {
-    let d = |t: TimeDelta| humantime::format_duration(t.to_std().unwrap_or_default()).to_string();
+    let d = |t: TimeDelta| text::setting(t.to_std().unwrap_or_default());
     format!(
         "every {} · window {} · EWMA {}{what}",
         d(s.interval),

@@ -353,7 +353,7 @@ pub(crate) struct RowContext<'a> {
 }
 
 /// One row's figures (the totals, or one group), built at once by `Answers::figures`
-/// from the trackers' answers and the [`RowContext`]; nothing writes them after.
+/// from the trackers' answers and the `RowContext`; nothing writes them after.
 #[derive(Debug, Clone, Default)]
 pub struct Figures {
     /// What the window figures cover (`None`: no window yet), and why it is shorter than

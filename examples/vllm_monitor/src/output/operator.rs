@@ -6,23 +6,7 @@
 
 use crate::figures::slo::Attainment;
 use crate::figures::Figures;
-use crate::text::{ms, num, wrap_pieces, Long, NOT_EXPOSED};
-
-/// An objective as people write it: `500ms`, `50ms`, `30s`, `1.5s`.
-pub fn objective(seconds: f64) -> String {
-    let trim = |text: String| {
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            text
-        }
-    };
-    if seconds < 1.0 {
-        format!("{}ms", trim(format!("{:.3}", seconds * 1000.0)))
-    } else {
-        format!("{}s", trim(format!("{seconds:.3}")))
-    }
-}
+use crate::text::{ms, num, objective, wrap_pieces, Long, NOT_EXPOSED};
 
 /// A share as a percentage, `~` after it when interpolated between bucket bounds.
 pub fn share(a: &Attainment) -> String {

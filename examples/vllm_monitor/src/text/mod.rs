@@ -1,6 +1,11 @@
 //! Text as every output and message writes it, and nothing else: numbers that fit their
 //! columns, durations, text cut or wrapped to a width, and what a terminal may be shown
 //! (`visible.rs`). A leaf: it knows no figure, snapshot or output.
+//!
+//! Every duration the monitor writes is formatted here, in one of four forms by what it
+//! is: [`duration`] (how long something took or will take: `5m30s`), [`ms`] (a measured
+//! latency: `50ms`, `76.7s`), [`objective`] (a bound as typed, exact: `1.5s`) and
+//! [`setting`] (an interval or window: `1m 30s`).
 
 pub mod visible;
 
@@ -60,6 +65,28 @@ pub fn duration(seconds: Option<f64>) -> String {
         100..=3599 => format!("{}m{:02}s", s / 60, s % 60),
         _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
     }
+}
+
+/// An objective as people write it: `500ms`, `50ms`, `30s`, `1.5s`.
+pub fn objective(seconds: f64) -> String {
+    let trim = |text: String| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        }
+    };
+    if seconds < 1.0 {
+        format!("{}ms", trim(format!("{:.3}", seconds * 1000.0)))
+    } else {
+        format!("{}s", trim(format!("{seconds:.3}")))
+    }
+}
+
+/// A setting's duration as the user types one: `2s`, `30s`, `1m 30s`, `500ms` (the
+/// setup line, the window asked, an alert's `for`).
+pub fn setting(d: std::time::Duration) -> String {
+    humantime::format_duration(d).to_string()
 }
 
 /// At most `width` characters of `text`, the end kept and marked with '…' when cut

@@ -10,9 +10,9 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
 use crate::figures::Figures;
-use crate::output::operator::{kv_tokens, objective, share};
+use crate::output::operator::{kv_tokens, share};
 use crate::text::visible::visible;
-use crate::text::{ms, num, NOT_EXPOSED};
+use crate::text::{ms, num, objective, NOT_EXPOSED};
 
 /// The first of `forms` that fits `width` characters (a border's title, inside its corners).
 fn fit(forms: impl IntoIterator<Item = String>, width: u16) -> Option<String> {

@@ -17,7 +17,7 @@ impl Timing {
         let tau = run.ewma_tau.to_std().unwrap_or_default();
         Timing {
             interval_s: Some(run.interval.as_seconds_f64()),
-            ewma: Some(humantime::format_duration(tau).to_string()),
+            ewma: Some(crate::text::setting(tau)),
         }
     }
 }
@@ -83,5 +83,5 @@ impl Coverage {
 /// The window asked, as the setup line writes it ("10s", "2m").
 fn asked(s: &Snapshot) -> String {
     let asked = s.window.asked.to_std().unwrap_or_default();
-    humantime::format_duration(asked).to_string()
+    crate::text::setting(asked)
 }
