@@ -22,11 +22,13 @@ use crate::output::dashboard::Dashboard;
 use crate::output::json::Json;
 use crate::output::plain::Plain;
 use crate::output::{plot, Output};
-use crate::pipeline::{read_page, window_of, Pipeline, Said, Settings};
+use crate::pipeline::{window_of, Pipeline, Said, Settings};
 use crate::plan::{plan, warnings};
 use crate::recording::{self, Background, Header, Writer};
-use crate::replay::{self, Numbering};
+use crate::replay::{self, Numbering, Recording};
+use crate::scrape::read_page;
 use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
+use crate::text;
 
 /// Where the scrapes come from.
 enum Input {
@@ -72,9 +74,9 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
     let note = (used != delta(window)).then(|| {
         format!(
             "the window ({}) is not a whole number of {} intervals: it is {}",
-            humantime::format_duration(window),
-            humantime::format_duration(interval),
-            humantime::format_duration(used.to_std().unwrap_or_default()),
+            text::setting(window),
+            text::setting(interval),
+            text::setting(used.to_std().unwrap_or_default()),
         )
     });
     let settings = Settings {
@@ -97,13 +99,43 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
 
 /// "every 2s · window 30s · EWMA 30s" and what the run is.
 fn setup_line(s: &Settings, what: &str) -> String {
-    let d = |t: TimeDelta| humantime::format_duration(t.to_std().unwrap_or_default()).to_string();
+    let d = |t: TimeDelta| text::setting(t.to_std().unwrap_or_default());
     format!(
         "every {} · window {} · EWMA {}{what}",
         d(s.interval),
         d(s.window),
         d(s.ewma_tau)
     )
+}
+
+/// The writer of `--record FILE`, its header written: the run's start, interval, window
+/// and URLs, and what a replay needs to read the run again as it was.
+fn start_recording(
+    path: &str,
+    args: &Args,
+    pipeline: &Pipeline,
+    urls: &[String],
+) -> Result<Background, String> {
+    let s = pipeline.settings();
+    let schedule = pipeline.schedule();
+    let mut extra = serde_json::Map::new();
+    if let Some(last) = schedule.last {
+        extra.insert("duration_s".into(), (schedule.elapsed(last)).into());
+    }
+    extra.insert(
+        "recorded_by".into(),
+        format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into(),
+    );
+    args.run_settings().write_into(&mut extra);
+    let header = Header {
+        started: schedule.started,
+        interval: s.interval.to_std().unwrap_or_default(),
+        window: args.window_or_default(),
+        urls: urls.to_vec(),
+        extra,
+    };
+    let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
+    Ok(Background::start(writer))
 }
 
 /// Why a run could not start, with its exit status (README, "Exit status"): 2 for what
@@ -131,43 +163,32 @@ impl App {
     /// Chooses what to monitor (or the recording to replay), starts what reads it and
     /// takes the output; an error is for the user (a bad file, a simulator that cannot
     /// start).
-    pub fn start(args: Args) -> Result<App, StartError> {
-        if args.speed.is_some() && args.replay.is_none() {
-            return Err("--speed paces a replay: it needs --replay FILE".into());
-        }
-        // A rule on an objective's share can only fire when that objective is asked.
-        let objectives: Vec<&str> = args
-            .slo
-            .iter()
-            .flat_map(|o| o.0.iter().map(|o| o.latency.key()))
-            .collect();
-        for rule in &args.alert {
-            if let Some(latency) = rule.figure.name.strip_prefix("slo_") {
-                if !objectives.contains(&latency) {
-                    return Err(format!(
-                        "--alert '{rule}' reads the share within the {latency} objective: give it with --slo {latency}=DURATION"
-                    )
-                    .into());
-                }
+    pub fn start(mut args: Args) -> Result<App, StartError> {
+        // A recording that cannot be read is the run's failure, not the arguments'.
+        let recording = match &args.replay {
+            Some(file) => {
+                Some(replay::survey(Path::new(file)).map_err(|message| StartError { message, status: 1 })?)
             }
-        }
-        if args.details && (args.json || args.export.is_some()) {
-            return Err(
-                "--details adds lines to plain output: --json and --export carry every figure already".into(),
-            );
-        }
+            None => None,
+        };
+        // The recorded run's --slo, --alert and --by, unless given again.
+        let adopted = match &recording {
+            Some(recording) => args.adopt(&recording.settings)?,
+            None => Vec::new(),
+        };
+        args.check()?;
         let (tx, messages) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let (mut pipeline, input, urls, mut notes) = match &args.replay {
-            // A recording that cannot be read is the run's failure, not the arguments'.
-            Some(file) => {
-                Self::replay_input(&args, file).map_err(|message| StartError { message, status: 1 })?
-            }
-            None => match &args.prometheus {
+        let (mut pipeline, input, urls, mut notes) = match (&args.replay, recording) {
+            (Some(file), Some(recording)) => Self::replay_input(&args, file, recording),
+            _ => match &args.prometheus {
                 Some(base) => Self::tsdb_input(&args, base)?,
                 None => Self::live_input(&args, &tx, &stop)?,
             },
         };
+        if !adopted.is_empty() {
+            notes.push(format!("as recorded: {}", adopted.join(" · ")));
+        }
         if !args.alert.is_empty() {
             let rules: Vec<String> = args.alert.iter().map(ToString::to_string).collect();
             notes.push(format!("alert rules: {}", rules.join(" · ")));
@@ -181,26 +202,8 @@ impl App {
         });
         let recorder = match &args.record {
             Some(path) => {
-                let s = pipeline.settings();
-                let schedule = pipeline.schedule();
-                let mut extra = serde_json::Map::new();
-                if let Some(last) = schedule.last {
-                    extra.insert("duration_s".into(), (schedule.elapsed(last)).into());
-                }
-                extra.insert(
-                    "recorded_by".into(),
-                    format!("vllm_monitor {}", env!("CARGO_PKG_VERSION")).into(),
-                );
-                let header = Header {
-                    started: schedule.started,
-                    interval: s.interval.to_std().unwrap_or_default(),
-                    window: args.window_or_default(),
-                    urls: urls.clone(),
-                    extra,
-                };
-                let writer = Writer::create(Path::new(path), &header).map_err(|e| format!("{path}: {e}"))?;
                 notes.push(format!("recording every scrape to {path}"));
-                Some((path.clone(), Background::start(writer)))
+                Some((path.clone(), start_recording(path, &args, &pipeline, &urls)?))
             }
             None => None,
         };
@@ -318,8 +321,11 @@ impl App {
     }
 
     /// Replay: the recording's URLs and run, the user's window if given.
-    fn replay_input(args: &Args, file: &str) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), String> {
-        let recording = replay::survey(Path::new(file))?;
+    fn replay_input(
+        args: &Args,
+        file: &str,
+        recording: Recording,
+    ) -> (Pipeline, Input, Vec<String>, Vec<String>) {
         let interval = args.interval.unwrap_or(recording.interval);
         let window = args
             .window
@@ -352,7 +358,7 @@ impl App {
             ours: recording.ours && args.interval.is_none_or(|i| i == recording.interval),
             speed: args.speed,
         };
-        Ok((pipeline, input, recording.urls, notes))
+        (pipeline, input, recording.urls, notes)
     }
 
     /// Runs until `--duration`, q, Ctrl-C, a closed stdout or the recording's end; then
@@ -412,9 +418,10 @@ impl App {
                 {
                     self.pipeline.skip_tick();
                 }
-                self.tick();
-            }
-            if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+                if let Err(e) = self.tick() {
+                    return Some(e);
+                }
+            } else if let Err(e) = self.output.refresh(&self.pipeline.view()) {
                 return Some(e);
             }
         }
@@ -573,7 +580,9 @@ impl App {
                 },
                 Step::Page(scrape) => self.read(&scrape, 0),
                 Step::Tick => {
-                    self.tick();
+                    if let Err(e) = self.tick() {
+                        return Some(e);
+                    }
                     while let Ok(message) = self.messages.try_recv() {
                         match message {
                             Message::Quit => return None,
@@ -581,19 +590,16 @@ impl App {
                             Message::Scraped(_) | Message::Read(_) => {}
                         }
                     }
-                    if let Err(e) = self.output.refresh(&self.pipeline.view()) {
-                        return Some(e);
-                    }
                 }
             }
         }
         None
     }
 
-    /// One interval of a replay, paced; `Some` to stop (with the failure, if any).
+    /// One interval of a replay, paced ([`App::tick`] as a live run's, once the keys are
+    /// read); `Some` to stop (with the failure, if any).
     fn replay_tick(&mut self, pace: &Pace) -> Option<Option<String>> {
         pace.wait(self.pipeline.next_tick_at());
-        self.tick();
         while let Ok(message) = self.messages.try_recv() {
             match message {
                 Message::Quit => return Some(None),
@@ -601,7 +607,7 @@ impl App {
                 Message::Scraped(_) | Message::Read(_) => {}
             }
         }
-        if let Err(e) = self.output.refresh(&self.pipeline.view()) {
+        if let Err(e) = self.tick() {
             return Some(Some(e));
         }
         self.output.closed().then_some(None)
@@ -635,14 +641,16 @@ impl App {
         }
     }
 
-    /// One interval, shown.
-    fn tick(&mut self) {
+    /// One interval, live or replayed: computed, its events and figures shown, the output
+    /// refreshed; an error when the output cannot be (the terminal went away).
+    fn tick(&mut self) -> Result<(), String> {
         let said = self.pipeline.tick();
         self.show(said);
         let run = self.pipeline.view();
         if let Some(snapshot) = run.snapshot {
             self.output.interval(&run, snapshot);
         }
+        self.output.refresh(&self.pipeline.view())
     }
 
     fn show(&mut self, said: Vec<Said>) {

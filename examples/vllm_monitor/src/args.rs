@@ -3,6 +3,7 @@
 use crate::alerts::Rule;
 use crate::engines::{Engine, DCGM, ENGINES};
 use crate::figures::slo::{parse_objectives, Objectives};
+use crate::recording::RunSettings;
 use std::time::Duration;
 
 use clap::Parser;
@@ -46,13 +47,13 @@ pub struct Args {
     /// 2026-12-01T22:00:00Z, or relative to now: -2h, -30m, now) through the same figures,
     /// as fast as the TSDB answers. [default: live]
     #[arg(long, value_name = "TIME", requires = "prometheus", allow_hyphen_values = true,
-          value_parser = crate::tsdb::parse_time)]
-    pub from: Option<crate::tsdb::When>,
+          value_parser = crate::when::parse_time)]
+    pub from: Option<crate::when::When>,
 
     /// With --from: the span's end (as --from). [default: now]
     #[arg(long, value_name = "TIME", requires = "from", allow_hyphen_values = true,
-          value_parser = crate::tsdb::parse_time)]
-    pub to: Option<crate::tsdb::When>,
+          value_parser = crate::when::parse_time)]
+    pub to: Option<crate::when::When>,
 
     /// With --prometheus: how far before its interval each read also looks. A series
     /// whose newest sample is that recent stays in the figures (as /federate repeats it),
@@ -181,7 +182,7 @@ pub struct Args {
     #[arg(long, value_name = "PRICE")]
     pub gpu_hour_price: Option<f64>,
 
-    /// One JSON object per interval, per event and for the summary (schema 1).
+    /// One JSON object per interval, per event and for the summary (schema 2).
     /// [default: a dashboard on a terminal, plain lines otherwise]
     #[arg(long, conflicts_with = "plain")]
     pub json: bool,
@@ -381,6 +382,84 @@ impl Args {
     /// The window asked, or the default (30 s).
     pub fn window_or_default(&self) -> Duration {
         self.window.unwrap_or(Duration::from_secs(30))
+    }
+
+    /// What clap cannot check alone: options that need or exclude one another by their
+    /// values. The error is for the user, as clap's are.
+    pub fn check(&self) -> Result<(), String> {
+        if self.speed.is_some() && self.replay.is_none() {
+            return Err("--speed paces a replay: it needs --replay FILE".into());
+        }
+        // A rule on an objective's share can only fire when that objective is asked.
+        let objectives: Vec<&str> = self
+            .slo
+            .iter()
+            .flat_map(|o| o.0.iter().map(|o| o.latency.key()))
+            .collect();
+        for rule in &self.alert {
+            if let Some(latency) = rule.figure.name.strip_prefix("slo_") {
+                if !objectives.contains(&latency) {
+                    return Err(format!(
+                        "--alert '{rule}' reads the share within the {latency} objective: give it with --slo {latency}=DURATION"
+                    ));
+                }
+            }
+        }
+        if self.details && (self.json || self.export.is_some()) {
+            return Err(
+                "--details adds lines to plain output: --json and --export carry every figure already".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The settings a run is recorded with (`--record`), as a replay reads them again.
+    pub fn run_settings(&self) -> RunSettings {
+        RunSettings {
+            slo: self.slo.as_ref().map(|o| {
+                let each: Vec<String> =
+                    o.0.iter()
+                        .map(|o| format!("{}={}", o.latency.key(), o.seconds))
+                        .collect();
+                each.join(",")
+            }),
+            alerts: self.alert.iter().map(ToString::to_string).collect(),
+            exit_on_alert: self.exit_on_alert,
+            by: self.group_label(),
+        }
+    }
+
+    /// A recording's settings (`--replay`) where this command line does not give them
+    /// again: a flag given overrides the recording's (`--window` likewise, read with the
+    /// recording's interval in `app.rs`). Returns what was taken, for the
+    /// notes; an error names the recorded setting that no longer reads.
+    pub fn adopt(&mut self, recorded: &RunSettings) -> Result<Vec<String>, String> {
+        let mut taken = Vec::new();
+        if let (None, Some(slo)) = (&self.slo, &recorded.slo) {
+            let objectives =
+                parse_objectives(slo).map_err(|e| format!("the recording's --slo {slo}: {e}"))?;
+            self.slo = Some(Objectives(objectives));
+            taken.push(format!("--slo {slo}"));
+        }
+        // The rules and whether they set the exit status go together: rules given again
+        // come with the replay's own --exit-on-alert.
+        if self.alert.is_empty() && !recorded.alerts.is_empty() {
+            for text in &recorded.alerts {
+                let rule = crate::alerts::parse_rule(text)
+                    .map_err(|e| format!("the recording's --alert '{text}': {e}"))?;
+                self.alert.push(rule);
+                taken.push(format!("--alert '{text}'"));
+            }
+            if recorded.exit_on_alert && !self.exit_on_alert {
+                self.exit_on_alert = true;
+                taken.push("--exit-on-alert".into());
+            }
+        }
+        if let (None, Some(by)) = (&self.by, &recorded.by) {
+            self.by = Some(by.clone());
+            taken.push(format!("--by {by}"));
+        }
+        Ok(taken)
     }
 
     /// The label to group by: `--by`, else `instance` when reading a federation.

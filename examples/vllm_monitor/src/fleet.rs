@@ -233,7 +233,7 @@ mod tests {
     use super::Fleet;
     use crate::figures::{Figures, Load};
     use crate::http::Page;
-    use crate::interval::Snapshot;
+    use crate::snapshot::Snapshot;
     use crate::target::Target;
 
     fn within(got: Option<f64>, want: f64, tolerance: f64, what: &str) {

@@ -17,7 +17,7 @@ use promrate::TrackedSeries;
 
 use promrate::WindowRule;
 
-use crate::figures::{measured, selector, Source};
+use crate::source::{measured, selector, Source};
 
 pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 /// Energy since boot, in mJ: a counter (reset at reboot or driver reload) without `_total`.
@@ -302,6 +302,21 @@ pub struct PerToken {
 }
 
 impl PerToken {
+    /// A row's per-token figures: the totals' always (`--gpus` counts the whole run's
+    /// GPUs), a group's only with its host's DCGM GPUs.
+    pub fn of_row(
+        settings: &GpuSettings,
+        gpus: Option<&Gpus>,
+        tokens_per_s: Option<f64>,
+        total: bool,
+    ) -> Self {
+        if total || gpus.is_some() {
+            PerToken::new(settings, gpus, tokens_per_s)
+        } else {
+            PerToken::default()
+        }
+    }
+
     /// From the window's generation rate and token count and the GPUs seen.
     pub fn new(settings: &GpuSettings, gpus: Option<&Gpus>, tokens_per_s: Option<f64>) -> Self {
         let count = gpus
@@ -332,6 +347,32 @@ mod tests {
     use promrate::Tracker;
 
     use super::*;
+
+    /// A group with its host's GPUs gets tokens per GPU, joules per token and the cost; a
+    /// group without them gets none, even with `--gpus` (which counts the whole run's);
+    /// the totals get them with `--gpus` alone.
+    #[test]
+    fn groups_with_gpus_get_per_token_figures() {
+        let two = Gpus {
+            count: 2,
+            energy_rate_w: Some(700.0),
+            ..Gpus::default()
+        };
+        let settings = GpuSettings {
+            gpus: Some(8),
+            gpu_hour_price: Some(3.6),
+        };
+        let with = PerToken::of_row(&settings, Some(&two), Some(1000.0), false);
+        assert_eq!(with.tokens_per_s_per_gpu, Some(500.0));
+        assert_eq!(with.joules_per_token, Some(0.7));
+        assert_eq!(with.cost_per_million_tokens, Some(2.0));
+        assert_eq!(
+            PerToken::of_row(&settings, None, Some(1000.0), false),
+            PerToken::default()
+        );
+        let total = PerToken::of_row(&settings, None, Some(1000.0), true);
+        assert_eq!(total.tokens_per_s_per_gpu, Some(125.0));
+    }
 
     fn gpus_of(file: &str) -> Gpus {
         let path = format!("{}/../../tests/data/engines/{file}", env!("CARGO_MANIFEST_DIR"));

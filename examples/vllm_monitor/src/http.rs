@@ -519,7 +519,7 @@ pub fn status_reason(status: ureq::http::StatusCode, body: &str) -> String {
         body.to_string()
     };
     let start: String = words.split_whitespace().collect::<Vec<_>>().join(" ");
-    let start = crate::output::keep_start(&start, BODY_SHOWN);
+    let start = crate::text::keep_start(&start, BODY_SHOWN);
     let mut text = format!("HTTP {} {reason}", status.as_u16())
         .trim_end()
         .to_string();
@@ -536,7 +536,7 @@ pub fn html_words(html: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    crate::output::keep_start(&words, BODY_SHOWN)
+    crate::text::keep_start(&words, BODY_SHOWN)
 }
 
 /// The text of an HTML page: what is between its tags, `<head>`'s aside (a title repeats

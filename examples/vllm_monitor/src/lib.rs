@@ -27,22 +27,11 @@
 //! The monitor is this library and a thin binary (`main.rs`), so its tests and benches use
 //! it as any crate would.
 //!
-//! Files: `args.rs` (the CLI), `app.rs` (the run: its state and loop), `discover.rs`
-//! (servers on this machine), `http.rs` (TLS, credentials, why a scrape failed),
-//! `scrape.rs` (one worker per URL: scrapes it and reads its pages into its target, within
-//! the time, bytes and series budgets, so that no URL delays another), `target.rs` (a URL's tracker, status and events),
-//! `engines.rs` (each server's metric names, as data), `figures.rs` (the figures of one set
-//! of trackers), `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
-//! imbalance), `alerts/` (`--alert` rules: their grammar, the figures they name, their
-//! state), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
-//! `engines/` (each server's metric names, as data, and vLLM's renames), `figures/` (the
-//! figures of one set of trackers; SLO attainment in `slo.rs`, capacity in `capacity.rs`),
-//! `gpus.rs` (GPUs, energy and cost per token), `signals.rs` (stall,
-//! imbalance), `interval.rs` (one interval's snapshot and the run's history), `summary.rs`,
-//! `history.rs` (the run's course, thinned), `top.rs` (the groups a screen shows: the busiest, the rest summed),
-//! `tsdb/` (`--prometheus`: a TSDB's samples through the Prometheus HTTP API, as pages),
-//! `output/` (dashboard, plain, JSON, plot), `simulator/` (model, the pages of each server
-//! and of a DCGM exporter, server) and `fleet.rs` (`--serve --fleet`).
+//! How the files fit together, and the layers a test holds them to, is in the
+//! repository's `ARCHITECTURE.md` ("The monitor"): `args.rs` and `plan.rs` choose what to
+//! monitor, `scrape.rs` reads each URL's pages into its `target.rs`, `pipeline.rs` turns
+//! each interval into a `snapshot/` of the `figures/`, `signals.rs` and `alerts/` judge it,
+//! and `output/` shows it; `app.rs` runs the loop, live or from a recording.
 
 pub mod alerts;
 pub mod app;
@@ -50,12 +39,11 @@ pub mod args;
 pub mod clock;
 pub mod discover;
 pub mod engines;
+pub mod events;
 pub mod figures;
 pub mod fleet;
 pub mod gpus;
-pub mod history;
 pub mod http;
-pub mod interval;
 pub mod output;
 pub mod pipeline;
 pub mod plan;
@@ -64,7 +52,11 @@ pub mod replay;
 pub mod scrape;
 pub mod signals;
 pub mod simulator;
+pub mod snapshot;
+pub mod source;
 pub mod summary;
 pub mod target;
+pub mod text;
 pub mod top;
 pub mod tsdb;
+pub mod when;

@@ -8,14 +8,15 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::alerts::{Alerts, Rule};
 use crate::clock::Schedule;
+use crate::events::{Event, EventKind};
 use crate::figures::slo::Objective;
 use crate::gpus::GpuSettings;
-use crate::interval::{History, Moment, Snapshot};
-use crate::output::Run;
-use crate::scrape::Scrape;
+use crate::scrape::{read_page, PageRead, Scrape};
 use crate::signals::Signals;
+use crate::snapshot::Run;
+use crate::snapshot::{History, Moment, Snapshot};
 use crate::summary::Summary;
-use crate::target::{Event, EventKind, ServerRow, Target};
+use crate::target::{ServerRow, Target};
 use promrate::WindowRule;
 
 /// How the figures are computed: the user's settings, once.
@@ -311,19 +312,21 @@ impl Pipeline {
             max_groups: self.settings.max_groups,
             target_requests: self.settings.target_requests,
             slo: &self.settings.slo,
+            gpu: &self.settings.gpu,
         };
         let present: Vec<&Target> = self.targets.iter().flatten().collect();
-        let mut snapshot =
-            Snapshot::compute(&present, &self.servers, &moment).with_gpu_settings(&self.settings.gpu);
+        let snapshot = Snapshot::compute(&present, &self.servers, &moment);
         let fresh = moment.fresh_pages > 0;
         let mut said = Vec::new();
         for event in self.still_reading(at) {
             said.push(self.announce(elapsed, event));
         }
-        for event in self.signals.judge(&mut snapshot.figures, snapshot.at, fresh) {
+        let (verdict, events) = self.signals.judge(&snapshot.figures, snapshot.at, fresh);
+        let snapshot = snapshot.judged(verdict);
+        for event in events {
             said.push(self.announce(elapsed, event));
         }
-        // After the signals, which mark the figures the rules read (`stalled`).
+        // After the signals, whose verdict the rules read (`stalled`).
         let (events, notes) = self.alerts.judge(&snapshot, fresh);
         said.extend(notes.into_iter().map(Said::Note));
         for event in events {
@@ -423,55 +426,6 @@ impl Pipeline {
     /// Whether the run has computed its last interval (`--duration`).
     pub fn is_over(&self) -> bool {
         self.schedule.is_over(self.ticks + 1)
-    }
-}
-
-/// What reading one page into its URL's target gave, for [`Pipeline::read`]: made where
-/// the page was read (a live run's worker, or the pipeline itself on replay).
-pub struct PageRead {
-    url: usize,
-    notes: Vec<String>,
-    events: Vec<Event>,
-    row: ServerRow,
-    ok: bool,
-    /// How long the scrape took, and when it started (what a slow event is stamped with).
-    seconds: f64,
-    at: DateTime<Utc>,
-}
-
-/// Reads `scrape` into `target` (`skipped` newer-page-wins skips before it): the part of
-/// ingesting a page that needs no more than its URL's target, so that it can run on the
-/// URL's own worker while the other URLs' intervals go on.
-pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead {
-    let mut notes = Vec::new();
-    if skipped > 0 && target.skipped == 0 {
-        notes.push(format!(
-            "{}: pages come due faster than they are read; the newest is read, the others skipped (counted in the summary)",
-            target.url
-        ));
-    }
-    target.skipped += skipped;
-    let seconds = scrape.seconds();
-    target.scrape_s = Some(seconds);
-    let events = target.ingest_page(scrape.start, &scrape.result);
-    if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
-        if !target.noted_request_end {
-            target.noted_request_end = true;
-            // A window shorter than a request would show a sawtooth, not the throughput.
-            notes.push(format!(
-                "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
-                kind.0.title, target.url
-            ));
-        }
-    }
-    PageRead {
-        url: scrape.url,
-        notes,
-        events,
-        row: ServerRow::of(target),
-        ok: scrape.result.is_ok(),
-        seconds,
-        at: scrape.start,
     }
 }
 
@@ -578,7 +532,7 @@ mod tests {
             while p.next_tick_at() <= end && !p.is_over() {
                 said.extend(p.tick());
                 let s = p.snapshot().unwrap();
-                assert_ne!(s.figures.load, crate::figures::Load::Stalled, "at {}", s.elapsed);
+                assert!(!s.verdict.stalled, "at {}", s.elapsed);
                 rows += 1;
                 stale_rows += usize::from(s.window.fresh_pages == 0);
             }

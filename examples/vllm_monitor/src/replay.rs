@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 use promrate::Format;
 
 use crate::http::{self, Page};
-use crate::output::visible::visible;
-use crate::recording::{self, Recorded};
+use crate::recording::{self, Recorded, RunSettings};
 use crate::scrape::Scrape;
+use crate::text::visible::visible;
 
 /// What a recording tells about the run that made it.
 #[derive(Debug, Clone)]
@@ -27,6 +27,8 @@ pub struct Recording {
     pub ours: bool,
     /// "recorded by vllm_monitor" or "another scraper's recording", for the setup line.
     pub what: String,
+    /// The recorded run's `--slo`, `--alert` and `--by` (none in another scraper's).
+    pub settings: RunSettings,
 }
 
 /// What a scan of a recording found: its scrapes' URLs and times, and the first line
@@ -115,6 +117,7 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
             duration,
             ours: true,
             what: "recorded by vllm_monitor".into(),
+            settings: RunSettings::read_from(&h.extra),
         });
     }
     let mut gaps: Vec<i64> = scan
@@ -135,6 +138,7 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
         duration: None,
         ours: false,
         what: "another scraper's recording".into(),
+        settings: RunSettings::default(),
     })
 }
 

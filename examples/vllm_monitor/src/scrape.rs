@@ -20,9 +20,9 @@ use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::clock::{LiveClock, Schedule};
+use crate::events::Event;
 use crate::http;
-use crate::pipeline::{read_page, PageRead};
-use crate::target::Target;
+use crate::target::{ServerRow, Target};
 
 /// What one scrape of one URL produced, and when. Its samples are stamped with `start`,
 /// the moment the request was sent, as Prometheus stamps a scrape: a server renders its
@@ -256,6 +256,55 @@ fn read_when_lent(
         mailbox.recycle(index, page.body);
     }
     tx.send(Message::Read(Box::new((target, read)))).is_ok()
+}
+
+/// What reading one page into its URL's target gave, for [`crate::pipeline::Pipeline::read`]: made where
+/// the page was read (a live run's worker, or the pipeline itself on replay).
+pub struct PageRead {
+    pub(crate) url: usize,
+    pub(crate) notes: Vec<String>,
+    pub(crate) events: Vec<Event>,
+    pub(crate) row: ServerRow,
+    pub(crate) ok: bool,
+    /// How long the scrape took, and when it started (what a slow event is stamped with).
+    pub(crate) seconds: f64,
+    pub(crate) at: DateTime<Utc>,
+}
+
+/// Reads `scrape` into `target` (`skipped` newer-page-wins skips before it): the part of
+/// ingesting a page that needs no more than its URL's target, so that it can run on the
+/// URL's own worker while the other URLs' intervals go on.
+pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead {
+    let mut notes = Vec::new();
+    if skipped > 0 && target.skipped == 0 {
+        notes.push(format!(
+            "{}: pages come due faster than they are read; the newest is read, the others skipped (counted in the summary)",
+            target.url
+        ));
+    }
+    target.skipped += skipped;
+    let seconds = scrape.seconds();
+    target.scrape_s = Some(seconds);
+    let events = target.ingest_page(scrape.start, &scrape.result);
+    if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
+        if !target.noted_request_end {
+            target.noted_request_end = true;
+            // A window shorter than a request would show a sawtooth, not the throughput.
+            notes.push(format!(
+                "{} counts tokens when a request ends: tok/s is over --window, no EWMA ({})",
+                kind.0.title, target.url
+            ));
+        }
+    }
+    PageRead {
+        url: scrape.url,
+        notes,
+        events,
+        row: ServerRow::of(target),
+        ok: scrape.result.is_ok(),
+        seconds,
+        at: scrape.start,
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,13 @@
 //! intervals in a row (a hung engine, a dead GPU; not judged where tokens are counted when
 //! a request ends), and an **imbalance** under data
 //! parallelism, one `engine` of a server generating under half the mean of that server's
-//! others (a slow rank, a bad router). Each is an event when it starts and when it ends, and a status while it
-//! lasts (`Load::Stalled`; `imbalanced_engine`).
+//! others (a slow rank, a bad router). Each is an event when it starts and when it ends, and a
+//! status while it lasts: the snapshot's [`Verdict`], beside the figures it was judged on.
 
 use chrono::{DateTime, Utc};
 
-use crate::figures::{EngineRate, Figures, Load};
-use crate::target::{Event, EventKind};
+use crate::events::{Event, EventKind};
+use crate::figures::{EngineRate, Figures, Verdict};
 
 /// Intervals without a generated token, requests running, before a stall is announced.
 pub const STALL_INTERVALS: u32 = 3;
@@ -25,11 +25,10 @@ pub struct Signals {
 }
 
 impl Signals {
-    /// Judges the interval's figures, marks them (`load`, `imbalanced_engine`) and returns
-    /// the events that start or end here. An interval without a new page (`fresh` false: a
+    /// Judges the interval's figures: the verdict, and the events that start or end here. An interval without a new page (`fresh` false: a
     /// slow scrape) shows the previous figures and moves no judgement: a stall is counted
     /// in intervals whose pages arrived and still showed no token.
-    pub fn judge(&mut self, f: &mut Figures, at: DateTime<Utc>, fresh: bool) -> Vec<Event> {
+    pub fn judge(&mut self, f: &Figures, at: DateTime<Utc>, fresh: bool) -> (Verdict, Vec<Event>) {
         let mut events = Vec::new();
         let event = |kind, message: String| Event {
             kind,
@@ -39,16 +38,16 @@ impl Signals {
             alert: None,
         };
         let running = f.running.unwrap_or(0.0);
-        let generated = f.generated_since_start;
+        let generated = f.since_start.generated;
         // Where tokens are counted when a request ends, a request longer than the intervals
         // leaves the count still: no stall is judged there.
         let was_stalled = self.quiet_intervals >= STALL_INTERVALS;
         if !fresh {
-            if was_stalled {
-                f.load = Load::Stalled;
-            }
-            f.imbalanced_engine.clone_from(&self.imbalanced);
-            return events;
+            let verdict = Verdict {
+                stalled: was_stalled,
+                imbalanced_engine: self.imbalanced.clone(),
+            };
+            return (verdict, events);
         }
         let quiet = !f.tokens_at_request_end
             && running > 0.0
@@ -68,10 +67,7 @@ impl Signals {
         } else if !stalled && was_stalled {
             events.push(event(EventKind::Recovered, "tokens are generated again".into()));
         }
-        if stalled {
-            f.load = Load::Stalled;
-        }
-        f.imbalanced_engine = imbalanced(&f.engine_rates).map(|(slow, others)| {
+        let imbalanced_engine = imbalanced(&f.engine_rates).map(|(slow, others)| {
             let engine = slow.name(&f.engine_rates);
             if self.imbalanced.as_ref() != Some(&engine) {
                 let message = format!(
@@ -82,14 +78,18 @@ impl Signals {
             }
             engine
         });
-        if f.imbalanced_engine.is_none() && self.imbalanced.is_some() {
+        if imbalanced_engine.is_none() && self.imbalanced.is_some() {
             events.push(event(
                 EventKind::Recovered,
                 "the engines are in balance again".into(),
             ));
         }
-        self.imbalanced = f.imbalanced_engine.clone();
-        events
+        self.imbalanced.clone_from(&imbalanced_engine);
+        let verdict = Verdict {
+            stalled,
+            imbalanced_engine,
+        };
+        (verdict, events)
     }
 }
 
@@ -110,11 +110,15 @@ fn imbalanced(rates: &[EngineRate]) -> Option<(&EngineRate, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::Load;
 
     fn figures(running: f64, generated: f64) -> Figures {
         Figures {
             running: Some(running),
-            generated_since_start: Some(generated),
+            since_start: crate::figures::SinceStart {
+                generated: Some(generated),
+                ..Default::default()
+            },
             ..Figures::default()
         }
     }
@@ -136,9 +140,10 @@ mod tests {
         ];
         let mut loads = Vec::new();
         for (running, generated) in run {
-            let mut f = figures(running, generated);
-            kinds.extend(signals.judge(&mut f, at, true).into_iter().map(|e| e.kind));
-            loads.push(f.load);
+            let f = figures(running, generated);
+            let (verdict, events) = signals.judge(&f, at, true);
+            kinds.extend(events.into_iter().map(|e| e.kind));
+            loads.push(verdict.load(&f));
         }
         assert_eq!(kinds, [EventKind::Stall, EventKind::Recovered]);
         assert_eq!(
@@ -164,9 +169,10 @@ mod tests {
             (100.0, false),
             (900.0, true),
         ] {
-            let mut f = figures(170.0, generated);
-            kinds.extend(signals.judge(&mut f, at, fresh));
-            assert_ne!(f.load, Load::Stalled);
+            let f = figures(170.0, generated);
+            let (verdict, events) = signals.judge(&f, at, fresh);
+            kinds.extend(events);
+            assert!(!verdict.stalled);
         }
         assert!(kinds.is_empty(), "{kinds:?}");
     }
@@ -176,9 +182,9 @@ mod tests {
         let mut signals = Signals::default();
         let at = DateTime::from_timestamp(0, 0).unwrap();
         for _ in 0..10 {
-            let mut f = figures(0.0, 500.0);
-            assert!(signals.judge(&mut f, at, true).is_empty());
-            assert_ne!(f.load, Load::Stalled);
+            let (verdict, events) = signals.judge(&figures(0.0, 500.0), at, true);
+            assert!(events.is_empty());
+            assert!(!verdict.stalled);
         }
     }
 
@@ -188,12 +194,13 @@ mod tests {
         let at = DateTime::from_timestamp(0, 0).unwrap();
         // A long request on llama.cpp: running, the count still for ten intervals.
         for _ in 0..10 {
-            let mut f = Figures {
+            let f = Figures {
                 tokens_at_request_end: true,
                 ..figures(1.0, 500.0)
             };
-            assert!(signals.judge(&mut f, at, true).is_empty());
-            assert_ne!(f.load, Load::Stalled);
+            let (verdict, events) = signals.judge(&f, at, true);
+            assert!(events.is_empty());
+            assert!(!verdict.stalled);
         }
     }
 
@@ -218,16 +225,16 @@ mod tests {
             rates(&[800.0, 820.0, 210.0]),
             rates(&[800.0, 820.0, 700.0]),
         ] {
-            let mut f = Figures {
+            let f = Figures {
                 engine_rates,
                 ..Figures::default()
             };
-            kinds.extend(
-                signals
-                    .judge(&mut f, at, true)
-                    .into_iter()
-                    .map(|e| (e.kind, e.message)),
+            let (verdict, events) = signals.judge(&f, at, true);
+            assert_eq!(
+                verdict.imbalanced_engine.is_some(),
+                f.engine_rates[2].rate < 400.0
             );
+            kinds.extend(events.into_iter().map(|e| (e.kind, e.message)));
         }
         assert_eq!(kinds.len(), 2, "{kinds:?}");
         assert_eq!(kinds[0].0, EventKind::Imbalance);

@@ -1,9 +1,9 @@
 //! The end of a run in figures, built once for every output: tokens and requests since
 //! the start, restarts, errors, and the URLs that never answered, with their reason.
 
+use crate::events::EventKind;
 use crate::figures::slo::Attainment;
-use crate::output::Run;
-use crate::target::EventKind;
+use crate::snapshot::Run;
 
 /// What a run amounted to.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +41,7 @@ impl Summary {
             .zip(first_scrape)
             .map(|(s, first)| (s.at - first).as_seconds_f64())
             .filter(|span| *span > 0.0);
-        let generated_tokens = figures.and_then(|f| f.generated_since_start);
+        let generated_tokens = figures.and_then(|f| f.since_start.generated);
         let energy_kwh = figures
             .and_then(|f| f.gpus.as_ref()?.energy_since_start_j)
             .map(|j| j / 3.6e6);
@@ -54,7 +54,7 @@ impl Summary {
             gpu_cost,
             elapsed_s,
             generated_tokens,
-            finished_requests: figures.and_then(|f| f.finished_since_start),
+            finished_requests: figures.and_then(|f| f.since_start.finished),
             mean_generation_rate: generated_tokens.zip(span_s).map(|(g, span)| g / span),
             restarts: run
                 .events
@@ -65,7 +65,7 @@ impl Summary {
             scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
             skipped_intervals: 0,
-            slo: figures.map(|f| f.slo_since_start.clone()).unwrap_or_default(),
+            slo: figures.map(|f| f.since_start.slo.clone()).unwrap_or_default(),
             never_answered: run
                 .servers
                 .iter()

@@ -8,6 +8,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use hashbrown::HashTable;
 use promrate::{series::ResetCause, Format, IngestError, IngestReport, ParseError, Tracker};
 
+use crate::events::{Event, EventKind};
 use crate::figures::ServerKind;
 use crate::http::Page;
 
@@ -91,64 +92,6 @@ impl fmt::Display for Status {
             Status::Failed(message) => f.write_str(message),
         }
     }
-}
-
-/// What an event announces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventKind {
-    Restart,
-    Fault,
-    Recovered,
-    Stale,
-    Back,
-    /// Requests run and no token comes (`signals.rs`).
-    Stall,
-    /// One data-parallel engine does much less than the others.
-    Imbalance,
-    /// A scrape took longer than the interval, or its page was still being read when an
-    /// interval was computed: figures wait for its page.
-    Slow,
-    /// A server's counters are not counters: they went down again with no restart
-    /// evidence, or its process start time went backwards (two processes behind one
-    /// URL?). They are not rated while it lasts (the library's `NoValue::ErraticCounter`).
-    Erratic,
-    /// A page was read, but something about it is off (served as `text/html`): said once
-    /// per URL.
-    Warning,
-    /// An `--alert` rule fired, or resolved (`alerts/`).
-    AlertFiring,
-    AlertResolved,
-}
-
-impl EventKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Restart => "restart",
-            EventKind::Fault => "fault",
-            EventKind::Recovered => "recovered",
-            EventKind::Stale => "stale",
-            EventKind::Back => "back",
-            EventKind::Stall => "stall",
-            EventKind::Imbalance => "imbalance",
-            EventKind::Slow => "slow",
-            EventKind::Erratic => "erratic",
-            EventKind::Warning => "warning",
-            EventKind::AlertFiring => "alert_firing",
-            EventKind::AlertResolved => "alert_resolved",
-        }
-    }
-}
-
-/// One announced event, for every renderer.
-#[derive(Debug, Clone)]
-pub struct Event {
-    pub kind: EventKind,
-    pub at: DateTime<Utc>,
-    /// The URL, or the instance within a federation.
-    pub source: String,
-    pub message: String,
-    /// An alert's rule, value and group (`None` for the other kinds).
-    pub alert: Option<Box<crate::alerts::AlertFacts>>,
 }
 
 /// One server as a page shows it: a URL's only server, or an `instance` in a federation.
@@ -461,37 +404,7 @@ impl Target {
                 instance.process_start = start.or(instance.process_start);
                 continue;
             }
-            let mut message = None;
-            if let (Some(before), Some(now)) = (instance.process_start, start) {
-                if before != now {
-                    let time = |unix: f64| {
-                        DateTime::from_timestamp(unix as i64, 0)
-                            .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
-                    };
-                    message = Some(format!(
-                        "server restarted (process started {}, was {})",
-                        time(now),
-                        time(before)
-                    ));
-                }
-            }
-            instance.process_start = start.or(instance.process_start);
-            let counters = resets.get(name).copied();
-            // Series a restarted server brings back a few scrapes late (a histogram whose
-            // first request had not finished) reset as they reappear: the same restart.
-            let continues = instance
-                .restart_scrape
-                .is_some_and(|n| self.scrapes - n <= RESTART_SETTLES);
-            if counters.is_some() || message.is_some() {
-                instance.restart_scrape = Some(self.scrapes);
-            }
-            if let Some(counts) = counters.filter(|_| !(continues && message.is_none())) {
-                let counters = counts.describe();
-                message = Some(match message {
-                    Some(m) => format!("{m}; {counters}"),
-                    None => format!("restart detected: {counters}"),
-                });
-            }
+            let message = instance.restart_message(start, resets.get(name).copied(), self.scrapes);
             if let Some(message) = message {
                 instance.last_restart = Some(at);
                 events.push(Event {
@@ -567,6 +480,46 @@ impl ResetCounts {
 }
 
 impl Instance {
+    /// What a page shows of a restart of this server, if it shows one: a new process
+    /// start time, counters reset (`counters`), or both. Counters reset within a few
+    /// scrapes of a restart (`scrape` is this page's number) are that restart's.
+    fn restart_message(
+        &mut self,
+        start: Option<f64>,
+        counters: Option<ResetCounts>,
+        scrape: u64,
+    ) -> Option<String> {
+        let mut message = None;
+        if let (Some(before), Some(now)) = (self.process_start, start) {
+            if before != now {
+                let time = |unix: f64| {
+                    DateTime::from_timestamp(unix as i64, 0)
+                        .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
+                };
+                message = Some(format!(
+                    "server restarted (process started {}, was {})",
+                    time(now),
+                    time(before)
+                ));
+            }
+        }
+        self.process_start = start.or(self.process_start);
+        // Series a restarted server brings back a few scrapes late (a histogram whose
+        // first request had not finished) reset as they reappear: the same restart.
+        let continues = self.restart_scrape.is_some_and(|n| scrape - n <= RESTART_SETTLES);
+        if counters.is_some() || message.is_some() {
+            self.restart_scrape = Some(scrape);
+        }
+        if let Some(counts) = counters.filter(|_| !(continues && message.is_none())) {
+            let counters = counts.describe();
+            message = Some(match message {
+                Some(m) => format!("{m}; {counters}"),
+                None => format!("restart detected: {counters}"),
+            });
+        }
+        message
+    }
+
     /// Whether this page makes the server erratic (a second page within the retention
     /// with counters going down and no restart evidence, or a process start time that
     /// went backwards): the event, once, until the server is steady for a retention.

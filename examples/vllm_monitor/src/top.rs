@@ -126,8 +126,8 @@ pub fn sum<'f>(rows: impl Iterator<Item = &'f Figures>) -> Figures {
         s.running = add(s.running, f.running);
         s.waiting = add(s.waiting, f.waiting);
         s.running_mean = add(s.running_mean, f.running_mean);
-        s.finished_since_start = add(s.finished_since_start, f.finished_since_start);
-        s.generated_since_start = add(s.generated_since_start, f.generated_since_start);
+        s.since_start.finished = add(s.since_start.finished, f.since_start.finished);
+        s.since_start.generated = add(s.since_start.generated, f.since_start.generated);
         s.tokens_at_request_end |= f.tokens_at_request_end;
     }
     s

@@ -221,7 +221,7 @@ mod tests {
             prompt_sources: Some(PromptSources::default()),
             ..Figures::default()
         };
-        let row = crate::output::json::figures(&full);
+        let row = crate::figures::row::figures(&full, &crate::figures::Verdict::default());
         let mut missing = Vec::new();
         for f in FIGURES {
             if let Reading::Row(paths) = f.reading {

@@ -21,25 +21,11 @@ use serde_json::Value;
 pub use catalogue::{long_help, Figure, Reading, Unit, FIGURES};
 pub use rule::{parse_rule, Comparison, Rule, RuleError};
 
-use crate::interval::Snapshot;
-use crate::target::{Event, EventKind, ServerRow, Status};
-
-/// What an alert event says besides its message: the fields of its JSON object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AlertFacts {
-    /// The rule as written back (`gen_tok_s < 1000 for 30s`).
-    pub rule: String,
-    pub figure: &'static str,
-    /// The figure's value at the interval that fired or resolved the rule.
-    pub value: f64,
-    pub threshold: f64,
-    /// `label=value` of the group the rule fired on, `None` for the totals.
-    pub group: Option<String>,
-    /// Firing: how long the condition had held; resolved: how long the rule fired.
-    pub held_s: f64,
-    /// Seconds since the run began, as the interval rows count them.
-    pub elapsed_s: f64,
-}
+pub use crate::events::AlertFacts;
+use crate::events::{Event, EventKind};
+use crate::figures::Verdict;
+use crate::snapshot::Snapshot;
+use crate::target::{ServerRow, Status};
 
 /// A rule that fired during the run, on the totals or on one group: for the summary and
 /// the exit status.
@@ -145,7 +131,7 @@ fn failed(server: &ServerRow) -> bool {
 /// A value as a message shows it, in its figure's unit.
 pub fn value_text(unit: Unit, value: f64) -> String {
     match unit {
-        Unit::Seconds => crate::output::ms(Some(value)),
+        Unit::Seconds => crate::text::ms(Some(value)),
         Unit::Fraction => format!("{:.1}%", value * 100.0),
         Unit::Percent => format!("{value:.0}%"),
         Unit::Count | Unit::Flag if value.fract() == 0.0 => format!("{value:.0}"),
@@ -183,22 +169,7 @@ impl Alerts {
             .rules
             .iter()
             .any(|r| matches!(r.figure.reading, Reading::Row(_)));
-        // The rows as --json writes them: the totals, then each group's.
-        let row = |f| reads_rows.then(|| crate::output::json::figures(f));
-        let mut scopes: Vec<(Option<String>, Option<Value>, Option<f64>)> = vec![(
-            None,
-            row(&s.figures),
-            Some(s.servers.iter().filter(|t| failed(t)).count() as f64),
-        )];
-        if let Some((label, groups)) = &s.groups {
-            for (value, figures) in groups {
-                let failed_here = (label == "url").then(|| {
-                    let failed = s.servers.iter().any(|t| t.url == *value && failed(t));
-                    f64::from(u8::from(failed))
-                });
-                scopes.push((Some(format!("{label}={value}")), row(figures), failed_here));
-            }
-        }
+        let scopes = scopes(s, reads_rows);
         let has_window = s.figures.span.is_some();
         for (i, rule) in self.rules.iter().enumerate() {
             let hold = chrono::TimeDelta::from_std(rule.hold).unwrap_or(chrono::TimeDelta::MAX);
@@ -224,39 +195,16 @@ impl Alerts {
                 let Some(change) = track.step(holds, at, hold) else {
                     continue;
                 };
-                let value = value.unwrap_or(f64::NAN);
-                let shown = value_text(rule.figure.unit, value);
-                let (kind, held_s, message) = match change {
-                    Change::Fired { held_s } => (
-                        EventKind::AlertFiring,
-                        held_s,
-                        format!("{rule}: {} is {shown}", rule.figure.name),
-                    ),
-                    Change::Resolved { fired_s } => (
-                        EventKind::AlertResolved,
-                        fired_s,
-                        format!(
-                            "{rule} no longer holds: {} is {shown}, after {} firing",
-                            rule.figure.name,
-                            crate::output::duration(Some(fired_s))
-                        ),
-                    ),
+                let facts = AlertFacts {
+                    rule: rule.to_string(),
+                    figure: rule.figure.name,
+                    value: value.unwrap_or(f64::NAN),
+                    threshold: rule.threshold,
+                    group: group.clone(),
+                    held_s: 0.0,
+                    elapsed_s: s.elapsed,
                 };
-                events.push(Event {
-                    kind,
-                    at,
-                    source: group.clone().unwrap_or_else(|| "total".into()),
-                    message,
-                    alert: Some(Box::new(AlertFacts {
-                        rule: rule.to_string(),
-                        figure: rule.figure.name,
-                        value,
-                        threshold: rule.threshold,
-                        group: group.clone(),
-                        held_s,
-                        elapsed_s: s.elapsed,
-                    })),
-                });
+                events.push(change_event(rule, change, facts, at));
             }
         }
         (events, notes)
@@ -281,6 +229,62 @@ impl Alerts {
             }
         }
         fired
+    }
+}
+
+/// The scopes a rule is judged on: the totals, then each group; each with its row as
+/// `--json` writes it (when some rule reads one) and its count of failed scrapes.
+fn scopes(s: &Snapshot, reads_rows: bool) -> Vec<(Option<String>, Option<Value>, Option<f64>)> {
+    // The signals judge the totals only: a group's row has no verdict.
+    let no_verdict = Verdict::default();
+    let row = |f, verdict| reads_rows.then(|| crate::figures::row::figures(f, verdict));
+    let mut scopes = vec![(
+        None,
+        row(&s.figures, &s.verdict),
+        Some(s.servers.iter().filter(|t| failed(t)).count() as f64),
+    )];
+    if let Some((label, groups)) = &s.groups {
+        for (value, figures) in groups {
+            let failed_here = (label == "url").then(|| {
+                let failed = s.servers.iter().any(|t| t.url == *value && failed(t));
+                f64::from(u8::from(failed))
+            });
+            scopes.push((
+                Some(format!("{label}={value}")),
+                row(figures, &no_verdict),
+                failed_here,
+            ));
+        }
+    }
+    scopes
+}
+
+/// The event of a rule's `change` on a scope, `facts` completed with how long it held.
+fn change_event(rule: &Rule, change: Change, mut facts: AlertFacts, at: DateTime<Utc>) -> Event {
+    let shown = value_text(rule.figure.unit, facts.value);
+    let (kind, held_s, message) = match change {
+        Change::Fired { held_s } => (
+            EventKind::AlertFiring,
+            held_s,
+            format!("{rule}: {} is {shown}", rule.figure.name),
+        ),
+        Change::Resolved { fired_s } => (
+            EventKind::AlertResolved,
+            fired_s,
+            format!(
+                "{rule} no longer holds: {} is {shown}, after {} firing",
+                rule.figure.name,
+                crate::text::duration(Some(fired_s))
+            ),
+        ),
+    };
+    facts.held_s = held_s;
+    Event {
+        kind,
+        at,
+        source: facts.group.clone().unwrap_or_else(|| "total".into()),
+        message,
+        alert: Some(Box::new(facts)),
     }
 }
 

@@ -73,7 +73,7 @@ impl fmt::Display for Rule {
             self.threshold_text
         )?;
         if !self.hold.is_zero() {
-            write!(f, " for {}", humantime::format_duration(self.hold))?;
+            write!(f, " for {}", crate::text::setting(self.hold))?;
         }
         Ok(())
     }

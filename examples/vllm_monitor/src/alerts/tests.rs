@@ -4,7 +4,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::*;
 use crate::figures::{Figures, Rate, Span};
-use crate::interval::WindowState;
+use crate::snapshot::WindowState;
 use crate::target::ServerRow;
 
 fn at(seconds: i64) -> DateTime<Utc> {
@@ -15,6 +15,7 @@ fn at(seconds: i64) -> DateTime<Utc> {
 fn figures(generation: Option<f64>) -> Figures {
     Figures {
         span: Some(Span {
+            shortened: None,
             start: at(0),
             end: at(1),
             seconds: 1.0,
@@ -35,6 +36,7 @@ fn snapshot(
     servers: Vec<ServerRow>,
 ) -> Snapshot {
     Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: seconds as f64,
         at: at(seconds),
         window: WindowState {

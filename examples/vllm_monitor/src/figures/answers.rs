@@ -9,9 +9,11 @@ use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
-    measured, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, Source, SpecDecode, NAMES,
+    measured, shortened_words, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, RowContext,
+    SinceStart, Source, SpecDecode, NAMES,
 };
 use crate::engines::Metric;
+use crate::gpus::PerToken;
 
 /// Steady, ramping up or queueing, from the window's figures:
 /// - the queue grows when the number waiting is at its highest of the window at its end,
@@ -146,6 +148,67 @@ fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> ByValue {
     by_label(q, &NAMES.finished, "finished_reason", &window_rate)
 }
 
+/// The finished-request rate, its increase over the window and since the start, and the
+/// rate per `finished_reason`, where the servers count finished requests.
+fn finished_answers(q: &Query<'_>, w: WindowRule) -> (Option<(Split, Split, Split)>, ByValue) {
+    let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
+    let finished = q.present(&NAMES.finished).then(|| {
+        (
+            q.figure(&NAMES.finished, Estimator::WindowRate, w),
+            q.figure(&NAMES.finished, Estimator::WindowIncrease, w),
+            q.sum(&NAMES.finished, &since_start),
+        )
+    });
+    let finished_by_reason = match finished {
+        Some(_) => finished_rates_by_reason(q, w),
+        None => ByValue::default(),
+    };
+    (finished, finished_by_reason)
+}
+
+/// Speculative decoding's accepted tokens, draft tokens and drafts over the window, where
+/// the servers count them.
+fn spec_answers(q: &Query<'_>, w: WindowRule) -> Option<[Split; 3]> {
+    q.present(&NAMES.spec_accepted).then(|| {
+        [
+            q.figure(&NAMES.spec_accepted, Estimator::WindowIncrease, w),
+            q.figure(&NAMES.spec_draft_tokens, Estimator::WindowIncrease, w),
+            q.figure(&NAMES.spec_drafts, Estimator::WindowIncrease, w),
+        ]
+    })
+}
+
+/// Waiting at the window's start and its highest (with the newest value: the queue's
+/// course over the window).
+fn waiting_edges(q: &Query<'_>, window: chrono::TimeDelta) -> (Split, Split) {
+    let edge = |pick: fn(&[promrate::promql::Point]) -> Option<f64>| {
+        move |s: &TrackedSeries, src: &Source<'_>| {
+            let start_ms = (src.at - window).timestamp_millis();
+            let points = s.gauge()?.points();
+            let from = points.iter().position(|p| p.timestamp_ms > start_ms)?;
+            pick(&points[from..])
+        }
+    };
+    (
+        q.sum(&NAMES.waiting, &edge(|p| Some(p.first()?.value))),
+        q.sum(
+            &NAMES.waiting,
+            &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
+        ),
+    )
+}
+
+/// The buckets since the start of each latency an `--slo` objective bounds.
+fn slo_since_start(q: &Query<'_>, slo: &[Objective]) -> Vec<(Latency, Buckets)> {
+    let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
+    let mut latencies: Vec<Latency> = slo.iter().map(|o| o.latency).collect();
+    latencies.dedup();
+    latencies
+        .into_iter()
+        .map(|l| (l, q.buckets(Answers::latency_names(l), &since_start)))
+        .collect()
+}
+
 impl Answers {
     pub(super) fn ask(q: &Query<'_>, w: WindowRule, slo: &[Objective]) -> Answers {
         let window = w.window;
@@ -163,41 +226,11 @@ impl Answers {
         };
         let (generation_window, spans) = q.figure_covered(&NAMES.generation, Estimator::WindowRate, w);
         let prompt_by_source = prompt_rates_by_source(q, w);
-        let finished = q.present(&NAMES.finished).then(|| {
-            (
-                q.figure(&NAMES.finished, Estimator::WindowRate, w),
-                q.figure(&NAMES.finished, Estimator::WindowIncrease, w),
-                q.sum(&NAMES.finished, &since_start),
-            )
-        });
-        let finished_by_reason = match finished {
-            Some(_) => finished_rates_by_reason(q, w),
-            None => ByValue::default(),
-        };
-        let spec = q.present(&NAMES.spec_accepted).then(|| {
-            [
-                q.figure(&NAMES.spec_accepted, Estimator::WindowIncrease, w),
-                q.figure(&NAMES.spec_draft_tokens, Estimator::WindowIncrease, w),
-                q.figure(&NAMES.spec_drafts, Estimator::WindowIncrease, w),
-            ]
-        });
+        let (finished, finished_by_reason) = finished_answers(q, w);
+        let spec = spec_answers(q, w);
         let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
-        // Waiting at the window's start and its highest (with the newest value: the queue's
-        // course over the window).
-        let edge = |pick: fn(&[promrate::promql::Point]) -> Option<f64>| {
-            move |s: &TrackedSeries, src: &Source<'_>| {
-                let start_ms = (src.at - window).timestamp_millis();
-                let points = s.gauge()?.points();
-                let from = points.iter().position(|p| p.timestamp_ms > start_ms)?;
-                pick(&points[from..])
-            }
-        };
-        let mut latencies: Vec<Latency> = slo.iter().map(|o| o.latency).collect();
-        latencies.dedup();
-        let slo_since_start = latencies
-            .into_iter()
-            .map(|l| (l, q.buckets(Self::latency_names(l), &since_start)))
-            .collect();
+        let (waiting_first, waiting_max) = waiting_edges(q, window);
+        let slo_since_start = slo_since_start(q, slo);
         Answers {
             phases: [
                 &NAMES.queue_time,
@@ -236,11 +269,8 @@ impl Answers {
             tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, &since_start),
             mean_latency: q.histogram_parts(&NAMES.e2e, &increase),
             running_mean: q.sum(&NAMES.running, &mean_over_window),
-            waiting_first: q.sum(&NAMES.waiting, &edge(|p| Some(p.first()?.value))),
-            waiting_max: q.sum(
-                &NAMES.waiting,
-                &edge(|p| p.iter().map(|p| p.value).reduce(f64::max)),
-            ),
+            waiting_first,
+            waiting_max,
         }
     }
 
@@ -288,62 +318,121 @@ impl Answers {
         groups
     }
 
-    /// The figures over everything (`None`) or of one group.
-    pub(super) fn figures(&self, g: Option<usize>) -> Figures {
-        let rate = |r: &[Split; 3]| Rate {
-            window: r[0].get(g),
-            ewma: r[1].get(g),
-            promql: r[2].get(g),
-        };
-        let mut f = Figures {
-            span: self.spans.get(g),
-            generation: rate(&self.generation),
-            prompt: rate(&self.prompt),
-            ..Figures::default()
-        };
+    /// Prompt tokens/s by source, computed and cached: from vLLM's by-source counters
+    /// where the page has them, else computed as the prompt rate less the cached one.
+    fn prompt_parts(
+        &self,
+        g: Option<usize>,
+        prompt: Option<f64>,
+    ) -> (Option<PromptSources>, Option<f64>, Option<f64>) {
         if let Some([computed, local, external]) = &self.prompt_by_source {
-            f.prompt_sources = Some(PromptSources {
+            let sources = PromptSources {
                 local_compute: computed.get(g),
                 local_cache_hit: local.get(g),
                 external_kv_transfer: external.get(g),
-            });
-            f.prompt_computed = computed.get(g);
-            f.prompt_cached = local.get(g).map(|l| l + external.get(g).unwrap_or(0.0));
-        } else if let (Some(prompt), Some(cached)) = (f.prompt.window, self.prompt_cached.get(g)) {
-            f.prompt_cached = Some(cached);
-            f.prompt_computed = Some(prompt - cached);
+            };
+            let cached = local.get(g).map(|l| l + external.get(g).unwrap_or(0.0));
+            return (Some(sources), computed.get(g), cached);
         }
-        if let Some((rate, in_window, since_start)) = &self.finished {
+        match (prompt, self.prompt_cached.get(g)) {
+            (Some(prompt), Some(cached)) => (None, Some(prompt - cached), Some(cached)),
+            _ => (None, None, None),
+        }
+    }
+
+    /// Prefix cache hits ÷ queries over the window, else the server's own ratio gauge.
+    fn prefix_hit_rate(&self, g: Option<usize>) -> Option<f64> {
+        match (self.prefix_hits.get(g), self.prefix_queries.get(g)) {
+            (Some(hits), Some(queries)) if queries > 0.0 => Some(hits / queries),
+            (Some(_), Some(_)) => None,
+            _ => self.prefix_hit_rate_gauge.get(g).filter(|r| *r >= 0.0),
+        }
+    }
+
+    /// Speculative decoding's acceptance, from the counters over the window, else from
+    /// the server's gauges.
+    fn spec_decode(&self, g: Option<usize>) -> Option<SpecDecode> {
+        if let Some([accepted, draft_tokens, drafts]) = &self.spec {
+            let accepted = accepted.get(g)?;
+            let draft_tokens = draft_tokens.get(g).filter(|d| *d > 0.0);
+            let drafts = drafts.get(g).filter(|d| *d > 0.0);
+            return Some(SpecDecode {
+                acceptance_rate: draft_tokens.map(|d| accepted / d),
+                mean_acceptance_length: drafts.map(|d| 1.0 + accepted / d),
+            });
+        }
+        let rate = self.spec_gauges.0.get(g)?;
+        Some(SpecDecode {
+            acceptance_rate: Some(rate),
+            mean_acceptance_length: self.spec_gauges.1.get(g),
+        })
+    }
+
+    /// The `--slo` attainments over the window.
+    fn attainments(&self, g: Option<usize>) -> Vec<Attainment> {
+        self.slo
+            .iter()
+            .map(|o| attained(*o, self.window_buckets(o.latency).of(g)))
+            .collect()
+    }
+
+    /// What was counted since the start; the `--slo` attainments since then for the
+    /// totals only (the summary's).
+    fn since_start(&self, g: Option<usize>) -> SinceStart {
+        let slo = match g {
+            Some(_) => Vec::new(),
+            None => self
+                .slo
+                .iter()
+                .filter_map(|o| {
+                    let (_, buckets) = self.slo_since_start.iter().find(|(l, _)| *l == o.latency)?;
+                    Some(attained(*o, buckets.of(None)))
+                })
+                .collect(),
+        };
+        SinceStart {
+            finished: self
+                .finished
+                .as_ref()
+                .and_then(|(_, _, since_start)| since_start.get(g)),
+            generated: self.generated_since_start.get(g),
+            tokens_per_request: ratio(&self.tokens_per_request_since_start, g),
+            slo,
+        }
+    }
+
+    /// The figures over everything (`None`) or of one group.
+    pub(super) fn figures(&self, g: Option<usize>, context: RowContext<'_>, w: &WindowRule) -> Figures {
+        // Where a server counts tokens when a request ends, the window rate is the
+        // throughput; the EWMA and PromQL's extrapolation of a sawtooth are not, and are
+        // left out, for generated and prompt tokens alike (TGI and llama.cpp count both).
+        let smooth = !context.tokens_at_request_end;
+        let rate = |r: &[Split; 3]| Rate {
+            window: r[0].get(g),
+            ewma: r[1].get(g).filter(|_| smooth),
+            promql: r[2].get(g).filter(|_| smooth),
+        };
+        let span = self.spans.get(g);
+        let mut f = Figures {
+            shortened: shortened_words(span.as_ref(), self.spans.no_window(g), w),
+            span,
+            generation: rate(&self.generation),
+            prompt: rate(&self.prompt),
+            tokens_at_request_end: context.tokens_at_request_end,
+            ..Figures::default()
+        };
+        (f.prompt_sources, f.prompt_computed, f.prompt_cached) = self.prompt_parts(g, f.prompt.window);
+        if let Some((rate, in_window, _)) = &self.finished {
             f.finished = rate.get(g);
             f.finished_in_window = in_window.get(g);
-            f.finished_since_start = since_start.get(g);
             f.finished_by_reason = self.finished_by_reason.get(g);
         }
-        f.generated_since_start = self.generated_since_start.get(g);
         f.running = self.running.get(g);
         f.waiting = self.waiting.get(g);
         // Averaged across engines and servers: summing fractions would be meaningless.
         f.kv_usage = self.kv_usage.mean(g);
-        f.prefix_hit_rate = match (self.prefix_hits.get(g), self.prefix_queries.get(g)) {
-            (Some(hits), Some(queries)) if queries > 0.0 => Some(hits / queries),
-            (Some(_), Some(_)) => None,
-            _ => self.prefix_hit_rate_gauge.get(g).filter(|r| *r >= 0.0),
-        };
-        if let Some([accepted, draft_tokens, drafts]) = &self.spec {
-            if let Some(accepted) = accepted.get(g) {
-                let draft_tokens = draft_tokens.get(g).filter(|d| *d > 0.0);
-                let drafts = drafts.get(g).filter(|d| *d > 0.0);
-                f.spec_decode = Some(SpecDecode {
-                    acceptance_rate: draft_tokens.map(|d| accepted / d),
-                    mean_acceptance_length: drafts.map(|d| 1.0 + accepted / d),
-                });
-            }
-        } else if let Some(rate) = self.spec_gauges.0.get(g) {
-            f.spec_decode = Some(SpecDecode {
-                acceptance_rate: Some(rate),
-                mean_acceptance_length: self.spec_gauges.1.get(g),
-            });
-        }
+        f.prefix_hit_rate = self.prefix_hit_rate(g);
+        f.spec_decode = self.spec_decode(g);
         f.ttft = self.ttft.quantiles(g);
         f.itl = self.itl.quantiles(g);
         f.e2e = self.e2e.quantiles(g);
@@ -354,25 +443,11 @@ impl Answers {
             decode: ratio(decode, g),
             inference: ratio(inference, g),
         };
-        f.slo = self
-            .slo
-            .iter()
-            .map(|o| attained(*o, self.window_buckets(o.latency).of(g)))
-            .collect();
-        if g.is_none() {
-            f.slo_since_start = self
-                .slo
-                .iter()
-                .filter_map(|o| {
-                    let (_, buckets) = self.slo_since_start.iter().find(|(l, _)| *l == o.latency)?;
-                    Some(attained(*o, buckets.of(None)))
-                })
-                .collect();
-        }
+        f.slo = self.attainments(g);
+        f.since_start = self.since_start(g);
         f.capacity = self.capacity.capacity(g);
         f.tokens_per_request = ratio(&self.tokens_per_request, g);
         f.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
-        f.tokens_per_request_since_start = ratio(&self.tokens_per_request_since_start, g);
         f.mean_latency = ratio(&self.mean_latency, g);
         f.running_mean = self.running_mean.get(g);
         f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {
@@ -391,6 +466,14 @@ impl Answers {
             .zip(f.waiting)
             .map(|((first, max), last)| (first, max, last));
         f.load = load(&f, waiting);
+        f.per_token = PerToken::of_row(
+            context.gpu_settings,
+            context.gpus.as_ref(),
+            f.generation.window,
+            context.total,
+        );
+        f.gpus = context.gpus;
+        f.engine_rates = context.engine_rates;
         f
     }
 }

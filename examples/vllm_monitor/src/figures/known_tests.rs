@@ -64,7 +64,7 @@ fn slo_attainment_is_exact_at_a_bound_and_interpolated_between() {
             ("e2e", 30.0, Some(0.99), true),
         ]
     );
-    let since: Vec<Option<f64>> = total.slo_since_start.iter().map(|a| a.attained).collect();
+    let since: Vec<Option<f64>> = total.since_start.slo.iter().map(|a| a.attained).collect();
     assert_eq!(
         since,
         [Some(0.98), Some(145_000.0 / 150_000.0), Some(1_490.0 / 1_500.0)]

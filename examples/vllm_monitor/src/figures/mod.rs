@@ -14,12 +14,13 @@ mod drift_tests;
 #[cfg(test)]
 mod known_tests;
 mod query;
+pub mod row;
 pub mod slo;
 
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use promrate::{series::WindowIncrease, MatchOp, Matcher, Selector, TrackedSeries, Tracker, WindowRule};
+use promrate::{Selector, Shortened, TrackedSeries, Tracker, WindowRule};
 
 use answers::{engine_rates, Answers};
 pub use capacity::Capacity;
@@ -27,7 +28,8 @@ use query::{first_present, PerSeries, Query};
 use slo::{Attainment, Objective};
 
 use crate::engines::{alternatives, replaced_ratio_gauges, Engine, KvSize, Metric, ENGINES};
-use crate::gpus::{self, Gpus, PerToken};
+use crate::gpus::{self, GpuSettings, Gpus, PerToken};
+pub use crate::source::{measured, selector, Source};
 
 /// Which server a page comes from: its entry in the catalogue.
 #[derive(Debug, Clone, Copy)]
@@ -129,31 +131,8 @@ static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     sleep_state: alternatives(|e| e.sleep_state),
 });
 
-/// One URL's tracker and the time of its newest successful scrape.
-#[derive(Clone, Copy)]
-pub struct Source<'a> {
-    pub tracker: &'a Tracker,
-    pub at: DateTime<Utc>,
-    pub url: &'a str,
-}
-
+/// The figures' own use of a source (beside the shared ones in `source.rs`).
 impl Source<'_> {
-    /// Whether a series counts: on the newest page (a vanished target's old points are
-    /// never averaged in), the library's rule for its queries too.
-    pub fn admits(&self, series: &TrackedSeries) -> bool {
-        self.tracker.on_newest_page(series)
-    }
-
-    /// The series of `selector` this source admits. The monitor's trackers keep every
-    /// series (`Tracker::new([])`), so no selector is refused as untracked.
-    pub fn series<'s>(&'s self, selector: &'s Selector) -> impl Iterator<Item = &'s TrackedSeries> + 's {
-        self.tracker
-            .matching(selector)
-            .into_iter()
-            .flatten()
-            .filter(|s| self.admits(s))
-    }
-
     /// `f` of the series this source admits (`None` for the others).
     fn admitted<'f>(&'f self, f: PerSeries<'f>) -> impl Fn(&TrackedSeries) -> Option<f64> + 'f {
         move |s| if self.admits(s) { f(s, self) } else { None }
@@ -200,15 +179,6 @@ fn one_server(all: &[EngineRate]) -> bool {
     all.windows(2).all(|w| w[0].server == w[1].server)
 }
 
-/// The window of a counter series of `source` as `rule` reaches back
-/// ([`promrate::series::CounterSeries::window_increase`]): `window` before the newest page, its
-/// start at the scrape nearest to that, never more than `slack` (one interval) before it,
-/// never across a `gap` between two pages (an outage). After a gap the window starts at
-/// the first page since, and says so by its span.
-pub fn measured(rule: &WindowRule, series: &TrackedSeries, source: &Source<'_>) -> Option<WindowIncrease> {
-    series.counter()?.window_increase(rule, source.at).ok()
-}
-
 /// What the window figures of a row actually cover: from the oldest scrape compared to
 /// the newest, and the longest span of one series (servers scraped apart have spans
 /// that overlap, not one span).
@@ -217,6 +187,39 @@ pub struct Span {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
     pub seconds: f64,
+    /// Why a series' window is shorter than the one asked, as the library's coverage says
+    /// (the first such series'): it began inside the window, or scrapes resumed after a gap.
+    pub shortened: Option<Shortened>,
+}
+
+/// Why a row has no window yet, as the library's answer says: one page so far, or one
+/// page since scrapes resumed after a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoWindow {
+    OnePage,
+    OnePageSinceGap,
+}
+
+/// Why a row's window is shorter than the one asked, in the words every output uses:
+/// the library's reason (`span.shortened`), or why there is no window at all. A window
+/// within half an interval (`slack`) of the one asked is the one asked: a scrape's jitter
+/// does not shorten it.
+fn shortened_words(span: Option<&Span>, no_window: Option<NoWindow>, w: &WindowRule) -> Option<&'static str> {
+    let Some(span) = span else {
+        return no_window.map(|n| match n {
+            NoWindow::OnePage => "one page so far",
+            NoWindow::OnePageSinceGap => "one page since scrapes resumed",
+        });
+    };
+    if span.seconds >= (w.window - w.slack / 2).as_seconds_f64() {
+        return None;
+    }
+    span.shortened.map(|why| match why {
+        Shortened::SinceFirstPoint => "since the first page",
+        Shortened::AfterGap => "since scrapes resumed",
+        // Older points let go (the retention), or a reason a later promrate gives.
+        _ => why.as_str(),
+    })
 }
 
 /// A rate three ways: exact over the window, EWMA, and PromQL `rate()` over the window.
@@ -247,7 +250,8 @@ pub enum Load {
     RampingUp,
     /// More requests are waiting at the end of the window than at its start.
     QueueGrowing,
-    /// Requests run but no token was generated for several intervals (`signals.rs`).
+    /// Requests run but no token was generated for several intervals: the signals'
+    /// verdict ([`Verdict::load`]), never an answer's.
     Stalled,
 }
 
@@ -301,6 +305,55 @@ pub struct SpecDecode {
     pub mean_acceptance_length: Option<f64>,
 }
 
+/// What a row's servers counted since monitoring began (the summary's figures, and the
+/// ETA's), as opposed to the window's.
+#[derive(Debug, Clone, Default)]
+pub struct SinceStart {
+    /// Requests finished and tokens generated.
+    pub finished: Option<f64>,
+    pub generated: Option<f64>,
+    /// Mean generated tokens per request finished (the ETA by tokens falls back on it while
+    /// no request has finished in the window).
+    pub tokens_per_request: Option<f64>,
+    /// The share of requests within each `--slo` objective (the totals' only).
+    pub slo: Vec<Attainment>,
+}
+
+/// The signals' verdict on an interval's totals (`signals.rs`): part of the snapshot, beside
+/// the figures it was judged on, which it does not change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// Requests run and no token came for several intervals.
+    pub stalled: bool,
+    /// The engine generating under half its server's others' mean, if one is.
+    pub imbalanced_engine: Option<String>,
+}
+
+impl Verdict {
+    /// The load as shown: stalled, else what the figures say.
+    pub fn load(&self, f: &Figures) -> Load {
+        if self.stalled {
+            Load::Stalled
+        } else {
+            f.load
+        }
+    }
+}
+
+/// What a row's figures are given besides the trackers' answers, so that every field is
+/// written in one place (`Answers::figures`).
+pub(crate) struct RowContext<'a> {
+    /// The row's GPUs (a group's: those of its host), and what the user said of GPUs.
+    pub gpus: Option<Gpus>,
+    pub gpu_settings: &'a GpuSettings,
+    /// Whether this is the totals' row (per-token figures with `--gpus` alone, engines).
+    pub total: bool,
+    pub engine_rates: Vec<EngineRate>,
+    pub tokens_at_request_end: bool,
+}
+
+/// One row's figures (the totals, or one group), built at once by `Answers::figures`
+/// from the trackers' answers and the `RowContext`; nothing writes them after.
 #[derive(Debug, Clone, Default)]
 pub struct Figures {
     /// What the window figures cover (`None`: no window yet), and why it is shorter than
@@ -329,18 +382,14 @@ pub struct Figures {
     /// Mean time per phase, beside the latency quantiles.
     pub phases: PhaseMeans,
     /// The share of requests within each `--slo` objective over the window (none without
-    /// `--slo`), and since monitoring began (totals only: the summary's).
+    /// `--slo`).
     pub slo: Vec<Attainment>,
-    pub slo_since_start: Vec<Attainment>,
     /// KV cache in tokens, preemptions, rejections, aborts, waiting by reason, sleep state.
     pub capacity: Capacity,
     /// Mean generated and prompt tokens per finished request over the window
     /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
     pub tokens_per_request: Option<f64>,
     pub prompt_tokens_per_request: Option<f64>,
-    /// Mean generated tokens per request finished since monitoring began (the ETA by
-    /// tokens falls back on it while no request has finished in the window).
-    pub tokens_per_request_since_start: Option<f64>,
     /// Running requests averaged over the window (for the per-request figures).
     pub running_mean: Option<f64>,
     /// Generation tokens/s per running request (generation rate ÷ mean running).
@@ -350,33 +399,20 @@ pub struct Figures {
     /// The finished-request rate Little's law implies: mean running ÷ mean latency.
     pub steady_rate: Option<f64>,
     pub load: Load,
-    /// Requests finished and tokens generated since monitoring began.
-    pub finished_since_start: Option<f64>,
-    pub generated_since_start: Option<f64>,
+    /// What the servers counted since monitoring began.
+    pub since_start: SinceStart,
     /// The GPUs of the DCGM pages among the sources (a group's: those on its host).
     pub gpus: Option<Gpus>,
     /// Tokens per GPU, joules per token, cost per million tokens (see `gpus.rs`), for the
-    /// totals and for groups with GPUs (`Snapshot::with_gpu_settings`).
+    /// totals and for groups with GPUs (`PerToken::of_row`).
     pub per_token: PerToken,
     /// Generation tokens/s of each data-parallel engine of each server, totals only.
     pub engine_rates: Vec<EngineRate>,
-    /// The engine generating under half the others' mean, if one is (`signals.rs`).
-    pub imbalanced_engine: Option<String>,
     /// Some server counts tokens only when a request ends (TGI, llama.cpp, TensorRT-LLM):
     /// the window rate is the throughput, the EWMA and PromQL's extrapolation of a sawtooth
     /// are not, and are left out of the totals and of every group, for generated and
     /// prompt tokens alike.
     pub tokens_at_request_end: bool,
-}
-
-/// The selector `{__name__="<name>"}` (names compared with ':' and '_' alike by the
-/// tracker), with the label the metric requires.
-pub(crate) fn selector(name: &str, only: Option<(&str, &str)>) -> Selector {
-    let mut matchers = vec![Matcher::new("__name__", MatchOp::Equal, name).expect("an equality matcher")];
-    if let Some((label, value)) = only {
-        matchers.push(Matcher::new(label, MatchOp::Equal, value).expect("an equality matcher"));
-    }
-    Selector::from_matchers(matchers)
 }
 
 /// The selector of a metric.
@@ -396,50 +432,57 @@ pub fn compute_with(
     by: Option<&str>,
     slo: &[Objective],
 ) -> (Figures, Vec<(String, Figures)>) {
+    compute_for(sources, w, by, slo, &GpuSettings::default())
+}
+
+/// [`compute_with`], with what the user said of the GPUs (`--gpus`, `--gpu-hour-price`)
+/// for the per-token figures.
+pub fn compute_for(
+    sources: &[Source<'_>],
+    w: WindowRule,
+    by: Option<&str>,
+    slo: &[Objective],
+    gpu_settings: &GpuSettings,
+) -> (Figures, Vec<(String, Figures)>) {
     let query = Query::new(sources, by);
     let answers = Answers::ask(&query, w, slo);
     let ids = query.groups.into_inner();
     // The DCGM series read once; the totals and each group's GPUs are folds of them.
     let readings = gpus::Readings::read(sources, w);
     let all_gpus = readings.gpus(None);
+    // By the name index (the generation metric of such a server), not by walking every
+    // series of every tracker each interval.
+    let tokens_at_request_end = ENGINES
+        .iter()
+        .filter(|e| e.tokens_at_request_end)
+        .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
+    let context = |gpus, total, engine_rates| RowContext {
+        gpus,
+        gpu_settings,
+        total,
+        engine_rates,
+        tokens_at_request_end,
+    };
     let groups = match by {
         Some(by) => answers
             .groups(&ids)
             .into_iter()
             .map(|(name, g)| {
-                let mut f = answers.figures(Some(g));
                 // GPUs join a group by host: `--by instance` (host:port) and `--by url`.
                 // Asked only when some page has GPUs: a fleet without DCGM pays nothing.
-                f.gpus = all_gpus
+                let gpus = all_gpus
                     .as_ref()
                     .and_then(|_| gpus::host_of_group(by, &name))
                     .and_then(|host| readings.gpus(Some(&host)));
-                (name.to_string(), f)
+                (
+                    name.to_string(),
+                    answers.figures(Some(g), context(gpus, false, Vec::new()), &w),
+                )
             })
             .collect(),
         None => Vec::new(),
     };
-    let mut total = answers.figures(None);
-    total.gpus = all_gpus;
-    total.engine_rates = engine_rates(sources, w);
-    // By the name index (the generation metric of such a server), not by walking every
-    // series of every tracker each interval.
-    total.tokens_at_request_end = ENGINES
-        .iter()
-        .filter(|e| e.tokens_at_request_end)
-        .any(|e| sources.iter().any(|s| first_present(s, e.generation).is_some()));
-    let mut groups = groups;
-    if total.tokens_at_request_end {
-        // The same rule for the totals and every row, prompt tokens as generated ones
-        // (TGI and llama.cpp count both when a request ends).
-        for f in std::iter::once(&mut total).chain(groups.iter_mut().map(|(_, f)| f)) {
-            f.tokens_at_request_end = true;
-            for rate in [&mut f.generation, &mut f.prompt] {
-                rate.ewma = None;
-                rate.promql = None;
-            }
-        }
-    }
+    let total = answers.figures(None, context(all_gpus, true, engine_rates(sources, w)), &w);
     (total, groups)
 }
 

@@ -12,9 +12,9 @@ use promrate::TrackedSeries;
 
 use chrono::DateTime;
 
-use promrate::{fold, Coverage, Estimator, GroupAnswer, WindowRule};
+use promrate::{fold, Coverage, Estimator, GroupAnswer, NoValue, Shortened, WindowRule};
 
-use super::{named, selector, Quantiles, Source, Span};
+use super::{named, selector, NoWindow, Quantiles, Source, Span};
 use crate::engines::Metric;
 
 /// A series' figure, given the source it belongs to.
@@ -156,45 +156,84 @@ impl ByValue {
 }
 
 /// The span of the window figures over all sources and per group (by number): from the
-/// oldest start to the newest end, and the longest span of one series.
+/// oldest start to the newest end, the longest span of one series, and the library's
+/// reason it is shorter than the window (the first series' that has one); or, where no
+/// window could be measured yet, the library's reason why not.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Spans {
-    total: Option<(i64, i64, i64)>,
-    groups: Vec<Option<(i64, i64, i64)>>,
+    total: Covered,
+    groups: Vec<Covered>,
+}
+
+/// What one group's window figures cover, folded over its sources.
+#[derive(Debug, Clone, Copy, Default)]
+struct Covered {
+    /// Oldest start, newest end, longest span of one series (milliseconds).
+    span: Option<(i64, i64, i64)>,
+    shortened: Option<Shortened>,
+    no_window: Option<NoWindow>,
 }
 
 impl Spans {
+    fn slot(&mut self, group: Option<usize>) -> [Option<&mut Covered>; 2] {
+        let group = group.map(|g| {
+            if self.groups.len() <= g {
+                self.groups.resize(g + 1, Covered::default());
+            }
+            &mut self.groups[g]
+        });
+        [Some(&mut self.total), group]
+    }
+
     /// Folds in what one group's points cover (the oldest start, the newest end, the
-    /// longest span of one series).
+    /// longest span of one series, why it is short).
     fn add(&mut self, group: Option<usize>, covered: &Coverage) {
         let (start_ms, end_ms) = (covered.start.timestamp_millis(), covered.end.timestamp_millis());
         let longest_ms = covered.span.num_milliseconds();
-        let fold = |slot: &mut Option<(i64, i64, i64)>| {
-            let (start, end, longest) = slot.get_or_insert((start_ms, end_ms, 0));
+        for slot in self.slot(group).into_iter().flatten() {
+            let (start, end, longest) = slot.span.get_or_insert((start_ms, end_ms, 0));
             *start = (*start).min(start_ms);
             *end = (*end).max(end_ms);
             *longest = (*longest).max(longest_ms);
+            slot.shortened = slot.shortened.or(covered.shortened);
+        }
+    }
+
+    /// Notes why a group has no window yet, as the library says it.
+    fn refused(&mut self, group: Option<usize>, why: &NoValue) {
+        let no_window = match why {
+            NoValue::OnePointSinceGap { .. } => NoWindow::OnePageSinceGap,
+            NoValue::TooFewScrapes { .. } | NoValue::TooFewPoints { .. } => NoWindow::OnePage,
+            _ => return,
         };
-        fold(&mut self.total);
-        if let Some(group) = group {
-            if self.groups.len() <= group {
-                self.groups.resize(group + 1, None);
-            }
-            fold(&mut self.groups[group]);
+        for slot in self.slot(group).into_iter().flatten() {
+            slot.no_window = slot.no_window.or(Some(no_window));
+        }
+    }
+
+    fn covered(&self, group: Option<usize>) -> Covered {
+        match group {
+            None => self.total,
+            Some(g) => self.groups.get(g).copied().unwrap_or_default(),
         }
     }
 
     /// The span over everything (`None`) or of one group.
     pub(super) fn get(&self, group: Option<usize>) -> Option<Span> {
-        let (start, end, longest) = match group {
-            None => self.total,
-            Some(g) => self.groups.get(g).copied().flatten(),
-        }?;
+        let covered = self.covered(group);
+        let (start, end, longest) = covered.span?;
         Some(Span {
             start: DateTime::from_timestamp_millis(start)?,
             end: DateTime::from_timestamp_millis(end)?,
             seconds: longest as f64 / 1000.0,
+            shortened: covered.shortened,
         })
+    }
+
+    /// Why there is no window over everything (`None`) or for one group, if there is none.
+    pub(super) fn no_window(&self, group: Option<usize>) -> Option<NoWindow> {
+        let covered = self.covered(group);
+        covered.span.is_none().then_some(covered.no_window).flatten()
     }
 }
 
@@ -341,8 +380,14 @@ impl<'q> Query<'q> {
                 continue;
             };
             for group in answer.groups {
-                let Ok(value) = group.value else { continue };
                 let id = self.group_of(source, &group.labels);
+                let value = match group.value {
+                    Ok(value) => value,
+                    Err(why) => {
+                        spans.refused(id, &why);
+                        continue;
+                    }
+                };
                 split.add(id, value * metric.scale, group.series);
                 if let Some(covered) = &group.coverage {
                     spans.add(id, covered);

@@ -12,10 +12,11 @@ use serde_json::Value;
 
 use super::json;
 use super::{Output, Run};
-use crate::figures::Figures;
-use crate::interval::Snapshot;
+use crate::events::{Event, EventKind};
+use crate::figures::row;
+use crate::figures::{Figures, Verdict};
+use crate::snapshot::Snapshot;
 use crate::summary::Summary;
-use crate::target::{Event, EventKind};
 
 /// The row's own columns, before the figures': its time, what its window covers, and the
 /// `--alert` rules firing on the line's totals or group after that interval.
@@ -56,7 +57,7 @@ fn columns() -> Vec<String> {
         ..Figures::default()
     };
     let mut out = Vec::new();
-    flatten_keys("", &json::figures(&template), &mut out);
+    flatten_keys("", &row::figures(&template, &Verdict::default()), &mut out);
     out
 }
 
@@ -157,7 +158,7 @@ impl<W: Write> Output for Csv<W> {
         if let Some((label, groups)) = &snapshot.groups {
             for (value, figures) in groups {
                 let group = format!("{label}={value}");
-                self.row(&row, &group, &json::figures(figures));
+                self.row(&row, &group, &row::figures(figures, &Verdict::default()));
             }
         }
     }

@@ -1,128 +1,16 @@
-//! `--json`: one object per interval, per event and for the summary. Schema 1: the fields
-//! of the first releases are kept; `"schema": 1` and the per-request figures are new.
+//! `--json`: one object per interval, per event and for the summary, each with its
+//! `"schema"` ([`SCHEMA`]; the rows' fields are `figures/row.rs`'s).
 
 use std::io::Write;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{Output, Run};
-use crate::figures::slo::Attainment;
-use crate::figures::{EngineRate, Figures, Quantiles, Rate};
-use crate::interval::Snapshot;
+use crate::events::Event;
+pub use crate::figures::row::{attainments, figures, SCHEMA};
+use crate::figures::{Figures, Verdict};
+use crate::snapshot::Snapshot;
 use crate::summary::Summary;
-use crate::target::Event;
-
-/// The schema number every object carries.
-pub const SCHEMA: u32 = 1;
-
-/// A rate three ways; `span_s` is what the window rate actually covers.
-fn rate(r: &Rate, span_s: Option<f64>) -> Value {
-    json!({ "window": r.window, "ewma": r.ewma, "promql_rate": r.promql, "span_s": span_s })
-}
-
-fn quantiles(q: &Quantiles) -> Value {
-    json!({ "p50": q.p50, "p95": q.p95, "p99": q.p99 })
-}
-
-/// `{"ttft": {"objective_s", "attained", "exact"}, ...}`: the objectives given, in order.
-pub fn attainments(slo: &[Attainment]) -> Value {
-    slo.iter()
-        .map(|a| {
-            let value = json!({
-                "objective_s": a.objective.seconds, "attained": a.attained,
-                "exact": a.attained.map(|_| a.exact),
-            });
-            (a.objective.latency.key().to_string(), value)
-        })
-        .collect::<Map<String, Value>>()
-        .into()
-}
-
-/// KV cache in tokens, preemptions, rejections, aborts, waiting by reason, sleep state,
-/// and what the server does not expose.
-fn capacity(f: &Figures) -> Value {
-    let c = &f.capacity;
-    let by_reason: Map<String, Value> = c
-        .waiting_by_reason
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    json!({
-        "kv_used_tokens": c.kv_used_tokens, "kv_total_tokens": c.kv_total_tokens,
-        "kv_cache_usage": f.kv_usage, "preemptions_per_s": c.preemptions_per_s,
-        "admission_rejections_per_s": c.admission_rejections_per_s,
-        "aborts_per_s": c.aborts_per_s, "waiting_by_reason": by_reason,
-        "engine_sleep_state": c.sleep_state, "not_exposed": c.not_exposed,
-    })
-}
-
-/// The figures of one interval (or one group); `slo` only with `--slo`.
-pub fn figures(f: &Figures) -> Value {
-    let mut v = figures_without_slo(f);
-    if let (false, Value::Object(m)) = (f.slo.is_empty(), &mut v) {
-        m.insert("slo".into(), attainments(&f.slo));
-    }
-    v
-}
-
-fn figures_without_slo(f: &Figures) -> Value {
-    let by_reason: Map<String, Value> = f
-        .finished_by_reason
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    let span_s = f.span.map(|s| s.seconds);
-    json!({
-        "window_span_s": span_s,
-        "window_shortened": f.shortened,
-        "generation_tokens_per_s": rate(&f.generation, span_s),
-        "prompt_tokens_per_s": {
-            "window": f.prompt.window, "ewma": f.prompt.ewma, "promql_rate": f.prompt.promql,
-            "span_s": span_s, "computed": f.prompt_computed, "cached": f.prompt_cached,
-            "by_source": f.prompt_sources.map(|p| json!({
-                "local_compute": p.local_compute, "local_cache_hit": p.local_cache_hit,
-                "external_kv_transfer": p.external_kv_transfer,
-            })),
-        },
-        "requests_finished_per_s": { "total": f.finished, "by_reason": by_reason },
-        "running": f.running,
-        "waiting": f.waiting,
-        "kv_cache_usage": f.kv_usage,
-        "prefix_cache_hit_rate": f.prefix_hit_rate,
-        "spec_decode": f.spec_decode.map(|s| json!({
-            "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
-        })),
-        "ttft_seconds": quantiles(&f.ttft),
-        "inter_token_latency_seconds": quantiles(&f.itl),
-        "e2e_latency_seconds": quantiles(&f.e2e),
-        "phase_mean_seconds": {
-            "queue": f.phases.queue, "prefill": f.phases.prefill,
-            "decode": f.phases.decode, "inference": f.phases.inference,
-        },
-        "capacity": capacity(f),
-        "mean_generation_tokens_per_request": f.tokens_per_request,
-        "mean_prompt_tokens_per_request": f.prompt_tokens_per_request,
-        "running_mean": f.running_mean,
-        "generation_tokens_per_s_per_running_request": f.tokens_per_s_per_request,
-        "mean_e2e_latency_seconds": f.mean_latency,
-        "littles_law_requests_per_s": f.steady_rate,
-        "load": f.load.as_str(),
-        "generated_tokens_since_start": f.generated_since_start,
-        "finished_requests_since_start": f.finished_since_start,
-        "gpus": f.gpus.as_ref().map(|g| json!({
-            "count": g.count, "models": g.models, "power_w": g.power_w,
-            "utilisation_percent": g.utilisation_pct, "memory_used_mib": g.memory_used_mib,
-            "energy_window_j": g.energy_window_j, "energy_since_start_j": g.energy_since_start_j,
-        })),
-        "generation_tokens_per_s_per_gpu": f.per_token.tokens_per_s_per_gpu,
-        "joules_per_generated_token": f.per_token.joules_per_token,
-        "cost_per_million_generated_tokens": f.per_token.cost_per_million_tokens,
-        "generation_tokens_per_s_by_engine": EngineRate::names(&f.engine_rates).zip(&f.engine_rates).map(|(name, e)| (name, json!(e.rate))).collect::<Map<String, Value>>(),
-        "stalled": f.load == crate::figures::Load::Stalled,
-        "imbalanced_engine": f.imbalanced_engine,
-        "tokens_counted_at_request_end": f.tokens_at_request_end,
-    })
-}
 
 /// One interval: time, per-URL status, the figures, groups and progress.
 pub fn interval(s: &Snapshot) -> Value {
@@ -135,7 +23,7 @@ pub fn interval(s: &Snapshot) -> Value {
 
 /// A group's object: its figures and its value of the `--by` label.
 fn group(label: &str, value: &str, g: &Figures) -> Value {
-    let mut v = figures(g);
+    let mut v = figures(g, &Verdict::default());
     if let Value::Object(m) = &mut v {
         m.insert(label.to_string(), json!(value));
     }
@@ -187,7 +75,7 @@ fn frame(s: &Snapshot) -> Value {
         },
         "urls": urls,
     });
-    if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures)) {
+    if let (Value::Object(row), Value::Object(fields)) = (&mut row, figures(&s.figures, &s.verdict)) {
         row.extend(fields);
         if s.groups.is_some() {
             row.insert("groups".into(), Value::Array(Vec::new()));
@@ -355,7 +243,7 @@ impl<W: Write> Output for Json<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interval::WindowState;
+    use crate::snapshot::WindowState;
 
     /// The interval written a group at a time is byte for byte the object [`interval`]
     /// makes, a label value that spells the groups' key included.
@@ -365,6 +253,7 @@ mod tests {
         let mut f = Figures::default();
         f.generation.window = Some(12.5);
         let snapshot = Snapshot {
+            verdict: crate::figures::Verdict::default(),
             elapsed: 1.0,
             at,
             window: WindowState {
@@ -383,7 +272,7 @@ mod tests {
                     ("c\n\u{1b}".into(), f),
                 ],
             )),
-            progress: Some(crate::interval::Progress {
+            progress: Some(crate::snapshot::Progress {
                 target: 10,
                 finished: 1.0,
                 eta_requests_s: None,

@@ -20,7 +20,7 @@ pub fn distinct(names: &[&str], width: usize) -> (Vec<String>, bool) {
         let host = name
             .split_once("://")
             .map_or(*name, |(_, rest)| rest.split(['/', '?']).next().unwrap_or(rest));
-        return (vec![super::keep_end(host, width)], false);
+        return (vec![crate::text::keep_end(host, width)], false);
     }
     let (prefix, suffix) = shared_ends(names);
     // The shared end first (a port, a path), then the shared start too (a scheme, a host's
@@ -40,7 +40,7 @@ pub fn distinct(names: &[&str], width: usize) -> (Vec<String>, bool) {
         if !may_cut && inners.iter().any(|i| i.chars().count() > width) {
             continue;
         }
-        let labels: Vec<String> = inners.iter().map(|i| super::keep_end(i, width)).collect();
+        let labels: Vec<String> = inners.iter().map(|i| crate::text::keep_end(i, width)).collect();
         let mut sorted = labels.clone();
         sorted.sort();
         sorted.dedup();

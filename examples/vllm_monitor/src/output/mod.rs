@@ -1,5 +1,6 @@
 //! The three ways a run is shown, behind one [`Output`]: a terminal dashboard, plain lines
-//! and JSON; and the plot written at the end. Number formatting shared by them lives here.
+//! and JSON; and the plot written at the end. The words and numbers they share are
+//! `text/`'s.
 
 pub mod csv;
 pub mod dashboard;
@@ -10,30 +11,11 @@ pub mod plain;
 #[cfg(test)]
 mod plain_tests;
 pub mod plot;
-pub mod visible;
 
-use crate::interval::{History, Snapshot};
+use crate::events::Event;
+pub use crate::snapshot::Run;
+use crate::snapshot::Snapshot;
 use crate::summary::Summary;
-use crate::target::{Event, ServerRow};
-
-/// The run so far, as every output may show it.
-pub struct Run<'a> {
-    /// When the run began (a replay's: the recorded run's).
-    pub started: chrono::DateTime<chrono::Utc>,
-    /// "every 2s · window 30s · built-in simulator" and the like.
-    pub setup: &'a str,
-    /// The scrape interval and the EWMA's time constant the figures were computed with.
-    pub interval: chrono::TimeDelta,
-    pub ewma_tau: chrono::TimeDelta,
-    /// What the user must not miss (`--insecure`): shown by every output.
-    pub warnings: &'a [String],
-    pub snapshot: Option<&'a Snapshot>,
-    pub history: &'a History,
-    /// Each URL as of the newest interval (as given, before the first).
-    pub servers: &'a [ServerRow],
-    /// Events with the seconds since start at which they came.
-    pub events: &'a [(f64, Event)],
-}
 
 /// Where a run goes: the monitor's loop calls these and never asks which output it has.
 pub trait Output {
@@ -55,186 +37,4 @@ pub trait Output {
     fn summary(&mut self, run: &Run<'_>, summary: &Summary);
     /// Whether the reader went away (stdout closed, e.g. piped into `head`).
     fn closed(&self) -> bool;
-}
-
-/// `v` with `decimals` digits, or "-" when unknown; shortened with k/M/G suffixes (then
-/// fewer digits) so it never takes more than `width` characters.
-pub fn num(v: Option<f64>, decimals: usize, width: usize) -> String {
-    let Some(v) = v else {
-        return "-".into();
-    };
-    // Fewer decimals before a unit: 121.1 rather than 0.12k.
-    for d in (0..=decimals).rev() {
-        let text = format!("{v:.d$}");
-        if text.len() <= width {
-            return text;
-        }
-    }
-    for (scale, suffix) in [(1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")] {
-        if v.abs() / scale >= 999.5 && scale < 1e12 {
-            continue;
-        }
-        for d in (0..=decimals.max(1)).rev() {
-            let text = format!("{:.d$}{suffix}", v / scale);
-            if text.len() <= width {
-                return text;
-            }
-        }
-    }
-    format!("{v:.0e}")
-}
-
-/// A percentage of a fraction, or "-".
-pub fn percent(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{:.1}", v * 100.0))
-}
-
-/// A latency in seconds as `50ms` below a second and `76.7s` above, or "-".
-pub fn ms(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(v) if v.abs() < 1.0 => format!("{:.0}ms", v * 1000.0),
-        Some(v) => format!("{v:.1}s"),
-    }
-}
-
-/// A duration as people read one: `45s`, `5m30s`, `2h05m`, or "-".
-pub fn duration(seconds: Option<f64>) -> String {
-    let Some(s) = seconds.filter(|s| s.is_finite() && *s >= 0.0) else {
-        return "-".into();
-    };
-    let s = s.round() as u64;
-    match s {
-        0..=99 => format!("{s}s"),
-        100..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-    }
-}
-
-/// At most `width` characters of `text`, the end kept and marked with '…' when cut
-/// (ports and paths are at the end of URLs).
-pub fn keep_end(text: &str, width: usize) -> String {
-    let count = text.chars().count();
-    if count <= width {
-        return text.to_string();
-    }
-    let tail: String = text.chars().skip(count + 1 - width).collect();
-    format!("…{tail}")
-}
-
-/// At most `width` characters of `text`, cut at the end with '…'.
-pub fn keep_start(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(width.saturating_sub(1)).collect();
-    format!("{head}…")
-}
-
-/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a
-/// line where the line ends), lines after the first starting with `indent`: nothing is
-/// cut off.
-pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    // The text's own indentation is kept on its first line.
-    let words = text.trim_start_matches(' ');
-    let mut line = " ".repeat(text.len() - words.len());
-    // No word on the line yet.
-    let mut fresh = true;
-    for word in words.split(' ') {
-        let mut word = word;
-        loop {
-            let used = line.chars().count();
-            let needed = word.chars().count() + usize::from(!fresh);
-            if used + needed <= width {
-                if !fresh {
-                    line.push(' ');
-                }
-                line.push_str(word);
-                fresh = false;
-                break;
-            }
-            if !fresh {
-                lines.push(std::mem::replace(&mut line, indent.to_string()));
-                fresh = true;
-                continue;
-            }
-            // A word longer than a line: broken where the line ends (a character at least).
-            let split = match word.char_indices().nth(width.saturating_sub(used)) {
-                Some((0, c)) => c.len_utf8(),
-                Some((i, _)) => i,
-                None => word.len(),
-            };
-            line.push_str(&word[..split]);
-            lines.push(std::mem::replace(&mut line, indent.to_string()));
-            word = &word[split..];
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !fresh || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_text_wraps_whole() {
-        let text =
-            "server restarted (process started 21:02:53 UTC, was 20:02:43 UTC); 141 counter series reset";
-        let lines = wrap(text, 40, "  ");
-        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
-        assert!(
-            lines[1..]
-                .iter()
-                .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
-            "{lines:?}"
-        );
-        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert_eq!(words(&lines.join(" ")), words(text));
-        assert_eq!(wrap("short", 40, "  "), ["short"]);
-        assert_eq!(wrap("  indented", 40, "    "), ["  indented"]);
-        // A word longer than a line is broken where the line ends, not dropped.
-        let long = "x".repeat(50);
-        let lines = wrap(&format!("a {long}"), 20, "  ");
-        assert_eq!(lines.concat().replace([' '], ""), format!("a{long}"));
-        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
-    }
-
-    proptest::proptest! {
-        /// Whatever the text and the width, no line is wider and nothing is lost.
-        #[test]
-        fn wrapped_text_fits_and_keeps_every_character(
-            text in "[a-zé·:/ ]{0,200}",
-            width in 8usize..80,
-        ) {
-            let lines = wrap(&text, width, "  ");
-            proptest::prop_assert!(lines.iter().all(|l| l.chars().count() <= width), "{:?}", lines);
-            let squeezed = |t: &str| t.chars().filter(|c| *c != ' ').collect::<String>();
-            proptest::prop_assert_eq!(squeezed(&lines.concat()), squeezed(&text));
-        }
-    }
-
-    #[test]
-    fn numbers_fit_their_columns() {
-        assert_eq!(num(Some(1598.34), 1, 8), "1598.3");
-        assert_eq!(num(Some(123_456_789.0), 1, 8), "123.5M");
-        assert_eq!(num(Some(9_876_543.0), 1, 6), "9.9M");
-        assert_eq!(num(None, 1, 8), "-");
-        assert_eq!(
-            (ms(Some(0.0504)), ms(Some(76.66)), ms(None)),
-            ("50ms".into(), "76.7s".into(), "-".into())
-        );
-        assert_eq!(duration(Some(45.2)), "45s");
-        assert_eq!(duration(Some(330.0)), "5m30s");
-        assert_eq!(duration(Some(7500.0)), "2h05m");
-        assert_eq!(keep_end("http://127.0.0.1:9101", 10), "….0.1:9101");
-        assert_eq!(keep_end("http://127.0.0.1:9101", 10).chars().count(), 10);
-        assert_eq!(keep_start("abcdef", 4), "abc…");
-    }
 }

@@ -1,27 +1,12 @@
 //! The operator's figures as words, for plain lines and the dashboard: SLO attainment,
 //! time per phase with prompt tokens by source, and capacity (KV cache in tokens,
 //! preemptions, rejections, aborts, waiting by reason, sleep state). A figure the server
-//! does not expose reads `-`; a line none of whose figures is exposed is not printed.
+//! does not expose reads `n/a` ([`NOT_EXPOSED`], as on the dashboard), one not known yet
+//! `-`; a line none of whose figures is exposed is not printed.
 
-use super::{ms, num};
 use crate::figures::slo::Attainment;
 use crate::figures::Figures;
-
-/// An objective as people write it: `500ms`, `50ms`, `30s`, `1.5s`.
-pub fn objective(seconds: f64) -> String {
-    let trim = |text: String| {
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            text
-        }
-    };
-    if seconds < 1.0 {
-        format!("{}ms", trim(format!("{:.3}", seconds * 1000.0)))
-    } else {
-        format!("{}s", trim(format!("{seconds:.3}")))
-    }
-}
+use crate::text::{ms, num, objective, wrap_pieces, Long, NOT_EXPOSED};
 
 /// A share as a percentage, `~` after it when interpolated between bucket bounds.
 pub fn share(a: &Attainment) -> String {
@@ -96,8 +81,8 @@ pub fn kv_tokens(f: &Figures) -> Option<String> {
         .map(|total| format!("{}/{} tok", tokens(c.kv_used_tokens), tokens(Some(total))))
 }
 
-/// The parts of the capacity line (`-` for what the server does not expose); empty when it
-/// exposes none of them.
+/// The parts of the capacity line (`n/a` for what the server does not expose, `-` for what
+/// is not known yet); empty when it exposes none of them.
 pub fn capacity(f: &Figures) -> Vec<String> {
     let c = &f.capacity;
     let exposed = |name: &str| !c.not_exposed.contains(&name);
@@ -118,9 +103,15 @@ pub fn capacity(f: &Figures) -> Vec<String> {
     if !known || !names.iter().any(|n| exposed(n)) {
         return Vec::new();
     }
-    let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{}/s", num(Some(v), 2, 7)));
+    let missing = |name: &str| if exposed(name) { "-" } else { NOT_EXPOSED };
+    let rate = |name: &str, v: Option<f64>| {
+        v.map_or_else(
+            || missing(name).to_string(),
+            |v| format!("{}/s", num(Some(v), 2, 7)),
+        )
+    };
     let waiting = if c.waiting_by_reason.is_empty() {
-        "-".to_string()
+        missing("waiting_by_reason").to_string()
     } else {
         c.waiting_by_reason
             .iter()
@@ -129,30 +120,37 @@ pub fn capacity(f: &Figures) -> Vec<String> {
             .join(", ")
     };
     vec![
-        format!("kv {}", kv_tokens(f).unwrap_or_else(|| "-".into())),
-        format!("preempt {}", rate(c.preemptions_per_s)),
-        format!("reject {}", rate(c.admission_rejections_per_s)),
-        format!("abort {}", rate(c.aborts_per_s)),
+        format!(
+            "kv {}",
+            kv_tokens(f).unwrap_or_else(|| missing("kv_total_tokens").into())
+        ),
+        format!("preempt {}", rate("preemptions_per_s", c.preemptions_per_s)),
+        format!(
+            "reject {}",
+            rate("admission_rejections_per_s", c.admission_rejections_per_s)
+        ),
+        format!("abort {}", rate("aborts_per_s", c.aborts_per_s)),
         format!("wait {waiting}"),
         // The state alone reads (`awake`, `weights_offloaded`); unknown, what it is of.
-        c.sleep_state.clone().unwrap_or_else(|| "sleep -".into()),
+        c.sleep_state
+            .clone()
+            .unwrap_or_else(|| format!("sleep {}", missing("engine_sleep_state"))),
     ]
 }
 
 /// `parts` joined by ` · ` into lines of at most `width` characters, a part never cut
-/// (one longer than `width` has a line of its own).
-pub fn wrap(parts: &[String], width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for part in parts {
-        match lines.last_mut() {
-            Some(line) if line.chars().count() + 3 + part.chars().count() <= width => {
-                line.push_str(" · ");
-                line.push_str(part);
-            }
-            _ => lines.push(part.clone()),
-        }
+/// (one longer than `width` has a line of its own); no line for no part.
+pub fn part_lines(parts: &[String], width: usize) -> Vec<String> {
+    if parts.is_empty() {
+        return Vec::new();
     }
-    lines
+    wrap_pieces(
+        parts.iter().map(String::as_str),
+        " · ",
+        width,
+        (String::new(), ""),
+        Long::Keep,
+    )
 }
 
 /// The plain lines under a row: `slo` (with `--slo`), and for the totals (`details`)
@@ -176,7 +174,10 @@ pub fn plain_lines(f: &Figures, details: bool, label_width: usize, width: usize)
     }
     let mut lines = Vec::new();
     for (label, parts) in labelled {
-        for (i, line) in wrap(&parts, width - label_width - 1).into_iter().enumerate() {
+        for (i, line) in part_lines(&parts, width - label_width - 1)
+            .into_iter()
+            .enumerate()
+        {
             let label = if i == 0 { label } else { "" };
             lines.push(format!("{label:>label_width$} {line}"));
         }
@@ -263,10 +264,28 @@ mod tests {
         );
     }
 
+    /// A figure the server does not expose reads `n/a`, as on the dashboard; one it
+    /// exposes but that is not known yet reads `-`.
+    #[test]
+    fn what_a_server_does_not_expose_reads_as_on_the_dashboard() {
+        let f = Figures {
+            capacity: crate::figures::Capacity {
+                kv_total_tokens: Some(4096.0),
+                not_exposed: vec!["preemptions_per_s", "engine_sleep_state"],
+                ..crate::figures::Capacity::default()
+            },
+            ..Figures::default()
+        };
+        let parts = capacity(&f);
+        for part in ["preempt n/a", "sleep n/a", "reject -", "abort -"] {
+            assert!(parts.iter().any(|p| p == part), "{part} in {parts:?}");
+        }
+    }
+
     #[test]
     fn parts_wrap_whole() {
         let parts: Vec<String> = ["aaaa", "bbbb", "cccc"].map(String::from).to_vec();
-        assert_eq!(wrap(&parts, 11), ["aaaa · bbbb", "cccc"]);
-        assert_eq!(wrap(&parts, 3), ["aaaa", "bbbb", "cccc"]);
+        assert_eq!(part_lines(&parts, 11), ["aaaa · bbbb", "cccc"]);
+        assert_eq!(part_lines(&parts, 3), ["aaaa", "bbbb", "cccc"]);
     }
 }

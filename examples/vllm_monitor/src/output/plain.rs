@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::visible::visible;
-use super::{duration, keep_start, labels, ms, num, operator, percent, wrap, Output, Run};
+use super::{labels, operator, Output, Run};
+use crate::events::{Event, EventKind};
 use crate::figures::Figures;
 use crate::gpus;
-use crate::interval::{ScreenGroups, Snapshot};
+use crate::snapshot::{ScreenGroups, Snapshot};
 use crate::summary::Summary;
-use crate::target::{Event, EventKind};
+use crate::text::visible::visible;
+use crate::text::{duration, keep_start, ms, num, percent, wrap};
 
 /// The widest line plain mode prints.
 pub const MAX_WIDTH: usize = 120;
@@ -147,6 +148,10 @@ impl<W: Write> Plain<W> {
         for c in self.columns() {
             let text = match instead {
                 Some(text) if c.header == "load" => text.to_string(),
+                // The totals' load with the signals' verdict (a stall).
+                None if c.header == "load" => {
+                    snapshot.map_or(f.load, |s| s.verdict.load(f)).label().to_string()
+                }
                 _ => (c.value)(f, c.width),
             };
             line += &format!(" {text:>w$}", w = c.width);
@@ -434,7 +439,7 @@ impl<W: Write> Output for Plain<W> {
 mod tests {
     use super::*;
     use crate::figures::{Load, Quantiles, Rate};
-    use crate::interval::Progress;
+    use crate::snapshot::Progress;
 
     fn busy() -> Figures {
         Figures {
@@ -476,9 +481,10 @@ mod tests {
             let f = busy();
             let at = chrono::Utc::now();
             let snapshot = Snapshot {
+                verdict: crate::figures::Verdict::default(),
                 elapsed: 12345.6,
                 at,
-                window: crate::interval::WindowState {
+                window: crate::snapshot::WindowState {
                     asked: chrono::TimeDelta::seconds(30),
                     computed_at: at,
                     newest_age_s: Some(0.5),

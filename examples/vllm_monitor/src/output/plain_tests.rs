@@ -3,10 +3,10 @@
 
 use super::plain::{Plain, GOES_ON, MAX_WIDTH};
 use super::Run;
+use crate::events::{Event, EventKind};
 use crate::figures::Figures;
-use crate::interval::History;
-use crate::interval::Snapshot;
-use crate::target::{Event, EventKind};
+use crate::snapshot::History;
+use crate::snapshot::Snapshot;
 use crate::target::{ServerRow, Target};
 
 fn printed(urls: &[&str], show: impl FnOnce(&mut Plain<&mut Vec<u8>>)) -> Vec<String> {
@@ -110,9 +110,10 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
     ];
     let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
     let snapshot = |present: &[usize]| Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
-        window: crate::interval::WindowState {
+        window: crate::snapshot::WindowState {
             asked: chrono::TimeDelta::seconds(30),
             computed_at: at,
             newest_age_s: None,
@@ -199,9 +200,10 @@ fn a_label_value_with_a_newline_is_one_row() {
     let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
     let group = |name: &str| (name.to_string(), Figures::default());
     let snapshot = Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
-        window: crate::interval::WindowState {
+        window: crate::snapshot::WindowState {
             asked: chrono::TimeDelta::seconds(30),
             computed_at: at,
             newest_age_s: None,
@@ -234,9 +236,10 @@ fn groups_beyond_the_limit_are_one_summed_row() {
         .collect();
     let on_screen = crate::top::on_screen(&groups, 3);
     let snapshot = Snapshot {
+        verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
-        window: crate::interval::WindowState {
+        window: crate::snapshot::WindowState {
             asked: chrono::TimeDelta::seconds(30),
             computed_at: at,
             newest_age_s: None,

@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use crate::interval::History;
+use crate::snapshot::History;
 
 /// The points of `values` at `elapsed` seconds, time in the axis' unit.
 fn series(elapsed: &[f64], values: &[Option<f64>], axis: TimeAxis) -> Vec<(f64, f64)> {

@@ -124,6 +124,61 @@ pub struct Header {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The run's settings a replay reads again as they were, as the command line gave them:
+/// `--slo`, each `--alert` (and whether they set the exit status, `--exit-on-alert`), and
+/// the label grouped by (the window is the header's own). Kept in the header's `extra`
+/// fields `slo`, `alert`, `exit_on_alert` and `by`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSettings {
+    pub slo: Option<String>,
+    pub alerts: Vec<String>,
+    pub exit_on_alert: bool,
+    pub by: Option<String>,
+}
+
+impl RunSettings {
+    /// Writes the settings given into a header's `extra` fields.
+    pub fn write_into(&self, extra: &mut Map<String, Value>) {
+        if let Some(slo) = &self.slo {
+            extra.insert("slo".into(), slo.clone().into());
+        }
+        if !self.alerts.is_empty() {
+            extra.insert("alert".into(), self.alerts.clone().into());
+        }
+        if self.exit_on_alert {
+            extra.insert("exit_on_alert".into(), true.into());
+        }
+        if let Some(by) = &self.by {
+            extra.insert("by".into(), by.clone().into());
+        }
+    }
+
+    /// The settings kept in a header's `extra` fields (none in another scraper's).
+    pub fn read_from(extra: &Map<String, Value>) -> RunSettings {
+        let text = |name: &str| extra.get(name).and_then(Value::as_str).map(str::to_string);
+        let alerts = extra
+            .get("alert")
+            .and_then(Value::as_array)
+            .map(|rules| {
+                rules
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        RunSettings {
+            slo: text("slo"),
+            alerts,
+            exit_on_alert: extra
+                .get("exit_on_alert")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            by: text("by"),
+        }
+    }
+}
+
 /// One scrape as recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {

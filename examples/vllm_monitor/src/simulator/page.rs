@@ -168,6 +168,12 @@ fn engine_gauges(p: &mut String, s: &State) {
 
 /// Prompt and generation tokens (by source, cached) and finished requests by reason.
 fn token_and_request_counters(p: &mut String, s: &State) {
+    prompt_counters(p, s);
+    generation_and_request_counters(p, s);
+}
+
+/// Prompt tokens (by source, cached), the prefix cache's queries and hits, preemptions.
+fn prompt_counters(p: &mut String, s: &State) {
     let engine = [("engine", "0"), ("model_name", MODEL)];
     let created = Some(s.created_unix);
     let prompt = (s.generated * PROMPT_TOKENS_PER_REQUEST / TOKENS_PER_REQUEST).floor();
@@ -220,6 +226,12 @@ fn token_and_request_counters(p: &mut String, s: &State) {
         &[(&engine, cached)],
         created,
     );
+}
+
+/// Generation tokens, admission rejections and finished requests by reason.
+fn generation_and_request_counters(p: &mut String, s: &State) {
+    let engine = [("engine", "0"), ("model_name", MODEL)];
+    let created = Some(s.created_unix);
     counter(
         p,
         "vllm:generation_tokens",
@@ -297,97 +309,25 @@ fn spec_decode_counters(p: &mut String, s: &State) {
 /// A histogram family of the page: name, help, buckets, observations, mean, shape.
 type HistogramFamily<'a> = (&'a str, &'a str, &'a [f64], f64, f64, f64);
 
+/// Bucket bounds of vLLM's latency histograms, seconds.
+static SECONDS: [f64; 22] = [
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
+    80.0, 160.0, 640.0, 2560.0,
+];
+/// Bucket bounds of its inter-token latency histogram, seconds.
+static ITL: [f64; 19] = [
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+];
+/// Bucket bounds of its token-count histograms.
+static TOKENS: [f64; 16] = [
+    1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0,
+    100000.0,
+];
+
 /// Token counts and latencies per request, as log-logistic histograms.
 fn histograms(p: &mut String, s: &State) {
     let engine = [("engine", "0"), ("model_name", MODEL)];
-    let seconds = [
-        0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
-        40.0, 80.0, 160.0, 640.0, 2560.0,
-    ];
-    let itl = [
-        0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
-        80.0,
-    ];
-    let tokens = [
-        1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0,
-        50000.0, 100000.0,
-    ];
-    let requests = s.finished.floor();
-    // Name, help, buckets, observations, mean, shape, in the order vLLM writes them.
-    let families: [HistogramFamily<'_>; 9] = [
-        (
-            "vllm:request_prompt_tokens",
-            "Number of prefill tokens processed.",
-            &tokens[..],
-            requests,
-            PROMPT_TOKENS_PER_REQUEST,
-            1.6,
-        ),
-        (
-            "vllm:request_generation_tokens",
-            "Number of generation tokens processed.",
-            &tokens[..],
-            requests,
-            TOKENS_PER_REQUEST,
-            2.2,
-        ),
-        (
-            "vllm:time_to_first_token_seconds",
-            "Histogram of time to first token in seconds.",
-            &seconds[..],
-            requests,
-            TTFT_S,
-            1.9,
-        ),
-        (
-            "vllm:inter_token_latency_seconds",
-            "Histogram of inter-token latency in seconds.",
-            &itl[..],
-            s.generated.floor(),
-            1.0 / TOKENS_PER_S_PER_REQUEST,
-            3.5,
-        ),
-        (
-            "vllm:e2e_request_latency_seconds",
-            "Histogram of e2e request latency in seconds.",
-            &seconds[..],
-            requests,
-            LATENCY_S,
-            6.0,
-        ),
-        (
-            "vllm:request_queue_time_seconds",
-            "Histogram of time spent in WAITING phase for request.",
-            &seconds[..],
-            requests,
-            QUEUE_S,
-            1.2,
-        ),
-        (
-            "vllm:request_inference_time_seconds",
-            "Histogram of time spent in RUNNING phase for request.",
-            &seconds[..],
-            requests,
-            LATENCY_S - QUEUE_S,
-            6.0,
-        ),
-        (
-            "vllm:request_prefill_time_seconds",
-            "Histogram of time spent in PREFILL phase for request.",
-            &seconds[..],
-            requests,
-            TTFT_S - QUEUE_S,
-            1.9,
-        ),
-        (
-            "vllm:request_decode_time_seconds",
-            "Histogram of time spent in DECODE phase for request.",
-            &seconds[..],
-            requests,
-            LATENCY_S - TTFT_S,
-            6.0,
-        ),
-    ];
+    let families = histogram_families(s);
     for (name, help, bounds, count, mean, shape) in families {
         let h = Histogram {
             name,
@@ -401,6 +341,86 @@ fn histograms(p: &mut String, s: &State) {
         };
         histogram(p, &h);
     }
+}
+
+/// The histograms of [`histograms`] as `s` stands.
+fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
+    let requests = s.finished.floor();
+    // Name, help, buckets, observations, mean, shape, in the order vLLM writes them.
+    [
+        (
+            "vllm:request_prompt_tokens",
+            "Number of prefill tokens processed.",
+            &TOKENS[..],
+            requests,
+            PROMPT_TOKENS_PER_REQUEST,
+            1.6,
+        ),
+        (
+            "vllm:request_generation_tokens",
+            "Number of generation tokens processed.",
+            &TOKENS[..],
+            requests,
+            TOKENS_PER_REQUEST,
+            2.2,
+        ),
+        (
+            "vllm:time_to_first_token_seconds",
+            "Histogram of time to first token in seconds.",
+            &SECONDS[..],
+            requests,
+            TTFT_S,
+            1.9,
+        ),
+        (
+            "vllm:inter_token_latency_seconds",
+            "Histogram of inter-token latency in seconds.",
+            &ITL[..],
+            s.generated.floor(),
+            1.0 / TOKENS_PER_S_PER_REQUEST,
+            3.5,
+        ),
+        (
+            "vllm:e2e_request_latency_seconds",
+            "Histogram of e2e request latency in seconds.",
+            &SECONDS[..],
+            requests,
+            LATENCY_S,
+            6.0,
+        ),
+        (
+            "vllm:request_queue_time_seconds",
+            "Histogram of time spent in WAITING phase for request.",
+            &SECONDS[..],
+            requests,
+            QUEUE_S,
+            1.2,
+        ),
+        (
+            "vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.",
+            &SECONDS[..],
+            requests,
+            LATENCY_S - QUEUE_S,
+            6.0,
+        ),
+        (
+            "vllm:request_prefill_time_seconds",
+            "Histogram of time spent in PREFILL phase for request.",
+            &SECONDS[..],
+            requests,
+            TTFT_S - QUEUE_S,
+            1.9,
+        ),
+        (
+            "vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.",
+            &SECONDS[..],
+            requests,
+            LATENCY_S - TTFT_S,
+            6.0,
+        ),
+    ]
 }
 
 /// The info gauge of the cache configuration.

@@ -143,7 +143,7 @@ fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T
     let parsed: Result<Envelope<T>, _> = serde_json::from_str(body);
     let not_api = |hint| ApiError::NotApi {
         status,
-        excerpt: crate::output::keep_start(&body.split_whitespace().collect::<Vec<_>>().join(" "), 120),
+        excerpt: crate::text::keep_start(&body.split_whitespace().collect::<Vec<_>>().join(" "), 120),
         hint,
     };
     let Ok(answer) = parsed else {

@@ -4,12 +4,11 @@
 //! code as for `/federate`. Each interval reads the span since the one before (live, at
 //! its time on the wall clock; or, with `--from`/`--to`, a past span as fast as the TSDB
 //! answers, on the virtual clock a replay uses), in requests split by instance and time
-//! (`split.rs`). `api.rs` speaks to the API, `when.rs` reads `--from` and `--to`.
+//! (`split.rs`). `api.rs` speaks to the API; `--from` and `--to` are read by `crate::when`.
 
 pub mod api;
 pub mod pages;
 pub mod split;
-mod when;
 
 #[cfg(test)]
 mod tests;
@@ -25,8 +24,6 @@ use crate::http::Page;
 use crate::scrape::Scrape;
 use api::{Api, ApiError, Series};
 use pages::{Span, Written};
-
-pub use when::{parse_time, When};
 
 /// What the run does next.
 pub enum Step {
@@ -185,32 +182,9 @@ fn series_per_instance(api: &Api, matcher: &str, at_ms: i64) -> Result<Vec<(Stri
 pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Started, String> {
     let api = Api::new(base, client);
     let matcher = federate_match();
-    let interval = args.interval_or_default();
     let lookback_ms = i64::try_from(args.lookback.as_millis()).unwrap_or(i64::MAX / 4);
-    let now = Utc::now();
-    let (mode, started, duration) = match args.from {
-        Some(from) => {
-            let from = from.resolve(now);
-            let to = args.to.map_or(now, |to| to.resolve(now));
-            if to <= from {
-                return Err(format!("--to ({to}) is not after --from ({from})"));
-            }
-            let duration = (to - from).to_std().unwrap_or_default();
-            let mode = Mode::Past {
-                to_ms: to.timestamp_millis(),
-            };
-            (
-                mode,
-                from,
-                Some(args.duration.map_or(duration, |d| d.min(duration))),
-            )
-        }
-        None => {
-            let clock = LiveClock::start();
-            (Mode::Live(clock), clock.now(), args.duration)
-        }
-    };
-    let schedule = Schedule::new(started, interval, duration);
+    let (mode, started, duration) = span(args, Utc::now())?;
+    let schedule = Schedule::new(started, args.interval_or_default(), duration);
     let (check_from, check_to) = match mode {
         Mode::Past { to_ms } => (started.timestamp_millis() - lookback_ms, to_ms),
         Mode::Live(_) => (
@@ -229,35 +203,16 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         &counts,
         split::series_per_request(interval_ms, lookback_ms),
     );
-    let largest = counts.iter().map(|c| c.1).max().unwrap_or(1);
-    let series_per_group = groups
-        .iter()
-        .map(|g| {
-            if g.is_empty() {
-                counts.iter().map(|c| c.1).sum()
-            } else {
-                g.len() * largest
-            }
-        })
-        .max()
-        .unwrap_or(1);
     let intervals_per_request = match mode {
         Mode::Past { .. } => split::intervals_per_request(
-            series_per_group,
+            largest_group(&groups, &counts),
             interval_ms,
             lookback_ms,
             split::MAX_SAMPLES_PER_REQUEST,
         ),
         Mode::Live(_) => 1,
     };
-    let urls: Vec<String> = match groups.len() {
-        1 => vec![api.shown.clone()],
-        n => groups
-            .iter()
-            .enumerate()
-            .map(|(i, g)| format!("{} (group {} of {n}: {} servers)", api.shown, i + 1, g.len()))
-            .collect(),
-    };
+    let urls = group_names(&api.shown, &groups);
     notes.push(format!(
         "reading {} server(s) from {} through its Prometheus HTTP API, in {} request(s) an interval{}",
         instances.len(),
@@ -268,17 +223,7 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
             Mode::Live(_) => String::new(),
         }
     ));
-    let what = match (mode, args.from) {
-        (Mode::Past { to_ms }, _) => format!(
-            " · {} from {} to {}",
-            api.shown,
-            started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            DateTime::from_timestamp_millis(to_ms).map_or_else(String::new, |t| {
-                t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-            })
-        ),
-        (Mode::Live(_), _) => format!(" · {} (Prometheus HTTP API)", api.shown),
-    };
+    let what = what_is_read(&api.shown, mode, started);
     let targets = groups.len();
     let reader = Reader {
         api,
@@ -299,6 +244,75 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         what,
         notes,
     })
+}
+
+/// Live from now, or the past span `--from`..`--to`: the mode, the start and how long the
+/// run lasts (`--duration` shortens a past span).
+fn span(
+    args: &Args,
+    now: DateTime<Utc>,
+) -> Result<(Mode, DateTime<Utc>, Option<std::time::Duration>), String> {
+    let Some(from) = args.from else {
+        let clock = LiveClock::start();
+        return Ok((Mode::Live(clock), clock.now(), args.duration));
+    };
+    let from = from.resolve(now);
+    let to = args.to.map_or(now, |to| to.resolve(now));
+    if to <= from {
+        return Err(format!("--to ({to}) is not after --from ({from})"));
+    }
+    let duration = (to - from).to_std().unwrap_or_default();
+    let mode = Mode::Past {
+        to_ms: to.timestamp_millis(),
+    };
+    Ok((
+        mode,
+        from,
+        Some(args.duration.map_or(duration, |d| d.min(duration))),
+    ))
+}
+
+/// The series of the largest request: a group's servers times the most series a server
+/// has (every series when the servers are read at once).
+fn largest_group(groups: &[Vec<String>], counts: &[(String, usize)]) -> usize {
+    let largest = counts.iter().map(|c| c.1).max().unwrap_or(1);
+    groups
+        .iter()
+        .map(|g| {
+            if g.is_empty() {
+                counts.iter().map(|c| c.1).sum()
+            } else {
+                g.len() * largest
+            }
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// Each request group's name, as the run's URLs show it.
+fn group_names(shown: &str, groups: &[Vec<String>]) -> Vec<String> {
+    match groups.len() {
+        1 => vec![shown.to_string()],
+        n => groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("{shown} (group {} of {n}: {} servers)", i + 1, g.len()))
+            .collect(),
+    }
+}
+
+/// What the run reads, for its title.
+fn what_is_read(shown: &str, mode: Mode, started: DateTime<Utc>) -> String {
+    match mode {
+        Mode::Past { to_ms } => format!(
+            " · {shown} from {} to {}",
+            started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            DateTime::from_timestamp_millis(to_ms).map_or_else(String::new, |t| {
+                t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            })
+        ),
+        Mode::Live(_) => format!(" · {shown} (Prometheus HTTP API)"),
+    }
 }
 
 impl Reader {

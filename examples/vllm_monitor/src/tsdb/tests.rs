@@ -17,6 +17,7 @@ use super::*;
 use crate::gpus::GpuSettings;
 use crate::http::Access;
 use crate::pipeline::{Pipeline, Settings};
+use crate::when::parse_time;
 
 const MATRIX: &str = r#"{"status":"success","data":{"resultType":"matrix","result":[
  {"metric":{"__name__":"vllm:generation_tokens_total","instance":"b:8000","job":"vllm"},
@@ -358,7 +359,7 @@ fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
     let restarts: Vec<&str> = p
         .events()
         .iter()
-        .filter(|(_, e)| e.kind == crate::target::EventKind::Restart)
+        .filter(|(_, e)| e.kind == crate::events::EventKind::Restart)
         .map(|(_, e)| e.source.as_str())
         .collect();
     assert_eq!(restarts, ["gpu1:8000"], "{:?}", p.events());

@@ -74,7 +74,7 @@ fn checked_windows<'r>(recording: &Recording, rows: &'r [Value], metric: &str) -
         .map(|(row, k)| {
             let (start, end) = recording.window_of(row, k, WINDOW);
             let span = recording.span(0, start, end);
-            let shown = row["window_span_s"].as_f64().unwrap();
+            let shown = row["window"]["span_s"].as_f64().unwrap();
             assert!(
                 (shown - span).abs() < 1e-9,
                 "interval {k}: span {shown} s, want {span} s"

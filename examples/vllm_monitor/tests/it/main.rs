@@ -11,6 +11,11 @@ mod federation;
 mod first_contact;
 mod fleet;
 mod fleet_rates;
+// The pages whose every count is set by hand: test support, so not in the binary; the
+// unit tests have the same file as `simulator::known`.
+#[path = "../../src/simulator/known.rs"]
+mod known;
+mod layers;
 mod monitor;
 mod names;
 mod operator;

@@ -311,7 +311,11 @@ fn per_request_figures_and_etas_from_prometheus_client_within_two_percent() {
         if row["event"] == "summary" {
             continue;
         }
-        assert_eq!(row["schema"], 1);
+        assert_eq!(row["schema"], 2);
+        assert!(
+            row.get("window_span_s").is_none(),
+            "the span is window.span_s alone"
+        );
         close(
             &row["mean_generation_tokens_per_request"],
             tokens,

@@ -1,5 +1,5 @@
 //! The operator's figures through the binary, on pages whose counts are set by hand
-//! (`vllm_monitor::simulator::known`), replayed as any scraper's recording: SLO attainment
+//! (`src/simulator/known.rs`), replayed as any scraper's recording: SLO attainment
 //! exactly 0.97 where 970 of the window's 1,000 requests were within the 0.5 s bound, in
 //! JSON (rows and summary) and plain lines; capacity, phases and prompt tokens by source
 //! at their known values; a bad `--slo` refused with where the mistake is.
@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
-use vllm_monitor::simulator::known::{page, run_of_one_engine};
 
+use crate::known::{page, run_of_one_engine};
 use crate::monitor::monitor_binary;
 
 /// A recording of the known pages at 0, 10 and 20 s (one engine), in the interchange shape

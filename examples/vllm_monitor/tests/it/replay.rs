@@ -232,6 +232,25 @@ fn comparable(rows: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// A row of schema 1 as schema 2 writes it: the number, and no `window_span_s` (the
+/// interval's `window.span_s` says the same), at any depth; nothing else changed.
+fn as_schema_2(row: Value) -> Value {
+    match row {
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .filter(|(k, _)| k != "window_span_s")
+                .map(|(k, v)| match (k.as_str(), &v) {
+                    ("schema", Value::Number(n)) if n.as_u64() == Some(1) => (k, Value::from(2)),
+                    _ => (k, as_schema_2(v)),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(as_schema_2).collect()),
+        other => other,
+    }
+}
+
 /// `newer` with only the fields `older` has, at every depth: a row of a later release
 /// compared with one a release before it printed (fields added since are left out).
 fn fields_of(newer: &Value, older: &Value) -> Value {
@@ -310,6 +329,104 @@ fn a_live_run_and_its_replay_print_the_same_rows_in_every_compression() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A recording keeps the run's `--slo`, `--alert` (with `--exit-on-alert`), `--by` and
+/// `--window`: a replay given none of them has the SLO columns, the groups, the window and
+/// the alert's exit status of the run; a flag given again overrides the recording's.
+#[test]
+fn a_replay_reads_the_recorded_settings_unless_given_again() {
+    const ALERT: &str = "running < 1000 for 500ms";
+    let dir = std::env::temp_dir().join(format!("vllm-monitor-settings-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("run.jsonl");
+    let live = Command::new(monitor_binary())
+        .args([
+            "--simulate",
+            "--json",
+            "--interval",
+            "500ms",
+            "--window",
+            "2s",
+            "--duration",
+            "3s",
+        ])
+        .args([
+            "--slo",
+            "ttft=500ms",
+            "--alert",
+            ALERT,
+            "--exit-on-alert",
+            "--by",
+            "engine",
+        ])
+        .arg("--record")
+        .arg(&file)
+        .output()
+        .expect("the monitor runs");
+    assert_eq!(
+        live.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&live.stderr)
+    );
+    let intervals =
+        |rows: &[Value]| -> Vec<Value> { rows.iter().filter(|r| r.get("urls").is_some()).cloned().collect() };
+
+    // No flags: the run's settings.
+    let (rows, status) = run_monitor(&["--replay", file.to_str().unwrap(), "--json"]);
+    assert_eq!(status.code(), Some(3), "the recorded alert sets the exit status");
+    assert!(rows.iter().any(|r| r["event"] == "alert_firing"), "{rows:?}");
+    let rows = intervals(&rows);
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row["window"]["asked_s"], 2.0, "{row}");
+        assert_eq!(row["slo"]["ttft"]["objective_s"], 0.5, "{row}");
+        let groups = row["groups"].as_array().expect("groups by engine");
+        assert!(groups.iter().all(|g| g["engine"].is_string()), "{row}");
+    }
+    let csv = Command::new(monitor_binary())
+        .arg("--replay")
+        .arg(&file)
+        .args(["--export", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(csv.stdout).unwrap();
+    let header = text.lines().next().unwrap_or_default();
+    assert!(header.contains("slo.ttft.attained"), "{header}");
+    assert_eq!(csv.status.code(), Some(3));
+
+    // Given again: the flags win; the recording's rules and their exit status are gone.
+    let (rows, status) = run_monitor(&[
+        "--replay",
+        file.to_str().unwrap(),
+        "--json",
+        "--slo",
+        "itl=50ms",
+        "--alert",
+        "running < 0",
+        "--by",
+        "model_name",
+        "--window",
+        "1s",
+    ]);
+    assert!(status.success(), "{status}");
+    assert!(rows.iter().all(|r| r["event"] != "alert_firing"));
+    let rows = intervals(&rows);
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row["window"]["asked_s"], 1.0, "{row}");
+        assert!(row["slo"].get("ttft").is_none(), "{row}");
+        assert_eq!(row["slo"]["itl"]["objective_s"], 0.05, "{row}");
+        let groups = row["groups"].as_array().expect("groups by model_name");
+        assert!(
+            groups
+                .iter()
+                .all(|g| g["model_name"].is_string() && g.get("engine").is_none()),
+            "{row}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A live run of the monitor against a real vLLM (restarted mid-run), and its recording:
 /// the replay prints the rows the live monitor printed, and those rows agree with the
 /// client's count as the recorded ones do.
@@ -322,7 +439,10 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
         &mut text,
     )
     .unwrap();
-    let live: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let live: Vec<Value> = text
+        .lines()
+        .map(|l| as_schema_2(serde_json::from_str(l).unwrap()))
+        .collect();
     let replayed = replay(&dir.join("recording.jsonl.zst"), &["--json"]);
     // The live rows were printed by an earlier release: the fields they have.
     assert_eq!(live.len(), replayed.len());

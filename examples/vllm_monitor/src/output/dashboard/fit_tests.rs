@@ -9,10 +9,11 @@ use ratatui::Terminal;
 use super::draw;
 use crate::figures::Figures;
 use crate::http::Page;
-use crate::interval::{History, Snapshot};
-use crate::output::{ms, num, percent, Run};
 use crate::simulator::Simulation;
+use crate::snapshot::Run;
+use crate::snapshot::{History, Snapshot};
 use crate::target::{ServerRow, Target};
+use crate::text::{ms, num, percent};
 
 const URLS: [&str; 2] = ["http://gpu1:8000/metrics", "http://gpu2:8000/metrics"];
 
@@ -246,9 +247,9 @@ fn a_firing_alert_heads_the_title_and_shows_in_the_log() {
     }
     s.figures.generation.window = Some(6000.0);
     s.window.computed_at += TimeDelta::seconds(1);
-    let resolved: Vec<(f64, crate::target::Event)> =
+    let resolved: Vec<(f64, crate::events::Event)> =
         alerts.judge(&s, true).0.into_iter().map(|e| (53.0, e)).collect();
-    let all: Vec<(f64, crate::target::Event)> = events.iter().cloned().chain(resolved).collect();
+    let all: Vec<(f64, crate::events::Event)> = events.iter().cloned().chain(resolved).collect();
     run.events = &all;
     assert!(!rows_of(&run, 100, 30)[0].contains("firing"));
 }

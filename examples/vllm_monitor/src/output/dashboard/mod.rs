@@ -31,11 +31,11 @@ use ratatui::{DefaultTerminal, Frame};
 
 use super::plain::Plain;
 use super::{Output, Run};
+use crate::events::{Event, EventKind};
 use crate::figures::Figures;
-use crate::interval::Snapshot;
 use crate::scrape::Message;
+use crate::snapshot::Snapshot;
 use crate::summary::Summary;
-use crate::target::{Event, EventKind};
 use panels::{
     cache_panel, gpu_panel, groups_panel, headline, latency_panel, progress_panel, prompt_panel,
     requests_panel, running_panel,
@@ -247,7 +247,8 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
         Constraint::Fill(1),
     ])
     .areas(middle);
-    requests_panel(frame, requests, f, cover.load);
+    let load = run.snapshot.map_or(f.load, |s| s.verdict.load(f));
+    requests_panel(frame, requests, f, load, cover.load);
     running_panel(frame, running, f, run.history);
     cache_panel(frame, cache, f);
     let [latency, prompt] =

@@ -4,15 +4,15 @@
 //! cache's, preemptions under it, waiting by reason under Running / waiting, the sleep
 //! state on its title, rejections and aborts under Requests). Each is given in the longest
 //! form that fits the panel's width, or left out when none does (never cut); a figure the
-//! server does not expose reads `n/a`.
+//! server does not expose reads `n/a` ([`NOT_EXPOSED`]), as in every output.
 
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
 use crate::figures::Figures;
-use crate::output::operator::{kv_tokens, objective, share};
-use crate::output::visible::visible;
-use crate::output::{ms, num};
+use crate::output::operator::{kv_tokens, share};
+use crate::text::visible::visible;
+use crate::text::{ms, num, objective, NOT_EXPOSED};
 
 /// The first of `forms` that fits `width` characters (a border's title, inside its corners).
 fn fit(forms: impl IntoIterator<Item = String>, width: u16) -> Option<String> {
@@ -29,7 +29,7 @@ fn exposed(f: &Figures, name: &str) -> bool {
 /// A rate per second, or `n/a` when the server does not expose it.
 fn rate(f: &Figures, name: &str, v: Option<f64>) -> String {
     match (exposed(f, name), v) {
-        (false, _) => "n/a".into(),
+        (false, _) => NOT_EXPOSED.into(),
         (true, v) => format!("{}/s", num(v, 2, 7)),
     }
 }
@@ -38,7 +38,7 @@ fn rate(f: &Figures, name: &str, v: Option<f64>) -> String {
 pub(super) fn cache_title(f: &Figures, width: u16) -> String {
     let tokens = match kv_tokens(f) {
         Some(tokens) => Some(tokens),
-        None if !exposed(f, "kv_total_tokens") => Some("size n/a".into()),
+        None if !exposed(f, "kv_total_tokens") => Some(format!("size {NOT_EXPOSED}")),
         None => None,
     };
     let forms = tokens
@@ -89,7 +89,10 @@ pub(super) fn waiting_bottom(f: &Figures, width: u16) -> Option<String> {
     let reasons = &f.capacity.waiting_by_reason;
     if !exposed(f, "waiting_by_reason") {
         return fit(
-            [" waiting by reason n/a ".to_string(), " by reason n/a ".into()],
+            [
+                format!(" waiting by reason {NOT_EXPOSED} "),
+                format!(" by reason {NOT_EXPOSED} "),
+            ],
             width,
         );
     }
@@ -123,9 +126,9 @@ pub(super) fn running_title(f: &Figures, width: u16) -> Line<'static> {
     let state = match (&f.capacity.sleep_state, exposed(f, "engine_sleep_state")) {
         (Some(state), _) => visible(state).into_owned(),
         (None, true) => "-".into(),
-        (None, false) => "sleep n/a".into(),
+        (None, false) => format!("sleep {NOT_EXPOSED}"),
     };
-    let style = if state == "awake" || state.ends_with("n/a") || state == "-" {
+    let style = if state == "awake" || state.ends_with(NOT_EXPOSED) || state == "-" {
         Style::new()
     } else {
         Style::new().fg(Color::Yellow).bold()

@@ -5,10 +5,10 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::operator;
 use super::tests::{has, rows_of, Simulated};
-use crate::interval::{History, Snapshot};
-use crate::output::Run;
 use crate::simulator::tests::monitor;
 use crate::simulator::Simulation;
+use crate::snapshot::Run;
+use crate::snapshot::{History, Snapshot};
 use crate::target::{ServerRow, Target};
 
 /// 30 s of a steady simulator (no restart), its last interval's figures computed with

@@ -10,9 +10,10 @@ use ratatui::Frame;
 use super::operator;
 use super::window::{Coverage, Timing};
 use crate::figures::{Figures, Load};
-use crate::interval::{History, Progress, ScreenGroups};
-use crate::output::visible::visible;
-use crate::output::{duration, keep_end, keep_start, labels, ms, num, percent};
+use crate::output::labels;
+use crate::snapshot::{History, Progress, ScreenGroups};
+use crate::text::visible::visible;
+use crate::text::{duration, keep_end, keep_start, ms, num, percent};
 
 /// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
 /// token costs in GPU time, energy and money.
@@ -90,6 +91,31 @@ pub(super) fn headline(
     cover: &Coverage,
     timing: &Timing,
 ) {
+    let block = headline_block(cover);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    // Two rows (a small terminal): the four figures two to a line, beside the sparklines.
+    let compact = inner.height < 4;
+    let text_width = if compact { 38 } else { 30 };
+    let [text, charts] =
+        Layout::horizontal([Constraint::Length(text_width), Constraint::Min(10)]).areas(inner);
+    frame.render_widget(Paragraph::new(headline_lines(f, timing, compact)), text);
+    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(charts);
+    let max = h
+        .generation
+        .iter()
+        .chain(&h.ewma)
+        .flatten()
+        .fold(1.0f64, |m, v| m.max(*v))
+        .round() as u64;
+    // One scale for both, so the EWMA row compares with the window-rate row.
+    spark(frame, window, &h.generation, Some(max), Color::Green);
+    spark(frame, ewma, &h.ewma, Some(max), Color::Yellow);
+}
+
+/// The headline's border: what the window figures cover in its title (in a warning colour
+/// when shorter than asked), what an interval waits for at its bottom.
+fn headline_block(cover: &Coverage) -> Block<'static> {
     let mut title = vec![Span::raw(" Generation tokens/s ")];
     if let Some(span) = &cover.span {
         let style = if cover.shortened {
@@ -106,13 +132,12 @@ pub(super) fn headline(
             Style::new().fg(Color::Yellow).bold(),
         ));
     }
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    // Two rows (a small terminal): the four figures two to a line, beside the sparklines.
-    let compact = inner.height < 4;
-    let text_width = if compact { 38 } else { 30 };
-    let [text, charts] =
-        Layout::horizontal([Constraint::Length(text_width), Constraint::Min(10)]).areas(inner);
+    block
+}
+
+/// The headline's figures: the window rate, the EWMA, PromQL's `rate()` and tokens/s per
+/// request, four lines or two (`compact`).
+fn headline_lines(f: &Figures, timing: &Timing, compact: bool) -> Vec<Line<'static>> {
     let value = f
         .generation
         .window
@@ -150,29 +175,20 @@ pub(super) fn headline(
             )),
         ]
     };
-    frame.render_widget(Paragraph::new(lines), text);
-    let [window, ewma] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(charts);
-    let max = h
-        .generation
-        .iter()
-        .chain(&h.ewma)
-        .flatten()
-        .fold(1.0f64, |m, v| m.max(*v))
-        .round() as u64;
-    // One scale for both, so the EWMA row compares with the window-rate row.
-    spark(frame, window, &h.generation, Some(max), Color::Green);
-    spark(frame, ewma, &h.ewma, Some(max), Color::Yellow);
+    lines
 }
 
-/// `load_instead`: what the load label says when there is nothing new to judge.
+/// `load`: the figures' with the signals' verdict; `load_instead`: what the load label
+/// says when there is nothing new to judge.
 pub(super) fn requests_panel(
     frame: &mut Frame<'_>,
     area: Rect,
     f: &Figures,
+    load: Load,
     load_instead: Option<&'static str>,
 ) {
     let width = usize::from(area.width.saturating_sub(2));
-    let load_style = match f.load {
+    let load_style = match load {
         _ if load_instead.is_some() => Style::new().fg(Color::Yellow),
         Load::Steady => Style::new().fg(Color::Green),
         Load::RampingUp | Load::QueueGrowing => Style::new().fg(Color::Yellow).bold(),
@@ -180,7 +196,7 @@ pub(super) fn requests_panel(
         Load::Unknown => Style::new(),
     };
     // The verdict in the title, where it fits at any width beside the figures.
-    let load = load_instead.unwrap_or(f.load.label());
+    let load = load_instead.unwrap_or(load.label());
     let mut title = vec![Span::raw(" Requests ")];
     if !load.is_empty() {
         title.extend([Span::raw("· "), Span::styled(load, load_style), Span::raw(" ")]);

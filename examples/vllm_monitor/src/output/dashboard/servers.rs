@@ -7,9 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
+use crate::events::{Event, EventKind};
 use crate::output::labels;
-use crate::output::visible::visible;
-use crate::target::{Event, EventKind, ServerRow, Status};
+use crate::target::{ServerRow, Status};
+use crate::text::visible::visible;
 
 /// One line per URL, or per instance in a federation; a scrape that took longer than the
 /// interval `interval_s` is said on its URL's line (the figures wait for such pages). A URL

@@ -7,11 +7,12 @@ use ratatui::style::Color;
 use ratatui::Terminal;
 
 use super::draw;
-use crate::interval::{History, Snapshot};
-use crate::output::Run;
+use crate::events::Event;
 use crate::simulator::tests::monitor;
 use crate::simulator::Simulation;
-use crate::target::{Event, ServerRow, Target};
+use crate::snapshot::Run;
+use crate::snapshot::{History, Snapshot};
+use crate::target::{ServerRow, Target};
 
 /// 20 s of the simulator (restart at 10 s), scraped every second, as a run shows it.
 pub(super) struct Simulated {
@@ -130,8 +131,7 @@ fn the_gpu_panel_fits_the_designed_size() {
             gpus: None,
             gpu_hour_price: Some(2.5),
         };
-        let snapshot =
-            Snapshot::at(&targets, TimeDelta::seconds(16), at, None, None, t).with_gpu_settings(&settings);
+        let snapshot = Snapshot::at_with(&targets, TimeDelta::seconds(16), at, None, None, t, &settings);
         history.push(&snapshot);
         last = Some(snapshot);
     }
@@ -426,7 +426,7 @@ fn an_interval_without_a_new_page_says_it_waits_for_the_slow_scrape() {
     simulated.last.window.fresh_pages = 0;
     simulated.last.window.newest_age_s = Some(3.2);
     // The stall judged before the slow scrape stays in the figures (signals.rs).
-    simulated.last.figures.load = crate::figures::Load::Stalled;
+    simulated.last.verdict.stalled = true;
     for row in simulated.servers.iter_mut().chain(&mut simulated.last.servers) {
         row.scrape_s = Some(3.5);
     }
@@ -465,7 +465,7 @@ fn server_text_is_shown_with_its_control_characters_written_out() {
     sim.events.push((
         20.0,
         Event {
-            kind: crate::target::EventKind::Fault,
+            kind: crate::events::EventKind::Fault,
             at: Utc::now(),
             source: "gpu\u{1b}[2J1".into(),
             message: hostile.into(),

@@ -1,8 +1,8 @@
 //! What the figures on screen cover, in words: the window's span and why it is short, an
 //! interval that waits for a slow scrape, and the timing the run was set up with.
 
-use crate::interval::Snapshot;
-use crate::output::Run;
+use crate::snapshot::Run;
+use crate::snapshot::Snapshot;
 
 /// The scrape interval and the EWMA's time constant, as the run was set up.
 #[derive(Debug, Default, PartialEq)]
@@ -17,7 +17,7 @@ impl Timing {
         let tau = run.ewma_tau.to_std().unwrap_or_default();
         Timing {
             interval_s: Some(run.interval.as_seconds_f64()),
-            ewma: Some(humantime::format_duration(tau).to_string()),
+            ewma: Some(crate::text::setting(tau)),
         }
     }
 }
@@ -83,5 +83,5 @@ impl Coverage {
 /// The window asked, as the setup line writes it ("10s", "2m").
 fn asked(s: &Snapshot) -> String {
     let asked = s.window.asked.to_std().unwrap_or_default();
-    humantime::format_duration(asked).to_string()
+    crate::text::setting(asked)
 }

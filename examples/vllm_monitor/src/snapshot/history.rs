@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::interval::Snapshot;
+use super::Snapshot;
 
 /// Points kept per series.
 pub const CAPACITY: usize = 4096;
@@ -165,7 +165,7 @@ mod tests {
 
     use super::*;
     use crate::figures::{Figures, Rate};
-    use crate::interval::WindowState;
+    use crate::snapshot::WindowState;
 
     /// An interval with `groups` groups generating 10 tok/s each.
     fn snapshot(groups: usize) -> Snapshot {
@@ -180,6 +180,7 @@ mod tests {
             ..Figures::default()
         };
         Snapshot {
+            verdict: crate::figures::Verdict::default(),
             elapsed: 0.0,
             at,
             window: WindowState {

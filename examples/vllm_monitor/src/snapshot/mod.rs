@@ -1,18 +1,22 @@
 //! The figures of one interval, computed once and handed to every renderer, with the
-//! groups a screen shows (`top.rs`); the history the dashboard and the plot draw is
-//! `history.rs`'s.
+//! groups a screen shows (`top.rs`); the history the dashboard and the plot draw
+//! (`history.rs`); and the run so far as the outputs read it (`run.rs`).
+
+pub mod history;
+mod run;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use promrate::WindowRule;
 
 use crate::figures::slo::Objective;
-use crate::figures::{self, Figures, Source};
-use crate::gpus::{GpuSettings, PerToken};
+use crate::figures::{self, Figures, Source, Verdict};
+use crate::gpus::GpuSettings;
 use crate::target::{ServerRow, Target};
 use crate::top::{self, OnScreen, Others};
 
-pub use crate::history::History;
+pub use history::History;
+pub use run::Run;
 
 /// Progress of a run of known size, with two ETAs.
 #[derive(Debug, Clone, Copy)]
@@ -29,10 +33,10 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(target: u64, f: &Figures) -> Self {
-        let finished = f.finished_since_start.unwrap_or(0.0);
+        let finished = f.since_start.finished.unwrap_or(0.0);
         let remaining = (target as f64 - finished).max(0.0);
         let eta_requests_s = f.finished.filter(|r| *r > 0.0).map(|rate| remaining / rate);
-        let per_request = f.tokens_per_request.or(f.tokens_per_request_since_start);
+        let per_request = f.tokens_per_request.or(f.since_start.tokens_per_request);
         let eta_tokens_s = match (per_request, f.generation.window) {
             (Some(per_request), Some(rate)) if rate > 0.0 => Some(remaining * per_request / rate),
             _ => None,
@@ -67,32 +71,6 @@ pub struct WindowState {
     pub fresh_pages: usize,
 }
 
-/// Why a row's window is shorter than the one asked, if it is.
-pub fn shortened(
-    f: &Figures,
-    asked: TimeDelta,
-    slack: TimeDelta,
-    pages: Option<(DateTime<Utc>, DateTime<Utc>)>,
-) -> Option<&'static str> {
-    let Some(span) = f.span else {
-        // A page but no window: the first page, or the first since a gap.
-        let (first, newest) = pages?;
-        return Some(if first == newest {
-            "one page so far"
-        } else {
-            "one page since scrapes resumed"
-        });
-    };
-    let first_page = pages.map(|(first, _)| first);
-    if span.seconds >= (asked - slack / 2).as_seconds_f64() {
-        return None;
-    }
-    Some(match first_page {
-        Some(first) if span.start <= first => "since the first page",
-        _ => "since scrapes resumed",
-    })
-}
-
 /// Everything one interval shows.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -102,6 +80,9 @@ pub struct Snapshot {
     pub at: DateTime<Utc>,
     pub window: WindowState,
     pub figures: Figures,
+    /// The signals' verdict on the figures (stall, imbalance): set once, by
+    /// [`Snapshot::judged`], after the figures are computed.
+    pub verdict: Verdict,
     /// Each URL as it stood at this interval.
     pub servers: Vec<ServerRow>,
     /// With `--by`: the label and a row per value, in name order (every group: JSON's).
@@ -127,6 +108,8 @@ pub struct Moment<'a> {
     pub target_requests: Option<u64>,
     /// The `--slo` objectives.
     pub slo: &'a [Objective],
+    /// What the user said of the GPUs, for the per-token figures.
+    pub gpu: &'a GpuSettings,
 }
 
 impl Snapshot {
@@ -146,14 +129,9 @@ impl Snapshot {
                 })
             })
             .collect();
-        let (mut f, mut groups) = figures::compute_with(&sources, m.windowing, by, m.slo);
-        let first_page = servers.iter().filter_map(|t| t.since).min();
+        let (f, groups) = figures::compute_for(&sources, m.windowing, by, m.slo, m.gpu);
         let w = m.windowing;
         let newest = sources.iter().map(|s| s.at).max();
-        let pages = first_page.zip(newest);
-        for f in std::iter::once(&mut f).chain(groups.iter_mut().map(|(_, g)| g)) {
-            f.shortened = shortened(f, w.window, w.slack, pages);
-        }
         let on_screen = by.map(|_| top::on_screen(&groups, m.max_groups));
         let groups = by.map(|label| (label.to_string(), groups));
         Snapshot {
@@ -168,6 +146,7 @@ impl Snapshot {
             },
             progress: m.target_requests.map(|n| Progress::new(n, &f)),
             figures: f,
+            verdict: Verdict::default(),
             servers: servers.to_vec(),
             groups,
         }
@@ -209,6 +188,28 @@ impl Snapshot {
         target_requests: Option<u64>,
         elapsed: f64,
     ) -> Snapshot {
+        Snapshot::at_with(
+            targets,
+            window,
+            at,
+            by,
+            target_requests,
+            elapsed,
+            &GpuSettings::default(),
+        )
+    }
+
+    /// [`Snapshot::at`] with GPU settings.
+    #[cfg(test)]
+    pub fn at_with(
+        targets: &[Target],
+        window: TimeDelta,
+        at: DateTime<Utc>,
+        by: Option<&str>,
+        target_requests: Option<u64>,
+        elapsed: f64,
+        gpu: &GpuSettings,
+    ) -> Snapshot {
         let moment = Moment {
             windowing: WindowRule::new(window)
                 .slack(TimeDelta::seconds(1))
@@ -221,82 +222,14 @@ impl Snapshot {
             max_groups: top::DEFAULT_MAX_GROUPS,
             target_requests,
             slo: &[],
+            gpu,
         };
         let servers: Vec<ServerRow> = targets.iter().map(ServerRow::of).collect();
         Snapshot::compute(&targets.iter().collect::<Vec<_>>(), &servers, &moment)
     }
 
-    /// With the GPU figures that need the user's settings: GPUs without DCGM, the price of
-    /// a GPU hour; for the totals, and for each group that has its host's DCGM GPUs
-    /// (`--gpus N` counts the whole run's GPUs, not a group's).
-    pub fn with_gpu_settings(mut self, settings: &GpuSettings) -> Snapshot {
-        let f = &mut self.figures;
-        f.per_token = PerToken::new(settings, f.gpus.as_ref(), f.generation.window);
-        for (_, g) in self.groups.iter_mut().flat_map(|(_, rows)| rows) {
-            if g.gpus.is_some() {
-                g.per_token = PerToken::new(settings, g.gpus.as_ref(), g.generation.window);
-            }
-        }
-        self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::figures::Rate;
-    use crate::gpus::Gpus;
-
-    /// A group with its host's GPUs gets tokens per GPU, joules per token and the cost; a
-    /// group without them gets none, even with `--gpus` (which counts the whole run's).
-    #[test]
-    fn groups_with_gpus_get_per_token_figures() {
-        let figures = |gpus: Option<Gpus>| Figures {
-            generation: Rate {
-                window: Some(1000.0),
-                ..Rate::default()
-            },
-            gpus,
-            ..Figures::default()
-        };
-        let two = Gpus {
-            count: 2,
-            energy_rate_w: Some(700.0),
-            ..Gpus::default()
-        };
-        let at = DateTime::from_timestamp(0, 0).unwrap();
-        let snapshot = Snapshot {
-            elapsed: 10.0,
-            at,
-            window: WindowState {
-                asked: TimeDelta::seconds(10),
-                computed_at: at,
-                newest_age_s: None,
-                fresh_pages: 1,
-            },
-            servers: Vec::new(),
-            figures: figures(Some(two.clone())),
-            groups: Some((
-                "instance".into(),
-                vec![
-                    ("a:8000".into(), figures(Some(two))),
-                    ("b:8000".into(), figures(None)),
-                ],
-            )),
-            progress: None,
-            on_screen: None,
-        };
-        let settings = GpuSettings {
-            gpus: Some(8),
-            gpu_hour_price: Some(3.6),
-        };
-        let snapshot = snapshot.with_gpu_settings(&settings);
-        let (_, rows) = snapshot.groups.as_ref().unwrap();
-        let with = &rows[0].1.per_token;
-        assert_eq!(with.tokens_per_s_per_gpu, Some(500.0));
-        assert_eq!(with.joules_per_token, Some(0.7));
-        assert_eq!(with.cost_per_million_tokens, Some(2.0));
-        assert_eq!(rows[1].1.per_token, PerToken::default());
-        assert_eq!(snapshot.figures.per_token.tokens_per_s_per_gpu, Some(500.0));
+    /// The snapshot with the signals' verdict on its figures (`signals.rs`).
+    pub fn judged(self, verdict: Verdict) -> Snapshot {
+        Snapshot { verdict, ..self }
     }
 }
