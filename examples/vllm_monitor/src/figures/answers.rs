@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use super::capacity::{by_label, CapacityAnswers};
+use super::capacity::CapacityAnswers;
 use super::query::{ask, first_present, ratio, Buckets, ByValue, GroupIds, Query, Spans, Split};
 use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
-    measured, shortened_words, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, RowContext,
-    SinceStart, Source, SpecDecode, NAMES,
+    shortened_words, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, RowContext, SinceStart,
+    Source, SpecDecode, NAMES,
 };
 use crate::engines::Metric;
 use crate::gpus::PerToken;
@@ -90,18 +90,19 @@ fn attained(objective: Objective, buckets: &[promrate::histogram::Bucket]) -> At
 
 /// The window rate of vLLM's prompt tokens from each source, when the page has them.
 fn prompt_rates_by_source(q: &Query<'_>, w: WindowRule) -> Option<[Split; 3]> {
-    let by_source = |source: &'static str| {
-        move |s: &TrackedSeries, src: &Source<'_>| {
-            (s.label("source") == Some(source))
-                .then(|| Some(measured(&w, s, src)?.rate()))
-                .flatten()
-        }
+    let from = |source: &str| {
+        q.figure_where(
+            &NAMES.prompt_by_source,
+            ("source", source),
+            Estimator::WindowRate,
+            w,
+        )
     };
     q.present(&NAMES.prompt_by_source).then(|| {
         [
-            q.sum(&NAMES.prompt_by_source, &by_source("local_compute")),
-            q.sum(&NAMES.prompt_by_source, &by_source("local_cache_hit")),
-            q.sum(&NAMES.prompt_by_source, &by_source("external_kv_transfer")),
+            from("local_compute"),
+            from("local_cache_hit"),
+            from("external_kv_transfer"),
         ]
     })
 }
@@ -115,7 +116,7 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineR
         let Some(metric) = first_present(source, &NAMES.generation) else {
             continue;
         };
-        let query = ask(metric, Estimator::WindowRate, w, source).by(["instance", "engine"]);
+        let query = ask(&super::named(metric), Estimator::WindowRate, w, source).by(["instance", "engine"]);
         let Ok(answer) = source.tracker.evaluate(&query) else {
             continue;
         };
@@ -141,22 +142,19 @@ pub(super) fn engine_rates(sources: &[Source<'_>], w: WindowRule) -> Vec<EngineR
     rates
 }
 
-/// The finished-request rate per `finished_reason`: one query per reason seen (a
-/// handful of values).
+/// The finished-request rate per `finished_reason`.
 fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> ByValue {
-    let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
-    by_label(q, &NAMES.finished, "finished_reason", &window_rate)
+    q.figure_by_value(&NAMES.finished, "finished_reason", Estimator::WindowRate, w)
 }
 
 /// The finished-request rate, its increase over the window and since the start, and the
 /// rate per `finished_reason`, where the servers count finished requests.
 fn finished_answers(q: &Query<'_>, w: WindowRule) -> (Option<(Split, Split, Split)>, ByValue) {
-    let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
     let finished = q.present(&NAMES.finished).then(|| {
         (
             q.figure(&NAMES.finished, Estimator::WindowRate, w),
             q.figure(&NAMES.finished, Estimator::WindowIncrease, w),
-            q.sum(&NAMES.finished, &since_start),
+            q.figure(&NAMES.finished, Estimator::TotalIncrease, w),
         )
     });
     let finished_by_reason = match finished {
@@ -199,23 +197,30 @@ fn waiting_edges(q: &Query<'_>, window: chrono::TimeDelta) -> (Split, Split) {
 }
 
 /// The buckets since the start of each latency an `--slo` objective bounds.
-fn slo_since_start(q: &Query<'_>, slo: &[Objective]) -> Vec<(Latency, Buckets)> {
-    let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
+fn slo_since_start(q: &Query<'_>, w: WindowRule, slo: &[Objective]) -> Vec<(Latency, Buckets)> {
     let mut latencies: Vec<Latency> = slo.iter().map(|o| o.latency).collect();
     latencies.dedup();
     latencies
         .into_iter()
-        .map(|l| (l, q.buckets(Answers::latency_names(l), &since_start)))
+        .map(|l| {
+            (
+                l,
+                q.buckets(Answers::latency_names(l), Estimator::TotalIncrease, w),
+            )
+        })
         .collect()
 }
 
 impl Answers {
     pub(super) fn ask(q: &Query<'_>, w: WindowRule, slo: &[Objective]) -> Answers {
         let window = w.window;
-        let increase = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.increase);
-        // Since the series' first point: the tracker keeps the total, whatever the retention.
-        let since_start = |s: &TrackedSeries, _: &Source<'_>| Some(s.counter()?.total_increase());
-        let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
+        // Over the window; since the series' first point (the tracker keeps the total,
+        // whatever the retention); the newest values.
+        let (increase, since_start, last) = (
+            Estimator::WindowIncrease,
+            Estimator::TotalIncrease,
+            Estimator::Last,
+        );
         // Window rate, EWMA and PromQL's rate(), each one query per tracker.
         let rate_of = |names: &[Metric]| {
             [
@@ -228,9 +233,8 @@ impl Answers {
         let prompt_by_source = prompt_rates_by_source(q, w);
         let (finished, finished_by_reason) = finished_answers(q, w);
         let spec = spec_answers(q, w);
-        let mean_over_window = |s: &TrackedSeries, src: &Source<'_>| s.gauge()?.avg_over(window, src.at);
         let (waiting_first, waiting_max) = waiting_edges(q, window);
-        let slo_since_start = slo_since_start(q, slo);
+        let slo_since_start = slo_since_start(q, w, slo);
         Answers {
             phases: [
                 &NAMES.queue_time,
@@ -238,7 +242,7 @@ impl Answers {
                 &NAMES.decode_time,
                 &NAMES.inference_time,
             ]
-            .map(|names| q.histogram_parts(names, &increase)),
+            .map(|names| q.histogram_parts(names, increase, w)),
             capacity: CapacityAnswers::ask(q, w),
             slo: slo.to_vec(),
             slo_since_start,
@@ -252,23 +256,26 @@ impl Answers {
             prompt_cached: q.figure(&NAMES.prompt_cached, Estimator::WindowRate, w),
             finished,
             finished_by_reason,
-            generated_since_start: q.sum(&NAMES.generation, &since_start),
-            running: q.sum(&NAMES.running, &last),
-            waiting: q.sum(&NAMES.waiting, &last),
-            kv_usage: q.sum(&NAMES.kv_usage, &last),
+            generated_since_start: q.figure(&NAMES.generation, since_start, w),
+            running: q.figure(&NAMES.running, last, w),
+            waiting: q.figure(&NAMES.waiting, last, w),
+            kv_usage: q.figure(&NAMES.kv_usage, last, w),
             prefix_hits: q.figure(&NAMES.prefix_hits, Estimator::WindowIncrease, w),
             prefix_queries: q.figure(&NAMES.prefix_queries, Estimator::WindowIncrease, w),
-            prefix_hit_rate_gauge: q.sum(&NAMES.prefix_hit_rate, &last),
+            prefix_hit_rate_gauge: q.figure(&NAMES.prefix_hit_rate, last, w),
             spec,
-            spec_gauges: (q.sum(&NAMES.spec_rate, &last), q.sum(&NAMES.spec_length, &last)),
-            ttft: q.buckets(&NAMES.ttft, &increase),
-            itl: q.buckets(&NAMES.itl, &increase),
-            e2e: q.buckets(&NAMES.e2e, &increase),
-            tokens_per_request: q.histogram_parts(&NAMES.request_generation, &increase),
-            prompt_tokens_per_request: q.histogram_parts(&NAMES.request_prompt, &increase),
-            tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, &since_start),
-            mean_latency: q.histogram_parts(&NAMES.e2e, &increase),
-            running_mean: q.sum(&NAMES.running, &mean_over_window),
+            spec_gauges: (
+                q.figure(&NAMES.spec_rate, last, w),
+                q.figure(&NAMES.spec_length, last, w),
+            ),
+            ttft: q.buckets(&NAMES.ttft, increase, w),
+            itl: q.buckets(&NAMES.itl, increase, w),
+            e2e: q.buckets(&NAMES.e2e, increase, w),
+            tokens_per_request: q.histogram_parts(&NAMES.request_generation, increase, w),
+            prompt_tokens_per_request: q.histogram_parts(&NAMES.request_prompt, increase, w),
+            tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, since_start, w),
+            mean_latency: q.histogram_parts(&NAMES.e2e, increase, w),
+            running_mean: q.figure(&NAMES.running, Estimator::Average, w),
             waiting_first,
             waiting_max,
         }

@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 
-use promrate::{TrackedSeries, WindowRule};
+use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::query::{ByValue, Query, Split};
-use super::{measured, selector, Source, NAMES};
+use super::{selector, Source, NAMES};
 use crate::engines::{KvSize, Metric};
 
 /// The capacity figures of a row (the totals or a group).
@@ -117,17 +117,6 @@ fn sizes<'s>(sources: &'s [Source<'s>]) -> Sizes<'s> {
     all
 }
 
-/// `sum by (by) (f(names))` per value of `label` (reasons, states): one query per source,
-/// however many values ([`Query::sum_by_value`]).
-pub(super) fn by_label(
-    q: &Query<'_>,
-    names: &[Metric],
-    label: &str,
-    f: &dyn Fn(&TrackedSeries, &Source<'_>) -> Option<f64>,
-) -> ByValue {
-    q.sum_by_value(names, label, f)
-}
-
 /// The capacity queries of one interval, asked once.
 pub(super) struct CapacityAnswers {
     kv_total: Split,
@@ -142,8 +131,6 @@ pub(super) struct CapacityAnswers {
 
 impl CapacityAnswers {
     pub(super) fn ask(q: &Query<'_>, w: WindowRule) -> CapacityAnswers {
-        let window_rate = |s: &TrackedSeries, src: &Source<'_>| Some(measured(&w, s, src)?.rate());
-        let last = |s: &TrackedSeries, _: &Source<'_>| s.last_value();
         let sizes = sizes(q.sources);
         let anchors: Vec<Metric> = NAMES
             .kv_size
@@ -179,11 +166,11 @@ impl CapacityAnswers {
             } else {
                 Split::default()
             },
-            preemptions: q.sum(&NAMES.preemptions, &window_rate),
-            rejections: q.sum(&NAMES.admission_rejections, &window_rate),
-            aborts: q.sum(&NAMES.aborts, &window_rate),
-            waiting_by_reason: by_label(q, &NAMES.waiting_by_reason, "reason", &last),
-            sleep_states: by_label(q, &NAMES.sleep_state, "sleep_state", &last),
+            preemptions: q.figure(&NAMES.preemptions, Estimator::WindowRate, w),
+            rejections: q.figure(&NAMES.admission_rejections, Estimator::WindowRate, w),
+            aborts: q.figure(&NAMES.aborts, Estimator::WindowRate, w),
+            waiting_by_reason: q.figure_by_value(&NAMES.waiting_by_reason, "reason", Estimator::Last, w),
+            sleep_states: q.figure_by_value(&NAMES.sleep_state, "sleep_state", Estimator::Last, w),
             // With no page to read (an outage), nothing is known not to be exposed.
             not_exposed: exposed
                 .iter()

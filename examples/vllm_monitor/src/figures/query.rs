@@ -325,29 +325,66 @@ impl<'q> Query<'q> {
         split
     }
 
-    /// `sum by (by) (f(name))` per value of `label` (reasons, states), the series without
-    /// it left out: one indexed query per source, grouped by both labels, however many
-    /// values there are (a query per value cost values × series: quadratic on a page that
-    /// makes up a value per series).
-    pub(super) fn sum_by_value(&self, names: &[Metric], label: &str, f: PerSeries<'_>) -> ByValue {
-        // The `--by` label first: `group_of` reads it there.
-        let by: Vec<&str> = self.label().into_iter().chain([label]).collect();
+    /// [`Query::figure`] of the series whose `label` has one value (vLLM's prompt tokens
+    /// from one `source`).
+    pub(super) fn figure_where(
+        &self,
+        names: &[Metric],
+        label: (&str, &str),
+        estimator: Estimator,
+        w: WindowRule,
+    ) -> Split {
+        let mut split = Split::default();
+        for source in self.sources {
+            let Some(metric) = first_present(source, names) else {
+                continue;
+            };
+            let mut matchers = named(metric).matchers().to_vec();
+            matchers.push(
+                promrate::Matcher::new(label.0, promrate::MatchOp::Equal, label.1)
+                    .expect("an equality matcher"),
+            );
+            let query =
+                ask(&promrate::Selector::from_matchers(matchers), estimator, w, source).by(self.label());
+            for group in evaluated(source, &query) {
+                if let Ok(value) = group.value {
+                    split.add(
+                        self.group_of(source, &group.labels),
+                        value * metric.scale,
+                        group.series,
+                    );
+                }
+            }
+        }
+        split
+    }
+
+    /// `sum by (by, label) (estimator(name))` per value of `label` (reasons, states), the
+    /// series without it left out: one query per source, grouped by both labels, however
+    /// many values there are (a query per value cost values × series: quadratic on a page
+    /// that makes up a value per series).
+    pub(super) fn figure_by_value(
+        &self,
+        names: &[Metric],
+        label: &str,
+        estimator: Estimator,
+        w: WindowRule,
+    ) -> ByValue {
         let mut by_value = ByValue::default();
         for source in self.sources {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            for group in kept(fold::sum_by(
-                source.tracker,
-                &named(metric),
-                &by,
-                source.admitted(f),
-            )) {
-                let Some(value) = group.label(label).filter(|v| !v.is_empty()) else {
+            // The `--by` label first: `group_of` reads it there.
+            let by = self.label().into_iter().chain([label]);
+            let query = ask(&named(metric), estimator, w, source).by(by);
+            for group in evaluated(source, &query) {
+                let (Ok(figure), Some(value)) = (&group.value, group.label(label).filter(|v| !v.is_empty()))
+                else {
                     continue;
                 };
                 let id = self.group_of(source, &group.labels);
-                by_value.add(id, value, folded(&group) * metric.scale);
+                by_value.add(id, value, figure * metric.scale);
             }
         }
         by_value
@@ -374,12 +411,8 @@ impl<'q> Query<'q> {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
-            let query = ask(metric, estimator, w, source).by(self.label());
-            // The monitor's trackers keep every series: nothing is refused as untracked.
-            let Ok(answer) = source.tracker.evaluate(&query) else {
-                continue;
-            };
-            for group in answer.groups {
+            let query = ask(&named(metric), estimator, w, source).by(self.label());
+            for group in evaluated(source, &query) {
                 let id = self.group_of(source, &group.labels);
                 let value = match group.value {
                     Ok(value) => value,
@@ -402,21 +435,18 @@ impl<'q> Query<'q> {
         self.sources.iter().any(|s| first_present(s, names).is_some())
     }
 
-    /// The buckets of `histogram_quantile(q, sum by (le, by) (f(<name>_bucket)))` over the
-    /// first histogram of `names` each source has.
-    pub(super) fn buckets(&self, names: &[Metric], f: PerSeries<'_>) -> Buckets {
-        let by: Vec<&str> = self.label().into_iter().collect();
+    /// The buckets of `histogram_quantile(q, sum by (le, by) (estimator(<name>_bucket)))`
+    /// over the first histogram of `names` each source has.
+    pub(super) fn buckets(&self, names: &[Metric], estimator: Estimator, w: WindowRule) -> Buckets {
         let mut all = Buckets::default();
         for source in self.sources {
             let Some(metric) = first_present_part(source, names, "_bucket") else {
                 continue;
             };
-            for group in kept(fold::histogram_buckets(
-                source.tracker,
-                &named(metric),
-                &by,
-                source.admitted(f),
-            )) {
+            let query = ask(&named(metric), estimator, w, source)
+                .by(self.label())
+                .buckets();
+            for group in evaluated(source, &query) {
                 let (labels, mut buckets) = (group.labels, group.buckets);
                 // Bounds in the figure's unit (seconds from milliseconds).
                 for bucket in &mut buckets {
@@ -435,9 +465,13 @@ impl<'q> Query<'q> {
     }
 
     /// The `_sum` and `_count` splits of the first histogram of `names` each source has
-    /// (their ratio is the mean observation).
-    pub(super) fn histogram_parts(&self, names: &[Metric], f: PerSeries<'_>) -> (Split, Split) {
-        let by: Vec<&str> = self.label().into_iter().collect();
+    /// (their ratio is the mean observation), each part's figure with `estimator`.
+    pub(super) fn histogram_parts(
+        &self,
+        names: &[Metric],
+        estimator: Estimator,
+        w: WindowRule,
+    ) -> (Split, Split) {
         let (mut sums, mut counts) = (Split::default(), Split::default());
         for source in self.sources {
             // A mean needs the observations' real sum.
@@ -447,17 +481,11 @@ impl<'q> Query<'q> {
             let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
             // Observations in the figure's unit; counts are counts.
             for (split, suffix, scale) in [(&mut sums, "_sum", metric.scale), (&mut counts, "_count", 1.0)] {
-                for group in kept(fold::sum_by(
-                    source.tracker,
-                    &part(suffix),
-                    &by,
-                    source.admitted(f),
-                )) {
-                    split.add(
-                        self.group_of(source, &group.labels),
-                        folded(&group) * scale,
-                        group.series,
-                    );
+                let query = ask(&part(suffix), estimator, w, source).by(self.label());
+                for group in evaluated(source, &query) {
+                    if let Ok(value) = group.value {
+                        split.add(self.group_of(source, &group.labels), value * scale, group.series);
+                    }
                 }
             }
         }
@@ -465,15 +493,15 @@ impl<'q> Query<'q> {
     }
 }
 
-/// The query of `estimator` over `metric` at `source`'s newest page, with the window rule
+/// The query of `estimator` over `selector` at `source`'s newest page, with the window rule
 /// `w` (its window, slack and gap).
 pub(super) fn ask(
-    metric: &Metric,
+    selector: &promrate::Selector,
     estimator: Estimator,
     w: WindowRule,
     source: &Source<'_>,
 ) -> promrate::Query {
-    let query = promrate::Query::new(&named(metric), estimator).at(source.at);
+    let query = promrate::Query::new(selector, estimator).at(source.at);
     match estimator {
         // The EWMA's time constant is the tracker's (the window or --ewma-tau).
         Estimator::Ewma => query,
@@ -502,6 +530,16 @@ fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str
 /// refused as one about series they do not track.
 fn kept(groups: Result<Vec<GroupAnswer>, promrate::QueryError>) -> Vec<GroupAnswer> {
     groups.unwrap_or_default()
+}
+
+/// The groups of `query` at `source`. The monitor's trackers keep every series, and its
+/// queries are well formed: none is refused.
+fn evaluated(source: &Source<'_>, query: &promrate::Query) -> Vec<GroupAnswer> {
+    source
+        .tracker
+        .evaluate(query)
+        .map(|a| a.groups)
+        .unwrap_or_default()
 }
 
 /// A fold's group always has a value (`promrate::fold`).
