@@ -46,6 +46,7 @@
 pub mod alerts;
 pub mod app;
 pub mod args;
+pub mod body;
 pub mod clock;
 pub mod discover;
 pub mod engines;
@@ -55,6 +56,8 @@ pub mod gpus;
 pub mod history;
 pub mod http;
 pub mod interval;
+#[cfg(test)]
+mod negotiation_tests;
 pub mod output;
 pub mod pipeline;
 pub mod plan;

@@ -383,7 +383,7 @@ fn a_valid_page_served_as_html_is_read_with_one_warning() {
     let warnings = events(&live.rows, "warning", &faulty.url);
     assert_eq!(warnings.len(), 1, "once per URL: {warnings:?}");
     assert!(
-        warnings[0].starts_with("served as text/html, not as the text format asked for"),
+        warnings[0].starts_with("served as text/html, not as one of the exposition formats asked for"),
         "{}",
         warnings[0]
     );
