@@ -29,6 +29,7 @@
 //!
 //! Files: `args.rs` (the CLI), `app.rs` (the run: its state and loop), `discover.rs`
 //! (servers on this machine), `http.rs` (TLS, credentials, why a scrape failed),
+//! `body.rs` (a body as it arrives: gzip, budgets, whole characters),
 //! `scrape.rs` (one worker per URL: scrapes it and reads its pages into its target, within
 //! the time, bytes and series budgets, so that no URL delays another), `target.rs` (a URL's tracker, status and events),
 //! `engines.rs` (each server's metric names, as data), `figures.rs` (the figures of one set

@@ -1,18 +1,23 @@
 //! The monitor's input: one worker thread per URL, which scrapes it and reads its pages
 //! into its target, so that a slow server, a huge page or a page of millions of series
-//! never delays the other URLs' intervals. Each page goes through the main loop first
-//! (a [`Mailbox`] per URL, `Message::Scraped`), which records it and lends the URL's
-//! target back to the worker ([`Lent`]) to read it into: the pipeline stays the one place
-//! that orders pages and intervals, as a replay orders them. Each scrape starts as long
-//! before its interval as the last one took to fetch and read (`Pace`), so that a page
-//! that takes a while is read when its interval is due. The workers are never joined: a
-//! run ends while one is stuck in a read or a page, and they end with the process.
+//! never delays the other URLs' intervals. Each answer goes through the main loop first
+//! (a [`Mailbox`] per URL, `Message::Scraped`), which lends the URL's target back to the
+//! worker ([`Lent`]) to read the page into, and records it once read: the pipeline stays
+//! the one place that orders pages and intervals, as a replay orders them. A page under
+//! `SMALL_PAGE` by its Content-Length is fetched whole before it is left; a larger one
+//! (or one of unknown size) is left once its headers are in, and its body is read into
+//! the target as it arrives, never held whole (unless `--record` keeps it). Each scrape
+//! starts as long before its interval as the last one took to fetch and read (`Pace`),
+//! so that a page that takes a while is read when its interval is due. The workers are
+//! never joined: a run ends while one is stuck in a read or a page, and they end with the
+//! process.
 //!
-//! Each URL has three budgets: time (`--timeout`, over the request and its body, read in
-//! chunks that also look at the run's stop flag), bytes (`--max-page-mib`, checked against
-//! the Content-Length before the body is read, and while it streams) and series
-//! (`--max-series`, the tracker's `max_series`). A URL over one gets a fault that names it;
-//! a page still being read when its interval is due leaves its URL out of that interval.
+//! Each URL has three budgets: time (`--timeout`, over the request and the time spent
+//! waiting for its body, read in chunks that also look at the run's stop flag), bytes
+//! (`--max-page-mib`, decompressed: checked against the Content-Length of a page sent as
+//! is before the body is read, and while it streams) and series (`--max-series`, the
+//! tracker's `max_series`). A URL over one gets a fault that names it; a page still being
+//! read when its interval is due leaves its URL out of that interval.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
