@@ -5,10 +5,15 @@
 # --fleet N`, read by `vllm_monitor --federate ... --json` (which implies --by instance).
 #
 # Prints the rows produced, the monitor's CPU time and peak resident memory (GNU time),
-# and the last row's generation tokens/s against the fleet's known rate.
+# the last row's generation tokens/s against the fleet's known rate, and, from the third
+# page on (pages told apart by the URL's `at_ms`), how many rows have a window figure for
+# every instance and the worst per-instance error against the instance's known rate
+# (instance i runs 0.4 x (1 + i mod 4) of the template's load, `src/fleet.rs`).
+# The figures are the machine's as it is: say how busy it was beside them.
 #
 # Usage: bash benches/monitor_fleet.sh SERVERS [INTERVAL] [WINDOW] [DURATION]
 #   e.g. bash benches/monitor_fleet.sh 1000 2s 10s 40s
+#   the issue-34 run: bash benches/monitor_fleet.sh 10000 15s 30s 300s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 servers=${1:?servers}
@@ -57,4 +62,32 @@ if last:
           f"(sum {sum(p for p in per if p is not None):.1f}); {skipped} page(s) skipped")
 else:
     print("  no row with a generation rate")
+
+# From the third page on: every row should have every instance's window figure, exact.
+n = int(servers)
+loads = [0.4 * (1 + i % 4) for i in range(n)]
+per_load = float(known) / sum(loads)
+pages, late, full, worst, shortened = set(), 0, 0, 0.0, {}
+for row in rows_json:
+    at = row["urls"][0].get("at_ms")
+    if at is not None:
+        pages.add(at)
+    if len(pages) < 3:
+        continue
+    late += 1
+    rates = []
+    for g in row.get("groups") or []:
+        rate = (g.get("generation_tokens_per_s") or {}).get("window")
+        if rate is None:
+            break
+        i = int(str(g["instance"]).split("-")[1].split(":")[0])
+        rates.append(abs(rate - loads[i] * per_load) / (loads[i] * per_load))
+    if len(rates) == n:
+        full += 1
+        worst = max([worst] + rates)
+    why = row.get("window_shortened")
+    if why:
+        shortened[why] = shortened.get(why, 0) + 1
+print(f"  from the third page on: {full} of {late} rows with all {n} instances' window figures; "
+      f"worst per-instance error {100 * worst:.3f}%; shortened: {shortened or 'none'}")
 EOF

@@ -27,7 +27,7 @@ use crate::plan::{plan, warnings};
 use crate::recording::{self, Background, Header, Writer};
 use crate::replay::{self, Numbering, Recording};
 use crate::scrape::read_page;
-use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper};
+use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper, Waiting};
 use crate::text;
 
 /// Where the scrapes come from.
@@ -256,6 +256,7 @@ impl App {
                 endpoint,
                 client: access.client(timeout, max_page_bytes),
                 schedule,
+                record: args.record.is_some(),
             };
             workers.push(scrape::spawn(
                 scraper,
@@ -439,17 +440,19 @@ impl App {
     ) -> Flow {
         match message {
             Message::Scraped(url) => {
-                let Some((scrape, skipped)) = mailbox.take(url) else {
+                let Some(Waiting {
+                    scrape,
+                    skipped,
+                    bytes,
+                }) = mailbox.take(url)
+                else {
                     let _ = workers[url].send(None);
                     return Flow::Go;
                 };
-                let bytes = scrape.result.as_ref().map_or(0, |page| page.body.len());
                 let Some(target) = self.pipeline.lend(url, clock.now(), bytes) else {
                     let _ = workers[url].send(None);
                     return Flow::Go;
                 };
-                // Recorded as read now, after the intervals computed so far, as a replay reads it.
-                self.record(&scrape);
                 let lent = Lent {
                     target,
                     scrape,
@@ -468,8 +471,13 @@ impl App {
                 }
             }
             Message::Read(returned) => {
-                let (target, read) = *returned;
+                let (target, read, scrape) = *returned;
                 let said = self.pipeline.read(target, read);
+                // Recorded as read now, after the intervals computed so far, as a replay
+                // reads it.
+                if let Some(scrape) = scrape {
+                    self.record(&scrape);
+                }
                 self.show(said);
             }
             Message::Redraw => self.output.resized(),

@@ -1,22 +1,31 @@
-//! Scraping one page over HTTP or HTTPS: the Accept header vLLM's renderer needs, TLS with
+//! Scraping one page over HTTP or HTTPS: the Accept header Prometheus 3 sends, gzip, TLS with
 //! the system's roots or a given CA, the credentials a deployment asks for, and failures
 //! that say why. Secrets (passwords, tokens, header values) are kept out of every message:
 //! a URL is shown with its password as `***`.
 
 use std::fmt;
-use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use promrate::Format;
+
+use crate::body::{BodyError, Stream};
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
-/// What the monitor sends: only the plain text format. prometheus_client (which vLLM and
-/// SGLang use) answers OpenMetrics whenever the header merely mentions it, whatever its
-/// q-value, and its OpenMetrics output renames `vllm:x` samples to `vllm_x`.
-pub const ACCEPT: &str = "text/plain;version=0.0.4";
+/// What the monitor asks for, as Prometheus 3 asks by default (its scrape protocols in
+/// order, each a tenth less preferred: OpenMetrics 1.0.0 and 0.0.1, text 1.0.0, text 0.0.4,
+/// then anything), with OpenMetrics 2.0.0 first for the servers that offer it. Names may
+/// be UTF-8 (`escaping=allow-utf-8`). The parser is picked from the answer's Content-Type
+/// (`Format::from_content_type`). prometheus_client (vLLM, SGLang) answers OpenMetrics
+/// 1.0.0 when asked so, spelling `vllm:x` as `vllm_x`: the tracker's vLLM preset reads both.
+pub const ACCEPT: &str = "application/openmetrics-text;version=2.0.0;escaping=allow-utf-8;q=0.6,\
+application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,\
+application/openmetrics-text;version=0.0.1;q=0.4,\
+text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,\
+text/plain;version=0.0.4;q=0.2,\
+*/*;q=0.1";
 
 /// How much of an error page's body a fault shows.
 const BODY_SHOWN: usize = 120;
@@ -135,8 +144,14 @@ impl Access {
             Trust::Authorities(certs) => TlsConfig::builder().root_certs(RootCerts::new_with_certs(certs)),
             Trust::Nobody => TlsConfig::builder().disable_verification(true),
         };
+        // The deadline bounds the server: connecting, the answer's headers, and the time
+        // spent waiting for its body (`Answer::read` counts that; a read never waits longer).
+        // The time the monitor spends reading a page as it arrives is not the server's.
         let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
+            .timeout_connect(Some(timeout))
+            .timeout_send_request(Some(timeout))
+            .timeout_recv_response(Some(timeout))
+            .timeout_per_read(Some(timeout))
             .http_status_as_error(false)
             .tls_config(tls.build())
             .build()
@@ -262,8 +277,19 @@ impl Client {
         buffer: String,
         stop: &AtomicBool,
     ) -> Result<Page, String> {
+        self.open(endpoint)?.into_page_with(stop, buffer)
+    }
+
+    /// Sends the request and waits for the answer's headers: a 200 answer whose body is
+    /// still to read ([`Answer::read`]), or why there is none (a failure, another status,
+    /// a Content-Length over the limit), fit to print.
+    pub fn open(&self, endpoint: &Endpoint) -> Result<Answer, String> {
         let started = Instant::now();
-        let mut request = self.agent.get(&endpoint.request).header("Accept", ACCEPT);
+        let mut request = self
+            .agent
+            .get(&endpoint.request)
+            .header("Accept", ACCEPT)
+            .header("Accept-Encoding", "gzip");
         for h in self.headers.iter() {
             request = request.header(&h.name, &h.value);
         }
@@ -272,43 +298,105 @@ impl Client {
         }
         let mut response = request.call().map_err(|e| self.reason(&e))?;
         let status = response.status();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let encoding = header("content-encoding");
         if status != 200 {
-            let body = response
-                .body_mut()
-                .with_config()
-                .limit(4096)
-                .read_to_string()
-                .unwrap_or_default();
+            let body = match encoding {
+                // An error page in gzip: its words are not worth a decoder.
+                Some(_) => String::new(),
+                None => response
+                    .body_mut()
+                    .with_config()
+                    .limit(4096)
+                    .read_to_string()
+                    .unwrap_or_default(),
+            };
             return Err(status_reason(status, &body));
         }
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let content_type = header("content-type");
         let format = content_type
             .as_deref()
             .map_or(Format::PrometheusText, Format::from_content_type);
-        let body = response.body_mut();
-        if let Some(length) = body.content_length().filter(|&n| n > self.max_page_bytes) {
+        let length = response.body().content_length();
+        // As sent: a gzip body's decompressed size is known only as it is read.
+        if let Some(length) = length.filter(|&n| n > self.max_page_bytes && encoding.is_none()) {
             return Err(BodyError::Announced {
                 length,
                 limit: self.max_page_bytes,
             }
             .to_string());
         }
-        let reading = Reading {
-            started,
+        Ok(Answer {
+            format,
+            content_type,
+            length,
+            encoding,
+            before: started.elapsed(),
             timeout: self.timeout,
             limit: self.max_page_bytes,
+            body: response.into_body().into_with_config().limit(u64::MAX).reader(),
+        })
+    }
+
+    /// Why a request failed, in the words an operator looks for.
+    fn reason(&self, e: &ureq::Error) -> String {
+        reason(e, self.timeout)
+    }
+}
+
+/// A 200 answer whose headers arrived: the format they announce, and its body, to be read
+/// as it arrives ([`Answer::read`]).
+pub struct Answer {
+    pub format: Format,
+    /// The Content-Type as the server sent it (kept in recordings).
+    pub content_type: Option<String>,
+    /// The Content-Length: the body's size as sent (compressed, if it is).
+    pub length: Option<u64>,
+    encoding: Option<String>,
+    /// How long the headers took to come.
+    before: Duration,
+    timeout: Duration,
+    limit: u64,
+    body: ureq::BodyReader<'static>,
+}
+
+impl Answer {
+    /// Reads the body to its end into `sink`, decompressed, in chunks of whole characters
+    /// ([`Stream::run`]), within the budgets: `--timeout` counts the time spent waiting for
+    /// the server (the time `sink` takes is the monitor's own), `--max-page-mib` the
+    /// decompressed bytes. Its size, or why it stopped, fit to print.
+    pub fn read(self, stop: &AtomicBool, sink: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
+        let stream = Stream {
+            before: self.before,
+            timeout: self.timeout,
+            limit: self.limit,
             stop,
+            length: self.length,
         };
-        let body = reading
-            .read(
-                &mut body.with_config().limit(u64::MAX).reader(),
-                buffer.into_bytes(),
-            )
-            .map_err(|e| self.worded(e).to_string())?;
+        stream
+            .run(self.body, self.encoding.as_deref(), sink)
+            .map_err(|e| worded(e, self.timeout).to_string())
+    }
+
+    /// Reads the whole body into a page ([`Answer::read`]).
+    pub fn into_page(self, stop: &AtomicBool) -> Result<Page, String> {
+        self.into_page_with(stop, String::new())
+    }
+
+    /// [`Answer::into_page`] into `buffer`'s memory.
+    fn into_page_with(self, stop: &AtomicBool, buffer: String) -> Result<Page, String> {
+        let mut body = buffer.into_bytes();
+        body.clear();
+        let (format, content_type) = (self.format, self.content_type.clone());
+        self.read(stop, &mut |chunk| body.extend_from_slice(chunk))?;
+        // Whole characters, checked as they came.
+        let body = String::from_utf8(body).map_err(|e| format!("reading body failed: {e}"))?;
         Ok(Page {
             body,
             format,
@@ -316,179 +404,72 @@ impl Client {
         })
     }
 
-    /// A broken body's error in the words of [`Client::reason`] when ureq's own.
-    fn worded(&self, e: BodyError) -> BodyError {
-        let BodyError::Broken { bytes, error } = e else {
-            return e;
-        };
-        let inner = error
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<ureq::Error>());
-        BodyError::Broken {
-            bytes,
-            error: match inner {
-                Some(inner) => std::io::Error::other(self.reason(inner)),
-                None => error,
-            },
-        }
+    /// The most bytes its page may have, decompressed (`--max-page-mib`).
+    pub fn limit(&self) -> usize {
+        usize::try_from(self.limit).unwrap_or(usize::MAX)
     }
 
-    /// Why a request failed, in the words an operator looks for.
-    fn reason(&self, e: &ureq::Error) -> String {
-        use std::io::ErrorKind;
-        match e {
-            ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
-                "connection refused (nothing listening there?)".into()
-            }
-            ureq::Error::Io(io) if io.kind() == ErrorKind::TimedOut => self.timed_out(),
-            // A failed name lookup comes as an I/O error from the system's resolver.
-            ureq::Error::Io(io) if io.to_string().contains("lookup address") => {
-                format!("DNS: host not found ({io})")
-            }
-            // rustls reports a refused certificate through the stream it wraps.
-            ureq::Error::Io(io) => match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-                Some(tls) => tls_reason(tls),
-                None => format!("connection failed: {io}"),
-            },
-            ureq::Error::Timeout(_) => self.timed_out(),
-            ureq::Error::HostNotFound => "DNS: host not found".into(),
-            ureq::Error::ConnectionFailed => "connection failed".into(),
-            ureq::Error::Rustls(tls) => tls_reason(tls),
-            ureq::Error::Tls(what) => format!("TLS: {what}"),
-            ureq::Error::TlsRequired => "TLS required by the server".into(),
-            other => format!("request failed: {other}"),
-        }
-    }
-
-    fn timed_out(&self) -> String {
-        format!(
-            "timed out: no answer within {} (see --timeout)",
-            humantime::format_duration(self.timeout)
-        )
-    }
-}
-
-/// Why a 200 answer's body was not read: a budget it went over, or the way it failed.
-/// The headers arrived, so none of these is "no answer".
-#[derive(Debug)]
-pub enum BodyError {
-    /// The Content-Length alone is over the limit: refused before reading a byte.
-    Announced { length: u64, limit: u64 },
-    /// More than the limit came (no Content-Length, or a false one): refused while reading.
-    Streamed { limit: u64 },
-    /// The deadline (`limit` after the request was sent) passed while the body came in.
-    TooSlow {
-        bytes: u64,
-        took: Duration,
-        limit: Duration,
-    },
-    /// The run ended while the body came in.
-    Stopped { bytes: u64 },
-    /// The connection failed part way (closed early, reset).
-    Broken { bytes: u64, error: std::io::Error },
-    /// The body is not UTF-8 text, so not an exposition page.
-    NotText { at: usize },
-}
-
-impl fmt::Display for BodyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = |t: Duration| humantime::format_duration(Duration::from_millis(t.as_millis() as u64));
-        match self {
-            BodyError::Announced { length, limit } => write!(
-                f,
-                "page too large: its Content-Length says {}, over the {} limit; refused before reading (see --max-page-mib)",
-                mib(*length),
-                mib(*limit)
-            ),
-            BodyError::Streamed { limit } => write!(
-                f,
-                "page too large: more than the {} limit came without a Content-Length that said so; refused while reading (see --max-page-mib)",
-                mib(*limit)
-            ),
-            BodyError::TooSlow { bytes, took, limit } => write!(
-                f,
-                "body too slow: {bytes} bytes in {}, past the {} deadline (the headers arrived; see --timeout)",
-                d(*took),
-                d(*limit)
-            ),
-            BodyError::Stopped { bytes } => write!(f, "stopped by the run's end after {bytes} bytes of the body"),
-            BodyError::Broken { bytes, error } => {
-                write!(f, "reading body failed after {bytes} bytes: {error}")
-            }
-            BodyError::NotText { at } => write!(f, "reading body failed: not UTF-8 text (byte {at})"),
-        }
-    }
-}
-
-/// Bytes as MiB for people: "299.0 MiB".
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
-}
-
-/// How one body is read: until when, how much at most, and the flag that ends the run.
-struct Reading<'a> {
-    started: Instant,
-    timeout: Duration,
-    limit: u64,
-    stop: &'a AtomicBool,
-}
-
-/// A read's size: large enough that a 100 MiB page takes few calls, small enough that
-/// the stop flag and the deadline are looked at often.
-const CHUNK: usize = 1 << 16;
-
-impl Reading<'_> {
-    /// Reads `source` to its end into `buffer` (cleared), within the budgets.
-    fn read(&self, source: &mut impl Read, mut buffer: Vec<u8>) -> Result<String, BodyError> {
-        buffer.clear();
-        loop {
-            let bytes = buffer.len() as u64;
-            if self.stop.load(Ordering::Relaxed) {
-                return Err(BodyError::Stopped { bytes });
-            }
-            let took = self.started.elapsed();
-            if took >= self.timeout {
-                return Err(self.too_slow(bytes));
-            }
-            if bytes > self.limit {
-                return Err(BodyError::Streamed { limit: self.limit });
-            }
-            let room = (self.limit + 1 - bytes).min(CHUNK as u64) as usize;
-            let filled = buffer.len();
-            buffer.resize(filled + room, 0);
-            let read = source.read(&mut buffer[filled..]);
-            buffer.truncate(filled + *read.as_ref().unwrap_or(&0));
-            match read {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if is_timeout(&e) => return Err(self.too_slow(bytes)),
-                Err(error) => return Err(BodyError::Broken { bytes, error }),
-            }
-        }
-        String::from_utf8(buffer).map_err(|e| BodyError::NotText {
-            at: e.utf8_error().valid_up_to(),
+    /// The page's size as its Content-Length tells it (an estimate for a gzip body), for
+    /// the pipeline's waits (`Pipeline::awaited_until`); `None` without one.
+    pub fn size_hint(&self) -> Option<usize> {
+        let length = usize::try_from(self.length?).ok()?;
+        // A gzip page is some times larger once decompressed: its reading takes as long.
+        Some(match self.encoding {
+            Some(_) => length.saturating_mul(8),
+            None => length,
         })
     }
+}
 
-    fn too_slow(&self, bytes: u64) -> BodyError {
-        BodyError::TooSlow {
-            bytes,
-            took: self.started.elapsed(),
-            limit: self.timeout,
-        }
+/// A broken body's error in the words of [`reason`] when ureq's own.
+fn worded(e: BodyError, timeout: Duration) -> BodyError {
+    let BodyError::Broken { bytes, error } = e else {
+        return e;
+    };
+    let inner = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>());
+    BodyError::Broken {
+        bytes,
+        error: match inner {
+            Some(inner) => std::io::Error::other(reason(inner, timeout)),
+            None => error,
+        },
     }
 }
 
-/// Whether a read failed on the deadline (the socket's, or ureq's own).
-fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-    ) || matches!(
-        e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()),
-        Some(ureq::Error::Timeout(_))
-    )
+/// Why a request failed, in the words an operator looks for (`timeout`: the deadline
+/// it may have passed).
+fn reason(e: &ureq::Error, timeout: Duration) -> String {
+    use std::io::ErrorKind;
+    match e {
+        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
+            "connection refused (nothing listening there?)".into()
+        }
+        ureq::Error::Io(io) if io.kind() == ErrorKind::TimedOut => format!(
+            "timed out: no answer within {} (see --timeout)",
+            humantime::format_duration(timeout)
+        ),
+        // A failed name lookup comes as an I/O error from the system's resolver.
+        ureq::Error::Io(io) if io.to_string().contains("lookup address") => {
+            format!("DNS: host not found ({io})")
+        }
+        // rustls reports a refused certificate through the stream it wraps.
+        ureq::Error::Io(io) => match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+            Some(tls) => tls_reason(tls),
+            None => format!("connection failed: {io}"),
+        },
+        ureq::Error::Timeout(_) => format!(
+            "timed out: no answer within {} (see --timeout)",
+            humantime::format_duration(timeout)
+        ),
+        ureq::Error::HostNotFound => "DNS: host not found".into(),
+        ureq::Error::ConnectionFailed => "connection failed".into(),
+        ureq::Error::Rustls(tls) => tls_reason(tls),
+        ureq::Error::Tls(what) => format!("TLS: {what}"),
+        ureq::Error::TlsRequired => "TLS required by the server".into(),
+        other => format!("request failed: {other}"),
+    }
 }
 
 /// A TLS failure: an unknown CA and an expired certificate in plain words.
@@ -564,7 +545,7 @@ fn text_of_html(html: &str) -> String {
 
 /// An HTTP API's answer, whatever its status: the Prometheus HTTP API explains a refused
 /// query in a JSON body beside its 4xx or 5xx status (`--prometheus`).
-pub struct Answer {
+pub struct JsonAnswer {
     pub status: u16,
     pub body: String,
 }
@@ -572,40 +553,52 @@ pub struct Answer {
 impl Client {
     /// GETs `endpoint` asking for JSON, with a scrape's deadline, size limit, credentials
     /// and headers; any status is an answer, only a failure to get one is an error (in the
-    /// words of [`Client::fetch_into`]). Apart from `fetch_until`, whose Accept header asks
-    /// for the exposition formats and whose errors keep only a body's start.
-    pub fn get_json(&self, endpoint: &Endpoint, stop: &AtomicBool) -> Result<Answer, String> {
+    /// words of [`Client::fetch_into`]). Apart from [`Client::open`], whose Accept header
+    /// asks for the exposition formats and which reads a 200 answer only.
+    pub fn get_json(&self, endpoint: &Endpoint, stop: &AtomicBool) -> Result<JsonAnswer, String> {
         let started = Instant::now();
         let mut request = self
             .agent
             .get(&endpoint.request)
-            .header("Accept", "application/json");
+            .header("Accept", "application/json")
+            .header("Accept-Encoding", "gzip");
         for h in self.headers.iter() {
             request = request.header(&h.name, &h.value);
         }
         if let Some(basic) = &endpoint.basic {
             request = request.header("Authorization", basic);
         }
-        let mut response = request.call().map_err(|e| self.reason(&e))?;
+        let response = request.call().map_err(|e| self.reason(&e))?;
         let status = response.status().as_u16();
-        let body = response.body_mut();
-        if let Some(length) = body.content_length().filter(|&n| n > self.max_page_bytes) {
+        let encoding = response
+            .headers()
+            .get("content-encoding")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let length = response.body().content_length();
+        if let Some(length) = length.filter(|&n| n > self.max_page_bytes && encoding.is_none()) {
             return Err(BodyError::Announced {
                 length,
                 limit: self.max_page_bytes,
             }
             .to_string());
         }
-        let reading = Reading {
-            started,
+        let stream = Stream {
+            before: started.elapsed(),
             timeout: self.timeout,
             limit: self.max_page_bytes,
             stop,
+            length,
         };
-        let body = reading
-            .read(&mut body.with_config().limit(u64::MAX).reader(), Vec::new())
-            .map_err(|e| self.worded(e).to_string())?;
-        Ok(Answer { status, body })
+        let mut body = Vec::new();
+        let reader = response.into_body().into_with_config().limit(u64::MAX).reader();
+        stream
+            .run(reader, encoding.as_deref(), &mut |chunk| {
+                body.extend_from_slice(chunk)
+            })
+            .map_err(|e| worded(e, self.timeout).to_string())?;
+        let body = String::from_utf8(body).map_err(|e| format!("reading body failed: {e}"))?;
+        Ok(JsonAnswer { status, body })
     }
 }
 
@@ -620,52 +613,6 @@ mod tests {
         assert_eq!(
             status_reason(ureq::http::StatusCode::NOT_FOUND, page),
             "HTTP 404 Not Found: Error response Error code: 404 Message: File not found."
-        );
-    }
-
-    /// A body is read within its budgets: up to the limit exactly, and refused past it,
-    /// after the deadline, once the run stops, or when it is not text; each says why.
-    #[test]
-    fn a_body_is_read_within_its_budgets() {
-        let running = AtomicBool::new(false);
-        let reading = |limit, timeout, stop| Reading {
-            started: Instant::now(),
-            timeout,
-            limit,
-            stop,
-        };
-        let minute = Duration::from_secs(60);
-        let read = |r: Reading<'_>, body: &[u8]| r.read(&mut &body[..], Vec::new());
-        assert_eq!(
-            read(reading(10, minute, &running), b"0123456789").unwrap(),
-            "0123456789"
-        );
-        let over = read(reading(10, minute, &running), b"0123456789a").unwrap_err();
-        assert!(matches!(over, BodyError::Streamed { limit: 10 }), "{over}");
-        let big = vec![b'x'; 3 * CHUNK];
-        assert_eq!(
-            read(reading(3 * CHUNK as u64, minute, &running), &big)
-                .unwrap()
-                .len(),
-            3 * CHUNK
-        );
-        let late = read(reading(10, Duration::ZERO, &running), b"01").unwrap_err();
-        assert!(
-            late.to_string().starts_with("body too slow: 0 bytes in 0s"),
-            "{late}"
-        );
-        let stopped = AtomicBool::new(true);
-        let stop = read(reading(10, minute, &stopped), b"01").unwrap_err();
-        assert!(matches!(stop, BodyError::Stopped { bytes: 0 }), "{stop}");
-        let binary = read(reading(10, minute, &running), b"ab\xff").unwrap_err();
-        assert_eq!(binary.to_string(), "reading body failed: not UTF-8 text (byte 2)");
-        assert_eq!(
-            BodyError::Announced {
-                length: 299 << 20,
-                limit: 100 << 20
-            }
-            .to_string(),
-            "page too large: its Content-Length says 299.0 MiB, over the 100.0 MiB limit; refused before reading (see --max-page-mib)"
         );
     }
 

@@ -36,6 +36,7 @@
 pub mod alerts;
 pub mod app;
 pub mod args;
+pub mod body;
 pub mod clock;
 pub mod discover;
 pub mod engines;
@@ -44,6 +45,8 @@ pub mod figures;
 pub mod fleet;
 pub mod gpus;
 pub mod http;
+#[cfg(test)]
+mod negotiation_tests;
 pub mod output;
 pub mod pipeline;
 pub mod plan;

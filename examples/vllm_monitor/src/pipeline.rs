@@ -11,7 +11,7 @@ use crate::clock::Schedule;
 use crate::events::{Event, EventKind};
 use crate::figures::slo::Objective;
 use crate::gpus::GpuSettings;
-use crate::scrape::{read_page, PageRead, Scrape};
+use crate::scrape::{read_page, PageRead, Scrape, SMALL_PAGE};
 use crate::signals::Signals;
 use crate::snapshot::Run;
 use crate::snapshot::{History, Moment, Snapshot};
@@ -43,9 +43,17 @@ pub struct Settings {
 impl Settings {
     /// A URL whose newest page is older than this is out of the figures, and an interval
     /// between two pages longer than this is a gap the EWMA does not blend across: two
-    /// intervals and a scrape's timeout.
+    /// intervals and a scrape's timeout (for scrapes that take longer to read, see
+    /// [`Settings::windowing`]).
     pub fn out_after(&self) -> TimeDelta {
         self.interval * 2 + self.timeout
+    }
+
+    /// How old a URL's newest page may be and still count, when scrapes take up to `slow`
+    /// to fetch and read: the next page comes at most an interval after one is read, and
+    /// takes as long to read again.
+    pub fn fresh_for(&self, slow: TimeDelta) -> TimeDelta {
+        self.out_after() + slow * 2
     }
 
     /// Points kept per series: the window, and the interval of slack its start may take.
@@ -53,10 +61,15 @@ impl Settings {
         self.window + self.interval * 2
     }
 
-    pub fn windowing(&self) -> WindowRule {
+    /// The window rule when scrapes take up to `slow` (the request sent to its page read):
+    /// a URL's next scrape starts at most an interval after its page is read, so its pages
+    /// may be `slow` and an interval apart without any outage. The slack reaches back that
+    /// far, and only a longer pause is a gap: a page slow to read (a large page, a busy
+    /// machine) is not an outage.
+    pub fn windowing(&self, slow: TimeDelta) -> WindowRule {
         WindowRule::new(self.window)
-            .slack(self.interval)
-            .gap(self.out_after())
+            .slack(self.interval + slow)
+            .gap(self.out_after() + slow)
     }
 }
 
@@ -78,10 +91,6 @@ pub enum Said {
     Note(String),
 }
 
-/// A page this small is read in milliseconds: an interval due waits for it
-/// ([`Pipeline::awaited_until`]).
-pub const SMALL_PAGE: usize = 1 << 20;
-
 /// The monitor's state, fed by a driver (live or replay).
 pub struct Pipeline {
     settings: Settings,
@@ -95,6 +104,9 @@ pub struct Pipeline {
     /// Whether the URL's slowness was announced: once until a scrape succeeds within half
     /// an interval.
     slow_announced: Vec<bool>,
+    /// How long each URL's last two successful scrapes took, request to page read (the
+    /// window's allowance for slow reads, [`Settings::windowing`]).
+    scrape_took: Vec<[TimeDelta; 2]>,
     signals: Signals,
     alerts: Alerts,
     history: History,
@@ -136,6 +148,7 @@ impl Pipeline {
             reading: vec![None; urls.len()],
             busy_seen: vec![false; urls.len()],
             slow_announced: vec![false; urls.len()],
+            scrape_took: vec![[TimeDelta::zero(); 2]; urls.len()],
             targets: targets.into_iter().map(Some).collect(),
             settings,
             schedule,
@@ -228,6 +241,11 @@ impl Pipeline {
         if read.ok {
             self.pages_since_tick += 1;
         }
+        if read.row.status.is_ok() {
+            let took = TimeDelta::microseconds((read.seconds * 1e6) as i64);
+            let [_, last] = self.scrape_took[url];
+            self.scrape_took[url] = [last, took];
+        }
         // The URL's row as it is now (a fault is shown before the next interval): rows
         // change only here, so a tick's snapshot copies them and nothing else updates them.
         self.servers[url] = read.row;
@@ -302,11 +320,12 @@ impl Pipeline {
         self.ticks += 1;
         let at = self.schedule.tick_at(self.ticks);
         let elapsed = self.schedule.elapsed(self.ticks);
+        let slow = self.slowest_scrape();
         let moment = Moment {
-            windowing: self.settings.windowing(),
+            windowing: self.settings.windowing(slow),
             at,
             elapsed,
-            fresh: at - self.settings.out_after(),
+            fresh: at - self.settings.fresh_for(slow),
             fresh_pages: std::mem::take(&mut self.pages_since_tick),
             by: self.settings.by.as_deref(),
             max_groups: self.settings.max_groups,
@@ -360,6 +379,16 @@ impl Pipeline {
             "--by {label}: no series on the pages has a `{label}` label, so there is no group (the labels there are: {})",
             if labels.is_empty() { "none".to_string() } else { labels.join(", ") }
         ))
+    }
+
+    /// The longest a URL's recent successful scrape took, request to page read.
+    fn slowest_scrape(&self) -> TimeDelta {
+        self.scrape_took
+            .iter()
+            .flatten()
+            .copied()
+            .max()
+            .unwrap_or_else(TimeDelta::zero)
     }
 
     /// Leaves the next interval out: a live run that fell behind catches up by computing
@@ -569,6 +598,77 @@ mod tests {
             rows >= 30 && stale_rows * 10 >= rows * 6,
             "{stale_rows} of {rows}"
         );
+    }
+
+    /// A page slow to read is not an outage: scraped every 15 s with a 30 s window, each
+    /// page taking 35 s from request to read (a 666 MB federation on a busy machine), so
+    /// that pages come 45 s apart (the worker's pace: the next scrape starts at the first
+    /// interval's lead after a read), beyond the 40 s of two intervals and the timeout.
+    /// From the third page on, every interval has window figures over the whole window,
+    /// with the simulated rate exactly, and none says scrapes resumed.
+    #[test]
+    fn a_read_longer_than_the_interval_still_has_window_figures() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let settings = Settings {
+            window: TimeDelta::seconds(30),
+            interval: TimeDelta::seconds(15),
+            timeout: TimeDelta::seconds(10),
+            ewma_tau: TimeDelta::seconds(30),
+            by: None,
+            max_groups: crate::top::DEFAULT_MAX_GROUPS,
+            target_requests: None,
+            gpu: GpuSettings::default(),
+            slo: Vec::new(),
+            max_series: usize::MAX,
+        };
+        let schedule = Schedule::new(started, Duration::from_secs(15), Some(Duration::from_secs(600)));
+        let mut p = Pipeline::new(
+            settings,
+            schedule,
+            &["big".to_string()],
+            String::new(),
+            Vec::new(),
+        );
+        let mut rows = 0;
+        for n in 0..10 {
+            let t = 45.0 * n as f64;
+            let start = started + TimeDelta::milliseconds((t * 1000.0) as i64);
+            let end = start + TimeDelta::seconds(35);
+            while p.next_tick_at() <= end && !p.is_over() {
+                p.tick();
+                let s = p.snapshot().unwrap();
+                if n < 3 {
+                    continue;
+                }
+                rows += 1;
+                let f = &s.figures;
+                assert_eq!(f.shortened, None, "at {} s: {:?}", s.elapsed, f.span);
+                let (rate, span) = (f.generation.window.expect("a window rate"), f.span.unwrap());
+                let (from, to) = (
+                    (span.start - started).as_seconds_f64(),
+                    (span.end - started).as_seconds_f64(),
+                );
+                let want = (sim.generated_until(to) - sim.generated_until(from)) / (to - from);
+                assert!((rate - want).abs() <= 1e-6 * want, "{rate} against {want}");
+                assert_eq!(span.seconds, 45.0);
+            }
+            let page = Page {
+                body: sim.render_at(t),
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            };
+            p.ingest(
+                &Scrape {
+                    url: 0,
+                    start,
+                    end,
+                    result: Ok(page),
+                },
+                0,
+            );
+        }
+        assert!(rows >= 18, "{rows} rows from the third page on");
     }
 
     /// A pipeline of `urls` scraped every second, on a run of a minute from `started`.

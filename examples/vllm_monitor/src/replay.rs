@@ -203,3 +203,39 @@ pub fn recorded(scrape: &Scrape, url: &str, tick: u64) -> Recorded {
         tick: Some(tick),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each recorded page is read in the format it was served in: its Content-Type picks
+    /// the parser (OpenMetrics 2.0 too), and a recording without one reads as text.
+    #[test]
+    fn a_replayed_page_is_read_as_it_was_served() {
+        let at = DateTime::from_timestamp(1_900_000_000, 0).unwrap();
+        let numbering = Numbering::new(&["http://h/metrics".to_string()]);
+        let format = |content_type: Option<&str>| {
+            let recorded = Recorded {
+                url: "http://h/metrics".into(),
+                start: at,
+                end: at,
+                status: Some(200),
+                content_type: content_type.map(str::to_string),
+                body: Some("a_total 1\n".into()),
+                error: None,
+                tick: Some(0),
+            };
+            let page = numbering.scrape(recorded).unwrap().result.unwrap();
+            (page.format, page.content_type)
+        };
+        let om2 = "application/openmetrics-text; version=2.0.0; charset=utf-8";
+        assert_eq!(format(Some(om2)), (Format::OpenMetrics2, Some(om2.to_string())));
+        let om1 = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+        assert_eq!(format(Some(om1)).0, Format::OpenMetrics);
+        assert_eq!(
+            format(Some("text/plain; version=1.0.0; escaping=allow-utf-8")).0,
+            Format::PrometheusText
+        );
+        assert_eq!(format(None), (Format::PrometheusText, None));
+    }
+}

@@ -1,18 +1,23 @@
 //! The monitor's input: one worker thread per URL, which scrapes it and reads its pages
 //! into its target, so that a slow server, a huge page or a page of millions of series
-//! never delays the other URLs' intervals. Each page goes through the main loop first
-//! (a [`Mailbox`] per URL, `Message::Scraped`), which records it and lends the URL's
-//! target back to the worker ([`Lent`]) to read it into: the pipeline stays the one place
-//! that orders pages and intervals, as a replay orders them. Each scrape starts as long
-//! before its interval as the last one took to fetch and read (`Pace`), so that a page
-//! that takes a while is read when its interval is due. The workers are never joined: a
-//! run ends while one is stuck in a read or a page, and they end with the process.
+//! never delays the other URLs' intervals. Each answer goes through the main loop first
+//! (a [`Mailbox`] per URL, `Message::Scraped`), which lends the URL's target back to the
+//! worker ([`Lent`]) to read the page into, and records it once read: the pipeline stays
+//! the one place that orders pages and intervals, as a replay orders them. A page under
+//! `SMALL_PAGE` by its Content-Length is fetched whole before it is left; a larger one
+//! (or one of unknown size) is left once its headers are in, and its body is read into
+//! the target as it arrives, never held whole (unless `--record` keeps it). Each scrape
+//! starts as long before its interval as the last one took to fetch and read (`Pace`),
+//! so that a page that takes a while is read when its interval is due. The workers are
+//! never joined: a run ends while one is stuck in a read or a page, and they end with the
+//! process.
 //!
-//! Each URL has three budgets: time (`--timeout`, over the request and its body, read in
-//! chunks that also look at the run's stop flag), bytes (`--max-page-mib`, checked against
-//! the Content-Length before the body is read, and while it streams) and series
-//! (`--max-series`, the tracker's `max_series`). A URL over one gets a fault that names it;
-//! a page still being read when its interval is due leaves its URL out of that interval.
+//! Each URL has three budgets: time (`--timeout`, over the request and the time spent
+//! waiting for its body, read in chunks that also look at the run's stop flag), bytes
+//! (`--max-page-mib`, decompressed: checked against the Content-Length of a page sent as
+//! is before the body is read, and while it streams) and series (`--max-series`, the
+//! tracker's `max_series`). A URL over one gets a fault that names it; a page still being
+//! read when its interval is due leaves its URL out of that interval.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
@@ -52,11 +57,16 @@ pub struct Mailbox {
 
 #[derive(Default)]
 struct Slot {
-    newest: Option<Scrape>,
+    newest: Option<(Scrape, usize)>,
     skipped: u64,
-    /// A page already read, whose buffer the next scrape reads into: a large page then
-    /// costs no fresh memory (page faults, zeroing) every interval.
-    spare: Option<String>,
+}
+
+/// A page waiting to be read: the scrape, the pages skipped before it, and its size in
+/// bytes (as far as known while its body is still to come).
+pub struct Waiting {
+    pub scrape: Scrape,
+    pub skipped: u64,
+    pub bytes: usize,
 }
 
 impl Mailbox {
@@ -66,8 +76,8 @@ impl Mailbox {
         }
     }
 
-    /// Leaves a page; true if none was waiting (the reader is then to be told).
-    pub fn put(&self, scrape: Scrape) -> bool {
+    /// Leaves a page of `bytes`; true if none was waiting (the reader is then to be told).
+    pub fn put(&self, scrape: Scrape, bytes: usize) -> bool {
         let mut slot = self.slots[scrape.url]
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -75,16 +85,8 @@ impl Mailbox {
         if !was_empty {
             slot.skipped += 1;
         }
-        slot.newest = Some(scrape);
+        slot.newest = Some((scrape, bytes));
         was_empty
-    }
-
-    /// Hands back a page's buffer for the next scrape of `url`.
-    pub fn recycle(&self, url: usize, mut buffer: String) {
-        if let Some(slot) = self.slots.get(url) {
-            buffer.clear();
-            slot.lock().unwrap_or_else(PoisonError::into_inner).spare = Some(buffer);
-        }
     }
 
     /// Counts `pages` of `url` as skipped: scrapes due while the worker was reading a
@@ -98,21 +100,19 @@ impl Mailbox {
         }
     }
 
-    /// A buffer to read the next page of `url` into.
-    fn spare(&self, url: usize) -> String {
-        let mut slot = self.slots[url].lock().unwrap_or_else(PoisonError::into_inner);
-        slot.spare.take().unwrap_or_default()
-    }
-
     /// The newest page of URL `url`, and how many were skipped before it.
-    pub fn take(&self, url: usize) -> Option<(Scrape, u64)> {
+    pub fn take(&self, url: usize) -> Option<Waiting> {
         let mut slot = self
             .slots
             .get(url)?
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let scrape = slot.newest.take()?;
-        Some((scrape, std::mem::take(&mut slot.skipped)))
+        let (scrape, bytes) = slot.newest.take()?;
+        Some(Waiting {
+            scrape,
+            skipped: std::mem::take(&mut slot.skipped),
+            bytes,
+        })
     }
 }
 
@@ -120,8 +120,9 @@ impl Mailbox {
 pub enum Message {
     /// A page of this URL waits in the mailbox: the worker waits to be lent the target.
     Scraped(usize),
-    /// A URL's worker read a page into the target it was lent, and hands it back.
-    Read(Box<(Target, PageRead)>),
+    /// A URL's worker read a page into the target it was lent, and hands it back, with
+    /// the scrape as read when it is to be recorded (`--record`).
+    Read(Box<(Target, PageRead, Option<Scrape>)>),
     /// The terminal changed size.
     Redraw,
     /// q, Esc, Ctrl-C.
@@ -146,6 +147,8 @@ pub struct Scraper {
     pub endpoint: http::Endpoint,
     pub client: http::Client,
     pub schedule: Schedule,
+    /// Whether its pages are kept for `--record` (else none is ever held whole).
+    pub record: bool,
 }
 
 /// When a URL's scrapes start: each early enough before the interval it is for that its
@@ -186,23 +189,29 @@ pub fn spawn(
             endpoint,
             client,
             schedule,
+            record,
         } = scraper;
         let mut pace = Pace {
             schedule,
             took: TimeDelta::zero(),
         };
+        let reading = Reading {
+            index,
+            record,
+            clock,
+            stop: &stop,
+        };
         // The interval the next scrape is for: the first is sent at once.
         let mut k = 0;
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(clock.until(pace.start_of(k)));
-            let buffer = mailbox.spare(index);
             let start = clock.now();
-            let result = client.fetch_until(&endpoint, buffer, &stop);
-            let fetched = clock.now();
+            let (result, answer, bytes) = fetch(&client, &endpoint, &stop);
+            let answered = clock.now();
             let scrape = Scrape {
                 url: index,
                 start,
-                end: fetched,
+                end: answered,
                 result,
             };
             if stop.load(Ordering::Relaxed) {
@@ -210,9 +219,8 @@ pub fn spawn(
             }
             // The main loop is told of a page when none was waiting (always, as this
             // thread waits for each page to be read); gone, it ends this thread.
-            let run_over = mailbox.put(scrape)
-                && (tx.send(Message::Scraped(index)).is_err()
-                    || !read_when_lent(index, &lent, &mailbox, &tx));
+            let run_over = mailbox.put(scrape, bytes)
+                && (tx.send(Message::Scraped(index)).is_err() || !reading.when_lent(&lent, &tx, answer));
             if run_over {
                 return;
             }
@@ -223,7 +231,7 @@ pub fn spawn(
             let (now, mut skipped) = (clock.now(), 0);
             k += 1;
             while pace.start_of(k) < now {
-                skipped += u64::from(pace.start_of(k) > fetched);
+                skipped += u64::from(pace.start_of(k) > answered);
                 k += 1;
             }
             mailbox.skip(index, skipped);
@@ -232,30 +240,100 @@ pub fn spawn(
     lending
 }
 
-/// Waits for the main loop to lend the target the page just left is to be read into,
-/// reads it there and hands the target back; false when the run is over.
-fn read_when_lent(
-    index: usize,
-    lent: &mpsc::Receiver<Option<Lent>>,
-    mailbox: &Mailbox,
-    tx: &mpsc::Sender<Message>,
-) -> bool {
-    let Ok(lent) = lent.recv() else {
-        return false;
+/// Fetches a page's headers, and its body too when its Content-Length says it is small:
+/// a small page is read whole before its URL's target is lent (it waits for the body
+/// without holding the target, and is read in milliseconds); a larger one, or one of
+/// unknown size, is left to be read into the target as it arrives (the answer returned).
+/// The page's size as far as known.
+fn fetch(
+    client: &http::Client,
+    endpoint: &http::Endpoint,
+    stop: &AtomicBool,
+) -> (Result<http::Page, String>, Option<http::Answer>, usize) {
+    let answer = match client.open(endpoint) {
+        Ok(answer) => answer,
+        Err(e) => return (Err(e), None, 0),
     };
-    let Some(Lent {
-        mut target,
-        scrape,
-        skipped,
-    }) = lent
-    else {
-        return true;
-    };
-    let read = read_page(&mut target, &scrape, skipped);
-    if let Ok(page) = scrape.result {
-        mailbox.recycle(index, page.body);
+    match answer.size_hint().filter(|&n| n < SMALL_PAGE) {
+        Some(_) => {
+            let page = answer.into_page(stop);
+            let bytes = page.as_ref().map_or(0, |p| p.body.len());
+            (page, None, bytes)
+        }
+        None => {
+            let shell = http::Page {
+                body: String::new(),
+                format: answer.format,
+                content_type: answer.content_type.clone(),
+            };
+            // Of unknown size: taken for a large one (an interval waits for it briefly).
+            let bytes = answer.size_hint().unwrap_or(SMALL_PAGE);
+            (Ok(shell), Some(answer), bytes)
+        }
     }
-    tx.send(Message::Read(Box::new((target, read)))).is_ok()
+}
+
+/// A worker's reading of its pages: the URL, whether pages are kept, and its clock and
+/// stop flag.
+struct Reading<'a> {
+    index: usize,
+    record: bool,
+    clock: LiveClock,
+    stop: &'a AtomicBool,
+}
+
+impl Reading<'_> {
+    /// Waits for the main loop to lend the target the page just left is to be read into,
+    /// reads it there (its body as it arrives, when it has one) and hands the target back;
+    /// false when the run is over.
+    fn when_lent(
+        &self,
+        lent: &mpsc::Receiver<Option<Lent>>,
+        tx: &mpsc::Sender<Message>,
+        answer: Option<http::Answer>,
+    ) -> bool {
+        let Ok(lent) = lent.recv() else {
+            return false;
+        };
+        let Some(Lent {
+            mut target,
+            mut scrape,
+            skipped,
+        }) = lent
+        else {
+            return true;
+        };
+        let read = match answer {
+            Some(answer) => self.read_answer(&mut target, &mut scrape, skipped, answer),
+            None => read_page(&mut target, &scrape, skipped),
+        };
+        debug_assert_eq!(scrape.url, self.index);
+        let recorded = self.record.then_some(scrape);
+        tx.send(Message::Read(Box::new((target, read, recorded)))).is_ok()
+    }
+
+    /// Reads an answer's body into `target` as it arrives; `scrape` then ends when the
+    /// body was read, and has the page (when pages are kept) or why it was not read.
+    fn read_answer(
+        &self,
+        target: &mut Target,
+        scrape: &mut Scrape,
+        skipped: u64,
+        answer: http::Answer,
+    ) -> PageRead {
+        let capacity = answer.length.map_or(0, |n| n.min(answer.limit() as u64) as usize);
+        let mut kept = self.record.then(|| Vec::with_capacity(capacity));
+        let (events, failure) = target.ingest_answer(scrape.start, answer, self.stop, kept.as_mut());
+        scrape.end = self.clock.now();
+        if let Some(failure) = failure {
+            scrape.result = Err(failure);
+        } else if let (Some(kept), Ok(page)) = (kept, scrape.result.as_mut()) {
+            // Whole characters, checked as they came.
+            page.body = String::from_utf8(kept)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        }
+        page_read(target, scrape, skipped, events)
+    }
 }
 
 /// What reading one page into its URL's target gave, for [`crate::pipeline::Pipeline::read`]: made where
@@ -271,10 +349,21 @@ pub struct PageRead {
     pub(crate) at: DateTime<Utc>,
 }
 
+/// A page this small is read in milliseconds: it is fetched whole, and an interval due
+/// waits for it (`Pipeline::awaited_until`).
+pub const SMALL_PAGE: usize = 1 << 20;
+
 /// Reads `scrape` into `target` (`skipped` newer-page-wins skips before it): the part of
 /// ingesting a page that needs no more than its URL's target, so that it can run on the
 /// URL's own worker while the other URLs' intervals go on.
 pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead {
+    let events = target.ingest_page(scrape.start, &scrape.result);
+    page_read(target, scrape, skipped, events)
+}
+
+/// What reading `scrape` into `target` gave, once read ([`read_page`], or a body read as
+/// it arrived), with the `events` it announced.
+pub fn page_read(target: &mut Target, scrape: &Scrape, skipped: u64, events: Vec<Event>) -> PageRead {
     let mut notes = Vec::new();
     if skipped > 0 && target.skipped == 0 {
         notes.push(format!(
@@ -285,7 +374,6 @@ pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead
     target.skipped += skipped;
     let seconds = scrape.seconds();
     target.scrape_s = Some(seconds);
-    let events = target.ingest_page(scrape.start, &scrape.result);
     if let Some(kind) = target.status.kind().filter(|k| k.0.tokens_at_request_end) {
         if !target.noted_request_end {
             target.noted_request_end = true;
@@ -327,16 +415,23 @@ mod tests {
     #[test]
     fn the_newest_page_wins_and_the_skipped_ones_are_counted() {
         let mailbox = Mailbox::new(2);
-        assert!(mailbox.put(page(0, "a")), "the first page asks for the reader");
-        assert!(!mailbox.put(page(0, "b")), "a waiting page: no second call");
-        assert!(!mailbox.put(page(0, "c")));
-        assert!(mailbox.put(page(1, "x")), "URLs wait apart");
-        let (newest, skipped) = mailbox.take(0).unwrap();
-        assert_eq!((newest.result.unwrap().body.as_str(), skipped), ("c", 2));
+        assert!(mailbox.put(page(0, "a"), 1), "the first page asks for the reader");
+        assert!(!mailbox.put(page(0, "b"), 1), "a waiting page: no second call");
+        assert!(!mailbox.put(page(0, "c"), 7));
+        assert!(mailbox.put(page(1, "x"), 1), "URLs wait apart");
+        let newest = mailbox.take(0).unwrap();
+        assert_eq!(
+            (
+                newest.scrape.result.unwrap().body.as_str(),
+                newest.skipped,
+                newest.bytes
+            ),
+            ("c", 2, 7)
+        );
         assert!(mailbox.take(0).is_none());
-        assert!(mailbox.put(page(0, "d")), "read: the next page asks again");
-        assert_eq!(mailbox.take(0).map(|(_, skipped)| skipped), Some(0));
-        assert_eq!(mailbox.take(1).map(|(s, _)| s.url), Some(1));
+        assert!(mailbox.put(page(0, "d"), 1), "read: the next page asks again");
+        assert_eq!(mailbox.take(0).map(|w| w.skipped), Some(0));
+        assert_eq!(mailbox.take(1).map(|w| w.scrape.url), Some(1));
         assert!(mailbox.take(7).is_none());
     }
 }

@@ -3,14 +3,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::AtomicBool;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use hashbrown::HashTable;
-use promrate::{series::ResetCause, Format, IngestError, IngestReport, ParseError, Tracker};
+use promrate::{series::ResetCause, Format, IngestError, IngestReport, ParseError, Parser, Tracker};
 
 use crate::events::{Event, EventKind};
 use crate::figures::ServerKind;
-use crate::http::Page;
+use crate::http::{self, Page};
 
 /// Scrapes after a restart in which further resets are that restart's.
 const RESTART_SETTLES: u64 = 5;
@@ -157,16 +158,27 @@ fn is_exposition_type(content_type: &str) -> bool {
         .any(|t| media.eq_ignore_ascii_case(t))
 }
 
+/// The start of a page kept for messages (an HTML page's words).
+const HEAD: usize = 4096;
+
+/// Keeps the start of a page streamed in chunks of whole characters.
+fn keep_head(head: &mut String, chunk: &[u8]) {
+    if head.len() < HEAD {
+        let room = (HEAD - head.len()).min(chunk.len());
+        head.push_str(&String::from_utf8_lossy(&chunk[..room]));
+    }
+}
+
 /// Whether a page is HTML: by its Content-Type, or by its first character when it has none.
-fn is_html(page: &Page) -> bool {
-    match page.content_type.as_deref() {
+fn is_html(content_type: Option<&str>, head: &str) -> bool {
+    match content_type {
         Some(t) => t
             .split(';')
             .next()
             .unwrap_or("")
             .trim()
             .eq_ignore_ascii_case("text/html"),
-        None => page.body.trim_start().starts_with('<'),
+        None => head.trim_start().starts_with('<'),
     }
 }
 
@@ -274,7 +286,61 @@ impl Target {
     /// returns the events worth announcing.
     pub fn ingest_page(&mut self, at: DateTime<Utc>, result: &Result<Page, String>) -> Vec<Event> {
         let mut events = Vec::new();
-        self.status = match self.read(at, result, &mut events) {
+        let status = self.read(at, result, &mut events);
+        self.settle(at, status, events)
+    }
+
+    /// Ingests a scrape whose body is read as it arrives, into the tracker, never held
+    /// whole: each chunk also goes to `keep` when given (`--record`). Returns the events
+    /// worth announcing, and why the body could not be read, if it could not.
+    ///
+    /// The page limit (`--max-page-mib`) is the tracker's too, so a page over it is refused
+    /// whole, as Prometheus refuses it. A body that fails otherwise part way (the deadline,
+    /// a broken connection, the run's end) leaves the lines read before it in the tracker,
+    /// each a true sample at its time; the URL's status says the failure.
+    pub fn ingest_answer(
+        &mut self,
+        at: DateTime<Utc>,
+        answer: http::Answer,
+        stop: &AtomicBool,
+        mut keep: Option<&mut Vec<u8>>,
+    ) -> (Vec<Event>, Option<String>) {
+        let mut events = Vec::new();
+        let (format, content_type) = (answer.format, answer.content_type.clone());
+        self.format = Some(format);
+        self.tracker
+            .parser(Parser::new(format).strict(false).body_size_limit(answer.limit()));
+        let mut head = String::new();
+        let (ingested, failure) = match self.tracker.ingest_chunks(at) {
+            Err(refused) => (Err(refused), None),
+            Ok(mut page) => {
+                let read = answer.read(stop, &mut |chunk| {
+                    page.push(chunk);
+                    keep_head(&mut head, chunk);
+                    if let Some(kept) = keep.as_deref_mut() {
+                        kept.extend_from_slice(chunk);
+                    }
+                });
+                (page.finish(), read.err())
+            }
+        };
+        let status = match failure.clone() {
+            Some(failure) => Err(Status::Failed(failure)),
+            None => ingested
+                .map_err(Status::Refused)
+                .and_then(|report| self.judge(at, content_type.as_deref(), &head, report, &mut events)),
+        };
+        (self.settle(at, status, events), failure)
+    }
+
+    /// The scrape's status, counted, and the fault or recovery it announces.
+    fn settle(
+        &mut self,
+        at: DateTime<Utc>,
+        status: Result<Status, Status>,
+        mut events: Vec<Event>,
+    ) -> Vec<Event> {
+        self.status = match status {
             Ok(status) => status,
             Err(status) => {
                 self.errors += 1;
@@ -318,13 +384,26 @@ impl Target {
         // What the server sent (it may ignore our Accept header and answer OpenMetrics).
         self.tracker.read_as(page.format);
         let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
+        self.judge(at, page.content_type.as_deref(), &page.body, report, events)
+    }
+
+    /// What a page read into the tracker makes of the URL (`head`: the page's start, for
+    /// the words of an HTML page).
+    fn judge(
+        &mut self,
+        at: DateTime<Utc>,
+        content_type: Option<&str>,
+        head: &str,
+        report: IngestReport,
+        events: &mut Vec<Event>,
+    ) -> Result<Status, Status> {
         let Some(kind) = ServerKind::detect(&self.tracker) else {
-            if is_html(page) {
+            if is_html(content_type, head) {
                 // A login page, a proxy's error page or a dashboard at the wrong path.
                 return Err(Status::Failed(format!(
                     "an HTML page ({}), not metrics: {}",
-                    page.content_type.as_deref().unwrap_or("no Content-Type"),
-                    crate::http::html_words(&page.body)
+                    content_type.unwrap_or("no Content-Type"),
+                    crate::http::html_words(head)
                 )));
             }
             return Err(match report.first_error {
@@ -336,15 +415,14 @@ impl Target {
                 None => Status::NoInferenceMetrics,
             });
         };
-        if let Some(unexpected) = page.content_type.as_deref().filter(|t| !is_exposition_type(t)) {
+        if let Some(unexpected) = content_type.filter(|t| !is_exposition_type(t)) {
             if !std::mem::replace(&mut self.type_warned, true) {
                 events.push(Event {
                     kind: EventKind::Warning,
                     at,
                     source: self.url.clone(),
                     message: format!(
-                        "served as {unexpected}, not as the text format asked for ({}): read anyway, as it parses",
-                        crate::http::ACCEPT
+                        "served as {unexpected}, not as one of the exposition formats asked for (OpenMetrics, the text format): read anyway, as it parses"
                     ),
                     alert: None,
                 });

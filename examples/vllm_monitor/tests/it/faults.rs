@@ -329,6 +329,34 @@ fn a_huge_page_without_content_length_is_refused_while_it_streams() {
     assert_one_fault(&live.rows, &faulty.url, want);
 }
 
+/// A decompression bomb: a few KiB of gzip that inflate to 64 MiB of valid lines, with a
+/// Content-Length that tells the compressed size only. The limit counts decompressed
+/// bytes: the page is refused at 1 MiB, with the reason, the limit and the flag.
+#[test]
+fn a_gzip_body_that_inflates_past_the_limit_is_refused_while_it_streams() {
+    use std::io::Write as _;
+    let good = good_server();
+    let lines = "vllm:num_requests_running 1\n".repeat((64 << 20) / 28);
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(lines.as_bytes()).unwrap();
+    let bomb = encoder.finish().unwrap();
+    assert!(bomb.len() < 1 << 20, "{} bytes of gzip", bomb.len());
+    let mut answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {TEXT}\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        bomb.len()
+    )
+    .into_bytes();
+    answer.extend_from_slice(&bomb);
+    let faulty = Server::replying(answer);
+    let want = "page too large: its gzip body decompressed to more than the 1.0 MiB limit from its first ";
+    let live = beside_good(&good, &faulty, &["--max-page-mib", "1"], want);
+    let fault = assert_one_fault(&live.rows, &faulty.url, want);
+    assert!(
+        fault.ends_with(" KiB; refused while reading (see --max-page-mib, which counts decompressed bytes)"),
+        "{fault}"
+    );
+}
+
 #[test]
 fn a_page_of_more_series_than_max_series_is_refused_whole() {
     let good = good_server();
@@ -383,7 +411,7 @@ fn a_valid_page_served_as_html_is_read_with_one_warning() {
     let warnings = events(&live.rows, "warning", &faulty.url);
     assert_eq!(warnings.len(), 1, "once per URL: {warnings:?}");
     assert!(
-        warnings[0].starts_with("served as text/html, not as the text format asked for"),
+        warnings[0].starts_with("served as text/html, not as one of the exposition formats asked for"),
         "{}",
         warnings[0]
     );
