@@ -116,7 +116,9 @@ impl Query {
         self
     }
 
-    /// The time to evaluate at (default: the tracker's newest scrape).
+    /// The time to evaluate at (default: the tracker's newest scrape, where the last value,
+    /// the EWMA and the total read each series' newest point, even if a page's own
+    /// timestamps are a little after the time it was read at).
     ///
     /// # Example
     /// ```

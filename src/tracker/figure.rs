@@ -62,7 +62,11 @@ impl Tracker {
             });
         }
         let window = query.window.unwrap_or(self.ewma_tau);
+        // Without a time asked, the newest page's values are the newest points, even where
+        // a page's own timestamps are a little after the time it was read at.
+        let newest = query.at.is_none();
         match query.estimator {
+            Estimator::Last if newest => last_figure(series.points(), DateTime::<Utc>::MAX_UTC),
             Estimator::Last => last_figure(series.points(), at),
             Estimator::Average => average_figure(series.points(), window, at),
             estimator => {
@@ -79,7 +83,9 @@ impl Tracker {
                         };
                         Ok((value, Some(Covered::of(w.start_ms, w.end_ms, w.shortened))))
                     }
-                    Estimator::Ewma | Estimator::TotalIncrease => running_figure(counter, estimator, at),
+                    Estimator::Ewma | Estimator::TotalIncrease => {
+                        running_figure(counter, estimator, (!newest).then_some(at))
+                    }
                     _ => {
                         // A counter without a created time of its own starts when its
                         // target's process did (`Tracker::start_time_gauge`).
@@ -144,10 +150,10 @@ fn late_start(first_ms: i64, start_ms: i64, window: TimeDelta) -> bool {
 }
 
 /// The EWMA, or the increase since the first page: running figures, known as of the newest
-/// point.
-fn running_figure(counter: &CounterSeries, estimator: Estimator, at: DateTime<Utc>) -> Figure {
+/// point (refused at an earlier time asked).
+fn running_figure(counter: &CounterSeries, estimator: Estimator, at: Option<DateTime<Utc>>) -> Figure {
     let newest = counter.last().map(|p| p.timestamp_ms).unwrap_or(i64::MIN);
-    if at.timestamp_millis() < newest {
+    if let Some(at) = at.filter(|at| at.timestamp_millis() < newest) {
         return Err(NoValue::AsOfNewestPoint {
             figure: estimator.name(),
             at,

@@ -810,3 +810,24 @@ fn a_query_takes_range_functions_and_a_window_rule_as_built() {
         Some(TimeDelta::seconds(30))
     );
 }
+
+/// A page's own timestamps may be a little after the time it was read at (a federation's
+/// samples carry the engine's scrape times): without a time asked, the newest page's
+/// values are the last values and the total, whatever their timestamps.
+#[test]
+fn the_newest_page_is_the_last_value_whatever_its_timestamps() {
+    let mut tracker = Tracker::new([]);
+    let ms = |s: i64| at(s).timestamp_millis() + 500;
+    tracker
+        .ingest(&format!("running 3 {}\nt_total 10 {}\n", ms(0), ms(0)), at(0))
+        .unwrap();
+    tracker
+        .ingest(&format!("running 5 {}\nt_total 30 {}\n", ms(10), ms(10)), at(10))
+        .unwrap();
+    let last = Query::new(&sel("running"), Estimator::Last);
+    assert_eq!(tracker.evaluate(&last).unwrap().value(), Ok(5.0));
+    // At the time asked, the point 0.5 s later is not yet there.
+    assert_eq!(tracker.evaluate(&last.at(at(10))).unwrap().value(), Ok(3.0));
+    let total = Query::new(&sel("t_total"), Estimator::TotalIncrease);
+    assert_eq!(tracker.evaluate(&total).unwrap().value(), Ok(20.0));
+}

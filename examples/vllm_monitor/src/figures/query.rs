@@ -501,11 +501,13 @@ pub(super) fn ask(
     w: WindowRule,
     source: &Source<'_>,
 ) -> promrate::Query {
-    let query = promrate::Query::new(selector, estimator).at(source.at);
+    let query = promrate::Query::new(selector, estimator);
     match estimator {
-        // The EWMA's time constant is the tracker's (the window or --ewma-tau).
-        Estimator::Ewma => query,
-        _ => query.window_rule(w),
+        // Running figures and newest values read each series' newest point (a federated
+        // page's timestamps can be after the time it was read at); the EWMA's time
+        // constant is the tracker's (the window or --ewma-tau).
+        Estimator::Ewma | Estimator::TotalIncrease | Estimator::Last => query,
+        _ => query.at(source.at).window_rule(w),
     }
 }
 

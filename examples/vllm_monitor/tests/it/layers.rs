@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
         "fleet",
         "source",
         "when",
+        "body",
     ],
     &["gpus", "http"],
     &["figures", "simulator"],
