@@ -275,13 +275,13 @@ mod tests {
             assert_eq!(*name, Fleet::instance(i));
             let known = fleet.requests_per_s(i);
             known_total += known;
-            within(f.running, fleet.running(i), 1e-9, "running");
-            within(f.finished, known, 0.005, "finished req/s");
+            within(f.in_flight.running, fleet.running(i), 1e-9, "running");
+            within(f.requests.finished, known, 0.005, "finished req/s");
             // Little's law, from the monitor's own figures: mean running ÷ mean latency.
-            within(f.steady_rate, known, 0.005, "running / latency");
+            within(f.requests.steady_rate, known, 0.005, "running / latency");
             within(
-                f.finished,
-                f.steady_rate.unwrap(),
+                f.requests.finished,
+                f.requests.steady_rate.unwrap(),
                 0.005,
                 "finished against Little's law",
             );
@@ -290,17 +290,32 @@ mod tests {
         let t = &snapshot.figures;
         let sum =
             |figure: fn(&Figures) -> Option<f64>| groups.iter().map(|(_, f)| figure(f).unwrap()).sum::<f64>();
-        within(t.finished, sum(|f| f.finished), 1e-9, "total finished");
-        within(t.running, sum(|f| f.running), 1e-9, "total running");
+        within(
+            t.requests.finished,
+            sum(|f| f.requests.finished),
+            1e-9,
+            "total finished",
+        );
+        within(
+            t.in_flight.running,
+            sum(|f| f.in_flight.running),
+            1e-9,
+            "total running",
+        );
         within(
             t.generation.window,
             sum(|f| f.generation.window),
             1e-9,
             "total tok/s",
         );
-        within(t.steady_rate, sum(|f| f.steady_rate), 1e-6, "total Little's law");
         within(
-            t.finished,
+            t.requests.steady_rate,
+            sum(|f| f.requests.steady_rate),
+            1e-6,
+            "total Little's law",
+        );
+        within(
+            t.requests.finished,
             known_total,
             0.005,
             "total finished against the fleet's",

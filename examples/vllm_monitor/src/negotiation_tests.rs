@@ -187,7 +187,7 @@ fn vllm_reads_the_same_in_openmetrics_as_in_text() {
     assert_eq!(text_target.format, Some(Format::PrometheusText));
     let rate = om.figures.generation.window.expect("a window rate");
     assert!((rate - 785.2).abs() < 1e-9, "{rate}");
-    assert_eq!(om.figures.running, Some(19.0));
+    assert_eq!(om.figures.in_flight.running, Some(19.0));
     // Every figure, the URL they name aside.
     let shown = |f: &crate::figures::Figures, url: &str| format!("{f:?}").replace(url, "URL");
     assert_eq!(shown(&om.figures, &asked.url), shown(&plain.figures, &text.url));
@@ -253,5 +253,5 @@ fn an_openmetrics_2_answer_is_read_as_openmetrics_2() {
     server.finish();
     assert_eq!(target.format, Some(Format::OpenMetrics2));
     assert_eq!(snapshot.figures.generation.window, Some(500.0));
-    assert_eq!(snapshot.figures.running, Some(3.0));
+    assert_eq!(snapshot.figures.in_flight.running, Some(3.0));
 }

@@ -363,7 +363,8 @@ impl Pipeline {
     /// misspelling gives no group rows at all), with the labels the series do have.
     fn by_label_missing(&mut self, snapshot: &Snapshot) -> Option<String> {
         let (label, groups) = snapshot.groups.as_ref()?;
-        let has_data = snapshot.figures.generation.window.is_some() || snapshot.figures.running.is_some();
+        let has_data =
+            snapshot.figures.generation.window.is_some() || snapshot.figures.in_flight.running.is_some();
         if self.by_missing_said || label == "url" || !groups.is_empty() || !has_data {
             return None;
         }
@@ -504,7 +505,9 @@ mod tests {
             while p.next_tick_at() <= start && !p.is_over() {
                 p.tick();
                 let f = &p.snapshot().unwrap().figures;
-                if let (Some(rate), Some(span), None) = (f.generation.window, f.span, f.shortened) {
+                if let (Some(rate), Some(span), None) =
+                    (f.generation.window, f.window.span, f.window.shortened)
+                {
                     let s = |at: DateTime<Utc>| (at - started).as_seconds_f64();
                     rows.push((rate, span.seconds, s(span.start), s(span.end)));
                 }
@@ -643,8 +646,15 @@ mod tests {
                 }
                 rows += 1;
                 let f = &s.figures;
-                assert_eq!(f.shortened, None, "at {} s: {:?}", s.elapsed, f.span);
-                let (rate, span) = (f.generation.window.expect("a window rate"), f.span.unwrap());
+                assert_eq!(
+                    f.window.shortened, None,
+                    "at {} s: {:?}",
+                    s.elapsed, f.window.span
+                );
+                let (rate, span) = (
+                    f.generation.window.expect("a window rate"),
+                    f.window.span.unwrap(),
+                );
                 let (from, to) = (
                     (span.start - started).as_seconds_f64(),
                     (span.end - started).as_seconds_f64(),
@@ -762,13 +772,13 @@ mod tests {
             }
         }
         p.tick();
-        let both = p.snapshot().unwrap().figures.running.unwrap();
+        let both = p.snapshot().unwrap().figures.in_flight.running.unwrap();
         let late = scrape(&sim, started, 1, 1.1, 0.01, true);
         let mut target = p.lend(1, late.end, 1 << 20).expect("lent once");
         assert!(p.lend(1, late.end, 1 << 20).is_none(), "not twice");
         p.tick();
         p.tick();
-        let alone = p.snapshot().unwrap().figures.running.unwrap();
+        let alone = p.snapshot().unwrap().figures.in_flight.running.unwrap();
         assert!((alone * 2.0 - both).abs() < 1e-9, "{alone} of {both}");
         let slow = slow_events(&p);
         assert_eq!(slow.len(), 1, "{slow:?}");
@@ -787,7 +797,10 @@ mod tests {
             q.tick();
         }
         let (lent, read_in_place) = (p.snapshot().unwrap(), in_place.snapshot().unwrap());
-        assert_eq!(lent.figures.running, read_in_place.figures.running);
+        assert_eq!(
+            lent.figures.in_flight.running,
+            read_in_place.figures.in_flight.running
+        );
         assert_eq!(
             format!("{:?}", lent.figures.generation),
             format!("{:?}", read_in_place.figures.generation)

@@ -37,7 +37,7 @@ impl Signals {
             message,
             alert: None,
         };
-        let running = f.running.unwrap_or(0.0);
+        let running = f.in_flight.running.unwrap_or(0.0);
         let generated = f.since_start.generated;
         // Where tokens are counted when a request ends, a request longer than the intervals
         // leaves the count still: no stall is judged there.
@@ -114,7 +114,10 @@ mod tests {
 
     fn figures(running: f64, generated: f64) -> Figures {
         Figures {
-            running: Some(running),
+            in_flight: crate::figures::InFlight {
+                running: Some(running),
+                ..Default::default()
+            },
             since_start: crate::figures::SinceStart {
                 generated: Some(generated),
                 ..Default::default()

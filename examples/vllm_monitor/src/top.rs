@@ -119,13 +119,13 @@ pub fn sum<'f>(rows: impl Iterator<Item = &'f Figures>) -> Figures {
     for f in rows {
         add_rate(&mut s.generation, &f.generation);
         add_rate(&mut s.prompt, &f.prompt);
-        s.prompt_computed = add(s.prompt_computed, f.prompt_computed);
-        s.prompt_cached = add(s.prompt_cached, f.prompt_cached);
-        s.finished = add(s.finished, f.finished);
-        s.finished_in_window = add(s.finished_in_window, f.finished_in_window);
-        s.running = add(s.running, f.running);
-        s.waiting = add(s.waiting, f.waiting);
-        s.running_mean = add(s.running_mean, f.running_mean);
+        s.prompt_parts.computed = add(s.prompt_parts.computed, f.prompt_parts.computed);
+        s.prompt_parts.cached = add(s.prompt_parts.cached, f.prompt_parts.cached);
+        s.requests.finished = add(s.requests.finished, f.requests.finished);
+        s.requests.finished_in_window = add(s.requests.finished_in_window, f.requests.finished_in_window);
+        s.in_flight.running = add(s.in_flight.running, f.in_flight.running);
+        s.in_flight.waiting = add(s.in_flight.waiting, f.in_flight.waiting);
+        s.in_flight.running_mean = add(s.in_flight.running_mean, f.in_flight.running_mean);
         s.since_start.finished = add(s.since_start.finished, f.since_start.finished);
         s.since_start.generated = add(s.since_start.generated, f.since_start.generated);
         s.tokens_at_request_end |= f.tokens_at_request_end;
@@ -143,7 +143,10 @@ mod tests {
                 window: rate,
                 ..Rate::default()
             },
-            running: Some(1.0),
+            in_flight: crate::figures::InFlight {
+                running: Some(1.0),
+                ..Default::default()
+            },
             ..Figures::default()
         };
         (name.to_string(), figures)
@@ -165,8 +168,8 @@ mod tests {
         assert_eq!(others.label(), "+ 8 others");
         // 0 + 10 + ... + 60, and the quiet group's running request counted too.
         assert_eq!(others.figures.generation.window, Some(210.0));
-        assert_eq!(others.figures.running, Some(8.0));
-        assert_eq!(others.figures.kv_usage, None);
+        assert_eq!(others.figures.in_flight.running, Some(8.0));
+        assert_eq!(others.figures.in_flight.kv_usage, None);
     }
 
     /// Up to the limit every group is shown and there is no others' row.

@@ -218,7 +218,10 @@ mod tests {
             spec_decode: Some(SpecDecode::default()),
             gpus: Some(Gpus::default()),
             slo,
-            prompt_sources: Some(PromptSources::default()),
+            prompt_parts: crate::figures::PromptParts {
+                sources: Some(PromptSources::default()),
+                ..Default::default()
+            },
             ..Figures::default()
         };
         let row = crate::figures::row::figures(&full, &crate::figures::Verdict::default());

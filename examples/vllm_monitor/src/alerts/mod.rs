@@ -170,7 +170,7 @@ impl Alerts {
             .iter()
             .any(|r| matches!(r.figure.reading, Reading::Row(_)));
         let scopes = scopes(s, reads_rows);
-        let has_window = s.figures.span.is_some();
+        let has_window = s.figures.window.span.is_some();
         for (i, rule) in self.rules.iter().enumerate() {
             let hold = chrono::TimeDelta::from_std(rule.hold).unwrap_or(chrono::TimeDelta::MAX);
             for (group, row, failed_scrapes) in &scopes {

@@ -14,12 +14,15 @@ fn at(seconds: i64) -> DateTime<Utc> {
 /// Figures with this generation rate and a full window.
 fn figures(generation: Option<f64>) -> Figures {
     Figures {
-        span: Some(Span {
+        window: crate::figures::Window {
+            span: Some(Span {
+                shortened: None,
+                start: at(0),
+                end: at(1),
+                seconds: 1.0,
+            }),
             shortened: None,
-            start: at(0),
-            end: at(1),
-            seconds: 1.0,
-        }),
+        },
         generation: Rate {
             window: generation,
             ..Rate::default()
@@ -169,7 +172,7 @@ fn unknown_figures_neither_fire_nor_resolve() {
 fn a_figure_these_servers_do_not_show_is_said_once() {
     let mut a = alerts(&["slo_ttft < 0.95 for 1m", "gen_tok_s < 1"]);
     let mut first = figures(Some(5.0));
-    first.span = None;
+    first.window.span = None;
     let (_, notes) = a.judge(&snapshot(0, first, None, Vec::new()), true);
     assert!(notes.is_empty(), "{notes:?}");
     let mut all = Vec::new();

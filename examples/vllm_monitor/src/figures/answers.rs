@@ -10,7 +10,7 @@ use promrate::{Estimator, TrackedSeries, WindowRule};
 use super::slo::{attainment, Attainment, Latency, Objective};
 use super::{
     shortened_words, EngineRate, Figures, Load, PhaseMeans, PromptSources, Rate, RowContext, SinceStart,
-    Source, SpecDecode, NAMES,
+    Source, SpecDecode, Window, NAMES,
 };
 use crate::engines::Metric;
 use crate::gpus::PerToken;
@@ -22,15 +22,15 @@ use crate::gpus::PerToken;
 ///   finish at under 80% of the rate Little's law implies (judged on 10 requests or
 ///   more: fewer are too coarse to tell).
 fn load(f: &Figures, waiting: Option<(f64, f64, f64)>) -> Load {
-    let running = f.running_mean.unwrap_or(0.0);
+    let running = f.in_flight.running_mean.unwrap_or(0.0);
     if running <= 0.0 || f.generation.window.is_none() {
         return Load::Unknown;
     }
     if waiting.is_some_and(|(first, max, last)| last >= max && last >= first + 1.0) {
         return Load::QueueGrowing;
     }
-    let finished_in_window = f.finished_in_window.unwrap_or(0.0);
-    match (f.finished, f.steady_rate) {
+    let finished_in_window = f.requests.finished_in_window.unwrap_or(0.0);
+    match (f.requests.finished, f.requests.steady_rate) {
         (Some(finished), _) if finished <= 0.0 => Load::RampingUp,
         (Some(_), Some(_)) if finished_in_window < 10.0 => Load::Unknown,
         (Some(finished), Some(steady)) if finished < 0.8 * steady => Load::RampingUp,
@@ -421,24 +421,30 @@ impl Answers {
         };
         let span = self.spans.get(g);
         let mut f = Figures {
-            shortened: shortened_words(span.as_ref(), self.spans.no_window(g), w),
-            span,
+            window: Window {
+                shortened: shortened_words(span.as_ref(), self.spans.no_window(g), w),
+                span,
+            },
             generation: rate(&self.generation),
             prompt: rate(&self.prompt),
             tokens_at_request_end: context.tokens_at_request_end,
             ..Figures::default()
         };
-        (f.prompt_sources, f.prompt_computed, f.prompt_cached) = self.prompt_parts(g, f.prompt.window);
+        (
+            f.prompt_parts.sources,
+            f.prompt_parts.computed,
+            f.prompt_parts.cached,
+        ) = self.prompt_parts(g, f.prompt.window);
         if let Some((rate, in_window, _)) = &self.finished {
-            f.finished = rate.get(g);
-            f.finished_in_window = in_window.get(g);
-            f.finished_by_reason = self.finished_by_reason.get(g);
+            f.requests.finished = rate.get(g);
+            f.requests.finished_in_window = in_window.get(g);
+            f.requests.finished_by_reason = self.finished_by_reason.get(g);
         }
-        f.running = self.running.get(g);
-        f.waiting = self.waiting.get(g);
+        f.in_flight.running = self.running.get(g);
+        f.in_flight.waiting = self.waiting.get(g);
         // Averaged across engines and servers: summing fractions would be meaningless.
-        f.kv_usage = self.kv_usage.mean(g);
-        f.prefix_hit_rate = self.prefix_hit_rate(g);
+        f.in_flight.kv_usage = self.kv_usage.mean(g);
+        f.in_flight.prefix_hit_rate = self.prefix_hit_rate(g);
         f.spec_decode = self.spec_decode(g);
         f.ttft = self.ttft.quantiles(g);
         f.itl = self.itl.quantiles(g);
@@ -453,15 +459,15 @@ impl Answers {
         f.slo = self.attainments(g);
         f.since_start = self.since_start(g);
         f.capacity = self.capacity.capacity(g);
-        f.tokens_per_request = ratio(&self.tokens_per_request, g);
-        f.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
-        f.mean_latency = ratio(&self.mean_latency, g);
-        f.running_mean = self.running_mean.get(g);
-        f.tokens_per_s_per_request = match (f.generation.window, f.running_mean) {
+        f.requests.tokens_per_request = ratio(&self.tokens_per_request, g);
+        f.requests.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
+        f.requests.mean_latency = ratio(&self.mean_latency, g);
+        f.in_flight.running_mean = self.running_mean.get(g);
+        f.in_flight.tokens_per_s_per_request = match (f.generation.window, f.in_flight.running_mean) {
             (Some(rate), Some(running)) if running > 0.0 => Some(rate / running),
             _ => None,
         };
-        f.steady_rate = match (f.running_mean, f.mean_latency) {
+        f.requests.steady_rate = match (f.in_flight.running_mean, f.requests.mean_latency) {
             (Some(running), Some(latency)) if latency > 0.0 => Some(running / latency),
             _ => None,
         };
@@ -470,7 +476,7 @@ impl Answers {
             .waiting_first
             .get(g)
             .zip(self.waiting_max.get(g))
-            .zip(f.waiting)
+            .zip(f.in_flight.waiting)
             .map(|((first, max), last)| (first, max, last));
         f.load = load(&f, waiting);
         f.per_token = PerToken::of_row(

@@ -78,7 +78,7 @@ fn figures(pages: [String; 2]) -> Figures {
 fn found(f: &Figures) -> Vec<&'static str> {
     let c = &f.capacity;
     [
-        ("kv_cache_usage", f.kv_usage.is_some()),
+        ("kv_cache_usage", f.in_flight.kv_usage.is_some()),
         ("kv_total_tokens", c.kv_total_tokens.is_some()),
         ("kv_used_tokens", c.kv_used_tokens.is_some()),
         ("ttft", f.ttft.p50.is_some()),
@@ -96,8 +96,8 @@ fn found(f: &Figures) -> Vec<&'static str> {
         ),
         ("waiting_by_reason", !c.waiting_by_reason.is_empty()),
         ("engine_sleep_state", c.sleep_state.is_some()),
-        ("prompt_by_source", f.prompt_sources.is_some()),
-        ("prefix_cache_hit_rate", f.prefix_hit_rate.is_some()),
+        ("prompt_by_source", f.prompt_parts.sources.is_some()),
+        ("prefix_cache_hit_rate", f.in_flight.prefix_hit_rate.is_some()),
     ]
     .into_iter()
     .filter_map(|(name, some)| some.then_some(name))
@@ -176,5 +176,5 @@ fn each_release_gives_the_figures_its_page_has() {
     assert_eq!(found(&f), EVERY_FIGURE);
     assert_eq!(f.capacity.kv_total_tokens, Some(825_232.0));
     let used = f.capacity.kv_used_tokens.unwrap();
-    assert!((used - f.kv_usage.unwrap() * 825_232.0).abs() < 1e-6);
+    assert!((used - f.in_flight.kv_usage.unwrap() * 825_232.0).abs() < 1e-6);
 }

@@ -112,13 +112,13 @@ fn capacity_and_prompt_sources_are_the_pages_counts() {
     );
     assert_eq!(c.sleep_state.as_deref(), Some("awake (1), weights_offloaded (1)"));
     assert!(c.not_exposed.is_empty(), "{:?}", c.not_exposed);
-    let s = total.prompt_sources.unwrap();
+    let s = total.prompt_parts.sources.unwrap();
     assert_eq!(
         (s.local_compute, s.local_cache_hit, s.external_kv_transfer),
         (Some(1_200.0), Some(600.0), Some(200.0))
     );
     assert_eq!(
-        (total.prompt_computed, total.prompt_cached),
+        (total.prompt_parts.computed, total.prompt_parts.cached),
         (Some(1_200.0), Some(800.0))
     );
     let names: Vec<&str> = groups.iter().map(|(n, _)| n.as_str()).collect();

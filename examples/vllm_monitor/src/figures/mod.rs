@@ -353,28 +353,20 @@ pub(crate) struct RowContext<'a> {
 }
 
 /// One row's figures (the totals, or one group), built at once by `Answers::figures`
-/// from the trackers' answers and the `RowContext`; nothing writes them after.
+/// from the trackers' answers and the `RowContext`; nothing writes them after. Split by
+/// concern: the window, tokens, requests, what is in flight, latencies, capacity, GPUs.
 #[derive(Debug, Clone, Default)]
 pub struct Figures {
-    /// What the window figures cover (`None`: no window yet), and why it is shorter than
-    /// the window asked, if it is ("since the first page", "since scrapes resumed").
-    pub span: Option<Span>,
-    pub shortened: Option<&'static str>,
+    /// What the window figures cover, and why it is shorter than asked.
+    pub window: Window,
     pub generation: Rate,
     pub prompt: Rate,
-    /// Prompt tokens computed (not served from a cache), as vLLM's log line counts them.
-    pub prompt_computed: Option<f64>,
-    pub prompt_cached: Option<f64>,
-    /// The same prompt tokens by source, where the server says so (vLLM).
-    pub prompt_sources: Option<PromptSources>,
-    pub finished: Option<f64>,
-    /// Requests finished within the window (how much the rate above rests on).
-    pub finished_in_window: Option<f64>,
-    pub finished_by_reason: Vec<(String, f64)>,
-    pub running: Option<f64>,
-    pub waiting: Option<f64>,
-    pub kv_usage: Option<f64>,
-    pub prefix_hit_rate: Option<f64>,
+    /// How the prompt tokens were served, where the server says.
+    pub prompt_parts: PromptParts,
+    /// Finished requests: their rate, count, reasons and per-request means.
+    pub requests: Requests,
+    /// What is in flight now: running, waiting, the KV cache, the prefix cache.
+    pub in_flight: InFlight,
     pub spec_decode: Option<SpecDecode>,
     pub ttft: Quantiles,
     pub itl: Quantiles,
@@ -386,18 +378,6 @@ pub struct Figures {
     pub slo: Vec<Attainment>,
     /// KV cache in tokens, preemptions, rejections, aborts, waiting by reason, sleep state.
     pub capacity: Capacity,
-    /// Mean generated and prompt tokens per finished request over the window
-    /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
-    pub tokens_per_request: Option<f64>,
-    pub prompt_tokens_per_request: Option<f64>,
-    /// Running requests averaged over the window (for the per-request figures).
-    pub running_mean: Option<f64>,
-    /// Generation tokens/s per running request (generation rate ÷ mean running).
-    pub tokens_per_s_per_request: Option<f64>,
-    /// Mean end-to-end latency of the requests that finished in the window.
-    pub mean_latency: Option<f64>,
-    /// The finished-request rate Little's law implies: mean running ÷ mean latency.
-    pub steady_rate: Option<f64>,
     pub load: Load,
     /// What the servers counted since monitoring began.
     pub since_start: SinceStart,
@@ -413,6 +393,55 @@ pub struct Figures {
     /// are not, and are left out of the totals and of every group, for generated and
     /// prompt tokens alike.
     pub tokens_at_request_end: bool,
+}
+
+/// What a row's window figures cover (`None`: no window yet), and why it is shorter than
+/// the window asked, if it is ("since the first page", "since scrapes resumed").
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    pub span: Option<Span>,
+    pub shortened: Option<&'static str>,
+}
+
+/// How the prompt tokens were served.
+#[derive(Debug, Clone, Default)]
+pub struct PromptParts {
+    /// Prompt tokens computed (not served from a cache), as vLLM's log line counts them.
+    pub computed: Option<f64>,
+    pub cached: Option<f64>,
+    /// The same prompt tokens by source, where the server says so (vLLM).
+    pub sources: Option<PromptSources>,
+}
+
+/// Finished requests over the window.
+#[derive(Debug, Clone, Default)]
+pub struct Requests {
+    /// Requests finished per second.
+    pub finished: Option<f64>,
+    /// Requests finished within the window (how much the rate above rests on).
+    pub finished_in_window: Option<f64>,
+    pub finished_by_reason: Vec<(String, f64)>,
+    /// Mean generated and prompt tokens per finished request over the window
+    /// (`increase(x_sum) / increase(x_count)` of vLLM's per-request histograms).
+    pub tokens_per_request: Option<f64>,
+    pub prompt_tokens_per_request: Option<f64>,
+    /// Mean end-to-end latency of the requests that finished in the window.
+    pub mean_latency: Option<f64>,
+    /// The finished-request rate Little's law implies: mean running ÷ mean latency.
+    pub steady_rate: Option<f64>,
+}
+
+/// What is in flight: the servers' gauges, newest values.
+#[derive(Debug, Clone, Default)]
+pub struct InFlight {
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub prefix_hit_rate: Option<f64>,
+    /// Running requests averaged over the window (for the per-request figures).
+    pub running_mean: Option<f64>,
+    /// Generation tokens/s per running request (generation rate ÷ mean running).
+    pub tokens_per_s_per_request: Option<f64>,
 }
 
 /// The selector of a metric.

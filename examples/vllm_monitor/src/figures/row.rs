@@ -45,7 +45,7 @@ fn capacity(f: &Figures) -> Value {
         .collect();
     json!({
         "kv_used_tokens": c.kv_used_tokens, "kv_total_tokens": c.kv_total_tokens,
-        "kv_cache_usage": f.kv_usage, "preemptions_per_s": c.preemptions_per_s,
+        "kv_cache_usage": f.in_flight.kv_usage, "preemptions_per_s": c.preemptions_per_s,
         "admission_rejections_per_s": c.admission_rejections_per_s,
         "aborts_per_s": c.aborts_per_s, "waiting_by_reason": by_reason,
         "engine_sleep_state": c.sleep_state, "not_exposed": c.not_exposed,
@@ -63,27 +63,28 @@ pub fn figures(f: &Figures, verdict: &Verdict) -> Value {
 
 fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
     let by_reason: Map<String, Value> = f
+        .requests
         .finished_by_reason
         .iter()
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
-    let span_s = f.span.map(|s| s.seconds);
+    let span_s = f.window.span.map(|s| s.seconds);
     json!({
-        "window_shortened": f.shortened,
+        "window_shortened": f.window.shortened,
         "generation_tokens_per_s": rate(&f.generation, span_s),
         "prompt_tokens_per_s": {
             "window": f.prompt.window, "ewma": f.prompt.ewma, "promql_rate": f.prompt.promql,
-            "span_s": span_s, "computed": f.prompt_computed, "cached": f.prompt_cached,
-            "by_source": f.prompt_sources.map(|p| json!({
+            "span_s": span_s, "computed": f.prompt_parts.computed, "cached": f.prompt_parts.cached,
+            "by_source": f.prompt_parts.sources.map(|p| json!({
                 "local_compute": p.local_compute, "local_cache_hit": p.local_cache_hit,
                 "external_kv_transfer": p.external_kv_transfer,
             })),
         },
-        "requests_finished_per_s": { "total": f.finished, "by_reason": by_reason },
-        "running": f.running,
-        "waiting": f.waiting,
-        "kv_cache_usage": f.kv_usage,
-        "prefix_cache_hit_rate": f.prefix_hit_rate,
+        "requests_finished_per_s": { "total": f.requests.finished, "by_reason": by_reason },
+        "running": f.in_flight.running,
+        "waiting": f.in_flight.waiting,
+        "kv_cache_usage": f.in_flight.kv_usage,
+        "prefix_cache_hit_rate": f.in_flight.prefix_hit_rate,
         "spec_decode": f.spec_decode.map(|s| json!({
             "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
         })),
@@ -95,12 +96,12 @@ fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
             "decode": f.phases.decode, "inference": f.phases.inference,
         },
         "capacity": capacity(f),
-        "mean_generation_tokens_per_request": f.tokens_per_request,
-        "mean_prompt_tokens_per_request": f.prompt_tokens_per_request,
-        "running_mean": f.running_mean,
-        "generation_tokens_per_s_per_running_request": f.tokens_per_s_per_request,
-        "mean_e2e_latency_seconds": f.mean_latency,
-        "littles_law_requests_per_s": f.steady_rate,
+        "mean_generation_tokens_per_request": f.requests.tokens_per_request,
+        "mean_prompt_tokens_per_request": f.requests.prompt_tokens_per_request,
+        "running_mean": f.in_flight.running_mean,
+        "generation_tokens_per_s_per_running_request": f.in_flight.tokens_per_s_per_request,
+        "mean_e2e_latency_seconds": f.requests.mean_latency,
+        "littles_law_requests_per_s": f.requests.steady_rate,
         "load": verdict.load(f).as_str(),
         "generated_tokens_since_start": f.since_start.generated,
         "finished_requests_since_start": f.since_start.finished,

@@ -52,7 +52,10 @@ fn columns() -> Vec<String> {
     let template = Figures {
         spec_decode: Some(crate::figures::SpecDecode::default()),
         gpus: Some(crate::gpus::Gpus::default()),
-        prompt_sources: Some(crate::figures::PromptSources::default()),
+        prompt_parts: crate::figures::PromptParts {
+            sources: Some(crate::figures::PromptSources::default()),
+            ..Default::default()
+        },
         slo: slo.to_vec(),
         ..Figures::default()
     };

@@ -56,7 +56,7 @@ pub fn phases(f: &Figures) -> Vec<String> {
 /// in the local cache, transferred from another instance; empty when the server does not
 /// say where its prompt tokens came from.
 pub fn prompt_sources(f: &Figures) -> Vec<String> {
-    let Some(s) = f.prompt_sources else {
+    let Some(s) = f.prompt_parts.sources else {
         return Vec::new();
     };
     vec![
@@ -232,11 +232,14 @@ mod tests {
                 decode: Some(98765.4),
                 inference: Some(99999.9),
             },
-            prompt_sources: Some(PromptSources {
-                local_compute: Some(123_456_789.0),
-                local_cache_hit: Some(98_765_432.1),
-                external_kv_transfer: Some(12_345_678.9),
-            }),
+            prompt_parts: crate::figures::PromptParts {
+                sources: Some(PromptSources {
+                    local_compute: Some(123_456_789.0),
+                    local_cache_hit: Some(98_765_432.1),
+                    external_kv_transfer: Some(12_345_678.9),
+                }),
+                ..Default::default()
+            },
             capacity: Capacity {
                 kv_used_tokens: Some(1.234e9),
                 kv_total_tokens: Some(9.876e9),

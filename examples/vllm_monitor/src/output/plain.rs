@@ -39,7 +39,7 @@ const fn col(header: &'static str, width: usize, value: fn(&Figures, usize) -> S
 
 /// A window figure, marked `*` when its window is shorter than the one asked.
 fn windowed(f: &Figures, v: Option<f64>, decimals: usize, width: usize) -> String {
-    match (v, f.shortened) {
+    match (v, f.window.shortened) {
         (Some(_), Some(_)) => format!("{}*", num(v, decimals, width - 1)),
         _ => num(v, decimals, width),
     }
@@ -48,20 +48,22 @@ fn windowed(f: &Figures, v: Option<f64>, decimals: usize, width: usize) -> Strin
 const COMMON: &[Column] = &[
     col("gen/s", 8, |f, w| windowed(f, f.generation.window, 1, w)),
     col("prompt/s", 9, |f, w| windowed(f, f.prompt.window, 1, w)),
-    col("req/s", 6, |f, w| windowed(f, f.finished, 2, w)),
-    col("tok/req", 7, |f, w| num(f.tokens_per_request, 0, w)),
-    col("tok/s/rq", 8, |f, w| num(f.tokens_per_s_per_request, 2, w)),
-    col("run", 5, |f, w| num(f.running, 0, w)),
-    col("wait", 5, |f, w| num(f.waiting, 0, w)),
-    col("kv%", 5, |f, _| percent(f.kv_usage)),
+    col("req/s", 6, |f, w| windowed(f, f.requests.finished, 2, w)),
+    col("tok/req", 7, |f, w| num(f.requests.tokens_per_request, 0, w)),
+    col("tok/s/rq", 8, |f, w| {
+        num(f.in_flight.tokens_per_s_per_request, 2, w)
+    }),
+    col("run", 5, |f, w| num(f.in_flight.running, 0, w)),
+    col("wait", 5, |f, w| num(f.in_flight.waiting, 0, w)),
+    col("kv%", 5, |f, _| percent(f.in_flight.kv_usage)),
 ];
 const LATENCY: &[Column] = &[
     col("ttft95", 7, |f, _| ms(f.ttft.p95)),
     col("itl95", 6, |f, _| ms(f.itl.p95)),
-    col("e2e_s", 6, |f, w| num(f.mean_latency, 1, w)),
+    col("e2e_s", 6, |f, w| num(f.requests.mean_latency, 1, w)),
 ];
 const LOAD: &[Column] = &[
-    col("steady", 6, |f, w| num(f.steady_rate, 2, w)),
+    col("steady", 6, |f, w| num(f.requests.steady_rate, 2, w)),
     col("load", 13, |f, _| f.load.label().to_string()),
 ];
 
@@ -138,11 +140,11 @@ impl<W: Write> Plain<W> {
     fn row(&self, first: &str, f: &Figures, snapshot: Option<&Snapshot>) -> String {
         let mut line = format!("{first:>FIRST_WIDTH$}");
         // What the load column says instead when there is nothing new to judge.
-        let instead = snapshot.and_then(|s| match (s.figures.span, s.window.fresh_pages) {
+        let instead = snapshot.and_then(|s| match (s.figures.window.span, s.window.fresh_pages) {
             _ if !s.servers.is_empty() && s.servers.iter().all(|t| !t.status.is_ok()) => Some("no data"),
             (Some(_), 0) => Some("no new page"),
             // One page so far (or since an outage): no window to measure yet.
-            (None, _) if s.figures.shortened.is_some() => Some("one page"),
+            (None, _) if s.figures.window.shortened.is_some() => Some("one page"),
             _ => None,
         });
         for c in self.columns() {
@@ -174,7 +176,7 @@ impl<W: Write> Plain<W> {
             self.line(&header);
             self.since_header = Some(0);
         }
-        match (s.figures.shortened, s.figures.span) {
+        match (s.figures.window.shortened, s.figures.window.span) {
             (Some(reason), Some(span)) if !self.shortened_said => {
                 self.shortened_said = true;
                 self.line(&format!(
@@ -452,12 +454,20 @@ mod tests {
                 window: Some(9_876_543.2),
                 ..Rate::default()
             },
-            finished: Some(1234.56),
-            running: Some(12345.0),
-            waiting: Some(99999.0),
-            kv_usage: Some(1.0),
-            tokens_per_request: Some(123_456.0),
-            tokens_per_s_per_request: Some(8.12),
+            requests: crate::figures::Requests {
+                finished: Some(1234.56),
+                tokens_per_request: Some(123_456.0),
+                mean_latency: Some(81.25),
+                steady_rate: Some(2.46),
+                ..Default::default()
+            },
+            in_flight: crate::figures::InFlight {
+                running: Some(12345.0),
+                waiting: Some(99999.0),
+                kv_usage: Some(1.0),
+                tokens_per_s_per_request: Some(8.12),
+                ..Default::default()
+            },
             ttft: Quantiles {
                 p95: Some(12.345),
                 ..Quantiles::default()
@@ -466,8 +476,6 @@ mod tests {
                 p95: Some(9.87),
                 ..Quantiles::default()
             },
-            mean_latency: Some(81.25),
-            steady_rate: Some(2.46),
             load: Load::QueueGrowing,
             ..Figures::default()
         }

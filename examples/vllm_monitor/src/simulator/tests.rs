@@ -129,16 +129,16 @@ fn check_engine_figures(
     };
     let finished = (finished_counted(t) - finished_counted(t - PERIOD_S)) / PERIOD_S;
     match engine.finished.is_empty() {
-        true => assert_eq!(f.finished, None, "{}", what("no finished requests")),
-        false => close1(f.finished, finished, &what("finished requests/s")),
+        true => assert_eq!(f.requests.finished, None, "{}", what("no finished requests")),
+        false => close1(f.requests.finished, finished, &what("finished requests/s")),
     }
     let state = sim.state_at(t);
     for (metrics, got, want, figure) in [
-        (engine.running, f.running, state.running, "running"),
-        (engine.waiting, f.waiting, state.waiting, "waiting"),
+        (engine.running, f.in_flight.running, state.running, "running"),
+        (engine.waiting, f.in_flight.waiting, state.waiting, "waiting"),
         (
             engine.kv_usage,
-            f.kv_usage,
+            f.in_flight.kv_usage,
             0.3 * state.running / CONCURRENCY,
             "kv usage",
         ),
@@ -197,7 +197,7 @@ fn check_engine_figures(
         true => assert_eq!(c.kv_total_tokens, None, "{}", what("kv size")),
         false => {
             assert_eq!(c.kv_total_tokens, Some(model::KV_TOKENS), "{}", what("kv size"));
-            if let Some(usage) = f.kv_usage {
+            if let Some(usage) = f.in_flight.kv_usage {
                 close1(c.kv_used_tokens, usage * model::KV_TOKENS, &what("kv used"));
             }
         }
@@ -320,20 +320,28 @@ fn per_request_figures_match_the_simulated_run_once_the_window_is_full() {
     let mut checked = 0;
     for (t, s) in snapshots.iter().filter(|(t, _)| *t >= PERIOD_S) {
         let f = &s.figures;
-        close(f.tokens_per_request, TOKENS_PER_REQUEST, "tokens per request");
         close(
-            f.prompt_tokens_per_request,
+            f.requests.tokens_per_request,
+            TOKENS_PER_REQUEST,
+            "tokens per request",
+        );
+        close(
+            f.requests.prompt_tokens_per_request,
             PROMPT_TOKENS_PER_REQUEST,
             "prompt tokens per request",
         );
         close(
-            f.tokens_per_s_per_request,
+            f.in_flight.tokens_per_s_per_request,
             TOKENS_PER_S_PER_REQUEST,
             "tok/s per running request",
         );
-        close(f.mean_latency, LATENCY_S, "mean e2e latency");
-        close(f.steady_rate, CONCURRENCY / LATENCY_S, "Little's-law rate");
-        close(f.running_mean, CONCURRENCY, "mean running");
+        close(f.requests.mean_latency, LATENCY_S, "mean e2e latency");
+        close(
+            f.requests.steady_rate,
+            CONCURRENCY / LATENCY_S,
+            "Little's-law rate",
+        );
+        close(f.in_flight.running_mean, CONCURRENCY, "mean running");
         // The exact window rate is the simulated integral.
         let want = (sim.generated_until(*t) - sim.generated_until(t - PERIOD_S)) / PERIOD_S;
         close(f.generation.window, want, "generation tokens/s");
@@ -343,7 +351,7 @@ fn per_request_figures_match_the_simulated_run_once_the_window_is_full() {
         let remaining = 25_000.0 - f.since_start.finished.unwrap();
         close(
             p.eta_requests_s,
-            remaining / f.finished.unwrap(),
+            remaining / f.requests.finished.unwrap(),
             "ETA by requests",
         );
         close(
@@ -365,7 +373,7 @@ fn a_restarted_server_ramps_up_and_its_queue_drains() {
     assert_eq!(at(15.0).load, Load::Steady);
     // Once the window holds only the new process: tokens flow, no request finished.
     let f = at(31.0);
-    assert_eq!(f.finished, Some(0.0));
+    assert_eq!(f.requests.finished, Some(0.0));
     assert_eq!(f.load, Load::RampingUp);
     assert!(f.generation.window.unwrap() > 1000.0);
     // The backlog of 40 appears with the restart, then drains at 4/s: the queue grew

@@ -73,9 +73,9 @@ impl History {
         self.elapsed.push(s.elapsed);
         self.generation.push(s.figures.generation.window);
         self.ewma.push(s.figures.generation.ewma);
-        self.running.push(s.figures.running);
-        self.waiting.push(s.figures.waiting);
-        self.finished.push(s.figures.finished);
+        self.running.push(s.figures.in_flight.running);
+        self.waiting.push(s.figures.in_flight.waiting);
+        self.finished.push(s.figures.requests.finished);
         if let Some(screen) = s.screen_groups() {
             for (value, f) in screen.rows.iter().map(|(v, f)| (v.as_str(), f)) {
                 if let Some(values) = self.group(screen.label, Some(value), n) {
@@ -176,7 +176,10 @@ mod tests {
                 ewma: Some(rate),
                 promql: None,
             },
-            running: Some(1.0),
+            in_flight: crate::figures::InFlight {
+                running: Some(1.0),
+                ..Default::default()
+            },
             ..Figures::default()
         };
         Snapshot {
@@ -260,7 +263,7 @@ mod tests {
         let mut s = snapshot(2);
         for second in 0..20_000 {
             s.elapsed = f64::from(second);
-            s.figures.running = Some(f64::from(second % 2));
+            s.figures.in_flight.running = Some(f64::from(second % 2));
             h.push(&s);
         }
         let old = &h.elapsed[..h.thinned];

@@ -35,8 +35,12 @@ impl Progress {
     pub fn new(target: u64, f: &Figures) -> Self {
         let finished = f.since_start.finished.unwrap_or(0.0);
         let remaining = (target as f64 - finished).max(0.0);
-        let eta_requests_s = f.finished.filter(|r| *r > 0.0).map(|rate| remaining / rate);
-        let per_request = f.tokens_per_request.or(f.since_start.tokens_per_request);
+        let eta_requests_s = f
+            .requests
+            .finished
+            .filter(|r| *r > 0.0)
+            .map(|rate| remaining / rate);
+        let per_request = f.requests.tokens_per_request.or(f.since_start.tokens_per_request);
         let eta_tokens_s = match (per_request, f.generation.window) {
             (Some(per_request), Some(rate)) if rate > 0.0 => Some(remaining * per_request / rate),
             _ => None,

@@ -94,21 +94,21 @@ fn figure_texts(f: &Figures) -> Vec<String> {
         format!("{:.1} tok/s", f.generation.window.unwrap()),
         format!("EWMA 16s {}", num(f.generation.ewma, 1, 10)),
         num(f.generation.promql, 1, 10),
-        format!("{} tok/s", num(f.tokens_per_s_per_request, 2, 8)),
-        format!("finished  {} req/s", num(f.finished, 2, 8)),
-        format!("steady    {} req/s", num(f.steady_rate, 2, 8)),
+        format!("{} tok/s", num(f.in_flight.tokens_per_s_per_request, 2, 8)),
+        format!("finished  {} req/s", num(f.requests.finished, 2, 8)),
+        format!("steady    {} req/s", num(f.requests.steady_rate, 2, 8)),
         format!(
             "tok/req   {} gen · {} prompt",
-            num(f.tokens_per_request, 0, 5),
-            num(f.prompt_tokens_per_request, 0, 5)
+            num(f.requests.tokens_per_request, 0, 5),
+            num(f.requests.prompt_tokens_per_request, 0, 5)
         ),
-        format!("e2e mean  {} s", num(f.mean_latency, 1, 8)),
-        format!("run {}", num(f.running, 0, 6)),
-        format!("wait {}", num(f.waiting, 0, 6)),
-        format!(" {}%", percent(f.kv_usage)),
-        format!("prefix hit {}%", percent(f.prefix_hit_rate)),
+        format!("e2e mean  {} s", num(f.requests.mean_latency, 1, 8)),
+        format!("run {}", num(f.in_flight.running, 0, 6)),
+        format!("wait {}", num(f.in_flight.waiting, 0, 6)),
+        format!(" {}%", percent(f.in_flight.kv_usage)),
+        format!("prefix hit {}%", percent(f.in_flight.prefix_hit_rate)),
         format!("prompt    {} tok/s", num(f.prompt.window, 1, 9)),
-        format!("computed  {} tok/s", num(f.prompt_computed, 1, 9)),
+        format!("computed  {} tok/s", num(f.prompt_parts.computed, 1, 9)),
     ];
     let spec = f.spec_decode.expect("the simulator decodes speculatively");
     texts.push(format!("spec accept {}%", percent(spec.acceptance_rate)));
@@ -125,7 +125,7 @@ fn every_figure_is_whole_at_80x24_100x30_and_200x50() {
         let two = TwoServers::new(by, target);
         let f = &two.snapshot.figures;
         assert!(
-            f.finished.is_some_and(|r| r > 0.0) && f.finished_by_reason.len() >= 2,
+            f.requests.finished.is_some_and(|r| r > 0.0) && f.requests.finished_by_reason.len() >= 2,
             "a busy run"
         );
         for (width, height) in [(80, 24), (100, 30), (200, 50)] {
@@ -140,13 +140,15 @@ fn every_figure_is_whole_at_80x24_100x30_and_200x50() {
             }
             // The busiest finish reason at least, whole, and the others whole or counted.
             let (reason, rate) = f
+                .requests
                 .finished_by_reason
                 .iter()
                 .max_by(|a, b| a.1.total_cmp(&b.1))
                 .unwrap();
             assert!(whole(&format!("{reason} {rate:.2}")), "{screen}");
             assert!(
-                f.finished_by_reason
+                f.requests
+                    .finished_by_reason
                     .iter()
                     .filter(|(_, v)| *v > 0.0)
                     .all(|(r, v)| whole(&format!("{r} {v:.2}")) || whole(" +")),

@@ -157,7 +157,7 @@ fn headline_lines(f: &Figures, timing: &Timing, compact: bool) -> Vec<Line<'stat
             Line::from(format!(
                 "rate() {}  per req {} tok/s",
                 num(f.generation.promql, 1, 10),
-                num(f.tokens_per_s_per_request, 2, 8)
+                num(f.in_flight.tokens_per_s_per_request, 2, 8)
             )),
         ]
     } else {
@@ -171,7 +171,7 @@ fn headline_lines(f: &Figures, timing: &Timing, compact: bool) -> Vec<Line<'stat
             Line::from(format!(
                 "{:<w$}{} tok/s",
                 "per req",
-                num(f.tokens_per_s_per_request, 2, 8)
+                num(f.in_flight.tokens_per_s_per_request, 2, 8)
             )),
         ]
     };
@@ -203,14 +203,14 @@ pub(super) fn requests_panel(
     }
     // Most important first: a small terminal shows the top lines only.
     let lines = vec![
-        Line::from(format!("finished  {} req/s", num(f.finished, 2, 8))),
-        Line::from(format!("steady    {} req/s", num(f.steady_rate, 2, 8))),
+        Line::from(format!("finished  {} req/s", num(f.requests.finished, 2, 8))),
+        Line::from(format!("steady    {} req/s", num(f.requests.steady_rate, 2, 8))),
         Line::from(format!(
             "tok/req   {} gen · {} prompt",
-            num(f.tokens_per_request, 0, 5),
-            num(f.prompt_tokens_per_request, 0, 5)
+            num(f.requests.tokens_per_request, 0, 5),
+            num(f.requests.prompt_tokens_per_request, 0, 5)
         )),
-        Line::from(format!("e2e mean  {} s", num(f.mean_latency, 1, 8))),
+        Line::from(format!("e2e mean  {} s", num(f.requests.mean_latency, 1, 8))),
         Line::from(reasons_line(f, width)).dim(),
     ];
     let mut block = Block::bordered().title(Line::from(title));
@@ -223,7 +223,12 @@ pub(super) fn requests_panel(
 /// `by reason stop 0.90 · length 0.10` within `width`: the busiest reasons that fit whole,
 /// and how many others there are (`+2`), never a reason cut.
 fn reasons_line(f: &Figures, width: usize) -> String {
-    let mut reasons: Vec<&(String, f64)> = f.finished_by_reason.iter().filter(|(_, r)| *r > 0.0).collect();
+    let mut reasons: Vec<&(String, f64)> = f
+        .requests
+        .finished_by_reason
+        .iter()
+        .filter(|(_, r)| *r > 0.0)
+        .collect();
     reasons.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut line = String::from("by reason");
     for (shown, (reason, rate)) in reasons.iter().enumerate() {
@@ -259,12 +264,12 @@ pub(super) fn running_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures, h: &
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(
-                format!("run {}", num(f.running, 0, 6)),
+                format!("run {}", num(f.in_flight.running, 0, 6)),
                 Style::new().fg(Color::Cyan),
             ),
             Span::raw("  "),
             Span::styled(
-                format!("wait {}", num(f.waiting, 0, 6)),
+                format!("wait {}", num(f.in_flight.waiting, 0, 6)),
                 Style::new().fg(Color::Magenta),
             ),
         ])),
@@ -284,8 +289,14 @@ pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let [label, gauge, rest] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     frame.render_widget(Paragraph::new("KV cache"), label);
-    frame.render_widget(Paragraph::new(usage_bar(f.kv_usage, gauge.width)), gauge);
-    let mut lines = vec![Line::from(format!("prefix hit {}%", percent(f.prefix_hit_rate)))];
+    frame.render_widget(
+        Paragraph::new(usage_bar(f.in_flight.kv_usage, gauge.width)),
+        gauge,
+    );
+    let mut lines = vec![Line::from(format!(
+        "prefix hit {}%",
+        percent(f.in_flight.prefix_hit_rate)
+    ))];
     match f.spec_decode {
         Some(s) => lines.extend([
             Line::from(format!("spec accept {}%", percent(s.acceptance_rate))),
@@ -377,9 +388,9 @@ pub(super) fn prompt_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
             .find(|l| l.chars().count() <= inner)
             .unwrap_or(last)
     };
-    let computed = format!("computed  {} tok/s", num(f.prompt_computed, 1, 9));
-    let cached = format!("cached    {} tok/s", num(f.prompt_cached, 1, 9));
-    let lines = match f.prompt_sources {
+    let computed = format!("computed  {} tok/s", num(f.prompt_parts.computed, 1, 9));
+    let cached = format!("cached    {} tok/s", num(f.prompt_parts.cached, 1, 9));
+    let lines = match f.prompt_parts.sources {
         Some(s) => vec![
             format!("prompt    {} tok/s", num(f.prompt.window, 1, 9)),
             fitted(vec![format!("{computed} · cache misses"), computed]),
@@ -455,10 +466,10 @@ pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, screen: &ScreenGro
             Row::new(vec![
                 Cell::from(name),
                 Cell::from(num(f.generation.window, 1, 9)),
-                Cell::from(num(f.finished, 2, 7)),
-                Cell::from(num(f.running, 0, 6)),
-                Cell::from(num(f.waiting, 0, 6)),
-                Cell::from(format!("{}%", percent(f.kv_usage))),
+                Cell::from(num(f.requests.finished, 2, 7)),
+                Cell::from(num(f.in_flight.running, 0, 6)),
+                Cell::from(num(f.in_flight.waiting, 0, 6)),
+                Cell::from(format!("{}%", percent(f.in_flight.kv_usage))),
                 Cell::from(f.load.label()),
             ])
         }),

@@ -45,7 +45,7 @@ impl Coverage {
 
     fn of_snapshot(s: &Snapshot) -> Coverage {
         let f = &s.figures;
-        let span = match (f.shortened, f.span) {
+        let span = match (f.window.shortened, f.window.span) {
             (Some(reason), Some(span)) => Some(format!("over {:.1}s {reason}", span.seconds)),
             // A page but no window yet ("one page since scrapes resumed").
             (Some(reason), None) => Some(reason.to_string()),
@@ -73,7 +73,7 @@ impl Coverage {
         };
         Coverage {
             span,
-            shortened: f.shortened.is_some(),
+            shortened: f.window.shortened.is_some(),
             waiting,
             load,
         }
