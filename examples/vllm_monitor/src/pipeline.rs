@@ -528,6 +528,23 @@ mod tests {
         rows
     }
 
+    /// Settings of a plain run (no groups, no SLO): a window, an interval and a timeout,
+    /// in seconds, the EWMA's time constant the window.
+    fn plain_settings(window: i64, interval: i64, timeout: i64) -> Settings {
+        Settings {
+            window: TimeDelta::seconds(window),
+            interval: TimeDelta::seconds(interval),
+            timeout: TimeDelta::seconds(timeout),
+            ewma_tau: TimeDelta::seconds(window),
+            by: None,
+            max_groups: crate::top::DEFAULT_MAX_GROUPS,
+            target_requests: None,
+            gpu: GpuSettings::default(),
+            slo: Vec::new(),
+            max_series: usize::MAX,
+        }
+    }
+
     /// A proxy that delays `/metrics` by 3.5 s, scraped every second: pages come every
     /// 3.5 s, the intervals between say so (no new page), the slow scrape is announced once
     /// with its duration, and no stall is judged while the server generates.
@@ -535,18 +552,7 @@ mod tests {
     fn a_slow_scrape_is_slow_not_a_stall() {
         let sim = Simulation::new(None).with_wave(0.0);
         let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
-        let settings = Settings {
-            window: TimeDelta::seconds(10),
-            interval: TimeDelta::seconds(1),
-            timeout: TimeDelta::seconds(5),
-            ewma_tau: TimeDelta::seconds(10),
-            by: None,
-            max_groups: crate::top::DEFAULT_MAX_GROUPS,
-            target_requests: None,
-            gpu: GpuSettings::default(),
-            slo: Vec::new(),
-            max_series: usize::MAX,
-        };
+        let settings = plain_settings(10, 1, 5);
         let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(40)));
         let mut p = Pipeline::new(
             settings,
@@ -613,18 +619,7 @@ mod tests {
     fn a_read_longer_than_the_interval_still_has_window_figures() {
         let sim = Simulation::new(None).with_wave(0.0);
         let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
-        let settings = Settings {
-            window: TimeDelta::seconds(30),
-            interval: TimeDelta::seconds(15),
-            timeout: TimeDelta::seconds(10),
-            ewma_tau: TimeDelta::seconds(30),
-            by: None,
-            max_groups: crate::top::DEFAULT_MAX_GROUPS,
-            target_requests: None,
-            gpu: GpuSettings::default(),
-            slo: Vec::new(),
-            max_series: usize::MAX,
-        };
+        let settings = plain_settings(30, 15, 10);
         let schedule = Schedule::new(started, Duration::from_secs(15), Some(Duration::from_secs(600)));
         let mut p = Pipeline::new(
             settings,
