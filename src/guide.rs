@@ -5,7 +5,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! promrate = "0.3"
+//! promrate = "0.4"
 //! chrono = "0.4"   # its default features include the clock: `Utc::now()` for "scraped now"
 //! ```
 //!
@@ -18,10 +18,11 @@
 //! 3. [Rates through restarts](#rates-through-restarts)
 //! 4. [Windows and what they cover](#windows-and-what-they-cover)
 //! 5. [Per label, smoothed](#per-label-smoothed)
-//! 6. [Quantiles and means of histograms](#quantiles-and-means-of-histograms)
-//! 7. [PromQL's functions over your own points](#promqls-functions-over-your-own-points)
-//! 8. [Errors](#errors)
-//! 9. [Writing pages back](#writing-pages-back)
+//! 6. [Gauges, and totals since the start](#gauges-and-totals-since-the-start)
+//! 7. [Quantiles and means of histograms](#quantiles-and-means-of-histograms)
+//! 8. [PromQL's functions over your own points](#promqls-functions-over-your-own-points)
+//! 9. [Errors](#errors)
+//! 10. [Writing pages back](#writing-pages-back)
 //!
 //! # Parse a page
 //!
@@ -171,15 +172,18 @@
 //!
 //! A query's settings: `.window`, `.at` (evaluate in the past), `.by` (a figure per label
 //! value), `.scope` (`SeriesScope::NewestPage` by default: a stopped target stops counting
-//! at once; `UntilStale` counts as PromQL does), `.semantics` (Prometheus 3 or 2),
-//! `.anchored`, `.smoothed` and `.lookback` (Prometheus 3.7+'s modifiers).
+//! at once; `UntilStale` counts as PromQL does), `.promql(RangeFunctions::new(w)...)`
+//! (Prometheus 3 or 2 semantics, the lookback, and Prometheus 3.7+'s `anchored` and
+//! `smoothed` modifiers) and `.window_rule(WindowRule::new(w)...)` (the window estimators'
+//! slack and gap).
 //!
 //! # Per label, smoothed
 //!
 //! `.by([...])` gives one group per value of the labels, sorted by those values; each
 //! group's value is a number or the reason it has none
 //! ([`NoValue`](crate::NoValue): one point so far, not a counter, gone from the newest
-//! page, ...). The EWMA's time constant is the tracker's:
+//! page, ...). The EWMA's time constant is the tracker's (set it with
+//! [`Tracker::ewma_time_constant`](crate::Tracker::ewma_time_constant) before ingesting):
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
@@ -209,7 +213,8 @@
 //! The same road reads what is not a rate: [`Estimator::Last`](crate::Estimator::Last) (a
 //! gauge's newest value, summed per group), [`Estimator::Average`](crate::Estimator::Average)
 //! (its mean over the window) and [`Estimator::TotalIncrease`](crate::Estimator::TotalIncrease)
-//! (a counter's increase since the tracker's first page, through every restart):
+//! (a counter's increase since the tracker's first page, through every restart). A tracker
+//! made with no selectors (`Tracker::new([])`) keeps every series of its pages:
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};
