@@ -208,7 +208,7 @@
 //!
 //! ## Features
 //! - `regex` (default): `=~` and `!~` matchers. Without it they are a
-//!   [`SelectorErrorKind::RegexUnsupported`] error.
+//!   [`error::SelectorErrorKind::RegexUnsupported`] error.
 //! - `fuzzing`: internal, for the fuzz targets in `fuzz/`; not part of the API.
 //!
 //! ## Limits
@@ -217,7 +217,7 @@
 //! memory). Limits are opt-in on [`Parser`], named after Prometheus' scrape-config limits:
 //! [`Parser::sample_limit`], [`Parser::label_limit`], [`Parser::label_name_length_limit`],
 //! [`Parser::label_value_length_limit`], [`Parser::body_size_limit`] (and
-//! [`Parser::max_line_len`]); each refuses with its own [`ParseErrorKind`]. Values are read
+//! [`Parser::max_line_len`]); each refuses with its own [`error::ParseErrorKind`]. Values are read
 //! as Prometheus reads them: an out-of-range literal (`1e400`) and a signed NaN are refused,
 //! as Prometheus refuses them (prometheus_client would read ±Inf and NaN). Quoted metric and
 //! label names may not contain escape sequences (names are returned as borrowed `&str`).

@@ -183,7 +183,7 @@ pub struct Tracker {
 impl Tracker {
     /// A tracker for the samples matching any of `selectors` (everything if none), with
     /// default retention, staleness and parser. A query about other series is refused
-    /// ([`QueryError::NotTracked`](crate::QueryError::NotTracked)).
+    /// ([`QueryError::NotTracked`]).
     ///
     /// # Example
     /// ```
