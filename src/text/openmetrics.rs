@@ -407,7 +407,8 @@ impl<'page> Validator<'page> {
         }
     }
 
-    fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+    /// [`Validator::check`] of a sample.
+    pub(crate) fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let earlier = if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
             None
         } else {
