@@ -62,6 +62,9 @@ pub(crate) fn of_bytes(bytes: &[u8]) -> u64 {
 /// The hash of the concatenation of `parts`, equal to [`of_bytes`] of it: assembled on
 /// the stack when it is short (names and labels are), a byte at a time otherwise.
 pub(crate) fn of_parts(parts: &[&[u8]]) -> u64 {
+    if let [whole] | [whole, []] = parts {
+        return of_bytes(whole);
+    }
     let len: usize = parts.iter().map(|p| p.len()).sum();
     let mut buffer = [0u8; 128];
     if len <= buffer.len() {

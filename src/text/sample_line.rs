@@ -15,6 +15,7 @@ use super::sample::Sample;
 use super::swar::{first_below, has_byte, low_bytes, word_at};
 use super::value::{
     decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
+    timestamp_seconds_to_ms,
 };
 use crate::error::ParseErrorKind;
 
@@ -433,7 +434,7 @@ fn value_and_timestamp_in(
                 .iter()
                 .position(|&c| matches!(c, b' ' | b'\n'))
                 .unwrap_or(b.len() - start);
-        timestamp_ms = Some(seconds_to_ms(parse_timestamp_seconds(&text[start..end])?));
+        timestamp_ms = Some(timestamp_seconds_to_ms(&text[start..end])?);
         i = end;
     } else if b.get(i) == Some(&b' ') {
         let (ts, end) = integer_prefix(b, i + 1)?;
@@ -523,9 +524,9 @@ fn openmetrics_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'
             return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
         }
         let ts_text = &line[i..ts_end];
-        let seconds = parse_timestamp_seconds(ts_text)
+        let ms = timestamp_seconds_to_ms(ts_text)
             .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
-        sample.timestamp_ms = Some(seconds_to_ms(seconds));
+        sample.timestamp_ms = Some(ms);
         i = ts_end;
         if i == bytes.len() {
             return Ok(());
@@ -573,9 +574,9 @@ fn openmetrics2_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<
             if text.is_empty() {
                 return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
             }
-            let seconds = parse_timestamp_seconds(text)
+            let ms = timestamp_seconds_to_ms(text)
                 .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(text.to_string())))?;
-            sample.timestamp_ms = Some(seconds_to_ms(seconds));
+            sample.timestamp_ms = Some(ms);
         } else {
             return Err((i, ParseErrorKind::TrailingText("the timestamps")));
         }
