@@ -52,6 +52,8 @@ pub fn fast_paths_agree(
         assert_eq!(pairs(&fast), pairs(&general));
         assert_eq!(fast.value().to_bits(), general.value().to_bits());
         assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
+        assert_eq!(fast.identity, general.identity);
+        assert_eq!(fast.identity_starts_line, general.identity_starts_line);
     }
     let recent = RecentNames::remembering(recent_name, recent_labels);
     if let Some((fast, len)) = metadata::metadata_fast(text, recent.metric, usize::MAX) {

@@ -50,6 +50,7 @@ pub(crate) mod composite;
 pub(crate) mod entry;
 pub(crate) mod escape;
 pub(crate) mod exemplar;
+mod group_hash;
 pub(crate) mod help;
 pub(crate) mod label_set;
 pub(crate) mod labels;

@@ -15,11 +15,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::composite::CompositeKind;
 use super::entry::Entry;
+use super::group_hash;
 use super::labels::Labels;
 use super::metric_type::MetricType;
 use super::names::same_bytes;
 use super::sample::Sample;
-use super::swar::word_or_tail;
 use super::value::parse_float;
 use crate::error::{FamilyRule, ParseErrorKind};
 use crate::fingerprint;
@@ -104,35 +104,26 @@ impl Hasher for MixedHash {
     }
 }
 
-/// A hash of a label's name and value, eight bytes at a time (the validator hashes every
-/// label of every sample), mixed after both so that no two labels cancel in a set's XOR.
-fn hash_label(name: &[u8], value: &[u8]) -> u64 {
-    let mut h = (name.len() as u64) << 32 | value.len() as u64;
-    for part in [name, value] {
-        let mut i = 0;
-        while i < part.len() {
-            h = (h.rotate_left(5) ^ word_or_tail(part, i)).wrapping_mul(0x517c_c1b7_2722_0a95);
-            i += 8;
-        }
-        h = h.rotate_left(17) ^ 0xff;
-    }
-    let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    let h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-/// Order-independent identity of a label set without the label `skip`. A label without
-/// escapes is hashed as written, one with escapes unescaped: the two never name the same
+/// Order-independent identity of a label set without the label `skip`: the XOR of its
+/// labels' hashes. A plain set's labels are hashed where the page holds them; a label
+/// with escapes is hashed unescaped, by another function: the two never name the same
 /// label (an unescaped text holds no backslash, quote or newline).
 fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
     let plain = labels.is_plain();
+    let raw = labels.as_raw();
     let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
     kept.fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
-        let escaped = !plain && (value.raw().contains('\\') || name.contains('\\'));
-        let label = if escaped {
+        let label = if plain {
+            // `name="value`, as written: the name's offset, then both and `="`.
+            let start = (name.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
+            let text = raw
+                .as_bytes()
+                .get(start..start + name.len() + 2 + value.raw().len());
+            text.map_or_else(|| group_hash::of_label(name, value.raw()), group_hash::of_bytes)
+        } else if value.raw().contains('\\') || name.contains('\\') {
             fingerprint::of_label(name, value.unescaped_bytes())
         } else {
-            hash_label(name.as_bytes(), value.raw().as_bytes())
+            group_hash::of_label(name, value.raw())
         };
         acc ^ label
     })
@@ -262,8 +253,12 @@ impl HistogramCheck {
 impl<'page> Validator<'page> {
     /// A validator for OpenMetrics 1.0, or 2.0 when `version2`.
     pub(crate) fn new(version2: bool) -> Self {
+        // Room for a page's usual families and a family's usual groups: growing from
+        // empty cost more than the checks themselves.
         Validator {
             version2,
+            reserved: Hashes::with_capacity_and_hasher(256, Default::default()),
+            seen_groups: Hashes::with_capacity_and_hasher(64, Default::default()),
             ..Validator::default()
         }
     }
@@ -293,7 +288,7 @@ impl<'page> Validator<'page> {
         for suffix in listed.iter().chain(bare) {
             clash |= !self
                 .reserved
-                .insert(fingerprint::of_bytes(name.bytes().chain(suffix.bytes())));
+                .insert(group_hash::of_parts(&[name.as_bytes(), suffix.as_bytes()]));
         }
         if clash {
             return Err(family_error(name, FamilyRule::NameClash));
@@ -407,12 +402,14 @@ impl<'page> Validator<'page> {
         }
     }
 
-    fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
-        let earlier = if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
-            None
-        } else {
-            self.open_family(sample.name())
-        };
+    /// [`Validator::check`] of a sample.
+    pub(crate) fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+        // The common case returns the verdict as it is: moving it through `with_earlier`
+        // cost a stall per sample.
+        if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
+            return self.check_sample(sample);
+        }
+        let earlier = self.open_family(sample.name());
         let verdict = self.check_sample(sample);
         self.with_earlier(earlier, verdict)
     }

@@ -4,6 +4,7 @@ use super::entry::Entry;
 use super::lexer::Dialect;
 use super::limits::Limits;
 use super::openmetrics::{self, Validator};
+use super::sample::Sample;
 use super::{metadata, sample_line};
 use crate::error::{ParseError, ParseErrorKind};
 
@@ -466,6 +467,31 @@ impl<'page> Entries<'page> {
 }
 
 impl<'page> Entries<'page> {
+    /// A sample of the OpenMetrics fast path, through the rules across lines: checked where
+    /// it lies and moved into its entry once (an entry is large enough for every move to
+    /// be a `memcpy` call, which cost a third of a sample's time).
+    #[inline(always)]
+    fn validated_sample(
+        &mut self,
+        line_text: &'page str,
+        sample: Sample<'page>,
+    ) -> Option<Result<Entry<'page>, ParseError>> {
+        let verdict = match self.validator.as_mut() {
+            Some(validator) => validator.sample(&sample),
+            None => Ok(()),
+        };
+        match verdict {
+            Ok(()) => self.counted(Entry::Sample(sample)),
+            Err(openmetrics::Rejection::Line(offset, kind)) => {
+                Some(Err(self.error_at(line_text, offset, kind)))
+            }
+            Err(openmetrics::Rejection::Earlier(kind)) => {
+                self.pending = Some(Entry::Sample(sample));
+                Some(Err(ParseError::new(self.line, 1, kind)))
+            }
+        }
+    }
+
     /// The next entry or error, the one dispatch of every line: what the caller already
     /// knows (`known`), then the sample fast path, then the metadata fast path, then the
     /// general path; the limits and OpenMetrics' cross-line rules applied once, here.
@@ -527,10 +553,7 @@ impl<'page> Entries<'page> {
                 let limits = &self.config.limits;
                 if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits, true) {
                     self.next_line(len);
-                    return match self.validated(&rest[..len], Entry::Sample(sample)) {
-                        Some(Ok(entry)) => self.counted(entry),
-                        other => other,
-                    };
+                    return self.validated_sample(&rest[..len], sample);
                 }
             }
             let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());

@@ -15,6 +15,7 @@ use super::sample::Sample;
 use super::swar::{first_below, has_byte, low_bytes, word_at};
 use super::value::{
     decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
+    timestamp_seconds_to_ms,
 };
 use crate::error::ParseErrorKind;
 
@@ -176,7 +177,11 @@ pub(crate) fn sample_fast<'page>(
         metric_name_len(b)
     };
     if name_len == 0 {
-        return None;
+        return if openmetrics {
+            None
+        } else {
+            sample_fast_quoted(text, limits)
+        };
     }
     let mut i = name_len;
     let mut labels = Labels::empty();
@@ -247,23 +252,7 @@ fn fast_label_set<'page>(
         count += 1;
         i += label_len + 2;
         let value_start = i;
-        // The value: stop at the quote; a backslash or a raw newline leaves the fast path.
-        // One test finds all three and a few harmless bytes (below 0x23: blanks, `!`,
-        // controls), which are stepped over.
-        loop {
-            let chunk = word_at(b, i)?;
-            let stops = first_below(chunk, b'"' + 1) | has_byte(chunk, b'\\');
-            if stops == 0 {
-                i += 8;
-                continue;
-            }
-            i += (stops.trailing_zeros() / 8) as usize;
-            match b[i] {
-                b'"' => break,
-                b'\n' | b'\\' => return None,
-                _ => i += 1,
-            }
-        }
+        i = plain_quoted_end(b, value_start)?;
         if i - value_start > limits.label_value_length {
             return None;
         }
@@ -279,6 +268,121 @@ fn fast_label_set<'page>(
         return None;
     }
     Some((Labels::simple(&text[open + 1..i], count as u32, spans), i + 1))
+}
+
+/// The closing quote of a quoted string whose text starts at `i` (after its opening quote),
+/// if the string holds no backslash and no newline (escapes, and the line's end, are the
+/// general path's). One test finds all three and a few harmless bytes (below 0x23: blanks,
+/// `!`, controls), which are stepped over.
+#[inline(always)]
+fn plain_quoted_end(b: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        let chunk = word_at(b, i)?;
+        let stops = first_below(chunk, b'"' + 1) | has_byte(chunk, b'\\');
+        if stops == 0 {
+            i += 8;
+            continue;
+        }
+        i += (stops.trailing_zeros() / 8) as usize;
+        match b[i] {
+            b'"' => return Some(i),
+            b'\n' | b'\\' => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The text format's quoted-name shape of [`sample_fast`] (text 1.0.0, UTF-8 names):
+/// `{"name",label="v","label.x"="v",...} value[ timestamp]`, the name first, no escapes,
+/// no blanks in the braces. The sample is the general path's: the set's text from after
+/// the `{` (the name included), read by the lexer, not as a simple set.
+#[inline(never)]
+fn sample_fast_quoted<'page>(text: &'page str, limits: &Limits) -> Option<(Sample<'page>, usize)> {
+    let b = text.as_bytes();
+    if b.first() != Some(&b'{') || b.get(1) != Some(&b'"') {
+        return None;
+    }
+    let name_end = plain_quoted_end(b, 2)?;
+    if name_end == 2 {
+        return None;
+    }
+    let (close, count) = quoted_label_terms(text, name_end + 1, limits)?;
+    let (value, timestamp_ms, len) = value_and_timestamp_in(text, close + 1, limits, false)?;
+    let sample = Sample {
+        name: &text[2..name_end],
+        labels: Labels::new(&text[1..close], count, QUOTED_TEXT),
+        value,
+        timestamp_ms,
+        start_timestamp_ms: None,
+        composite: None,
+        exemplars: "",
+        identity: &text[..close + 1],
+        identity_starts_line: true,
+    };
+    Some((sample, len))
+}
+
+/// How [`sample_fast_quoted`]'s labels are read: the text format's lexer (the set has no
+/// escape, so the escape rule does not matter).
+const QUOTED_TEXT: Dialect = Dialect {
+    openmetrics: false,
+    version2: false,
+    strict_escapes: true,
+};
+
+/// The `,label="v"` terms after the quoted name of [`sample_fast_quoted`] (from `i`, just
+/// past the name's closing quote), label names bare or quoted: the index of the closing
+/// `}` and the label count, or `None` for anything the general path must judge.
+#[inline(always)]
+fn quoted_label_terms(text: &str, mut i: usize, limits: &Limits) -> Option<(usize, u32)> {
+    let b = text.as_bytes();
+    let mut count = 0usize;
+    let mut seen = SeenNames::default();
+    loop {
+        match b.get(i) {
+            Some(b'}') => break,
+            Some(b',') => i += 1,
+            _ => return None,
+        }
+        // A trailing comma is allowed in the text format.
+        if b.get(i) == Some(&b'}') {
+            break;
+        }
+        let (name_start, name_len, after_name) = if b.get(i) == Some(&b'"') {
+            let end = plain_quoted_end(b, i + 1)?;
+            (i + 1, end - i - 1, end + 1)
+        } else {
+            let len = label_name_len(&b[i..]);
+            (i, len, i + len)
+        };
+        if name_len == 0
+            || name_len > limits.label_name_length
+            || b.get(after_name) != Some(&b'=')
+            || b.get(after_name + 1) != Some(&b'"')
+            || count >= FILTERED_LABELS
+        {
+            return None;
+        }
+        // A name the filter may have seen is compared as the general path does; a
+        // duplicate is the general path's error to report.
+        let name = &b[name_start..name_start + name_len];
+        if seen.insert(b, name_start, name_len)
+            && Labels::new(&text[1..i], count as u32, QUOTED_TEXT).has_name(name)
+        {
+            return None;
+        }
+        count += 1;
+        let value_start = after_name + 2;
+        let value_end = plain_quoted_end(b, value_start)?;
+        if value_end - value_start > limits.label_value_length {
+            return None;
+        }
+        i = value_end + 1;
+    }
+    if count > limits.labels {
+        return None;
+    }
+    Some((i, count as u32))
 }
 
 /// The value and timestamp of a sample line whose name and labels end at `i`, where a space
@@ -330,7 +434,7 @@ fn value_and_timestamp_in(
                 .iter()
                 .position(|&c| matches!(c, b' ' | b'\n'))
                 .unwrap_or(b.len() - start);
-        timestamp_ms = Some(seconds_to_ms(parse_timestamp_seconds(&text[start..end])?));
+        timestamp_ms = Some(timestamp_seconds_to_ms(&text[start..end])?);
         i = end;
     } else if b.get(i) == Some(&b' ') {
         let (ts, end) = integer_prefix(b, i + 1)?;
@@ -420,9 +524,9 @@ fn openmetrics_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'
             return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
         }
         let ts_text = &line[i..ts_end];
-        let seconds = parse_timestamp_seconds(ts_text)
+        let ms = timestamp_seconds_to_ms(ts_text)
             .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
-        sample.timestamp_ms = Some(seconds_to_ms(seconds));
+        sample.timestamp_ms = Some(ms);
         i = ts_end;
         if i == bytes.len() {
             return Ok(());
@@ -470,9 +574,9 @@ fn openmetrics2_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<
             if text.is_empty() {
                 return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
             }
-            let seconds = parse_timestamp_seconds(text)
+            let ms = timestamp_seconds_to_ms(text)
                 .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(text.to_string())))?;
-            sample.timestamp_ms = Some(seconds_to_ms(seconds));
+            sample.timestamp_ms = Some(ms);
         } else {
             return Err((i, ParseErrorKind::TrailingText("the timestamps")));
         }

@@ -147,6 +147,32 @@ pub(crate) fn parse_timestamp_seconds(token: &str) -> Option<f64> {
     token.parse::<f64>().ok().filter(|s| s.is_finite())
 }
 
+/// An OpenMetrics timestamp in seconds as whole milliseconds: [`parse_timestamp_seconds`]
+/// then [`seconds_to_ms`], the common shape (up to ten digits, then a point and up to three
+/// more, as clients write times) read as integers. Below 2^33 seconds the nearest double
+/// to such a decimal, times 1000, is within 0.001 of the whole number of milliseconds, so
+/// the float path rounds to the same integer.
+pub(crate) fn timestamp_seconds_to_ms(token: &str) -> Option<i64> {
+    decimal_ms(token.as_bytes()).or_else(|| parse_timestamp_seconds(token).map(seconds_to_ms))
+}
+
+/// `digits[.digits]` seconds (at most ten and three digits, below 2^33) in milliseconds.
+fn decimal_ms(b: &[u8]) -> Option<i64> {
+    let point = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
+    let (whole, fraction) = (&b[..point], b.get(point + 1..).unwrap_or(&[]));
+    if whole.is_empty() || whole.len() > 10 || fraction.len() > 3 {
+        return None;
+    }
+    let digits = |text: &[u8]| {
+        text.iter().try_fold(0i64, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let seconds = digits(whole).filter(|&s| s < 1 << 33)?;
+    let millis = digits(fraction)? * [1000, 100, 10, 1][fraction.len()];
+    Some(seconds * 1000 + millis)
+}
+
 /// Converts float seconds to whole milliseconds, rounding to nearest and saturating.
 pub(crate) fn seconds_to_ms(seconds: f64) -> i64 {
     // `as` saturates at the i64 range, which is the documented behaviour for huge values.
@@ -217,6 +243,41 @@ mod tests {
         for bad in ["", "-", ".", "e5", "1e", "1e+", "1.2.3", "1e5e5", "--1", "1x"] {
             assert_eq!(parse_float(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn decimal_seconds_read_as_the_float_path_reads_them() {
+        let mut texts: Vec<String> = Vec::new();
+        let mut n: u64 = 0x2545_f491_4f6c_dd1d;
+        for whole in [
+            0u64,
+            1,
+            9,
+            1_395_066_363,
+            1_700_000_000,
+            8_589_934_591,
+            8_589_934_592,
+            9_999_999_999,
+        ] {
+            for fraction in ["", ".", ".0", ".5", ".05", ".123", ".999", ".001", ".1234", ".x"] {
+                texts.push(format!("{whole}{fraction}"));
+            }
+        }
+        for _ in 0..20_000 {
+            n ^= n << 13;
+            n ^= n >> 7;
+            n ^= n << 17;
+            texts.push(format!("{}.{:03}", n % (1 << 34), n % 1000));
+        }
+        for text in texts {
+            let float = parse_timestamp_seconds(&text).map(seconds_to_ms);
+            assert_eq!(timestamp_seconds_to_ms(&text), float, "{text}");
+            if let Some(ms) = decimal_ms(text.as_bytes()) {
+                assert_eq!(Some(ms), float, "{text}");
+            }
+        }
+        assert_eq!(decimal_ms(b"1395066363.123"), Some(1_395_066_363_123));
+        assert_eq!(decimal_ms(b"8589934592.0"), None);
     }
 
     #[test]

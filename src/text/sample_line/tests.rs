@@ -178,8 +178,92 @@ fn fast_path_takes_the_common_shapes() {
     }
 }
 
+#[test]
+fn fast_path_quoted_names() {
+    fn read(text: &str) -> Option<(Sample<'_>, usize)> {
+        sample_fast(text, &mut RecentNames::default(), &LIMITS, false)
+    }
+    let (s, len) = read("{\"my.metric\",\"label.x\"=\"v\",b=\"w\",} 3 17\nnext").unwrap();
+    assert_eq!(
+        (s.name(), s.value(), s.timestamp_ms(), len),
+        ("my.metric", 3.0, Some(17), 39)
+    );
+    let pairs: Vec<_> = s.labels().iter().map(|(n, v)| (n, v.raw())).collect();
+    assert_eq!(pairs, [("label.x", "v"), ("b", "w")]);
+    assert_eq!(s.identity, "{\"my.metric\",\"label.x\"=\"v\",b=\"w\",}");
+    assert_eq!(
+        read("{\"a.b\"} 1\n# a comment").map(|(s, _)| (s.name(), s.labels().len())),
+        Some(("a.b", 0))
+    );
+    for other in [
+        "{\"a\\\"b\"} 1",
+        "{\"a\",\"b\\nc\"=\"d\"} 1",
+        "{\"a\",b=\"c\\\\\"} 1",
+        "{\"\"} 1",
+        "{\"a\", b=\"c\"} 1",
+        "{\"a\",b=\"c\",\"b\"=\"d\"} 1",
+        "{\"a\",\"\"=\"d\"} 1",
+        "{\"a\",\"b\"} 1",
+        "{b=\"c\",\"a\"} 1",
+        "{\"a\nb\"} 1",
+    ] {
+        // Followed by more text, so that only the shape can refuse it.
+        assert!(read(&format!("{other}\n# more text")).is_none(), "{other:?}");
+    }
+    // OpenMetrics reads quoted names on the general path.
+    assert!(sample_fast("{\"a.b\"} 1", &mut RecentNames::default(), &LIMITS, true).is_none());
+}
+
+/// The fast path's sample is the general path's, field by field (the fields a caller reads).
+fn same_sample(
+    text: &str,
+    fast: &Sample<'_>,
+    general: &Sample<'_>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    proptest::prop_assert_eq!(fast.name(), general.name(), "{:?}", text);
+    proptest::prop_assert_eq!(fast.labels().as_raw(), general.labels().as_raw());
+    proptest::prop_assert_eq!(fast.labels().len(), general.labels().len());
+    proptest::prop_assert_eq!(fast.value().to_bits(), general.value().to_bits());
+    proptest::prop_assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
+    proptest::prop_assert_eq!(fast.identity, general.identity);
+    proptest::prop_assert_eq!(fast.identity_starts_line, general.identity_starts_line);
+    let pairs = |s: &Sample<'_>| -> Vec<(String, String)> {
+        s.labels()
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+            .collect()
+    };
+    proptest::prop_assert_eq!(pairs(fast), pairs(general));
+    Ok(())
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+    /// Text 1.0.0's quoted names: whatever the fast path accepts, the general path parses
+    /// to the same sample, in strict and lenient escaping alike.
+    #[test]
+    fn quoted_fast_path_agrees_with_general_path(
+        text in "\\{\"[a-z.:_ \\\\\"\n]{0,5}\"(,(\"[a-z._\\\\\"\n ]{0,4}\"|[a-z_]{1,3})=\"[a-z0-9 ,{}=\\\\\"\t\n]{0,8}\"){0,4},?\\} ?[-+0-9.eE]{0,8}( [-0-9]{0,4})?[ \t\r]?\n?[a-z]{0,3}",
+        max_labels in 0usize..5,
+        name_limit in 1usize..6,
+        value_limit in 0usize..10,
+        strict in proptest::bool::ANY,
+    ) {
+        let limits = Limits {
+            labels: max_labels,
+            label_name_length: name_limit,
+            label_value_length: value_limit,
+            line_length: 64,
+            ..Limits::NONE
+        };
+        if let Some((fast, len)) = sample_fast(&text, &mut RecentNames::default(), &limits, false) {
+            let dialect = Dialect { strict_escapes: strict, ..TEXT };
+            let general = sample(&text[..len], dialect, &limits);
+            proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
+            same_sample(&text, &fast, &general.unwrap())?;
+        }
+    }
 
     /// Whatever the fast path accepts, the general path parses to the same sample.
     #[test]
@@ -208,16 +292,7 @@ proptest::proptest! {
             let dialect = if openmetrics { OM } else { TEXT };
             let general = sample(&text[..len], dialect, &limits);
             proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
-            let general = general.unwrap();
-            proptest::prop_assert_eq!(fast.name(), general.name());
-            proptest::prop_assert_eq!(fast.labels().as_raw(), general.labels().as_raw());
-            proptest::prop_assert_eq!(fast.labels().len(), general.labels().len());
-            proptest::prop_assert_eq!(fast.value().to_bits(), general.value().to_bits());
-            proptest::prop_assert_eq!(fast.timestamp_ms(), general.timestamp_ms());
-            let pairs = |s: &Sample<'_>| -> Vec<(String, String)> {
-                s.labels().iter().map(|(n, v)| (n.to_string(), v.raw().to_string())).collect()
-            };
-            proptest::prop_assert_eq!(pairs(&fast), pairs(&general));
+            same_sample(&text, &fast, &general.unwrap())?;
         }
     }
 }
