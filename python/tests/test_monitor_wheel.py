@@ -52,7 +52,7 @@ def installed(wheel, tmp_path_factory):
 
 def test_the_wheel_is_named_for_the_crate_and_any_python(wheel):
     # One wheel for every Python 3: the binary does not link Python.
-    assert re.fullmatch(rf"vllm_monitor-{re.escape(crate_version())}-py3-none-\w+\.whl", wheel.name), wheel.name
+    assert re.fullmatch(rf"vllm_monitor-{re.escape(crate_version())}-py3-none-[\w.]+\.whl", wheel.name), wheel.name
 
 
 def test_version_from_the_venvs_bin(installed):
