@@ -199,7 +199,7 @@ impl RangeFunctions {
     }
 
     /// This range for points known to be in strictly increasing time order (a
-    /// [`CounterSeries`](crate::series::CounterSeries)' or gauge's, which refuse a point not
+    /// counter's or gauge's, which refuse a point not
     /// after the last): no function checks the order again.
     /// Its window.
     pub(crate) fn window(&self) -> TimeDelta {

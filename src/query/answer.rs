@@ -139,7 +139,8 @@ pub struct GroupAnswer {
 }
 
 impl GroupAnswer {
-    /// A group of a fold of one's own (`crate::fold`): always a value, no coverage.
+    /// A group of a fold of one's own (the crate's `fold` module, a layer above): always a
+    /// value, no coverage.
     pub(crate) fn folded(
         labels: GroupLabels,
         value: f64,

@@ -100,7 +100,7 @@ pub const DEFAULT_STALE_AFTER: u32 = 5;
 /// matches the selectors, then ask for figures with a [`Query`](crate::Query)
 /// ([`Tracker::evaluate`]: rates, increases, EWMAs, totals, last values, means, a
 /// histogram's quantiles, means and buckets), or, for the rare figure no estimator
-/// computes, fold one of your own over the series ([`crate::fold`]).
+/// computes, fold one of your own over the series (the `fold` module).
 ///
 /// Counters are told apart from gauges by the page's `# TYPE` lines (names ending in
 /// `_total` count as counters when untyped); `<family>_created` samples feed the created
@@ -310,7 +310,7 @@ impl Tracker {
 
     /// Whether `series` was on the newest page: the rule of
     /// [`SeriesScope::NewestPage`](crate::SeriesScope::NewestPage), for folds of one's own
-    /// ([`crate::fold`]) that count series as the queries do.
+    /// (the `fold` module) that count series as the queries do.
     ///
     /// # Example
     /// ```

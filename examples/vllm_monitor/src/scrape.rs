@@ -336,7 +336,7 @@ impl Reading<'_> {
     }
 }
 
-/// What reading one page into its URL's target gave, for [`crate::pipeline::Pipeline::read`]: made where
+/// What reading one page into its URL's target gave, for the pipeline's `read`: made where
 /// the page was read (a live run's worker, or the pipeline itself on replay).
 pub struct PageRead {
     pub(crate) url: usize,
