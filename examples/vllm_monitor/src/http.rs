@@ -285,18 +285,7 @@ impl Client {
     /// a Content-Length over the limit), fit to print.
     pub fn open(&self, endpoint: &Endpoint) -> Result<Answer, String> {
         let started = Instant::now();
-        let mut request = self
-            .agent
-            .get(&endpoint.request)
-            .header("Accept", ACCEPT)
-            .header("Accept-Encoding", "gzip");
-        for h in self.headers.iter() {
-            request = request.header(&h.name, &h.value);
-        }
-        if let Some(basic) = &endpoint.basic {
-            request = request.header("Authorization", basic);
-        }
-        let mut response = request.call().map_err(|e| self.reason(&e))?;
+        let mut response = self.call(endpoint, ACCEPT)?;
         let status = response.status();
         let header = |name: &str| {
             response
@@ -323,15 +312,7 @@ impl Client {
         let format = content_type
             .as_deref()
             .map_or(Format::PrometheusText, Format::from_content_type);
-        let length = response.body().content_length();
-        // As sent: a gzip body's decompressed size is known only as it is read.
-        if let Some(length) = length.filter(|&n| n > self.max_page_bytes && encoding.is_none()) {
-            return Err(BodyError::Announced {
-                length,
-                limit: self.max_page_bytes,
-            }
-            .to_string());
-        }
+        let length = self.announced(response.body().content_length(), encoding.as_deref())?;
         Ok(Answer {
             format,
             content_type,
@@ -342,6 +323,36 @@ impl Client {
             limit: self.max_page_bytes,
             body: response.into_body().into_with_config().limit(u64::MAX).reader(),
         })
+    }
+
+    /// Sends a GET of `endpoint` asking for `accept` (and gzip), with the credentials and
+    /// headers of every request, and waits for the answer's headers.
+    fn call(&self, endpoint: &Endpoint, accept: &str) -> Result<ureq::http::Response<ureq::Body>, String> {
+        let mut request = self
+            .agent
+            .get(&endpoint.request)
+            .header("Accept", accept)
+            .header("Accept-Encoding", "gzip");
+        for h in self.headers.iter() {
+            request = request.header(&h.name, &h.value);
+        }
+        if let Some(basic) = &endpoint.basic {
+            request = request.header("Authorization", basic);
+        }
+        request.call().map_err(|e| self.reason(&e))
+    }
+
+    /// The Content-Length, refused when it is over the limit. As sent: a gzip body's
+    /// decompressed size is known only as it is read.
+    fn announced(&self, length: Option<u64>, encoding: Option<&str>) -> Result<Option<u64>, String> {
+        match length.filter(|&n| n > self.max_page_bytes && encoding.is_none()) {
+            Some(length) => Err(BodyError::Announced {
+                length,
+                limit: self.max_page_bytes,
+            }
+            .to_string()),
+            None => Ok(length),
+        }
     }
 
     /// Why a request failed, in the words an operator looks for.
@@ -557,32 +568,14 @@ impl Client {
     /// asks for the exposition formats and which reads a 200 answer only.
     pub fn get_json(&self, endpoint: &Endpoint, stop: &AtomicBool) -> Result<JsonAnswer, String> {
         let started = Instant::now();
-        let mut request = self
-            .agent
-            .get(&endpoint.request)
-            .header("Accept", "application/json")
-            .header("Accept-Encoding", "gzip");
-        for h in self.headers.iter() {
-            request = request.header(&h.name, &h.value);
-        }
-        if let Some(basic) = &endpoint.basic {
-            request = request.header("Authorization", basic);
-        }
-        let response = request.call().map_err(|e| self.reason(&e))?;
+        let response = self.call(endpoint, "application/json")?;
         let status = response.status().as_u16();
         let encoding = response
             .headers()
             .get("content-encoding")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let length = response.body().content_length();
-        if let Some(length) = length.filter(|&n| n > self.max_page_bytes && encoding.is_none()) {
-            return Err(BodyError::Announced {
-                length,
-                limit: self.max_page_bytes,
-            }
-            .to_string());
-        }
+        let length = self.announced(response.body().content_length(), encoding.as_deref())?;
         let stream = Stream {
             before: started.elapsed(),
             timeout: self.timeout,
