@@ -1,7 +1,7 @@
 //! The tracker at fleet scale: pages of 10,000, 100,000 and 1,000,000 series of one counter
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
 //! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
-//! (the next scrape), whole, read in 64 KiB chunks (`Tracker::ingest_chunks`) and with
+//! (the next scrape, the retention full: window + 2 intervals, as the monitor keeps), whole, read in 64 KiB chunks (`Tracker::ingest_chunks`) and with
 //! `max_series`, and one aggregation
 //! (the window rate by instance). The `/federate` page of 1,000 simulated vLLM servers
 //! and every figure of `vllm_monitor --federate` are the monitor's bench
@@ -132,13 +132,18 @@ fn scale(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
+        // Steady means the retention is full: the points a window reads and the slack the
+        // monitor keeps (window + 2 intervals), then as many scrapes again.
         let mut tracker = Tracker::new([]);
-        for (n, page) in pages.iter().take(3).enumerate() {
-            tracker.ingest(page, at(n as i64)).expect("ingested");
+        tracker.retention(window + TimeDelta::seconds(30));
+        let warm = 2 * (window.num_seconds() / 15 + 3);
+        for n in 0..warm {
+            let page = &pages[(n as usize).min(3)];
+            tracker.ingest(page, at(n)).expect("ingested");
         }
         // The next scrape: the same series in the same order (values as on the last page).
         let mut steady = tracker.clone();
-        let mut scrape = 3;
+        let mut scrape = warm;
         group.bench_function("steady ingest", |b| {
             b.iter(|| {
                 scrape += 1;
@@ -166,7 +171,7 @@ fn scale(c: &mut Criterion) {
             })
         });
         let requests = Selector::parse("requests_total").unwrap();
-        let now = at(2);
+        let now = at(warm - 1);
         let by_instance = Query::new(&requests, Estimator::WindowRate)
             .window(window)
             .at(now)

@@ -19,7 +19,10 @@ use crate::promql::Point;
 ///
 /// Sizes are kept small (a tracker holds millions of these): the column is a boxed slice
 /// and a `u32` length (a `Vec` would add 8 bytes of capacity), the cap is a `u32`: 32
-/// bytes. It grows as a `Vec` would (4 points, then doubling), so memory is the same.
+/// bytes. The column grows by an eighth (at least one point), not by doubling: a series
+/// settles at the points its retention holds plus one, where doubling left up to half the
+/// column empty for good (a window of 5 points took 8). Compaction stays amortised: a
+/// full column that frees less than an eighth of itself grows instead.
 #[derive(Debug, Clone)]
 pub(super) struct Points {
     /// `column[..len]` are the stored points (the oldest may have expired); the rest is
@@ -34,8 +37,15 @@ pub(super) struct Points {
 /// before it compacts, and its indexes are `u32`).
 pub(super) const MAX_POINTS_CAP: usize = (u32::MAX / 2) as usize;
 
-/// The room a column's first point makes (as `Vec` makes for 16-byte items).
-const FIRST_ROOM: usize = 4;
+/// The room a column's first point makes: most series in a tracker are scraped again, and
+/// a rate needs two points.
+const FIRST_ROOM: usize = 2;
+
+/// The room added to (or kept free in) a full column of `len` points: an eighth, at least
+/// one, so that compacting costs at most eight point moves per push.
+fn growth(len: usize) -> usize {
+    (len / 8).max(1)
+}
 
 impl Points {
     pub(super) fn new(retention_ms: i64, max_len: usize) -> Self {
@@ -87,12 +97,12 @@ impl Points {
                 self.column.copy_within(start..len, 0);
                 len -= start;
             }
-            // Keep room for as many pushes as there are points, so compaction stays
-            // amortised O(1); in steady state the room is already there.
+            // Keep an eighth free, so compaction stays amortised O(1); in steady state
+            // the expired points make the room.
             let room = self.column.len();
-            if room == 0 || len * 2 > room {
-                let mut grown =
-                    vec![Point::from_millis(0, 0.0); (room * 2).max(FIRST_ROOM)].into_boxed_slice();
+            if room == 0 || room - len < growth(len) {
+                let grown_room = (len + growth(len)).max(FIRST_ROOM);
+                let mut grown = vec![Point::from_millis(0, 0.0); grown_room].into_boxed_slice();
                 grown[..len].copy_from_slice(&self.column[..len]);
                 self.column = grown;
             }

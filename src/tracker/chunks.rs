@@ -19,7 +19,7 @@ use crate::text::{Format, Parser};
 /// its bytes in chunks of any size (a line, or a UTF-8 character, may be cut anywhere),
 /// then [`IngestChunks::finish`]. The result is [`Tracker::ingest`]'s for the whole page:
 /// the same report, series, points and refusals. Memory: the longest line cut between two
-/// chunks, plus 32 bytes per sample held back where a limit may refuse the page
+/// chunks, plus 16 bytes per sample held back where a limit may refuse the page
 /// ([`Tracker::max_series`], a limit of the [`Tracker::parser`]), never the page. A
 /// strict OpenMetrics parser is the exception: its rules span the page, so the page is
 /// gathered and read whole.

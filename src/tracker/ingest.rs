@@ -17,25 +17,66 @@ use crate::text::parser::{KnownLines, Visitor};
 use crate::text::{Entry, MetricType, Parser, Sample};
 
 mod composite;
+mod pushes;
 
-/// A sample recorded while the page is held back (see `Tracker::holding`): 32 bytes.
+pub(super) use pushes::Pending;
+
+/// A sample recorded while the page is held back (see `Tracker::holding`): 16 bytes. Its
+/// time is the run's it falls in (`Tracker::held_times`): samples of one page share a few
+/// times (the page's, or each target's on a `/federate` page).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Held {
-    target: HeldTarget,
-    at_ms: i64,
     value: f64,
+    target: HeldTarget,
     /// Where its text starts in the page (a refusal names its line).
     offset: u32,
 }
 
-/// Where a held-back sample goes (not selected ones are not held).
-#[derive(Debug, Clone, Copy)]
-enum HeldTarget {
-    Series(u32),
-    /// An entry of the tracker's start times.
-    Start(u32),
-    /// An index into `Tracker::held_created`.
-    Created(u32),
+/// Where a held-back sample goes (not selected ones are not held), in 4 bytes: the kind
+/// in the top two bits, an index below: a series' slot, an entry of the tracker's start
+/// times, an index into `Tracker::held_created`, or (past 2^30) into `Tracker::held_wide`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct HeldTarget(u32);
+
+impl HeldTarget {
+    const INDEX: u32 = (1 << 30) - 1;
+    const START: u32 = 1 << 30;
+    const CREATED: u32 = 2 << 30;
+    const WIDE: u32 = 3 << 30;
+
+    /// `target` as held (`created`: its index in `Tracker::held_created`), if its index
+    /// fits.
+    fn new(target: Target, created: usize) -> Option<Self> {
+        let (kind, index) = match target {
+            Target::Series(slot) => (0, slot),
+            Target::Start(i) => (Self::START, i),
+            Target::Created(_) => (Self::CREATED, created),
+            Target::Ignored | Target::Composite(_) => return None,
+        };
+        let index = u32::try_from(index).ok().filter(|i| *i <= Self::INDEX)?;
+        Some(HeldTarget(kind | index))
+    }
+
+    fn wide(i: usize) -> Self {
+        HeldTarget(Self::WIDE | u32::try_from(i).unwrap_or(Self::INDEX).min(Self::INDEX))
+    }
+
+    /// The series' slot, for a series held by its slot.
+    fn slot(self) -> Option<usize> {
+        (self.0 & !Self::INDEX == 0).then_some(self.0 as usize)
+    }
+
+    fn target(self, held_created: &[[Option<usize>; 3]], held_wide: &[Target]) -> Target {
+        let index = (self.0 & Self::INDEX) as usize;
+        match self.0 & !Self::INDEX {
+            0 => Target::Series(index),
+            Self::START => Target::Start(index),
+            Self::CREATED => held_created
+                .get(index)
+                .map_or(Target::Ignored, |slots| Target::Created(*slots)),
+            _ => held_wide.get(index).copied().unwrap_or(Target::Ignored),
+        }
+    }
 }
 
 /// Where `part` (a slice of `page`) starts in it.
@@ -93,6 +134,8 @@ impl Tracker {
         self.check_after_last(at)?;
         self.holding = holding;
         self.held.clear();
+        self.held_times.clear();
+        self.held_wide.clear();
         self.held_created.clear();
         self.pending_created.clear();
         let before = (self.scrapes, self.last_at_ms);
@@ -143,6 +186,7 @@ impl Tracker {
                 last_name: "",
             };
             parser.parse(batch).visit(&mut ingest);
+            ingest.tracker.push_pending(&mut ingest.read.report);
             let family = ingest.family.map(|(name, kind)| (range_in(batch, name), kind));
             (range_in(batch, ingest.anchor_key), family)
         };
@@ -235,15 +279,23 @@ impl Tracker {
         if std::mem::take(&mut self.holding) {
             let refused_before = report.first_refused.is_some();
             let mut held = std::mem::take(&mut self.held);
-            for h in held.drain(..) {
-                let target = match h.target {
-                    HeldTarget::Series(slot) => Target::Series(slot as usize),
-                    HeldTarget::Start(i) => Target::Start(i as usize),
-                    HeldTarget::Created(i) => Target::Created(self.held_created[i as usize]),
-                };
-                self.apply_now(target, h.at_ms, h.value, h.offset as usize, &mut report);
+            let times = std::mem::take(&mut self.held_times);
+            let mut run = 0;
+            for (first, batch) in (0..).step_by(pushes::BATCH).zip(held.chunks(pushes::BATCH)) {
+                self.load_newest(batch.iter().filter_map(|h| h.target.slot()));
+                for (i, h) in (first..).zip(batch) {
+                    while times.get(run + 1).is_some_and(|&(from, _)| from as usize <= i) {
+                        run += 1;
+                    }
+                    let at_ms = times.get(run).map_or(read.at_ms, |&(_, at_ms)| at_ms);
+                    let target = h.target.target(&self.held_created, &self.held_wide);
+                    self.apply_now(target, at_ms, h.value, h.offset as usize, &mut report);
+                }
             }
+            held.clear();
             self.held = held;
+            self.held_times = times;
+            self.held_times.clear();
             if let (false, Some(refusal), Some(text)) = (refused_before, &mut report.first_refused, page) {
                 // Until now the byte offset of its sample: lines are counted once, for it
                 // (a page read in batches gave its held samples their lines already).
@@ -284,6 +336,9 @@ impl Tracker {
         self.index.remove_where(|s| s.last_seen == this_scrape);
         self.positions.clear();
         self.held.clear();
+        self.held_times.clear();
+        self.held_wide.clear();
+        self.pending.clear();
         self.pending_created.clear();
         self.holding = false;
         self.scrapes = scrapes;
@@ -332,24 +387,40 @@ impl Tracker {
     #[inline]
     fn apply(&mut self, target: Target, at_ms: i64, value: f64, offset: usize, report: &mut IngestReport) {
         if self.holding {
-            let target = match target {
+            let created = match target {
                 // A composite value is recorded by its parts (`composite.rs`).
                 Target::Ignored | Target::Composite(_) => return,
-                Target::Series(slot) => HeldTarget::Series(slot as u32),
-                Target::Start(i) => HeldTarget::Start(i as u32),
                 Target::Created(slots) => {
                     self.held_created.push(slots);
-                    HeldTarget::Created((self.held_created.len() - 1) as u32)
+                    self.held_created.len() - 1
                 }
+                Target::Series(_) | Target::Start(_) => 0,
             };
+            let target = HeldTarget::new(target, created).unwrap_or_else(|| {
+                // Past 2^30 (a tracker that large needs hundreds of gigabytes): aside.
+                self.held_wide.push(target);
+                HeldTarget::wide(self.held_wide.len() - 1)
+            });
+            if self.held_times.last().is_none_or(|&(_, run_ms)| run_ms != at_ms) {
+                let from = u32::try_from(self.held.len()).unwrap_or(u32::MAX);
+                self.held_times.push((from, at_ms));
+            }
             let offset = u32::try_from(offset).unwrap_or(u32::MAX);
             self.held.push(Held {
+                value,
                 target,
+                offset,
+            });
+        } else if let Target::Series(slot) = target {
+            let pending = Pending {
+                slot,
                 at_ms,
                 value,
                 offset,
-            });
+            };
+            self.push_later(pending, report);
         } else {
+            self.push_pending(report);
             self.apply_now(target, at_ms, value, offset, report);
         }
     }

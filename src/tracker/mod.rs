@@ -45,7 +45,7 @@
 //!   samples' too), parse errors' lines are offset by the lines before, the metric names
 //!   for the unmatched report are gathered (`PageNames`), the series-count bound (which
 //!   counts the page's lines first) is replaced by holding back whenever `max_series` is
-//!   set (the same result, 32 bytes a sample), the sample and body size limits are counted
+//!   set (the same result, 16 bytes a sample), the sample and body size limits are counted
 //!   here, not by the parser (which sees one batch). Strict OpenMetrics' rules span the
 //!   page with borrowed names (`text/openmetrics.rs`), so such a page is gathered and
 //!   read whole. `tests/it/chunks.rs` cuts the real pages at random bytes under every
@@ -158,6 +158,12 @@ pub struct Tracker {
     /// `max_series`): what it records is then held back in `held` until it is read whole.
     holding: bool,
     held: Vec<Held>,
+    /// The times of the held-back samples, as runs: from which held sample each applies.
+    held_times: Vec<(u32, i64)>,
+    /// Held-back targets whose index does not fit a `Held` (never, in practice).
+    held_wide: Vec<positions::Target>,
+    /// Samples gathered to be pushed together (`ingest/pushes.rs`); empty between pages.
+    pending: Vec<ingest::Pending>,
     /// The slots of held-back created-time samples (few: one per counter family).
     held_created: Vec<[Option<usize>; 3]>,
     /// `_created` times read before their counter's point on this page (a page that
@@ -209,6 +215,9 @@ impl Tracker {
             recognise_lines: true,
             holding: false,
             held: Vec::new(),
+            held_times: Vec::new(),
+            held_wide: Vec::new(),
+            pending: Vec::new(),
             held_created: Vec::new(),
             pending_created: HashMap::new(),
             unmatched_before: None,

@@ -182,7 +182,7 @@ impl Tracker {
     /// recorded, so memory stays bounded whatever a server sends. No limit by default.
     ///
     /// The page is still read once: when it has fewer lines than the room left, nothing
-    /// changes; otherwise its samples are held back (32 bytes each, a buffer kept between
+    /// changes; otherwise its samples are held back (16 bytes each, a buffer kept between
     /// scrapes) and applied once the page is known to fit.
     ///
     /// # Example

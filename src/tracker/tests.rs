@@ -491,8 +491,42 @@ fn a_series_stays_small() {
 
 /// `Tracker::max_series` documents what a held-back sample costs.
 #[test]
-fn a_held_sample_is_32_bytes() {
-    assert_eq!(std::mem::size_of::<super::Held>(), 32);
+fn a_held_sample_is_16_bytes() {
+    assert_eq!(std::mem::size_of::<super::Held>(), 16);
+}
+
+/// A page held back (`max_series` set) keeps each sample's own time: a `/federate` page
+/// stamps each target's samples with its scrape.
+#[test]
+fn held_samples_keep_their_own_times() {
+    let page = |n: i64| {
+        format!(
+            "# TYPE a counter\na_total{{i=\"1\"}} {n} {t1}\na_total{{i=\"2\"}} {n} {t2}\na_total{{i=\"3\"}} {n} {t2}\n",
+            t1 = 10_000 * n + 100,
+            t2 = 10_000 * n + 700,
+        )
+    };
+    let mut held = Tracker::new([]);
+    held.max_series(10);
+    let mut plain = Tracker::new([]);
+    for n in 1..4 {
+        held.ingest(&page(n), at(10 * n + 5)).unwrap();
+        plain.ingest(&page(n), at(10 * n + 5)).unwrap();
+    }
+    let times = |t: &Tracker| -> Vec<Vec<i64>> {
+        t.series()
+            .map(|s| {
+                s.counter()
+                    .unwrap()
+                    .points()
+                    .iter()
+                    .map(|p| p.timestamp_ms)
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(times(&held), times(&plain));
+    assert_eq!(times(&held)[1], vec![10_700, 20_700, 30_700]);
 }
 
 /// A selector names a histogram as PromQL users do: `lat` tracks `lat_bucket`, `lat_sum`
