@@ -14,21 +14,24 @@
 # Usage: bash benches/monitor_fleet.sh SERVERS [INTERVAL] [WINDOW] [DURATION]
 #   e.g. bash benches/monitor_fleet.sh 1000 2s 10s 40s
 #   the issue-34 run: bash benches/monitor_fleet.sh 10000 15s 30s 300s
+# KEEP_JSON=FILE keeps the monitor's JSON rows there; BIN=PATH runs that monitor binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 servers=${1:?servers}
 interval=${2:-2s}
 window=${3:-10s}
 duration=${4:-40s}
-cargo build --release --quiet -p vllm-monitor
-bin=target/release/vllm_monitor
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet -p vllm-monitor
+fi
+bin=${BIN:-target/release/vllm_monitor}
 log=$(mktemp)
-out=$(mktemp)
+out=${KEEP_JSON:-$(mktemp)}
 timing=$(mktemp)
 "$bin" --serve 127.0.0.1:0 --fleet "$servers" \
   --fleet-template tests/data/vllm/vllm-0.33-v1-single-t0.prom 2>"$log" &
 server=$!
-trap 'kill $server 2>/dev/null; rm -f "$log" "$out" "$timing"' EXIT
+trap 'kill $server 2>/dev/null; rm -f "$log" "$timing"; [ -n "${KEEP_JSON:-}" ] || rm -f "$out"' EXIT
 for _ in $(seq 100); do
   grep -q federate "$log" && break
   sleep 0.1

@@ -314,6 +314,12 @@ impl CounterSeries {
         self.push_ms(at.timestamp_millis(), value, Some(created.timestamp_millis()))
     }
 
+    /// Makes room for the points the retention holds at `interval` (a tracker told its
+    /// series' rhythm allocates each column once).
+    pub(crate) fn reserve_for_interval(&mut self, interval: TimeDelta) {
+        self.points.reserve_for_interval(interval.num_milliseconds());
+    }
+
     pub(crate) fn push_ms(
         &mut self,
         at_ms: i64,

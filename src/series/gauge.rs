@@ -74,6 +74,12 @@ impl GaugeSeries {
         self.push_ms(at.timestamp_millis(), value)
     }
 
+    /// Makes room for the points the retention holds at `interval` (a tracker told its
+    /// series' rhythm allocates each column once).
+    pub(crate) fn reserve_for_interval(&mut self, interval: TimeDelta) {
+        self.points.reserve_for_interval(interval.num_milliseconds());
+    }
+
     pub(crate) fn push_ms(&mut self, at_ms: i64, value: f64) -> Result<(), SeriesError> {
         if let Some(last) = self.points.last() {
             if at_ms <= last.timestamp_ms {

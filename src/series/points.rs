@@ -19,10 +19,12 @@ use crate::promql::Point;
 ///
 /// Sizes are kept small (a tracker holds millions of these): the column is a boxed slice
 /// and a `u32` length (a `Vec` would add 8 bytes of capacity), the cap is a `u32`: 32
-/// bytes. The column grows by an eighth (at least one point), not by doubling: a series
-/// settles at the points its retention holds plus one, where doubling left up to half the
-/// column empty for good (a window of 5 points took 8). Compaction stays amortised: a
-/// full column that frees less than an eighth of itself grows instead.
+/// bytes. The column is sized when the second point tells the interval: the points the
+/// retention holds at that interval, plus one for the push (a window of 5 points takes 6;
+/// doubling took 8, and growing a step a scrape left a hole behind in the allocator at each
+/// step, for millions of series in step). Past that it grows by an eighth (at least one
+/// point); compaction stays amortised: a full column that frees less than an eighth of
+/// itself grows instead.
 #[derive(Debug, Clone)]
 pub(super) struct Points {
     /// `column[..len]` are the stored points (the oldest may have expired); the rest is
@@ -37,9 +39,13 @@ pub(super) struct Points {
 /// before it compacts, and its indexes are `u32`).
 pub(super) const MAX_POINTS_CAP: usize = (u32::MAX / 2) as usize;
 
-/// The room a column's first point makes: most series in a tracker are scraped again, and
-/// a rate needs two points.
-const FIRST_ROOM: usize = 2;
+/// The room a column's first point makes: the second point tells the interval, and the
+/// column is then sized for the retention at once.
+const FIRST_ROOM: usize = 1;
+
+/// The most room a column is given from its interval at once (1 KiB): a series with a
+/// long retention at a short interval grows by eighths past it, in case it stops early.
+const SIZED_ROOM_CAP: usize = 64;
 
 /// The room added to (or kept free in) a full column of `len` points: an eighth, at least
 /// one, so that compacting costs at most eight point moves per push.
@@ -101,7 +107,9 @@ impl Points {
             // the expired points make the room.
             let room = self.column.len();
             if room == 0 || room - len < growth(len) {
-                let grown_room = (len + growth(len)).max(FIRST_ROOM);
+                let grown_room = (len + growth(len))
+                    .max(FIRST_ROOM)
+                    .max(self.room_for_interval(point));
                 let mut grown = vec![Point::from_millis(0, 0.0); grown_room].into_boxed_slice();
                 grown[..len].copy_from_slice(&self.column[..len]);
                 self.column = grown;
@@ -109,6 +117,37 @@ impl Points {
         }
         self.column[len] = point;
         self.len = (len + 1) as u32;
+    }
+
+    /// Makes room now for the points the retention holds at `interval_ms` (see
+    /// [`Points::room_for_interval`]), so that a series whose rhythm is known is allocated
+    /// once.
+    pub(super) fn reserve_for_interval(&mut self, interval_ms: i64) {
+        let points = self.room_at(interval_ms);
+        if self.column.len() < points {
+            let mut grown = vec![Point::from_millis(0, 0.0); points].into_boxed_slice();
+            grown[..self.len as usize].copy_from_slice(self.stored());
+            self.column = grown;
+        }
+    }
+
+    /// The room the retention needs at the interval from the newest point to `next`, and
+    /// one more for the push (a column sized once when its second point arrives, instead
+    /// of one step at a time: each step left a hole behind in the allocator). Up to
+    /// [`SIZED_ROOM_CAP`]; past it, the column grows by eighths.
+    fn room_for_interval(&self, next: Point) -> usize {
+        let Some(last) = self.last() else {
+            return 0;
+        };
+        self.room_at(next.timestamp_ms.saturating_sub(last.timestamp_ms))
+    }
+
+    fn room_at(&self, interval_ms: i64) -> usize {
+        let points = usize::try_from(self.retention_ms / interval_ms.max(1)).unwrap_or(usize::MAX);
+        points
+            .saturating_add(2)
+            .min(self.max_len as usize + 1)
+            .min(SIZED_ROOM_CAP)
     }
 
     /// The two newest stored points (older first), expired or not.

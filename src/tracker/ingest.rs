@@ -534,10 +534,16 @@ impl Tracker {
     /// A new series for `sample`, whose identity fingerprint is `key`.
     fn insert(&mut self, sample: &Sample<'_>, role: Role, key: u64) -> usize {
         let (name, labels, name_id) = self.index.identity_and_name(sample.name(), sample.labels());
-        let data = match role {
+        let mut data = match role {
             Role::Counter => SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap)),
             Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
         };
+        if let Some(interval) = self.expected_interval {
+            match &mut data {
+                SeriesData::Counter(c) => c.reserve_for_interval(interval),
+                SeriesData::Gauge(g) => g.reserve_for_interval(interval),
+            }
+        }
         self.insertions += 1;
         let series = TrackedSeries {
             name,

@@ -137,6 +137,8 @@ pub struct Tracker {
     selectors: Vec<Selector>,
     parser: Parser,
     retention: TimeDelta,
+    /// [`Tracker::expect_interval`].
+    expected_interval: Option<TimeDelta>,
     stale_after: u32,
     ewma_tau: TimeDelta,
     ewma_gap: Option<TimeDelta>,
@@ -204,6 +206,7 @@ impl Tracker {
             stale_after: DEFAULT_STALE_AFTER,
             ewma_tau: DEFAULT_EWMA_TAU,
             ewma_gap: None,
+            expected_interval: None,
             index: SeriesIndex::default(),
             positions: PositionCache::default(),
             insertions: 0,

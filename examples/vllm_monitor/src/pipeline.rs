@@ -139,6 +139,8 @@ impl Pipeline {
                 t.tracker
                     .ewma_time_constant(settings.ewma_tau)
                     .ewma_restart_after(settings.out_after())
+                    // Pages come once an interval: each series' points are allocated once.
+                    .expect_interval(settings.interval)
                     .max_series(settings.max_series);
                 t
             })
