@@ -7,8 +7,9 @@
 //! and every figure of `vllm_monitor --federate` are the monitor's bench
 //! (`cargo bench -p vllm-monitor --bench federation`).
 //!
-//! Heap per series (live bytes after four scrapes, less the 16 bytes of each retained
-//! point) is printed before the timings: a counting allocator tracks live bytes.
+//! Heap per series (live bytes in steady state, the retention full, less the 16 bytes of
+//! each retained point) is printed before the timings: a counting allocator tracks live
+//! bytes.
 //!
 //! Run: `cargo bench --bench fleet`; `FLEET_SERIES=1000000 cargo bench --bench fleet` for one
 //! size only (the pages of every size are built before any is measured).
@@ -82,13 +83,16 @@ fn live() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
-/// Live heap bytes per series of a tracker that ingested `pages`, less retained points.
-fn heap_per_series(pages: &[String], setup: impl Fn(&mut Tracker)) -> (f64, usize) {
+/// Live heap bytes per series of a tracker (as `setup` makes it) in steady state: `scrapes`
+/// scrapes of `pages` (the last one repeated), less the 16 bytes of each retained point.
+/// Also the retained points per series.
+fn heap_per_series(pages: &[String], scrapes: i64, setup: impl Fn(&mut Tracker)) -> (f64, usize, f64) {
     let before = live();
     let mut tracker = Tracker::new([]);
     setup(&mut tracker);
-    for (n, page) in pages.iter().enumerate() {
-        tracker.ingest(page, at(n as i64)).expect("ingested");
+    for n in 0..scrapes {
+        let page = &pages[(n as usize).min(pages.len() - 1)];
+        tracker.ingest(page, at(n)).expect("ingested");
     }
     let bytes = (live() - before) as f64;
     let points: usize = tracker
@@ -96,7 +100,8 @@ fn heap_per_series(pages: &[String], setup: impl Fn(&mut Tracker)) -> (f64, usiz
         .map(|s| s.counter().map_or(0, |c| c.len()) + s.gauge().map_or(0, |g| g.len()))
         .sum();
     let series = tracker.len();
-    ((bytes - 16.0 * points as f64) / series as f64, series)
+    let per_series = points as f64 / series as f64;
+    ((bytes - 16.0 * points as f64) / series as f64, series, per_series)
 }
 
 fn scale(c: &mut Criterion) {
@@ -110,13 +115,18 @@ fn scale(c: &mut Criterion) {
     };
     for series in sizes {
         let pages: Vec<String> = (0..4).map(|n| counter_page(series, n)).collect();
-        let (heap, tracked) = heap_per_series(&pages, |_| {});
-        let (heap_limited, _) = heap_per_series(&pages, |t| {
-            t.max_series(series * 2);
+        // Steady state: the retention full (window + 2 intervals, as the monitor keeps).
+        let retention = window + TimeDelta::seconds(30);
+        let warm = 2 * (window.num_seconds() / 15 + 3);
+        let (heap, tracked, points) = heap_per_series(&pages, warm, |t| {
+            t.retention(retention);
+        });
+        let (heap_limited, _, _) = heap_per_series(&pages, warm, |t| {
+            t.retention(retention).max_series(series * 2);
         });
         println!(
-            "fleet/{series} series: heap per series {heap:.0} bytes beyond 4 points \
-             ({tracked} series; with max_series {heap_limited:.0})"
+            "fleet/{series} series: heap per series {heap:.0} bytes beyond its {points:.1} points \
+             ({tracked} series, {warm} scrapes; with max_series {heap_limited:.0})"
         );
         let mut group = c.benchmark_group(format!("fleet/{series} series"));
         group.sample_size(10);
@@ -133,10 +143,9 @@ fn scale(c: &mut Criterion) {
             )
         });
         // Steady means the retention is full: the points a window reads and the slack the
-        // monitor keeps (window + 2 intervals), then as many scrapes again.
+        // monitor keeps, then as many scrapes again.
         let mut tracker = Tracker::new([]);
-        tracker.retention(window + TimeDelta::seconds(30));
-        let warm = 2 * (window.num_seconds() / 15 + 3);
+        tracker.retention(retention);
         for n in 0..warm {
             let page = &pages[(n as usize).min(3)];
             tracker.ingest(page, at(n)).expect("ingested");

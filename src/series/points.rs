@@ -20,8 +20,8 @@ use crate::promql::Point;
 /// Sizes are kept small (a tracker holds millions of these): the column is a boxed slice
 /// and a `u32` length (a `Vec` would add 8 bytes of capacity), the cap is a `u32`: 32
 /// bytes. The column is sized when the second point tells the interval: the points the
-/// retention holds at that interval, plus one for the push (a window of 5 points takes 6;
-/// doubling took 8, and growing a step a scrape left a hole behind in the allocator at each
+/// retention holds at that interval: a window of 5 points takes 5 (a push first drops what
+/// the new point makes expire; doubling took 8, and growing a step a scrape left a hole behind in the allocator at each
 /// step, for millions of series in step). Past that it grows by an eighth (at least one
 /// point); compaction stays amortised: a full column that frees less than an eighth of
 /// itself grows instead.
@@ -75,15 +75,22 @@ impl Points {
 
     /// First retained index: the newest point at or before (newest - retention).
     fn visible_start(&self) -> usize {
+        match self.stored().last() {
+            Some(last) => self.first_kept(last.timestamp_ms, 0),
+            None => 0,
+        }
+    }
+
+    /// The first stored index still retained once `incoming` more points, the newest at
+    /// `newest_ms`, are pushed: the newest at or before (newest - retention), and at least
+    /// the two newest points (a rate needs two), at most `max_len`.
+    fn first_kept(&self, newest_ms: i64, incoming: usize) -> usize {
         let stored = self.stored();
-        let Some(last) = stored.last() else {
-            return 0;
-        };
-        let keep_from = last.timestamp_ms.saturating_sub(self.retention_ms);
+        let keep_from = newest_ms.saturating_sub(self.retention_ms);
         let at_or_before = stored.partition_point(|p| p.timestamp_ms <= keep_from);
-        // At least the two newest points, whatever the retention (a rate needs two).
-        let by_time = at_or_before.saturating_sub(1).min(stored.len().saturating_sub(2));
-        by_time.max(stored.len().saturating_sub(self.max_len as usize))
+        let total = stored.len() + incoming;
+        let by_time = at_or_before.saturating_sub(1).min(total.saturating_sub(2));
+        by_time.max(total.saturating_sub(self.max_len as usize))
     }
 
     pub(super) fn points(&self) -> &[Point] {
@@ -97,8 +104,9 @@ impl Points {
     pub(super) fn push(&mut self, point: Point) {
         let mut len = self.len as usize;
         if len == self.column.len() {
-            // Full: trim what has expired, then compact; only if nothing has may it grow.
-            let start = self.visible_start();
+            // Full: trim what the new point makes expire, then compact; only if too little
+            // has may it grow (so a column the size of its retention never grows).
+            let start = self.first_kept(point.timestamp_ms, 1);
             if start > 0 {
                 self.column.copy_within(start..len, 0);
                 len -= start;
@@ -131,8 +139,8 @@ impl Points {
         }
     }
 
-    /// The room the retention needs at the interval from the newest point to `next`, and
-    /// one more for the push (a column sized once when its second point arrives, instead
+    /// The room the retention needs at the interval from the newest point to `next` (a
+    /// column sized once when its second point arrives, instead
     /// of one step at a time: each step left a hole behind in the allocator). Up to
     /// [`SIZED_ROOM_CAP`]; past it, the column grows by eighths.
     fn room_for_interval(&self, next: Point) -> usize {
@@ -143,10 +151,14 @@ impl Points {
     }
 
     fn room_at(&self, interval_ms: i64) -> usize {
-        let points = usize::try_from(self.retention_ms / interval_ms.max(1)).unwrap_or(usize::MAX);
-        points
-            .saturating_add(2)
-            .min(self.max_len as usize + 1)
+        // The points of the retention, both ends included, and the one at or before its
+        // start when the interval does not divide it.
+        let interval_ms = interval_ms.max(1);
+        let intervals = (self.retention_ms.saturating_add(interval_ms - 1)) / interval_ms;
+        usize::try_from(intervals)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+            .clamp(FIRST_ROOM, self.max_len as usize)
             .min(SIZED_ROOM_CAP)
     }
 

@@ -36,9 +36,9 @@ fn errors_leave_state_unchanged() {
 
 #[test]
 fn a_short_window_settles_at_its_points_plus_one() {
-    // 60 s at 15 s: the window's 5 points and the anchor before it; the column is sized
-    // when the second point tells the interval, and the next push makes its room by
-    // dropping the oldest, never by growing.
+    // 60 s at 15 s: 5 points, both ends included; the column is sized when the second
+    // point tells the interval, and each push makes its room by dropping what the new
+    // point makes expire, never by growing.
     let mut s = CounterSeries::new(TimeDelta::seconds(60));
     let mut rooms = Vec::new();
     for i in 0..40 {
@@ -46,29 +46,25 @@ fn a_short_window_settles_at_its_points_plus_one() {
         rooms.push(s.points.capacity());
     }
     assert_eq!(s.len(), 5);
-    assert_eq!(&rooms[..3], &[1, 6, 6]);
-    assert!(rooms[1..].iter().all(|&room| room == 6), "{rooms:?}");
+    assert_eq!(&rooms[..3], &[1, 5, 5]);
+    assert!(rooms[1..].iter().all(|&room| room == 5), "{rooms:?}");
 }
 
 #[test]
 fn a_column_reserved_for_its_interval_is_allocated_once() {
     let mut s = CounterSeries::new(TimeDelta::seconds(60));
     s.reserve_for_interval(TimeDelta::seconds(15));
-    assert_eq!(s.points.capacity(), 6);
+    assert_eq!(s.points.capacity(), 5);
     for i in 0..20 {
         s.push(t(15 * i), i as f64).unwrap();
-        assert_eq!(s.points.capacity(), 6);
+        assert_eq!(s.points.capacity(), 5);
     }
     // An interval shorter than expected: the column grows to what it needs.
     for i in 0..40 {
         s.push(t(300 + 5 * i), 20.0 + i as f64).unwrap();
     }
     assert_eq!(s.len(), 13);
-    assert!(
-        (14..=16).contains(&s.points.capacity()),
-        "{}",
-        s.points.capacity()
-    );
+    assert_eq!(s.points.capacity(), 13);
 }
 
 #[test]
