@@ -14,7 +14,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::group_hash;
 use super::labels::Labels;
-use super::swar::{bytes_equal, word_at};
+use super::swar::{bytes_equal, has_byte, word_at, word_or_tail};
 use super::value::parse_float;
 use crate::fingerprint;
 
@@ -290,12 +290,12 @@ fn first_difference<'a>(a: Labels<'a>, b: &'a str) -> Difference<'a> {
         let quotes = count_quotes(&x[..at]);
         // After an even number of quotes the texts differ in a name, or one is longer.
         let open = memchr::memrchr(b'"', &x[..at]).filter(|_| quotes % 2 == 1)?;
-        Some((quotes / 2, open + 1, at + memchr::memchr(b'"', &x[at..])?))
+        Some((quotes / 2, open + 1, next_quote(x, at)?))
     });
     let Some((position, value_start, close_x)) = found.filter(|f| at >= f.1) else {
         return Difference::Names;
     };
-    let Some(close_y) = memchr::memchr(b'"', &y[at..]).map(|i| at + i) else {
+    let Some(close_y) = next_quote(y, at) else {
         return Difference::Names;
     };
     if !same_names(&x[close_x..], &y[close_y..]) {
@@ -349,17 +349,36 @@ fn count_quotes(x: &[u8]) -> usize {
 /// Whether two plain label texts, each from a value's closing quote to its set's end,
 /// hold the same label names in the same order (their values may differ).
 fn same_names(x: &[u8], y: &[u8]) -> bool {
-    if x == y {
-        return true;
+    // At a closing quote in each; `,name="value"` follows, or the end.
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let (Some(open_x), Some(open_y)) = (next_quote(x, i + 1), next_quote(y, j + 1)) else {
+            return next_quote(x, i + 1).is_none() && next_quote(y, j + 1).is_none();
+        };
+        if x[i + 1..open_x] != y[j + 1..open_y] {
+            return false;
+        }
+        match (next_quote(x, open_x + 1), next_quote(y, open_y + 1)) {
+            (Some(close_x), Some(close_y)) => (i, j) = (close_x, close_y),
+            _ => return false,
+        }
     }
-    // Split at quotes, the pieces alternate: `,name=` and a value.
-    let mut pieces = x.split(|&c| c == b'"').zip(y.split(|&c| c == b'"'));
-    let mut is_name = true;
-    let same = pieces.all(|(p, q)| {
-        is_name = !is_name;
-        !is_name || p == q
-    });
-    same && x.iter().filter(|&&c| c == b'"').count() == y.iter().filter(|&&c| c == b'"').count()
+}
+
+/// The index of the first quote in `b` from `from` on, eight bytes at a time (the values
+/// and names between quotes are short: a call to `memchr` cost more).
+#[inline]
+fn next_quote(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i < b.len() {
+        // Past the end the word reads zeros, which are not quotes.
+        let quotes = has_byte(word_or_tail(b, i), b'"');
+        if quotes != 0 {
+            return Some(i + (quotes.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    None
 }
 
 /// The number a label value reads as, for [`number_up`] (NaN is not one).
@@ -489,6 +508,21 @@ mod tests {
         assert_eq!(step(r#"a="2",b="c""#, r#"a="10",b="a""#), Some(Placement::New));
         assert_eq!(step(r#"a="10",b="a""#, r#"a="10",b="b""#), Some(Placement::New));
         assert_eq!(step(r#"a="10",b="b""#, r#"a="3",b="a""#), None);
+    }
+
+    #[test]
+    fn names_are_compared_between_quotes() {
+        let same = |x: &str, y: &str| same_names(x.as_bytes(), y.as_bytes());
+        assert!(same(r#"""#, r#"""#));
+        assert!(same(
+            r#"",b="1",c="2""#,
+            r#"",b="long value, with = and ,c=",c="""#
+        ));
+        assert!(!same(r#"",b="1""#, r#"",c="1""#));
+        assert!(!same(r#"",b="1""#, r#"""#));
+        assert!(!same(r#"""#, r#"",b="1""#));
+        assert!(!same(r#"",b="1",c="2""#, r#"",b="1""#));
+        assert!(!same(r#"",bb="1""#, r#"",b="1""#));
     }
 
     #[test]

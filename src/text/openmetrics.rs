@@ -12,10 +12,10 @@
 
 use super::composite::CompositeKind;
 use super::entry::Entry;
-use super::group_hash;
-use super::label_groups::{group_of, Groups, Hashes, Placement};
+use super::label_groups::{group_of, Groups, Placement};
 use super::metric_type::MetricType;
 use super::names::same_bytes;
+use super::reserved_names::ReservedNames;
 use super::sample::Sample;
 use super::value::parse_float;
 use crate::error::{FamilyRule, ParseErrorKind};
@@ -32,8 +32,8 @@ pub(crate) enum Rejection {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Validator<'page> {
     family: Option<Family<'page>>,
-    /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
-    reserved: Hashes,
+    /// Every sample name reserved by a closed family (`a`, `a_total`, ...).
+    reserved: ReservedNames<'page>,
     /// The label groups of the current family.
     groups: Groups<'page>,
     eof: bool,
@@ -204,7 +204,7 @@ impl<'page> Validator<'page> {
         // empty cost more than the checks themselves.
         Validator {
             version2,
-            reserved: Hashes::with_capacity_and_hasher(256, Default::default()),
+            reserved: ReservedNames::with_capacity(256),
             groups: Groups::with_capacity(64),
             ..Validator::default()
         }
@@ -225,15 +225,10 @@ impl<'page> Validator<'page> {
         };
         self.groups.clear();
         let name = family.name;
-        let listed = suffixes(family.kind, family.version2);
-        let bare: &[&str] = if listed.contains(&"") { &[] } else { &[""] };
-        let mut clash = false;
-        for suffix in listed.iter().chain(bare) {
-            clash |= !self
-                .reserved
-                .insert(group_hash::of_parts(&[name.as_bytes(), suffix.as_bytes()]));
-        }
-        if clash {
+        if self
+            .reserved
+            .reserve(name, suffixes(family.kind, family.version2))
+        {
             return Err(family_error(name, FamilyRule::NameClash));
         }
         if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
