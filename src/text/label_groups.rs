@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::group_hash;
-use super::labels::Labels;
+use super::labels::{Labels, Spans};
 use super::swar::{bytes_equal, has_byte, word_at, word_or_tail};
 use super::value::parse_float;
 use crate::fingerprint;
@@ -87,8 +87,9 @@ enum Current<'page> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Groups<'page> {
     current: Option<Current<'page>>,
-    /// While the family is ordered, its groups, first to last (hashed if the order breaks).
-    chain: Vec<Labels<'page>>,
+    /// While the family is ordered, its groups' texts, first to last (hashed if the order
+    /// breaks): a plain set is read again from its text alone.
+    chain: Vec<&'page str>,
     order: Ordered,
     /// Once the order broke: every group of the family (from its second group on).
     hashes: Hashes,
@@ -123,7 +124,7 @@ impl<'page> Groups<'page> {
         let orderable = !constant && skip.is_none() && labels.is_plain();
         match self.current {
             None if orderable => {
-                self.chain.push(labels);
+                self.chain.push(labels.as_raw());
                 self.current = Some(Current::Ordered(labels));
                 Placement::First
             }
@@ -134,7 +135,7 @@ impl<'page> Groups<'page> {
             Some(Current::Ordered(previous)) if orderable => match self.order.step(previous, labels) {
                 Some(Placement::Same) => Placement::Same,
                 Some(_) => {
-                    self.chain.push(labels);
+                    self.chain.push(labels.as_raw());
                     self.current = Some(Current::Ordered(labels));
                     Placement::New
                 }
@@ -163,7 +164,9 @@ impl<'page> Groups<'page> {
     /// The order stopped proving the groups distinct: from here on they are hashes.
     #[cold]
     fn hash_chain(&mut self) {
-        for labels in self.chain.drain(..) {
+        for raw in self.chain.drain(..) {
+            let count = count_quotes(raw.as_bytes()) / 2;
+            let labels = Labels::simple(raw, count as u32, Spans::default());
             self.hashes.insert(group_of(labels, None));
         }
         if let Some(Current::Ordered(labels)) = self.current {
@@ -411,7 +414,6 @@ fn number_up(from: Option<f64>, to: Option<f64>, bytes_up: bool) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::labels::Spans;
     use super::*;
 
     /// A plain set as the fast path reads it (with its recorded lengths), from `a="1",...`.
