@@ -110,7 +110,9 @@ mod tests {
     fn clashes_are_found_in_and_out_of_order() {
         const COUNTER: &[&str] = &["_total", "_created"];
         const GAUGE: &[&str] = &[""];
-        let cases: &[(&[(&str, &[&str])], usize)] = &[
+        /// Families in page order, and the one that clashes (`usize::MAX`: none).
+        type Case = (&'static [(&'static str, &'static [&'static str])], usize);
+        let cases: &[Case] = &[
             (&[("a", COUNTER), ("b", GAUGE), ("c", GAUGE)], usize::MAX),
             (&[("a", COUNTER), ("a_total", GAUGE)], 1),
             (&[("a", COUNTER), ("a_created", GAUGE)], 1),
