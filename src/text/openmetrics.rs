@@ -3,8 +3,8 @@
 //!
 //! The rules are those of the OpenMetrics 1.0 specification as its reference parser
 //! (Python `prometheus_client.openmetrics.parser`) and conformance suite apply them.
-//! Memory grows with the number of families and label groups (hashes, amortised), never
-//! per sample.
+//! Memory grows with the number of families and label groups (a slice of the page or a
+//! hash each, amortised: `label_groups.rs`, `reserved_names.rs`), never per sample.
 //!
 //! One file of about 550 lines, a third of them tests: the rules share one state machine
 //! (the open family, its label group, its histogram), and splitting it would spread that
