@@ -191,6 +191,30 @@ impl<'page> Labels<'page> {
         self.simple
     }
 
+    /// Of a simple set, the label whose text (`name="value"`) holds the byte at `offset`
+    /// of the set, if its lengths are recorded (one of the last [`Spans::LABELS`]): its
+    /// index, where its value starts, and where its closing quote is. `None` also for the
+    /// comma after a label.
+    #[inline]
+    pub(crate) fn recorded_label_at(&self, offset: usize) -> Option<(usize, usize, usize)> {
+        if !self.simple {
+            return None;
+        }
+        let mut end = self.raw.len();
+        for after in 0..Spans::LABELS.min(self.len as usize) {
+            let (name, value) = self.spans.get(after)?;
+            let close = end.checked_sub(1)?;
+            let value_start = close.checked_sub(value)?;
+            let name_start = value_start.checked_sub(name + 2)?;
+            if offset >= name_start {
+                let index = self.len as usize - 1 - after;
+                return (offset <= close).then_some((index, value_start, close));
+            }
+            end = name_start.checked_sub(1)?;
+        }
+        None
+    }
+
     /// Whether a label is named `name` (bytes): both paths' duplicate check on a hit of
     /// `SeenNames`' filter.
     pub(crate) fn has_name(&self, name: &[u8]) -> bool {

@@ -38,7 +38,7 @@
 //! The files are layers, lowest first: `swar`, `names`, `escape`, `limits`, `value`;
 //! `lexer`; `labels`; `label_set`; `composite`, `exemplar`; the items (`metric_type`,
 //! `help`, `sample`, `entry`, `owned`); the line parsers (`sample_line`, `metadata`);
-//! `openmetrics`; `parser`.
+//! `label_groups`, `reserved_names`, `openmetrics`; `parser`.
 //! `write` renders, and the items use it for their `Display`. No import cycle
 //! (`tests/it/layers.rs` checks that, and prints the order it finds).
 //!
@@ -52,6 +52,7 @@ pub(crate) mod escape;
 pub(crate) mod exemplar;
 mod group_hash;
 pub(crate) mod help;
+mod label_groups;
 pub(crate) mod label_set;
 pub(crate) mod labels;
 pub(crate) mod lexer;
@@ -62,6 +63,7 @@ pub(crate) mod names;
 mod openmetrics;
 pub(crate) mod owned;
 pub(crate) mod parser;
+mod reserved_names;
 pub(crate) mod sample;
 pub(crate) mod sample_line;
 mod swar;

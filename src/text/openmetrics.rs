@@ -3,26 +3,22 @@
 //!
 //! The rules are those of the OpenMetrics 1.0 specification as its reference parser
 //! (Python `prometheus_client.openmetrics.parser`) and conformance suite apply them.
-//! Memory grows with the number of families and label groups (hashes, amortised), never
-//! per sample.
+//! Memory grows with the number of families and label groups (a slice of the page or a
+//! hash each, amortised: `label_groups.rs`, `reserved_names.rs`), never per sample.
 //!
 //! One file of about 550 lines, a third of them tests: the rules share one state machine
 //! (the open family, its label group, its histogram), and splitting it would spread that
 //! state across modules.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use super::composite::CompositeKind;
 use super::entry::Entry;
-use super::group_hash;
-use super::labels::Labels;
+use super::label_groups::{group_of, Groups, Placement};
 use super::metric_type::MetricType;
 use super::names::same_bytes;
+use super::reserved_names::ReservedNames;
 use super::sample::Sample;
 use super::value::parse_float;
 use crate::error::{FamilyRule, ParseErrorKind};
-use crate::fingerprint;
 
 /// Why a line was refused: the line itself, or a family it closed.
 #[derive(Debug)]
@@ -36,10 +32,10 @@ pub(crate) enum Rejection {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Validator<'page> {
     family: Option<Family<'page>>,
-    /// Hashes of every sample name reserved by a closed family (`a`, `a_total`, ...).
-    reserved: Hashes,
-    /// Label groups seen in the current family, once it has more than one.
-    seen_groups: Hashes,
+    /// Every sample name reserved by a closed family (`a`, `a_total`, ...).
+    reserved: ReservedNames<'page>,
+    /// The label groups of the current family.
+    groups: Groups<'page>,
     eof: bool,
     /// A closed family's error waiting behind the current line's own error.
     deferred: Option<ParseErrorKind>,
@@ -56,8 +52,8 @@ struct Family<'page> {
     has_type: bool,
     unit: Option<&'page str>,
     has_samples: bool,
-    /// Current label group and the timestamp of its last sample (`Some(None)`: no timestamp).
-    group: Option<(u64, Option<i64>)>,
+    /// The timestamp of the current label group's last sample.
+    timestamp: Option<i64>,
     /// OpenMetrics 2.0 state sets: the full label set of the last sample. Timestamps
     /// increase per state (a Metric), groups stay contiguous per MetricGroup.
     state: u64,
@@ -82,51 +78,6 @@ fn family_error(name: &str, rule: FamilyRule) -> ParseErrorKind {
         family: name.to_string(),
         rule,
     }
-}
-
-/// Sets of hashes that are already well mixed: hashing them again (SipHash) cost more than
-/// the rest of a sample's checks.
-type Hashes = HashSet<u64, BuildHasherDefault<MixedHash>>;
-
-/// The [`Hasher`] of [`Hashes`]: a `u64` that is already a hash, kept as it is.
-#[derive(Default)]
-struct MixedHash(u64);
-
-impl Hasher for MixedHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = fingerprint::of_bytes(bytes.iter().copied());
-    }
-    fn write_u64(&mut self, hash: u64) {
-        self.0 = hash;
-    }
-}
-
-/// Order-independent identity of a label set without the label `skip`: the XOR of its
-/// labels' hashes. A plain set's labels are hashed where the page holds them; a label
-/// with escapes is hashed unescaped, by another function: the two never name the same
-/// label (an unescaped text holds no backslash, quote or newline).
-fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
-    let plain = labels.is_plain();
-    let raw = labels.as_raw();
-    let kept = labels.iter().filter(|(name, _)| Some(*name) != skip);
-    kept.fold(0x9e37_79b9_7f4a_7c15, |acc, (name, value)| {
-        let label = if plain {
-            // `name="value`, as written: the name's offset, then both and `="`.
-            let start = (name.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
-            let text = raw
-                .as_bytes()
-                .get(start..start + name.len() + 2 + value.raw().len());
-            text.map_or_else(|| group_hash::of_label(name, value.raw()), group_hash::of_bytes)
-        } else if value.raw().contains('\\') || name.contains('\\') {
-            fingerprint::of_label(name, value.unescaped_bytes())
-        } else {
-            group_hash::of_label(name, value.raw())
-        };
-        acc ^ label
-    })
 }
 
 fn suffixes(kind: MetricType, version2: bool) -> &'static [&'static str] {
@@ -158,7 +109,7 @@ impl<'page> Family<'page> {
             has_type: false,
             unit: None,
             has_samples: false,
-            group: None,
+            timestamp: None,
             state: 0,
             histogram: HistogramCheck::default(),
         }
@@ -179,7 +130,7 @@ impl<'page> Family<'page> {
 }
 
 impl HistogramCheck {
-    fn close(&mut self, family: &str) -> Result<(), ParseErrorKind> {
+    fn close(&mut self) -> Result<(), FamilyRule> {
         if self.key.take().is_none() {
             return Ok(());
         }
@@ -200,22 +151,18 @@ impl HistogramCheck {
         } else {
             None
         };
-        match rule {
-            Some(rule) => Err(family_error(family, rule)),
-            None => Ok(()),
-        }
+        rule.map_or(Ok(()), Err)
     }
 
     fn observe(
         &mut self,
-        family: &str,
         key: (u64, Option<i64>),
         suffix: &str,
         sample: &Sample<'_>,
         le: Option<f64>,
-    ) -> Result<(), ParseErrorKind> {
+    ) -> Result<(), FamilyRule> {
         if self.key != Some(key) {
-            self.close(family)?;
+            self.close()?;
             *self = HistogramCheck {
                 key: Some(key),
                 ..HistogramCheck::default()
@@ -228,10 +175,10 @@ impl HistogramCheck {
                     self.negative_buckets = true;
                 }
                 if self.last_le.is_some_and(|last| le <= last) {
-                    return Err(family_error(family, FamilyRule::BucketsOutOfOrder));
+                    return Err(FamilyRule::BucketsOutOfOrder);
                 }
                 if sample.value() < self.last_bucket_value {
-                    return Err(family_error(family, FamilyRule::BucketValuesDecrease));
+                    return Err(FamilyRule::BucketValuesDecrease);
                 }
                 self.last_le = Some(le);
                 self.last_bucket_value = sample.value();
@@ -257,8 +204,8 @@ impl<'page> Validator<'page> {
         // empty cost more than the checks themselves.
         Validator {
             version2,
-            reserved: Hashes::with_capacity_and_hasher(256, Default::default()),
-            seen_groups: Hashes::with_capacity_and_hasher(64, Default::default()),
+            reserved: ReservedNames::with_capacity(256),
+            groups: Groups::with_capacity(64),
             ..Validator::default()
         }
     }
@@ -276,21 +223,12 @@ impl<'page> Validator<'page> {
         let Some(mut family) = self.family.take() else {
             return Ok(());
         };
-        // Clearing costs the table's capacity: a large family before would make every
-        // small one after pay for it.
-        if !self.seen_groups.is_empty() {
-            self.seen_groups.clear();
-        }
+        self.groups.clear();
         let name = family.name;
-        let listed = suffixes(family.kind, family.version2);
-        let bare: &[&str] = if listed.contains(&"") { &[] } else { &[""] };
-        let mut clash = false;
-        for suffix in listed.iter().chain(bare) {
-            clash |= !self
-                .reserved
-                .insert(group_hash::of_parts(&[name.as_bytes(), suffix.as_bytes()]));
-        }
-        if clash {
+        if self
+            .reserved
+            .reserve(name, suffixes(family.kind, family.version2))
+        {
             return Err(family_error(name, FamilyRule::NameClash));
         }
         if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
@@ -306,7 +244,7 @@ impl<'page> Validator<'page> {
                 return Err(family_error(name, FamilyRule::UnitNotAllowed));
             }
         }
-        family.histogram.close(name)
+        family.histogram.close().map_err(|rule| family_error(name, rule))
     }
 
     /// Starts a family, closing the previous one; returns what was wrong with the closed
@@ -407,37 +345,40 @@ impl<'page> Validator<'page> {
         // The common case returns the verdict as it is: moving it through `with_earlier`
         // cost a stall per sample.
         if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
-            return self.check_sample(sample);
+            return self.check_sample(sample).map_err(|rule| self.broken(rule));
         }
         let earlier = self.open_family(sample.name());
-        let verdict = self.check_sample(sample);
+        let verdict = self.check_sample(sample).map_err(|rule| self.broken(rule));
         self.with_earlier(earlier, verdict)
     }
 
-    fn check_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+    /// The rejection of a sample that breaks `rule` of the open family.
+    #[cold]
+    fn broken(&self, rule: FamilyRule) -> Rejection {
+        let name = self.family.as_ref().map_or("", |f| f.name);
+        Rejection::Line(0, family_error(name, rule))
+    }
+
+    /// The rules a sample of the open family must keep (the sample is in the family). The
+    /// rule it breaks, if any: small, so that the common verdict costs nothing to return.
+    fn check_sample(&mut self, sample: &Sample<'page>) -> Result<(), FamilyRule> {
         let Some(family) = self.family.as_mut() else {
             return Ok(());
         };
         let name = family.name;
         let kind = family.kind;
-        let line = |rule| Rejection::Line(0, family_error(name, rule));
         if family.version2 {
-            version2_rules(kind, name, sample).map_err(line)?;
+            version2_rules(kind, name, sample)?;
         }
         let suffix = &sample.name()[name.len()..];
         let is_quantile = kind == MetricType::Summary && suffix.is_empty() && !family.version2;
-        let le = label_rules(kind, name, suffix, is_quantile, sample).map_err(line)?;
+        let le = label_rules(kind, name, suffix, is_quantile, sample)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.
         let skip = match kind {
             MetricType::Summary if is_quantile => Some("quantile"),
             MetricType::StateSet => Some(name),
             MetricType::Histogram | MetricType::GaugeHistogram if suffix == "_bucket" => Some("le"),
             _ => None,
-        };
-        let group = if kind == MetricType::Info {
-            0
-        } else {
-            group_of(sample.labels(), skip)
         };
         let ts = sample.timestamp_ms();
         let state = if family.version2 && kind == MetricType::StateSet {
@@ -446,42 +387,32 @@ impl<'page> Validator<'page> {
             0
         };
         let same_state = std::mem::replace(&mut family.state, state) == state;
-        match family.group {
-            Some((current, last_ts)) if current == group && same_state => {
-                if last_ts.is_some() != ts.is_some() {
-                    return Err(line(FamilyRule::MixedTimestamps));
+        let placement = self.groups.place(sample.labels(), skip, kind == MetricType::Info);
+        match placement {
+            Placement::Same if same_state => {
+                if family.timestamp.is_some() != ts.is_some() {
+                    return Err(FamilyRule::MixedTimestamps);
                 }
-                if kind != MetricType::Info && last_ts > ts {
-                    return Err(line(FamilyRule::TimestampsBackwards));
-                }
-            }
-            Some((current, _)) if current == group => {}
-            Some((current, _)) => {
-                // The set holds every group of the family once it has two (the first is
-                // added at the first change): one probe per change finds a split.
-                if self.seen_groups.is_empty() {
-                    self.seen_groups.insert(current);
-                }
-                if !self.seen_groups.insert(group) {
-                    return Err(line(FamilyRule::GroupSplit));
+                if kind != MetricType::Info && family.timestamp > ts {
+                    return Err(FamilyRule::TimestampsBackwards);
                 }
             }
-            None => {}
+            Placement::Split => return Err(FamilyRule::GroupSplit),
+            Placement::First | Placement::Same | Placement::New => {}
         }
-        family.group = Some((group, ts));
+        family.timestamp = ts;
         family.has_samples = true;
         // Histogram state is updated before the value rules so that one bad value does not
         // cascade into errors about the samples after it.
         if matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && !suffix.is_empty() {
             family
                 .histogram
-                .observe(name, (group, ts), suffix, sample, le)
-                .map_err(|kind| Rejection::Line(0, kind))?;
+                .observe((self.groups.current_hash(), ts), suffix, sample, le)?;
         }
         if family.version2 {
             return Ok(());
         }
-        value_rules(kind, suffix, is_quantile, sample).map_err(line)
+        value_rules(kind, suffix, is_quantile, sample)
     }
 }
 

@@ -557,3 +557,116 @@ fn a_negative_zero_count_is_written_back_with_its_sign() {
         .unwrap();
     assert_eq!(facts(&again), facts(&sample), "{line}");
 }
+
+mod label_groups {
+    //! A family's label groups against a naive model: a sample splits its family exactly
+    //! when its group (a set of labels, in any order, escaped or not, names quoted or not)
+    //! differs from the sample before and equals an earlier one. The validator proves most
+    //! groups distinct by their order, and hashes the rest; neither may miss a split or
+    //! invent one.
+
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use promrate::error::{FamilyRule, ParseErrorKind};
+    use promrate::{Format, Parser};
+
+    /// Values whose byte and number orders disagree, an escaped one, an empty one.
+    const VALUES: [&str; 9] = ["1", "10", "2", "+Inf", "1.0", "a", "", r"b\\", "0.5"];
+
+    /// One sample's labels as written: (name, value index, quoted name), first name wins.
+    fn labels() -> impl Strategy<Value = Vec<(&'static str, usize, bool)>> {
+        prop::collection::vec(
+            (
+                prop::sample::select(vec!["a", "b", "c"]),
+                0..VALUES.len(),
+                prop::bool::weighted(0.1),
+            ),
+            0..4,
+        )
+        .prop_map(|mut labels| {
+            let mut seen = Vec::new();
+            labels.retain(|(name, _, _)| {
+                !seen.contains(name) && {
+                    seen.push(*name);
+                    true
+                }
+            });
+            labels
+        })
+    }
+
+    /// A family: a few groups, each written once or repeated, to make returns likely.
+    fn family() -> impl Strategy<Value = Vec<Vec<(&'static str, usize, bool)>>> {
+        (
+            prop::collection::vec(labels(), 1..6),
+            prop::collection::vec(0..6usize, 1..25),
+        )
+            .prop_map(|(groups, picks)| picks.iter().map(|&i| groups[i % groups.len()].clone()).collect())
+    }
+
+    fn line(labels: &[(&str, usize, bool)]) -> String {
+        let terms: Vec<String> = labels
+            .iter()
+            .map(|&(name, value, quoted)| {
+                let name = if quoted {
+                    format!("\"{name}\"")
+                } else {
+                    name.to_string()
+                };
+                format!("{name}=\"{}\"", VALUES[value])
+            })
+            .collect();
+        format!("g{{{}}} 1\n", terms.join(","))
+    }
+
+    /// The lines (1-based, on the page) where the model sees a split.
+    fn model_splits(family: &[Vec<(&str, usize, bool)>]) -> Vec<usize> {
+        let mut seen = Vec::new();
+        let mut current: Option<BTreeMap<&str, usize>> = None;
+        let mut splits = Vec::new();
+        for (i, labels) in family.iter().enumerate() {
+            let group: BTreeMap<&str, usize> = labels.iter().map(|&(n, v, _)| (n, v)).collect();
+            if current.as_ref() == Some(&group) {
+                continue;
+            }
+            if seen.contains(&group) {
+                splits.push(i + 2);
+                continue;
+            }
+            seen.push(group.clone());
+            current = Some(group);
+        }
+        splits
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn splits_are_found_exactly(family in family()) {
+            let mut page = String::from("# TYPE g gauge\n");
+            for labels in &family {
+                page += &line(labels);
+            }
+            page += "# EOF\n";
+            for format in [Format::OpenMetrics2, Format::OpenMetrics] {
+                let errors: Vec<(usize, ParseErrorKind)> = Parser::new(format)
+                    .parse(&page)
+                    .filter_map(Result::err)
+                    .map(|e| (e.line, e.kind))
+                    .collect();
+                let splits: Vec<usize> = errors
+                    .iter()
+                    .map(|(line, kind)| match kind {
+                        ParseErrorKind::Family { rule: FamilyRule::GroupSplit, .. } => Ok(*line),
+                        _ => Err(format!("{kind:?} at line {line}")),
+                    })
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| TestCaseError::fail(format!("{e}\n{page}")))?;
+                prop_assert_eq!(&splits, &model_splits(&family), "{:?}\n{}", format, page);
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The sample names that closed OpenMetrics families reserve (`a`, `a_total`, `a_created`,
+//! ...): a family whose names another family already reserved clashes with it.
+//!
+//! Pages usually list their families sorted by name (Go's registry does). While every
+//! family's names sort after all the names reserved before it, none can clash and nothing
+//! is hashed; the first family out of that order turns every name reserved so far into a
+//! hash in a set, as every name of a page that never had this order is kept.
+
+use std::cmp::Ordering;
+
+use super::group_hash;
+use super::label_groups::Hashes;
+
+/// The names reserved by the families closed so far.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ReservedNames<'page> {
+    /// While in order: every family so far, with the suffixes it lists.
+    families: Vec<(&'page str, &'static [&'static str])>,
+    /// While in order: the greatest name reserved so far, as a family and a suffix.
+    greatest: Option<(&'page str, &'static str)>,
+    /// Whether the order broke: the names are in `hashes`.
+    hashed: bool,
+    hashes: Hashes,
+}
+
+impl<'page> ReservedNames<'page> {
+    /// Room for a page's usual families: growing from empty cost more than the checks.
+    pub(crate) fn with_capacity(families: usize) -> Self {
+        ReservedNames {
+            families: Vec::with_capacity(families),
+            greatest: None,
+            hashed: false,
+            hashes: Hashes::with_capacity_and_hasher(families, Default::default()),
+        }
+    }
+
+    /// Reserves the names of the family `name`: `name` followed by each of `suffixes`, and
+    /// `name` alone. Whether any of them was reserved already (a clash).
+    pub(crate) fn reserve(&mut self, name: &'page str, suffixes: &'static [&'static str]) -> bool {
+        if !self.hashed {
+            // `name` alone is the least of its names; their greatest is its greatest suffix.
+            if self
+                .greatest
+                .is_none_or(|(family, suffix)| joined_less(family, suffix, name))
+            {
+                let suffix = suffixes.iter().copied().max().unwrap_or("");
+                self.greatest = Some((name, suffix));
+                self.families.push((name, suffixes));
+                return false;
+            }
+            self.hash_all();
+        }
+        !self.insert(name, suffixes)
+    }
+
+    /// The order stopped proving the names apart: from here on they are hashes.
+    #[cold]
+    fn hash_all(&mut self) {
+        self.hashed = true;
+        let families = std::mem::take(&mut self.families);
+        for &(name, suffixes) in &families {
+            self.insert(name, suffixes);
+        }
+    }
+
+    /// Inserts the names of a family; whether none was there before.
+    fn insert(&mut self, name: &str, suffixes: &[&str]) -> bool {
+        let bare: &[&str] = if suffixes.contains(&"") { &[] } else { &[""] };
+        let mut fresh = true;
+        for suffix in suffixes.iter().chain(bare) {
+            fresh &= self
+                .hashes
+                .insert(group_hash::of_parts(&[name.as_bytes(), suffix.as_bytes()]));
+        }
+        fresh
+    }
+}
+
+/// Whether `family` followed by `suffix` sorts before `name`, bytewise.
+fn joined_less(family: &str, suffix: &str, name: &str) -> bool {
+    let (family, name) = (family.as_bytes(), name.as_bytes());
+    let shared = family.len().min(name.len());
+    match family[..shared].cmp(&name[..shared]) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        // `name` is `family` or begins it: it sorts first.
+        Ordering::Equal if name.len() <= family.len() => false,
+        Ordering::Equal => suffix.as_bytes() < &name[family.len()..],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joined_names_compare_as_one_text() {
+        assert!(joined_less("a", "_total", "b"));
+        assert!(joined_less("a", "_total", "a_u"));
+        assert!(!joined_less("a", "_total", "a_total"));
+        assert!(!joined_less("a", "_total", "a_s"));
+        assert!(!joined_less("ab", "", "a"));
+        assert!(!joined_less("a", "", "a"));
+        assert!(joined_less("a", "", "a_"));
+    }
+
+    /// A clash is found whether the families came in order or not, and after the order
+    /// broke, with the names reserved while it held.
+    #[test]
+    fn clashes_are_found_in_and_out_of_order() {
+        const COUNTER: &[&str] = &["_total", "_created"];
+        const GAUGE: &[&str] = &[""];
+        /// Families in page order, and the one that clashes (`usize::MAX`: none).
+        type Case = (&'static [(&'static str, &'static [&'static str])], usize);
+        let cases: &[Case] = &[
+            (&[("a", COUNTER), ("b", GAUGE), ("c", GAUGE)], usize::MAX),
+            (&[("a", COUNTER), ("a_total", GAUGE)], 1),
+            (&[("a", COUNTER), ("a_created", GAUGE)], 1),
+            (&[("a", GAUGE), ("a", GAUGE)], 1),
+            (&[("b", GAUGE), ("a", GAUGE), ("c", GAUGE)], usize::MAX),
+            (&[("b", GAUGE), ("c", GAUGE), ("a", GAUGE), ("b", COUNTER)], 3),
+            (&[("a_total", GAUGE), ("z", GAUGE), ("a", COUNTER)], 2),
+        ];
+        for (families, clash_at) in cases {
+            let mut names = ReservedNames::with_capacity(2);
+            let clashes: Vec<bool> = families.iter().map(|(n, s)| names.reserve(n, s)).collect();
+            let want: Vec<bool> = (0..families.len()).map(|i| i == *clash_at).collect();
+            assert_eq!(clashes, want, "{families:?}");
+        }
+    }
+}
