@@ -43,9 +43,12 @@ pub(super) const MAX_POINTS_CAP: usize = (u32::MAX / 2) as usize;
 /// column is then sized for the retention at once.
 const FIRST_ROOM: usize = 1;
 
-/// The most room a column is given from its interval at once (1 KiB): a series with a
-/// long retention at a short interval grows by eighths past it, in case it stops early.
-const SIZED_ROOM_CAP: usize = 64;
+/// The most room a column is given at once before it has used it (8 points): a longer
+/// retention is reached by doubling up to its size, in case the series stops early.
+const SIZED_ROOM_CAP: usize = 8;
+
+/// The most room [`Points::reserve_for_interval`] makes up front (1 KiB): asked for.
+const RESERVED_ROOM_CAP: usize = 64;
 
 /// The room added to (or kept free in) a full column of `len` points: an eighth, at least
 /// one, so that compacting costs at most eight point moves per push.
@@ -115,9 +118,15 @@ impl Points {
             // the expired points make the room.
             let room = self.column.len();
             if room == 0 || room - len < growth(len) {
-                let grown_room = (len + growth(len))
-                    .max(FIRST_ROOM)
-                    .max(self.room_for_interval(point));
+                let step = (len + growth(len)).max(FIRST_ROOM);
+                let wanted = self.room_for_interval(point);
+                // Toward what the retention holds at this interval: at once up to 8
+                // points, then doubling, never past it.
+                let grown_room = if wanted > step {
+                    wanted.min(step.max(2 * len).max(SIZED_ROOM_CAP))
+                } else {
+                    step
+                };
                 let mut grown = vec![Point::from_millis(0, 0.0); grown_room].into_boxed_slice();
                 grown[..len].copy_from_slice(&self.column[..len]);
                 self.column = grown;
@@ -131,7 +140,7 @@ impl Points {
     /// [`Points::room_for_interval`]), so that a series whose rhythm is known is allocated
     /// once.
     pub(super) fn reserve_for_interval(&mut self, interval_ms: i64) {
-        let points = self.room_at(interval_ms);
+        let points = self.room_at(interval_ms).min(RESERVED_ROOM_CAP);
         if self.column.len() < points {
             let mut grown = vec![Point::from_millis(0, 0.0); points].into_boxed_slice();
             grown[..self.len as usize].copy_from_slice(self.stored());
@@ -141,8 +150,7 @@ impl Points {
 
     /// The room the retention needs at the interval from the newest point to `next` (a
     /// column sized once when its second point arrives, instead
-    /// of one step at a time: each step left a hole behind in the allocator). Up to
-    /// [`SIZED_ROOM_CAP`]; past it, the column grows by eighths.
+    /// of one step at a time: each step left a hole behind in the allocator).
     fn room_for_interval(&self, next: Point) -> usize {
         let Some(last) = self.last() else {
             return 0;
@@ -159,7 +167,6 @@ impl Points {
             .unwrap_or(usize::MAX)
             .saturating_add(1)
             .clamp(FIRST_ROOM, self.max_len as usize)
-            .min(SIZED_ROOM_CAP)
     }
 
     /// The two newest stored points (older first), expired or not.

@@ -68,6 +68,22 @@ fn a_column_reserved_for_its_interval_is_allocated_once() {
 }
 
 #[test]
+fn a_long_retention_is_reached_by_doubling_never_past_it() {
+    // 10 min at 15 s holds 41 points: 8 at once, then doubling, then what it holds, and an
+    // eighth more once it slides (so that compacting moves eight points a push at most).
+    let mut s = CounterSeries::new(TimeDelta::minutes(10));
+    let mut rooms = vec![];
+    for i in 0..100 {
+        s.push(t(15 * i), i as f64).unwrap();
+        if rooms.last() != Some(&s.points.capacity()) {
+            rooms.push(s.points.capacity());
+        }
+    }
+    assert_eq!(s.len(), 41);
+    assert_eq!(rooms, [1, 8, 16, 32, 41, 45]);
+}
+
+#[test]
 fn retention_is_bounded_and_keeps_an_anchor() {
     let mut s = CounterSeries::new(TimeDelta::seconds(60));
     for i in 0..10_000 {
