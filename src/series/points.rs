@@ -119,9 +119,15 @@ impl Points {
             let room = self.column.len();
             if room == 0 || room - len < growth(len) {
                 let step = (len + growth(len)).max(FIRST_ROOM);
-                let wanted = self.room_for_interval(point);
-                // Toward what the retention holds at this interval: at once up to 8
-                // points, then doubling, never past it.
+                // Toward what the retention holds at this interval (and, past 8 points,
+                // the eighth that sliding keeps free): at once up to 8 points, then
+                // doubling, never past it.
+                let holds = self.room_for_interval(point);
+                let wanted = if holds > SIZED_ROOM_CAP {
+                    holds + growth(holds)
+                } else {
+                    holds
+                };
                 let grown_room = if wanted > step {
                     wanted.min(step.max(2 * len).max(SIZED_ROOM_CAP))
                 } else {
