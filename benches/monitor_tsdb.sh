@@ -64,12 +64,16 @@ case $engine in
     ready=/-/ready
     ;;
   victoria-metrics)
-    # Pages up to 2 GB, a query over every series (the monitor counts them per instance),
-    # and the newest samples visible at once (by default the last 30 s are hidden).
+    # Pages up to 2 GB parsed as they arrive, without stale markers (else it holds the
+    # whole page and the previous one's series), caches at 30% of the memory (60% by
+    # default), a query over every series (the monitor counts them per instance), and the
+    # newest samples visible at once (by default the last 30 s are hidden).
     victoria-metrics -promscrape.config="$dir/prometheus.yml" -storageDataPath="$dir/data" \
       -httpListenAddr="127.0.0.1:$port" -loggerLevel=ERROR \
-      -promscrape.maxScrapeSize=2000000000 -search.maxUniqueTimeseries=100000000 \
-      -search.maxQueryDuration=10m -search.latencyOffset=0s 2>"$dir/prometheus.log" &
+      -promscrape.maxScrapeSize=2000000000 -promscrape.streamParse \
+      -promscrape.noStaleMarkers -memory.allowedPercent=30 \
+      -search.maxUniqueTimeseries=100000000 -search.maxQueryDuration=10m \
+      -search.latencyOffset=0s 2>"$dir/prometheus.log" &
     ready=/health
     ;;
   *)
