@@ -183,6 +183,23 @@ fn series_per_instance(api: &Api, matcher: &str, at_ms: i64) -> Result<Vec<(Stri
     Ok(counts)
 }
 
+/// How far back the scrape density is measured.
+const DENSITY_RANGE_MS: i64 = 300_000;
+
+/// Samples a series per second in the TSDB, measured on the largest server's series over
+/// the five minutes before `at_ms`; a sample a second (the densest assumed) when they
+/// cannot be read.
+fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> f64 {
+    let Some((instance, _)) = counts.iter().max_by_key(|c| c.1) else {
+        return split::DENSEST_SAMPLES_PER_S;
+    };
+    let selector = split::selector(matcher, std::slice::from_ref(instance));
+    api.samples(&selector, DENSITY_RANGE_MS, at_ms)
+        .map_or(split::DENSEST_SAMPLES_PER_S, |series| {
+            split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
+        })
+}
+
 /// Starts reading the TSDB of `args.prometheus` with `client`: checks its families, plans
 /// the requests, and gives the run's schedule (live from now, or the past span).
 pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Started, String> {
@@ -204,13 +221,16 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         .map_err(|e| format!("{}: {e}", api.shown))?;
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
     let interval_ms = schedule.interval.num_milliseconds();
+    let density = measured_density(&api, &matcher, &counts, check_to);
     let groups = split::group_instances(
         &instances,
         &counts,
-        split::series_per_request(interval_ms, lookback_ms),
+        split::series_per_request(interval_ms, lookback_ms, density),
     );
     let reads = match mode {
-        Mode::Past { .. } => split::past_reads(series_read(&groups, &counts), interval_ms, lookback_ms),
+        Mode::Past { .. } => {
+            split::past_reads(series_read(&groups, &counts), interval_ms, lookback_ms, density)
+        }
         // Live reads each interval afresh: nothing to keep.
         Mode::Live(_) => split::PastReads {
             keep_answers: false,

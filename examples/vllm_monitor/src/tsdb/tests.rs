@@ -122,18 +122,23 @@ fn requests_are_split_by_instance_and_time() {
         .all(|g| g.len() * 393 <= split::MAX_SERIES_PER_REQUEST));
     assert_eq!(groups.len(), 20);
     // 15 s intervals and a 30 s lookback: 44,444 series a request (113 vLLM servers).
-    assert_eq!(split::series_per_request(15_000, 30_000), 44_444);
-    assert_eq!(split::series_per_request(1_000, 0), split::MAX_SERIES_PER_REQUEST);
+    assert_eq!(split::series_per_request(15_000, 30_000, 1.0), 44_444);
+    assert_eq!(
+        split::series_per_request(1_000, 0, 1.0),
+        split::MAX_SERIES_PER_REQUEST
+    );
     // Time: a request's samples at a sample per second stay under the bound.
-    let n = intervals_per_request(200_000, 15_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
+    let n = intervals_per_request(200_000, 15_000, 30_000, split::MAX_SAMPLES_PER_REQUEST, 1.0);
     assert_eq!(n, 1, "10 s per series: one 15 s interval");
-    let n = intervals_per_request(400, 1_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
+    let n = intervals_per_request(400, 1_000, 30_000, split::MAX_SAMPLES_PER_REQUEST, 1.0);
     assert_eq!(n, split::MAX_INTERVALS_PER_REQUEST);
-    assert!(intervals_per_request(20_000, 2_000, 30_000, split::MAX_SAMPLES_PER_REQUEST) * 2 + 30 <= 100);
+    assert!(
+        intervals_per_request(20_000, 2_000, 30_000, split::MAX_SAMPLES_PER_REQUEST, 1.0) * 2 + 30 <= 100
+    );
     // The answers of all groups kept only when they fit together: not at 10,000 servers
     // (3.93 M series) nor at 1,000, where each group is read when due and then dropped.
     for series in [3_930_000, 393_000] {
-        let reads = split::past_reads(series, 15_000, 30_000);
+        let reads = split::past_reads(series, 15_000, 30_000, 1.0);
         assert_eq!(
             reads,
             split::PastReads {
@@ -142,7 +147,30 @@ fn requests_are_split_by_instance_and_time() {
             }
         );
     }
-    let reads = split::past_reads(20_000, 15_000, 30_000);
+    // At the density measured: a TSDB scraping every 15 s holds 3 samples a series over
+    // 45 s, so 1,000 servers (393,000 series) are read in two requests of 200,000 series
+    // at most, kept for 3 intervals; 10,000 scraped every 30 s still one at a time.
+    let every_15_s: Vec<(i64, f64)> = (0..21).map(|k| (k * 15_000, 0.0)).collect();
+    let late: Vec<(i64, f64)> = vec![(285_000, 0.0), (300_000, 0.0)];
+    let density = split::samples_per_s([every_15_s.as_slice(), late.as_slice(), &[]]);
+    assert!((density - 1.0 / 15.0).abs() < 1e-12, "{density}");
+    assert_eq!(
+        split::samples_per_s([&[(0, 1.0)][..]]),
+        split::DENSEST_SAMPLES_PER_S
+    );
+    assert_eq!(
+        split::series_per_request(15_000, 30_000, density),
+        split::MAX_SERIES_PER_REQUEST
+    );
+    assert_eq!(
+        split::past_reads(393_000, 15_000, 30_000, density),
+        split::PastReads {
+            keep_answers: true,
+            intervals_per_request: 3
+        }
+    );
+    assert!(!split::past_reads(3_930_000, 15_000, 30_000, 1.0 / 30.0).keep_answers);
+    let reads = split::past_reads(20_000, 15_000, 30_000, 1.0);
     assert!(reads.keep_answers);
     assert_eq!(
         reads.intervals_per_request, 4,
@@ -406,9 +434,12 @@ fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
         }
     }
     assert!(checked >= 10, "{rates:?}");
-    // The span in requests of many intervals (one series), each asking its range once.
+    // The scrape density measured once over five minutes, then the span in requests of
+    // many intervals (one series), each asking its range once.
     let asked = api.asked.lock().unwrap().clone();
-    let samples: Vec<(i64, i64)> = asked.iter().filter_map(|p| range_of(p)).collect();
+    let mut samples: Vec<(i64, i64)> = asked.iter().filter_map(|p| range_of(p)).collect();
+    assert_eq!(samples.first(), Some(&(from + 20_000, 300_000)), "{asked:?}");
+    samples.remove(0);
     assert_eq!(samples.len(), 1, "{asked:?}");
     assert!(
         samples[0].0 >= from + 20_000 && samples[0].1 >= 20_000 + 30_000,
@@ -636,14 +667,16 @@ fn a_past_span_too_large_to_keep_holds_one_answer_at_a_time() {
         exact(total, 200.0);
         groups.iter().for_each(|rate| exact(rate, 100.0));
     }
-    // One request a group an interval, each for that interval and the lookback.
-    let asked: Vec<(i64, i64)> = api
+    // The density measured, then one request a group an interval, each for that interval
+    // and the lookback.
+    let mut asked: Vec<(i64, i64)> = api
         .asked
         .lock()
         .unwrap()
         .iter()
         .filter_map(|p| range_of(p))
         .collect();
+    assert_eq!(asked.remove(0).1, 300_000, "{asked:?}");
     assert_eq!(asked.len(), 20, "{asked:?}");
     assert!(asked.iter().all(|a| a.1 == 1_000 + 3_000), "{asked:?}");
 }
