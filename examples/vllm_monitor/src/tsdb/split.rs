@@ -13,7 +13,7 @@
 /// The most series one request asks for: beyond, the instances are read in groups.
 pub const MAX_SERIES_PER_REQUEST: usize = 200_000;
 
-/// The most samples one request brings (at a sample per series per second).
+/// The most samples one request brings (at the density measured, see [`samples_per_s`]).
 pub const MAX_SAMPLES_PER_REQUEST: usize = 2_000_000;
 
 /// The most intervals one request of a past span covers.
