@@ -12,7 +12,8 @@
 #   e.g. bash benches/monitor_tsdb.sh 1000 15s 1m 10m 15s
 # PROFILE=debug uses the debug build (a quick check of the script itself); BIN=path runs
 # that binary instead (a copy, so that a rebuild during a long run does not change it).
-# OUT=path keeps the monitor's JSON rows there. ENGINE=victoria-metrics scrapes with Debian's VictoriaMetrics instead of Prometheus (its
+# OUT=path keeps the monitor's JSON rows there. TIMEOUT is the monitor's --timeout (10m:
+# at 10,000 servers the start's count of series per instance takes minutes). ENGINE=victoria-metrics scrapes with Debian's VictoriaMetrics instead of Prometheus (its
 # Prometheus HTTP API is at the same paths), for fleets whose head would not fit
 # Prometheus' memory (about 3-4 KB a series: 3.93 M series at 10,000 servers).
 set -euo pipefail
@@ -90,7 +91,8 @@ echo "$engine (pid $prometheus_pid) on 127.0.0.1:$port scrapes $servers servers 
 sleep "$(python3 -c "import sys; u={'s':1,'m':60,'h':3600}; t=sys.argv[1]; print(int(float(t[:-1])*u[t[-1]]))" "$span")"
 /usr/bin/time -f '%U %S %M %e' -o "$dir/timing" \
   "$bin" --prometheus "http://127.0.0.1:$port" --from "-$span" --to now \
-  --interval "$interval" --window "$window" --json >"$dir/out" 2>"$dir/err" || true
+  --interval "$interval" --window "$window" --timeout "${TIMEOUT:-10m}" --json \
+  >"$dir/out" 2>"$dir/err" || true
 [ -n "${OUT:-}" ] && cp "$dir/out" "$OUT"
 read -r user sys rss_kb wall < <(tail -n 1 "$dir/timing")
 status=$(grep -o 'status [0-9]*' "$dir/timing" || echo "status 0")
