@@ -10,7 +10,12 @@
 #
 # Usage: bash benches/monitor_tsdb.sh SERVERS [INTERVAL] [WINDOW] [SPAN] [SCRAPE]
 #   e.g. bash benches/monitor_tsdb.sh 1000 15s 1m 10m 15s
-# PROFILE=debug uses the debug build (a quick check of the script itself).
+# PROFILE=debug uses the debug build (a quick check of the script itself); BIN=path runs
+# that binary instead (a copy, so that a rebuild during a long run does not change it).
+# OUT=path keeps the monitor's JSON rows there. TIMEOUT is the monitor's --timeout (10m:
+# at 10,000 servers the start's count of series per instance takes minutes). ENGINE=victoria-metrics scrapes with Debian's VictoriaMetrics instead of Prometheus (its
+# Prometheus HTTP API is at the same paths), for fleets whose head would not fit
+# Prometheus' memory (about 3-4 KB a series: 3.93 M series at 10,000 servers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 servers=${1:?servers}
@@ -18,7 +23,10 @@ interval=${2:-15s}
 window=${3:-1m}
 span=${4:-10m}
 scrape=${5:-15s}
-if [ "${PROFILE:-release}" = debug ]; then
+engine=${ENGINE:-prometheus}
+if [ -n "${BIN:-}" ]; then
+  bin=$BIN
+elif [ "${PROFILE:-release}" = debug ]; then
   cargo build --quiet -p vllm-monitor
   bin=target/debug/vllm_monitor
 else
@@ -45,35 +53,61 @@ global:
 scrape_configs:
   - job_name: fleet
     honor_labels: true
+    honor_timestamps: true
     metrics_path: /federate
     static_configs:
       - targets: ['$target']
 EOF
-prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
-  --web.listen-address="127.0.0.1:$port" --log.level=warn 2>"$dir/prometheus.log" &
+case $engine in
+  prometheus)
+    prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+      --web.listen-address="127.0.0.1:$port" --log.level=warn 2>"$dir/prometheus.log" &
+    ready=/-/ready
+    ;;
+  victoria-metrics)
+    # Pages up to 2 GB parsed as they arrive, without stale markers (else it holds the
+    # whole page and the previous one's series), caches at 30% of the memory (60% by
+    # default), a query over every series (the monitor counts them per instance), and the
+    # newest samples visible at once (by default the last 30 s are hidden).
+    victoria-metrics -promscrape.config="$dir/prometheus.yml" -storageDataPath="$dir/data" \
+      -httpListenAddr="127.0.0.1:$port" -loggerLevel=ERROR \
+      -promscrape.maxScrapeSize=2000000000 -promscrape.streamParse \
+      -promscrape.noStaleMarkers -memory.allowedPercent=30 \
+      -search.maxUniqueTimeseries=100000000 -search.maxQueryDuration=10m \
+      -search.latencyOffset=0s 2>"$dir/prometheus.log" &
+    ready=/health
+    ;;
+  *)
+    echo "ENGINE is prometheus or victoria-metrics, not $engine" >&2
+    exit 2
+    ;;
+esac
 prometheus_pid=$!
 for _ in $(seq 600); do
-  curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && break
+  curl -sf "http://127.0.0.1:$port$ready" >/dev/null && break
   sleep 0.1
 done
-echo "Prometheus on 127.0.0.1:$port scrapes $servers servers every $scrape; waiting $span"
+echo "$engine (pid $prometheus_pid) on 127.0.0.1:$port scrapes $servers servers every $scrape; waiting $span"
 sleep "$(python3 -c "import sys; u={'s':1,'m':60,'h':3600}; t=sys.argv[1]; print(int(float(t[:-1])*u[t[-1]]))" "$span")"
 /usr/bin/time -f '%U %S %M %e' -o "$dir/timing" \
   "$bin" --prometheus "http://127.0.0.1:$port" --from "-$span" --to now \
-  --interval "$interval" --window "$window" --json >"$dir/out" 2>"$dir/err" || true
+  --interval "$interval" --window "$window" --timeout "${TIMEOUT:-10m}" --json \
+  >"$dir/out" 2>"$dir/err" || true
+[ -n "${OUT:-}" ] && cp "$dir/out" "$OUT"
 read -r user sys rss_kb wall < <(tail -n 1 "$dir/timing")
 status=$(grep -o 'status [0-9]*' "$dir/timing" || echo "status 0")
 echo "monitor exit $status"
 head -c 2000 "$dir/err"
 rows=$(grep -c '"urls"' "$dir/out" || true)
-python3 - "$dir/out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" "$rows" "$interval" <<'EOF'
+python3 - "$dir/out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" "$rows" "$interval" \
+  "$window" "$scrape" <<'EOF'
 import json, sys
-path, known, servers, user, sys_, rss_kb, wall, rows, interval = sys.argv[1:]
+path, known, servers, user, sys_, rss_kb, wall, rows, interval, window, scrape = sys.argv[1:]
 rows_json = [json.loads(l) for l in open(path) if '"urls"' in l]
 last = next((r for r in reversed(rows_json) if (r.get("generation_tokens_per_s") or {}).get("window") is not None), None)
 cpu = float(user) + float(sys_)
 print(f"servers {servers}: {rows} rows in {float(wall):.1f} s (interval {interval}), "
-      f"CPU {cpu:.1f} s, max RSS {int(rss_kb) / 1024:.0f} MB")
+      f"CPU {cpu:.1f} s = {100 * cpu / float(wall):.1f}% of one core, max RSS {int(rss_kb) / 1024:.0f} MB")
 if last:
     got = last["generation_tokens_per_s"]["window"]
     groups = last.get("groups") or []
@@ -81,6 +115,35 @@ if last:
     print(f"  generation tok/s: {got:.1f}, known {float(known):.1f} "
           f"({100 * (got - float(known)) / float(known):+.3f}%); {len(groups)} instance rows "
           f"(sum {sum(p for p in per if p is not None):.1f})")
+    # Every row whose window lies after the engine's first scrape (the span starts when
+    # the engine does): the window figure of the total and of every instance, against
+    # each instance's known rate (instance i runs 0.4 x (1 + i mod 4) of the template's
+    # load, `src/fleet.rs`).
+    seconds = lambda t: float(t[:-1]) * {"s": 1, "m": 60, "h": 3600}[t[-1]]
+    skip = int(-(-(seconds(window) + seconds(scrape)) // seconds(interval)))
+    n = int(servers)
+    loads = [0.4 * (1 + i % 4) for i in range(n)]
+    per_load = float(known) / sum(loads)
+    checked = rows_json[skip:]
+    total_ok, full, worst_total, worst = 0, 0, 0.0, 0.0
+    for row in checked:
+        total = (row.get("generation_tokens_per_s") or {}).get("window")
+        if total is not None:
+            total_ok += 1
+            worst_total = max(worst_total, abs(total - float(known)) / float(known))
+        rates = []
+        for g in row.get("groups") or []:
+            rate = (g.get("generation_tokens_per_s") or {}).get("window")
+            if rate is None:
+                break
+            i = int(str(g["instance"]).split("-")[1].split(":")[0])
+            rates.append(abs(rate - loads[i] * per_load) / (loads[i] * per_load))
+        if len(rates) == n:
+            full += 1
+            worst = max([worst] + rates)
+    print(f"  after the first window ({len(checked)} rows): {total_ok} with the total's window figure "
+          f"(worst error {100 * worst_total:.3f}%), {full} with all {n} instances' "
+          f"(worst per-instance error {100 * worst:.3f}%)")
 else:
     print("  no row with a generation rate")
 EOF

@@ -42,14 +42,16 @@ enum Mode {
     Past { to_ms: i64 },
 }
 
-/// One group's answer: its series written, and the span they cover.
-struct Chunk {
-    series: Vec<Written>,
+/// One group's answer held: its series written (or why the read failed), and where the
+/// span it covers ends.
+struct Held {
+    answer: Result<Vec<Written>, String>,
     hi_ms: i64,
 }
 
-/// The span being read: each group's answer and pages, and the next page to read.
+/// The interval being read: its span, the group whose pages are due, and its next page.
 struct Reading {
+    ticks: u64,
     lo_ms: i64,
     hi_ms: i64,
     group: usize,
@@ -66,9 +68,13 @@ pub struct Reader {
     lookback_ms: i64,
     mode: Mode,
     intervals_per_request: u64,
-    chunks: Vec<Result<Chunk, String>>,
-    /// Where the chunks end; where the next read starts.
-    read_until_ms: i64,
+    /// Whether each group's answer is kept for the next intervals it covers, or dropped
+    /// after its pages (live, or a past span whose answers would not fit together).
+    keep_answers: bool,
+    /// Each group's answer, while held.
+    held: Vec<Option<Held>>,
+    /// Where each group's last read ended; where its next starts.
+    read_until_ms: Vec<i64>,
     reading: Option<Reading>,
     /// Each target's last page time: a page is stamped after it.
     last_at_ms: Vec<i64>,
@@ -177,6 +183,23 @@ fn series_per_instance(api: &Api, matcher: &str, at_ms: i64) -> Result<Vec<(Stri
     Ok(counts)
 }
 
+/// How far back the scrape density is measured.
+const DENSITY_RANGE_MS: i64 = 300_000;
+
+/// Samples a series per second in the TSDB, measured on the largest server's series over
+/// the five minutes before `at_ms`; a sample a second (the densest assumed) when they
+/// cannot be read.
+fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> f64 {
+    let Some((instance, _)) = counts.iter().max_by_key(|c| c.1) else {
+        return split::DENSEST_SAMPLES_PER_S;
+    };
+    let selector = split::selector(matcher, std::slice::from_ref(instance));
+    api.samples(&selector, DENSITY_RANGE_MS, at_ms)
+        .map_or(split::DENSEST_SAMPLES_PER_S, |series| {
+            split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
+        })
+}
+
 /// Starts reading the TSDB of `args.prometheus` with `client`: checks its families, plans
 /// the requests, and gives the run's schedule (live from now, or the past span).
 pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Started, String> {
@@ -198,20 +221,23 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         .map_err(|e| format!("{}: {e}", api.shown))?;
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
     let interval_ms = schedule.interval.num_milliseconds();
+    let density = measured_density(&api, &matcher, &counts, check_to);
     let groups = split::group_instances(
         &instances,
         &counts,
-        split::series_per_request(interval_ms, lookback_ms),
+        split::series_per_request(interval_ms, lookback_ms, density),
     );
-    let intervals_per_request = match mode {
-        Mode::Past { .. } => split::intervals_per_request(
-            largest_group(&groups, &counts),
-            interval_ms,
-            lookback_ms,
-            split::MAX_SAMPLES_PER_REQUEST,
-        ),
-        Mode::Live(_) => 1,
+    let reads = match mode {
+        Mode::Past { .. } => {
+            split::past_reads(series_read(&groups, &counts), interval_ms, lookback_ms, density)
+        }
+        // Live reads each interval afresh: nothing to keep.
+        Mode::Live(_) => split::PastReads {
+            keep_answers: false,
+            intervals_per_request: 1,
+        },
     };
+    let intervals_per_request = reads.intervals_per_request;
     let urls = group_names(&api.shown, &groups);
     notes.push(format!(
         "reading {} server(s) from {} through its Prometheus HTTP API, in {} request(s) an interval{}",
@@ -232,8 +258,9 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         lookback_ms,
         mode,
         intervals_per_request,
-        chunks: Vec::new(),
-        read_until_ms: schedule.tick_at(0).timestamp_millis(),
+        keep_answers: reads.keep_answers,
+        held: (0..targets).map(|_| None).collect(),
+        read_until_ms: vec![schedule.tick_at(0).timestamp_millis(); targets],
         reading: None,
         last_at_ms: vec![i64::MIN; targets],
     };
@@ -272,9 +299,9 @@ fn span(
     ))
 }
 
-/// The series of the largest request: a group's servers times the most series a server
-/// has (every series when the servers are read at once).
-fn largest_group(groups: &[Vec<String>], counts: &[(String, usize)]) -> usize {
+/// The series of all the requests of an interval: each group's servers times the most
+/// series a server has (every series counted when the servers are read at once).
+fn series_read(groups: &[Vec<String>], counts: &[(String, usize)]) -> usize {
     let largest = counts.iter().map(|c| c.1).max().unwrap_or(1);
     groups
         .iter()
@@ -285,8 +312,8 @@ fn largest_group(groups: &[Vec<String>], counts: &[(String, usize)]) -> usize {
                 g.len() * largest
             }
         })
-        .max()
-        .unwrap_or(1)
+        .sum::<usize>()
+        .max(1)
 }
 
 /// Each request group's name, as the run's URLs show it.
@@ -326,29 +353,30 @@ impl Reader {
                     return Step::Wait(wait);
                 }
             }
-            let hi_ms = due.timestamp_millis();
-            if self.chunks.is_empty() || self.read_until_ms < hi_ms {
-                self.read(schedule, ticks, hi_ms);
-            }
             self.reading = Some(Reading {
+                ticks,
                 lo_ms: schedule.tick_at(ticks).timestamp_millis(),
-                hi_ms,
+                hi_ms: due.timestamp_millis(),
                 group: 0,
                 page: 0,
                 span: None,
             });
         }
-        self.next_page()
+        self.next_page(schedule)
     }
 
-    /// Reads the chunks from where the last ended: live up to `hi_ms`, past as many
-    /// intervals as a request holds.
-    fn read(&mut self, schedule: &Schedule, ticks: u64, hi_ms: i64) {
+    /// How many groups' answers are held now.
+    pub fn answers_held(&self) -> usize {
+        self.held.iter().flatten().count()
+    }
+
+    /// Reads group `group`'s samples from where its last read ended: live up to `hi_ms`,
+    /// past as many intervals as a request holds.
+    fn read(&mut self, group: usize, schedule: &Schedule, ticks: u64, hi_ms: i64) -> Held {
         // After failed reads, live catches up on as much as a past request holds at most.
         let oldest_ms =
             hi_ms - schedule.interval.num_milliseconds() * split::MAX_INTERVALS_PER_REQUEST as i64;
-        let lo_ms = self
-            .read_until_ms
+        let lo_ms = self.read_until_ms[group]
             .min(schedule.tick_at(ticks).timestamp_millis())
             .max(oldest_ms);
         let until_ms = match self.mode {
@@ -361,67 +389,89 @@ impl Reader {
             }
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
-        let mut chunks = Vec::with_capacity(self.groups.len());
-        for group in &self.groups {
-            let selector = split::selector(&self.matcher, group);
-            match self.api.samples(&selector, range_ms, until_ms) {
-                // Too many samples for the TSDB: fewer intervals a request, down to one.
-                Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {
-                    self.intervals_per_request /= 2;
-                    return self.read(schedule, ticks, hi_ms);
-                }
-                answer => chunks.push(
-                    answer
-                        .map(|series| Chunk {
-                            series: pages::written(series),
-                            hi_ms: until_ms,
-                        })
-                        .map_err(|e| e.to_string()),
-                ),
+        let selector = split::selector(&self.matcher, &self.groups[group]);
+        match self.api.samples(&selector, range_ms, until_ms) {
+            // Too many samples for the TSDB: fewer intervals a request, down to one.
+            Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {
+                self.intervals_per_request /= 2;
+                self.read(group, schedule, ticks, hi_ms)
             }
-        }
-        self.chunks = chunks;
-        // A failed read is read again next interval (live), from where the last ended.
-        if self.chunks.iter().all(Result::is_ok) || matches!(self.mode, Mode::Past { .. }) {
-            self.read_until_ms = until_ms;
+            answer => {
+                // A failed read is read again next interval (live), from where the last ended.
+                if answer.is_ok() || matches!(self.mode, Mode::Past { .. }) {
+                    self.read_until_ms[group] = until_ms;
+                }
+                Held {
+                    answer: answer.map(pages::written).map_err(|e| e.to_string()),
+                    hi_ms: until_ms,
+                }
+            }
         }
     }
 
-    /// The next page of the span being read, a failed read, or the tick that ends it.
-    fn next_page(&mut self) -> Step {
+    /// Group `group`'s answer for the span up to `hi_ms`: the one held if it covers it,
+    /// else read now.
+    fn answer_for(&mut self, group: usize, schedule: &Schedule, ticks: u64, hi_ms: i64) {
+        let covered = self.held[group].as_ref().is_some_and(|h| h.hi_ms >= hi_ms);
+        if !covered {
+            // Dropped before the read, so that two answers of a group are never held.
+            self.held[group] = None;
+            self.held[group] = Some(self.read(group, schedule, ticks, hi_ms));
+        }
+    }
+
+    /// Done with the pages of the group being read: on to the next, its answer dropped
+    /// unless it is kept for the next intervals.
+    fn next_group(&mut self) {
+        if let Some(reading) = self.reading.as_mut() {
+            if !self.keep_answers {
+                self.held[reading.group] = None;
+            }
+            reading.group += 1;
+            reading.page = 0;
+            reading.span = None;
+        }
+    }
+
+    /// The next page of the interval being read, a failed read, or the tick that ends it.
+    fn next_page(&mut self, schedule: &Schedule) -> Step {
         loop {
-            let Some(reading) = self.reading.as_mut() else {
+            let Some(&Reading {
+                ticks, hi_ms, group, ..
+            }) = self.reading.as_ref()
+            else {
                 return Step::Tick;
             };
-            let group = reading.group;
-            let Some(chunk) = self.chunks.get(group) else {
+            if group >= self.groups.len() {
                 self.reading = None;
                 return Step::Tick;
+            }
+            self.answer_for(group, schedule, ticks, hi_ms);
+            let (Some(reading), Some(held)) = (self.reading.as_mut(), self.held[group].as_ref()) else {
+                return Step::Tick;
             };
-            let chunk = match chunk {
-                Ok(chunk) => chunk,
+            let series = match &held.answer {
+                Ok(series) => series,
                 Err(e) => {
                     let message = e.clone();
-                    reading.group += 1;
                     let at = stamp(&mut self.last_at_ms[group], reading.hi_ms);
+                    self.next_group();
                     return Step::Page(scrape(group, at, Err(message)));
                 }
             };
             let span = reading.span.get_or_insert_with(|| {
                 Span::of(
-                    &chunk.series,
+                    series,
                     reading.lo_ms,
-                    reading.hi_ms.min(chunk.hi_ms),
+                    reading.hi_ms.min(held.hi_ms),
                     self.lookback_ms,
                 )
             });
             if reading.page >= span.pages {
-                reading.group += 1;
-                reading.page = 0;
-                reading.span = None;
+                self.next_group();
                 continue;
             }
-            let (text, newest) = span.page(&chunk.series, reading.page);
+            let (text, newest) = span.page(series, reading.page);
             reading.page += 1;
             let fallback = reading.lo_ms;
             let at = stamp(&mut self.last_at_ms[group], newest.unwrap_or(fallback));

@@ -1,17 +1,19 @@
 //! How the reads are split so that no answer is large: by instance, so that one request
 //! asks for at most [`MAX_SERIES_PER_REQUEST`] series and one interval with its lookback
 //! brings at most [`MAX_SAMPLES_PER_REQUEST`] samples, and by time, so that a past span's
-//! request stays within that bound too (counting one sample per series per second, the
-//! densest scrape interval in common use).
+//! request stays within that bound too. Samples are counted at the density measured on
+//! the largest server's series (a TSDB scraping every 15 s holds a sample per series per
+//! 15 s), or a sample per series per second when there is nothing to measure.
 //!
 //! An answer costs about 100 bytes a sample and 1 KB a series while it is read and
 //! parsed, so these bounds hold one request to about 300 MB at most; the requests of a
-//! read are made one after the other.
+//! read are made one after the other, and the answers kept at once stay within the same
+//! bound ([`past_reads`]).
 
 /// The most series one request asks for: beyond, the instances are read in groups.
 pub const MAX_SERIES_PER_REQUEST: usize = 200_000;
 
-/// The most samples one request brings (at a sample per series per second).
+/// The most samples one request brings (at the density measured, see [`samples_per_s`]).
 pub const MAX_SAMPLES_PER_REQUEST: usize = 2_000_000;
 
 /// The most intervals one request of a past span covers.
@@ -52,23 +54,93 @@ pub fn group_instances(
     groups
 }
 
-/// The most series one request asks for, so that one interval and the lookback before it
-/// bring at most [`MAX_SAMPLES_PER_REQUEST`] samples (and at most
-/// [`MAX_SERIES_PER_REQUEST`] series).
-pub fn series_per_request(interval_ms: i64, lookback_ms: i64) -> usize {
-    let seconds = usize::try_from((interval_ms + lookback_ms) / 1000)
-        .unwrap_or(usize::MAX)
-        .max(1);
-    MAX_SERIES_PER_REQUEST.min(MAX_SAMPLES_PER_REQUEST / seconds)
+/// The densest sampling assumed: a sample per series per second, the densest scrape
+/// interval in common use (when the TSDB's own density cannot be measured).
+pub const DENSEST_SAMPLES_PER_S: f64 = 1.0;
+
+/// The sparsest sampling assumed, whatever is measured: a sample per series per two
+/// minutes (a series that has just appeared has few samples yet).
+pub const SPARSEST_SAMPLES_PER_S: f64 = 1.0 / 120.0;
+
+/// The samples a series brings over `ms` at `samples_per_s`: at least one (the one a
+/// series without a new sample repeats).
+fn samples_over(ms: i64, samples_per_s: f64) -> f64 {
+    (ms as f64 / 1000.0 * samples_per_s).max(1.0)
 }
 
-/// How many intervals one request of a past span covers, for `series` series, each read
-/// `lookback_ms` before its span too.
-pub fn intervals_per_request(series: usize, interval_ms: i64, lookback_ms: i64, max_samples: usize) -> u64 {
-    let per_series = max_samples / series.max(1);
-    let seconds = per_series as i64 - lookback_ms / 1000;
-    let intervals = seconds * 1000 / interval_ms.max(1);
-    intervals.clamp(1, MAX_INTERVALS_PER_REQUEST as i64) as u64
+/// The most series one request asks for, so that one interval and the lookback before it
+/// bring at most [`MAX_SAMPLES_PER_REQUEST`] samples at `samples_per_s` a series (and at
+/// most [`MAX_SERIES_PER_REQUEST`] series).
+pub fn series_per_request(interval_ms: i64, lookback_ms: i64, samples_per_s: f64) -> usize {
+    let per_series = samples_over(interval_ms + lookback_ms, samples_per_s);
+    MAX_SERIES_PER_REQUEST.min((MAX_SAMPLES_PER_REQUEST as f64 / per_series) as usize)
+}
+
+/// How many intervals one request of a past span covers, for `series` series at
+/// `samples_per_s` a series, each read `lookback_ms` before its span too.
+pub fn intervals_per_request(
+    series: usize,
+    interval_ms: i64,
+    lookback_ms: i64,
+    max_samples: usize,
+    samples_per_s: f64,
+) -> u64 {
+    let per_series = max_samples as f64 / series.max(1) as f64;
+    let seconds = per_series / samples_per_s.max(SPARSEST_SAMPLES_PER_S) - lookback_ms as f64 / 1000.0;
+    let intervals = seconds * 1000.0 / interval_ms.max(1) as f64;
+    intervals.clamp(1.0, MAX_INTERVALS_PER_REQUEST as f64) as u64
+}
+
+/// How a past span's answers are held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PastReads {
+    /// Whether every group's answer is kept until the intervals it covers are read: only
+    /// when all of them together stay within [`MAX_SAMPLES_PER_REQUEST`]. Otherwise each
+    /// group is read when its pages are due and its answer dropped after them, so that one
+    /// answer is held at a time.
+    pub keep_answers: bool,
+    pub intervals_per_request: u64,
+}
+
+/// How a past span of `series` series in all, at `samples_per_s` a series, is read: the
+/// answers of all groups kept and many intervals a request when they fit together, else
+/// one interval a request and one group's answer at a time (10,000 vLLM servers hold
+/// 3.93 M series: more than a GB if every group's answer were kept).
+pub fn past_reads(series: usize, interval_ms: i64, lookback_ms: i64, samples_per_s: f64) -> PastReads {
+    let samples = series as f64 * samples_over(interval_ms + lookback_ms, samples_per_s);
+    if samples <= MAX_SAMPLES_PER_REQUEST as f64 {
+        PastReads {
+            keep_answers: true,
+            intervals_per_request: intervals_per_request(
+                series,
+                interval_ms,
+                lookback_ms,
+                MAX_SAMPLES_PER_REQUEST,
+                samples_per_s,
+            ),
+        }
+    } else {
+        PastReads {
+            keep_answers: false,
+            intervals_per_request: 1,
+        }
+    }
+}
+
+/// The densest sampling among `series` (each one's samples, oldest first), in samples a
+/// second: each series' own from its first to its last timestamp, so that a series that
+/// appeared within the range is not taken for a sparse one; [`DENSEST_SAMPLES_PER_S`]
+/// when no series has two samples.
+pub fn samples_per_s<'a>(series: impl IntoIterator<Item = &'a [(i64, f64)]>) -> f64 {
+    series
+        .into_iter()
+        .filter_map(|samples| {
+            let (first, last) = (samples.first()?.0, samples.last()?.0);
+            (samples.len() >= 2 && last > first)
+                .then(|| (samples.len() - 1) as f64 / ((last - first) as f64 / 1000.0))
+        })
+        .reduce(f64::max)
+        .map_or(DENSEST_SAMPLES_PER_S, |d| d.max(SPARSEST_SAMPLES_PER_S))
 }
 
 /// A regular expression (RE2) matching `text` exactly.

@@ -122,14 +122,60 @@ fn requests_are_split_by_instance_and_time() {
         .all(|g| g.len() * 393 <= split::MAX_SERIES_PER_REQUEST));
     assert_eq!(groups.len(), 20);
     // 15 s intervals and a 30 s lookback: 44,444 series a request (113 vLLM servers).
-    assert_eq!(split::series_per_request(15_000, 30_000), 44_444);
-    assert_eq!(split::series_per_request(1_000, 0), split::MAX_SERIES_PER_REQUEST);
+    assert_eq!(split::series_per_request(15_000, 30_000, 1.0), 44_444);
+    assert_eq!(
+        split::series_per_request(1_000, 0, 1.0),
+        split::MAX_SERIES_PER_REQUEST
+    );
     // Time: a request's samples at a sample per second stay under the bound.
-    let n = intervals_per_request(200_000, 15_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
+    let n = intervals_per_request(200_000, 15_000, 30_000, split::MAX_SAMPLES_PER_REQUEST, 1.0);
     assert_eq!(n, 1, "10 s per series: one 15 s interval");
-    let n = intervals_per_request(400, 1_000, 30_000, split::MAX_SAMPLES_PER_REQUEST);
+    let n = intervals_per_request(400, 1_000, 30_000, split::MAX_SAMPLES_PER_REQUEST, 1.0);
     assert_eq!(n, split::MAX_INTERVALS_PER_REQUEST);
-    assert!(intervals_per_request(20_000, 2_000, 30_000, split::MAX_SAMPLES_PER_REQUEST) * 2 + 30 <= 100);
+    assert!(
+        intervals_per_request(20_000, 2_000, 30_000, split::MAX_SAMPLES_PER_REQUEST, 1.0) * 2 + 30 <= 100
+    );
+    // The answers of all groups kept only when they fit together: not at 10,000 servers
+    // (3.93 M series) nor at 1,000, where each group is read when due and then dropped.
+    for series in [3_930_000, 393_000] {
+        let reads = split::past_reads(series, 15_000, 30_000, 1.0);
+        assert_eq!(
+            reads,
+            split::PastReads {
+                keep_answers: false,
+                intervals_per_request: 1
+            }
+        );
+    }
+    // At the density measured: a TSDB scraping every 15 s holds 3 samples a series over
+    // 45 s, so 1,000 servers (393,000 series) are read in two requests of 200,000 series
+    // at most, kept for 3 intervals; 10,000 scraped every 30 s still one at a time.
+    let every_15_s: Vec<(i64, f64)> = (0..21).map(|k| (k * 15_000, 0.0)).collect();
+    let late: Vec<(i64, f64)> = vec![(285_000, 0.0), (300_000, 0.0)];
+    let density = split::samples_per_s([every_15_s.as_slice(), late.as_slice(), &[]]);
+    assert!((density - 1.0 / 15.0).abs() < 1e-12, "{density}");
+    assert_eq!(
+        split::samples_per_s([&[(0, 1.0)][..]]),
+        split::DENSEST_SAMPLES_PER_S
+    );
+    assert_eq!(
+        split::series_per_request(15_000, 30_000, density),
+        split::MAX_SERIES_PER_REQUEST
+    );
+    assert_eq!(
+        split::past_reads(393_000, 15_000, 30_000, density),
+        split::PastReads {
+            keep_answers: true,
+            intervals_per_request: 3
+        }
+    );
+    assert!(!split::past_reads(3_930_000, 15_000, 30_000, 1.0 / 30.0).keep_answers);
+    let reads = split::past_reads(20_000, 15_000, 30_000, 1.0);
+    assert!(reads.keep_answers);
+    assert_eq!(
+        reads.intervals_per_request, 4,
+        "100 s a series: the 30 s lookback and four 15 s intervals"
+    );
     let narrowed = selector(
         r#"{__name__=~"vllm[:_].+"}"#,
         &["10.0.0.1:8000".into(), "x".into()],
@@ -258,6 +304,36 @@ fn range_of(path: &str) -> Option<(i64, i64)> {
     Some(((time * 1000.0).round() as i64, range))
 }
 
+/// The matrix of `instances`' counters at 100 tokens/s each, scraped every 500 ms and
+/// restarted (from 0) at `restart_ms`, over the `range` ms before `at`.
+fn counter_matrix(instances: &[&str], at: i64, range: i64, restart_ms: i64) -> (u16, String) {
+    let first = (at - range).div_euclid(500) + 1;
+    let values: Vec<String> = (first..=at.div_euclid(500))
+        .map(|k| {
+            let t = k * 500;
+            let tokens = if t >= restart_ms {
+                (t - restart_ms) / 10
+            } else {
+                t / 10
+            };
+            format!("[{}.{:03},\"{tokens}\"]", t / 1000, t % 1000)
+        })
+        .collect();
+    let result: Vec<String> = instances
+        .iter()
+        .map(|instance| {
+            format!(
+                r#"{{"metric":{{"__name__":"vllm:generation_tokens_total","instance":"{instance}"}},"values":[{}]}}"#,
+                values.join(",")
+            )
+        })
+        .collect();
+    success(&format!(
+        r#"{{"resultType":"matrix","result":[{}]}}"#,
+        result.join(",")
+    ))
+}
+
 /// A counter at 100 tokens/s scraped every 500 ms, restarted (from 0) at `restart_ms`.
 fn counter_api(restart_ms: i64) -> impl Fn(&str) -> (u16, String) {
     move |path: &str| {
@@ -270,22 +346,7 @@ fn counter_api(restart_ms: i64) -> impl Fn(&str) -> (u16, String) {
                 r#"{"resultType":"vector","result":[{"metric":{"instance":"gpu1:8000"},"value":[1,"1"]}]}"#,
             )
         } else if let Some((at, range)) = range_of(path) {
-            let first = (at - range).div_euclid(500) + 1;
-            let values: Vec<String> = (first..=at.div_euclid(500))
-                .map(|k| {
-                    let t = k * 500;
-                    let tokens = if t >= restart_ms {
-                        (t - restart_ms) / 10
-                    } else {
-                        t / 10
-                    };
-                    format!("[{}.{:03},\"{tokens}\"]", t / 1000, t % 1000)
-                })
-                .collect();
-            success(&format!(
-                r#"{{"resultType":"matrix","result":[{{"metric":{{"__name__":"vllm:generation_tokens_total","instance":"gpu1:8000"}},"values":[{}]}}]}}"#,
-                values.join(",")
-            ))
+            counter_matrix(&["gpu1:8000"], at, range, restart_ms)
         } else {
             (404, "404 page not found".into())
         }
@@ -373,9 +434,12 @@ fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
         }
     }
     assert!(checked >= 10, "{rates:?}");
-    // The span in requests of many intervals (one series), each asking its range once.
+    // The scrape density measured once over five minutes, then the span in requests of
+    // many intervals (one series), each asking its range once.
     let asked = api.asked.lock().unwrap().clone();
-    let samples: Vec<(i64, i64)> = asked.iter().filter_map(|p| range_of(p)).collect();
+    let mut samples: Vec<(i64, i64)> = asked.iter().filter_map(|p| range_of(p)).collect();
+    assert_eq!(samples.first(), Some(&(from + 20_000, 300_000)), "{asked:?}");
+    samples.remove(0);
     assert_eq!(samples.len(), 1, "{asked:?}");
     assert!(
         samples[0].0 >= from + 20_000 && samples[0].1 >= 20_000 + 30_000,
@@ -517,4 +581,102 @@ fn a_request_refused_as_too_large_is_halved_in_time() {
     );
     let passed: Vec<i64> = asked.iter().map(|a| a.1).filter(|&r| r <= 15_000).collect();
     assert!(passed.len() >= 4, "{asked:?}");
+}
+
+/// Two servers said to hold 1,500,000 series each (a fleet too large for all its answers
+/// to be kept at once): each interval reads one group after the other, one answer is held
+/// at a time, and every interval still has each server's exact rate.
+#[test]
+fn a_past_span_too_large_to_keep_holds_one_answer_at_a_time() {
+    let api = CannedApi::start(|path: &str| {
+        if path.starts_with("/api/v1/label/__name__/") {
+            success(r#"["vllm:generation_tokens_total"]"#)
+        } else if path.starts_with("/api/v1/label/instance/") {
+            success(r#"["a:8000","b:8000"]"#)
+        } else if path.contains("count by (instance)") {
+            success(
+                r#"{"resultType":"vector","result":[{"metric":{"instance":"a:8000"},"value":[1,"1500000"]},{"metric":{"instance":"b:8000"},"value":[1,"1500000"]}]}"#,
+            )
+        } else if let Some((at, range)) = range_of(path) {
+            let named: Vec<&str> = ["a:8000", "b:8000"]
+                .into_iter()
+                .filter(|i| path.contains(i))
+                .collect();
+            counter_matrix(&named, at, range, i64::MAX)
+        } else {
+            (404, "404 page not found".into())
+        }
+    });
+    let args = crate::args::Args::try_parse_from([
+        "vllm_monitor",
+        "--prometheus",
+        &api.base(),
+        "--from",
+        "2027-01-15T08:00:00Z",
+        "--to",
+        "2027-01-15T08:00:10Z",
+        "--interval",
+        "1s",
+        "--lookback",
+        "3s",
+    ])
+    .unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let started = start(&args, &api.base(), client).unwrap();
+    assert_eq!(started.urls.len(), 2, "{:?}", started.urls);
+    let mut reader = started.reader;
+    let mut p = Pipeline::new(
+        settings(),
+        started.schedule,
+        &started.urls,
+        String::new(),
+        Vec::new(),
+    );
+    let mut rates = Vec::new();
+    while !p.is_over() {
+        let schedule = *p.schedule();
+        match reader.next_step(&schedule, p.ticks()) {
+            Step::Wait(_) => panic!("a past span never waits"),
+            Step::Page(scrape) => {
+                assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
+                assert!(
+                    reader.answers_held() <= 1,
+                    "{} answers held",
+                    reader.answers_held()
+                );
+                p.ingest(&scrape, 0);
+            }
+            Step::Tick => {
+                assert_eq!(reader.answers_held(), 0, "every answer dropped after its pages");
+                p.tick();
+                let snapshot = p.snapshot().unwrap();
+                let groups: Vec<Option<f64>> = snapshot.groups.as_ref().map_or(Vec::new(), |(_, g)| {
+                    g.iter().map(|(_, f)| f.generation.window).collect()
+                });
+                rates.push((snapshot.elapsed, snapshot.figures.generation.window, groups));
+            }
+        }
+    }
+    assert_eq!(rates.len(), 10);
+    for (elapsed, total, groups) in rates.iter().filter(|r| r.0 >= 5.0) {
+        assert_eq!(groups.len(), 2, "at {elapsed} s");
+        let exact = |rate: &Option<f64>, known: f64| {
+            let rate = rate.unwrap_or_else(|| panic!("no rate at {elapsed} s: {rates:?}"));
+            assert!((rate - known).abs() < 1e-9, "{rate} at {elapsed} s, not {known}");
+        };
+        exact(total, 200.0);
+        groups.iter().for_each(|rate| exact(rate, 100.0));
+    }
+    // The density measured, then one request a group an interval, each for that interval
+    // and the lookback.
+    let mut asked: Vec<(i64, i64)> = api
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|p| range_of(p))
+        .collect();
+    assert_eq!(asked.remove(0).1, 300_000, "{asked:?}");
+    assert_eq!(asked.len(), 20, "{asked:?}");
+    assert!(asked.iter().all(|a| a.1 == 1_000 + 3_000), "{asked:?}");
 }
