@@ -368,30 +368,23 @@ fn settings() -> Settings {
     }
 }
 
-/// A past span read from the canned API through the pipeline: every full window without
-/// the restart is the counter's exact 100 tokens/s, and the restart is announced.
-#[test]
-fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
-    let from = 1_800_000_000_000;
-    let api = CannedApi::start(counter_api(from + 10_000));
-    let args = crate::args::Args::try_parse_from([
-        "vllm_monitor",
-        "--prometheus",
-        &api.base(),
-        "--from",
-        "2027-01-15T08:00:00Z",
-        "--to",
-        "2027-01-15T08:00:20Z",
-        "--interval",
-        "1s",
-    ])
-    .unwrap();
-    assert_eq!(
-        DateTime::<Utc>::from_timestamp_millis(from).unwrap().to_rfc3339(),
-        "2027-01-15T08:00:00+00:00"
-    );
+/// What a past span's replay shows a test: a page (the reader before the page is read),
+/// or an interval (the reader and the pipeline after its tick).
+enum Seen<'a> {
+    Page(&'a Reader),
+    Tick(&'a Reader, &'a Pipeline),
+}
+
+/// Replays `--prometheus` from `api` with `args` (after the base URL) through a pipeline
+/// of [`settings`], every page read without error; `seen` is shown each page and tick.
+/// Returns the pipeline and the URLs the reader started with.
+fn replay_past(api: &CannedApi, args: &[&str], mut seen: impl FnMut(Seen<'_>)) -> (Pipeline, Vec<String>) {
+    let base = api.base();
+    let mut argv = vec!["vllm_monitor", "--prometheus", &base];
+    argv.extend_from_slice(args);
+    let args = crate::args::Args::try_parse_from(argv).unwrap();
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let started = start(&args, &api.base(), client).unwrap();
+    let started = start(&args, &base, client).unwrap();
     let mut reader = started.reader;
     let mut p = Pipeline::new(
         settings(),
@@ -400,22 +393,42 @@ fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
         String::new(),
         Vec::new(),
     );
-    let mut rates = Vec::new();
     while !p.is_over() {
         let schedule = *p.schedule();
         match reader.next_step(&schedule, p.ticks()) {
             Step::Wait(_) => panic!("a past span never waits"),
             Step::Page(scrape) => {
                 assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
+                seen(Seen::Page(&reader));
                 p.ingest(&scrape, 0);
             }
             Step::Tick => {
                 p.tick();
-                let snapshot = p.snapshot().unwrap();
-                rates.push((snapshot.elapsed, snapshot.figures.generation.window));
+                seen(Seen::Tick(&reader, &p));
             }
         }
     }
+    (p, started.urls)
+}
+
+/// A past span read from the canned API through the pipeline: every full window without
+/// the restart is the counter's exact 100 tokens/s, and the restart is announced.
+#[test]
+fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
+    let from = 1_800_000_000_000;
+    assert_eq!(
+        DateTime::<Utc>::from_timestamp_millis(from).unwrap().to_rfc3339(),
+        "2027-01-15T08:00:00+00:00"
+    );
+    let api = CannedApi::start(counter_api(from + 10_000));
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:20Z"];
+    let mut rates = Vec::new();
+    let (p, _) = replay_past(&api, &[&span[..], &["--interval", "1s"]].concat(), |seen| {
+        if let Seen::Tick(_, p) = seen {
+            let snapshot = p.snapshot().unwrap();
+            rates.push((snapshot.elapsed, snapshot.figures.generation.window));
+        }
+    });
     assert_eq!(rates.len(), 20);
     let restarts: Vec<&str> = p
         .events()
@@ -525,45 +538,17 @@ fn a_request_refused_as_too_large_is_halved_in_time() {
         _ => counter(path),
     }
     });
-    let args = crate::args::Args::try_parse_from([
-        "vllm_monitor",
-        "--prometheus",
-        &api.base(),
-        "--from",
-        "2027-01-15T08:00:00Z",
-        "--to",
-        "2027-01-15T08:00:40Z",
-        "--interval",
-        "1s",
-        "--lookback",
-        "3s",
-    ])
-    .unwrap();
-    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let started = start(&args, &api.base(), client).unwrap();
-    let mut reader = started.reader;
-    let mut p = Pipeline::new(
-        settings(),
-        started.schedule,
-        &started.urls,
-        String::new(),
-        Vec::new(),
-    );
     let mut pages = 0;
-    while !p.is_over() {
-        let schedule = *p.schedule();
-        match reader.next_step(&schedule, p.ticks()) {
-            Step::Wait(_) => panic!("a past span never waits"),
-            Step::Page(scrape) => {
-                assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
-                p.ingest(&scrape, 0);
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:40Z"];
+    let (p, _) = replay_past(
+        &api,
+        &[&span[..], &["--interval", "1s", "--lookback", "3s"]].concat(),
+        |seen| {
+            if let Seen::Page(_) = seen {
                 pages += 1;
             }
-            Step::Tick => {
-                p.tick();
-            }
-        }
-    }
+        },
+    );
     assert_eq!(p.ticks(), 40);
     assert_eq!(pages, 80, "every sample of the span, two a second");
     let rate = p.snapshot().unwrap().figures.generation.window.unwrap();
@@ -607,56 +592,30 @@ fn a_past_span_too_large_to_keep_holds_one_answer_at_a_time() {
             (404, "404 page not found".into())
         }
     });
-    let args = crate::args::Args::try_parse_from([
-        "vllm_monitor",
-        "--prometheus",
-        &api.base(),
-        "--from",
-        "2027-01-15T08:00:00Z",
-        "--to",
-        "2027-01-15T08:00:10Z",
-        "--interval",
-        "1s",
-        "--lookback",
-        "3s",
-    ])
-    .unwrap();
-    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let started = start(&args, &api.base(), client).unwrap();
-    assert_eq!(started.urls.len(), 2, "{:?}", started.urls);
-    let mut reader = started.reader;
-    let mut p = Pipeline::new(
-        settings(),
-        started.schedule,
-        &started.urls,
-        String::new(),
-        Vec::new(),
-    );
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:10Z"];
     let mut rates = Vec::new();
-    while !p.is_over() {
-        let schedule = *p.schedule();
-        match reader.next_step(&schedule, p.ticks()) {
-            Step::Wait(_) => panic!("a past span never waits"),
-            Step::Page(scrape) => {
-                assert!(scrape.result.is_ok(), "{:?}", scrape.result.err());
+    let (_, urls) = replay_past(
+        &api,
+        &[&span[..], &["--interval", "1s", "--lookback", "3s"]].concat(),
+        |seen| match seen {
+            Seen::Page(reader) => {
                 assert!(
                     reader.answers_held() <= 1,
                     "{} answers held",
                     reader.answers_held()
                 );
-                p.ingest(&scrape, 0);
             }
-            Step::Tick => {
+            Seen::Tick(reader, p) => {
                 assert_eq!(reader.answers_held(), 0, "every answer dropped after its pages");
-                p.tick();
                 let snapshot = p.snapshot().unwrap();
                 let groups: Vec<Option<f64>> = snapshot.groups.as_ref().map_or(Vec::new(), |(_, g)| {
                     g.iter().map(|(_, f)| f.generation.window).collect()
                 });
                 rates.push((snapshot.elapsed, snapshot.figures.generation.window, groups));
             }
-        }
-    }
+        },
+    );
+    assert_eq!(urls.len(), 2, "{urls:?}");
     assert_eq!(rates.len(), 10);
     for (elapsed, total, groups) in rates.iter().filter(|r| r.0 >= 5.0) {
         assert_eq!(groups.len(), 2, "at {elapsed} s");
