@@ -8,10 +8,9 @@ use chrono::{DateTime, Utc};
 
 use super::positions::Target;
 use super::roles::{self, Role};
-use super::{new_counter, IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker};
+use super::{IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker};
 use crate::error::{IngestError, ParseError, ParseErrorKind, Refusal, SeriesError};
 use crate::promql::millis_to_time;
-use crate::series::GaugeSeries;
 use crate::text::limits::Limits;
 use crate::text::parser::{KnownLines, Visitor};
 use crate::text::{Entry, MetricType, Parser, Sample};
@@ -352,6 +351,7 @@ impl Tracker {
             return;
         };
         let normalize = self.index.normalize_names();
+        let new_series = self.new_series();
         for &slot in undecided {
             let Some(series) = self.index.get_mut(slot) else {
                 continue;
@@ -362,7 +362,7 @@ impl Tracker {
             let SeriesData::Gauge(gauge) = &series.data else {
                 continue;
             };
-            let mut counter = new_counter(self.retention, self.ewma_tau, self.ewma_gap);
+            let mut counter = new_series.counter();
             // The page's point (a gauge accepts what a counter refuses: such a series stays
             // a gauge).
             if gauge
@@ -534,16 +534,10 @@ impl Tracker {
     /// A new series for `sample`, whose identity fingerprint is `key`.
     fn insert(&mut self, sample: &Sample<'_>, role: Role, key: u64) -> usize {
         let (name, labels, name_id) = self.index.identity_and_name(sample.name(), sample.labels());
-        let mut data = match role {
-            Role::Counter => SeriesData::Counter(new_counter(self.retention, self.ewma_tau, self.ewma_gap)),
-            Role::Gauge | Role::Created => SeriesData::Gauge(GaugeSeries::new(self.retention)),
+        let data = match role {
+            Role::Counter => SeriesData::Counter(self.new_series().counter()),
+            Role::Gauge | Role::Created => SeriesData::Gauge(self.new_series().gauge()),
         };
-        if let Some(interval) = self.expected_interval {
-            match &mut data {
-                SeriesData::Counter(c) => c.reserve_for_interval(interval),
-                SeriesData::Gauge(g) => g.reserve_for_interval(interval),
-            }
-        }
         self.insertions += 1;
         let series = TrackedSeries {
             name,

@@ -88,7 +88,7 @@ pub use tracked::{SeriesData, TrackedSeries};
 use crate::error::QueryError;
 use crate::promql::millis_to_time;
 use crate::select::Selector;
-use crate::series::{CounterSeries, DEFAULT_EWMA_TAU};
+use crate::series::{CounterSeries, GaugeSeries, DEFAULT_EWMA_TAU};
 use crate::text::{Format, Parser};
 
 /// Default [`Tracker::retention`]: 10 minutes of points per series.
@@ -368,13 +368,45 @@ impl Tracker {
 #[cfg(test)]
 mod tests;
 
-/// A counter series with the tracker's settings (a function of the fields, not of the
-/// tracker, so that it can be called while the index is borrowed).
-fn new_counter(retention: TimeDelta, tau: TimeDelta, gap: Option<TimeDelta>) -> CounterSeries {
-    let mut counter = CounterSeries::new(retention);
-    counter.ewma_time_constant(tau);
-    if let Some(gap) = gap {
-        counter.ewma_restart_after(gap);
+/// The settings a new series takes from its tracker (a copy, so that a series can be
+/// made while the index is borrowed).
+#[derive(Debug, Clone, Copy)]
+struct NewSeries {
+    retention: TimeDelta,
+    tau: TimeDelta,
+    gap: Option<TimeDelta>,
+    expected_interval: Option<TimeDelta>,
+}
+
+impl NewSeries {
+    fn counter(self) -> CounterSeries {
+        let mut counter = CounterSeries::new(self.retention);
+        counter.ewma_time_constant(self.tau);
+        if let Some(gap) = self.gap {
+            counter.ewma_restart_after(gap);
+        }
+        if let Some(interval) = self.expected_interval {
+            counter.reserve_for_interval(interval);
+        }
+        counter
     }
-    counter
+
+    fn gauge(self) -> GaugeSeries {
+        let mut gauge = GaugeSeries::new(self.retention);
+        if let Some(interval) = self.expected_interval {
+            gauge.reserve_for_interval(interval);
+        }
+        gauge
+    }
+}
+
+impl Tracker {
+    fn new_series(&self) -> NewSeries {
+        NewSeries {
+            retention: self.retention,
+            tau: self.ewma_tau,
+            gap: self.ewma_gap,
+            expected_interval: self.expected_interval,
+        }
+    }
 }
