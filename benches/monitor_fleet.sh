@@ -46,51 +46,6 @@ base=${url%/federate}
 read -r user sys rss_kb wall < <(tail -n 1 "$timing")
 status=$(grep -o 'status [0-9]*' "$timing" || echo "status 0")
 echo "monitor exit $status"
-rows=$(grep -c '"urls"' "$out" || true)
-python3 - "$out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" "$rows" "$interval" <<'EOF'
-import json, sys
-path, known, servers, user, sys_, rss_kb, wall, rows, interval = sys.argv[1:]
-rows_json = [json.loads(l) for l in open(path) if '"urls"' in l]
-last = next((r for r in reversed(rows_json) if (r.get("generation_tokens_per_s") or {}).get("window") is not None), None)
-cpu = float(user) + float(sys_)
-print(f"servers {servers}: {rows} rows in {float(wall):.1f} s (interval {interval}), "
-      f"CPU {cpu:.1f} s = {100 * cpu / float(wall):.1f}% of one core, max RSS {int(rss_kb) / 1024:.0f} MB")
-if last:
-    got = last["generation_tokens_per_s"]["window"]
-    skipped = sum(u.get("skipped_pages", 0) for u in last["urls"])
-    groups = last.get("groups") or []
-    per = [g["generation_tokens_per_s"]["window"] for g in groups]
-    print(f"  generation tok/s: {got:.1f}, known {float(known):.1f} "
-          f"({100 * (got - float(known)) / float(known):+.3f}%); {len(groups)} instance rows "
-          f"(sum {sum(p for p in per if p is not None):.1f}); {skipped} page(s) skipped")
-else:
-    print("  no row with a generation rate")
-
-# From the third page on: every row should have every instance's window figure, exact.
-n = int(servers)
-loads = [0.4 * (1 + i % 4) for i in range(n)]
-per_load = float(known) / sum(loads)
-pages, late, full, worst, shortened = set(), 0, 0, 0.0, {}
-for row in rows_json:
-    at = row["urls"][0].get("at_ms")
-    if at is not None:
-        pages.add(at)
-    if len(pages) < 3:
-        continue
-    late += 1
-    rates = []
-    for g in row.get("groups") or []:
-        rate = (g.get("generation_tokens_per_s") or {}).get("window")
-        if rate is None:
-            break
-        i = int(str(g["instance"]).split("-")[1].split(":")[0])
-        rates.append(abs(rate - loads[i] * per_load) / (loads[i] * per_load))
-    if len(rates) == n:
-        full += 1
-        worst = max([worst] + rates)
-    why = row.get("window_shortened")
-    if why:
-        shortened[why] = shortened.get(why, 0) + 1
-print(f"  from the third page on: {full} of {late} rows with all {n} instances' window figures; "
-      f"worst per-instance error {100 * worst:.3f}%; shortened: {shortened or 'none'}")
-EOF
+# From the third page on, every row should have every instance's window figure, exact.
+python3 benches/fleet_rows.py "$out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" \
+  "$interval" --pages-before 3

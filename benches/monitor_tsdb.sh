@@ -98,52 +98,10 @@ read -r user sys rss_kb wall < <(tail -n 1 "$dir/timing")
 status=$(grep -o 'status [0-9]*' "$dir/timing" || echo "status 0")
 echo "monitor exit $status"
 head -c 2000 "$dir/err"
-rows=$(grep -c '"urls"' "$dir/out" || true)
-python3 - "$dir/out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" "$rows" "$interval" \
-  "$window" "$scrape" <<'EOF'
-import json, sys
-path, known, servers, user, sys_, rss_kb, wall, rows, interval, window, scrape = sys.argv[1:]
-rows_json = [json.loads(l) for l in open(path) if '"urls"' in l]
-last = next((r for r in reversed(rows_json) if (r.get("generation_tokens_per_s") or {}).get("window") is not None), None)
-cpu = float(user) + float(sys_)
-print(f"servers {servers}: {rows} rows in {float(wall):.1f} s (interval {interval}), "
-      f"CPU {cpu:.1f} s = {100 * cpu / float(wall):.1f}% of one core, max RSS {int(rss_kb) / 1024:.0f} MB")
-if last:
-    got = last["generation_tokens_per_s"]["window"]
-    groups = last.get("groups") or []
-    per = [g["generation_tokens_per_s"]["window"] for g in groups]
-    print(f"  generation tok/s: {got:.1f}, known {float(known):.1f} "
-          f"({100 * (got - float(known)) / float(known):+.3f}%); {len(groups)} instance rows "
-          f"(sum {sum(p for p in per if p is not None):.1f})")
-    # Every row whose window lies after the engine's first scrape (the span starts when
-    # the engine does): the window figure of the total and of every instance, against
-    # each instance's known rate (instance i runs 0.4 x (1 + i mod 4) of the template's
-    # load, `src/fleet.rs`).
-    seconds = lambda t: float(t[:-1]) * {"s": 1, "m": 60, "h": 3600}[t[-1]]
-    skip = int(-(-(seconds(window) + seconds(scrape)) // seconds(interval)))
-    n = int(servers)
-    loads = [0.4 * (1 + i % 4) for i in range(n)]
-    per_load = float(known) / sum(loads)
-    checked = rows_json[skip:]
-    total_ok, full, worst_total, worst = 0, 0, 0.0, 0.0
-    for row in checked:
-        total = (row.get("generation_tokens_per_s") or {}).get("window")
-        if total is not None:
-            total_ok += 1
-            worst_total = max(worst_total, abs(total - float(known)) / float(known))
-        rates = []
-        for g in row.get("groups") or []:
-            rate = (g.get("generation_tokens_per_s") or {}).get("window")
-            if rate is None:
-                break
-            i = int(str(g["instance"]).split("-")[1].split(":")[0])
-            rates.append(abs(rate - loads[i] * per_load) / (loads[i] * per_load))
-        if len(rates) == n:
-            full += 1
-            worst = max([worst] + rates)
-    print(f"  after the first window ({len(checked)} rows): {total_ok} with the total's window figure "
-          f"(worst error {100 * worst_total:.3f}%), {full} with all {n} instances' "
-          f"(worst per-instance error {100 * worst:.3f}%)")
-else:
-    print("  no row with a generation rate")
-EOF
+# Every row whose window lies after the engine's first scrape (the span starts when the
+# engine does).
+seconds() { python3 -c "import sys; t=sys.argv[1]; print(float(t[:-1])*{'s':1,'m':60,'h':3600}[t[-1]])" "$1"; }
+skip=$(python3 -c "import math, sys; print(math.ceil((float(sys.argv[1]) + float(sys.argv[2])) / float(sys.argv[3])))" \
+  "$(seconds "$window")" "$(seconds "$scrape")" "$(seconds "$interval")")
+python3 benches/fleet_rows.py "$dir/out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" \
+  "$interval" --rows-before "$skip"
