@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
+use super::bucket_groups::{BucketGroupId, BucketGroups};
 use super::tracked::{Label, TrackedSeries};
 use crate::fingerprint;
 use crate::text::names::{names_equal, normalized_name_byte};
@@ -123,6 +124,9 @@ pub(super) struct SeriesIndex {
     name_table: HashTable<u32>,
     labels: LabelPool,
     normalize_names: bool,
+    /// The bucket series of histograms by label group, for the families a created time
+    /// asked for.
+    buckets: BucketGroups,
 }
 
 impl SeriesIndex {
@@ -173,13 +177,31 @@ impl SeriesIndex {
 
     /// The entry of `name`, if it has one.
     fn find_name(&self, name: &str) -> Option<u32> {
+        self.find_name_parts(&[name])
+    }
+
+    /// The entry of the name made of `name_parts`, if it has one.
+    fn find_name_parts(&self, name_parts: &[&str]) -> Option<u32> {
         let normalize = self.normalize_names;
         let names = &self.names;
         self.name_table
-            .find(name_fingerprint(&[name], normalize), |&i| {
-                names_equal(&names[i as usize].name, &[name], normalize)
+            .find(name_fingerprint(name_parts, normalize), |&i| {
+                names_equal(&names[i as usize].name, name_parts, normalize)
             })
             .copied()
+    }
+
+    /// The `_bucket` series of the histogram `family` whose labels, `le` aside, are the
+    /// parsed `labels`, if it has any.
+    pub fn bucket_group(&mut self, family: &str, labels: Labels<'_>) -> Option<BucketGroupId> {
+        let name = self.find_name_parts(&[family, "_bucket"])?;
+        let members = &self.names[name as usize].slots;
+        self.buckets.find(name, members, &self.slots, labels)
+    }
+
+    /// The slots of a group [`SeriesIndex::bucket_group`] found.
+    pub fn bucket_slots(&self, group: BucketGroupId) -> &[u32] {
+        self.buckets.slots(group)
     }
 
     /// The entry of `name`, created if new.
@@ -212,6 +234,7 @@ impl SeriesIndex {
         self.table.clear();
         self.names.clear();
         self.name_table.clear();
+        self.buckets.clear();
         for (slot, series) in slots.iter().enumerate() {
             if let Some(series) = series {
                 let key = stored_fingerprint(series, on);
@@ -337,6 +360,7 @@ impl SeriesIndex {
             }
             _ => slots.push(slot),
         }
+        self.buckets.inserted(name_id as u32, slot, &self.slots);
         slot as usize
     }
 
@@ -382,6 +406,9 @@ impl SeriesIndex {
         let removed = before - self.table.len();
         if removed > 0 {
             self.labels.purge();
+            let names = &self.names;
+            self.buckets
+                .regroup(|name| &names[name as usize].slots, &self.slots);
         }
         removed
     }

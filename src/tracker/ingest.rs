@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
-use super::positions::Target;
+use super::positions::{CreatedFor, Target};
 use super::roles::{self, Role};
 use super::{IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker};
 use crate::error::{IngestError, ParseError, ParseErrorKind, Refusal, SeriesError};
@@ -65,14 +65,14 @@ impl HeldTarget {
         (self.0 & !Self::INDEX == 0).then_some(self.0 as usize)
     }
 
-    fn target(self, held_created: &[[Option<usize>; 3]], held_wide: &[Target]) -> Target {
+    fn target(self, held_created: &[CreatedFor], held_wide: &[Target]) -> Target {
         let index = (self.0 & Self::INDEX) as usize;
         match self.0 & !Self::INDEX {
             0 => Target::Series(index),
             Self::START => Target::Start(index),
             Self::CREATED => held_created
                 .get(index)
-                .map_or(Target::Ignored, |slots| Target::Created(*slots)),
+                .map_or(Target::Ignored, |created| Target::Created(*created)),
             _ => held_wide.get(index).copied().unwrap_or(Target::Ignored),
         }
     }
@@ -438,10 +438,16 @@ impl Tracker {
             Target::Ignored | Target::Composite(_) => {}
             Target::Series(slot) => self.push(slot, at_ms, value, offset, report),
             Target::Start(i) => self.starts.read(i, self.scrapes, value),
-            Target::Created(slots) => {
+            Target::Created(created) => {
                 let created_ms = (value * 1000.0).round() as i64;
-                for slot in slots.into_iter().flatten() {
-                    self.set_created(slot, created_ms, report);
+                for slot in created.series.into_iter().flatten() {
+                    self.set_created(slot as usize, created_ms, report);
+                }
+                if let Some(group) = created.buckets {
+                    for i in 0..self.index.bucket_slots(group).len() {
+                        let slot = self.index.bucket_slots(group)[i];
+                        self.set_created(slot as usize, created_ms, report);
+                    }
                 }
             }
         }
@@ -755,7 +761,7 @@ impl<'page> Ingest<'_, 'page> {
         // OpenMetrics 2.0's start timestamp is the series' created time, as a `_created`
         // sample right after it is.
         if let (Target::Series(slot), Some(start_ms)) = (target, sample.start_timestamp_ms()) {
-            let created = Target::Created([Some(slot), None, None]);
+            let created = Target::Created(CreatedFor::one(slot));
             let start_seconds = start_ms as f64 / 1000.0;
             self.tracker
                 .apply(created, at_ms, start_seconds, offset, &mut self.read.report);
@@ -775,11 +781,13 @@ impl<'page> Ingest<'_, 'page> {
             let Some(prefix) = sample.name().strip_suffix("_created") else {
                 return Target::Ignored;
             };
-            let mut slots = [None; 3];
-            for (slot, suffix) in slots.iter_mut().zip(["_total", "_count", "_sum"]) {
+            let mut series = [None; 3];
+            for (slot, suffix) in series.iter_mut().zip(["_total", "_count", "_sum"]) {
                 *slot = tracker.index.find_parsed(&[prefix, suffix], sample.labels());
             }
-            return Target::Created(slots);
+            let series = series.map(|slot| slot.and_then(|s| u32::try_from(s).ok()));
+            let buckets = tracker.index.bucket_group(prefix, sample.labels());
+            return Target::Created(CreatedFor { series, buckets });
         }
         if !tracker.selected(sample) {
             if tracker.starts.is_gauge(sample.name()) {

@@ -57,6 +57,7 @@
 mod aggregate;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod agreement;
+mod bucket_groups;
 mod chunks;
 mod evaluate;
 mod figure;
@@ -166,8 +167,8 @@ pub struct Tracker {
     held_wide: Vec<positions::Target>,
     /// Samples gathered to be pushed together (`ingest/pushes.rs`); empty between pages.
     pending: Vec<ingest::Pending>,
-    /// The slots of held-back created-time samples (few: one per counter family).
-    held_created: Vec<[Option<usize>; 3]>,
+    /// The targets of held-back created-time samples.
+    held_created: Vec<positions::CreatedFor>,
     /// `_created` times read before their counter's point on this page (a page that
     /// prints `x_created` first), by the counter's slot: applied with that point.
     pending_created: HashMap<usize, i64>,

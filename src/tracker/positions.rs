@@ -4,6 +4,7 @@
 //! for samples that were not selected. Steady state allocates nothing (the remembered
 //! strings keep their capacity).
 
+use super::bucket_groups::BucketGroupId;
 use crate::text::names::same_bytes;
 
 /// What the sample at one position of the page was found to be.
@@ -13,15 +14,39 @@ pub(super) enum Target {
     Ignored,
     /// Recorded in this slot.
     Series(usize),
-    /// A `<family>_created` sample: the created time of the family's `_total`, `_count`
-    /// and `_sum` series with the same labels, where they exist.
-    Created([Option<usize>; 3]),
+    /// A created time: of the series a `<family>_created` sample or a start timestamp
+    /// stands for.
+    Created(CreatedFor),
     /// A target's process start time, not otherwise selected: this entry of the tracker's
     /// start times (`starts.rs`).
     Start(usize),
     /// An OpenMetrics 2.0 composite value (a histogram, gauge histogram or summary on one
     /// line): its classic series, this entry of `PositionCache::composites`.
     Composite(usize),
+}
+
+/// The series a created time is the start of: a `<family>_created` sample's `_total`,
+/// `_count` and `_sum` with its labels, where they exist, and its histogram's buckets of
+/// that label group; or the one series whose own start timestamp (`st@`) it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CreatedFor {
+    pub series: [Option<u32>; 3],
+    pub buckets: Option<BucketGroupId>,
+}
+
+impl CreatedFor {
+    /// The start of the series in `slot` alone.
+    pub fn one(slot: usize) -> Self {
+        CreatedFor {
+            series: [u32::try_from(slot).ok(), None, None],
+            buckets: None,
+        }
+    }
+
+    /// Whether a series inserted since it was resolved may be one it would have found.
+    fn may_miss_series(&self) -> bool {
+        self.series.contains(&None)
+    }
 }
 
 /// One classic series of a composite value: its bucket's upper bound or its quantile (NaN
@@ -76,7 +101,7 @@ impl Stored {
 /// before its counter is seen on the next scrape).
 #[derive(Debug, Clone, Copy)]
 struct CreatedTarget {
-    slots: [Option<u32>; 3],
+    target: CreatedFor,
     insertions: u64,
 }
 
@@ -215,10 +240,10 @@ impl PositionCache {
             Unpacked::Start(i) => Target::Start(i as usize),
             Unpacked::Created(i) => {
                 let created = self.created.get(i as usize)?;
-                if created.slots.contains(&None) && created.insertions != insertions {
+                if created.target.may_miss_series() && created.insertions != insertions {
                     return None;
                 }
-                Target::Created(created.slots.map(|s| s.map(|s| s as usize)))
+                Target::Created(created.target)
             }
             Unpacked::Composite(i) => Target::Composite(i as usize),
         })
@@ -311,11 +336,8 @@ impl PositionCache {
             Target::Series(slot) => Stored::with_kind(Stored::SERIES, slot),
             Target::Start(i) => Stored::with_kind(Stored::START, i),
             Target::Composite(i) => Stored::with_kind(0, i + 1),
-            Target::Created(slots) => Stored::with_kind(Stored::CREATED, self.created.len()).inspect(|_| {
-                self.created.push(CreatedTarget {
-                    slots: slots.map(|s| s.and_then(|s| u32::try_from(s).ok())),
-                    insertions,
-                });
+            Target::Created(target) => Stored::with_kind(Stored::CREATED, self.created.len()).inspect(|_| {
+                self.created.push(CreatedTarget { target, insertions });
             }),
         };
         // Keys over 64 KiB, a key buffer over 4 GiB and slots beyond 2^30 are not cached:
@@ -543,17 +565,17 @@ mod tests {
         assert_eq!(std::mem::size_of::<Entry>(), 16);
     }
 
+    fn created(series: [Option<u32>; 3]) -> Target {
+        Target::Created(CreatedFor {
+            series,
+            buckets: None,
+        })
+    }
+
     #[test]
     fn created_targets_are_resolved_again_after_an_insertion() {
         let mut cache = PositionCache::default();
-        cache.store(
-            0,
-            "x_created",
-            "",
-            true,
-            Target::Created([None, Some(1), None]),
-            7,
-        );
+        cache.store(0, "x_created", "", true, created([None, Some(1), None]), 7);
         assert!(cache.lookup(0, "x_created", "", 7).is_some());
         assert!(cache.lookup(0, "x_created", "", 8).is_none());
         cache.store(25, "late", "x", false, Target::Ignored, 0);
@@ -577,19 +599,12 @@ mod tests {
             "not stored as a line start"
         );
         for _ in 0..100 {
-            cache.store(
-                0,
-                "x_created",
-                "",
-                true,
-                Target::Created([Some(2), Some(1), None]),
-                9,
-            );
+            cache.store(0, "x_created", "", true, created([Some(2), Some(1), None]), 9);
         }
         assert!(cache.created.len() < 60, "replaced created targets are compacted");
         assert_eq!(
             cache.lookup(0, "x_created", "", 9),
-            Some(Target::Created([Some(2), Some(1), None]))
+            Some(created([Some(2), Some(1), None]))
         );
     }
 }

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod bucket_starts;
 mod chunks;
 mod data;
 mod differential;

@@ -1,8 +1,8 @@
 //! An OpenMetrics 2.0 composite value (`foo {count:17,sum:3.5,bucket:[0.1:8,+Inf:17]}`)
 //! read into the classic series the same page in OpenMetrics 1.0 gives: `foo_bucket{le=..}`,
 //! `foo_count` and `foo_sum` (a gauge histogram's `foo_gcount` and `foo_gsum`, a summary's
-//! `foo{quantile=..}`), the count and sum with the sample's `st@` as their created time
-//! (where a 1.0 page's `foo_created` applies; buckets drop on a restart), so that
+//! `foo{quantile=..}`), each with the sample's `st@` as its created time (as a 1.0 page's
+//! `foo_created` is the start of the count, the sum and every bucket), so that
 //! selectors, `quantile`, `mean` and rates read an OpenMetrics 2.0 page as its 1.0 twin.
 //!
 //! The first time a position holds a composite value, each classic series is resolved as
@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::super::positions::{CompositePart, Target};
+use super::super::positions::{CompositePart, CreatedFor, Target};
 use super::Ingest;
 use crate::text::composite::CompositePairs;
 use crate::text::value::parse_float;
@@ -85,17 +85,15 @@ impl<'page> Ingest<'_, 'page> {
                         .get(part)
                         .and_then(|p| p.slot);
                     if let Some(slot) = slot {
-                        let start = start_seconds.filter(|_| part < 2);
-                        self.record_part(slot as usize, at_ms, value, start, offset);
+                        self.record_part(slot as usize, at_ms, value, start_seconds, offset);
                     }
                 }
             }
             None => {
                 let parts = self.resolve_composite(sample, &value);
-                for (k, (part, value)) in parts.iter().zip(values).enumerate() {
+                for (part, value) in parts.iter().zip(values) {
                     if let Some(slot) = part.slot {
-                        let start = start_seconds.filter(|_| k < 2);
-                        self.record_part(slot as usize, at_ms, value, start, offset);
+                        self.record_part(slot as usize, at_ms, value, start_seconds, offset);
                     }
                 }
                 // Keys the cache cannot hold (over 64 KiB) are resolved each time instead.
@@ -119,8 +117,8 @@ impl<'page> Ingest<'_, 'page> {
         self.read.position += 1;
     }
 
-    /// One classic series' value, and the sample's start timestamp as its created time (for
-    /// the count and the sum, as OpenMetrics 1.0's `_created`).
+    /// One classic series' value, and the sample's start timestamp as its created time (as
+    /// OpenMetrics 1.0's `_created` is).
     fn record_part(
         &mut self,
         slot: usize,
@@ -133,7 +131,7 @@ impl<'page> Ingest<'_, 'page> {
         self.tracker
             .apply(Target::Series(slot), at_ms, value, offset, report);
         if let Some(start_seconds) = start_seconds {
-            let created = Target::Created([Some(slot), None, None]);
+            let created = Target::Created(CreatedFor::one(slot));
             self.tracker.apply(created, at_ms, start_seconds, offset, report);
         }
     }
