@@ -416,3 +416,56 @@ fn warmed_up_tracker_reads_chunks_without_allocating() {
         "{allocations} allocations over 100 held-back scrapes"
     );
 }
+
+/// A histogram of `bounds` buckets per instance, for `instances` instances, at scrape `n`.
+fn histogram_page(instances: usize, bounds: usize, n: u64) -> String {
+    let mut page = String::from("# TYPE rq_seconds histogram\n");
+    for i in 0..instances {
+        for b in 0..bounds {
+            let le = if b + 1 == bounds {
+                "+Inf".to_string()
+            } else {
+                format!("{}", b + 1)
+            };
+            page += &format!(
+                "rq_seconds_bucket{{instance=\"{i}\",le=\"{le}\"}} {}\n",
+                n * (b as u64 + 1)
+            );
+        }
+        page += &format!("rq_seconds_count{{instance=\"{i}\"}} {}\n", n * bounds as u64);
+        page += &format!("rq_seconds_sum{{instance=\"{i}\"}} {n}\n");
+    }
+    page
+}
+
+/// `quantile` folds each bucket series into its group's list: what it allocates grows with
+/// the groups, not with the buckets.
+#[test]
+fn a_quantile_allocates_per_group_not_per_bucket() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let family = promrate::Selector::parse("rq_seconds").unwrap();
+    let t0 = chrono::DateTime::from_timestamp(1_764_480_500, 0).unwrap();
+    let at = |i: i64| t0 + chrono::TimeDelta::seconds(10 * i);
+    let allocations_with = |bounds: usize| {
+        let mut tracker = promrate::Tracker::new([family.clone()]);
+        for i in 1..=3 {
+            tracker
+                .ingest(&histogram_page(4, bounds, i as u64), at(i))
+                .unwrap();
+        }
+        let query = promrate::Query::new(&family, promrate::Estimator::Increase)
+            .window(chrono::TimeDelta::seconds(30))
+            .by(["instance"])
+            .quantile(0.5);
+        let (allocations, answer) = count(|| tracker.evaluate(&query).unwrap());
+        assert_eq!(answer.groups.len(), 4);
+        assert!(answer.groups.iter().all(|g| g.value.is_ok()), "{answer:?}");
+        allocations
+    };
+    let (few, many) = (allocations_with(8), allocations_with(256));
+    // 32 times the buckets: each group's list grows by doubling (5 more times), no more.
+    assert!(
+        many <= few + 4 * 6,
+        "{few} allocations with 8 bounds, {many} with 256"
+    );
+}

@@ -40,7 +40,9 @@ impl<T> Fold<T> {
         }
     }
 
-    fn add(&mut self, figure: Result<(T, Option<Covered>), NoValue>, combine: impl FnOnce(&mut T, T)) {
+    /// Adds one series' figure (`U`: a `T`, or a part of one, as a bucket of a group's
+    /// buckets).
+    fn add<U>(&mut self, figure: Result<(U, Option<Covered>), NoValue>, combine: impl FnOnce(&mut T, U)) {
         match figure {
             Ok((value, coverage)) => {
                 combine(&mut self.value, value);
@@ -163,15 +165,16 @@ impl Tracker {
         let bucket = |series: &TrackedSeries| {
             let upper_bound = series.label("le")?.parse::<f64>().ok()?;
             let figure = self.series_figure(series, query, at);
-            Some(figure.map(|(count, coverage)| (vec![Bucket { upper_bound, count }], coverage)))
+            Some(figure.map(|(count, coverage)| (Bucket { upper_bound, count }, coverage)))
         };
+        // A group's list is made by its first bucket; the others are pushed onto it.
         self.grouped(
             &family,
             Pick::Part("_bucket"),
             &by,
             bucket,
-            |figure| Fold::start(figure, Vec::new()),
-            |fold, figure| fold.add(figure, |all, one| all.extend(one)),
+            |figure| Fold::start(figure.map(|(one, coverage)| (vec![one], coverage)), Vec::new()),
+            |fold, figure| fold.add(figure, Vec::push),
         )
     }
 
