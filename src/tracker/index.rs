@@ -287,10 +287,13 @@ impl SeriesIndex {
     }
 
     fn find(&self, key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {
-        let slots = &self.slots;
+        let (slots, fingerprints) = (&self.slots, &self.fingerprints);
+        // The table tells entries apart by 7 bits: the stored fingerprint, in a dense
+        // column, turns away almost every other series before its slot is read.
         self.table
             .find(table_hash(key), |&slot| {
-                slots[slot as usize].as_ref().is_some_and(&is_it)
+                fingerprints[slot as usize] == key as u32
+                    && slots[slot as usize].as_ref().is_some_and(&is_it)
             })
             .map(|&slot| slot as usize)
     }
