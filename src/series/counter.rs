@@ -3,6 +3,8 @@
 //! its points in `counter/window_increase.rs`; its storage is in `points.rs` and
 //! `created.rs`.
 
+use std::cell::Cell;
+
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::created::CreatedRuns;
@@ -57,6 +59,24 @@ pub struct CounterSeries {
     /// none, one and more are told apart.
     ewma_intervals: u8,
     resets: u32,
+}
+
+/// The EWMA's weight of an interval, `1 - exp(-dt / tau)`. The last one is remembered per
+/// thread, not per series (16 bytes each): a tracker's series share their interval, and
+/// `exp` per push was a twentieth of a steady ingest.
+fn ewma_weight(dt_ms: i64, tau_ms: u32) -> f64 {
+    thread_local! {
+        static LAST: Cell<(i64, u32, f64)> = const { Cell::new((i64::MIN, 0, 0.0)) };
+    }
+    LAST.with(|last| {
+        let (last_dt, last_tau, weight) = last.get();
+        if (last_dt, last_tau) == (dt_ms, tau_ms) {
+            return weight;
+        }
+        let weight = 1.0 - (-(dt_ms as f64) / f64::from(tau_ms)).exp();
+        last.set((dt_ms, tau_ms, weight));
+        weight
+    })
 }
 
 /// What only some counters need (see `CounterSeries::rare`).
@@ -399,8 +419,7 @@ impl CounterSeries {
             self.ewma_intervals = 0;
             return;
         }
-        // Computed afresh (a cache of the last interval's weight cost 16 bytes a series).
-        let alpha = 1.0 - (-(dt_ms as f64) / f64::from(self.tau_ms)).exp();
+        let alpha = ewma_weight(dt_ms, self.tau_ms);
         let rate = increment / (dt_ms as f64 / 1000.0);
         self.ewma = if self.ewma_intervals == 0 {
             rate
@@ -468,7 +487,7 @@ impl CounterSeries {
             let alpha = if self.ewma_intervals <= 1 {
                 1.0
             } else {
-                1.0 - (-(dt_ms as f64) / f64::from(self.tau_ms)).exp()
+                ewma_weight(dt_ms, self.tau_ms)
             };
             self.ewma += alpha * ((new - old) / (dt_ms as f64 / 1000.0));
         }
