@@ -1,7 +1,7 @@
 //! promcat: print the samples of a /metrics page as a table or as JSON lines.
 //!
 //! ```text
-//! promcat [FILE|URL|-] [--selector SEL] [--openmetrics] [--json] [--timeout 10s]
+//! promcat [FILE|URL|-] [--selector SEL] [--openmetrics[=2.0]] [--json] [--timeout 10s]
 //! ```
 //! `--selector` takes a PromQL selector (`vllm:generation_tokens_total{engine="0"}`);
 //! ':' and '_' compare equal in metric names. Bad lines go to stderr as `line:column: message`. Exit status: 0 all lines good,
@@ -32,11 +32,15 @@ struct Args {
     #[arg(long, value_name = "SELECTOR")]
     selector: Option<String>,
 
-    /// Read the page as OpenMetrics 1.0 whatever its Content-Type says.
-    #[arg(long)]
-    openmetrics: bool,
+    /// Read the page as OpenMetrics 1.0 (`--openmetrics`) or 2.0 (`--openmetrics=2.0`)
+    /// whatever its Content-Type or file says.
+    #[arg(long, value_name = "VERSION", num_args = 0..=1, require_equals = true,
+          default_missing_value = "1.0", value_parser = ["1.0", "2.0"])]
+    openmetrics: Option<String>,
 
-    /// One JSON object per sample: name, labels, value, timestamp_ms.
+    /// One JSON object per sample: name, labels, value, timestamp_ms, start_timestamp_ms
+    /// (OpenMetrics 2.0's `st@`), and an OpenMetrics 2.0 histogram's or summary's
+    /// `composite` (count, sum, buckets or quantiles as [bound, value] pairs).
     #[arg(long)]
     json: bool,
 
@@ -57,6 +61,25 @@ fn json_value(v: f64) -> serde_json::Value {
     }
 }
 
+/// An OpenMetrics 2.0 histogram's or summary's value: its kind, count, sum and classic
+/// buckets or quantiles as `[bound, value]` pairs (a native histogram's buckets are left
+/// to `promrate::text::NativeHistogram`).
+fn json_composite(value: &promrate::text::CompositeValue<'_>) -> serde_json::Value {
+    let pairs = |pairs: Option<promrate::text::CompositePairs<'_>>| -> Option<Vec<serde_json::Value>> {
+        pairs.map(|p| {
+            p.map(|(bound, v)| serde_json::json!([json_value(bound), json_value(v)]))
+                .collect()
+        })
+    };
+    serde_json::json!({
+        "kind": format!("{:?}", value.kind()).to_lowercase(),
+        "count": json_value(value.count()),
+        "sum": json_value(value.sum()),
+        "buckets": pairs(value.buckets()),
+        "quantiles": pairs(value.quantiles()),
+    })
+}
+
 fn write_sample(out: &mut impl Write, sample: &Sample<'_>, json: bool) -> std::io::Result<()> {
     if json {
         let labels: serde_json::Map<String, serde_json::Value> = sample
@@ -64,13 +87,24 @@ fn write_sample(out: &mut impl Write, sample: &Sample<'_>, json: bool) -> std::i
             .iter()
             .map(|(k, v)| (k.to_string(), v.unescaped().into_owned().into()))
             .collect();
-        let row = serde_json::json!({
+        let mut row = serde_json::json!({
             "name": sample.name(),
             "labels": labels,
             "value": json_value(sample.value()),
             "timestamp_ms": sample.timestamp_ms(),
+            "start_timestamp_ms": sample.start_timestamp_ms(),
         });
+        if let Some(composite) = sample.composite() {
+            row["composite"] = json_composite(&composite);
+        }
         writeln!(out, "{row}")
+    } else if sample.composite().is_some() || sample.start_timestamp_ms().is_some() {
+        // What the text format cannot say (a one-line histogram, `st@`): the 2.0 line.
+        let mut line = String::new();
+        sample
+            .write_openmetrics2(&mut line)
+            .expect("writing to a String cannot fail");
+        out.write_all(line.as_bytes())
     } else {
         let mut line = String::new();
         promrate::text::write::sample(
@@ -111,10 +145,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let format = if args.openmetrics {
-        Format::OpenMetrics
-    } else {
-        page.format
+    let format = match args.openmetrics.as_deref() {
+        Some("2.0") => Format::OpenMetrics2,
+        Some(_) => Format::OpenMetrics,
+        None => page.format,
     };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());

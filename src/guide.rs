@@ -20,9 +20,10 @@
 //! 5. [Per label, smoothed](#per-label-smoothed)
 //! 6. [Gauges, and totals since the start](#gauges-and-totals-since-the-start)
 //! 7. [Quantiles and means of histograms](#quantiles-and-means-of-histograms)
-//! 8. [PromQL's functions over your own points](#promqls-functions-over-your-own-points)
-//! 9. [Errors](#errors)
-//! 10. [Writing pages back](#writing-pages-back)
+//! 8. [OpenMetrics 2.0: start timestamps, one-line histograms](#openmetrics-20-start-timestamps-one-line-histograms)
+//! 9. [PromQL's functions over your own points](#promqls-functions-over-your-own-points)
+//! 10. [Errors](#errors)
+//! 11. [Writing pages back](#writing-pages-back)
 //!
 //! # Parse a page
 //!
@@ -266,6 +267,56 @@
 //! let window = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
 //! let p95 = tracker.evaluate(&window.clone().quantile(0.95))?.value()?;
 //! assert!((p95 - 0.55).abs() < 1e-9); // 90 of 100 under 0.1 s: halfway through (0.1, 1.0]
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # OpenMetrics 2.0: start timestamps, one-line histograms
+//!
+//! A tracker reads the text format unless told otherwise: give it the page's format with
+//! [`Tracker::read_as`](crate::Tracker::read_as) (from the Content-Type,
+//! [`Format::from_content_type`](crate::Format::from_content_type), which maps
+//! `application/openmetrics-text; version=2.0.0` to `Format::OpenMetrics2`). Read as text,
+//! an OpenMetrics 2.0 page is bad lines (`invalid timestamp`, `invalid sample value`),
+//! counted in the [`IngestReport`](crate::IngestReport) and kept as nothing.
+//!
+//! A sample's `st@` is its start (created) time; a histogram, gauge histogram or summary
+//! is one line, its buckets read in place. The tracker keeps such a line as the classic
+//! series an OpenMetrics 1.0 page has (`x_bucket{le=...}`, `x_count`, `x_sum`), each
+//! started at the `st@`, so a restart that only the start time tells is still seen:
+//!
+//! ```
+//! use chrono::{DateTime, TimeDelta};
+//! use promrate::{Estimator, Format, Parser, Query, Selector, Tracker};
+//!
+//! let page = |n: u32, start: &str| {
+//!     format!(
+//!         "# TYPE tokens counter\n\
+//!          tokens_total {n} st@{start}\n\
+//!          ## TYPE ttft_seconds histogram\n\
+//!          ttft_seconds {{count:{n},sum:{n},bucket:[0.1:{},1.0:{n},+Inf:{n}]}} st@{start}\n\
+//!          ## EOF\n",
+//!         n / 2
+//!     )
+//! };
+//! let first = page(1000, "1764000000.5");
+//! let samples: Vec<_> = Parser::new(Format::OpenMetrics2).parse(&first).filter_map(|e| e.ok()?.into_sample()).collect();
+//! assert_eq!(samples[0].start_timestamp_ms(), Some(1_764_000_000_500));
+//! let buckets: Vec<(f64, f64)> = samples[1].composite().unwrap().buckets().unwrap().collect();
+//! assert_eq!(buckets, [(0.1, 500.0), (1.0, 1000.0), (f64::INFINITY, 1000.0)]);
+//!
+//! let (tokens, ttft) = (Selector::parse("tokens_total")?, Selector::parse("ttft_seconds")?);
+//! let mut tracker = Tracker::new([tokens.clone(), ttft.clone()]);
+//! tracker.read_as(Format::from_content_type("application/openmetrics-text; version=2.0.0"));
+//! let t0 = DateTime::from_timestamp(1_764_000_010, 0).unwrap();
+//! tracker.ingest(&first, t0)?;
+//! // Restarted 5 s before this scrape, and already past the old count: only `st@` tells.
+//! let report = tracker.ingest(&page(1200, "1764000015"), t0 + TimeDelta::seconds(10))?;
+//! assert_eq!(report.resets.len(), 1 + 5); // the counter; the histogram's 3 buckets, count, sum
+//! let rate = Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10));
+//! assert_eq!(tracker.evaluate(&rate)?.value()?, 120.0); // 1200 new tokens in 10 s
+//! let window = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+//! let p50 = tracker.evaluate(&window.quantile(0.5))?.value()?;
+//! assert!((p50 - 0.1).abs() < 1e-9); // half of the 1200 new ones under 0.1 s
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -40,8 +40,8 @@ def run_doctests(name, blocks):
 
 def test_the_packages_readme_examples_run():
     blocks = [b for b in python_blocks(package_readme()) if ">>>" in b]
-    assert len(blocks) == 3
-    assert run_doctests("python/README.md", blocks) >= 17
+    assert len(blocks) == 4
+    assert run_doctests("python/README.md", blocks) >= 19
 
 
 class RestartingServer(http.server.BaseHTTPRequestHandler):

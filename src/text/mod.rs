@@ -1,5 +1,24 @@
 //! The exposition formats: Prometheus text 0.0.4 and 1.0.0, OpenMetrics 1.0 and 2.0 text.
 //!
+//! The crate root has what most callers need ([`parse`], [`Parser`], [`Format`],
+//! [`Sample`], [`Entry`], [`Labels`]); this module adds the rest of what a
+//! page is read into: OpenMetrics 2.0's composite values ([`CompositeValue`], its buckets
+//! and quantiles, [`NativeHistogram`]), exemplars, help texts, owned samples
+//! ([`OwnedSample`]); and [`write`](mod@write), which renders pages back.
+//!
+//! ```
+//! use promrate::{Format, Parser};
+//!
+//! let page = "# TYPE ttft_seconds histogram\n\
+//!             ttft_seconds{model=\"llama\"} {count:17,sum:3.5,bucket:[0.1:8,+Inf:17]} st@1520430000.123\n\
+//!             ## EOF\n";
+//! let sample = Parser::new(Format::OpenMetrics2).parse(page).find_map(|e| e.ok()?.into_sample()).unwrap();
+//! let histogram = sample.composite().unwrap();
+//! assert_eq!((histogram.count(), histogram.sum()), (17.0, 3.5));
+//! assert_eq!(histogram.buckets().unwrap().collect::<Vec<_>>(), [(0.1, 8.0), (f64::INFINITY, 17.0)]);
+//! assert_eq!(sample.start_timestamp_ms(), Some(1_520_430_000_123));
+//! ```
+//!
 //! # For the next maintainer
 //! A page is read line by line by [`crate::text::Entries`] (`parser.rs`), in one dispatch loop
 //! (`Entries::step`, which both iteration and the tracker's visit use): a line the caller
@@ -41,10 +60,6 @@
 //! `label_groups`, `reserved_names`, `openmetrics`; `parser`.
 //! `write` renders, and the items use it for their `Display`. No import cycle
 //! (`tests/it/layers.rs` checks that, and prints the order it finds).
-//!
-//! Public: the types a page is read into beyond the crate root's few (`Sample`, `Entry`,
-//! `Labels`, ...): composite values, exemplars, help texts, owned samples; and
-//! [`write`](mod@write), which renders pages back.
 
 pub(crate) mod composite;
 pub(crate) mod entry;

@@ -8,7 +8,8 @@ use super::sample::Sample;
 use super::{metadata, sample_line};
 use crate::error::{ParseError, ParseErrorKind};
 
-/// The two text formats.
+/// The exposition formats a page is read as: Prometheus text (0.0.4 and 1.0.0), OpenMetrics
+/// 1.0 and OpenMetrics 2.0.
 ///
 /// # Example
 /// ```

@@ -292,8 +292,7 @@ impl SeriesIndex {
         // column, turns away almost every other series before its slot is read.
         self.table
             .find(table_hash(key), |&slot| {
-                fingerprints[slot as usize] == key as u32
-                    && slots[slot as usize].as_ref().is_some_and(&is_it)
+                fingerprints[slot as usize] == key as u32 && slots[slot as usize].as_ref().is_some_and(&is_it)
             })
             .map(|&slot| slot as usize)
     }

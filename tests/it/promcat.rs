@@ -83,3 +83,49 @@ fn promcat_help_version_and_exit_statuses() {
     assert_eq!(bad_line.status.code(), Some(1));
     assert!(String::from_utf8(bad_line.stderr).unwrap().starts_with("2:"));
 }
+
+/// promcat with `args`, the page on its standard input.
+fn promcat_on(args: &[&str], page: &str) -> std::process::Output {
+    let mut child = Command::new(promcat_binary())
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn promcat_reads_openmetrics2_when_told_and_prints_what_text_cannot_say() {
+    let page = "# TYPE foo counter\nfoo_total 17.0 1520879607.789 st@1520430000.123\n\
+                # TYPE h histogram\nh {count:17,sum:3.5,bucket:[0.1:8,+Inf:17]} st@1520430000.123\n# EOF\n";
+    let as_one = promcat_on(&["-", "--openmetrics"], page);
+    assert_eq!(as_one.status.code(), Some(1), "OpenMetrics 1.0 has no st@");
+    let lines = promcat_on(&["-", "--openmetrics=2.0"], page);
+    assert_eq!(
+        lines.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&lines.stderr)
+    );
+    // Written back as 2.0 lines: they parse to the same samples.
+    let text = String::from_utf8(lines.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.lines().all(|l| l.ends_with("st@1520430000.123")), "{text}");
+    let json = promcat_on(&["-", "--openmetrics=2.0", "--json"], page);
+    let rows: Vec<serde_json::Value> = String::from_utf8(json.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows[0]["start_timestamp_ms"], 1_520_430_000_123_i64);
+    assert_eq!(rows[1]["composite"]["count"], 17.0);
+    assert_eq!(
+        rows[1]["composite"]["buckets"],
+        serde_json::json!([[0.1, 8.0], ["+Inf", 17.0]])
+    );
+    let refused = promcat_on(&["-", "--openmetrics=3.0"], page);
+    assert_eq!(refused.status.code(), Some(2));
+}
