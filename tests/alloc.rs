@@ -327,6 +327,47 @@ fn openmetrics2_allocates_nothing_per_sample() {
     );
 }
 
+/// The benchmark's pages as OpenMetrics 2.0 (each sample one line, sorted by name, every
+/// family of unknown type), read strictly: the validator's collections are made once per
+/// page with room for a page's usual families and groups, so a real page of thousands of
+/// samples costs a handful of allocations, whatever its size.
+#[test]
+fn strict_openmetrics2_real_pages_allocate_per_page_not_per_sample() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let parser = promrate::Parser::new(promrate::Format::OpenMetrics2);
+    for page in [
+        "corpus/node_exporter-e2e-output.txt",
+        "corpus/cadvisor-prometheus_metrics.txt",
+        "corpus/prometheus-textparse-alltypes.237mfs.prom.txt",
+        "vllm/vllm-0.33-v1-single-t0.prom",
+    ] {
+        let text = data::read(&data::dir().join(page));
+        let mut lines: Vec<(String, String)> = promrate::parse(&text)
+            .filter_map(|e| e.ok()?.into_sample())
+            .map(|s| {
+                let mut line = String::new();
+                s.write_openmetrics2(&mut line).unwrap();
+                (s.name().to_string(), line)
+            })
+            .collect();
+        lines.sort_by(|a, b| a.0.cmp(&b.0));
+        let om2: String = lines
+            .into_iter()
+            .map(|(_, line)| line)
+            .chain(["# EOF\n".to_string()])
+            .collect();
+        let (allocations, (samples, _)) = count(|| consume_openmetrics2(parser.parse(&om2)));
+        // The validator's collections, made once (4 to 7 here: a family of more than 64
+        // groups, or a page whose order breaks, adds a doubling).
+        assert!(
+            allocations <= 8,
+            "{page}: {allocations} allocations for {samples} samples"
+        );
+        assert!(samples > 200, "{page}: {samples}");
+        println!("{page} as OpenMetrics 2.0, strict: {allocations} allocations for {samples} samples");
+    }
+}
+
 /// A tracker reading an OpenMetrics 2.0 page (strict) allocates nothing per sample once
 /// warm: each composite value's classic series come from the position cache, and only
 /// the validator's per-page collections (amortised) allocate.

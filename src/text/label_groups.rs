@@ -9,12 +9,14 @@
 //! turns the family's groups into hashes in a set, as every group of a family that never
 //! had this shape is kept.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::group_hash;
 use super::labels::{Labels, Spans};
-use super::swar::{bytes_equal, has_byte, word_at, word_or_tail};
+use super::names::{compare_bytes, same_bytes};
+use super::swar::{bytes_equal, bytes_in_range, has_byte, low_bytes, word_at, word_or_tail, HIGH};
 use super::value::parse_float;
 use crate::fingerprint;
 
@@ -120,8 +122,34 @@ impl<'page> Groups<'page> {
 
     /// Places the group of `labels` without the label `skip` (or, with `constant`, the
     /// group every sample of the family shares), and makes it current unless it splits.
+    #[inline(always)]
     pub(crate) fn place(&mut self, labels: Labels<'page>, skip: Option<&str>, constant: bool) -> Placement {
         let orderable = !constant && skip.is_none() && labels.is_plain();
+        // The steady case: the family is in order, and this group keeps it so.
+        if let (true, Some(Current::Ordered(previous))) = (orderable, self.current) {
+            match self.order.step(previous, labels) {
+                Some(Placement::Same) => return Placement::Same,
+                Some(_) => {
+                    self.chain.push(labels.as_raw());
+                    self.current = Some(Current::Ordered(labels));
+                    return Placement::New;
+                }
+                None => {}
+            }
+        }
+        self.place_otherwise(labels, skip, constant, orderable)
+    }
+
+    /// [`Groups::place`] of a family's first group, or of one the order does not place.
+    #[inline(never)]
+    fn place_otherwise(
+        &mut self,
+        labels: Labels<'page>,
+        skip: Option<&str>,
+        constant: bool,
+        orderable: bool,
+    ) -> Placement {
+        let group = |labels| if constant { 0 } else { group_of(labels, skip) };
         match self.current {
             None if orderable => {
                 self.chain.push(labels.as_raw());
@@ -129,26 +157,14 @@ impl<'page> Groups<'page> {
                 Placement::First
             }
             None => {
-                self.current = Some(Current::Hashed(if constant { 0 } else { group_of(labels, skip) }));
+                self.current = Some(Current::Hashed(group(labels)));
                 Placement::First
             }
-            Some(Current::Ordered(previous)) if orderable => match self.order.step(previous, labels) {
-                Some(Placement::Same) => Placement::Same,
-                Some(_) => {
-                    self.chain.push(labels.as_raw());
-                    self.current = Some(Current::Ordered(labels));
-                    Placement::New
-                }
-                None => {
-                    self.hash_chain();
-                    self.place_hashed(group_of(labels, None))
-                }
-            },
             Some(Current::Ordered(_)) => {
                 self.hash_chain();
-                self.place_hashed(if constant { 0 } else { group_of(labels, skip) })
+                self.place_hashed(group(labels))
             }
-            Some(Current::Hashed(_)) => self.place_hashed(if constant { 0 } else { group_of(labels, skip) }),
+            Some(Current::Hashed(_)) => self.place_hashed(group(labels)),
         }
     }
 
@@ -228,9 +244,11 @@ impl Default for Ordered {
 impl Ordered {
     /// Whether the plain set `next` is the same group as `previous` (`Same`), a greater
     /// one (`New`); `None` when the order does not tell (other names, or not greater).
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, previous: Labels<'_>, next: Labels<'_>) -> Option<Placement> {
-        let (position, before, after, bytes_up) = match first_difference(previous, next.as_raw()) {
+        let difference =
+            recorded_difference(previous, next).unwrap_or_else(|| first_difference(previous, next.as_raw()));
+        let (position, before, after, bytes_up) = match difference {
             Difference::None => return Some(Placement::Same),
             Difference::Value {
                 position,
@@ -247,22 +265,43 @@ impl Ordered {
         // Taken whatever the step: a step elsewhere may change this value without reading it.
         let cached = self.last_number.take();
         if self.by_number & bit != 0 {
-            let from = match cached {
-                Some((at, number)) if at == position => number,
-                _ => number(before),
+            let (from, to) = (before.as_bytes(), after.as_bytes());
+            let up = match short_decimals_up(from, to, bytes_up) {
+                Some(up) => up,
+                // Two words: no number, so the bytes decide.
+                None if !may_be_number(from) && !may_be_number(to) => bytes_up,
+                None => self.parsed_numbers_up(cached, position, before, after, bytes_up),
             };
-            let to = number(after);
-            self.last_number = Some((position, to));
-            if !number_up(from, to, bytes_up) {
+            if !up {
                 self.by_number &= !bit;
             }
         }
         ((self.by_bytes | self.by_number) & bit != 0).then_some(Placement::New)
     }
+
+    /// [`number_up`] of values that are not both short decimals, parsed (the number
+    /// `before` reads as kept from the step before at `position`, `cached`).
+    #[inline(never)]
+    fn parsed_numbers_up(
+        &mut self,
+        cached: Option<(usize, Option<f64>)>,
+        position: usize,
+        before: &str,
+        after: &str,
+        bytes_up: bool,
+    ) -> bool {
+        let from = match cached {
+            Some((at, number)) if at == position => number,
+            _ => number(before),
+        };
+        let to = number(after);
+        self.last_number = Some((position, to));
+        number_up(from, to, bytes_up)
+    }
 }
 
 /// How a plain label set differs from another.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Difference<'a> {
     /// Not at all.
     None,
@@ -278,9 +317,54 @@ enum Difference<'a> {
     Names,
 }
 
+/// [`first_difference`] of two plain sets of the same few labels whose lengths the parser
+/// recorded (the usual steady case), found from those lengths: no search for quotes, and
+/// only the names after the difference compared. `None` when a length is not recorded.
+#[inline(always)]
+fn recorded_difference<'a>(a: Labels<'a>, b: Labels<'a>) -> Option<Difference<'a>> {
+    let (x, y) = (a.as_raw().as_bytes(), b.as_raw().as_bytes());
+    let at = common_prefix(x, y);
+    if at == x.len() && at == y.len() {
+        return Some(Difference::None);
+    }
+    let count = a.len();
+    if count != b.len() || count > Spans::LABELS {
+        return (count != b.len()).then_some(Difference::Names);
+    }
+    let (mut end_x, mut end_y) = (x.len(), y.len());
+    for after in 0..count {
+        let (p, q) = (a.recorded_label(after, end_x)?, b.recorded_label(after, end_y)?);
+        if at >= p.name_start {
+            // The first difference is in this label: in its value, or in its name.
+            if at < p.value_start || q.value_start != p.value_start {
+                return Some(Difference::Names);
+            }
+            if at > p.close || at > q.close {
+                return None;
+            }
+            return Some(Difference::Value {
+                position: count - 1 - after,
+                before: &a.as_raw()[p.value_start..p.close],
+                after: &b.as_raw()[q.value_start..q.close],
+                bytes_up: at == p.close || at != q.close && x[at] < y[at],
+            });
+        }
+        // A label after the difference: its name must be the same.
+        let (name_x, name_y) = (
+            &x[p.name_start..p.name_start + p.name_len],
+            &y[q.name_start..q.name_start + q.name_len],
+        );
+        if !same_bytes(name_x, name_y) {
+            return Some(Difference::Names);
+        }
+        (end_x, end_y) = (p.name_start.checked_sub(1)?, q.name_start.checked_sub(1)?);
+    }
+    None
+}
+
 /// How the plain set `b` (`name="value"` terms joined by commas, no escapes, so quotes
 /// only delimit values) differs from the plain set `a`.
-#[inline]
+#[inline(never)]
 fn first_difference<'a>(a: Labels<'a>, b: &'a str) -> Difference<'a> {
     let (x, y) = (a.as_raw().as_bytes(), b.as_bytes());
     let at = common_prefix(x, y);
@@ -324,7 +408,13 @@ fn common_prefix(x: &[u8], y: &[u8]) -> usize {
         }
         i += 8;
     }
-    i + x[i..].iter().zip(&y[i..]).take_while(|(p, q)| p == q).count()
+    // The last bytes of the shorter, as one word (zeros past the end).
+    let left = x.len().min(y.len()) - i;
+    if left == 0 {
+        return i;
+    }
+    let differ = word_or_tail(x, i) ^ word_or_tail(y, i);
+    i + ((differ.trailing_zeros() / 8) as usize).min(left)
 }
 
 /// The number of quotes in `x`, eight bytes at a time: a byte per word position counts
@@ -352,13 +442,17 @@ fn count_quotes(x: &[u8]) -> usize {
 /// Whether two plain label texts, each from a value's closing quote to its set's end,
 /// hold the same label names in the same order (their values may differ).
 fn same_names(x: &[u8], y: &[u8]) -> bool {
+    // The labels after a difference often repeat as they were.
+    if same_bytes(x, y) {
+        return true;
+    }
     // At a closing quote in each; `,name="value"` follows, or the end.
     let (mut i, mut j) = (0, 0);
     loop {
         let (Some(open_x), Some(open_y)) = (next_quote(x, i + 1), next_quote(y, j + 1)) else {
             return next_quote(x, i + 1).is_none() && next_quote(y, j + 1).is_none();
         };
-        if x[i + 1..open_x] != y[j + 1..open_y] {
+        if !same_bytes(&x[i + 1..open_x], &y[j + 1..open_y]) {
             return false;
         }
         match (next_quote(x, open_x + 1), next_quote(y, open_y + 1)) {
@@ -382,6 +476,83 @@ fn next_quote(b: &[u8], from: usize) -> Option<usize> {
         i += 8;
     }
     None
+}
+
+/// The order of two label values by the numbers they read as, without parsing them, when
+/// both are short unsigned decimals (`digits[.digits]`, at most 15 digits: distinct such
+/// decimals are distinct doubles, in the same order, so this is [`number_up`]'s order on
+/// values); `None` for anything else. Bucket bounds and indices are mostly such decimals.
+#[inline(always)]
+fn compare_short_decimals(a: &[u8], b: &[u8]) -> Option<Ordering> {
+    let (a_int, a_frac) = short_decimal(a)?;
+    let (b_int, b_frac) = short_decimal(b)?;
+    // Integer parts without leading zeros: the longer is the greater, else by bytes;
+    // then fractions without trailing zeros, by bytes (a prefix is the smaller).
+    let by_int = a_int
+        .len()
+        .cmp(&b_int.len())
+        .then_with(|| compare_bytes(a_int, b_int));
+    Some(by_int.then_with(|| compare_bytes(a_frac, b_frac)))
+}
+
+/// Whether `v` is one to eight digits, tested as one word.
+#[inline(always)]
+fn all_digits(v: &[u8]) -> bool {
+    let len = v.len();
+    (1..=8).contains(&len) && {
+        let (word, mask) = (word_or_tail(v, 0), low_bytes(len) & HIGH);
+        // The range test wants ASCII (no carries); zeros past the end are.
+        word & HIGH == 0 && bytes_in_range(word, b'0', b'9') & mask == mask
+    }
+}
+
+/// [`number_up`] of two short decimals ([`compare_short_decimals`]), equal numbers
+/// ordered by their bytes.
+#[inline(always)]
+fn short_decimals_up(from: &[u8], to: &[u8], bytes_up: bool) -> Option<bool> {
+    // Digits only, as many: the bytes' order is the numbers' (indices, counters).
+    if from.len() == to.len() && all_digits(from) && all_digits(to) {
+        return Some(bytes_up);
+    }
+    let order = compare_short_decimals(from, to)?;
+    Some(order.is_lt() || order.is_eq() && bytes_up)
+}
+
+/// The integer digits (leading zeros dropped) and the fraction digits (trailing zeros
+/// dropped) of a short unsigned decimal, as [`compare_short_decimals`] takes them.
+#[inline(always)]
+fn short_decimal(v: &[u8]) -> Option<(&[u8], &[u8])> {
+    // Fifteen digits and a dot at most; one pass finds the dot and refuses anything else.
+    if v.len() > 16 {
+        return None;
+    }
+    let mut dot = None;
+    for (i, &c) in v.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {}
+            b'.' if dot.is_none() => dot = Some(i),
+            _ => return None,
+        }
+    }
+    let (int, frac) = match dot {
+        Some(at) => (&v[..at], &v[at + 1..]),
+        None => (v, &v[v.len()..]),
+    };
+    if int.is_empty() || dot.is_some() && frac.is_empty() || int.len() + frac.len() > 15 {
+        return None;
+    }
+    let zeros = int.iter().take_while(|&&c| c == b'0').count();
+    let trailing = frac.iter().rev().take_while(|&&c| c == b'0').count();
+    Some((&int[zeros..], &frac[..frac.len() - trailing]))
+}
+
+/// Whether [`number`] may read `value` as a number: not when it starts as no number does.
+#[inline(always)]
+fn may_be_number(value: &[u8]) -> bool {
+    matches!(
+        value.first(),
+        Some(b'0'..=b'9' | b'.' | b'+' | b'-' | b'i' | b'I')
+    )
 }
 
 /// The number a label value reads as, for [`number_up`] (NaN is not one).
@@ -455,6 +626,12 @@ mod tests {
         let long = r#"p="1",q="2",r="3",s="4",t="5",u="6","#;
         for (a, b, want) in cases {
             assert_eq!(first_difference(plain(a), b), *want, "{a} -> {b}");
+            // From the recorded lengths: the same answer, for every case here.
+            assert_eq!(
+                recorded_difference(plain(a), plain(b)).as_ref(),
+                Some(want),
+                "{a} -> {b}"
+            );
             let (a, b) = (format!("{long}{a}"), format!("{long}{b}"));
             let want = match *want {
                 Value {
@@ -467,7 +644,74 @@ mod tests {
                 Names => Names,
             };
             assert_eq!(first_difference(plain(&a), &b), want, "{a} -> {b}");
+            // Too many labels to have all their lengths recorded: none, or the same answer.
+            let recorded = recorded_difference(plain(&a), plain(&b));
+            assert!(recorded.is_none() || recorded == Some(want.clone()), "{a} -> {b}");
         }
+    }
+
+    /// Short decimals are ordered without parsing exactly as `number_up` orders them.
+    #[test]
+    fn short_decimals_compare_as_their_numbers() {
+        let values = [
+            "0",
+            "00",
+            "0.0",
+            "1",
+            "01",
+            "1.0",
+            "1.",
+            ".5",
+            "0.5",
+            "0.50",
+            "2.5",
+            "10",
+            "10.25",
+            "9.999",
+            "123456789012345",
+            "1234567890123456",
+            "0.000000000000001",
+            "99999999999999.9",
+            "1e3",
+            "+1",
+            "-1",
+            "idle",
+            "",
+            "1.2.3",
+        ];
+        for a in values {
+            for b in values {
+                let want = number_up(number(a), number(b), a < b);
+                let (x, y) = (a.as_bytes(), b.as_bytes());
+                if let Some(got) = short_decimals_up(x, y, a < b) {
+                    assert_eq!(got, want, "{a:?} -> {b:?}");
+                }
+            }
+        }
+        for v in values
+            .iter()
+            .chain(&["Inf", "inf", "-Inf", "+Infinity", "nan", "NaN", "x1"])
+        {
+            assert!(number(v).is_none() || may_be_number(v.as_bytes()), "{v}");
+        }
+        for (v, want) in [
+            ("0", true),
+            ("0123456", true),
+            ("01234567", true),
+            ("012345678", false),
+            ("", false),
+            ("1.5", false),
+            ("12a", false),
+            ("/", false),
+            (":", false),
+            ("1\u{e9}", false),
+        ] {
+            assert_eq!(all_digits(v.as_bytes()), want, "{v}");
+        }
+        assert_eq!(compare_short_decimals(b"2.5", b"10"), Some(Ordering::Less));
+        assert_eq!(compare_short_decimals(b"1.0", b"01"), Some(Ordering::Equal));
+        assert_eq!(compare_short_decimals(b"1e3", b"10"), None);
+        assert_eq!(compare_short_decimals(b"1234567890123456", b"1"), None);
     }
 
     #[test]
@@ -525,6 +769,24 @@ mod tests {
         assert!(!same(r#"""#, r#"",b="1""#));
         assert!(!same(r#"",b="1",c="2""#, r#"",b="1""#));
         assert!(!same(r#"",bb="1""#, r#"",b="1""#));
+    }
+
+    #[test]
+    fn common_prefixes_by_word_agree_with_a_byte_loop() {
+        let text: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for len_x in 0..text.len() {
+            for len_y in [0, 1, 7, 8, 9, 15, 16, 17, 39] {
+                for at in 0..len_y {
+                    let mut y = text[..len_y].to_vec();
+                    y[at] = b'#';
+                    let x = &text[..len_x];
+                    let want = x.iter().zip(&y).take_while(|(p, q)| p == q).count();
+                    assert_eq!(common_prefix(x, &y), want, "{len_x} {len_y} {at}");
+                }
+                let want = len_x.min(len_y);
+                assert_eq!(common_prefix(&text[..len_x], &text[..len_y]), want);
+            }
+        }
     }
 
     #[test]

@@ -215,6 +215,26 @@ impl<'page> Labels<'page> {
         None
     }
 
+    /// Of a simple set, the text of the label with `after` labels after it, if its
+    /// lengths are recorded, given `end`, the index just past its closing quote: where its
+    /// name starts, its name's length, where its value starts, and its closing quote.
+    #[inline(always)]
+    pub(crate) fn recorded_label(&self, after: usize, end: usize) -> Option<RecordedLabel> {
+        if !self.simple {
+            return None;
+        }
+        let (name, value) = self.spans.get(after)?;
+        let close = end.checked_sub(1)?;
+        let value_start = close.checked_sub(value)?;
+        let name_start = value_start.checked_sub(name + 2)?;
+        Some(RecordedLabel {
+            name_start,
+            name_len: name,
+            value_start,
+            close,
+        })
+    }
+
     /// Whether a label is named `name` (bytes): both paths' duplicate check on a hit of
     /// `SeenNames`' filter.
     pub(crate) fn has_name(&self, name: &[u8]) -> bool {
@@ -242,6 +262,16 @@ impl<'page> Labels<'page> {
             .find(|(n, _)| *n == name || n.contains('\\') && LabelValue::from_raw(n) == name)
             .map(|(_, v)| v)
     }
+}
+
+/// Where one label of a simple set lies in its text ([`Labels::recorded_label`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecordedLabel {
+    pub name_start: usize,
+    pub name_len: usize,
+    pub value_start: usize,
+    /// The value's closing quote.
+    pub close: usize,
 }
 
 impl fmt::Debug for Labels<'_> {

@@ -125,7 +125,7 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let word = |w: &[u8], i: usize| word_at(w, i).unwrap_or_default();
     let len = a.len();
     if len < 8 {
-        return a == b;
+        return same_short(a, b);
     }
     // Whole words, then the last eight bytes (overlapping the words before) for the rest.
     let mut i = 0;
@@ -136,6 +136,44 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
         i += 8;
     }
     word(a, len - 8) == word(b, len - 8)
+}
+
+/// The byte order of two slices (`a.cmp(b)`), a word at a time: names are short, and
+/// `Ord` on slices is a call to `memcmp`.
+#[inline]
+pub(crate) fn compare_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let mut i = 0;
+    while let (Some(p), Some(q)) = (word_at(a, i), word_at(b, i)) {
+        if p != q {
+            let at = i + ((p ^ q).trailing_zeros() / 8) as usize;
+            return a[at].cmp(&b[at]);
+        }
+        i += 8;
+    }
+    a[i..].iter().cmp(b[i..].iter())
+}
+
+/// [`same_bytes`] of two slices of the same length below eight: the first and the last
+/// four (or two) bytes, overlapping, as integers (`a == b` is a call to `memcmp`).
+#[inline(always)]
+fn same_short(a: &[u8], b: &[u8]) -> bool {
+    let len = a.len();
+    let four = |w: &[u8], i: usize| {
+        w.get(i..i + 4)
+            .and_then(|s| s.try_into().ok())
+            .map(u32::from_le_bytes)
+    };
+    let two = |w: &[u8], i: usize| {
+        w.get(i..i + 2)
+            .and_then(|s| s.try_into().ok())
+            .map(u16::from_le_bytes)
+    };
+    match len {
+        0 => true,
+        1 => a[0] == b[0],
+        2 | 3 => two(a, 0) == two(b, 0) && two(a, len - 2) == two(b, len - 2),
+        _ => four(a, 0) == four(b, 0) && four(a, len - 4) == four(b, len - 4),
+    }
 }
 
 /// `nom` parser for a metric name (the selector and metadata grammars).
@@ -158,6 +196,41 @@ fn split_name(input: &str, len: usize) -> IResult<&str, &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compare_bytes_agrees_with_ord() {
+        let texts: [&[u8]; 9] = [
+            b"",
+            b"a",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefghi",
+            b"abcdefgh_",
+            b"abcdefgi",
+            b"b",
+            b"abcdefghijklmnopq",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(compare_bytes(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+    }
+
+    /// Word-wise and short comparisons agree with `==`, a difference at any byte found.
+    #[test]
+    fn same_bytes_agrees_with_eq() {
+        let a: Vec<u8> = (0..24u8).map(|i| b'a' + i).collect();
+        for len in 0..a.len() {
+            assert!(same_bytes(&a[..len], &a[..len]), "{len}");
+            for at in 0..len {
+                let mut b = a[..len].to_vec();
+                b[at] ^= 1;
+                assert!(!same_bytes(&a[..len], &b), "{len}, {at}");
+            }
+            assert!(!same_bytes(&a[..len], &a[..len + 1]));
+        }
+    }
 
     #[test]
     fn names() {

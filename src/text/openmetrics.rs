@@ -117,8 +117,12 @@ impl<'page> Family<'page> {
 
     /// Whether a sample of this name belongs to the family. Every sample asks, so the
     /// comparisons are word-wise, not `memcmp` calls.
+    #[inline(always)]
     fn allows(&self, sample_name: &str) -> bool {
         let (name, family) = (sample_name.as_bytes(), self.name.as_bytes());
+        if self.version2 {
+            return same_bytes(name, family);
+        }
         if name.len() < family.len() || !same_bytes(&name[..family.len()], family) {
             return false;
         }
@@ -204,7 +208,9 @@ impl<'page> Validator<'page> {
         // empty cost more than the checks themselves.
         Validator {
             version2,
-            reserved: ReservedNames::with_capacity(256),
+            // Node exporter's page has 1,200 families: growing the list cost more than
+            // reserving it.
+            reserved: ReservedNames::with_capacity(2048),
             groups: Groups::with_capacity(64),
             ..Validator::default()
         }
@@ -219,34 +225,45 @@ impl<'page> Validator<'page> {
         self.close_family()
     }
 
+    #[inline]
     fn close_family(&mut self) -> Result<(), ParseErrorKind> {
-        let Some(mut family) = self.family.take() else {
+        let Some(family) = self.family.as_mut() else {
             return Ok(());
         };
         self.groups.clear();
-        let name = family.name;
-        if self
-            .reserved
-            .reserve(name, suffixes(family.kind, family.version2))
-        {
-            return Err(family_error(name, FamilyRule::NameClash));
-        }
-        if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
-            return Err(family_error(name, FamilyRule::InfoNameLacksSuffix));
-        }
-        if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
-            let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
-            // OpenMetrics 2.0 only recommends the unit suffix.
-            if !matches && !family.version2 {
-                return Err(family_error(name, FamilyRule::NameLacksUnitSuffix));
-            }
-            if matches!(family.kind, MetricType::Info | MetricType::StateSet) {
-                return Err(family_error(name, FamilyRule::UnitNotAllowed));
-            }
-        }
-        family.histogram.close().map_err(|rule| family_error(name, rule))
+        // Read in place: a family is large enough for moving it out to be a `memcpy` call.
+        let verdict = closing_verdict(family, &mut self.reserved);
+        self.family = None;
+        verdict
     }
+}
 
+/// The rules a family must keep once it is complete (its names are reserved here).
+fn closing_verdict<'page>(
+    family: &mut Family<'page>,
+    reserved: &mut ReservedNames<'page>,
+) -> Result<(), ParseErrorKind> {
+    let name = family.name;
+    if reserved.reserve(name, suffixes(family.kind, family.version2)) {
+        return Err(family_error(name, FamilyRule::NameClash));
+    }
+    if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
+        return Err(family_error(name, FamilyRule::InfoNameLacksSuffix));
+    }
+    if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
+        let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
+        // OpenMetrics 2.0 only recommends the unit suffix.
+        if !matches && !family.version2 {
+            return Err(family_error(name, FamilyRule::NameLacksUnitSuffix));
+        }
+        if matches!(family.kind, MetricType::Info | MetricType::StateSet) {
+            return Err(family_error(name, FamilyRule::UnitNotAllowed));
+        }
+    }
+    family.histogram.close().map_err(|rule| family_error(name, rule))
+}
+
+impl<'page> Validator<'page> {
     /// Starts a family, closing the previous one; returns what was wrong with the closed
     /// family, if anything (the new family is open either way).
     fn open_family(&mut self, name: &'page str) -> Option<ParseErrorKind> {
@@ -341,9 +358,24 @@ impl<'page> Validator<'page> {
     }
 
     /// [`Validator::check`] of a sample.
+    #[inline(always)]
     pub(crate) fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
-        // The common case returns the verdict as it is: moving it through `with_earlier`
-        // cost a stall per sample.
+        // The common case, inline where the sample was read: a sample of the open
+        // OpenMetrics 2.0 family. It returns the verdict as it is: moving it through
+        // `with_earlier` cost a stall per sample.
+        if let Some(family) = self
+            .family
+            .as_mut()
+            .filter(|f| f.version2 && f.allows(sample.name()))
+        {
+            return check_version2(family, &mut self.groups, sample).map_err(|rule| self.broken(rule));
+        }
+        self.sample_otherwise(sample)
+    }
+
+    /// [`Validator::sample`] of a sample that opens a family, or of OpenMetrics 1.0.
+    #[inline(never)]
+    fn sample_otherwise(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
             return self.check_sample(sample).map_err(|rule| self.broken(rule));
         }
@@ -365,13 +397,13 @@ impl<'page> Validator<'page> {
         let Some(family) = self.family.as_mut() else {
             return Ok(());
         };
+        if family.version2 {
+            return check_version2(family, &mut self.groups, sample);
+        }
         let name = family.name;
         let kind = family.kind;
-        if family.version2 {
-            version2_rules(kind, name, sample)?;
-        }
         let suffix = &sample.name()[name.len()..];
-        let is_quantile = kind == MetricType::Summary && suffix.is_empty() && !family.version2;
+        let is_quantile = kind == MetricType::Summary && suffix.is_empty();
         let le = label_rules(kind, name, suffix, is_quantile, sample)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.
         let skip = match kind {
@@ -380,46 +412,104 @@ impl<'page> Validator<'page> {
             MetricType::Histogram | MetricType::GaugeHistogram if suffix == "_bucket" => Some("le"),
             _ => None,
         };
-        let ts = sample.timestamp_ms();
-        let state = if family.version2 && kind == MetricType::StateSet {
-            group_of(sample.labels(), None)
-        } else {
-            0
-        };
-        let same_state = std::mem::replace(&mut family.state, state) == state;
-        let placement = self.groups.place(sample.labels(), skip, kind == MetricType::Info);
-        match placement {
-            Placement::Same if same_state => {
-                if family.timestamp.is_some() != ts.is_some() {
-                    return Err(FamilyRule::MixedTimestamps);
-                }
-                if kind != MetricType::Info && family.timestamp > ts {
-                    return Err(FamilyRule::TimestampsBackwards);
-                }
-            }
-            Placement::Split => return Err(FamilyRule::GroupSplit),
-            Placement::First | Placement::Same | Placement::New => {}
-        }
-        family.timestamp = ts;
-        family.has_samples = true;
+        group_and_timestamp(family, &mut self.groups, sample, skip, 0)?;
         // Histogram state is updated before the value rules so that one bad value does not
         // cascade into errors about the samples after it.
+        let ts = sample.timestamp_ms();
         if matches!(kind, MetricType::Histogram | MetricType::GaugeHistogram) && !suffix.is_empty() {
             family
                 .histogram
                 .observe((self.groups.current_hash(), ts), suffix, sample, le)?;
         }
-        if family.version2 {
-            return Ok(());
-        }
         value_rules(kind, suffix, is_quantile, sample)
     }
+}
+
+/// [`Validator::check_sample`] in OpenMetrics 2.0, where a sample's name is its family's:
+/// no suffix, so no bucket, count or quantile sample to check across lines (a composite
+/// value holds them, and its own rules are the line's), and no `label_rules` beyond what
+/// [`version2_rules`] checks.
+#[inline(always)]
+fn check_version2<'page>(
+    family: &mut Family<'page>,
+    groups: &mut Groups<'page>,
+    sample: &Sample<'page>,
+) -> Result<(), FamilyRule> {
+    let kind = family.kind;
+    version2_rules(kind, family.name, sample)?;
+    // A state set's group leaves out its state label; its states (whole label sets)
+    // keep their own timestamps.
+    let (skip, state) = if kind == MetricType::StateSet {
+        (Some(family.name), group_of(sample.labels(), None))
+    } else {
+        (None, 0)
+    };
+    group_and_timestamp(family, groups, sample, skip, state)
+}
+
+/// Places a sample's label group (without the label `skip`) in its family: groups must be
+/// contiguous, and within a group (and `state`, a state set's full label set) timestamps
+/// must all be there or all absent, and must not go back.
+#[inline(always)]
+fn group_and_timestamp<'page>(
+    family: &mut Family<'page>,
+    groups: &mut Groups<'page>,
+    sample: &Sample<'page>,
+    skip: Option<&str>,
+    state: u64,
+) -> Result<(), FamilyRule> {
+    let kind = family.kind;
+    let ts = sample.timestamp_ms();
+    let same_state = std::mem::replace(&mut family.state, state) == state;
+    match groups.place(sample.labels(), skip, kind == MetricType::Info) {
+        Placement::Same if same_state => {
+            if family.timestamp.is_some() != ts.is_some() {
+                return Err(FamilyRule::MixedTimestamps);
+            }
+            if kind != MetricType::Info && family.timestamp > ts {
+                return Err(FamilyRule::TimestampsBackwards);
+            }
+        }
+        Placement::Split => return Err(FamilyRule::GroupSplit),
+        Placement::First | Placement::Same | Placement::New => {}
+    }
+    family.timestamp = ts;
+    family.has_samples = true;
+    Ok(())
 }
 
 /// OpenMetrics 2.0's rules on one sample of a family of `kind` named `name`: which value
 /// each type takes, the labels a histogram or summary may not have, the values of state
 /// sets, info and counters.
+#[inline(always)]
 fn version2_rules(kind: MetricType, name: &str, sample: &Sample<'_>) -> Result<(), FamilyRule> {
+    // A number where one is expected: a gauge or unknown sample keeps every rule already,
+    // a counter has two on its value (the rest below are about composites and labels).
+    if sample.composite.is_none() {
+        match kind {
+            MetricType::Gauge | MetricType::Unknown => return Ok(()),
+            MetricType::Counter => return counter_value_rules(sample.value()),
+            _ => {}
+        }
+    }
+    composite_rules(kind, name, sample)
+}
+
+/// A counter's value: a number, not negative.
+#[inline(always)]
+fn counter_value_rules(value: f64) -> Result<(), FamilyRule> {
+    if value.is_nan() {
+        return Err(FamilyRule::NanCounterValue);
+    }
+    if value < 0.0 {
+        return Err(FamilyRule::NegativeCounterValue);
+    }
+    Ok(())
+}
+
+/// [`version2_rules`] of the other types, and of a composite value.
+#[inline(never)]
+fn composite_rules(kind: MetricType, name: &str, sample: &Sample<'_>) -> Result<(), FamilyRule> {
     let composite = sample.composite();
     let wanted = match kind {
         MetricType::Histogram => Some(CompositeKind::Histogram),
@@ -448,8 +538,7 @@ fn version2_rules(kind: MetricType, name: &str, sample: &Sample<'_>) -> Result<(
             return Err(FamilyRule::StateSetValueNotBoolean)
         }
         MetricType::Info if value != 1.0 => return Err(FamilyRule::InfoValueNotOne),
-        MetricType::Counter if value.is_nan() => return Err(FamilyRule::NanCounterValue),
-        MetricType::Counter if value < 0.0 => return Err(FamilyRule::NegativeCounterValue),
+        MetricType::Counter => return counter_value_rules(value),
         _ => {}
     }
     // Exemplars: 2.0 names no type that may not have them (its summary text places them).

@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 
 use super::group_hash;
 use super::label_groups::Hashes;
+use super::names::compare_bytes;
 
 /// The names reserved by the families closed so far.
 #[derive(Debug, Clone, Default)]
@@ -25,12 +26,14 @@ pub(crate) struct ReservedNames<'page> {
 
 impl<'page> ReservedNames<'page> {
     /// Room for a page's usual families: growing from empty cost more than the checks.
+    /// The set, used only once the order breaks, starts at a quarter of that (the list is
+    /// only reserved, never touched beyond its use, so its room costs no work).
     pub(crate) fn with_capacity(families: usize) -> Self {
         ReservedNames {
             families: Vec::with_capacity(families),
             greatest: None,
             hashed: false,
-            hashes: Hashes::with_capacity_and_hasher(families, Default::default()),
+            hashes: Hashes::with_capacity_and_hasher(families / 4, Default::default()),
         }
     }
 
@@ -80,12 +83,12 @@ impl<'page> ReservedNames<'page> {
 fn joined_less(family: &str, suffix: &str, name: &str) -> bool {
     let (family, name) = (family.as_bytes(), name.as_bytes());
     let shared = family.len().min(name.len());
-    match family[..shared].cmp(&name[..shared]) {
+    match compare_bytes(&family[..shared], &name[..shared]) {
         Ordering::Less => true,
         Ordering::Greater => false,
         // `name` is `family` or begins it: it sorts first.
         Ordering::Equal if name.len() <= family.len() => false,
-        Ordering::Equal => suffix.as_bytes() < &name[family.len()..],
+        Ordering::Equal => compare_bytes(suffix.as_bytes(), &name[family.len()..]).is_lt(),
     }
 }
 
