@@ -65,17 +65,7 @@ fn promcat_help_version_and_exit_statuses() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    let run = |page: &str| {
-        let mut child = Command::new(promcat_binary())
-            .args(["-", "--selector", r#"up{job="a"}"#])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let run = |page: &str| promcat_on(&["-", "--selector", r#"up{job="a"}"#], page);
     let good = run("up{job=\"a\"} 1\nup{job=\"b\"} 0\n");
     assert_eq!(good.status.code(), Some(0));
     assert_eq!(String::from_utf8(good.stdout).unwrap().lines().count(), 1);
