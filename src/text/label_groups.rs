@@ -263,13 +263,15 @@ impl Ordered {
         let Some(bit) = u32::try_from(position).ok().and_then(|p| 1u64.checked_shl(p)) else {
             return false;
         };
-        if bytes_up && self.by_bytes & bit != 0 {
-            return true;
-        }
-        self.by_bytes &= !bit;
-        // The run is known only while every position below went up at every step.
+        // The run is known only while every position below went up at every step; then a
+        // step up where every step went up is greater than every group of its run.
         let below = bit - 1;
         let run_known = self.by_bytes & below == below;
+        if !bytes_up {
+            self.by_bytes &= !bit;
+        } else if run_known && self.by_bytes & bit != 0 {
+            return true;
+        }
         unseen(chain, raw, position, run_known)
     }
 }
@@ -583,6 +585,11 @@ mod tests {
                 &[r#"a="2",b="b""#, r#"a="2",b="c""#, r#"a="10",b="a""#, r#"a="3",b="a""#, r#"a="2",b="c""#],
                 &[First, New, New, New, Split],
             ),
+            // A step up is greater than its run only: below it, a position went down.
+            (
+                &[r#"a="2",b="2""#, r#"a="0",b="2""#, r#"a="2",b="10""#, r#"a="2",b="2""#],
+                &[First, New, New, Split],
+            ),
         ];
         for (texts, want) in cases {
             assert_eq!(placements(texts), *want, "{texts:?}");
@@ -603,6 +610,55 @@ mod tests {
         assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
         assert_eq!(got.last(), Some(&Placement::Split));
         assert!(matches!(groups.current, Some(Current::Hashed(_))));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// Whatever order the groups come in, each placement is the one a set of every
+        /// group seen so far gives: the order and the scan of runs prove nothing false.
+        #[test]
+        fn placements_agree_with_a_set_of_every_group(
+            groups in proptest::collection::vec(
+                (0usize..3, 0usize..4, 0usize..2, proptest::bool::weighted(0.1)), 1..40),
+        ) {
+            const VALUES: [&str; 4] = ["2", "10", "+Inf", "a"];
+            let texts: Vec<String> = groups
+                .iter()
+                .map(|&(a, b, c, swapped)| {
+                    let (a, b, c) = (a.to_string(), VALUES[b], VALUES[c]);
+                    // Mostly one order of names; sometimes another, or one label fewer.
+                    match (swapped, c) {
+                        (true, "a") => format!(r#"le="{b}",a="{a}""#),
+                        (true, _) => format!(r#"a="{a}""#),
+                        _ => format!(r#"a="{a}",b="{c}",le="{b}""#),
+                    }
+                })
+                .collect();
+            let mut groups = Groups::default();
+            let mut seen = HashSet::new();
+            let mut previous: Option<Vec<(String, String)>> = None;
+            for text in &texts {
+                let mut key: Vec<(String, String)> = plain(text)
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                    .collect();
+                key.sort();
+                let want = match &previous {
+                    None => Placement::First,
+                    Some(p) if *p == key => Placement::Same,
+                    Some(_) if seen.contains(&key) => Placement::Split,
+                    Some(_) => Placement::New,
+                };
+                let got = groups.place(plain(text), None, false);
+                proptest::prop_assert_eq!(got, want, "{:?} at {}", texts, text);
+                if want == Placement::Split {
+                    break;
+                }
+                seen.insert(key.clone());
+                previous = Some(key);
+            }
+        }
     }
 
     #[test]
