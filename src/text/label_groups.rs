@@ -136,7 +136,10 @@ impl<'page> Groups<'page> {
             match difference(previous, labels) {
                 Difference::None => return Placement::Same,
                 Difference::Value { position, bytes_up } => {
-                    if self.order.proves_new(&self.chain, labels.as_raw(), position, bytes_up) {
+                    if self
+                        .order
+                        .proves_new(&self.chain, labels.as_raw(), position, bytes_up)
+                    {
                         // `proves_new` takes positions below 64 only.
                         let position = position as u8;
                         self.chain.push(Link {
@@ -544,7 +547,10 @@ mod tests {
     /// The groups `texts` placed in order as one family; the placements.
     fn placements(texts: &[&'static str]) -> Vec<Placement> {
         let mut groups = Groups::default();
-        texts.iter().map(|t| groups.place(plain(t), None, false)).collect()
+        texts
+            .iter()
+            .map(|t| groups.place(plain(t), None, false))
+            .collect()
     }
 
     /// A split needs a return to an earlier group; neither the order nor the scan of a run
@@ -555,7 +561,13 @@ mod tests {
         let cases: &[(&[&str], &[Placement])] = &[
             // A histogram's bounds: down in bytes at "10" and "+Inf", new in their run.
             (
-                &[r#"le="0.5""#, r#"le="10""#, r#"le="2""#, r#"le="+Inf""#, r#"le="+Inf""#],
+                &[
+                    r#"le="0.5""#,
+                    r#"le="10""#,
+                    r#"le="2""#,
+                    r#"le="+Inf""#,
+                    r#"le="+Inf""#,
+                ],
                 &[First, New, New, New, Same],
             ),
             (&[r#"le="2""#, r#"le="10""#, r#"le="2""#], &[First, New, Split]),
@@ -582,12 +594,23 @@ mod tests {
                 &[First, New, New, New, Split],
             ),
             (
-                &[r#"a="2",b="b""#, r#"a="2",b="c""#, r#"a="10",b="a""#, r#"a="3",b="a""#, r#"a="2",b="c""#],
+                &[
+                    r#"a="2",b="b""#,
+                    r#"a="2",b="c""#,
+                    r#"a="10",b="a""#,
+                    r#"a="3",b="a""#,
+                    r#"a="2",b="c""#,
+                ],
                 &[First, New, New, New, Split],
             ),
             // A step up is greater than its run only: below it, a position went down.
             (
-                &[r#"a="2",b="2""#, r#"a="0",b="2""#, r#"a="2",b="10""#, r#"a="2",b="2""#],
+                &[
+                    r#"a="2",b="2""#,
+                    r#"a="0",b="2""#,
+                    r#"a="2",b="10""#,
+                    r#"a="2",b="2""#,
+                ],
                 &[First, New, New, Split],
             ),
         ];
@@ -605,7 +628,10 @@ mod tests {
             .chain([format!(r#"i="{}""#, 2 * Ordered::SCAN)])
             .collect();
         let mut groups = Groups::default();
-        let got: Vec<Placement> = texts.iter().map(|t| groups.place(plain(t), None, false)).collect();
+        let got: Vec<Placement> = texts
+            .iter()
+            .map(|t| groups.place(plain(t), None, false))
+            .collect();
         assert_eq!(got[0], Placement::First);
         assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
         assert_eq!(got.last(), Some(&Placement::Split));
