@@ -413,7 +413,16 @@ impl<'page> Validator<'page> {
     fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let closed = self.close_family_rule();
         let family = self.family.insert(Family::new(sample.name(), true));
-        let verdict = check_version2(family, &mut self.groups, sample);
+        // A family a sample opens has no metadata, so no type: of a number, only its label
+        // group is kept (the first, so no rule on it can fire yet).
+        let verdict = if sample.composite.is_none() {
+            self.groups.place(sample.labels(), None, false);
+            family.timestamp = sample.timestamp_ms();
+            family.has_samples = true;
+            Ok(())
+        } else {
+            check_version2(family, &mut self.groups, sample)
+        };
         if let (Ok(()), Ok(())) = (closed, verdict) {
             return Ok(());
         }
