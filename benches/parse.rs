@@ -3,13 +3,18 @@
 //! no parser can skip work the caller would do.
 //!
 //! Run: `cargo bench --bench parse`. Reads its pages from `tests/data`.
+//!
+//! `PROMRATE_REPEAT="PAGE FORMAT N"` in the environment parses one page N times instead of
+//! running criterion, as `formats` does (FORMAT `text-0.0.4`, `openmetrics-2.0` or
+//! `openmetrics-2.0-lenient`, the last two on the page converted):
+//! `benches/formats_instructions.sh` counts the instructions of a parse that way.
 
 use std::hint::black_box;
 
 mod common;
 
 use common::read;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 
 const PAGES: &[&str] = &[
     "corpus/node_exporter-e2e-output.txt",
@@ -205,9 +210,39 @@ fn formats(c: &mut Criterion) {
     }
 }
 
+/// One page parsed `N` times in one format, for an instruction count (`PROMRATE_REPEAT`).
+fn repeat(spec: &str) {
+    use promrate::Format;
+    let [page, format, times] = spec.split(' ').collect::<Vec<_>>()[..] else {
+        panic!("PROMRATE_REPEAT is \"PAGE FORMAT N\", got {spec:?}");
+    };
+    let text = read(page);
+    let (om2, _) = converted(&text);
+    let times: usize = times.parse().expect("N is a count");
+    let lenient = promrate::Parser::new(Format::OpenMetrics2).strict(false);
+    let mut sink = 0;
+    for _ in 0..times {
+        sink += match format {
+            "text-0.0.4" => promrate_counts(black_box(&text)).1,
+            "openmetrics-2.0" => counts_in(Format::OpenMetrics2, black_box(&om2)).1,
+            "openmetrics-2.0-lenient" => lenient.parse(black_box(&om2)).filter(|e| e.is_ok()).count(),
+            other => panic!("unknown format {other:?}"),
+        };
+    }
+    println!("{sink}");
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
     targets = parse, filter, formats
 }
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("PROMRATE_REPEAT") {
+        repeat(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -3,21 +3,18 @@
 //!
 //! Exporters write a family's groups in an order: sorted by label values (Go), or a
 //! histogram's buckets by bound. While every group of the family has the same label names,
-//! in the same order, without escapes, and each group is greater than the one before (see
-//! [`Ordered`]), the groups are distinct by construction: no hash and no set is needed,
-//! only a comparison with the previous group's text. The first group that breaks this
-//! turns the family's groups into hashes in a set, as every group of a family that never
-//! had this shape is kept.
+//! in the same order, without escapes, and each group is proven new by that order or by
+//! comparing its text with the few earlier groups it could equal (see [`Ordered`]), no hash
+//! and no set is needed. The first group that breaks this turns the family's groups into
+//! hashes in a set, as every group of a family that never had this shape is kept.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::group_hash;
 use super::labels::{Labels, Spans};
-use super::names::{compare_bytes, same_bytes};
-use super::swar::{bytes_equal, bytes_in_range, has_byte, low_bytes, word_at, word_or_tail, HIGH};
-use super::value::parse_float;
+use super::names::same_bytes;
+use super::swar::{bytes_equal, has_byte, word_at, word_or_tail};
 use crate::fingerprint;
 
 /// Sets of hashes that are already well mixed: hashing them again (SipHash) cost more than
@@ -89,12 +86,20 @@ enum Current<'page> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Groups<'page> {
     current: Option<Current<'page>>,
-    /// While the family is ordered, its groups' texts, first to last (hashed if the order
+    /// While the family is ordered, its groups, first to last (hashed if the order
     /// breaks): a plain set is read again from its text alone.
-    chain: Vec<&'page str>,
+    chain: Vec<Link<'page>>,
     order: Ordered,
     /// Once the order broke: every group of the family (from its second group on).
     hashes: Hashes,
+}
+
+/// One group of an ordered family: its text, and the position of the first label whose
+/// value differs from the group before (0 for the first group).
+#[derive(Debug, Clone, Copy)]
+struct Link<'page> {
+    raw: &'page str,
+    position: u8,
 }
 
 impl<'page> Groups<'page> {
@@ -109,6 +114,7 @@ impl<'page> Groups<'page> {
     }
 
     /// Forgets the family (the collections keep their room).
+    #[inline(always)]
     pub(crate) fn clear(&mut self) {
         self.current = None;
         self.chain.clear();
@@ -127,14 +133,24 @@ impl<'page> Groups<'page> {
         let orderable = !constant && skip.is_none() && labels.is_plain();
         // The steady case: the family is in order, and this group keeps it so.
         if let (true, Some(Current::Ordered(previous))) = (orderable, self.current) {
-            match self.order.step(previous, labels) {
-                Some(Placement::Same) => return Placement::Same,
-                Some(_) => {
-                    self.chain.push(labels.as_raw());
-                    self.current = Some(Current::Ordered(labels));
-                    return Placement::New;
+            match difference(previous, labels) {
+                Difference::None => return Placement::Same,
+                Difference::Value { position, bytes_up } => {
+                    if self
+                        .order
+                        .proves_new(&self.chain, labels.as_raw(), position, bytes_up)
+                    {
+                        // `proves_new` takes positions below 64 only.
+                        let position = position as u8;
+                        self.chain.push(Link {
+                            raw: labels.as_raw(),
+                            position,
+                        });
+                        self.current = Some(Current::Ordered(labels));
+                        return Placement::New;
+                    }
                 }
-                None => {}
+                Difference::Names => {}
             }
         }
         self.place_otherwise(labels, skip, constant, orderable)
@@ -152,7 +168,10 @@ impl<'page> Groups<'page> {
         let group = |labels| if constant { 0 } else { group_of(labels, skip) };
         match self.current {
             None if orderable => {
-                self.chain.push(labels.as_raw());
+                self.chain.push(Link {
+                    raw: labels.as_raw(),
+                    position: 0,
+                });
                 self.current = Some(Current::Ordered(labels));
                 Placement::First
             }
@@ -180,9 +199,9 @@ impl<'page> Groups<'page> {
     /// The order stopped proving the groups distinct: from here on they are hashes.
     #[cold]
     fn hash_chain(&mut self) {
-        for raw in self.chain.drain(..) {
-            let count = count_quotes(raw.as_bytes()) / 2;
-            let labels = Labels::simple(raw, count as u32, Spans::default());
+        for link in self.chain.drain(..) {
+            let count = count_quotes(link.raw.as_bytes()) / 2;
+            let labels = Labels::simple(link.raw, count as u32, Spans::default());
             self.hashes.insert(group_of(labels, None));
         }
         if let Some(Current::Ordered(labels)) = self.current {
@@ -214,122 +233,109 @@ impl<'page> Groups<'page> {
 /// The proof that a family's groups are distinct, kept as they arrive.
 ///
 /// Plain label sets with the same names in the same order are the same group exactly
-/// when their texts are equal, and each is a tuple of values. Tuples ordered
-/// lexicographically, each position by one fixed order on values, are totally ordered:
-/// if every group is greater than the one before, all are distinct. Two orders on values
-/// are followed per position (the first 64), and a position keeps whichever has held for
-/// every step there so far: bytes (Go sorts label values so), and numbers before other
-/// text, by value then bytes (a histogram's buckets by `le`).
+/// when their texts are equal, and each is a tuple of values. While every step (the first
+/// value that differs from the group before) at the positions below `p` went up in byte
+/// order, the tuples' values below `p` only ever grew, lexicographically: a group whose
+/// first difference is at `p` can only equal a group of its run (those since the last step
+/// below `p`). A step that goes up at a position where every step went up is proven new by
+/// the order alone (Go sorts label values so); any other step is proven new by comparing
+/// its text with those of the groups it could equal, when they are few
+/// ([`Ordered::SCAN`]: a histogram's buckets, whose bounds do not sort as bytes).
 #[derive(Debug, Clone, Copy)]
 struct Ordered {
     /// Positions where every step so far went up in byte order.
     by_bytes: u64,
-    /// Positions where every step so far went up in number order.
-    by_number: u64,
-    /// The position of the last step and the number its new value reads as: the next
-    /// step there starts from it.
-    last_number: Option<(usize, Option<f64>)>,
 }
 
 impl Default for Ordered {
     fn default() -> Self {
-        Ordered {
-            by_bytes: u64::MAX,
-            by_number: u64::MAX,
-            last_number: None,
-        }
+        Ordered { by_bytes: u64::MAX }
     }
 }
 
 impl Ordered {
-    /// Whether the plain set `next` is the same group as `previous` (`Same`), a greater
-    /// one (`New`); `None` when the order does not tell (other names, or not greater).
+    /// The most earlier groups compared with a new one; beyond, the family is hashed.
+    const SCAN: usize = 32;
+
+    /// Whether the group `raw`, whose first value differing from the current group (the
+    /// last of `chain`) is at `position` (greater in bytes if `bytes_up`), is none of the
+    /// family's earlier groups; `false` when that is not proven (other names, too many
+    /// groups to compare, or one that is the same).
     #[inline(always)]
-    fn step(&mut self, previous: Labels<'_>, next: Labels<'_>) -> Option<Placement> {
-        let difference =
-            recorded_difference(previous, next).unwrap_or_else(|| first_difference(previous, next.as_raw()));
-        let (position, before, after, bytes_up) = match difference {
-            Difference::None => return Some(Placement::Same),
-            Difference::Value {
-                position,
-                before,
-                after,
-                bytes_up,
-            } => (position, before, after, bytes_up),
-            Difference::Names => return None,
+    fn proves_new(&mut self, chain: &[Link<'_>], raw: &str, position: usize, bytes_up: bool) -> bool {
+        let Some(bit) = u32::try_from(position).ok().and_then(|p| 1u64.checked_shl(p)) else {
+            return false;
         };
-        let bit = 1u64.checked_shl(u32::try_from(position).ok()?)?;
+        // The run is known only while every position below went up at every step; then a
+        // step up where every step went up is greater than every group of its run.
+        let below = bit - 1;
+        let run_known = self.by_bytes & below == below;
         if !bytes_up {
             self.by_bytes &= !bit;
+        } else if run_known && self.by_bytes & bit != 0 {
+            return true;
         }
-        // Taken whatever the step: a step elsewhere may change this value without reading it.
-        let cached = self.last_number.take();
-        if self.by_number & bit != 0 {
-            let (from, to) = (before.as_bytes(), after.as_bytes());
-            let up = match short_decimals_up(from, to, bytes_up) {
-                Some(up) => up,
-                // Two words: no number, so the bytes decide.
-                None if !may_be_number(from) && !may_be_number(to) => bytes_up,
-                None => self.parsed_numbers_up(cached, position, before, after, bytes_up),
-            };
-            if !up {
-                self.by_number &= !bit;
-            }
-        }
-        ((self.by_bytes | self.by_number) & bit != 0).then_some(Placement::New)
+        unseen(chain, raw, position, run_known)
     }
+}
 
-    /// [`number_up`] of values that are not both short decimals, parsed (the number
-    /// `before` reads as kept from the step before at `position`, `cached`).
-    #[inline(never)]
-    fn parsed_numbers_up(
-        &mut self,
-        cached: Option<(usize, Option<f64>)>,
-        position: usize,
-        before: &str,
-        after: &str,
-        bytes_up: bool,
-    ) -> bool {
-        let from = match cached {
-            Some((at, number)) if at == position => number,
-            _ => number(before),
-        };
-        let to = number(after);
-        self.last_number = Some((position, to));
-        number_up(from, to, bytes_up)
+/// Whether no group of the ordered `chain` that could equal `raw` (its run, when
+/// `run_known`, else all) has its text; `false` beyond [`Ordered::SCAN`] groups.
+#[inline(never)]
+fn unseen(chain: &[Link<'_>], raw: &str, position: usize, run_known: bool) -> bool {
+    for (scanned, link) in chain.iter().rev().enumerate() {
+        if scanned == Ordered::SCAN || same_text(link.raw.as_bytes(), raw.as_bytes()) {
+            return false;
+        }
+        // The first group of the run: those before it differ below `position`.
+        if run_known && usize::from(link.position) < position {
+            return true;
+        }
     }
+    true
+}
+
+/// Whether two label sets of a run have the same text: their last eight bytes first, where
+/// a run's sets mostly differ (a histogram's bound is its last label).
+#[inline(always)]
+fn same_text(a: &[u8], b: &[u8]) -> bool {
+    let tail = |t: &[u8]| t.len().checked_sub(8).and_then(|at| word_at(t, at));
+    a.len() == b.len() && tail(a) == tail(b) && same_bytes(a, b)
 }
 
 /// How a plain label set differs from another.
 #[derive(Debug, Clone, PartialEq)]
-enum Difference<'a> {
+enum Difference {
     /// Not at all.
     None,
     /// The same names in the same order; the label at `position` is the first whose value
-    /// differs: `before` in the one, `after` in the other, greater in bytes if `bytes_up`.
-    Value {
-        position: usize,
-        before: &'a str,
-        after: &'a str,
-        bytes_up: bool,
-    },
+    /// differs, greater in bytes in the second set if `bytes_up`.
+    Value { position: usize, bytes_up: bool },
     /// Other names, or in another order, or more or fewer.
     Names,
 }
 
-/// [`first_difference`] of two plain sets of the same few labels whose lengths the parser
-/// recorded (the usual steady case), found from those lengths: no search for quotes, and
-/// only the names after the difference compared. `None` when a length is not recorded.
+/// How the plain set `b` differs from the plain set `a`.
 #[inline(always)]
-fn recorded_difference<'a>(a: Labels<'a>, b: Labels<'a>) -> Option<Difference<'a>> {
+fn difference(a: Labels<'_>, b: Labels<'_>) -> Difference {
     let (x, y) = (a.as_raw().as_bytes(), b.as_raw().as_bytes());
     let at = common_prefix(x, y);
     if at == x.len() && at == y.len() {
-        return Some(Difference::None);
+        return Difference::None;
     }
+    recorded_difference(a, b, at).unwrap_or_else(|| first_difference(a, b.as_raw(), at))
+}
+
+/// [`first_difference`] of two plain sets of as many labels, the first difference in one
+/// of the last labels, whose lengths the parser recorded (the usual steady case), found
+/// from those lengths: no search for quotes, and only the names after the difference
+/// compared. `None` when a length is not recorded.
+#[inline(always)]
+fn recorded_difference(a: Labels<'_>, b: Labels<'_>, at: usize) -> Option<Difference> {
+    let (x, y) = (a.as_raw().as_bytes(), b.as_raw().as_bytes());
     let count = a.len();
-    if count != b.len() || count > Spans::LABELS {
-        return (count != b.len()).then_some(Difference::Names);
+    if count != b.len() {
+        return Some(Difference::Names);
     }
     let (mut end_x, mut end_y) = (x.len(), y.len());
     for after in 0..count {
@@ -344,8 +350,6 @@ fn recorded_difference<'a>(a: Labels<'a>, b: Labels<'a>) -> Option<Difference<'a
             }
             return Some(Difference::Value {
                 position: count - 1 - after,
-                before: &a.as_raw()[p.value_start..p.close],
-                after: &b.as_raw()[q.value_start..q.close],
                 bytes_up: at == p.close || at != q.close && x[at] < y[at],
             });
         }
@@ -363,14 +367,11 @@ fn recorded_difference<'a>(a: Labels<'a>, b: Labels<'a>) -> Option<Difference<'a
 }
 
 /// How the plain set `b` (`name="value"` terms joined by commas, no escapes, so quotes
-/// only delimit values) differs from the plain set `a`.
+/// only delimit values) differs from the plain set `a`, their texts first differing at
+/// `at` (where one may end, not both).
 #[inline(never)]
-fn first_difference<'a>(a: Labels<'a>, b: &'a str) -> Difference<'a> {
+fn first_difference(a: Labels<'_>, b: &str, at: usize) -> Difference {
     let (x, y) = (a.as_raw().as_bytes(), b.as_bytes());
-    let at = common_prefix(x, y);
-    if at == x.len() && at == y.len() {
-        return Difference::None;
-    }
     // The label holding the first difference: from the lengths the parser recorded (the
     // last labels), else from the number of quotes before it.
     let found = a.recorded_label_at(at).or_else(|| {
@@ -379,7 +380,7 @@ fn first_difference<'a>(a: Labels<'a>, b: &'a str) -> Difference<'a> {
         let open = memchr::memrchr(b'"', &x[..at]).filter(|_| quotes % 2 == 1)?;
         Some((quotes / 2, open + 1, next_quote(x, at)?))
     });
-    let Some((position, value_start, close_x)) = found.filter(|f| at >= f.1) else {
+    let Some((position, _, close_x)) = found.filter(|f| at >= f.1) else {
         return Difference::Names;
     };
     let Some(close_y) = next_quote(y, at) else {
@@ -390,12 +391,7 @@ fn first_difference<'a>(a: Labels<'a>, b: &'a str) -> Difference<'a> {
     }
     // The values first differ at `at`, or one ends there (at its closing quote).
     let bytes_up = at == close_x || at != close_y && x[at] < y[at];
-    Difference::Value {
-        position,
-        before: &a.as_raw()[value_start..close_x],
-        after: &b[value_start..close_y],
-        bytes_up,
-    }
+    Difference::Value { position, bytes_up }
 }
 
 /// The length of the common prefix of `x` and `y`, eight bytes at a time.
@@ -478,111 +474,6 @@ fn next_quote(b: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// The order of two label values by the numbers they read as, without parsing them, when
-/// both are short unsigned decimals (`digits[.digits]`, at most 15 digits: distinct such
-/// decimals are distinct doubles, in the same order, so this is [`number_up`]'s order on
-/// values); `None` for anything else. Bucket bounds and indices are mostly such decimals.
-#[inline(always)]
-fn compare_short_decimals(a: &[u8], b: &[u8]) -> Option<Ordering> {
-    let (a_int, a_frac) = short_decimal(a)?;
-    let (b_int, b_frac) = short_decimal(b)?;
-    // Integer parts without leading zeros: the longer is the greater, else by bytes;
-    // then fractions without trailing zeros, by bytes (a prefix is the smaller).
-    let by_int = a_int
-        .len()
-        .cmp(&b_int.len())
-        .then_with(|| compare_bytes(a_int, b_int));
-    Some(by_int.then_with(|| compare_bytes(a_frac, b_frac)))
-}
-
-/// Whether `v` is one to eight digits, tested as one word.
-#[inline(always)]
-fn all_digits(v: &[u8]) -> bool {
-    let len = v.len();
-    (1..=8).contains(&len) && {
-        let (word, mask) = (word_or_tail(v, 0), low_bytes(len) & HIGH);
-        // The range test wants ASCII (no carries); zeros past the end are.
-        word & HIGH == 0 && bytes_in_range(word, b'0', b'9') & mask == mask
-    }
-}
-
-/// [`number_up`] of two short decimals ([`compare_short_decimals`]), equal numbers
-/// ordered by their bytes.
-#[inline(always)]
-fn short_decimals_up(from: &[u8], to: &[u8], bytes_up: bool) -> Option<bool> {
-    // Digits only, as many: the bytes' order is the numbers' (indices, counters).
-    if from.len() == to.len() && all_digits(from) && all_digits(to) {
-        return Some(bytes_up);
-    }
-    let order = compare_short_decimals(from, to)?;
-    Some(order.is_lt() || order.is_eq() && bytes_up)
-}
-
-/// The integer digits (leading zeros dropped) and the fraction digits (trailing zeros
-/// dropped) of a short unsigned decimal, as [`compare_short_decimals`] takes them.
-#[inline(always)]
-fn short_decimal(v: &[u8]) -> Option<(&[u8], &[u8])> {
-    // Fifteen digits and a dot at most; one pass finds the dot and refuses anything else.
-    if v.len() > 16 {
-        return None;
-    }
-    let mut dot = None;
-    for (i, &c) in v.iter().enumerate() {
-        match c {
-            b'0'..=b'9' => {}
-            b'.' if dot.is_none() => dot = Some(i),
-            _ => return None,
-        }
-    }
-    let (int, frac) = match dot {
-        Some(at) => (&v[..at], &v[at + 1..]),
-        None => (v, &v[v.len()..]),
-    };
-    if int.is_empty() || dot.is_some() && frac.is_empty() || int.len() + frac.len() > 15 {
-        return None;
-    }
-    let zeros = int.iter().take_while(|&&c| c == b'0').count();
-    let trailing = frac.iter().rev().take_while(|&&c| c == b'0').count();
-    Some((&int[zeros..], &frac[..frac.len() - trailing]))
-}
-
-/// Whether [`number`] may read `value` as a number: not when it starts as no number does.
-#[inline(always)]
-fn may_be_number(value: &[u8]) -> bool {
-    matches!(
-        value.first(),
-        Some(b'0'..=b'9' | b'.' | b'+' | b'-' | b'i' | b'I')
-    )
-}
-
-/// The number a label value reads as, for [`number_up`] (NaN is not one).
-fn number(value: &str) -> Option<f64> {
-    let b = value.as_bytes();
-    let unsigned = match b.first()? {
-        b'+' | b'-' => &b[1..],
-        _ => b,
-    };
-    // What cannot be a number is not parsed (most label values are words).
-    let first = *unsigned.first()?;
-    let word = |w: &[u8]| unsigned.eq_ignore_ascii_case(w);
-    if !(first.is_ascii_digit() || first == b'.' || word(b"inf") || word(b"infinity")) {
-        return None;
-    }
-    parse_float(value).filter(|n| !n.is_nan())
-}
-
-/// Whether a step from a value reading as the number `from` to one reading as `to` goes
-/// up in a strict total order on values: numbers first, by value then by bytes (`1` and
-/// `1.0` are different values); other text after, by bytes (`bytes_up`).
-fn number_up(from: Option<f64>, to: Option<f64>, bytes_up: bool) -> bool {
-    match (from, to) {
-        (Some(m), Some(n)) => m < n || m == n && bytes_up,
-        (Some(_), None) => true,
-        (None, Some(_)) => false,
-        (None, None) => bytes_up,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,10 +491,8 @@ mod tests {
     #[test]
     fn the_first_difference_is_found_in_values_only() {
         use Difference::{Names, Value};
-        let value = |position, before: &'static str, after: &'static str| Value {
+        let value = |position, before: &str, after: &str| Value {
             position,
-            before,
-            after,
             bytes_up: before < after,
         };
         let cases: &[(&str, &str, Difference)] = &[
@@ -624,136 +513,178 @@ mod tests {
         ];
         // Six labels before: the difference is found by counting quotes, not recorded.
         let long = r#"p="1",q="2",r="3",s="4",t="5",u="6","#;
+        // Both ways of finding it, after the common prefix.
+        let first = |a: &str, b: &str| match common_prefix(a.as_bytes(), b.as_bytes()) {
+            at if at == a.len() && at == b.len() => Difference::None,
+            at => first_difference(plain(a), b, at),
+        };
+        let recorded = |a: &str, b: &str| match common_prefix(a.as_bytes(), b.as_bytes()) {
+            at if at == a.len() && at == b.len() => Some(Difference::None),
+            at => recorded_difference(plain(a), plain(b), at),
+        };
         for (a, b, want) in cases {
-            assert_eq!(first_difference(plain(a), b), *want, "{a} -> {b}");
+            assert_eq!(first(a, b), *want, "{a} -> {b}");
+            assert_eq!(difference(plain(a), plain(b)), *want, "{a} -> {b}");
             // From the recorded lengths: the same answer, for every case here.
-            assert_eq!(
-                recorded_difference(plain(a), plain(b)).as_ref(),
-                Some(want),
-                "{a} -> {b}"
-            );
+            assert_eq!(recorded(a, b).as_ref(), Some(want), "{a} -> {b}");
             let (a, b) = (format!("{long}{a}"), format!("{long}{b}"));
             let want = match *want {
-                Value {
-                    position,
-                    before,
-                    after,
-                    ..
-                } => value(position + 6, before, after),
+                Value { position, bytes_up } => Value {
+                    position: position + 6,
+                    bytes_up,
+                },
                 Difference::None => Difference::None,
                 Names => Names,
             };
-            assert_eq!(first_difference(plain(&a), &b), want, "{a} -> {b}");
+            assert_eq!(first(&a, &b), want, "{a} -> {b}");
+            assert_eq!(difference(plain(&a), plain(&b)), want, "{a} -> {b}");
             // Too many labels to have all their lengths recorded: none, or the same answer.
-            let recorded = recorded_difference(plain(&a), plain(&b));
+            let recorded = recorded(&a, &b);
             assert!(recorded.is_none() || recorded == Some(want.clone()), "{a} -> {b}");
         }
     }
 
-    /// Short decimals are ordered without parsing exactly as `number_up` orders them.
+    /// The groups `texts` placed in order as one family; the placements.
+    fn placements(texts: &[&'static str]) -> Vec<Placement> {
+        let mut groups = Groups::default();
+        texts
+            .iter()
+            .map(|t| groups.place(plain(t), None, false))
+            .collect()
+    }
+
+    /// A split needs a return to an earlier group; neither the order nor the scan of a run
+    /// hides one, and every placement agrees with hashing each group.
     #[test]
-    fn short_decimals_compare_as_their_numbers() {
-        let values = [
-            "0",
-            "00",
-            "0.0",
-            "1",
-            "01",
-            "1.0",
-            "1.",
-            ".5",
-            "0.5",
-            "0.50",
-            "2.5",
-            "10",
-            "10.25",
-            "9.999",
-            "123456789012345",
-            "1234567890123456",
-            "0.000000000000001",
-            "99999999999999.9",
-            "1e3",
-            "+1",
-            "-1",
-            "idle",
-            "",
-            "1.2.3",
+    fn steps_down_are_proven_new_by_their_run() {
+        use Placement::{First, New, Same, Split};
+        let cases: &[(&[&str], &[Placement])] = &[
+            // A histogram's bounds: down in bytes at "10" and "+Inf", new in their run.
+            (
+                &[
+                    r#"le="0.5""#,
+                    r#"le="10""#,
+                    r#"le="2""#,
+                    r#"le="+Inf""#,
+                    r#"le="+Inf""#,
+                ],
+                &[First, New, New, New, Same],
+            ),
+            (&[r#"le="2""#, r#"le="10""#, r#"le="2""#], &[First, New, Split]),
+            // Runs per series: the same bound again in another series is new.
+            (
+                &[
+                    r#"a="x",le="5""#,
+                    r#"a="x",le="+Inf""#,
+                    r#"a="y",le="5""#,
+                    r#"a="y",le="+Inf""#,
+                    r#"a="y",le="5""#,
+                ],
+                &[First, New, New, New, Split],
+            ),
+            // Once a position below went down, the run is unknown: every group is compared.
+            (
+                &[
+                    r#"a="y",b="1""#,
+                    r#"a="x",b="1""#,
+                    r#"a="x",b="2""#,
+                    r#"a="y",b="2""#,
+                    r#"a="y",b="1""#,
+                ],
+                &[First, New, New, New, Split],
+            ),
+            (
+                &[
+                    r#"a="2",b="b""#,
+                    r#"a="2",b="c""#,
+                    r#"a="10",b="a""#,
+                    r#"a="3",b="a""#,
+                    r#"a="2",b="c""#,
+                ],
+                &[First, New, New, New, Split],
+            ),
+            // A step up is greater than its run only: below it, a position went down.
+            (
+                &[
+                    r#"a="2",b="2""#,
+                    r#"a="0",b="2""#,
+                    r#"a="2",b="10""#,
+                    r#"a="2",b="2""#,
+                ],
+                &[First, New, New, Split],
+            ),
         ];
-        for a in values {
-            for b in values {
-                let want = number_up(number(a), number(b), a < b);
-                let (x, y) = (a.as_bytes(), b.as_bytes());
-                if let Some(got) = short_decimals_up(x, y, a < b) {
-                    assert_eq!(got, want, "{a:?} -> {b:?}");
+        for (texts, want) in cases {
+            assert_eq!(placements(texts), *want, "{texts:?}");
+        }
+    }
+
+    /// Beyond the scan's reach the family is hashed, and still finds a split.
+    #[test]
+    fn long_runs_fall_back_to_hashes() {
+        let texts: Vec<String> = (0..3 * Ordered::SCAN)
+            .rev()
+            .map(|k| format!(r#"i="{k}""#))
+            .chain([format!(r#"i="{}""#, 2 * Ordered::SCAN)])
+            .collect();
+        let mut groups = Groups::default();
+        let got: Vec<Placement> = texts
+            .iter()
+            .map(|t| groups.place(plain(t), None, false))
+            .collect();
+        assert_eq!(got[0], Placement::First);
+        assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
+        assert_eq!(got.last(), Some(&Placement::Split));
+        assert!(matches!(groups.current, Some(Current::Hashed(_))));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// Whatever order the groups come in, each placement is the one a set of every
+        /// group seen so far gives: the order and the scan of runs prove nothing false.
+        #[test]
+        fn placements_agree_with_a_set_of_every_group(
+            groups in proptest::collection::vec(
+                (0usize..3, 0usize..4, 0usize..2, proptest::bool::weighted(0.1)), 1..40),
+        ) {
+            const VALUES: [&str; 4] = ["2", "10", "+Inf", "a"];
+            let texts: Vec<String> = groups
+                .iter()
+                .map(|&(a, b, c, swapped)| {
+                    let (a, b, c) = (a.to_string(), VALUES[b], VALUES[c]);
+                    // Mostly one order of names; sometimes another, or one label fewer.
+                    match (swapped, c) {
+                        (true, "a") => format!(r#"le="{b}",a="{a}""#),
+                        (true, _) => format!(r#"a="{a}""#),
+                        _ => format!(r#"a="{a}",b="{c}",le="{b}""#),
+                    }
+                })
+                .collect();
+            let mut groups = Groups::default();
+            let mut seen = HashSet::new();
+            let mut previous: Option<Vec<(String, String)>> = None;
+            for text in &texts {
+                let mut key: Vec<(String, String)> = plain(text)
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                    .collect();
+                key.sort();
+                let want = match &previous {
+                    None => Placement::First,
+                    Some(p) if *p == key => Placement::Same,
+                    Some(_) if seen.contains(&key) => Placement::Split,
+                    Some(_) => Placement::New,
+                };
+                let got = groups.place(plain(text), None, false);
+                proptest::prop_assert_eq!(got, want, "{:?} at {}", texts, text);
+                if want == Placement::Split {
+                    break;
                 }
+                seen.insert(key.clone());
+                previous = Some(key);
             }
         }
-        for v in values
-            .iter()
-            .chain(&["Inf", "inf", "-Inf", "+Infinity", "nan", "NaN", "x1"])
-        {
-            assert!(number(v).is_none() || may_be_number(v.as_bytes()), "{v}");
-        }
-        for (v, want) in [
-            ("0", true),
-            ("0123456", true),
-            ("01234567", true),
-            ("012345678", false),
-            ("", false),
-            ("1.5", false),
-            ("12a", false),
-            ("/", false),
-            (":", false),
-            ("1\u{e9}", false),
-        ] {
-            assert_eq!(all_digits(v.as_bytes()), want, "{v}");
-        }
-        assert_eq!(compare_short_decimals(b"2.5", b"10"), Some(Ordering::Less));
-        assert_eq!(compare_short_decimals(b"1.0", b"01"), Some(Ordering::Equal));
-        assert_eq!(compare_short_decimals(b"1e3", b"10"), None);
-        assert_eq!(compare_short_decimals(b"1234567890123456", b"1"), None);
-    }
-
-    #[test]
-    fn numbers_order_before_text_and_by_value() {
-        let up = |a: &str, b: &str| number_up(number(a), number(b), a < b);
-        assert!(up("0.5", "10"));
-        assert!(up("10", "+Inf"));
-        assert!(up("-Inf", "-1"));
-        assert!(up("1", "1.0"));
-        assert!(!up("1.0", "1"));
-        assert!(up("+Inf", "a"));
-        assert!(up("9", "infinite"));
-        assert!(!up("NaN", "1"));
-        assert!(up("a", "b"));
-        assert_eq!(
-            (number("idle"), number("Infinity"), number("1e3")),
-            (None, Some(f64::INFINITY), Some(1e3))
-        );
-    }
-
-    /// A split needs a return to an earlier group; the orders never hide one.
-    #[test]
-    fn steps_down_or_across_names_leave_the_order() {
-        let mut order = Ordered::default();
-        let mut step = |a, b| order.step(plain(a), plain(b));
-        assert_eq!(step(r#"le="0.5""#, r#"le="10""#), Some(Placement::New));
-        assert_eq!(step(r#"le="10""#, r#"le="+Inf""#), Some(Placement::New));
-        assert_eq!(step(r#"le="+Inf""#, r#"le="+Inf""#), Some(Placement::Same));
-        // Down in both orders.
-        assert_eq!(step(r#"le="+Inf""#, r#"le="0.5""#), None);
-        let mut order = Ordered::default();
-        let mut step = |a, b| order.step(plain(a), plain(b));
-        // "10" after "2": up by number only; then "3" after "10": up by bytes only.
-        assert_eq!(step(r#"a="2""#, r#"a="10""#), Some(Placement::New));
-        assert_eq!(step(r#"a="10""#, r#"a="3""#), None);
-        // Each position keeps its own orders.
-        let mut order = Ordered::default();
-        let mut step = |a, b| order.step(plain(a), plain(b));
-        assert_eq!(step(r#"a="2",b="b""#, r#"a="2",b="c""#), Some(Placement::New));
-        assert_eq!(step(r#"a="2",b="c""#, r#"a="10",b="a""#), Some(Placement::New));
-        assert_eq!(step(r#"a="10",b="a""#, r#"a="10",b="b""#), Some(Placement::New));
-        assert_eq!(step(r#"a="10",b="b""#, r#"a="3",b="a""#), None);
     }
 
     #[test]

@@ -227,40 +227,60 @@ impl<'page> Validator<'page> {
 
     #[inline]
     fn close_family(&mut self) -> Result<(), ParseErrorKind> {
+        self.close_family_rule()
+            .map_err(|(name, rule)| family_error(name, rule))
+    }
+
+    /// [`Validator::close_family`], its error as the family's name and the rule it broke
+    /// (small: opening a family is as frequent as a sample on some pages).
+    #[inline(always)]
+    fn close_family_rule(&mut self) -> Result<(), (&'page str, FamilyRule)> {
         let Some(family) = self.family.as_mut() else {
             return Ok(());
         };
         self.groups.clear();
         // Read in place: a family is large enough for moving it out to be a `memcpy` call.
-        let verdict = closing_verdict(family, &mut self.reserved);
+        let verdict = closing_verdict(family, &mut self.reserved).map_err(|rule| (family.name, rule));
         self.family = None;
         verdict
     }
 }
 
 /// The rules a family must keep once it is complete (its names are reserved here).
+#[inline(always)]
 fn closing_verdict<'page>(
     family: &mut Family<'page>,
     reserved: &mut ReservedNames<'page>,
-) -> Result<(), ParseErrorKind> {
+) -> Result<(), FamilyRule> {
     let name = family.name;
     if reserved.reserve(name, suffixes(family.kind, family.version2)) {
-        return Err(family_error(name, FamilyRule::NameClash));
+        return Err(FamilyRule::NameClash);
     }
+    // Metadata set a type or a unit: the rules about them.
+    if family.kind != MetricType::Unknown || family.unit.is_some() {
+        return typed_closing_verdict(family);
+    }
+    Ok(())
+}
+
+/// [`closing_verdict`]'s rules on a family's type and unit.
+#[inline(never)]
+fn typed_closing_verdict(family: &mut Family<'_>) -> Result<(), FamilyRule> {
+    let name = family.name;
     if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
-        return Err(family_error(name, FamilyRule::InfoNameLacksSuffix));
+        return Err(FamilyRule::InfoNameLacksSuffix);
     }
     if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
         let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
         // OpenMetrics 2.0 only recommends the unit suffix.
         if !matches && !family.version2 {
-            return Err(family_error(name, FamilyRule::NameLacksUnitSuffix));
+            return Err(FamilyRule::NameLacksUnitSuffix);
         }
         if matches!(family.kind, MetricType::Info | MetricType::StateSet) {
-            return Err(family_error(name, FamilyRule::UnitNotAllowed));
+            return Err(FamilyRule::UnitNotAllowed);
         }
     }
-    family.histogram.close().map_err(|rule| family_error(name, rule))
+    family.histogram.close()
 }
 
 impl<'page> Validator<'page> {
@@ -376,11 +396,38 @@ impl<'page> Validator<'page> {
     /// [`Validator::sample`] of a sample that opens a family, or of OpenMetrics 1.0.
     #[inline(never)]
     fn sample_otherwise(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+        if self.version2 {
+            return self.opening_sample(sample);
+        }
         if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
             return self.check_sample(sample).map_err(|rule| self.broken(rule));
         }
         let earlier = self.open_family(sample.name());
         let verdict = self.check_sample(sample).map_err(|rule| self.broken(rule));
+        self.with_earlier(earlier, verdict)
+    }
+
+    /// [`Validator::sample`] in OpenMetrics 2.0 of a sample that opens a family (its
+    /// name is not the open family's): the open family closes, the sample's opens.
+    #[inline(always)]
+    fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+        let closed = self.close_family_rule();
+        let family = self.family.insert(Family::new(sample.name(), true));
+        // A family a sample opens has no metadata, so no type: of a number, only its label
+        // group is kept (the first, so no rule on it can fire yet).
+        let verdict = if sample.composite.is_none() {
+            self.groups.place(sample.labels(), None, false);
+            family.timestamp = sample.timestamp_ms();
+            family.has_samples = true;
+            Ok(())
+        } else {
+            check_version2(family, &mut self.groups, sample)
+        };
+        if let (Ok(()), Ok(())) = (closed, verdict) {
+            return Ok(());
+        }
+        let earlier = closed.err().map(|(name, rule)| family_error(name, rule));
+        let verdict = verdict.map_err(|rule| self.broken(rule));
         self.with_earlier(earlier, verdict)
     }
 

@@ -17,8 +17,9 @@ use super::names::compare_bytes;
 pub(crate) struct ReservedNames<'page> {
     /// While in order: every family so far, with the suffixes it lists.
     families: Vec<(&'page str, &'static [&'static str])>,
-    /// While in order: the greatest name reserved so far, as a family and a suffix.
-    greatest: Option<(&'page str, &'static str)>,
+    /// While in order: the greatest name reserved so far, as a family and a suffix (empty
+    /// before any: every name sorts after it).
+    greatest: (&'page str, &'static str),
     /// Whether the order broke: the names are in `hashes`.
     hashed: bool,
     hashes: Hashes,
@@ -31,7 +32,7 @@ impl<'page> ReservedNames<'page> {
     pub(crate) fn with_capacity(families: usize) -> Self {
         ReservedNames {
             families: Vec::with_capacity(families),
-            greatest: None,
+            greatest: ("", ""),
             hashed: false,
             hashes: Hashes::with_capacity_and_hasher(families / 4, Default::default()),
         }
@@ -39,18 +40,27 @@ impl<'page> ReservedNames<'page> {
 
     /// Reserves the names of the family `name`: `name` followed by each of `suffixes`, and
     /// `name` alone. Whether any of them was reserved already (a clash).
+    #[inline(always)]
     pub(crate) fn reserve(&mut self, name: &'page str, suffixes: &'static [&'static str]) -> bool {
+        // `name` alone is the least of its names: after the greatest so far, none clashes.
+        let (family, suffix) = self.greatest;
+        if !self.hashed && joined_less(family, suffix, name) {
+            // Their greatest is its greatest suffix (one, in OpenMetrics 2.0).
+            let greatest = match suffixes {
+                [only] => only,
+                _ => suffixes.iter().copied().max().unwrap_or(""),
+            };
+            self.greatest = (name, greatest);
+            self.families.push((name, suffixes));
+            return false;
+        }
+        self.reserve_hashed(name, suffixes)
+    }
+
+    /// [`ReservedNames::reserve`] once the order broke, or of the family that breaks it.
+    #[inline(never)]
+    fn reserve_hashed(&mut self, name: &'page str, suffixes: &'static [&'static str]) -> bool {
         if !self.hashed {
-            // `name` alone is the least of its names; their greatest is its greatest suffix.
-            if self
-                .greatest
-                .is_none_or(|(family, suffix)| joined_less(family, suffix, name))
-            {
-                let suffix = suffixes.iter().copied().max().unwrap_or("");
-                self.greatest = Some((name, suffix));
-                self.families.push((name, suffixes));
-                return false;
-            }
             self.hash_all();
         }
         !self.insert(name, suffixes)
@@ -80,6 +90,7 @@ impl<'page> ReservedNames<'page> {
 }
 
 /// Whether `family` followed by `suffix` sorts before `name`, bytewise.
+#[inline(always)]
 fn joined_less(family: &str, suffix: &str, name: &str) -> bool {
     let (family, name) = (family.as_bytes(), name.as_bytes());
     let shared = family.len().min(name.len());
