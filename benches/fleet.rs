@@ -14,35 +14,15 @@
 //! Run: `cargo bench --bench fleet`; `FLEET_SERIES=1000000 cargo bench --bench fleet` for one
 //! size only (the pages of every size are built before any is measured).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use promrate::{Estimator, Query, Selector, Tracker, WindowRule};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/live_bytes.rs"]
+mod live_bytes;
+use live_bytes::live;
 
 const INSTANCES: usize = 1_000;
 
@@ -77,10 +57,6 @@ fn parse_only(page: &str) -> usize {
         }
     }
     samples
-}
-
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
 }
 
 /// Live heap bytes per series of a tracker (as `setup` makes it) in steady state: `scrapes`

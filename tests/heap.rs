@@ -2,30 +2,9 @@
 //! (its own test binary): what a series costs beyond its points. `benches/fleet.rs` prints
 //! the same figure at 1,000,000 series.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "../benches/common/live_bytes.rs"]
+mod live_bytes;
+use live_bytes::live;
 
 /// `series` series of one counter over 1,000 instances, 4 labels each (as the bench's).
 fn counter_page(series: usize, n: u64) -> String {
@@ -50,14 +29,14 @@ fn counter_page(series: usize, n: u64) -> String {
 fn a_series_costs_at_most_200_bytes_beyond_its_points() {
     let series = 100_000;
     let pages: Vec<String> = (0..4).map(|n| counter_page(series, n)).collect();
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let mut tracker = promrate::Tracker::new([]);
     tracker.retention(chrono::TimeDelta::seconds(90));
     for n in 0..14 {
         let at = chrono::DateTime::from_timestamp(1_800_000_000 + 15 * n as i64, 0).unwrap();
         tracker.ingest(&pages[n.min(3)], at).unwrap();
     }
-    let bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+    let bytes = (live() - before) as f64;
     let points: usize = tracker.series().map(|s| s.counter().map_or(0, |c| c.len())).sum();
     // 90 s at 15 s: seven points, both ends included.
     assert_eq!((tracker.len(), points), (series, 7 * series));

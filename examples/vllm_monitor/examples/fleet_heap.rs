@@ -6,34 +6,13 @@
 //! Run from the repository's root:
 //! `cargo run --release -p vllm-monitor --example fleet_heap -- 10000`
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::Tracker;
 use vllm_monitor::fleet;
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "../../../benches/common/live_bytes.rs"]
+mod live_bytes;
+use live_bytes::live;
 
 fn at(scrape: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_800_000_000 + 15 * scrape, 0).expect("in range")
@@ -51,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let servers: usize = std::env::args().nth(1).map_or(Ok(1_000), |s| s.parse())?;
     let template = std::fs::read_to_string(format!("tests/data/{}", fleet::TEMPLATE))?;
     let fleet = fleet::Fleet::new(&template, servers, at(0).timestamp_millis());
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let mut tracker = Tracker::new([]);
     // As the monitor's pipeline makes it for --interval 15s --window 30s.
     tracker
@@ -64,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let page = fleet.page(at(scrape).timestamp_millis());
         tracker.ingest(&page, at(scrape))?;
         drop(page);
-        let live = (LIVE.load(Ordering::Relaxed) - before) as f64;
+        let live = (live() - before) as f64;
         let series = tracker.len();
         let points: usize = tracker
             .series()
