@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::created::CreatedRuns;
+use super::created::{CreatedRuns, Steady};
 use super::points::Points;
 use super::{ResetCause, DEFAULT_EWMA_TAU, DEFAULT_MAX_POINTS};
 use crate::error::{NoValue, SeriesError};
@@ -41,10 +41,9 @@ pub struct CounterSeries {
     /// Points (16 bytes per scrape). Restarts and the reset-corrected increments are
     /// derived from these and the created times, never stored.
     points: Points,
-    /// Created times and the newest restart, which most counters
-    /// never have: out of line, so that a counter without them stays small (a tracker
-    /// holds millions).
-    rare: Option<Box<Rare>>,
+    /// Created times and resets, sized for what the counter has (a tracker holds
+    /// millions).
+    extra: Extra,
     /// Points ever pushed: the newest is number `pushed - 1`.
     pushed: u64,
     /// The reset-corrected increase over every point pushed, retained or not.
@@ -79,8 +78,17 @@ fn ewma_weight(dt_ms: i64, tau_ms: u32) -> f64 {
     })
 }
 
-/// What only some counters need (see `CounterSeries::rare`): 48 bytes, so that a counter
-/// with a created time (every series of a prometheus_client histogram) stays small.
+/// A counter's created times and resets: nothing for a counter without either, 16 bytes in
+/// line for one created time that has not changed (every series of a prometheus_client
+/// page, buckets included: most series of a fleet), and out of line for the rest.
+#[derive(Debug, Clone)]
+enum Extra {
+    None,
+    Steady(Steady),
+    Rare(Box<Rare>),
+}
+
+/// Created times that changed, and resets (see `Extra`).
 #[derive(Debug, Clone, Default)]
 struct Rare {
     /// Created times (ms, `None` when unknown) of the points, as runs.
@@ -111,7 +119,7 @@ impl CounterSeries {
     pub fn new(retention: TimeDelta) -> Self {
         CounterSeries {
             points: Points::new(retention.num_milliseconds().max(0), DEFAULT_MAX_POINTS),
-            rare: None,
+            extra: Extra::None,
             pushed: 0,
             total_increase: 0.0,
             tau_ms: clamp_ms(DEFAULT_EWMA_TAU),
@@ -122,12 +130,34 @@ impl CounterSeries {
         }
     }
 
+    /// The newest point's number, if any.
+    fn newest_number(&self) -> Option<u64> {
+        self.pushed.checked_sub(1)
+    }
+
+    /// The out-of-line state, made from what was in line if need be.
     fn rare_mut(&mut self) -> &mut Rare {
-        self.rare.get_or_insert_with(Box::default)
+        if !matches!(self.extra, Extra::Rare(_)) {
+            let created = match (&self.extra, self.newest_number()) {
+                (Extra::Steady(steady), Some(newest)) => steady.runs(newest),
+                _ => CreatedRuns::default(),
+            };
+            self.extra = Extra::Rare(Box::new(Rare {
+                created,
+                resets: None,
+            }));
+        }
+        match &mut self.extra {
+            Extra::Rare(rare) => rare,
+            _ => unreachable!("made out of line just above"),
+        }
     }
 
     fn resets_of(&self) -> Option<&Resets> {
-        self.rare.as_deref()?.resets.as_deref()
+        match &self.extra {
+            Extra::Rare(rare) => rare.resets.as_deref(),
+            _ => None,
+        }
     }
 
     fn resets_mut(&mut self) -> &mut Resets {
@@ -136,16 +166,29 @@ impl CounterSeries {
 
     /// The created time of point `number`.
     fn created_at(&self, number: u64) -> Option<i64> {
-        self.rare.as_ref().and_then(|r| r.created.at(number))
+        match (&self.extra, self.newest_number()) {
+            (Extra::Rare(rare), _) => rare.created.at(number),
+            (Extra::Steady(steady), Some(newest)) => steady.at(number, newest),
+            _ => None,
+        }
     }
 
     /// Sets the created time of point `number` (the newest, or a new newest).
     fn set_created(&mut self, number: u64, created_ms: Option<i64>) {
-        if created_ms.is_none() && self.rare.is_none() {
-            // Nothing known before, nothing now: no run to write.
-            return;
+        let newest = self.newest_number();
+        match &mut self.extra {
+            Extra::Rare(rare) => rare.created.set(number, created_ms),
+            // Nothing known before, nothing now: nothing to write.
+            Extra::None if created_ms.is_none() => {}
+            Extra::None => match Steady::begin(number, newest, created_ms) {
+                Some(steady) => self.extra = Extra::Steady(steady),
+                None => self.rare_mut().created.set(number, created_ms),
+            },
+            Extra::Steady(steady) => match newest.and_then(|newest| steady.set(number, newest, created_ms)) {
+                Some(next) => *steady = next,
+                None => self.rare_mut().created.set(number, created_ms),
+            },
         }
-        self.rare_mut().created.set(number, created_ms);
     }
 
     fn record_reset(&mut self, at_ms: i64, cause: ResetCause) {
@@ -415,13 +458,10 @@ impl CounterSeries {
         self.set_created(self.pushed, created_ms);
         self.pushed += 1;
         // Trimming reads the window's start (a search of the points): only when due.
-        if self
-            .rare
-            .as_ref()
-            .is_some_and(|r| r.created.len() > 8 || r.resets.as_ref().is_some_and(|r| r.marks.len() > 8))
-        {
+        let rare_due = |r: &Rare| r.created.len() > 8 || r.resets.as_ref().is_some_and(|r| r.marks.len() > 8);
+        if matches!(&self.extra, Extra::Rare(rare) if rare_due(rare)) {
             let first = self.first_number();
-            if let Some(rare) = &mut self.rare {
+            if let Extra::Rare(rare) = &mut self.extra {
                 rare.created.trim(first);
                 if let Some(resets) = &mut rare.resets {
                     let obsolete = resets.marks.partition_point(|m| m.0 < first);
@@ -639,7 +679,11 @@ impl CounterSeries {
 
     pub(crate) fn has_created(&self) -> bool {
         let first = self.first_number();
-        self.rare.as_ref().is_some_and(|r| r.created.any_from(first))
+        match (&self.extra, self.newest_number()) {
+            (Extra::Rare(rare), _) => rare.created.any_from(first),
+            (Extra::Steady(steady), Some(newest)) => steady.any_from(first, newest),
+            _ => false,
+        }
     }
 
     /// The created time of each kept point in milliseconds, or nothing when none is known.
@@ -666,9 +710,8 @@ impl CounterSeries {
     /// ```
     pub fn created_times(&self) -> impl ExactSizeIterator<Item = Option<DateTime<Utc>>> + '_ {
         let first = self.first_number();
-        let rare = self.rare.as_deref();
         (0..self.points.len()).map(move |i| {
-            rare.and_then(|r| r.created.at(first + i as u64))
+            self.created_at(first + i as u64)
                 .map(crate::promql::millis_to_time)
         })
     }
@@ -754,12 +797,28 @@ pub use window_increase::{Shortened, WindowIncrease, WindowRule};
 #[cfg(test)]
 mod tests;
 
-/// A counter with a created time and no resets (every series of a prometheus_client
-/// histogram) allocates one 48-byte `Rare` and nothing else: at fleet scale these are most
-/// series.
+/// A counter with a created time that does not change (every series of a
+/// prometheus_client page) allocates nothing for it; one that changed allocates a 48-byte
+/// `Rare`, and its runs stay in it until a second change.
 #[test]
-fn a_created_time_costs_48_bytes_out_of_line() {
+fn a_created_time_costs_nothing_out_of_line_until_it_changes() {
+    assert_eq!(std::mem::size_of::<Extra>(), 16);
     assert_eq!(std::mem::size_of::<Rare>(), 48);
+    let t = |s: i64| DateTime::from_timestamp(s, 0).unwrap();
+    let mut series = CounterSeries::new(TimeDelta::minutes(1));
+    for s in 0..20 {
+        // Read before its created time, as prometheus_client prints them.
+        series.push_ms(s * 1_000, s as f64, None).unwrap();
+        series.amend_created_ms(500);
+        assert!(matches!(series.extra, Extra::Steady(_)), "{:?}", series.extra);
+    }
+    series.push(t(20), 30.0).unwrap();
+    series.push(t(21), 31.0).unwrap();
+    assert!(matches!(series.extra, Extra::Rare(_)), "{:?}", series.extra);
+    assert_eq!(
+        series.created_times().filter(Option::is_some).count(),
+        series.len() - 2
+    );
     let mut created = CreatedRuns::default();
     for number in 0..100 {
         created.set(number, Some(1_000));

@@ -139,6 +139,65 @@ impl CreatedRuns {
     }
 }
 
+/// The created times of a counter whose points have all had one created time, the
+/// newest's perhaps not read yet: what [`CreatedRuns`] holds as one run, in 16 bytes and
+/// no allocation. Points are numbered as in [`CreatedRuns`]; `newest` is the newest
+/// point's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Steady {
+    created_ms: i64,
+    /// Whether the newest point has the created time (a page that prints `_created` after
+    /// the counter sets it after the push; until then it is unknown).
+    newest_known: bool,
+}
+
+impl Steady {
+    /// A counter whose points so far (up to `newest`) have no created time, setting point
+    /// `number`'s to `created`: steady when that point is the first.
+    pub fn begin(number: u64, newest: Option<u64>, created: Option<i64>) -> Option<Steady> {
+        let first = number == 0 && newest.is_none_or(|n| n == 0);
+        let created_ms = created.filter(|_| first)?;
+        Some(Steady {
+            created_ms,
+            newest_known: true,
+        })
+    }
+
+    /// The created time of point `number`.
+    pub fn at(self, number: u64, newest: u64) -> Option<i64> {
+        (number < newest || (number == newest && self.newest_known)).then_some(self.created_ms)
+    }
+
+    /// Point `number` (the newest again, or a new newest) gets `created`: the new state,
+    /// or `None` when it is no longer one run (runs are needed).
+    pub fn set(self, number: u64, newest: u64, created: Option<i64>) -> Option<Steady> {
+        let amends = number == newest;
+        let follows = number == newest + 1 && self.newest_known;
+        if !(amends || follows) || created.is_some_and(|c| c != self.created_ms) {
+            return None;
+        }
+        Some(Steady {
+            newest_known: created.is_some(),
+            ..self
+        })
+    }
+
+    /// Whether any point from `first` on has a created time.
+    pub fn any_from(self, first: u64, newest: u64) -> bool {
+        first < newest || (first == newest && self.newest_known)
+    }
+
+    /// The same created times as runs.
+    pub fn runs(self, newest: u64) -> CreatedRuns {
+        let mut runs = CreatedRuns::default();
+        if newest > 0 {
+            runs.set(0, Some(self.created_ms));
+        }
+        runs.set(newest, self.at(newest, newest));
+        runs
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 
 use super::bucket_groups::{BucketGroupId, BucketGroups};
-use super::tracked::{Label, TrackedSeries};
+use super::tracked::{Label, SharedName, TrackedSeries};
 use crate::fingerprint;
 use crate::text::names::{names_equal, normalized_name_byte};
 use crate::text::{LabelValue, Labels};
@@ -71,7 +71,7 @@ fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
 #[derive(Debug, Clone)]
 pub(super) struct NameEntry {
     /// The name as first seen; series spelled otherwise keep their own spelling.
-    pub name: Arc<str>,
+    pub name: SharedName,
     /// Slots of its live series, ascending (the order aggregations add in).
     pub slots: Vec<u32>,
 }
@@ -213,7 +213,7 @@ impl SeriesIndex {
         let hash = name_fingerprint(&[name], normalize);
         let id = self.names.len() as u32;
         self.names.push(NameEntry {
-            name: name.into(),
+            name: Arc::new(name.into()),
             slots: Vec::new(),
         });
         let names = &self.names;
@@ -300,7 +300,7 @@ impl SeriesIndex {
     /// The identity of a parsed sample as a series stores it: its name (shared with the
     /// name's other series when spelled alike) and its interned labels, sorted by name.
     #[cfg(test)]
-    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (Arc<str>, Box<[Arc<Label>]>) {
+    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, Box<[Arc<Label>]>) {
         let (name, labels, _) = self.identity_and_name(name, labels);
         (name, labels)
     }
@@ -311,13 +311,13 @@ impl SeriesIndex {
         &mut self,
         name: &str,
         labels: Labels<'_>,
-    ) -> (Arc<str>, Box<[Arc<Label>]>, u32) {
+    ) -> (SharedName, Box<[Arc<Label>]>, u32) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
-        let name = if **entry == *name {
+        let name = if ***entry == *name {
             Arc::clone(entry)
         } else {
-            name.into()
+            Arc::new(name.into())
         };
         let mut interned: Vec<Arc<Label>> = labels.iter().map(|(k, v)| self.labels.intern(k, v)).collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
@@ -482,7 +482,7 @@ mod tests {
         }
         assert_eq!(index.named(&["s"]).unwrap().slots.len(), 50);
         let reused = insert(&mut index, "t 1");
-        assert!(reused < 100 && &*index.get(reused).unwrap().name == "t");
+        assert!(reused < 100 && index.get(reused).unwrap().name() == "t");
         let again = insert(&mut index, "s{i=\"0\"} 1");
         let named = &index.named(&["s"]).unwrap().slots;
         assert!(named.windows(2).all(|w| w[0] < w[1]), "ascending: {named:?}");

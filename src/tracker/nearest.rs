@@ -44,7 +44,7 @@ pub(super) fn nearest_tracked(tracker: &Tracker, selector: &Selector) -> Vec<Str
         .names()
         .iter()
         .filter(|entry| !entry.slots.is_empty())
-        .map(|entry| &*entry.name);
+        .map(|entry| &**entry.name);
     nearest(asked, names).0.into_iter().map(str::to_string).collect()
 }
 

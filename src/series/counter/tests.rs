@@ -261,3 +261,47 @@ fn window_increase_counts_restarts_from_zero_and_needs_two_points() {
     let w = s.window_increase(&rule, t(9)).unwrap();
     assert_eq!((w.increase, w.end), (30.0, t(5)));
 }
+
+/// One step of `created_times_in_line_answer_as_runs`: a push (its value's rise, or a
+/// drop to it when negative; its created time), then perhaps a created time read after it.
+type Step = (i8, Option<i64>, Option<i64>);
+
+fn created_steps() -> impl proptest::strategy::Strategy<Value = Vec<Step>> {
+    use proptest::prelude::*;
+    let created = prop_oneof![3 => Just(Some(7_000i64)), 1 => Just(Some(9_000)), 1 => Just(None)];
+    proptest::collection::vec((-2i8..6, created.clone(), created), 1..30)
+}
+
+proptest::proptest! {
+    /// A counter whose created time keeps in line (`Extra::Steady`) answers exactly as one
+    /// that keeps runs from the start, whatever the created times and resets do.
+    #[test]
+    fn created_times_in_line_answer_as_runs(steps in created_steps()) {
+        let mut compact = CounterSeries::new(TimeDelta::seconds(8));
+        let mut runs = CounterSeries::new(TimeDelta::seconds(8));
+        runs.extra = Extra::Rare(Box::default());
+        let mut value = 0.0;
+        for (i, &(step, pushed, amended)) in steps.iter().enumerate() {
+            value = if step < 0 { f64::from(-step) } else { value + f64::from(step) };
+            let at_ms = 10_000 + 1_000 * i as i64;
+            let a = compact.push_ms(at_ms, value, pushed);
+            let b = runs.push_ms(at_ms, value, pushed);
+            proptest::prop_assert_eq!(a, b);
+            if let Some(created) = amended {
+                proptest::prop_assert_eq!(compact.amend_created_ms(created), runs.amend_created_ms(created));
+            }
+            let created: Vec<_> = compact.created_times().collect();
+            proptest::prop_assert_eq!(&created, &runs.created_times().collect::<Vec<_>>(), "step {}", i);
+            proptest::prop_assert_eq!(compact.has_created(), runs.has_created());
+            proptest::prop_assert_eq!(compact.total_increase().to_bits(), runs.total_increase().to_bits());
+            proptest::prop_assert_eq!(compact.resets(), runs.resets());
+            proptest::prop_assert_eq!(compact.last_reset(), runs.last_reset());
+            let at = DateTime::from_timestamp_millis(at_ms).unwrap();
+            let rule = WindowRule::new(TimeDelta::seconds(5));
+            proptest::prop_assert_eq!(
+                compact.window_increase(&rule, at).map(|w| w.increase.to_bits()),
+                runs.window_increase(&rule, at).map(|w| w.increase.to_bits())
+            );
+        }
+    }
+}
