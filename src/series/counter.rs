@@ -135,6 +135,12 @@ impl CounterSeries {
         self.pushed.checked_sub(1)
     }
 
+    /// Whether only a value drop can make a point a reset: no marks, and a created time
+    /// that never changed (kept in line) or none.
+    pub(super) fn has_no_reset_evidence(&self) -> bool {
+        !matches!(self.extra, Extra::Rare(_))
+    }
+
     /// The out-of-line state, made from what was in line if need be.
     fn rare_mut(&mut self) -> &mut Rare {
         if !matches!(self.extra, Extra::Rare(_)) {

@@ -243,6 +243,9 @@ impl Tracker {
         let mut probe: Vec<GroupKey<'_>> = Vec::with_capacity(width);
         // Where each `by` label was in the series before.
         let mut hints = vec![0; width];
+        // The group of the series before: series come in page order, where a group's
+        // series are mostly together (a fleet page is by instance), so most need no lookup.
+        let mut previous: Option<usize> = None;
         for series in series {
             let Some(value) = value(series) else { continue };
             probe.clear();
@@ -251,18 +254,27 @@ impl Tracker {
                     .zip(&mut hints)
                     .map(|(l, hint)| series.label_entry_near(l, hint)),
             );
-            let hash = group_hash(&probe);
             let key_of = |g: usize| &keys[g * width..(g + 1) * width];
-            match table.find(hash, |&g| same_key(key_of(g), &probe)) {
-                Some(&g) => add(&mut folded[g], value),
+            if let Some(g) = previous.filter(|&g| same_key(key_of(g), &probe)) {
+                add(&mut folded[g], value);
+                continue;
+            }
+            let hash = group_hash(&probe);
+            let g = match table.find(hash, |&g| same_key(key_of(g), &probe)) {
+                Some(&g) => {
+                    add(&mut folded[g], value);
+                    g
+                }
                 None => {
                     let g = folded.len();
                     keys.extend_from_slice(&probe);
                     folded.push(start(value));
                     let keys = &keys;
                     table.insert_unique(hash, g, |&g| group_hash(&keys[g * width..(g + 1) * width]));
+                    g
                 }
-            }
+            };
+            previous = Some(g);
         }
         // Labels a series lacks read as "", named as asked.
         let missing: Vec<(Arc<str>, Arc<str>)> = by.iter().map(|l| (Arc::from(*l), Arc::from(""))).collect();

@@ -64,7 +64,11 @@ impl CounterSeries {
         let points = self.points.points();
         let start_ms = at_ms - rule.window.num_milliseconds();
         let oldest_ms = start_ms - rule.slack.num_milliseconds().max(0);
-        let end = points.partition_point(|p| p.timestamp_ms <= at_ms);
+        // Asked at or after the newest point (a live figure), the end is known.
+        let end = match points.last() {
+            Some(newest) if newest.timestamp_ms <= at_ms => points.len(),
+            _ => points.partition_point(|p| p.timestamp_ms <= at_ms),
+        };
         let reach = points.partition_point(|p| p.timestamp_ms < oldest_ms);
         let gap_ms = rule.gap.map_or(i64::MAX, |g| g.num_milliseconds());
         if end < reach + 2 {
@@ -134,9 +138,16 @@ impl CounterSeries {
                 Some(ResetCause::ProcessRestarted | ResetCause::StartWentBack)
             )
         };
-        let increase = (anchor + 1..end)
-            .map(|i| increment(points, created, restarted, i))
-            .sum();
+        let increase = if self.has_no_reset_evidence() {
+            // Only a value drop can be a reset (most series, and a fleet's millions).
+            (anchor + 1..end)
+                .map(|i| increment(points, |_| None, |_| false, i))
+                .sum()
+        } else {
+            (anchor + 1..end)
+                .map(|i| increment(points, created, restarted, i))
+                .sum()
+        };
         Ok(Measured {
             increase,
             start_ms: points[anchor].timestamp_ms,
