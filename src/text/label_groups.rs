@@ -90,6 +90,8 @@ pub(crate) struct Groups<'page> {
     /// breaks): a plain set is read again from its text alone.
     chain: Vec<Link<'page>>,
     order: Ordered,
+    /// The run at the last label, kept once a step needs it.
+    run: RunTails,
     /// Once the order broke: every group of the family (from its second group on).
     hashes: Hashes,
 }
@@ -109,6 +111,7 @@ impl<'page> Groups<'page> {
             current: None,
             chain: Vec::with_capacity(groups),
             order: Ordered::default(),
+            run: RunTails::default(),
             hashes: Hashes::with_capacity_and_hasher(groups, Default::default()),
         }
     }
@@ -136,10 +139,13 @@ impl<'page> Groups<'page> {
             match difference(previous, labels) {
                 Difference::None => return Placement::Same,
                 Difference::Value { position, bytes_up } => {
+                    let last = labels.len() - 1;
+                    let (chain, run) = (&self.chain, &mut self.run);
                     if self
                         .order
-                        .proves_new(&self.chain, labels.as_raw(), position, bytes_up)
+                        .proves_new(chain, labels.as_raw(), position, bytes_up, run, last)
                     {
+                        self.run.step(labels.as_raw().as_bytes(), position, last);
                         // `proves_new` takes positions below 64 only.
                         let position = position as u8;
                         self.chain.push(Link {
@@ -168,6 +174,7 @@ impl<'page> Groups<'page> {
         let group = |labels| if constant { 0 } else { group_of(labels, skip) };
         match self.current {
             None if orderable => {
+                self.run = RunTails::default();
                 self.chain.push(Link {
                     raw: labels.as_raw(),
                     position: 0,
@@ -260,9 +267,17 @@ impl Ordered {
     /// Whether the group `raw`, whose first value differing from the current group (the
     /// last of `chain`) is at `position` (greater in bytes if `bytes_up`), is none of the
     /// family's earlier groups; `false` when that is not proven (other names, too many
-    /// groups to compare, or one that is the same).
+    /// groups to compare, or one that is the same). `run`: the run at the `last` label.
     #[inline(always)]
-    fn proves_new(&mut self, chain: &[Link<'_>], raw: &str, position: usize, bytes_up: bool) -> bool {
+    fn proves_new(
+        &mut self,
+        chain: &[Link<'_>],
+        raw: &str,
+        position: usize,
+        bytes_up: bool,
+        run: &mut RunTails,
+        last: usize,
+    ) -> bool {
         let Some(bit) = u32::try_from(position).ok().and_then(|p| 1u64.checked_shl(p)) else {
             return false;
         };
@@ -273,6 +288,10 @@ impl Ordered {
         if !bytes_up {
             self.by_bytes &= !bit;
         } else if run_known && self.by_bytes & bit != 0 {
+            return true;
+        }
+        // Groups before the run differ below `position`; those of the run, by their bits.
+        if run_known && position == last && run.proves_unseen(chain, raw.as_bytes(), last) {
             return true;
         }
         unseen(chain, raw, position, run_known)
@@ -293,6 +312,67 @@ fn unseen(chain: &[Link<'_>], raw: &str, position: usize, run_known: bool) -> bo
         }
     }
     true
+}
+
+/// The groups of the run at the last label of an ordered family (those since the last
+/// step before it: a histogram's buckets of one series), one bit each ([`tail_bit`]), so
+/// that a step at the last label whose bit is clear is proven none of them without
+/// comparing texts. Empty (0) until a step down asks, so that families whose steps all go
+/// up pay nothing for it.
+#[derive(Debug, Clone, Copy, Default)]
+struct RunTails(u64);
+
+impl RunTails {
+    /// Whether the group `raw`, a step at the `last` label, is none of its run's groups
+    /// (`false` when not proven); the run is read from `chain` at the first step that asks.
+    #[inline(never)]
+    fn proves_unseen(&mut self, chain: &[Link<'_>], raw: &[u8], last: usize) -> bool {
+        if self.0 == 0 {
+            self.0 = of_run(chain, last);
+        }
+        let bit = tail_bit(raw);
+        let unseen = self.0 != 0 && self.0 & bit == 0;
+        self.0 |= bit;
+        unseen
+    }
+
+    /// After a new group whose step is at `position`: one at the last label joins the run
+    /// (if kept), one before starts another.
+    #[inline(always)]
+    fn step(&mut self, raw: &[u8], position: usize, last: usize) {
+        if position < last {
+            self.0 = 0;
+        } else if self.0 != 0 {
+            self.0 |= tail_bit(raw);
+        }
+    }
+}
+
+/// The bits of the groups of the run at the `last` label that ends `chain`, 0 if it is
+/// longer than a scan would read (its bits would be mostly set).
+fn of_run(chain: &[Link<'_>], last: usize) -> u64 {
+    let mut bits = 0;
+    for link in chain.iter().rev().take(2 * Ordered::SCAN) {
+        bits |= tail_bit(link.raw.as_bytes());
+        // The first group of the run (or of the family, whose position is 0).
+        if usize::from(link.position) < last || std::ptr::eq(link, &chain[0]) {
+            return bits;
+        }
+    }
+    0
+}
+
+/// One bit of 64 for a plain label set, from its length and last eight bytes (where a
+/// histogram's bound is): equal texts have the same bit, so a clear bit proves a set is
+/// none of those whose bits were set.
+#[inline(always)]
+fn tail_bit(raw: &[u8]) -> u64 {
+    let tail = match raw.len().checked_sub(8) {
+        Some(at) => word_at(raw, at).unwrap_or(0),
+        None => word_or_tail(raw, 0),
+    };
+    let mixed = (tail ^ raw.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    1 << (mixed >> 58)
 }
 
 /// Whether two label sets of a run have the same text: their last eight bytes first, where
@@ -661,30 +741,53 @@ mod tests {
                     }
                 })
                 .collect();
-            let mut groups = Groups::default();
-            let mut seen = HashSet::new();
-            let mut previous: Option<Vec<(String, String)>> = None;
-            for text in &texts {
-                let mut key: Vec<(String, String)> = plain(text)
-                    .iter()
-                    .map(|(n, v)| (n.to_string(), v.raw().to_string()))
-                    .collect();
-                key.sort();
-                let want = match &previous {
-                    None => Placement::First,
-                    Some(p) if *p == key => Placement::Same,
-                    Some(_) if seen.contains(&key) => Placement::Split,
-                    Some(_) => Placement::New,
-                };
-                let got = groups.place(plain(text), None, false);
-                proptest::prop_assert_eq!(got, want, "{:?} at {}", texts, text);
-                if want == Placement::Split {
-                    break;
-                }
-                seen.insert(key.clone());
-                previous = Some(key);
-            }
+            agrees_with_a_set(&texts)?;
         }
+
+        /// Long runs at the last label (a histogram's bounds, down in bytes at one step of
+        /// two, and more groups than a run's bits): the same as a set of every group.
+        #[test]
+        fn runs_at_the_last_label_agree_with_a_set_of_every_group(
+            runs in proptest::collection::vec(
+                (0usize..4, proptest::collection::vec((0u32..400, 0usize..3), 1..60)), 1..5),
+        ) {
+            const FORMS: [&str; 3] = ["", ".5", "e-05"];
+            let texts: Vec<String> = runs
+                .iter()
+                .flat_map(|(a, bounds)| {
+                    bounds.iter().map(move |&(le, form)| format!(r#"a="{a}",le="{le}{}""#, FORMS[form]))
+                })
+                .collect();
+            agrees_with_a_set(&texts)?;
+        }
+    }
+
+    /// Each placement of `texts`, as one family, is the one a set of every group gives.
+    fn agrees_with_a_set(texts: &[String]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut groups = Groups::default();
+        let mut seen = HashSet::new();
+        let mut previous: Option<Vec<(String, String)>> = None;
+        for text in texts {
+            let mut key: Vec<(String, String)> = plain(text)
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                .collect();
+            key.sort();
+            let want = match &previous {
+                None => Placement::First,
+                Some(p) if *p == key => Placement::Same,
+                Some(_) if seen.contains(&key) => Placement::Split,
+                Some(_) => Placement::New,
+            };
+            let got = groups.place(plain(text), None, false);
+            proptest::prop_assert_eq!(got, want, "{:?} at {}", texts, text);
+            if want == Placement::Split {
+                break;
+            }
+            seen.insert(key.clone());
+            previous = Some(key);
+        }
+        Ok(())
     }
 
     #[test]
