@@ -403,7 +403,29 @@ fn difference(a: Labels<'_>, b: Labels<'_>) -> Difference {
     if at == x.len() && at == y.len() {
         return Difference::None;
     }
+    if let Some(bytes_up) = last_value_step(a, b, at) {
+        return Difference::Value {
+            position: a.len() - 1,
+            bytes_up,
+        };
+    }
     recorded_difference(a, b, at).unwrap_or_else(|| first_difference(a, b.as_raw(), at))
+}
+
+/// [`difference`] of the usual step, where the texts first differ at `at` in the last
+/// label's value, recorded in both and starting at the same offset (so every name and value
+/// before it is the same): whether the value went up in bytes. `None` for any other step.
+#[inline(always)]
+fn last_value_step(a: Labels<'_>, b: Labels<'_>, at: usize) -> Option<bool> {
+    let (x, y) = (a.as_raw().as_bytes(), b.as_raw().as_bytes());
+    // Where the step is elsewhere, `a` alone tells (the common prefix ends before).
+    let p = a.recorded_label(0, x.len()).filter(|p| at >= p.value_start)?;
+    let q = b.recorded_label(0, y.len())?;
+    let in_value = at <= p.close && at <= q.close;
+    if !in_value || q.value_start != p.value_start || a.len() != b.len() {
+        return None;
+    }
+    Some(at == p.close || at != q.close && x[at] < y[at])
 }
 
 /// [`first_difference`] of two plain sets of as many labels, the first difference in one
