@@ -496,23 +496,35 @@ fn first_difference(a: Labels<'_>, b: &str, at: usize) -> Difference {
     Difference::Value { position, bytes_up }
 }
 
-/// The length of the common prefix of `x` and `y`, eight bytes at a time.
+/// The length of the common prefix of `x` and `y`, eight bytes at a time, the last bytes
+/// as the word that ends the shorter (overlapping the words before: no byte loop).
 #[inline]
 fn common_prefix(x: &[u8], y: &[u8]) -> usize {
-    let mut i = 0;
-    while let (Some(p), Some(q)) = (word_at(x, i), word_at(y, i)) {
-        if p != q {
-            return i + ((p ^ q).trailing_zeros() / 8) as usize;
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or_default());
+    let mut words = 0;
+    for (p, q) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
+        let differ = word(p) ^ word(q);
+        if differ != 0 {
+            return 8 * words + (differ.trailing_zeros() / 8) as usize;
         }
-        i += 8;
+        words += 1;
     }
-    // The last bytes of the shorter, as one word (zeros past the end).
-    let left = x.len().min(y.len()) - i;
-    if left == 0 {
-        return i;
+    if 8 * words == n {
+        return n;
     }
-    let differ = word_or_tail(x, i) ^ word_or_tail(y, i);
-    i + ((differ.trailing_zeros() / 8) as usize).min(left)
+    let Some(at) = n.checked_sub(8) else {
+        // Shorter than a word: as one word, zeros past the end.
+        let differ = word_or_tail(x, 0) ^ word_or_tail(y, 0);
+        return ((differ.trailing_zeros() / 8) as usize).min(n);
+    };
+    let differ = word(&x[at..]) ^ word(&y[at..]);
+    if differ == 0 {
+        n
+    } else {
+        at + (differ.trailing_zeros() / 8) as usize
+    }
 }
 
 /// The number of quotes in `x`, eight bytes at a time: a byte per word position counts
