@@ -325,7 +325,7 @@ struct RunTails(u64);
 impl RunTails {
     /// Whether the group `raw`, a step at the `last` label, is none of its run's groups
     /// (`false` when not proven); the run is read from `chain` at the first step that asks.
-    #[inline(never)]
+    #[inline(always)]
     fn proves_unseen(&mut self, chain: &[Link<'_>], raw: &[u8], last: usize) -> bool {
         if self.0 == 0 {
             self.0 = of_run(chain, last);
@@ -350,6 +350,7 @@ impl RunTails {
 
 /// The bits of the groups of the run at the `last` label that ends `chain`, 0 if it is
 /// longer than a scan would read (its bits would be mostly set).
+#[inline(never)]
 fn of_run(chain: &[Link<'_>], last: usize) -> u64 {
     let mut bits = 0;
     for link in chain.iter().rev().take(2 * Ordered::SCAN) {
