@@ -419,14 +419,17 @@ fn difference(a: Labels<'_>, b: Labels<'_>) -> Difference {
 #[inline(always)]
 fn last_value_step(a: Labels<'_>, b: Labels<'_>, at: usize) -> Option<bool> {
     let (x, y) = (a.as_raw().as_bytes(), b.as_raw().as_bytes());
+    // Each value ends at its set's closing quote, its last byte.
+    let (close_x, close_y) = (x.len().checked_sub(1)?, y.len().checked_sub(1)?);
     // Where the step is elsewhere, `a` alone tells (the common prefix ends before).
-    let p = a.recorded_label(0, x.len()).filter(|p| at >= p.value_start)?;
-    let q = b.recorded_label(0, y.len())?;
-    let in_value = at <= p.close && at <= q.close;
-    if !in_value || q.value_start != p.value_start || a.len() != b.len() {
+    let start = close_x.checked_sub(a.last_value_len()?)?;
+    if at < start || close_y.checked_sub(b.last_value_len()?) != Some(start) {
         return None;
     }
-    Some(at == p.close || at != q.close && x[at] < y[at])
+    if at > close_x || at > close_y || a.len() != b.len() {
+        return None;
+    }
+    Some(at == close_x || at != close_y && x[at] < y[at])
 }
 
 /// [`first_difference`] of two plain sets of as many labels, the first difference in one
