@@ -505,6 +505,11 @@ fn check_version2<'page>(
     sample: &Sample<'page>,
 ) -> Result<(), FamilyRule> {
     let kind = family.kind;
+    // The usual sample, a number of a gauge or an unknown family: no rule on its value
+    // or labels, only its group and timestamp (the type known, for them as well).
+    if sample.composite.is_none() && matches!(kind, MetricType::Gauge | MetricType::Unknown) {
+        return group_and_timestamp(family, groups, sample, None, 0);
+    }
     version2_rules(kind, family.name, sample)?;
     // A state set's group leaves out its state label; its states (whole label sets)
     // keep their own timestamps.
