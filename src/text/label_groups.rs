@@ -162,6 +162,24 @@ impl<'page> Groups<'page> {
         self.place_otherwise(labels, skip, constant, orderable)
     }
 
+    /// [`Groups::place`] of the first group of a family that keeps every label in it
+    /// (not a state set, not an info), its groups just cleared: it is
+    /// [`Placement::First`].
+    #[inline(always)]
+    pub(crate) fn first(&mut self, labels: Labels<'page>) {
+        debug_assert!(self.current.is_none() && self.chain.is_empty());
+        if !labels.is_plain() {
+            self.current = Some(Current::Hashed(group_of(labels, None)));
+            return;
+        }
+        self.run = RunTails::default();
+        self.chain.push(Link {
+            raw: labels.as_raw(),
+            position: 0,
+        });
+        self.current = Some(Current::Ordered(labels));
+    }
+
     /// [`Groups::place`] of a family's first group, or of one the order does not place.
     #[inline(never)]
     fn place_otherwise(
@@ -174,12 +192,7 @@ impl<'page> Groups<'page> {
         let group = |labels| if constant { 0 } else { group_of(labels, skip) };
         match self.current {
             None if orderable => {
-                self.run = RunTails::default();
-                self.chain.push(Link {
-                    raw: labels.as_raw(),
-                    position: 0,
-                });
-                self.current = Some(Current::Ordered(labels));
+                self.first(labels);
                 Placement::First
             }
             None => {

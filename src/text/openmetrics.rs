@@ -438,7 +438,7 @@ impl<'page> Validator<'page> {
         // A family a sample opens has no metadata, so no type: of a number, only its label
         // group is kept (the first, so no rule on it can fire yet).
         let verdict = if sample.composite.is_none() {
-            self.groups.place(sample.labels(), None, false);
+            self.groups.first(sample.labels());
             family.timestamp = sample.timestamp_ms();
             family.has_samples = true;
             Ok(())
