@@ -75,17 +75,22 @@ pub(crate) enum Placement {
     Split,
 }
 
-/// The current group: its labels, while the family is [`Ordered`], or its hash.
+/// The current group: none yet, its labels (in [`Groups::ordered`]) while the family is
+/// [`Ordered`], or its hash.
 #[derive(Debug, Clone, Copy)]
-enum Current<'page> {
-    Ordered(Labels<'page>),
+enum Current {
+    None,
+    Ordered,
     Hashed(u64),
 }
 
 /// The label groups of the open family.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Groups<'page> {
-    current: Option<Current<'page>>,
+    current: Current,
+    /// The current group's labels while [`Current::Ordered`] (a field of its own, not in
+    /// the enum: moving the enum cost a copy of the labels per sample).
+    ordered: Labels<'page>,
     /// While the family is ordered, its groups, first to last (hashed if the order
     /// breaks): a plain set is read again from its text alone.
     chain: Vec<Link<'page>>,
@@ -104,11 +109,18 @@ struct Link<'page> {
     position: u8,
 }
 
+impl Default for Groups<'_> {
+    fn default() -> Self {
+        Groups::with_capacity(0)
+    }
+}
+
 impl<'page> Groups<'page> {
     /// Room for a family's usual groups: growing from empty cost more than the checks.
     pub(crate) fn with_capacity(groups: usize) -> Self {
         Groups {
-            current: None,
+            current: Current::None,
+            ordered: Labels::empty(),
             chain: Vec::with_capacity(groups),
             order: Ordered::default(),
             run: RunTails::default(),
@@ -119,7 +131,7 @@ impl<'page> Groups<'page> {
     /// Forgets the family (the collections keep their room).
     #[inline(always)]
     pub(crate) fn clear(&mut self) {
-        self.current = None;
+        self.current = Current::None;
         self.chain.clear();
         self.order = Ordered::default();
         // Clearing costs the table's capacity: a large family before would make every
@@ -135,8 +147,8 @@ impl<'page> Groups<'page> {
     pub(crate) fn place(&mut self, labels: Labels<'page>, skip: Option<&str>, constant: bool) -> Placement {
         let orderable = !constant && skip.is_none() && labels.is_plain();
         // The steady case: the family is in order, and this group keeps it so.
-        if let (true, Some(Current::Ordered(previous))) = (orderable, self.current) {
-            match difference(previous, labels) {
+        if let (true, Current::Ordered) = (orderable, self.current) {
+            match difference(self.ordered, labels) {
                 Difference::None => return Placement::Same,
                 Difference::Value { position, bytes_up } => {
                     let last = labels.len() - 1;
@@ -152,7 +164,7 @@ impl<'page> Groups<'page> {
                             raw: labels.as_raw(),
                             position,
                         });
-                        self.current = Some(Current::Ordered(labels));
+                        self.ordered = labels;
                         return Placement::New;
                     }
                 }
@@ -167,9 +179,9 @@ impl<'page> Groups<'page> {
     /// [`Placement::First`].
     #[inline(always)]
     pub(crate) fn first(&mut self, labels: Labels<'page>) {
-        debug_assert!(self.current.is_none() && self.chain.is_empty());
+        debug_assert!(matches!(self.current, Current::None) && self.chain.is_empty());
         if !labels.is_plain() {
-            self.current = Some(Current::Hashed(group_of(labels, None)));
+            self.current = Current::Hashed(group_of(labels, None));
             return;
         }
         self.run = RunTails::default();
@@ -177,7 +189,8 @@ impl<'page> Groups<'page> {
             raw: labels.as_raw(),
             position: 0,
         });
-        self.current = Some(Current::Ordered(labels));
+        self.current = Current::Ordered;
+        self.ordered = labels;
     }
 
     /// [`Groups::place`] of a family's first group, or of one the order does not place.
@@ -191,28 +204,28 @@ impl<'page> Groups<'page> {
     ) -> Placement {
         let group = |labels| if constant { 0 } else { group_of(labels, skip) };
         match self.current {
-            None if orderable => {
+            Current::None if orderable => {
                 self.first(labels);
                 Placement::First
             }
-            None => {
-                self.current = Some(Current::Hashed(group(labels)));
+            Current::None => {
+                self.current = Current::Hashed(group(labels));
                 Placement::First
             }
-            Some(Current::Ordered(_)) => {
+            Current::Ordered => {
                 self.hash_chain();
                 self.place_hashed(group(labels))
             }
-            Some(Current::Hashed(_)) => self.place_hashed(group(labels)),
+            Current::Hashed(_) => self.place_hashed(group(labels)),
         }
     }
 
     /// The current group's hash (the histogram check keys on it), 0 before any.
     pub(crate) fn current_hash(&self) -> u64 {
         match self.current {
-            Some(Current::Ordered(labels)) => group_of(labels, None),
-            Some(Current::Hashed(hash)) => hash,
-            None => 0,
+            Current::Ordered => group_of(self.ordered, None),
+            Current::Hashed(hash) => hash,
+            Current::None => 0,
         }
     }
 
@@ -224,14 +237,14 @@ impl<'page> Groups<'page> {
             let labels = Labels::simple(link.raw, count as u32, Spans::default());
             self.hashes.insert(group_of(labels, None));
         }
-        if let Some(Current::Ordered(labels)) = self.current {
-            self.current = Some(Current::Hashed(group_of(labels, None)));
+        if let Current::Ordered = self.current {
+            self.current = Current::Hashed(group_of(self.ordered, None));
         }
     }
 
     fn place_hashed(&mut self, group: u64) -> Placement {
-        let Some(Current::Hashed(current)) = self.current else {
-            self.current = Some(Current::Hashed(group));
+        let Current::Hashed(current) = self.current else {
+            self.current = Current::Hashed(group);
             return Placement::First;
         };
         if current == group {
@@ -245,7 +258,7 @@ impl<'page> Groups<'page> {
         if !self.hashes.insert(group) {
             return Placement::Split;
         }
-        self.current = Some(Current::Hashed(group));
+        self.current = Current::Hashed(group);
         Placement::New
     }
 }
@@ -766,7 +779,7 @@ mod tests {
         assert_eq!(got[0], Placement::First);
         assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
         assert_eq!(got.last(), Some(&Placement::Split));
-        assert!(matches!(groups.current, Some(Current::Hashed(_))));
+        assert!(matches!(groups.current, Current::Hashed(_)));
     }
 
     proptest::proptest! {
