@@ -355,9 +355,13 @@ impl RunTails {
     fn proves_unseen(&mut self, chain: &[Link<'_>], raw: &[u8], last: usize) -> bool {
         if self.0 == 0 {
             self.0 = of_run(chain, last);
+            if self.0 == 0 {
+                // Not kept: a run this long is for the scan (and then the hashes).
+                return false;
+            }
         }
         let bit = tail_bit(raw);
-        let unseen = self.0 != 0 && self.0 & bit == 0;
+        let unseen = self.0 & bit == 0;
         self.0 |= bit;
         unseen
     }
@@ -770,6 +774,25 @@ mod tests {
             .rev()
             .map(|k| format!(r#"i="{k}""#))
             .chain([format!(r#"i="{}""#, 2 * Ordered::SCAN)])
+            .collect();
+        let mut groups = Groups::default();
+        let got: Vec<Placement> = texts
+            .iter()
+            .map(|t| groups.place(plain(t), None, false))
+            .collect();
+        assert_eq!(got[0], Placement::First);
+        assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
+        assert_eq!(got.last(), Some(&Placement::Split));
+        assert!(matches!(groups.current, Current::Hashed(_)));
+    }
+
+    /// A run too long to keep (its steps all up, then one down): the scan cannot reach its
+    /// start, so the family is hashed, and a return to one of its groups is still a split.
+    #[test]
+    fn a_run_too_long_to_keep_falls_back_to_hashes() {
+        let texts: Vec<String> = (100..100 + 3 * Ordered::SCAN)
+            .map(|k| format!(r#"a="x",le="{k}""#))
+            .chain([r#"a="x",le="0""#.to_string(), r#"a="x",le="120""#.to_string()])
             .collect();
         let mut groups = Groups::default();
         let got: Vec<Placement> = texts
