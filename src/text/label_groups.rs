@@ -75,21 +75,28 @@ pub(crate) enum Placement {
     Split,
 }
 
-/// The current group: its labels, while the family is [`Ordered`], or its hash.
+/// The current group: none yet, its labels (in [`Groups::ordered`]) while the family is
+/// [`Ordered`], or its hash.
 #[derive(Debug, Clone, Copy)]
-enum Current<'page> {
-    Ordered(Labels<'page>),
+enum Current {
+    None,
+    Ordered,
     Hashed(u64),
 }
 
 /// The label groups of the open family.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Groups<'page> {
-    current: Option<Current<'page>>,
+    current: Current,
+    /// The current group's labels while [`Current::Ordered`] (a field of its own, not in
+    /// the enum: moving the enum cost a copy of the labels per sample).
+    ordered: Labels<'page>,
     /// While the family is ordered, its groups, first to last (hashed if the order
     /// breaks): a plain set is read again from its text alone.
     chain: Vec<Link<'page>>,
     order: Ordered,
+    /// The run at the last label, kept once a step needs it.
+    run: RunTails,
     /// Once the order broke: every group of the family (from its second group on).
     hashes: Hashes,
 }
@@ -102,13 +109,21 @@ struct Link<'page> {
     position: u8,
 }
 
+impl Default for Groups<'_> {
+    fn default() -> Self {
+        Groups::with_capacity(0)
+    }
+}
+
 impl<'page> Groups<'page> {
     /// Room for a family's usual groups: growing from empty cost more than the checks.
     pub(crate) fn with_capacity(groups: usize) -> Self {
         Groups {
-            current: None,
+            current: Current::None,
+            ordered: Labels::empty(),
             chain: Vec::with_capacity(groups),
             order: Ordered::default(),
+            run: RunTails::default(),
             hashes: Hashes::with_capacity_and_hasher(groups, Default::default()),
         }
     }
@@ -116,7 +131,7 @@ impl<'page> Groups<'page> {
     /// Forgets the family (the collections keep their room).
     #[inline(always)]
     pub(crate) fn clear(&mut self) {
-        self.current = None;
+        self.current = Current::None;
         self.chain.clear();
         self.order = Ordered::default();
         // Clearing costs the table's capacity: a large family before would make every
@@ -132,21 +147,24 @@ impl<'page> Groups<'page> {
     pub(crate) fn place(&mut self, labels: Labels<'page>, skip: Option<&str>, constant: bool) -> Placement {
         let orderable = !constant && skip.is_none() && labels.is_plain();
         // The steady case: the family is in order, and this group keeps it so.
-        if let (true, Some(Current::Ordered(previous))) = (orderable, self.current) {
-            match difference(previous, labels) {
+        if let (true, Current::Ordered) = (orderable, self.current) {
+            match difference(self.ordered, labels) {
                 Difference::None => return Placement::Same,
                 Difference::Value { position, bytes_up } => {
+                    let last = labels.len() - 1;
+                    let (chain, run) = (&self.chain, &mut self.run);
                     if self
                         .order
-                        .proves_new(&self.chain, labels.as_raw(), position, bytes_up)
+                        .proves_new(chain, labels.as_raw(), position, bytes_up, run, last)
                     {
+                        self.run.step(labels.as_raw().as_bytes(), position, last);
                         // `proves_new` takes positions below 64 only.
                         let position = position as u8;
                         self.chain.push(Link {
                             raw: labels.as_raw(),
                             position,
                         });
-                        self.current = Some(Current::Ordered(labels));
+                        self.ordered = labels;
                         return Placement::New;
                     }
                 }
@@ -154,6 +172,25 @@ impl<'page> Groups<'page> {
             }
         }
         self.place_otherwise(labels, skip, constant, orderable)
+    }
+
+    /// [`Groups::place`] of the first group of a family that keeps every label in it
+    /// (not a state set, not an info), its groups just cleared: it is
+    /// [`Placement::First`].
+    #[inline(always)]
+    pub(crate) fn first(&mut self, labels: Labels<'page>) {
+        debug_assert!(matches!(self.current, Current::None) && self.chain.is_empty());
+        if !labels.is_plain() {
+            self.current = Current::Hashed(group_of(labels, None));
+            return;
+        }
+        self.run = RunTails::default();
+        self.chain.push(Link {
+            raw: labels.as_raw(),
+            position: 0,
+        });
+        self.current = Current::Ordered;
+        self.ordered = labels;
     }
 
     /// [`Groups::place`] of a family's first group, or of one the order does not place.
@@ -167,32 +204,28 @@ impl<'page> Groups<'page> {
     ) -> Placement {
         let group = |labels| if constant { 0 } else { group_of(labels, skip) };
         match self.current {
-            None if orderable => {
-                self.chain.push(Link {
-                    raw: labels.as_raw(),
-                    position: 0,
-                });
-                self.current = Some(Current::Ordered(labels));
+            Current::None if orderable => {
+                self.first(labels);
                 Placement::First
             }
-            None => {
-                self.current = Some(Current::Hashed(group(labels)));
+            Current::None => {
+                self.current = Current::Hashed(group(labels));
                 Placement::First
             }
-            Some(Current::Ordered(_)) => {
+            Current::Ordered => {
                 self.hash_chain();
                 self.place_hashed(group(labels))
             }
-            Some(Current::Hashed(_)) => self.place_hashed(group(labels)),
+            Current::Hashed(_) => self.place_hashed(group(labels)),
         }
     }
 
     /// The current group's hash (the histogram check keys on it), 0 before any.
     pub(crate) fn current_hash(&self) -> u64 {
         match self.current {
-            Some(Current::Ordered(labels)) => group_of(labels, None),
-            Some(Current::Hashed(hash)) => hash,
-            None => 0,
+            Current::Ordered => group_of(self.ordered, None),
+            Current::Hashed(hash) => hash,
+            Current::None => 0,
         }
     }
 
@@ -204,14 +237,14 @@ impl<'page> Groups<'page> {
             let labels = Labels::simple(link.raw, count as u32, Spans::default());
             self.hashes.insert(group_of(labels, None));
         }
-        if let Some(Current::Ordered(labels)) = self.current {
-            self.current = Some(Current::Hashed(group_of(labels, None)));
+        if let Current::Ordered = self.current {
+            self.current = Current::Hashed(group_of(self.ordered, None));
         }
     }
 
     fn place_hashed(&mut self, group: u64) -> Placement {
-        let Some(Current::Hashed(current)) = self.current else {
-            self.current = Some(Current::Hashed(group));
+        let Current::Hashed(current) = self.current else {
+            self.current = Current::Hashed(group);
             return Placement::First;
         };
         if current == group {
@@ -225,7 +258,7 @@ impl<'page> Groups<'page> {
         if !self.hashes.insert(group) {
             return Placement::Split;
         }
-        self.current = Some(Current::Hashed(group));
+        self.current = Current::Hashed(group);
         Placement::New
     }
 }
@@ -260,9 +293,17 @@ impl Ordered {
     /// Whether the group `raw`, whose first value differing from the current group (the
     /// last of `chain`) is at `position` (greater in bytes if `bytes_up`), is none of the
     /// family's earlier groups; `false` when that is not proven (other names, too many
-    /// groups to compare, or one that is the same).
+    /// groups to compare, or one that is the same). `run`: the run at the `last` label.
     #[inline(always)]
-    fn proves_new(&mut self, chain: &[Link<'_>], raw: &str, position: usize, bytes_up: bool) -> bool {
+    fn proves_new(
+        &mut self,
+        chain: &[Link<'_>],
+        raw: &str,
+        position: usize,
+        bytes_up: bool,
+        run: &mut RunTails,
+        last: usize,
+    ) -> bool {
         let Some(bit) = u32::try_from(position).ok().and_then(|p| 1u64.checked_shl(p)) else {
             return false;
         };
@@ -273,6 +314,10 @@ impl Ordered {
         if !bytes_up {
             self.by_bytes &= !bit;
         } else if run_known && self.by_bytes & bit != 0 {
+            return true;
+        }
+        // Groups before the run differ below `position`; those of the run, by their bits.
+        if run_known && position == last && run.proves_unseen(chain, raw.as_bytes(), last) {
             return true;
         }
         unseen(chain, raw, position, run_known)
@@ -293,6 +338,72 @@ fn unseen(chain: &[Link<'_>], raw: &str, position: usize, run_known: bool) -> bo
         }
     }
     true
+}
+
+/// The groups of the run at the last label of an ordered family (those since the last
+/// step before it: a histogram's buckets of one series), one bit each ([`tail_bit`]), so
+/// that a step at the last label whose bit is clear is proven none of them without
+/// comparing texts. Empty (0) until a step down asks, so that families whose steps all go
+/// up pay nothing for it.
+#[derive(Debug, Clone, Copy, Default)]
+struct RunTails(u64);
+
+impl RunTails {
+    /// Whether the group `raw`, a step at the `last` label, is none of its run's groups
+    /// (`false` when not proven); the run is read from `chain` at the first step that asks.
+    #[inline(always)]
+    fn proves_unseen(&mut self, chain: &[Link<'_>], raw: &[u8], last: usize) -> bool {
+        if self.0 == 0 {
+            self.0 = of_run(chain, last);
+            if self.0 == 0 {
+                // Not kept: a run this long is for the scan (and then the hashes).
+                return false;
+            }
+        }
+        let bit = tail_bit(raw);
+        let unseen = self.0 & bit == 0;
+        self.0 |= bit;
+        unseen
+    }
+
+    /// After a new group whose step is at `position`: one at the last label joins the run
+    /// (if kept), one before starts another.
+    #[inline(always)]
+    fn step(&mut self, raw: &[u8], position: usize, last: usize) {
+        if position < last {
+            self.0 = 0;
+        } else if self.0 != 0 {
+            self.0 |= tail_bit(raw);
+        }
+    }
+}
+
+/// The bits of the groups of the run at the `last` label that ends `chain`, 0 if it is
+/// longer than a scan would read (its bits would be mostly set).
+#[inline(never)]
+fn of_run(chain: &[Link<'_>], last: usize) -> u64 {
+    let mut bits = 0;
+    for link in chain.iter().rev().take(2 * Ordered::SCAN) {
+        bits |= tail_bit(link.raw.as_bytes());
+        // The first group of the run (or of the family, whose position is 0).
+        if usize::from(link.position) < last || std::ptr::eq(link, &chain[0]) {
+            return bits;
+        }
+    }
+    0
+}
+
+/// One bit of 64 for a plain label set, from its length and last eight bytes (where a
+/// histogram's bound is): equal texts have the same bit, so a clear bit proves a set is
+/// none of those whose bits were set.
+#[inline(always)]
+fn tail_bit(raw: &[u8]) -> u64 {
+    let tail = match raw.len().checked_sub(8) {
+        Some(at) => word_at(raw, at).unwrap_or(0),
+        None => word_or_tail(raw, 0),
+    };
+    let mixed = (tail ^ raw.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    1 << (mixed >> 58)
 }
 
 /// Whether two label sets of a run have the same text: their last eight bytes first, where
@@ -323,7 +434,32 @@ fn difference(a: Labels<'_>, b: Labels<'_>) -> Difference {
     if at == x.len() && at == y.len() {
         return Difference::None;
     }
+    if let Some(bytes_up) = last_value_step(a, b, at) {
+        return Difference::Value {
+            position: a.len() - 1,
+            bytes_up,
+        };
+    }
     recorded_difference(a, b, at).unwrap_or_else(|| first_difference(a, b.as_raw(), at))
+}
+
+/// [`difference`] of the usual step, where the texts first differ at `at` in the last
+/// label's value, recorded in both and starting at the same offset (so every name and value
+/// before it is the same): whether the value went up in bytes. `None` for any other step.
+#[inline(always)]
+fn last_value_step(a: Labels<'_>, b: Labels<'_>, at: usize) -> Option<bool> {
+    let (x, y) = (a.as_raw().as_bytes(), b.as_raw().as_bytes());
+    // Each value ends at its set's closing quote, its last byte.
+    let (close_x, close_y) = (x.len().checked_sub(1)?, y.len().checked_sub(1)?);
+    // Where the step is elsewhere, `a` alone tells (the common prefix ends before).
+    let start = close_x.checked_sub(a.last_value_len()?)?;
+    if at < start || close_y.checked_sub(b.last_value_len()?) != Some(start) {
+        return None;
+    }
+    if at > close_x || at > close_y || a.len() != b.len() {
+        return None;
+    }
+    Some(at == close_x || at != close_y && x[at] < y[at])
 }
 
 /// [`first_difference`] of two plain sets of as many labels, the first difference in one
@@ -394,23 +530,35 @@ fn first_difference(a: Labels<'_>, b: &str, at: usize) -> Difference {
     Difference::Value { position, bytes_up }
 }
 
-/// The length of the common prefix of `x` and `y`, eight bytes at a time.
+/// The length of the common prefix of `x` and `y`, eight bytes at a time, the last bytes
+/// as the word that ends the shorter (overlapping the words before: no byte loop).
 #[inline]
 fn common_prefix(x: &[u8], y: &[u8]) -> usize {
-    let mut i = 0;
-    while let (Some(p), Some(q)) = (word_at(x, i), word_at(y, i)) {
-        if p != q {
-            return i + ((p ^ q).trailing_zeros() / 8) as usize;
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or_default());
+    let mut words = 0;
+    for (p, q) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
+        let differ = word(p) ^ word(q);
+        if differ != 0 {
+            return 8 * words + (differ.trailing_zeros() / 8) as usize;
         }
-        i += 8;
+        words += 1;
     }
-    // The last bytes of the shorter, as one word (zeros past the end).
-    let left = x.len().min(y.len()) - i;
-    if left == 0 {
-        return i;
+    if 8 * words == n {
+        return n;
     }
-    let differ = word_or_tail(x, i) ^ word_or_tail(y, i);
-    i + ((differ.trailing_zeros() / 8) as usize).min(left)
+    let Some(at) = n.checked_sub(8) else {
+        // Shorter than a word: as one word, zeros past the end.
+        let differ = word_or_tail(x, 0) ^ word_or_tail(y, 0);
+        return ((differ.trailing_zeros() / 8) as usize).min(n);
+    };
+    let differ = word(&x[at..]) ^ word(&y[at..]);
+    if differ == 0 {
+        n
+    } else {
+        at + (differ.trailing_zeros() / 8) as usize
+    }
 }
 
 /// The number of quotes in `x`, eight bytes at a time: a byte per word position counts
@@ -635,7 +783,26 @@ mod tests {
         assert_eq!(got[0], Placement::First);
         assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
         assert_eq!(got.last(), Some(&Placement::Split));
-        assert!(matches!(groups.current, Some(Current::Hashed(_))));
+        assert!(matches!(groups.current, Current::Hashed(_)));
+    }
+
+    /// A run too long to keep (its steps all up, then one down): the scan cannot reach its
+    /// start, so the family is hashed, and a return to one of its groups is still a split.
+    #[test]
+    fn a_run_too_long_to_keep_falls_back_to_hashes() {
+        let texts: Vec<String> = (100..100 + 3 * Ordered::SCAN)
+            .map(|k| format!(r#"a="x",le="{k}""#))
+            .chain([r#"a="x",le="0""#.to_string(), r#"a="x",le="120""#.to_string()])
+            .collect();
+        let mut groups = Groups::default();
+        let got: Vec<Placement> = texts
+            .iter()
+            .map(|t| groups.place(plain(t), None, false))
+            .collect();
+        assert_eq!(got[0], Placement::First);
+        assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
+        assert_eq!(got.last(), Some(&Placement::Split));
+        assert!(matches!(groups.current, Current::Hashed(_)));
     }
 
     proptest::proptest! {
@@ -661,30 +828,53 @@ mod tests {
                     }
                 })
                 .collect();
-            let mut groups = Groups::default();
-            let mut seen = HashSet::new();
-            let mut previous: Option<Vec<(String, String)>> = None;
-            for text in &texts {
-                let mut key: Vec<(String, String)> = plain(text)
-                    .iter()
-                    .map(|(n, v)| (n.to_string(), v.raw().to_string()))
-                    .collect();
-                key.sort();
-                let want = match &previous {
-                    None => Placement::First,
-                    Some(p) if *p == key => Placement::Same,
-                    Some(_) if seen.contains(&key) => Placement::Split,
-                    Some(_) => Placement::New,
-                };
-                let got = groups.place(plain(text), None, false);
-                proptest::prop_assert_eq!(got, want, "{:?} at {}", texts, text);
-                if want == Placement::Split {
-                    break;
-                }
-                seen.insert(key.clone());
-                previous = Some(key);
-            }
+            agrees_with_a_set(&texts)?;
         }
+
+        /// Long runs at the last label (a histogram's bounds, down in bytes at one step of
+        /// two, and more groups than a run's bits): the same as a set of every group.
+        #[test]
+        fn runs_at_the_last_label_agree_with_a_set_of_every_group(
+            runs in proptest::collection::vec(
+                (0usize..4, proptest::collection::vec((0u32..400, 0usize..3), 1..60)), 1..5),
+        ) {
+            const FORMS: [&str; 3] = ["", ".5", "e-05"];
+            let texts: Vec<String> = runs
+                .iter()
+                .flat_map(|(a, bounds)| {
+                    bounds.iter().map(move |&(le, form)| format!(r#"a="{a}",le="{le}{}""#, FORMS[form]))
+                })
+                .collect();
+            agrees_with_a_set(&texts)?;
+        }
+    }
+
+    /// Each placement of `texts`, as one family, is the one a set of every group gives.
+    fn agrees_with_a_set(texts: &[String]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut groups = Groups::default();
+        let mut seen = HashSet::new();
+        let mut previous: Option<Vec<(String, String)>> = None;
+        for text in texts {
+            let mut key: Vec<(String, String)> = plain(text)
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.raw().to_string()))
+                .collect();
+            key.sort();
+            let want = match &previous {
+                None => Placement::First,
+                Some(p) if *p == key => Placement::Same,
+                Some(_) if seen.contains(&key) => Placement::Split,
+                Some(_) => Placement::New,
+            };
+            let got = groups.place(plain(text), None, false);
+            proptest::prop_assert_eq!(got, want, "{:?} at {}", texts, text);
+            if want == Placement::Split {
+                break;
+            }
+            seen.insert(key.clone());
+            previous = Some(key);
+        }
+        Ok(())
     }
 
     #[test]

@@ -215,6 +215,15 @@ impl<'page> Labels<'page> {
         None
     }
 
+    /// Of a simple set, the length of its last label's value, if recorded.
+    #[inline(always)]
+    pub(crate) fn last_value_len(&self) -> Option<usize> {
+        if !self.simple {
+            return None;
+        }
+        self.spans.get(0).map(|(_, value)| value)
+    }
+
     /// Of a simple set, the text of the label with `after` labels after it, if its
     /// lengths are recorded, given `end`, the index just past its closing quote: where its
     /// name starts, its name's length, where its value starts, and its closing quote.

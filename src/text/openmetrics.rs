@@ -41,6 +41,9 @@ pub(crate) struct Validator<'page> {
     deferred: Option<ParseErrorKind>,
     /// OpenMetrics 2.0: sample names equal their family's, composite values.
     version2: bool,
+    /// OpenMetrics 2.0: the open family is named as the last sample of the fast path,
+    /// and no other line came since.
+    family_is_last_fast: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -222,6 +225,7 @@ impl<'page> Validator<'page> {
 
     /// Closes the current family at end of input (or `# EOF`). Idempotent.
     pub(crate) fn finish(&mut self) -> Result<(), ParseErrorKind> {
+        self.family_is_last_fast = false;
         self.close_family()
     }
 
@@ -315,6 +319,7 @@ impl<'page> Validator<'page> {
     }
 
     pub(crate) fn check(&mut self, entry: &Entry<'page>) -> Result<(), Rejection> {
+        self.family_is_last_fast = false;
         match entry {
             Entry::Eof => {
                 self.eof = true;
@@ -377,16 +382,33 @@ impl<'page> Validator<'page> {
         }
     }
 
+    /// [`Validator::check`] of a sample read by the fast path, `repeated` if its name is
+    /// that of the fast path's sample before it.
+    #[inline(always)]
+    pub(crate) fn fast_sample(&mut self, sample: &Sample<'page>, repeated: bool) -> Result<(), Rejection> {
+        // In OpenMetrics 2.0 the open family is then this sample's: its name, compared
+        // already, need not be compared again.
+        let known = repeated && self.family_is_last_fast;
+        self.family_is_last_fast = self.version2;
+        self.sample_in(sample, known)
+    }
+
     /// [`Validator::check`] of a sample.
     #[inline(always)]
-    pub(crate) fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+    fn sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
+        self.sample_in(sample, false)
+    }
+
+    /// [`Validator::sample`], the sample `known` to be of the open family if there is one.
+    #[inline(always)]
+    fn sample_in(&mut self, sample: &Sample<'page>, known: bool) -> Result<(), Rejection> {
         // The common case, inline where the sample was read: a sample of the open
         // OpenMetrics 2.0 family. It returns the verdict as it is: moving it through
         // `with_earlier` cost a stall per sample.
         if let Some(family) = self
             .family
             .as_mut()
-            .filter(|f| f.version2 && f.allows(sample.name()))
+            .filter(|f| f.version2 && (known || f.allows(sample.name())))
         {
             return check_version2(family, &mut self.groups, sample).map_err(|rule| self.broken(rule));
         }
@@ -416,7 +438,7 @@ impl<'page> Validator<'page> {
         // A family a sample opens has no metadata, so no type: of a number, only its label
         // group is kept (the first, so no rule on it can fire yet).
         let verdict = if sample.composite.is_none() {
-            self.groups.place(sample.labels(), None, false);
+            self.groups.first(sample.labels());
             family.timestamp = sample.timestamp_ms();
             family.has_samples = true;
             Ok(())
@@ -483,6 +505,11 @@ fn check_version2<'page>(
     sample: &Sample<'page>,
 ) -> Result<(), FamilyRule> {
     let kind = family.kind;
+    // The usual sample, a number of a gauge or an unknown family: no rule on its value
+    // or labels, only its group and timestamp (the type known, for them as well).
+    if sample.composite.is_none() && matches!(kind, MetricType::Gauge | MetricType::Unknown) {
+        return group_and_timestamp(family, groups, sample, None, 0);
+    }
     version2_rules(kind, family.name, sample)?;
     // A state set's group leaves out its state label; its states (whole label sets)
     // keep their own timestamps.
@@ -724,6 +751,23 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(errors(text), want, "{text:?}");
         }
+    }
+
+    /// A name the fast path reads as a repeat of its last sample's is still that family's
+    /// only if no other line opened another family since (here the general path's `b`,
+    /// whose `st@` the fast path leaves to it).
+    #[test]
+    fn a_repeated_name_after_another_family_opens_a_family_again() {
+        let errors = |text: &str| -> Vec<(usize, ParseErrorKind)> {
+            Parser::new(Format::OpenMetrics2)
+                .parse(text)
+                .filter_map(Result::err)
+                .map(|e| (e.line, e.kind))
+                .collect()
+        };
+        let text = "a 1\na 2\nb 1 st@0.5\na 3\n# EOF\n";
+        assert_eq!(errors(text), [(5, family("a", FamilyRule::NameClash))]);
+        assert_eq!(errors("a 1\na 2\nb 1 st@0.5\nb 2\n# EOF\n"), []);
     }
 
     #[test]

@@ -477,8 +477,9 @@ impl<'page> Entries<'page> {
         line_text: &'page str,
         sample: Sample<'page>,
     ) -> Option<Result<Entry<'page>, ParseError>> {
+        let repeated = self.recent.repeated;
         let verdict = match self.validator.as_mut() {
-            Some(validator) => validator.sample(&sample),
+            Some(validator) => validator.fast_sample(&sample, repeated),
             None => Ok(()),
         };
         match verdict {

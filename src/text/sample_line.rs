@@ -168,10 +168,10 @@ pub(crate) fn sample_fast<'page>(
 ) -> Option<(Sample<'page>, usize)> {
     let b = text.as_bytes();
     let previous_name = recent.metric;
-    let name_len = if !previous_name.is_empty()
+    let repeated = !previous_name.is_empty()
         && matches!(b.get(previous_name.len()), Some(b'{' | b' '))
-        && same_bytes(&b[..previous_name.len()], previous_name.as_bytes())
-    {
+        && same_bytes(&b[..previous_name.len()], previous_name.as_bytes());
+    let name_len = if repeated {
         previous_name.len()
     } else {
         metric_name_len(b)
@@ -207,6 +207,9 @@ pub(crate) fn sample_fast<'page>(
         identity_starts_line: true,
     };
     recent.metric = sample.name;
+    if openmetrics {
+        recent.repeated = repeated;
+    }
     Some((sample, i))
 }
 
@@ -453,6 +456,9 @@ fn value_and_timestamp_in(
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RecentNames<'page> {
     pub metric: &'page str,
+    /// OpenMetrics: whether the last sample read had the name of the one before
+    /// (`metric` then), known without a second comparison.
+    pub repeated: bool,
     label_words: [u64; 8],
     /// 0: nothing known at that position.
     label_lens: [u8; 8],
