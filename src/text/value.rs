@@ -182,6 +182,34 @@ pub(crate) fn seconds_to_ms(seconds: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// Decimals as exporters write them (integers, fractions with and without trailing
+        /// zeros, exponents) read bit for bit as the standard library reads them.
+        #[test]
+        fn decimals_read_as_the_standard_parser_reads_them(
+            negative in any::<bool>(),
+            integer in "[0-9]{0,21}",
+            // Long fractions, and short ones of mostly zeros (`.0`, `.001`, `.50`).
+            fraction in proptest::option::of(prop_oneof!["[0-9]{0,21}", "0{0,4}[0-9]?0{0,4}"]),
+            exponent in proptest::option::of(-30i32..30),
+        ) {
+            let mut text = format!("{}{integer}", if negative { "-" } else { "" });
+            if let Some(fraction) = &fraction {
+                text.push('.');
+                text.push_str(fraction);
+            }
+            if let Some(exponent) = exponent {
+                text.push_str(&format!("e{exponent}"));
+            }
+            let expected = text.parse::<f64>().ok();
+            let got = parse_float(&text);
+            prop_assert_eq!(got.map(f64::to_bits), expected.map(f64::to_bits), "{}", text);
+        }
+    }
 
     #[test]
     fn floats() {
@@ -234,6 +262,15 @@ mod tests {
             "0.000000000000000000000000001",
             "1E5",
             "00012",
+            "18.0",
+            "1.50",
+            "-0.0",
+            "0.10",
+            "100.000",
+            "9007199254740993.0",
+            "1234567890123456789.0",
+            "123456789012345678.0",
+            "1.0000000000000000001",
         ];
         for text in samples {
             let expected = text.parse::<f64>().unwrap();
