@@ -30,7 +30,7 @@ impl Hasher for MixedHash {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        self.0 = fingerprint::of_bytes(bytes.iter().copied());
+        self.0 = fingerprint::of_bytes(bytes);
     }
     fn write_u64(&mut self, hash: u64) {
         self.0 = hash;
@@ -54,7 +54,7 @@ pub(crate) fn group_of(labels: Labels<'_>, skip: Option<&str>) -> u64 {
                 .get(start..start + name.len() + 2 + value.raw().len());
             text.map_or_else(|| group_hash::of_label(name, value.raw()), group_hash::of_bytes)
         } else if value.raw().contains('\\') || name.contains('\\') {
-            fingerprint::of_label(name, value.unescaped_bytes())
+            fingerprint::of_label(name, value)
         } else {
             group_hash::of_label(name, value.raw())
         };

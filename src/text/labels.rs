@@ -7,6 +7,7 @@ use std::fmt;
 use super::escape::{unescape, UnescapedBytes};
 use super::lexer::{scan_term, Dialect};
 use super::swar::{bytes_equal, word_or_tail};
+use crate::fingerprint;
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///
@@ -189,6 +190,16 @@ impl<'page> Labels<'page> {
     /// shape), so that raw names and values are the unescaped ones.
     pub(crate) fn is_plain(&self) -> bool {
         self.simple
+    }
+
+    /// The order-independent fingerprint of the set from `seed` (`crate::fingerprint`),
+    /// its values read as written where the set is known to hold no escape.
+    pub(crate) fn fingerprint(&self, seed: u64) -> u64 {
+        if self.simple {
+            fingerprint::of_label_set(seed, self.iter().map(|(name, value)| (name, value.raw)))
+        } else {
+            fingerprint::of_label_set(seed, self.iter())
+        }
     }
 
     /// Of a simple set, the label whose text (`name="value"`) holds the byte at `offset`
@@ -498,6 +509,18 @@ impl<'page> LabelValue<'page> {
     }
 }
 
+/// A value fingerprints as its unescaped text, read where it stands unless it holds an
+/// escape.
+impl fingerprint::Value for LabelValue<'_> {
+    fn label_fingerprint(self, name: &str) -> u64 {
+        if self.raw.contains('\\') {
+            fingerprint::of_label_bytes(name, self.unescaped_bytes())
+        } else {
+            self.raw.label_fingerprint(name)
+        }
+    }
+}
+
 impl fmt::Debug for LabelValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.unescaped(), f)
@@ -527,6 +550,47 @@ impl PartialEq<&str> for LabelValue<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_parsed_value_fingerprints_as_its_unescaped_text() {
+        use crate::fingerprint::of_label;
+        let long = format!("{}\\n{}", "x".repeat(150), "y".repeat(40));
+        for raw in [
+            r"plain",
+            r#"say \"hi\""#,
+            r"a\\b",
+            r"line\nbreak",
+            r"",
+            r"\\",
+            long.as_str(),
+        ] {
+            let value = super::LabelValue::from_raw(raw);
+            assert_eq!(
+                of_label("name", value),
+                of_label("name", &*value.unescaped()),
+                "{raw}"
+            );
+        }
+        assert_ne!(
+            of_label("a", "b\\nc"),
+            of_label("a", super::LabelValue::from_raw("b\\nc"))
+        );
+    }
+
+    #[test]
+    fn a_set_fingerprints_alike_plain_or_not() {
+        let sample = |line: &'static str| crate::parse(line).next().unwrap().unwrap().into_sample().unwrap();
+        let fast = sample("a{x=\"1\",y=\"two\"} 1\n");
+        let general = sample("a{y = \"two\", x=\"1\"} 1\n");
+        assert!(fast.labels().is_plain() && !general.labels().is_plain());
+        assert_eq!(fast.labels().fingerprint(3), general.labels().fingerprint(3));
+        let escaped = sample("a{x=\"1\",y=\"t\\\\o\"} 1\n");
+        let owned = [("x", "1"), ("y", "t\\o")];
+        assert_eq!(
+            escaped.labels().fingerprint(3),
+            crate::fingerprint::of_label_set(3, owned)
+        );
+    }
+
     use super::*;
 
     /// What the type's documentation promises: the same size whatever the label count.

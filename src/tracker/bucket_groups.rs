@@ -45,7 +45,7 @@ fn without_le(labels: &[Arc<Label>]) -> impl Iterator<Item = &Label> {
 }
 
 fn stored_group_fingerprint(labels: &[Arc<Label>]) -> u64 {
-    fingerprint::of_label_set(0, without_le(labels).map(|l| (&*l.name, l.value.bytes())))
+    fingerprint::of_label_set(0, without_le(labels).map(|l| (&*l.name, &*l.value)))
 }
 
 /// Whether two bucket series' labels are the same but for `le`.
@@ -116,8 +116,7 @@ impl BucketGroups {
             }
             family
         });
-        let pairs = labels.iter().map(|(k, v)| (k, v.unescaped_bytes()));
-        let fingerprint = fingerprint::of_label_set(0, pairs);
+        let fingerprint = labels.fingerprint(0);
         let groups = &family.groups;
         let group = *family.table.find(fingerprint, |&g| {
             let (f, members) = &groups[g as usize];

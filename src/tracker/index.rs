@@ -22,7 +22,7 @@ use crate::text::{LabelValue, Labels};
 /// Identity fingerprint of a series: its name (from parts, ':' read as '_' when
 /// normalizing) and its label set, independent of label order. A parsed sample and the
 /// series stored for it give the same fingerprint.
-fn fingerprint<'n, V: IntoIterator<Item = u8>>(
+fn fingerprint<'n, V: fingerprint::Value>(
     name_parts: &[&str],
     labels: impl IntoIterator<Item = (&'n str, V)>,
     normalize: bool,
@@ -31,15 +31,18 @@ fn fingerprint<'n, V: IntoIterator<Item = u8>>(
 }
 
 fn name_fingerprint(name_parts: &[&str], normalize: bool) -> u64 {
+    if let (false, [name]) = (normalize, name_parts) {
+        return fingerprint::of_bytes(name.as_bytes());
+    }
     let name = name_parts
         .iter()
         .flat_map(|p| p.bytes())
         .map(|b| normalized_name_byte(b, normalize));
-    fingerprint::of_bytes(name)
+    fingerprint::of_byte_iter(name)
 }
 
 fn stored_fingerprint(series: &TrackedSeries, normalize: bool) -> u64 {
-    let labels = series.labels.iter().map(|l| (&*l.name, l.value.bytes()));
+    let labels = series.labels.iter().map(|l| (&*l.name, &*l.value));
     fingerprint(&[&series.name], labels, normalize)
 }
 
@@ -83,13 +86,13 @@ struct LabelPool {
 }
 
 impl LabelPool {
-    fn hash(name: &str, value: impl IntoIterator<Item = u8>) -> u64 {
+    fn hash(name: &str, value: impl fingerprint::Value) -> u64 {
         fingerprint::of_label(name, value)
     }
 
     /// The shared pair for a parsed label, created if new.
     fn intern(&mut self, name: &str, value: LabelValue<'_>) -> Arc<Label> {
-        let hash = Self::hash(name, value.unescaped_bytes());
+        let hash = Self::hash(name, value);
         let found = self.table.find(hash, |l| *l.name == *name && value == *l.value);
         if let Some(label) = found {
             return Arc::clone(label);
@@ -99,7 +102,7 @@ impl LabelPool {
             value: value.unescaped().into(),
         });
         self.table
-            .insert_unique(hash, Arc::clone(&label), |l| Self::hash(&l.name, l.value.bytes()));
+            .insert_unique(hash, Arc::clone(&label), |l| Self::hash(&l.name, &*l.value));
         label
     }
 
@@ -258,17 +261,16 @@ impl SeriesIndex {
     /// (`["x", "_total"]`), so that no name has to be assembled.
     pub fn find_parsed(&self, name_parts: &[&str], labels: Labels<'_>) -> Option<usize> {
         let normalize = self.normalize_names;
-        let pairs = labels.iter().map(|(k, v)| (k, v.unescaped_bytes()));
-        self.find(fingerprint(name_parts, pairs, normalize), |series| {
-            names_equal(&series.name, name_parts, normalize) && same_labels(&series.labels, labels)
-        })
+        self.find(
+            labels.fingerprint(name_fingerprint(name_parts, normalize)),
+            |series| names_equal(&series.name, name_parts, normalize) && same_labels(&series.labels, labels),
+        )
     }
 
     /// [`SeriesIndex::find_parsed`], or the fingerprint of the series it did not find.
     pub fn lookup_parsed(&self, name_parts: &[&str], labels: Labels<'_>) -> Result<usize, u64> {
         let normalize = self.normalize_names;
-        let pairs = labels.iter().map(|(k, v)| (k, v.unescaped_bytes()));
-        let key = fingerprint(name_parts, pairs, normalize);
+        let key = labels.fingerprint(name_fingerprint(name_parts, normalize));
         self.find(key, |series| {
             names_equal(&series.name, name_parts, normalize) && same_labels(&series.labels, labels)
         })
@@ -278,12 +280,14 @@ impl SeriesIndex {
     /// The slot of the series with this name and these (unescaped) labels, in any order.
     pub fn find_owned(&self, name: &str, labels: &[(&str, &str)]) -> Option<usize> {
         let normalize = self.normalize_names;
-        let pairs = labels.iter().map(|(k, v)| (*k, v.bytes()));
-        self.find(fingerprint(&[name], pairs, normalize), |series| {
-            names_equal(&series.name, &[name], normalize)
-                && series.labels.len() == labels.len()
-                && labels.iter().all(|(k, v)| series.label(k) == Some(*v))
-        })
+        self.find(
+            fingerprint(&[name], labels.iter().copied(), normalize),
+            |series| {
+                names_equal(&series.name, &[name], normalize)
+                    && series.labels.len() == labels.len()
+                    && labels.iter().all(|(k, v)| series.label(k) == Some(*v))
+            },
+        )
     }
 
     fn find(&self, key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {
