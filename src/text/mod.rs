@@ -81,7 +81,7 @@ pub(crate) mod parser;
 mod reserved_names;
 pub(crate) mod sample;
 pub(crate) mod sample_line;
-pub(crate) mod swar;
+mod swar;
 pub(crate) mod value;
 pub mod write;
 
