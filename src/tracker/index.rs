@@ -90,10 +90,22 @@ impl LabelPool {
         fingerprint::of_label(name, value)
     }
 
-    /// The shared pair for a parsed label, created if new.
-    fn intern(&mut self, name: &str, value: LabelValue<'_>) -> Arc<Label> {
-        let hash = Self::hash(name, value);
-        let found = self.table.find(hash, |l| *l.name == *name && value == *l.value);
+    /// The shared pair for a parsed label, created if new; `plain`: the parser knows its
+    /// set holds no escape, so the value as written is the value (no search for one).
+    fn intern(&mut self, name: &str, value: LabelValue<'_>, plain: bool) -> Arc<Label> {
+        let hash = if plain {
+            Self::hash(name, value.raw())
+        } else {
+            Self::hash(name, value)
+        };
+        let same_value = |l: &Label| {
+            if plain {
+                *l.value == *value.raw()
+            } else {
+                value == *l.value
+            }
+        };
+        let found = self.table.find(hash, |l| *l.name == *name && same_value(l));
         if let Some(label) = found {
             return Arc::clone(label);
         }
@@ -127,6 +139,8 @@ pub(super) struct SeriesIndex {
     name_table: HashTable<u32>,
     labels: LabelPool,
     normalize_names: bool,
+    /// The entry [`SeriesIndex::name_id`] last gave (checked by its spelling before use).
+    last_name: u32,
     /// The bucket series of histograms by label group, for the families a created time
     /// asked for.
     buckets: BucketGroups,
@@ -209,7 +223,18 @@ impl SeriesIndex {
 
     /// The entry of `name`, created if new.
     fn name_id(&mut self, name: &str) -> u32 {
+        // A page's series come by name: the entry of the last name asked for, if it is
+        // spelled alike, is this name's (each name has one entry), and no hash is needed.
+        let last = self.last_name;
+        if self
+            .names
+            .get(last as usize)
+            .is_some_and(|entry| **entry.name == *name)
+        {
+            return last;
+        }
         if let Some(i) = self.find_name(name) {
+            self.last_name = i;
             return i;
         }
         let normalize = self.normalize_names;
@@ -223,6 +248,7 @@ impl SeriesIndex {
         self.name_table.insert_unique(hash, id, |&i| {
             name_fingerprint(&[&names[i as usize].name], normalize)
         });
+        self.last_name = id;
         id
     }
 
@@ -323,7 +349,11 @@ impl SeriesIndex {
         } else {
             Arc::new(name.into())
         };
-        let mut interned: Vec<Arc<Label>> = labels.iter().map(|(k, v)| self.labels.intern(k, v)).collect();
+        let plain = labels.is_plain();
+        let mut interned: Vec<Arc<Label>> = labels
+            .iter()
+            .map(|(k, v)| self.labels.intern(k, v, plain))
+            .collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
         (name, interned.into_boxed_slice(), id)
     }
