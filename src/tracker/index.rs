@@ -524,6 +524,29 @@ mod tests {
     }
 
     #[test]
+    fn names_come_back_to_their_own_entries_in_any_order() {
+        let mut index = SeriesIndex::default();
+        for (i, name) in ["a", "a", "b", "a", "vllm:x", "vllm_x", "b"]
+            .into_iter()
+            .enumerate()
+        {
+            insert(&mut index, &format!("{name}{{i=\"{i}\"}} 1"));
+        }
+        let slots = |index: &SeriesIndex, name: &str| index.named(&[name]).unwrap().slots.clone();
+        assert_eq!(slots(&index, "a"), [0, 1, 3]);
+        assert_eq!(slots(&index, "b"), [2, 6]);
+        assert_eq!(
+            (slots(&index, "vllm:x"), slots(&index, "vllm_x")),
+            (vec![4], vec![5])
+        );
+        index.set_normalize_names(true);
+        insert(&mut index, "vllm_x{i=\"7\"} 1");
+        insert(&mut index, "vllm:x{i=\"8\"} 1");
+        assert_eq!(slots(&index, "vllm:x"), [4, 5, 7, 8]);
+        assert_eq!(index.names().len(), 3);
+    }
+
+    #[test]
     fn normalizing_names_rekeys_the_index() {
         let mut index = SeriesIndex::default();
         let slot = insert(&mut index, "vllm:x 1");
