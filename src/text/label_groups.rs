@@ -767,14 +767,9 @@ mod tests {
         }
     }
 
-    /// Beyond the scan's reach the family is hashed, and still finds a split.
-    #[test]
-    fn long_runs_fall_back_to_hashes() {
-        let texts: Vec<String> = (0..3 * Ordered::SCAN)
-            .rev()
-            .map(|k| format!(r#"i="{k}""#))
-            .chain([format!(r#"i="{}""#, 2 * Ordered::SCAN)])
-            .collect();
+    /// Places `texts` in one family: the first opens it, each other but the last is a new
+    /// group, the last returns to an earlier one, found by the hashes.
+    fn new_groups_then_a_split_by_hashes(texts: &[String]) {
         let mut groups = Groups::default();
         let got: Vec<Placement> = texts
             .iter()
@@ -786,6 +781,17 @@ mod tests {
         assert!(matches!(groups.current, Current::Hashed(_)));
     }
 
+    /// Beyond the scan's reach the family is hashed, and still finds a split.
+    #[test]
+    fn long_runs_fall_back_to_hashes() {
+        let texts: Vec<String> = (0..3 * Ordered::SCAN)
+            .rev()
+            .map(|k| format!(r#"i="{k}""#))
+            .chain([format!(r#"i="{}""#, 2 * Ordered::SCAN)])
+            .collect();
+        new_groups_then_a_split_by_hashes(&texts);
+    }
+
     /// A run too long to keep (its steps all up, then one down): the scan cannot reach its
     /// start, so the family is hashed, and a return to one of its groups is still a split.
     #[test]
@@ -794,15 +800,7 @@ mod tests {
             .map(|k| format!(r#"a="x",le="{k}""#))
             .chain([r#"a="x",le="0""#.to_string(), r#"a="x",le="120""#.to_string()])
             .collect();
-        let mut groups = Groups::default();
-        let got: Vec<Placement> = texts
-            .iter()
-            .map(|t| groups.place(plain(t), None, false))
-            .collect();
-        assert_eq!(got[0], Placement::First);
-        assert!(got[1..got.len() - 1].iter().all(|p| *p == Placement::New));
-        assert_eq!(got.last(), Some(&Placement::Split));
-        assert!(matches!(groups.current, Current::Hashed(_)));
+        new_groups_then_a_split_by_hashes(&texts);
     }
 
     proptest::proptest! {
