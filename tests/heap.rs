@@ -26,6 +26,20 @@ fn counter_page(series: usize, n: u64) -> String {
     page
 }
 
+/// A tracker fed 14 scrapes 15 s apart (`pages` in turn, then the last again), the
+/// retention a minute and a half, and the live bytes it holds then.
+fn steady_tracker(pages: &[String]) -> (promrate::Tracker, f64) {
+    let before = live();
+    let mut tracker = promrate::Tracker::new([]);
+    tracker.retention(chrono::TimeDelta::seconds(90));
+    for n in 0..14 {
+        let at = chrono::DateTime::from_timestamp(1_800_000_000 + 15 * n as i64, 0).unwrap();
+        tracker.ingest(&pages[n.min(pages.len() - 1)], at).unwrap();
+    }
+    let bytes = (live() - before) as f64;
+    (tracker, bytes)
+}
+
 /// In steady state: the retention full (a minute and a half, as the monitor keeps for a
 /// minute's window at 15 s), the columns sized for it.
 #[test]
@@ -33,14 +47,7 @@ fn a_series_costs_at_most_200_bytes_beyond_its_points() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let series = 100_000;
     let pages: Vec<String> = (0..4).map(|n| counter_page(series, n)).collect();
-    let before = live();
-    let mut tracker = promrate::Tracker::new([]);
-    tracker.retention(chrono::TimeDelta::seconds(90));
-    for n in 0..14 {
-        let at = chrono::DateTime::from_timestamp(1_800_000_000 + 15 * n as i64, 0).unwrap();
-        tracker.ingest(&pages[n.min(3)], at).unwrap();
-    }
-    let bytes = (live() - before) as f64;
+    let (tracker, bytes) = steady_tracker(&pages);
     let points: usize = tracker.series().map(|s| s.counter().map_or(0, |c| c.len())).sum();
     // 90 s at 15 s: seven points, both ends included.
     assert_eq!((tracker.len(), points), (series, 7 * series));
@@ -90,14 +97,7 @@ fn histogram_page(n: u64, created: bool) -> String {
 /// Live bytes per series of a tracker fed `histogram_page` in steady state.
 fn histogram_bytes_per_series(created: bool) -> f64 {
     let pages: Vec<String> = (0..4).map(|n| histogram_page(n, created)).collect();
-    let before = live();
-    let mut tracker = promrate::Tracker::new([]);
-    tracker.retention(chrono::TimeDelta::seconds(90));
-    for n in 0..14 {
-        let at = chrono::DateTime::from_timestamp(1_800_000_000 + 15 * n as i64, 0).unwrap();
-        tracker.ingest(&pages[n.min(3)], at).unwrap();
-    }
-    let bytes = (live() - before) as f64;
+    let (tracker, bytes) = steady_tracker(&pages);
     assert_eq!(tracker.len(), 120_000);
     bytes / tracker.len() as f64
 }
