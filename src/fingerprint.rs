@@ -6,6 +6,8 @@
 //! name compared with `:` read as `_`) goes a byte at a time, into the same hash. A byte
 //! at a time (FNV-1a) the fingerprints had been a fifth of a first ingest.
 
+use crate::swar::word_or_tail;
+
 /// An odd constant with no structure to cancel against (2^64 / the golden ratio).
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
 
@@ -23,21 +25,6 @@ fn avalanche(h: u64) -> u64 {
     let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
     let h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^ (h >> 33)
-}
-
-/// The bytes of `b` (fewer than eight) as a little-endian word, zero above them: two
-/// overlapping reads, no byte loop.
-#[inline(always)]
-fn short_word(b: &[u8]) -> u64 {
-    let n = b.len();
-    let four = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or_default()));
-    let two = |at: usize| u64::from(u16::from_le_bytes(b[at..at + 2].try_into().unwrap_or_default()));
-    match n {
-        4.. => four(0) | four(n - 4) << (8 * (n - 4)),
-        2.. => two(0) | two(n - 2) << (8 * (n - 2)),
-        1 => u64::from(b[0]),
-        0 => 0,
-    }
 }
 
 /// A hash fed texts a word or a byte at a time, alike: the words of a text, its last
@@ -87,7 +74,7 @@ impl Stream {
         }
         let rest = words.remainder();
         if !rest.is_empty() {
-            self.word = short_word(rest);
+            self.word = word_or_tail(rest, 0);
             self.filled = rest.len() as u32;
         }
         self.len += bytes.len() as u64;

@@ -238,6 +238,7 @@ pub mod promql;
 mod query;
 mod select;
 pub mod series;
+mod swar;
 pub mod text;
 pub mod tracker;
 

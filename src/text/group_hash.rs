@@ -7,7 +7,7 @@
 //! the name. Other sets assemble the same text ([`of_parts`]), so a label hashes alike
 //! whichever way it was written.
 
-use super::swar::{low_bytes, word_or_tail};
+use crate::swar::{low_bytes, word_or_tail};
 
 /// Digits of pi: arbitrary odd-looking constants with no structure to cancel against.
 const SEEDS: [u64; 4] = [

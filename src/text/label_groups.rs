@@ -14,8 +14,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::group_hash;
 use super::labels::{Labels, Spans};
 use super::names::same_bytes;
-use super::swar::{bytes_equal, has_byte, word_at, word_or_tail};
 use crate::fingerprint;
+use crate::swar::{bytes_equal, has_byte, word_at, word_or_tail};
 
 /// Sets of hashes that are already well mixed: hashing them again (SipHash) cost more than
 /// the rest of a sample's checks.

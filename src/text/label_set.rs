@@ -8,8 +8,8 @@ use super::escape::UnescapedBytes;
 use super::labels::Labels;
 use super::lexer::{scan_term, Dialect, Fail, Term};
 use super::limits::Limits;
-use super::swar::{low_bytes, word_or_tail};
 use crate::error::ParseErrorKind;
+use crate::swar::{low_bytes, word_or_tail};
 
 /// Label sets of up to this many labels are checked for duplicate names with [`SeenNames`]
 /// and no allocation. Larger ones (hostile, or generated) are left by the fast path to the

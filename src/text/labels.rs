@@ -6,8 +6,8 @@ use std::fmt;
 
 use super::escape::{unescape, UnescapedBytes};
 use super::lexer::{scan_term, Dialect};
-use super::swar::{bytes_equal, word_or_tail};
 use crate::fingerprint;
+use crate::swar::{bytes_equal, word_or_tail};
 
 /// The labels of a sample or exemplar: the text between the braces, still escaped.
 ///

@@ -2,8 +2,8 @@
 //! lexical rules that differ between the two formats.
 
 use super::names::label_name_len;
-use super::swar::{has_byte, word_at};
 use crate::error::ParseErrorKind;
+use crate::swar::{has_byte, word_at};
 
 /// A failure: the byte offset in the line of the first wrong character, and what is wrong
 /// (the page iterator turns the offset into a line and column).

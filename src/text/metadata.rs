@@ -15,8 +15,8 @@ use super::help::HelpText;
 use super::lexer::{scan_quoted, Fail};
 use super::metric_type::MetricType;
 use super::names::{metric_name, metric_name_len, same_bytes};
-use super::swar::{has_byte, low_bytes, word_at, word_or_tail};
 use crate::error::ParseErrorKind;
+use crate::swar::{has_byte, low_bytes, word_at, word_or_tail};
 
 #[derive(Clone, Copy)]
 enum Keyword {

@@ -25,7 +25,7 @@
 //! already knows (the tracker's position cache) has only its value read; a Prometheus-text
 //! sample line of the common shape (`name{a="b",...} value[ timestamp]`, single spaces, no
 //! escapes) takes the fast path (`sample_line::sample_fast`), which reads it straight from
-//! the page with eight-bytes-at-a-time scans (`swar.rs`) and returns `None` for anything
+//! the page with eight-bytes-at-a-time scans (`crate::swar`, shared with the fingerprints) and returns `None` for anything
 //! else, error or not; `# HELP`/`# TYPE` lines as exporters write them take
 //! `metadata::metadata_fast`. Every other line takes the general path:
 //! `sample_line::sample` for samples and `nom` for metadata (`metadata.rs`); only the
@@ -54,7 +54,7 @@
 //!   `name_unescaped`, `iter_unescaped`, `Labels::get` and the duplicate check resolve
 //!   them), so anything comparing names from a page must go through those.
 //!
-//! The files are layers, lowest first: `swar`, `names`, `escape`, `limits`, `value`;
+//! The files are layers, lowest first (on `crate::swar`): `names`, `escape`, `limits`, `value`;
 //! `lexer`; `labels`; `label_set`; `composite`, `exemplar`; the items (`metric_type`,
 //! `help`, `sample`, `entry`, `owned`); the line parsers (`sample_line`, `metadata`);
 //! `label_groups`, `reserved_names`, `openmetrics`; `parser`.
@@ -81,7 +81,6 @@ pub(crate) mod parser;
 mod reserved_names;
 pub(crate) mod sample;
 pub(crate) mod sample_line;
-mod swar;
 pub(crate) mod value;
 pub mod write;
 

@@ -5,7 +5,7 @@
 use nom::error::{Error, ErrorKind};
 use nom::IResult;
 
-use super::swar::{bytes_in_range, word_at, HIGH};
+use crate::swar::{bytes_in_range, word_at, HIGH};
 
 /// Byte classes for names, looked up instead of branching on ranges in the hot loop.
 const NAME_START: u8 = 1;

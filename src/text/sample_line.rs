@@ -12,12 +12,12 @@ use super::lexer::{skip_blanks, token_end, Dialect, Fail};
 use super::limits::Limits;
 use super::names::{label_name_len, metric_name_len, same_bytes};
 use super::sample::Sample;
-use super::swar::{first_below, has_byte, low_bytes, word_at};
 use super::value::{
     decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
     timestamp_seconds_to_ms,
 };
 use crate::error::ParseErrorKind;
+use crate::swar::{first_below, has_byte, low_bytes, word_at};
 
 /// Parses a sample line.
 #[inline]

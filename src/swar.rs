@@ -58,7 +58,7 @@ pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
 
 /// The bytes from `i` on as a little-endian word, zero past the end of `bytes` (all zero
 /// when `i` is past it). Near the end the last eight bytes are read and shifted down, a
-/// byte loop only for a slice shorter than a word.
+/// slice shorter than a word in two overlapping reads.
 #[inline(always)]
 pub(crate) fn word_or_tail(bytes: &[u8], i: usize) -> u64 {
     match word_at(bytes, i) {
@@ -66,12 +66,22 @@ pub(crate) fn word_or_tail(bytes: &[u8], i: usize) -> u64 {
         None if bytes.len() >= 8 && i < bytes.len() => {
             word_at(bytes, bytes.len() - 8).unwrap_or(0) >> (8 * (i + 8 - bytes.len()))
         }
-        None => bytes
-            .get(i..)
-            .unwrap_or(&[])
-            .iter()
-            .rev()
-            .fold(0, |word, &c| word << 8 | u64::from(c)),
+        None => short_word(bytes.get(i..).unwrap_or(&[])),
+    }
+}
+
+/// The bytes of `b` (fewer than eight) as a little-endian word, zero above them: two
+/// overlapping reads, no byte loop.
+#[inline(always)]
+fn short_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    let four = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or_default()));
+    let two = |at: usize| u64::from(u16::from_le_bytes(b[at..at + 2].try_into().unwrap_or_default()));
+    match n {
+        4.. => four(0) | four(n - 4) << (8 * (n - 4)),
+        2.. => two(0) | two(n - 2) << (8 * (n - 2)),
+        1 => u64::from(b[0]),
+        0 => 0,
     }
 }
 
