@@ -60,16 +60,53 @@ class Engine:
                                         TOKEN_BUCKETS)
 
 
-class Current:
-    """The collector the HTTP server sees: whatever engine is current. Swapping engines
-    under the lock makes the restart atomic for scrapes, as a real restart is."""
+class Load:
+    """The steady load, advanced to the present whenever anything reads or swaps the
+    engine. Counting up to the instant of each render (not only on the main loop's
+    10 ms ticks) keeps the counters exact when a busy machine stalls the main thread:
+    a scrape then never sees a value that lags its own time."""
 
-    def __init__(self, engine, lock):
+    def __init__(self, engine, args):
         self.engine = engine
-        self.lock = lock
+        self.args = args
+        self.request_rate = args.concurrency / args.latency
+        self.generation_rate = self.request_rate * args.tokens_per_request
+        self.itl = args.latency / args.tokens_per_request
+        self.last = time.monotonic()
+        self.finished_carry = 0.0
+        self.lock = threading.Lock()
+
+    def advance(self):
+        """Counts the load from the last advance up to now. Call with the lock held."""
+        now = time.monotonic()
+        dt = now - self.last
+        self.last = now
+        engine, args = self.engine, self.args
+        engine.generation.inc(self.generation_rate * dt)
+        engine.prompt.inc(self.request_rate * args.prompt_tokens * dt)
+        self.finished_carry += self.request_rate * dt
+        while self.finished_carry >= 1.0:
+            self.finished_carry -= 1.0
+            engine.success.inc()
+            engine.ttft.observe(0.05)
+            engine.e2e.observe(args.latency)
+            engine.request_generation.observe(args.tokens_per_request)
+            engine.request_prompt.observe(args.prompt_tokens)
+            engine.itl.observe(self.itl)
+
+    def restart(self):
+        """Replaces the engine, as a restarted process would: the old one is counted up
+        to this instant, the new one from it, so no token lands before its created time."""
+        fresh = Engine(self.args.concurrency)
+        with self.lock:
+            self.advance()
+            self.engine = fresh
 
     def collect(self):
+        """What the HTTP server renders: the current engine, counted up to now. Holding
+        the lock makes the restart atomic for scrapes, as a real restart is."""
         with self.lock:
+            self.advance()
             return list(self.engine.registry.collect())
 
 
@@ -82,46 +119,23 @@ def main():
     parser.add_argument("--prompt-tokens", type=float, default=1600.0, help="prompt tokens per request")
     parser.add_argument("--latency", type=float, default=4.0, help="seconds from arrival to the last token")
     args = parser.parse_args()
-    request_rate = args.concurrency / args.latency
-    generation_rate = request_rate * args.tokens_per_request
-    itl = args.latency / args.tokens_per_request
-
     restart_now = threading.Event()
     signal.signal(signal.SIGUSR1, lambda *_: restart_now.set())
-    lock = threading.Lock()
-    engine = Engine(args.concurrency)
-    current = Current(engine, lock)
+    load = Load(Engine(args.concurrency), args)
     registry = CollectorRegistry()
-    registry.register(current)
+    registry.register(load)
     server, _ = start_http_server(0, addr="127.0.0.1", registry=registry)
     print(f"PORT {server.server_port}", flush=True)
     start = time.monotonic()
-    last = start
-    finished_carry = 0.0
     restarted = False
     while time.monotonic() - start < args.lifetime:
         time.sleep(0.01)
-        now = time.monotonic()
-        dt = now - last
-        last = now
-        due = args.restart_after is not None and now - start >= args.restart_after
+        due = args.restart_after is not None and time.monotonic() - start >= args.restart_after
         if not restarted and (due or restart_now.is_set()):
-            fresh = Engine(args.concurrency)
-            with lock:
-                engine = current.engine = fresh
+            load.restart()
             restarted = True
-        with lock:
-            engine.generation.inc(generation_rate * dt)
-            engine.prompt.inc(request_rate * args.prompt_tokens * dt)
-            finished_carry += request_rate * dt
-            while finished_carry >= 1.0:
-                finished_carry -= 1.0
-                engine.success.inc()
-                engine.ttft.observe(0.05)
-                engine.e2e.observe(args.latency)
-                engine.request_generation.observe(args.tokens_per_request)
-                engine.request_prompt.observe(args.prompt_tokens)
-                engine.itl.observe(itl)
+        with load.lock:
+            load.advance()
     server.shutdown()
 
 

@@ -164,6 +164,7 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
     let mut worst = 0.0f64;
     let mut rows_since_restart: Option<usize> = None;
     let mut restarts = 0;
+    let mut slowest_scrape_s = 0.0f64;
     for row in &rows {
         if row["event"] == "restart" {
             restarts += 1;
@@ -179,13 +180,22 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         if let Some(n) = rows_since_restart.as_mut() {
             *n += 1;
         }
+        if let Some(took) = row["urls"][0]["scrape_s"].as_f64() {
+            slowest_scrape_s = slowest_scrape_s.max(took);
+        }
         let Some(rate) = row["generation_tokens_per_s"]["window"].as_f64() else {
             continue;
         };
-        // Never negative, never a spike, whatever the window holds.
-        assert!((0.0..=known * 1.02).contains(&rate), "rate {rate} at {elapsed} s");
+        // Never negative, never a spike, whatever the window holds. A page is stamped
+        // when its request is sent and rendered before its answer arrives, so a rate
+        // over s seconds may be off by up to twice the slowest scrape over s: on a busy
+        // machine, more than a percent of the one-second interval (the shortest span
+        // the window and the EWMA's steps cover).
+        let interval_s = 1.0;
+        let spike = known * (1.005 + 2.0 * slowest_scrape_s / interval_s);
+        assert!((0.0..=spike).contains(&rate), "rate {rate} at {elapsed} s, above {spike}");
         let ewma = row["generation_tokens_per_s"]["ewma"].as_f64().unwrap();
-        assert!((0.0..=known * 1.02).contains(&ewma), "ewma {ewma} at {elapsed} s");
+        assert!((0.0..=spike).contains(&ewma), "ewma {ewma} at {elapsed} s, above {spike}");
         // Once the 5 s window holds no restart, the rate is the known one.
         let window_clear = match rows_since_restart {
             None => elapsed >= 6.0,
