@@ -48,16 +48,52 @@ pub struct CounterSeries {
     pushed: u64,
     /// The reset-corrected increase over every point pushed, retained or not.
     total_increase: f64,
-    /// The EWMA's time constant, and the interval past which it starts afresh (`u32::MAX`:
-    /// never); milliseconds, 32 bits each so that the series stays small.
+    /// The EWMA's time constant in milliseconds, 32 bits so that the series stays small.
     tau_ms: u32,
-    ewma_gap_ms: u32,
-    /// The average; meaningful once `ewma_intervals > 0`.
+    /// The interval past which the EWMA starts afresh, and the intervals folded since.
+    ewma_span: EwmaSpan,
+    /// The average; meaningful once an interval is folded in.
     ewma: f64,
-    /// Intervals folded into `ewma` (the first one sets it outright), saturating: only
-    /// none, one and more are told apart.
-    ewma_intervals: u8,
-    resets: u32,
+}
+
+/// The interval past which the EWMA starts afresh and how many intervals it has folded
+/// since (none, one or more: the first sets it outright), in one `u32`, as a tracker holds
+/// millions of series: the gap's milliseconds in the low 30 bits, the count in the top two.
+/// A gap of 2^30 - 1 ms (12.4 days) or more is no gap, being past any smoothing.
+#[derive(Debug, Clone, Copy)]
+struct EwmaSpan(u32);
+
+impl EwmaSpan {
+    const NO_GAP: u32 = (1 << 30) - 1;
+    const MORE: u32 = 2;
+
+    fn gap_ms(self) -> u32 {
+        self.0 & Self::NO_GAP
+    }
+
+    fn with_gap(self, gap: TimeDelta) -> Self {
+        let gap_ms = clamp_ms(gap).min(Self::NO_GAP);
+        EwmaSpan((self.0 & !Self::NO_GAP) | gap_ms)
+    }
+
+    /// Whether an interval of `dt_ms` is a gap.
+    fn is_gap(self, dt_ms: i64) -> bool {
+        self.gap_ms() != Self::NO_GAP && dt_ms > i64::from(self.gap_ms())
+    }
+
+    /// Intervals folded: 0, 1, or 2 for more.
+    fn intervals(self) -> u32 {
+        self.0 >> 30
+    }
+
+    fn start_afresh(&mut self) {
+        self.0 &= Self::NO_GAP;
+    }
+
+    fn fold(&mut self) {
+        let folded = (self.intervals() + 1).min(Self::MORE);
+        self.0 = self.gap_ms() | (folded << 30);
+    }
 }
 
 /// The EWMA's weight of an interval, `1 - exp(-dt / tau)`. The last one is remembered per
@@ -100,6 +136,8 @@ struct Rare {
 /// A counter's resets (see `Rare`).
 #[derive(Debug, Clone, Default)]
 struct Resets {
+    /// Restarts detected, saturating.
+    count: u32,
     last_reset: Option<(i64, ResetCause)>,
     /// Points whose reset needs remembering beyond the values, by point number, oldest
     /// first: value drops without restart evidence (two in a window make the series
@@ -123,10 +161,8 @@ impl CounterSeries {
             pushed: 0,
             total_increase: 0.0,
             tau_ms: clamp_ms(DEFAULT_EWMA_TAU),
-            ewma_gap_ms: u32::MAX,
+            ewma_span: EwmaSpan(EwmaSpan::NO_GAP),
             ewma: 0.0,
-            ewma_intervals: 0,
-            resets: 0,
         }
     }
 
@@ -198,8 +234,9 @@ impl CounterSeries {
     }
 
     fn record_reset(&mut self, at_ms: i64, cause: ResetCause) {
-        self.resets = self.resets.saturating_add(1);
-        self.resets_mut().last_reset = Some((at_ms, cause));
+        let resets = self.resets_mut();
+        resets.count = resets.count.saturating_add(1);
+        resets.last_reset = Some((at_ms, cause));
     }
 
     /// The mark of point `number`, if it has one.
@@ -330,7 +367,8 @@ impl CounterSeries {
     /// monitor that was away) is not blended in, and the first interval after it sets the
     /// average outright, so the smoothed rate never carries a rate from before the gap nor
     /// the gap's own average. [`CounterSeries::ewma_rate`] is `None` until that interval.
-    /// By default no interval is a gap.
+    /// By default no interval is a gap; nor is any when `gap` is 12.4 days (2^30 - 1 ms)
+    /// or more.
     ///
     /// # Example
     /// ```
@@ -347,7 +385,7 @@ impl CounterSeries {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ewma_restart_after(&mut self, gap: TimeDelta) -> &mut Self {
-        self.ewma_gap_ms = clamp_ms(gap);
+        self.ewma_span = self.ewma_span.with_gap(gap);
         self
     }
 
@@ -455,7 +493,7 @@ impl CounterSeries {
             };
             self.total_increase += increment;
             if erratic {
-                self.ewma_intervals = 0;
+                self.ewma_span.start_afresh();
             } else {
                 self.update_ewma(increment, at_ms - prev.timestamp_ms);
             }
@@ -479,18 +517,18 @@ impl CounterSeries {
     }
 
     fn update_ewma(&mut self, increment: f64, dt_ms: i64) {
-        if dt_ms > i64::from(self.ewma_gap_ms) {
-            self.ewma_intervals = 0;
+        if self.ewma_span.is_gap(dt_ms) {
+            self.ewma_span.start_afresh();
             return;
         }
         let alpha = ewma_weight(dt_ms, self.tau_ms);
         let rate = increment / (dt_ms as f64 / 1000.0);
-        self.ewma = if self.ewma_intervals == 0 {
+        self.ewma = if self.ewma_span.intervals() == 0 {
             rate
         } else {
             self.ewma + alpha * (rate - self.ewma)
         };
-        self.ewma_intervals = self.ewma_intervals.saturating_add(1);
+        self.ewma_span.fold();
     }
 
     /// Sets the created time of the newest point, for pages that print `x_created` after
@@ -547,8 +585,8 @@ impl CounterSeries {
     /// if it was the first).
     fn rebook_newest(&mut self, old: f64, new: f64, dt_ms: i64) {
         self.total_increase += new - old;
-        if self.ewma_intervals > 0 {
-            let alpha = if self.ewma_intervals <= 1 {
+        if self.ewma_span.intervals() > 0 {
+            let alpha = if self.ewma_span.intervals() == 1 {
                 1.0
             } else {
                 ewma_weight(dt_ms, self.tau_ms)
@@ -582,7 +620,7 @@ impl CounterSeries {
                 }
                 resets.last_reset = Some((point.timestamp_ms, cause));
                 if counts_nothing {
-                    self.ewma_intervals = 0;
+                    self.ewma_span.start_afresh();
                 }
             }
             return None;
@@ -595,7 +633,7 @@ impl CounterSeries {
         let old = point.value - prev.value;
         if counts_nothing {
             self.total_increase -= old;
-            self.ewma_intervals = 0;
+            self.ewma_span.start_afresh();
         } else {
             self.rebook_newest(old, point.value, point.timestamp_ms - prev.timestamp_ms);
         }
@@ -645,7 +683,7 @@ impl CounterSeries {
     /// assert_eq!(promrate::series::CounterSeries::new(chrono::TimeDelta::minutes(1)).resets(), 0);
     /// ```
     pub fn resets(&self) -> u64 {
-        u64::from(self.resets)
+        self.resets_of().map_or(0, |r| u64::from(r.count))
     }
 
     /// The newest restart: when (ms) and why.
@@ -757,7 +795,7 @@ impl CounterSeries {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ewma_rate(&self) -> Option<f64> {
-        (self.ewma_intervals > 0).then_some(self.ewma)
+        (self.ewma_span.intervals() > 0).then_some(self.ewma)
     }
 }
 
@@ -831,4 +869,28 @@ fn a_created_time_costs_nothing_out_of_line_until_it_changes() {
     }
     assert_eq!(created.len(), 1);
     assert!(!created.runs_spilled());
+}
+
+/// The gap and the folded count share a word: neither disturbs the other, the count
+/// saturates at "more", and a gap of 12.4 days or more is none.
+#[test]
+fn the_ewma_span_keeps_its_gap_and_its_count_apart() {
+    let mut span = EwmaSpan(EwmaSpan::NO_GAP).with_gap(TimeDelta::seconds(5));
+    assert_eq!((span.gap_ms(), span.intervals()), (5_000, 0));
+    assert!(span.is_gap(5_001) && !span.is_gap(5_000));
+    for want in [1, 2, 2, 2] {
+        span.fold();
+        assert_eq!((span.gap_ms(), span.intervals()), (5_000, want));
+    }
+    span = span.with_gap(TimeDelta::milliseconds(7));
+    assert_eq!((span.gap_ms(), span.intervals()), (7, 2));
+    span.start_afresh();
+    assert_eq!((span.gap_ms(), span.intervals()), (7, 0));
+    for never in [TimeDelta::days(13), TimeDelta::days(400), TimeDelta::MAX] {
+        let span = span.with_gap(never);
+        assert!(!span.is_gap(i64::MAX), "{never}");
+        assert_eq!(span.intervals(), 0);
+    }
+    let just_under = span.with_gap(TimeDelta::milliseconds(i64::from(EwmaSpan::NO_GAP) - 1));
+    assert!(just_under.is_gap(i64::from(EwmaSpan::NO_GAP)));
 }

@@ -193,9 +193,15 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         // the window and the EWMA's steps cover).
         let interval_s = 1.0;
         let spike = known * (1.005 + 2.0 * slowest_scrape_s / interval_s);
-        assert!((0.0..=spike).contains(&rate), "rate {rate} at {elapsed} s, above {spike}");
+        assert!(
+            (0.0..=spike).contains(&rate),
+            "rate {rate} at {elapsed} s, above {spike}"
+        );
         let ewma = row["generation_tokens_per_s"]["ewma"].as_f64().unwrap();
-        assert!((0.0..=spike).contains(&ewma), "ewma {ewma} at {elapsed} s, above {spike}");
+        assert!(
+            (0.0..=spike).contains(&ewma),
+            "ewma {ewma} at {elapsed} s, above {spike}"
+        );
         // Once the 5 s window holds no restart, the rate is the known one.
         let window_clear = match rows_since_restart {
             None => elapsed >= 6.0,
