@@ -1,6 +1,8 @@
 //! The tracker at fleet scale: pages of 10,000, 100,000 and 1,000,000 series of one counter
 //! (4 labels, 1,000 instances), each measured next to a bare parse of the same page (same
-//! group, so the report reads as ratios): first ingest into an empty tracker, steady ingest
+//! group, so the report reads as ratios): first ingest into an empty tracker (and with
+//! `share_label_sets`, which this page, whose series all have labels of their own, gives
+//! nothing to share), steady ingest
 //! (the next scrape, the retention full: window + 2 intervals, as the monitor keeps), whole, read in 64 KiB chunks (`Tracker::ingest_chunks`) and with
 //! `max_series`, and one aggregation
 //! (the window rate by instance). The `/federate` page of 1,000 simulated vLLM servers
@@ -100,9 +102,15 @@ fn scale(c: &mut Criterion) {
         let (heap_limited, _, _) = heap_per_series(&pages, warm, |t| {
             t.retention(retention).max_series(series * 2);
         });
+        // Every series has labels of its own here: what sharing them costs where it saves
+        // nothing (`Tracker::share_label_sets`).
+        let (heap_shared, _, _) = heap_per_series(&pages, warm, |t| {
+            t.retention(retention).share_label_sets(true);
+        });
         println!(
             "fleet/{series} series: heap per series {heap:.0} bytes beyond its {points:.1} points \
-             ({tracked} series, {warm} scrapes; with max_series {heap_limited:.0})"
+             ({tracked} series, {warm} scrapes; with max_series {heap_limited:.0}; \
+             sharing label sets {heap_shared:.0})"
         );
         let mut group = c.benchmark_group(format!("fleet/{series} series"));
         group.sample_size(10);
@@ -111,6 +119,20 @@ fn scale(c: &mut Criterion) {
         group.bench_function("first ingest", |b| {
             b.iter_batched(
                 || Tracker::new([]),
+                |mut tracker| {
+                    tracker.ingest(&pages[0], at(0)).expect("ingested");
+                    tracker
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function("first ingest, sharing label sets", |b| {
+            b.iter_batched(
+                || {
+                    let mut tracker = Tracker::new([]);
+                    tracker.share_label_sets(true);
+                    tracker
+                },
                 |mut tracker| {
                     tracker.ingest(&pages[0], at(0)).expect("ingested");
                     tracker

@@ -4,17 +4,18 @@
 //! - by metric name: each name lists its series' slots, so a query visits only the series
 //!   of the names its selector picks (a histogram's `_bucket`, `_sum` and `_count` are
 //!   three names);
-//! - names and labels are interned: a name, or a `label="value"` pair, that many series
-//!   share is stored once, and each series holds a pointer to it.
+//! - names and labels are interned: a name, a `label="value"` pair, or a whole label set
+//!   that many series share is stored once, and each series holds a pointer to it.
 //!
 //! `hashbrown`'s tables do the probing.
 
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use smallvec::SmallVec;
 
 use super::bucket_groups::{BucketGroupId, BucketGroups};
-use super::tracked::{Label, SharedName, TrackedSeries};
+use super::tracked::{Label, LabelSet, SharedName, TrackedSeries};
 use crate::fingerprint;
 use crate::text::names::{names_equal, normalized_name_byte};
 use crate::text::{LabelValue, Labels};
@@ -124,6 +125,48 @@ impl LabelPool {
     }
 }
 
+/// Interned label sets, when asked for ([`SeriesIndex::share_label_sets`]): each
+/// distinct set of interned pairs once, shared by its series. A set is its pairs'
+/// pointers, in order, so it is found without reading any text.
+#[derive(Debug, Clone, Default)]
+struct SetPool {
+    share: bool,
+    table: HashTable<LabelSet>,
+}
+
+impl SetPool {
+    fn hash(labels: &[Arc<Label>]) -> u64 {
+        let pointers = labels.iter().map(|l| Arc::as_ptr(l) as usize as u64);
+        pointers.fold(labels.len() as u64, |acc, p| {
+            (acc ^ p).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+        })
+    }
+
+    /// The set of these interned pairs (sorted by name): the shared one when sharing.
+    fn set(&mut self, labels: SmallVec<[Arc<Label>; 8]>) -> LabelSet {
+        if !self.share {
+            return labels.into_iter().collect();
+        }
+        let hash = Self::hash(&labels);
+        let same = |set: &LabelSet| {
+            set.len() == labels.len() && set.iter().zip(&labels).all(|(a, b)| Arc::ptr_eq(a, b))
+        };
+        if let Some(set) = self.table.find(hash, same) {
+            return LabelSet::clone(set);
+        }
+        let set: LabelSet = labels.into_iter().collect();
+        self.table
+            .insert_unique(hash, LabelSet::clone(&set), |s| Self::hash(s));
+        set
+    }
+
+    /// Lets go of the sets no series holds any more (before the pairs are purged: the
+    /// sets hold them).
+    fn purge(&mut self) {
+        self.table.retain(|s| LabelSet::count(s) > 1);
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(super) struct SeriesIndex {
     /// Series by slot; a dropped series leaves its slot free for the next new one.
@@ -138,6 +181,7 @@ pub(super) struct SeriesIndex {
     names: Vec<NameEntry>,
     name_table: HashTable<u32>,
     labels: LabelPool,
+    sets: SetPool,
     normalize_names: bool,
     /// The entry [`SeriesIndex::name_id`] last gave (checked by its spelling before use).
     last_name: u32,
@@ -254,6 +298,15 @@ impl SeriesIndex {
 
     /// Compares names with ':' and '_' alike from now on (fingerprints and the names are
     /// indexed again).
+    /// Whether series with the same labels share one set from now on (sets made before
+    /// stay as they are; off forgets the table).
+    pub fn share_label_sets(&mut self, on: bool) {
+        self.sets.share = on;
+        if !on {
+            self.sets.table = HashTable::new();
+        }
+    }
+
     pub fn set_normalize_names(&mut self, on: bool) {
         if self.normalize_names == on {
             return;
@@ -330,18 +383,14 @@ impl SeriesIndex {
     /// The identity of a parsed sample as a series stores it: its name (shared with the
     /// name's other series when spelled alike) and its interned labels, sorted by name.
     #[cfg(test)]
-    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, Box<[Arc<Label>]>) {
+    pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, LabelSet) {
         let (name, labels, _) = self.identity_and_name(name, labels);
         (name, labels)
     }
 
     /// [`SeriesIndex::identity`], and the entry of its name (for
     /// [`SeriesIndex::insert_fingerprinted`]).
-    pub fn identity_and_name(
-        &mut self,
-        name: &str,
-        labels: Labels<'_>,
-    ) -> (SharedName, Box<[Arc<Label>]>, u32) {
+    pub fn identity_and_name(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, LabelSet, u32) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
         let name = if ***entry == *name {
@@ -350,12 +399,13 @@ impl SeriesIndex {
             Arc::new(name.into())
         };
         let plain = labels.is_plain();
-        let mut interned: Vec<Arc<Label>> = labels
+        // On the stack: a shared set already held needs no allocation at all.
+        let mut interned: SmallVec<[Arc<Label>; 8]> = labels
             .iter()
             .map(|(k, v)| self.labels.intern(k, v, plain))
             .collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
-        (name, interned.into_boxed_slice(), id)
+        (name, self.sets.set(interned), id)
     }
 
     /// Stores a new series (its identity must not be in the index yet, its name and
@@ -441,6 +491,7 @@ impl SeriesIndex {
         }
         let removed = before - self.table.len();
         if removed > 0 {
+            self.sets.purge();
             self.labels.purge();
             let names = &self.names;
             self.buckets
@@ -492,6 +543,38 @@ mod tests {
         assert!(Arc::ptr_eq(&x.name, &y.name));
         assert!(Arc::ptr_eq(&x.labels[0], &y.labels[0]));
         assert_eq!(index.named(&["x_total"]).unwrap().slots, [a as u32, b as u32]);
+    }
+
+    /// Sharing, series with the same labels, under any name and in any order, hold one
+    /// set; a set that differs in one pair, or has one pair more or less, is its own. Not
+    /// sharing, each has its own.
+    #[test]
+    fn series_with_the_same_labels_share_one_set_when_asked() {
+        let lines = [
+            "h_bucket{i=\"a\",le=\"1\"} 1",
+            "g_bucket{le=\"1\",i=\"a\"} 1",
+            "h_bucket{i=\"a\",le=\"2\"} 1",
+            "h_sum{i=\"a\"} 1",
+            "h_count{i=\"a\"} 1",
+            "h_sum{i=\"b\"} 1",
+            "u 1",
+            "v 1",
+        ];
+        for share in [true, false] {
+            let mut index = SeriesIndex::default();
+            index.share_label_sets(share);
+            let slots: Vec<usize> = lines.iter().map(|l| insert(&mut index, l)).collect();
+            let set = |k: usize| &index.get(slots[k]).unwrap().labels;
+            let shared = |a, b| LabelSet::ptr_eq(set(a), set(b));
+            assert_eq!(shared(0, 1) && shared(3, 4) && shared(6, 7), share);
+            assert!(!shared(0, 2) && !shared(3, 5) && !shared(0, 3) && !shared(3, 6));
+            assert_eq!(index.get(slots[1]).unwrap().label("le"), Some("1"));
+            assert_eq!(index.sets.table.len(), if share { 5 } else { 0 });
+            index.remove_where(|s| s.name() == "h_bucket" || s.name() == "h_sum");
+            // `g_bucket` and `h_count` keep theirs; `le="2"` and `i="b"` were theirs alone.
+            assert_eq!(index.sets.table.len(), if share { 3 } else { 0 });
+            assert_eq!(index.labels.table.len(), 2, "i=\"a\" and le=\"1\" are kept");
+        }
     }
 
     #[test]

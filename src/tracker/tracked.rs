@@ -31,6 +31,12 @@ pub(super) struct Label {
     pub value: Arc<str>,
 }
 
+/// The labels of tracked series, sorted by name: with
+/// [`Tracker::share_label_sets`](crate::Tracker::share_label_sets), one allocation for
+/// every series with the same labels. `triomphe`'s count is 8 bytes (std's `Arc` adds a
+/// weak count): a set of its own costs 8 bytes more than a `Box`.
+pub(super) type LabelSet = triomphe::Arc<[Arc<Label>]>;
+
 /// A metric name as series hold it, shared by those spelled alike: a thin pointer (8
 /// bytes; an `Arc<str>` takes 16), as each of a fleet's millions of series holds one.
 pub(super) type SharedName = Arc<Box<str>>;
@@ -50,7 +56,7 @@ pub struct TrackedSeries {
     /// Shared with the other series of the name (when spelled alike).
     pub(super) name: SharedName,
     /// Sorted by label name, unescaped, each shared with the other series that have it.
-    pub(super) labels: Box<[Arc<Label>]>,
+    pub(super) labels: LabelSet,
     pub(super) data: SeriesData,
     /// The scrape that last recorded it (for staleness).
     pub(super) last_seen: u64,

@@ -4,7 +4,8 @@
 //! resident memory. `docs/many-servers.md` quotes it for 10,000 servers.
 //!
 //! Run from the repository's root:
-//! `cargo run --release -p vllm-monitor --example fleet_heap -- 10000`
+//! `cargo run --release -p vllm-monitor --example fleet_heap -- 10000`; with
+//! `FLEET_HEAP_UNSHARED=1`, without sharing label sets (the library's default).
 
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::Tracker;
@@ -38,6 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .infer_counters(true)
         .retention(TimeDelta::seconds(60))
         .expect_interval(TimeDelta::seconds(15))
+        .share_label_sets(std::env::var_os("FLEET_HEAP_UNSHARED").is_none())
         .max_series(5_000_000);
     for scrape in 0..6 {
         let page = fleet.page(at(scrape).timestamp_millis());
