@@ -105,6 +105,13 @@ pub(crate) fn of_bytes(bytes: &[u8]) -> u64 {
     stream.finish()
 }
 
+/// The hash of a sequence of words (identities, not text: a label set by its pairs'
+/// pointers), their count included, so that a sequence and its prefix differ.
+pub(crate) fn of_words(words: impl IntoIterator<Item = u64>) -> u64 {
+    let (h, n) = words.into_iter().fold((0, 0u64), |(h, n), w| (mix(h, w), n + 1));
+    avalanche(mix(h, n))
+}
+
 /// The fingerprint of the bytes `bytes` yields: [`of_bytes`] of them.
 pub(crate) fn of_byte_iter(bytes: impl IntoIterator<Item = u8>) -> u64 {
     let mut stream = Stream::new();
@@ -159,6 +166,15 @@ pub(crate) fn of_label_set<'n, V: Value>(seed: u64, labels: impl IntoIterator<It
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_sequences_differ_by_order_and_by_length() {
+        let words = |w: &[u64]| of_words(w.iter().copied());
+        assert_eq!(words(&[8, 16]), words(&[8, 16]));
+        assert_ne!(words(&[8, 16]), words(&[16, 8]));
+        assert_ne!(words(&[8, 16]), words(&[8, 16, 0]));
+        assert_ne!(words(&[]), words(&[0]));
+    }
 
     #[test]
     fn label_sets_ignore_order_but_not_content() {

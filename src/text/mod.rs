@@ -25,8 +25,8 @@
 //! already knows (the tracker's position cache) has only its value read; a Prometheus-text
 //! sample line of the common shape (`name{a="b",...} value[ timestamp]`, single spaces, no
 //! escapes) takes the fast path (`sample_line::sample_fast`), which reads it straight from
-//! the page with eight-bytes-at-a-time scans (`crate::swar`, shared with the fingerprints) and returns `None` for anything
-//! else, error or not; `# HELP`/`# TYPE` lines as exporters write them take
+//! the page with eight-bytes-at-a-time scans (`crate::swar`, shared with the fingerprints)
+//! and returns `None` for anything else, error or not; `# HELP`/`# TYPE` lines as exporters write them take
 //! `metadata::metadata_fast`. Every other line takes the general path:
 //! `sample_line::sample` for samples and `nom` for metadata (`metadata.rs`); only the
 //! general path reports errors, so their positions are exact. What must change together:

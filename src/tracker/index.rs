@@ -136,10 +136,7 @@ struct SetPool {
 
 impl SetPool {
     fn hash(labels: &[Arc<Label>]) -> u64 {
-        let pointers = labels.iter().map(|l| Arc::as_ptr(l) as usize as u64);
-        pointers.fold(labels.len() as u64, |acc, p| {
-            (acc ^ p).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
-        })
+        fingerprint::of_words(labels.iter().map(|l| Arc::as_ptr(l) as usize as u64))
     }
 
     /// The set of these interned pairs (sorted by name): the shared one when sharing.
@@ -296,8 +293,6 @@ impl SeriesIndex {
         id
     }
 
-    /// Compares names with ':' and '_' alike from now on (fingerprints and the names are
-    /// indexed again).
     /// Whether series with the same labels share one set from now on (sets made before
     /// stay as they are; off forgets the table).
     pub fn share_label_sets(&mut self, on: bool) {
@@ -307,6 +302,8 @@ impl SeriesIndex {
         }
     }
 
+    /// Compares names with ':' and '_' alike from now on (fingerprints and the names are
+    /// indexed again).
     pub fn set_normalize_names(&mut self, on: bool) {
         if self.normalize_names == on {
             return;

@@ -61,10 +61,9 @@ class Engine:
 
 
 class Load:
-    """The steady load, advanced to the present whenever anything reads or swaps the
-    engine. Counting up to the instant of each render (not only on the main loop's
-    10 ms ticks) keeps the counters exact when a busy machine stalls the main thread:
-    a scrape then never sees a value that lags its own time."""
+    """The steady load, counted up to the present whenever anything reads or swaps the
+    engine: up to the instant of each render, so that a scrape never sees a value that
+    lags its own time, however a busy machine schedules the threads."""
 
     def __init__(self, engine, args):
         self.engine = engine
@@ -134,8 +133,6 @@ def main():
         if not restarted and (due or restart_now.is_set()):
             load.restart()
             restarted = True
-        with load.lock:
-            load.advance()
     server.shutdown()
 
 

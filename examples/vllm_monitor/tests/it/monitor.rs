@@ -145,12 +145,13 @@ pub fn run_monitor_lines(args: &[&str]) -> (Vec<String>, std::process::ExitStatu
 fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() {
     let (exporter, port) = start_exporter(&["--restart-after", "10", "--lifetime", "28"]);
     let url = format!("http://127.0.0.1:{port}/metrics");
+    let interval_s = 1.0;
     let (rows, status) = run_monitor(&[
         "--url",
         &url,
         "--json",
         "--interval",
-        "1s",
+        &format!("{interval_s}s"),
         "--window",
         "5s",
         "--duration",
@@ -191,7 +192,6 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         // over s seconds may be off by up to twice the slowest scrape over s: on a busy
         // machine, more than a percent of the one-second interval (the shortest span
         // the window and the EWMA's steps cover).
-        let interval_s = 1.0;
         let spike = known * (1.005 + 2.0 * slowest_scrape_s / interval_s);
         assert!(
             (0.0..=spike).contains(&rate),
