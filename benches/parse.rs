@@ -5,8 +5,9 @@
 //! Run: `cargo bench --bench parse`. Reads its pages from `tests/data`.
 //!
 //! `PROMRATE_REPEAT="PAGE FORMAT N"` in the environment parses one page N times instead of
-//! running criterion, as `formats` does (FORMAT `text-0.0.4`, `openmetrics-2.0` or
-//! `openmetrics-2.0-lenient`, the last two on the page converted):
+//! running criterion, as `formats` does (FORMAT `text-0.0.4`, `openmetrics-2.0`,
+//! `openmetrics-2.0-lenient` or `openmetrics-2.0-as-written`, the last three on the page
+//! converted):
 //! `benches/formats_instructions.sh` counts the instructions of a parse that way.
 
 use std::hint::black_box;
@@ -167,6 +168,151 @@ fn converted(text: &str) -> (String, String) {
     (om2, quoted)
 }
 
+/// The page as an OpenMetrics 2.0 exporter writes the same families (client_java's 2.0
+/// writer): its metadata kept (`# HELP`, `# TYPE`), counters and gauges one line a sample,
+/// and each histogram's and summary's series of one label group as one composite value
+/// (`x{..} {count:..,sum:..,bucket:[le:v,...]}`), as 2.0 writes them: their `_bucket`,
+/// `_count` and `_sum` lines are not written in 2.0.
+fn as_exporters_write(text: &str) -> String {
+    use promrate::text::write::{openmetrics2_series, GoFloat};
+    use promrate::{Entry, MetricType};
+    use std::fmt::Write;
+    /// One label group of a histogram or summary: its labels (without `le` or
+    /// `quantile`), count, sum and parts (bound or quantile, value).
+    struct Group {
+        labels: Vec<(String, String)>,
+        count: f64,
+        sum: f64,
+        parts: Vec<(String, f64)>,
+    }
+    let escape = |help: &str| {
+        help.replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('"', "\\\"")
+    };
+    let mut out = String::new();
+    let mut kind = MetricType::Unknown;
+    let mut family = String::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let flush = |out: &mut String, family: &str, groups: &mut Vec<Group>, kind: MetricType| {
+        for g in groups.drain(..) {
+            openmetrics2_series(
+                out,
+                family,
+                g.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            )
+            .unwrap();
+            let list = if kind == MetricType::Histogram {
+                "bucket"
+            } else {
+                "quantile"
+            };
+            write!(
+                out,
+                " {{count:{},sum:{},{list}:[",
+                GoFloat(g.count),
+                GoFloat(g.sum)
+            )
+            .unwrap();
+            for (k, (bound, v)) in g.parts.iter().enumerate() {
+                let comma = if k == 0 { "" } else { "," };
+                write!(out, "{comma}{bound}:{}", GoFloat(*v)).unwrap();
+            }
+            out.push_str("]}\n");
+        }
+    };
+    for entry in promrate::parse(text) {
+        match entry.expect("real pages parse") {
+            Entry::Help { name, text } => {
+                flush(&mut out, &family, &mut groups, kind);
+                writeln!(out, "# HELP {name} {}", escape(&text.unescaped())).unwrap();
+            }
+            Entry::Type { name, kind: k } => {
+                flush(&mut out, &family, &mut groups, kind);
+                (family, kind) = (name.to_string(), k);
+                let spelled = k.as_str();
+                writeln!(out, "# TYPE {name} {spelled}").unwrap();
+            }
+            Entry::Sample(s) if matches!(kind, MetricType::Histogram | MetricType::Summary) => {
+                let part = if kind == MetricType::Histogram {
+                    "le"
+                } else {
+                    "quantile"
+                };
+                let labels: Vec<(String, String)> = s
+                    .labels()
+                    .iter_unescaped()
+                    .filter(|(k, _)| *k != part)
+                    .map(|(k, v)| (k.to_string(), v.unescaped().into_owned()))
+                    .collect();
+                let at = match groups.iter().position(|g| g.labels == labels) {
+                    Some(at) => at,
+                    None => {
+                        groups.push(Group {
+                            labels,
+                            count: 0.0,
+                            sum: 0.0,
+                            parts: Vec::new(),
+                        });
+                        groups.len() - 1
+                    }
+                };
+                let group = &mut groups[at];
+                let name = s.name();
+                if name.ends_with("_count") && name.len() == family.len() + 6 {
+                    group.count = s.value();
+                } else if name.ends_with("_sum") && name.len() == family.len() + 4 {
+                    group.sum = s.value();
+                } else {
+                    let bound = s.labels().iter().find(|(k, _)| *k == part).expect("a bound");
+                    group.parts.push((bound.1.raw().to_string(), s.value()));
+                }
+            }
+            Entry::Sample(s) => s.write_openmetrics2(&mut out).unwrap(),
+            _ => {}
+        }
+    }
+    flush(&mut out, &family, &mut groups, kind);
+    out.push_str("# EOF\n");
+    out
+}
+
+/// Samples and labels of an OpenMetrics 2.0 page as the classic series they stand for (a
+/// composite value's buckets or quantiles, its count and its sum), each value read;
+/// panics on any error.
+fn classic_counts(text: &str) -> (usize, usize) {
+    let mut samples = 0;
+    let mut labels = 0;
+    for entry in promrate::Parser::new(promrate::Format::OpenMetrics2).parse(text) {
+        let promrate::Entry::Sample(s) = entry.expect("converted pages parse") else {
+            continue;
+        };
+        let group = s.labels().len();
+        match s.composite() {
+            Some(value) => {
+                let parts = value
+                    .buckets()
+                    .or_else(|| value.quantiles())
+                    .expect("buckets or quantiles");
+                let mut n = 0;
+                for (bound, v) in parts {
+                    black_box((bound, v));
+                    n += 1;
+                }
+                black_box((value.count(), value.sum()));
+                samples += n + 2;
+                labels += (n + 2) * group + n;
+            }
+            None => {
+                samples += 1;
+                labels += group;
+                black_box(s.value());
+            }
+        }
+    }
+    (samples, labels)
+}
+
 /// Samples of a page in `format`; panics on any error.
 fn counts_in(format: promrate::Format, text: &str) -> (usize, usize) {
     let mut samples = 0;
@@ -182,7 +328,10 @@ fn counts_in(format: promrate::Format, text: &str) -> (usize, usize) {
 }
 
 /// The same pages in the three formats, timed per sample: text 0.0.4 (the fast path),
-/// text 1.0.0 with quoted names (the general path), OpenMetrics 2.0.
+/// text 1.0.0 with quoted names (the general path), OpenMetrics 2.0 one line a sample
+/// (every family of unknown type: each bucket its own group) and as 2.0 exporters write
+/// the same families (histograms and summaries as composite values, whose bounds are
+/// numbers to read where 0.0.4's are label text).
 fn formats(c: &mut Criterion) {
     use promrate::Format;
     for page in PAGES {
@@ -206,6 +355,12 @@ fn formats(c: &mut Criterion) {
         group.bench_function("openmetrics-2.0-lenient", |b| {
             b.iter(|| lenient.parse(black_box(&om2)).filter(|e| e.is_ok()).count())
         });
+        // The same families as a 2.0 exporter writes them: metadata, composite values.
+        let written = as_exporters_write(&text);
+        assert_eq!(classic_counts(&written), ours);
+        group.bench_function("openmetrics-2.0-as-written", |b| {
+            b.iter(|| classic_counts(black_box(&written)))
+        });
         group.finish();
     }
 }
@@ -218,6 +373,14 @@ fn repeat(spec: &str) {
     };
     let text = read(page);
     let (om2, _) = converted(&text);
+    let written = as_exporters_write(&text);
+    if format == "openmetrics-2.0-as-written" {
+        assert_eq!(
+            classic_counts(&written),
+            promrate_counts(&text),
+            "the conversion keeps every sample"
+        );
+    }
     let times: usize = times.parse().expect("N is a count");
     let lenient = promrate::Parser::new(Format::OpenMetrics2).strict(false);
     let mut sink = 0;
@@ -226,6 +389,7 @@ fn repeat(spec: &str) {
             "text-0.0.4" => promrate_counts(black_box(&text)).1,
             "openmetrics-2.0" => counts_in(Format::OpenMetrics2, black_box(&om2)).1,
             "openmetrics-2.0-lenient" => lenient.parse(black_box(&om2)).filter(|e| e.is_ok()).count(),
+            "openmetrics-2.0-as-written" => classic_counts(black_box(&written)).1,
             other => panic!("unknown format {other:?}"),
         };
     }

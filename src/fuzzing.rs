@@ -62,6 +62,13 @@ pub fn fast_paths_agree(
             .unwrap_or_else(|e| panic!("metadata fast path took {line:?}, general path refused it: {e:?}"));
         assert_eq!(format!("{fast:?}"), format!("{general:?}"));
     }
+    if let Some((fast, len)) = metadata::metadata_fast_openmetrics(text, recent.metric, usize::MAX) {
+        let line = &text[..len];
+        let general = metadata::metadata(line, true).unwrap_or_else(|e| {
+            panic!("OpenMetrics metadata fast path took {line:?}, general path refused it: {e:?}")
+        });
+        assert_eq!(format!("{fast:?}"), format!("{general:?}"));
+    }
 }
 
 /// Ingests `pages` (with scrape times in seconds) into a tracker that recognises lines it

@@ -9,7 +9,7 @@
 use std::fmt;
 
 use super::lexer::Fail;
-use super::value::parse_float;
+use super::value::{decimal_prefix, parse_float};
 use crate::error::{CompositeRule, ParseErrorKind};
 
 /// What a composite value describes: its fields say it (`gcount` for a gauge histogram,
@@ -113,24 +113,34 @@ impl<'page> Iterator for Fields<'page> {
     type Item = (&'page str, &'page str, usize);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let rest = self.raw.get(self.pos..).filter(|r| !r.is_empty())?;
-        let colon = rest.find(':')?;
-        let key = &rest[..colon];
+        // Byte loops, not `str::find`: fields are a few bytes, shorter than a search's
+        // setup.
+        let b = self.raw.as_bytes();
+        let start = self.pos;
+        if start >= b.len() {
+            return None;
+        }
+        let colon = start + position(&b[start..], b':')?;
+        let key = &self.raw[start..colon];
         let value_start = colon + 1;
-        let (value, end) = if rest[value_start..].starts_with('[') {
-            let close = value_start + rest[value_start..].find(']')?;
-            (&rest[value_start + 1..close], close + 1)
+        let (value, end) = if b.get(value_start) == Some(&b'[') {
+            // A list is long (a histogram's buckets): searched a vector at a time.
+            let close = value_start + memchr::memchr(b']', &b[value_start..])?;
+            (&self.raw[value_start + 1..close], close + 1)
         } else {
-            let end = rest[value_start..]
-                .find(',')
-                .map_or(rest.len(), |c| value_start + c);
-            (&rest[value_start..end], end)
+            let end = position(&b[value_start..], b',').map_or(b.len(), |c| value_start + c);
+            (&self.raw[value_start..end], end)
         };
-        let at = self.pos + value_start;
         // Past the comma after the field, if any.
-        self.pos += end + usize::from(rest.as_bytes().get(end) == Some(&b','));
-        Some((key, value, at))
+        self.pos = end + usize::from(b.get(end) == Some(&b','));
+        Some((key, value, value_start))
     }
+}
+
+/// The index of the first `byte` in `b`.
+#[inline(always)]
+fn position(b: &[u8], byte: u8) -> Option<usize> {
+    b.iter().position(|&c| c == byte)
 }
 
 impl<'page> CompositeValue<'page> {
@@ -168,9 +178,17 @@ impl<'page> CompositeValue<'page> {
     /// assert_eq!(s.composite().unwrap().kind(), CompositeKind::GaugeHistogram);
     /// ```
     pub fn kind(&self) -> CompositeKind {
+        // The third field tells: count and sum are numbers, so it follows their commas
+        // (no list is read to find it).
+        let third = || {
+            let b = self.raw.as_bytes();
+            let first = position(b, b',')?;
+            let second = first + 1 + position(&b[first + 1..], b',')?;
+            self.raw.get(second + 1..)
+        };
         if self.raw.starts_with('g') {
             CompositeKind::GaugeHistogram
-        } else if self.fields().nth(2).is_some_and(|(k, _, _)| k == "quantile") {
+        } else if third().is_some_and(|rest| rest.starts_with("quantile:")) {
             CompositeKind::Summary
         } else {
             CompositeKind::Histogram
@@ -187,10 +205,14 @@ impl<'page> CompositeValue<'page> {
     /// assert_eq!(s.composite().unwrap().count(), 3.0);
     /// ```
     pub fn count(&self) -> f64 {
-        self.fields()
-            .next()
-            .and_then(|(_, v, _)| parse_float(v))
-            .unwrap_or(f64::NAN)
+        match number_field(self.raw.as_bytes(), 0) {
+            Some((count, _)) => count,
+            None => self
+                .fields()
+                .next()
+                .and_then(|(_, v, _)| parse_float(v))
+                .unwrap_or(f64::NAN),
+        }
     }
 
     /// The sum (`sum`, or a gauge histogram's `gsum`).
@@ -203,10 +225,15 @@ impl<'page> CompositeValue<'page> {
     /// assert_eq!(s.composite().unwrap().sum(), 2.5);
     /// ```
     pub fn sum(&self) -> f64 {
-        self.fields()
-            .nth(1)
-            .and_then(|(_, v, _)| parse_float(v))
-            .unwrap_or(f64::NAN)
+        let b = self.raw.as_bytes();
+        match number_field(b, 0).and_then(|(_, end)| number_field(b, end + 1)) {
+            Some((sum, _)) => sum,
+            None => self
+                .fields()
+                .nth(1)
+                .and_then(|(_, v, _)| parse_float(v))
+                .unwrap_or(f64::NAN),
+        }
     }
 
     /// The classic buckets as `(upper bound, cumulative count)`, lowest bound first, the
@@ -388,21 +415,35 @@ impl<'page> NativeHistogram<'page> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct CompositePairs<'page> {
-    items: std::str::Split<'page, char>,
+    /// The items not read yet, `None` once the list is read.
+    rest: Option<&'page str>,
 }
 
 impl<'page> CompositePairs<'page> {
     fn new(list: &'page str) -> Self {
-        let mut items = list.split(',');
-        if list.is_empty() {
-            // An empty list has no items (`split` would yield one empty one).
-            items.next();
+        // An empty list has no items.
+        CompositePairs {
+            rest: Some(list).filter(|l| !l.is_empty()),
         }
-        CompositePairs { items }
     }
 
+    /// The next item's two texts; `None` at the end, or at an item that is not a pair
+    /// (the value was validated, so only a list this type does not read has one).
     fn next_text(&mut self) -> Option<(&'page str, &'page str)> {
-        self.items.next()?.split_once(':')
+        let rest = self.rest?;
+        let b = rest.as_bytes();
+        let item = match position(b, b',') {
+            Some(comma) => {
+                self.rest = Some(&rest[comma + 1..]);
+                &rest[..comma]
+            }
+            None => {
+                self.rest = None;
+                rest
+            }
+        };
+        let colon = position(item.as_bytes(), b':')?;
+        Some((&item[..colon], &item[colon + 1..]))
     }
 
     /// The pairs as written (`("0.1", "8")`): a bucket's `le` label is its bound's text.
@@ -414,9 +455,39 @@ impl<'page> CompositePairs<'page> {
 impl Iterator for CompositePairs<'_> {
     type Item = (f64, f64);
     fn next(&mut self) -> Option<(f64, f64)> {
+        // The usual pair is read where it stands (its numbers scanned once); anything
+        // else (a `NaN` count, a `-Inf` bound) is split first, then read.
+        let rest = self.rest?;
+        let b = rest.as_bytes();
+        let in_place = || {
+            let (first, colon) = match b.get(..4) {
+                Some(b"+Inf") => (f64::INFINITY, 4),
+                _ => real_at(b, 0)?,
+            };
+            let (second, end) = real_at(b, colon.checked_add(1).filter(|_| b.get(colon) == Some(&b':'))?)?;
+            match b.get(end) {
+                None => Some((first, second, None)),
+                Some(b',') => Some((first, second, Some(&rest[end + 1..]))),
+                Some(_) => None,
+            }
+        };
+        if let Some((first, second, after)) = in_place() {
+            self.rest = after;
+            return Some((first, second));
+        }
         let (a, b) = self.next_text()?;
         Some((parse_float(a)?, parse_float(b)?))
     }
+}
+
+/// The number of the field at `b[start..]` (`key:number`, then a comma or the end), read
+/// in place, and the index past it; `None` for any other value (a list, a word such as
+/// `NaN`), which [`Fields`] reads.
+#[inline]
+fn number_field(b: &[u8], start: usize) -> Option<(f64, usize)> {
+    let colon = start + position(b.get(start..)?, b':')?;
+    let (value, end) = real_at(b, colon + 1)?;
+    matches!(b.get(end), None | Some(b',')).then_some((value, end))
 }
 
 /// The spans of a native histogram's positive or negative buckets.
@@ -545,6 +616,17 @@ impl<'a> Cursor<'a> {
 /// specification's rules that one value can break. Returns the value and the index past
 /// its `}`.
 pub(crate) fn composite(line: &str, open: usize) -> Result<(CompositeValue<'_>, usize), Fail> {
+    if let Some(close) = usual(line.as_bytes(), open) {
+        let value = CompositeValue {
+            raw: &line[open + 1..close],
+        };
+        return Ok((value, close + 1));
+    }
+    read_in_full(line, open)
+}
+
+/// [`composite`] field by field: every value, and the errors with their offsets.
+fn read_in_full(line: &str, open: usize) -> Result<(CompositeValue<'_>, usize), Fail> {
     let rest = &line[open..];
     let close = rest
         .find(['}', ' '])
@@ -567,6 +649,112 @@ pub(crate) fn composite(line: &str, open: usize) -> Result<(CompositeValue<'_>, 
         return Err(fail((at, CompositeRule::Expected("'}' after the last field"))));
     }
     Ok((value, open + close + 1))
+}
+
+/// The usual composite value, validated in one pass over its bytes: a histogram's classic
+/// buckets (`count:..,sum:..,bucket:[..]`) or a summary's quantiles, every number a
+/// real number. Returns the index of its `}` in `b`, whose `{` is at `open`; `None` for any
+/// other value (a gauge histogram, native fields, a word such as `NaN`, a broken rule),
+/// which [`composite`] then reads field by field, as it reads every value it refuses.
+/// Accepts only what that reading accepts, and ends where it ends (the proptest
+/// `the_usual_values_read_as_the_general_reading_does`).
+#[inline]
+fn usual(b: &[u8], open: usize) -> Option<usize> {
+    let after = |i: usize, text: &[u8]| (b.get(i..i + text.len())? == text).then_some(i + text.len());
+    let (count, i) = real_at(b, after(open + 1, b"count:")?)?;
+    let (sum, i) = real_at(b, after(i, b",sum:")?)?;
+    if count < 0.0 {
+        return None;
+    }
+    let close = if let Some(i) = after(i, b",bucket:[") {
+        let (inf, close) = usual_buckets(b, i)?;
+        (inf == count).then_some(close)?
+    } else {
+        let i = after(i, b",quantile:[")?;
+        if count.fract() != 0.0 || count.is_infinite() || sum < 0.0 {
+            return None;
+        }
+        usual_quantiles(b, i)?
+    };
+    (b.get(close) == Some(&b'}')).then_some(close)
+}
+
+/// The real number (the ABNF's `realnumber`) at `b[i..]` and the index past it: a plain
+/// decimal at once, else (more digits than an `f64` holds exactly, such as Go's bounds
+/// `24.999999999999996`) its text read by the full parser.
+#[inline(always)]
+fn real_at(b: &[u8], i: usize) -> Option<(f64, usize)> {
+    if let Some(found) = decimal_prefix(b, i) {
+        return Some(found);
+    }
+    let rest = b.get(i..)?;
+    let len = position_not(rest, |c| {
+        matches!(c, b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+    });
+    let text = std::str::from_utf8(&rest[..len]).ok()?;
+    if !is_real_number(text) {
+        return None;
+    }
+    // Digits and signs only, so no word (`inf`) for `parse` to read: an infinity is a
+    // number out of range, which the full reading refuses too.
+    let value: f64 = text.parse().ok().filter(|v: &f64| v.is_finite())?;
+    Some((value, i + len))
+}
+
+/// The length of the leading run of `b` whose bytes are `in_run`.
+#[inline(always)]
+fn position_not(b: &[u8], in_run: impl Fn(u8) -> bool) -> usize {
+    b.iter().position(|&c| !in_run(c)).unwrap_or(b.len())
+}
+
+/// The classic buckets from `b[i]` to their `]`, as [`usual`] reads them: the `+Inf`
+/// bucket's count and the index past the `]`.
+#[inline]
+fn usual_buckets(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
+    let mut last: Option<(f64, f64)> = None;
+    loop {
+        let (bound, colon) = match b.get(i..i + 4)? {
+            b"+Inf" => (f64::INFINITY, i + 4),
+            b"-Inf" if last.is_none() => (f64::NEG_INFINITY, i + 4),
+            _ => real_at(b, i)?,
+        };
+        if b.get(colon) != Some(&b':') {
+            return None;
+        }
+        let (value, end) = real_at(b, colon + 1)?;
+        if value < 0.0 || last.is_some_and(|(l, v)| bound <= l || value < v) {
+            return None;
+        }
+        last = Some((bound, value));
+        match b.get(end)? {
+            b',' if bound != f64::INFINITY => i = end + 1,
+            b']' if bound == f64::INFINITY && last.is_some() => return Some((value, end + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// The quantiles from `b[i]` to their `]` (at least one), as [`usual`] reads them: the
+/// index past the `]`.
+#[inline]
+fn usual_quantiles(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut last: Option<f64> = None;
+    loop {
+        let (q, colon) = real_at(b, i)?;
+        if b.get(colon) != Some(&b':') || !(0.0..=1.0).contains(&q) || last.is_some_and(|l| q <= l) {
+            return None;
+        }
+        let (value, end) = real_at(b, colon + 1)?;
+        if value < 0.0 {
+            return None;
+        }
+        last = Some(q);
+        match b.get(end)? {
+            b',' => i = end + 1,
+            b']' => return Some(end + 1),
+            _ => return None,
+        }
+    }
 }
 
 /// The fields in the ABNF's order and the rules on their values.
@@ -734,4 +922,129 @@ fn quantile_list(list: &str, at: usize) -> Result<(), Broken> {
         last = Some(q);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value of `parts` joined as written, `{` at 0.
+    fn value(count: &str, sum: &str, list: &str, parts: &[(&str, &str)], tail: &str) -> String {
+        let items: Vec<String> = parts.iter().map(|(a, b)| format!("{a}:{b}")).collect();
+        format!("{{count:{count},sum:{sum},{list}:[{}]}}{tail}", items.join(","))
+    }
+
+    #[test]
+    fn the_usual_values_are_read_in_one_pass() {
+        let histogram = value(
+            "17",
+            "324789.3",
+            "bucket",
+            &[("0.1", "8"), ("1", "11"), ("+Inf", "17")],
+            " 1",
+        );
+        assert_eq!(usual(histogram.as_bytes(), 0), Some(histogram.len() - 3));
+        let summary = value("3", "2.5", "quantile", &[("0.5", "1"), ("0.99", "2")], "");
+        assert_eq!(usual(summary.as_bytes(), 0), Some(summary.len() - 1));
+        // Anything else is left to the reading field by field.
+        for other in [
+            value("17", "1", "bucket", &[("0.1", "8"), ("+Inf", "16")], ""),
+            value(
+                "17",
+                "1",
+                "bucket",
+                &[("1", "8"), ("0.1", "9"), ("+Inf", "17")],
+                "",
+            ),
+            value("2", "NaN", "bucket", &[("+Inf", "2")], ""),
+            value("2.5", "1", "quantile", &[("0.5", "1")], ""),
+            "{gcount:1,gsum:2,bucket:[+Inf:1]}".to_string(),
+            "{count:0,sum:0,schema:3,zero_threshold:1e-4,zero_count:0}".to_string(),
+        ] {
+            assert_eq!(usual(other.as_bytes(), 0), None, "{other}");
+        }
+    }
+
+    /// The list a value has: its buckets, or a summary's quantiles.
+    fn list_name(value: &CompositeValue<'_>) -> &'static str {
+        if value.kind() == CompositeKind::Summary {
+            "quantile"
+        } else {
+            "bucket"
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// A value the one pass reads is one the reading field by field accepts, ending at
+        /// the same `}`; values it leaves are read field by field (so every error and its
+        /// offset is as before).
+        #[test]
+        fn the_usual_values_read_as_the_general_reading_does(
+            count in proptest::sample::select(vec!["0", "3", "17", "17.0", "-1", "2.5", "1e3", "NaN", "+Inf", "x"]),
+            sum in proptest::sample::select(vec!["0", "2.5", "-1", "1e-4", "NaN", ""]),
+            list in proptest::sample::select(vec!["bucket", "bucket", "quantile", "schema"]),
+            // Mostly in order (bounds and counts up, as exporters write them), sometimes
+            // not, and sometimes a word or nothing where a number goes.
+            parts in proptest::collection::vec((
+                proptest::sample::select(vec!["-Inf", "+Inf", "0", "0.1", "0.5", "1", "1.", ".5", "2", "1e1", "-1", "NaN", "Inf", "", "24.999999999999996", "0.0009175039999999999", "1e99999"]),
+                proptest::sample::select(vec!["0", "1", "2", "3", "17", "17.0", "-1", "1.5", "NaN", "+Inf", "", "4.4046288803e+10", "12345678901234567890"]),
+            ), 0..6),
+            sorted in proptest::bool::weighted(0.7),
+            ends_at_inf in proptest::bool::weighted(0.7),
+            tail in proptest::sample::select(vec!["", " 1", ",", "x", " st@1"]),
+        ) {
+            let mut parts = parts;
+            if sorted {
+                let key = |t: &str| t.parse::<f64>().ok().filter(|v| !v.is_nan()).map_or(f64::MAX, |v| v);
+                parts.sort_by(|a, b| key(a.0).total_cmp(&key(b.0)));
+                let mut counts: Vec<&str> = parts.iter().map(|p| p.1).collect();
+                counts.sort_by(|a, b| key(a).total_cmp(&key(b)));
+                for (part, count) in parts.iter_mut().zip(counts) {
+                    part.1 = count;
+                }
+            }
+            if ends_at_inf && list == "bucket" {
+                parts.retain(|p| p.0 != "+Inf");
+                parts.push(("+Inf", count));
+            }
+            let parts: Vec<(&str, &str)> = parts.iter().map(|&(a, b)| (a, b)).collect();
+            let text = value(count, sum, list, &parts, tail);
+            let line = format!("x {text}");
+            if let Some(close) = usual(line.as_bytes(), 2) {
+                let general = read_in_full(&line, 2);
+                proptest::prop_assert!(general.is_ok(), "{line}: {general:?}");
+                let (read, end) = general.unwrap();
+                proptest::prop_assert_eq!(end, close + 1);
+                proptest::prop_assert_eq!(read.as_raw(), &line[3..close]);
+            }
+            // Either way, the reading is the general one's.
+            let (fast, general) = (composite(&line, 2), read_in_full(&line, 2));
+            proptest::prop_assert_eq!(format!("{fast:?}"), format!("{general:?}"));
+            // And a value accepted reads back as its fields, split and parsed one by one.
+            if let Ok((read, _)) = general {
+                let field = |n: usize| read.fields().nth(n).and_then(|(_, v, _)| parse_float(v));
+                let same = |a: f64, b: Option<f64>| a.to_bits() == b.unwrap_or(f64::NAN).to_bits();
+                proptest::prop_assert!(same(read.count(), field(0)), "{line}: count");
+                proptest::prop_assert!(same(read.sum(), field(1)), "{line}: sum");
+                let list = read.buckets().or_else(|| read.quantiles());
+                // Compared as bits: a quantile's value may be NaN.
+                let bits = |v: Option<f64>| v.map(f64::to_bits);
+                let split = read.field(list_name(&read)).map(|l| {
+                    CompositePairs::new(l).texts().map(|(a, b)| (bits(parse_float(a)), bits(parse_float(b))))
+                });
+                let pairs: Option<Vec<(Option<u64>, Option<u64>)>> =
+                    list.map(|l| l.map(|(a, b)| (Some(a.to_bits()), Some(b.to_bits()))).collect());
+                let mut split: Option<Vec<(Option<u64>, Option<u64>)>> = split.map(|s| s.collect());
+                // The split reading stops at the first pair that is not two numbers.
+                if let Some(split) = &mut split {
+                    if let Some(stop) = split.iter().position(|(a, b)| a.is_none() || b.is_none()) {
+                        split.truncate(stop);
+                    }
+                }
+                proptest::prop_assert_eq!(pairs, split, "{}: pairs", line);
+            }
+        }
+    }
 }

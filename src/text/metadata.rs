@@ -139,6 +139,58 @@ pub(crate) fn metadata_fast<'page>(
     (end <= max_line).then_some((entry, end))
 }
 
+/// [`metadata_fast`] for OpenMetrics: `# HELP name text` and `# TYPE name kind` with the
+/// single spaces the format requires, read straight from the page. Returns the entry and
+/// the line's length, or `None` for every other line (`# UNIT`, `# EOF`, a quoted name, a
+/// kind the format does not have, a line over `max_line` bytes), which [`metadata`] then
+/// parses and reports exactly; for the lines it accepts, both give the same entry.
+/// `previous_name` is the name of the metadata line before (see [`metadata_fast`]).
+#[inline(always)]
+pub(crate) fn metadata_fast_openmetrics<'page>(
+    text: &'page str,
+    previous_name: &str,
+    max_line: usize,
+) -> Option<(Entry<'page>, usize)> {
+    const KEYWORD: u64 = 0x00ff_ffff_ffff_ffff;
+    let b = text.as_bytes();
+    let keyword = word_at(b, 0)? & KEYWORD;
+    let help = keyword == u64::from_le_bytes(*b"# HELP \0");
+    if !help && keyword != u64::from_le_bytes(*b"# TYPE \0") {
+        return None;
+    }
+    let after = &b[7..];
+    let repeated = !previous_name.is_empty()
+        && after.get(previous_name.len()) == Some(&b' ')
+        && same_bytes(&after[..previous_name.len()], previous_name.as_bytes());
+    let name_len = if repeated {
+        previous_name.len()
+    } else {
+        metric_name_len(after)
+    };
+    // Exactly one space after the name, even before an empty help text.
+    if name_len == 0 || b.get(7 + name_len) != Some(&b' ') {
+        return None;
+    }
+    let name = &text[7..7 + name_len];
+    let start = 7 + name_len + 1;
+    let end = line_end(b, start);
+    if end > max_line {
+        return None;
+    }
+    let value = &text[start..end];
+    let entry = if help {
+        Entry::Help {
+            name,
+            text: HelpText::new(value, true),
+        }
+    } else {
+        // `untyped` is Prometheus text's word; OpenMetrics says `unknown`.
+        let kind = MetricType::from_name(value).filter(|_| value != "untyped")?;
+        Entry::Type { name, kind }
+    };
+    Some((entry, end))
+}
+
 /// The index of the first `\n` at or after `i`, or the end: eight bytes at a time over the
 /// first words (help texts are mostly short, shorter than a vector search takes to start),
 /// `memchr` for the rest.
@@ -409,6 +461,58 @@ mod tests {
                 proptest::prop_assert!(general.is_ok(), "{page:?}: {general:?}");
                 proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", general.unwrap()));
             }
+        }
+
+        /// The same for OpenMetrics' fast path: what it takes, the general path reads the
+        /// same; and it takes the lines exporters write.
+        #[test]
+        fn openmetrics_metadata_fast_path_agrees_with_general_path(
+            page in "# (HELP|TYPE|HELPX|UNIT|EOF)[ \t]{0,2}[a-z_:\"]{0,5}[ \t]{0,2}(counter|gauge|untyped|unknown|histogram|gaugehistogram|stateset|info|summary|histogrum|counte|[a-z \\\\\"]{0,6})[ \t]?\r?(\n[a-z#]{0,3})?",
+            previous in "[a-z_:]{0,5}",
+            max_line in 0usize..60,
+        ) {
+            if let Some((fast, len)) = metadata_fast_openmetrics(&page, &previous, max_line) {
+                proptest::prop_assert!(len <= max_line);
+                proptest::prop_assert!(matches!(page.as_bytes().get(len), None | Some(b'\n')), "{page:?} at {len}");
+                let general = metadata(&page[..len], true);
+                proptest::prop_assert!(general.is_ok(), "{page:?}: {general:?}");
+                proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", general.unwrap()));
+            }
+        }
+    }
+
+    #[test]
+    fn openmetrics_metadata_fast_path_takes_what_exporters_write() {
+        for line in [
+            "# HELP a_total Some text.",
+            "# HELP a ",
+            "# TYPE a counter",
+            "# TYPE a gaugehistogram",
+            "# TYPE a unknown",
+        ] {
+            let page = format!("{line}\na 1\n");
+            let (fast, len) =
+                metadata_fast_openmetrics(&page, "", usize::MAX).unwrap_or_else(|| panic!("{line:?}"));
+            assert_eq!(len, line.len());
+            let again = metadata_fast_openmetrics(&page, "a", usize::MAX).map(|(e, _)| format!("{e:?}"));
+            assert_eq!(again, Some(format!("{fast:?}")), "{line:?} after the name `a`");
+            assert_eq!(
+                format!("{fast:?}"),
+                format!("{:?}", metadata(line, true).unwrap())
+            );
+        }
+        for line in [
+            "# HELP a",
+            "# TYPE a untyped",
+            "# TYPE a  counter",
+            "# UNIT a seconds",
+            "# EOF",
+            "# TYPE \"a\" gauge",
+        ] {
+            assert!(
+                metadata_fast_openmetrics(line, "a", usize::MAX).is_none(),
+                "{line:?}"
+            );
         }
     }
 }

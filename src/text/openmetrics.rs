@@ -598,8 +598,8 @@ fn composite_rules(kind: MetricType, name: &str, sample: &Sample<'_>) -> Result<
         _ => {}
     }
     let labels = sample.labels();
-    let classic = composite.is_some_and(|c| c.buckets().is_some());
-    if classic && labels.get("le").is_some() {
+    // A composite value hardly ever has the label: it is looked for first.
+    if labels.get("le").is_some() && composite.is_some_and(|c| c.buckets().is_some()) {
         return Err(FamilyRule::LeLabelNotAllowed);
     }
     if kind == MetricType::Summary && labels.get("quantile").is_some() {

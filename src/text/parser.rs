@@ -285,6 +285,7 @@ impl Parser {
             pending: None,
             finished: false,
             recent: sample_line::RecentNames::default(),
+            recent_family: "",
         }
     }
 }
@@ -365,6 +366,9 @@ pub struct Entries<'page> {
     finished: bool,
     /// Names the fast paths checked on earlier lines (see `sample_fast`).
     recent: sample_line::RecentNames<'page>,
+    /// The name of the last OpenMetrics `# HELP` or `# TYPE` line the metadata fast path
+    /// read: the `# TYPE` after a `# HELP` repeats it, and then needs no character check.
+    recent_family: &'page str,
 }
 
 impl<'page> Entries<'page> {
@@ -556,6 +560,17 @@ impl<'page> Entries<'page> {
                 if let Some((sample, len)) = sample_line::sample_fast(rest, &mut self.recent, limits, true) {
                     self.next_line(len);
                     return self.validated_sample(&rest[..len], sample);
+                }
+                if rest.starts_with('#') {
+                    if let Some((entry, len)) =
+                        metadata::metadata_fast_openmetrics(rest, self.recent_family, limits.line_length)
+                    {
+                        self.next_line(len);
+                        if let Entry::Help { name, .. } | Entry::Type { name, .. } = entry {
+                            self.recent_family = name;
+                        }
+                        return self.validated(&rest[..len], entry);
+                    }
                 }
             }
             let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
