@@ -192,6 +192,21 @@ impl<'page> Labels<'page> {
         self.simple
     }
 
+    /// Each label's fingerprint (`crate::fingerprint::of_label`), in input order; their
+    /// XOR with `seed` is [`Labels::fingerprint`]. A new series' labels are interned by
+    /// them, so that they are computed once.
+    pub(crate) fn label_fingerprints(&self) -> smallvec::SmallVec<[u64; 8]> {
+        if self.simple {
+            self.iter()
+                .map(|(name, value)| fingerprint::of_label(name, value.raw))
+                .collect()
+        } else {
+            self.iter()
+                .map(|(name, value)| fingerprint::of_label(name, value))
+                .collect()
+        }
+    }
+
     /// The order-independent fingerprint of the set from `seed` (`crate::fingerprint`),
     /// its values read as written where the set is known to hold no escape.
     pub(crate) fn fingerprint(&self, seed: u64) -> u64 {
@@ -550,6 +565,18 @@ impl PartialEq<&str> for LabelValue<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn label_fingerprints_make_the_set_fingerprint() {
+        // A simple set (read as written) and one with an escape (read unescaped).
+        for line in ["a{x=\"1\",y=\"two\"} 1", "a{x=\"1\",y=\"t\\\"o\"} 1", "a 1"] {
+            let sample = crate::parse(line).next().unwrap().unwrap().into_sample().unwrap();
+            let labels = sample.labels();
+            let folded = labels.label_fingerprints().iter().fold(7, |acc, k| acc ^ k);
+            assert_eq!(folded, labels.fingerprint(7), "{line}");
+            assert_eq!(labels.label_fingerprints().len(), labels.len());
+        }
+    }
+
     #[test]
     fn a_parsed_value_fingerprints_as_its_unescaped_text() {
         use crate::fingerprint::of_label;

@@ -71,6 +71,14 @@ fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
         })
 }
 
+/// What [`SeriesIndex::lookup_parsed`] computed for a sample no series has: its
+/// identity fingerprint, and each label's.
+#[derive(Debug)]
+pub(super) struct NewIdentity {
+    pub key: u64,
+    pub label_keys: SmallVec<[u64; 8]>,
+}
+
 /// The series of one metric name (compared with ':' and '_' alike when normalizing).
 #[derive(Debug, Clone)]
 pub(super) struct NameEntry {
@@ -91,14 +99,18 @@ impl LabelPool {
         fingerprint::of_label(name, value)
     }
 
-    /// The shared pair for a parsed label, created if new; `plain`: the parser knows its
-    /// set holds no escape, so the value as written is the value (no search for one).
-    fn intern(&mut self, name: &str, value: LabelValue<'_>, plain: bool) -> Arc<Label> {
-        let hash = if plain {
-            Self::hash(name, value.raw())
-        } else {
-            Self::hash(name, value)
-        };
+    /// The shared pair for a parsed label, whose fingerprint is `hash`
+    /// ([`fingerprint::of_label`]), created if new; `plain`: the parser knows its set holds
+    /// no escape, so the value as written is the value (no search for one).
+    fn intern(&mut self, name: &str, value: LabelValue<'_>, plain: bool, hash: u64) -> Arc<Label> {
+        debug_assert_eq!(
+            hash,
+            if plain {
+                Self::hash(name, value.raw())
+            } else {
+                Self::hash(name, value)
+            }
+        );
         let same_value = |l: &Label| {
             if plain {
                 *l.value == *value.raw()
@@ -343,14 +355,20 @@ impl SeriesIndex {
         )
     }
 
-    /// [`SeriesIndex::find_parsed`], or the fingerprint of the series it did not find.
-    pub fn lookup_parsed(&self, name_parts: &[&str], labels: Labels<'_>) -> Result<usize, u64> {
+    /// The slot of the series of a parsed sample (its labels still escaped, in any order);
+    /// for a new one, its fingerprint and its labels' (which
+    /// [`SeriesIndex::identity_and_name`] interns them by, so that no label is hashed
+    /// twice).
+    pub fn lookup_parsed(&self, name: &str, labels: Labels<'_>) -> Result<usize, NewIdentity> {
         let normalize = self.normalize_names;
-        let key = labels.fingerprint(name_fingerprint(name_parts, normalize));
+        let label_keys = labels.label_fingerprints();
+        let key = label_keys
+            .iter()
+            .fold(name_fingerprint(&[name], normalize), |acc, k| acc ^ k);
         self.find(key, |series| {
-            names_equal(&series.name, name_parts, normalize) && same_labels(&series.labels, labels)
+            names_equal(&series.name, &[name], normalize) && same_labels(&series.labels, labels)
         })
-        .ok_or(key)
+        .ok_or(NewIdentity { key, label_keys })
     }
 
     /// The slot of the series with this name and these (unescaped) labels, in any order.
@@ -381,13 +399,20 @@ impl SeriesIndex {
     /// name's other series when spelled alike) and its interned labels, sorted by name.
     #[cfg(test)]
     pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, LabelSet) {
-        let (name, labels, _) = self.identity_and_name(name, labels);
+        let label_keys = labels.label_fingerprints();
+        let (name, labels, _) = self.identity_and_name(name, labels, &label_keys);
         (name, labels)
     }
 
     /// [`SeriesIndex::identity`], and the entry of its name (for
-    /// [`SeriesIndex::insert_fingerprinted`]).
-    pub fn identity_and_name(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, LabelSet, u32) {
+    /// [`SeriesIndex::insert_fingerprinted`]); `label_keys` are the labels' fingerprints,
+    /// in input order (from [`SeriesIndex::lookup_parsed`]).
+    pub fn identity_and_name(
+        &mut self,
+        name: &str,
+        labels: Labels<'_>,
+        label_keys: &[u64],
+    ) -> (SharedName, LabelSet, u32) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
         let name = if ***entry == *name {
@@ -399,7 +424,8 @@ impl SeriesIndex {
         // On the stack: a shared set already held needs no allocation at all.
         let mut interned: SmallVec<[Arc<Label>; 8]> = labels
             .iter()
-            .map(|(k, v)| self.labels.intern(k, v, plain))
+            .zip(label_keys)
+            .map(|((k, v), &hash)| self.labels.intern(k, v, plain, hash))
             .collect();
         interned.sort_by(|a, b| a.name.cmp(&b.name));
         (name, self.sets.set(interned), id)

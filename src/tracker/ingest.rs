@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
+use super::index::NewIdentity;
 use super::positions::{CreatedFor, Target};
 use super::roles::{self, Role};
 use super::{IngestReport, ResetEvent, SeriesData, TrackedSeries, Tracker};
@@ -538,8 +539,11 @@ impl Tracker {
     }
 
     /// A new series for `sample`, whose identity fingerprint is `key`.
-    fn insert(&mut self, sample: &Sample<'_>, role: Role, key: u64) -> usize {
-        let (name, labels, name_id) = self.index.identity_and_name(sample.name(), sample.labels());
+    fn insert(&mut self, sample: &Sample<'_>, role: Role, new: &NewIdentity) -> usize {
+        let key = new.key;
+        let (name, labels, name_id) =
+            self.index
+                .identity_and_name(sample.name(), sample.labels(), &new.label_keys);
         let data = match role {
             Role::Counter => SeriesData::Counter(self.new_series().counter()),
             Role::Gauge | Role::Created => SeriesData::Gauge(self.new_series().gauge()),
@@ -795,13 +799,13 @@ impl<'page> Ingest<'_, 'page> {
             }
             return Target::Ignored;
         }
-        let key = match tracker.index.lookup_parsed(&[sample.name()], sample.labels()) {
+        let new = match tracker.index.lookup_parsed(sample.name(), sample.labels()) {
             Ok(slot) => return Target::Series(slot),
-            Err(key) => key,
+            Err(new) => new,
         };
         if tracker.holding && tracker.index.len() >= tracker.max_series {
             // Past the limit: counted, not created (the page will be refused).
-            self.read.over_limit.insert(key);
+            self.read.over_limit.insert(new.key);
             return Target::Ignored;
         }
         let undecided = role == Role::Gauge
@@ -809,7 +813,7 @@ impl<'page> Ingest<'_, 'page> {
             && roles::may_belong_to_a_family(sample.name());
         self.read.report.new_series += 1;
         tracker.touched += 1;
-        let slot = tracker.insert(sample, role, key);
+        let slot = tracker.insert(sample, role, &new);
         if undecided {
             self.read.undecided.push(slot);
         }
