@@ -836,6 +836,7 @@ fn clamp_ms(d: TimeDelta) -> u32 {
 mod promql_functions;
 mod window_increase;
 
+pub(crate) use window_increase::RuleMs;
 pub use window_increase::{Shortened, WindowIncrease, WindowRule};
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod created;
 mod gauge;
 mod points;
 
+pub(crate) use counter::RuleMs;
 pub use counter::{CounterSeries, Shortened, WindowIncrease, WindowRule};
 pub use gauge::GaugeSeries;
 

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::aggregate::{family_selector, part_selector, Pick, HISTOGRAM_PARTS};
-use super::figure::Covered;
+use super::figure::{Covered, MeasuredAt};
 use super::{TrackedSeries, Tracker};
 use crate::error::{NoValue, QueryError};
 use crate::histogram::{self, Bucket};
@@ -139,11 +139,12 @@ impl Tracker {
             return Ok(self.no_scrapes(query));
         };
         let by: Vec<&str> = query.by.iter().map(String::as_str).collect();
+        let measured = MeasuredAt::new(self, query, at);
         let groups = self.grouped(
             &query.selector,
             Pick::Family,
             &by,
-            |series| Some(self.series_figure(series, query, at)),
+            |series| Some(self.series_figure(series, query, &measured)),
             |figure| Fold::start(figure, 0.0),
             |fold, figure| fold.add(figure, |sum, v| *sum += v),
         );
@@ -162,9 +163,10 @@ impl Tracker {
     fn bucket_groups(&self, query: &Query, at: DateTime<Utc>) -> Vec<(GroupLabels, Fold<Vec<Bucket>>)> {
         let by: Vec<&str> = query.by.iter().map(String::as_str).collect();
         let family = family_selector(&query.selector);
+        let measured = MeasuredAt::new(self, query, at);
         let bucket = |series: &TrackedSeries| {
             let upper_bound = series.label("le")?.parse::<f64>().ok()?;
-            let figure = self.series_figure(series, query, at);
+            let figure = self.series_figure(series, query, &measured);
             Some(figure.map(|(count, coverage)| (Bucket { upper_bound, count }, coverage)))
         };
         // A group's list is made by its first bucket; the others are pushed onto it.

@@ -7,6 +7,7 @@ use super::{TrackedSeries, Tracker};
 use crate::error::NoValue;
 use crate::promql::{millis_to_time, Point, RangeForm};
 use crate::query::{Coverage, Estimator, Query, SeriesScope};
+use crate::series::RuleMs;
 use crate::series::{CounterSeries, Shortened};
 
 /// One series' figure and the time its points cover.
@@ -54,14 +55,20 @@ impl Covered {
 impl Tracker {
     /// One series' figure at `at`, or why it has none. `window` is the query's (checked
     /// present for the estimators that read one).
-    pub(super) fn series_figure(&self, series: &TrackedSeries, query: &Query, at: DateTime<Utc>) -> Figure {
+    pub(super) fn series_figure(
+        &self,
+        series: &TrackedSeries,
+        query: &Query,
+        measured: &MeasuredAt,
+    ) -> Figure {
+        let at = measured.at;
         if query.scope == SeriesScope::NewestPage && !self.on_newest_page(series) {
             let newest = series.newest_ms().unwrap_or(0);
             return Err(NoValue::NotOnNewestPage {
                 last_seen: millis_to_time(newest),
             });
         }
-        let window = query.window.unwrap_or(self.ewma_tau);
+        let window = measured.window;
         // Without a time asked, the newest page's values are the newest points, even where
         // a page's own timestamps are a little after the time it was read at.
         let newest = query.at.is_none();
@@ -75,7 +82,7 @@ impl Tracker {
                 })?;
                 match estimator {
                     Estimator::WindowRate | Estimator::WindowIncrease => {
-                        let w = counter.measure(&query.window_rule_for(window), at.timestamp_millis())?;
+                        let w = counter.measure(&measured.rule, measured.at_ms)?;
                         let value = if estimator == Estimator::WindowRate {
                             w.rate()
                         } else {
@@ -91,7 +98,7 @@ impl Tracker {
                         // target's process did (`Tracker::start_time_gauge`).
                         let target_starts = (query.start_timestamps && !counter.has_created())
                             .then(|| {
-                                let window_start = at.timestamp_millis() - window.num_milliseconds();
+                                let window_start = measured.at_ms - window.num_milliseconds();
                                 let times = counter.points().iter().map(|p| p.timestamp_ms);
                                 self.starts.column(series, window_start, times)
                             })
@@ -100,6 +107,29 @@ impl Tracker {
                     }
                 }
             }
+        }
+    }
+}
+
+/// What every series of one query is measured at, converted once: a query reads up to
+/// millions of series, and converting times per series was a tenth of a window rate.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MeasuredAt {
+    at: DateTime<Utc>,
+    at_ms: i64,
+    /// The query's window, or the tracker's EWMA time constant.
+    window: TimeDelta,
+    rule: RuleMs,
+}
+
+impl MeasuredAt {
+    pub(super) fn new(tracker: &Tracker, query: &Query, at: DateTime<Utc>) -> Self {
+        let window = query.window.unwrap_or(tracker.ewma_tau);
+        MeasuredAt {
+            at,
+            at_ms: at.timestamp_millis(),
+            window,
+            rule: query.window_rule_for(window).in_ms(),
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::series::{CounterSeries, GaugeSeries};
+use crate::text::names::same_bytes;
 
 /// What a tracked series holds.
 ///
@@ -181,7 +182,10 @@ impl TrackedSeries {
     /// groups many series compares one name per series instead of searching); `hint` is
     /// then set to where it was found.
     pub(super) fn label_entry_near(&self, name: &str, hint: &mut usize) -> Option<&Arc<Label>> {
-        if let Some(label) = self.labels.get(*hint).filter(|l| *l.name == *name) {
+        // Label names are short: compared inline, not by a call to `memcmp` (a grouping
+        // reads one per series).
+        let named = |l: &&Arc<Label>| same_bytes(l.name.as_bytes(), name.as_bytes());
+        if let Some(label) = self.labels.get(*hint).filter(named) {
             return Some(label);
         }
         let i = self.labels.binary_search_by(|l| (*l.name).cmp(name)).ok()?;

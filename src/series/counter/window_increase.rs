@@ -49,7 +49,7 @@ impl CounterSeries {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn window_increase(&self, rule: &WindowRule, at: DateTime<Utc>) -> Result<WindowIncrease, NoValue> {
-        let m = self.measure(rule, at.timestamp_millis())?;
+        let m = self.measure(&rule.in_ms(), at.timestamp_millis())?;
         Ok(WindowIncrease {
             increase: m.increase,
             start: millis_to_time(m.start_ms),
@@ -60,17 +60,17 @@ impl CounterSeries {
 
     /// [`CounterSeries::window_increase`] in milliseconds (a tracker's queries fold
     /// thousands of these: no time is built until the answer).
-    pub(crate) fn measure(&self, rule: &WindowRule, at_ms: i64) -> Result<Measured, NoValue> {
+    pub(crate) fn measure(&self, rule: &RuleMs, at_ms: i64) -> Result<Measured, NoValue> {
         let points = self.points.points();
-        let start_ms = at_ms - rule.window.num_milliseconds();
-        let oldest_ms = start_ms - rule.slack.num_milliseconds().max(0);
+        let start_ms = at_ms - rule.window_ms;
+        let oldest_ms = start_ms - rule.slack_ms;
         // Asked at or after the newest point (a live figure), the end is known.
         let end = match points.last() {
             Some(newest) if newest.timestamp_ms <= at_ms => points.len(),
             _ => points.partition_point(|p| p.timestamp_ms <= at_ms),
         };
         let reach = points.partition_point(|p| p.timestamp_ms < oldest_ms);
-        let gap_ms = rule.gap.map_or(i64::MAX, |g| g.num_milliseconds());
+        let gap_ms = rule.gap_ms;
         if end < reach + 2 {
             // One point since a gap (the point before it is out of reach, further back
             // than the gap): say so rather than count the window's points.
@@ -104,9 +104,14 @@ impl CounterSeries {
             None => after.max(reach),
         };
         // After the last gap between the anchor and the end, if there is one.
-        let since_gap = (nearest + 1..end)
-            .rev()
-            .find(|&i| points[i].timestamp_ms - points[i - 1].timestamp_ms > gap_ms);
+        // Without a gap rule no two points are too far apart: nothing to look for.
+        let since_gap = (gap_ms != i64::MAX)
+            .then(|| {
+                (nearest + 1..end)
+                    .rev()
+                    .find(|&i| points[i].timestamp_ms - points[i - 1].timestamp_ms > gap_ms)
+            })
+            .flatten();
         let anchor = since_gap.unwrap_or(nearest);
         if anchor + 1 >= end {
             return Err(NoValue::OnePointSinceGap {
@@ -325,4 +330,22 @@ impl WindowRule {
         self.gap = Some(gap);
         self
     }
+
+    /// The rule in milliseconds, as [`CounterSeries::measure`] reads it: a query that
+    /// measures a million series converts it once.
+    pub(crate) fn in_ms(&self) -> RuleMs {
+        RuleMs {
+            window_ms: self.window.num_milliseconds(),
+            slack_ms: self.slack.num_milliseconds().max(0),
+            gap_ms: self.gap.map_or(i64::MAX, |g| g.num_milliseconds()),
+        }
+    }
+}
+
+/// A [`WindowRule`] in milliseconds (no gap: `i64::MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RuleMs {
+    pub window_ms: i64,
+    pub slack_ms: i64,
+    pub gap_ms: i64,
 }
