@@ -71,27 +71,8 @@ pub(crate) fn metadata_fast<'page>(
     previous_name: &str,
     max_line: usize,
 ) -> Option<(Entry<'page>, usize)> {
-    const KEYWORD: u64 = 0x00ff_ffff_ffff_ffff;
     let b = text.as_bytes();
-    let keyword = word_at(b, 0)? & KEYWORD;
-    let help = keyword == u64::from_le_bytes(*b"# HELP \0");
-    if !help && keyword != u64::from_le_bytes(*b"# TYPE \0") {
-        return None;
-    }
-    let after = &b[7..];
-    let name_len = if !previous_name.is_empty()
-        && matches!(after.get(previous_name.len()), None | Some(b' ' | b'\n'))
-        && same_bytes(
-            &after[..previous_name.len().min(after.len())],
-            previous_name.as_bytes(),
-        ) {
-        previous_name.len()
-    } else {
-        metric_name_len(after)
-    };
-    if name_len == 0 {
-        return None;
-    }
+    let (help, name_len) = keyword_and_name(b, previous_name, |c| matches!(c, None | Some(b' ' | b'\n')))?;
     let name = &text[7..7 + name_len];
     let rest = 7 + name_len;
     let (entry, end) = if help {
@@ -139,6 +120,36 @@ pub(crate) fn metadata_fast<'page>(
     (end <= max_line).then_some((entry, end))
 }
 
+/// Of a line that starts `# HELP ` or `# TYPE `: whether it is a `# HELP`, and the length
+/// of the plain name after the keyword (not 0). `previous_name` (already checked) is taken
+/// as it is where the line repeats it, followed by a byte `ends` accepts.
+#[inline(always)]
+fn keyword_and_name(
+    b: &[u8],
+    previous_name: &str,
+    ends: impl Fn(Option<&u8>) -> bool,
+) -> Option<(bool, usize)> {
+    const KEYWORD: u64 = 0x00ff_ffff_ffff_ffff;
+    let keyword = word_at(b, 0)? & KEYWORD;
+    let help = keyword == u64::from_le_bytes(*b"# HELP \0");
+    if !help && keyword != u64::from_le_bytes(*b"# TYPE \0") {
+        return None;
+    }
+    let after = &b[7..];
+    let repeated = !previous_name.is_empty()
+        && ends(after.get(previous_name.len()))
+        && same_bytes(
+            &after[..previous_name.len().min(after.len())],
+            previous_name.as_bytes(),
+        );
+    let name_len = if repeated {
+        previous_name.len()
+    } else {
+        metric_name_len(after)
+    };
+    (name_len > 0).then_some((help, name_len))
+}
+
 /// [`metadata_fast`] for OpenMetrics: `# HELP name text` and `# TYPE name kind` with the
 /// single spaces the format requires, read straight from the page. Returns the entry and
 /// the line's length, or `None` for every other line (`# UNIT`, `# EOF`, a quoted name, a
@@ -151,24 +162,10 @@ pub(crate) fn metadata_fast_openmetrics<'page>(
     previous_name: &str,
     max_line: usize,
 ) -> Option<(Entry<'page>, usize)> {
-    const KEYWORD: u64 = 0x00ff_ffff_ffff_ffff;
     let b = text.as_bytes();
-    let keyword = word_at(b, 0)? & KEYWORD;
-    let help = keyword == u64::from_le_bytes(*b"# HELP \0");
-    if !help && keyword != u64::from_le_bytes(*b"# TYPE \0") {
-        return None;
-    }
-    let after = &b[7..];
-    let repeated = !previous_name.is_empty()
-        && after.get(previous_name.len()) == Some(&b' ')
-        && same_bytes(&after[..previous_name.len()], previous_name.as_bytes());
-    let name_len = if repeated {
-        previous_name.len()
-    } else {
-        metric_name_len(after)
-    };
+    let (help, name_len) = keyword_and_name(b, previous_name, |c| c == Some(&b' '))?;
     // Exactly one space after the name, even before an empty help text.
-    if name_len == 0 || b.get(7 + name_len) != Some(&b' ') {
+    if b.get(7 + name_len) != Some(&b' ') {
         return None;
     }
     let name = &text[7..7 + name_len];
@@ -443,6 +440,28 @@ mod tests {
         assert_eq!(taken, 20, "the fast path takes the common shapes");
     }
 
+    /// What a metadata fast path took from `page` (if anything) ends its line within
+    /// `max_line`, and the general path reads the same entry from that line.
+    fn fast_agrees(
+        fast: Option<(Entry<'_>, usize)>,
+        page: &str,
+        max_line: usize,
+        openmetrics: bool,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let Some((fast, len)) = fast else {
+            return Ok(());
+        };
+        proptest::prop_assert!(len <= max_line);
+        proptest::prop_assert!(
+            matches!(page.as_bytes().get(len), None | Some(b'\n')),
+            "{page:?} at {len}"
+        );
+        let general = metadata(&page[..len], openmetrics);
+        proptest::prop_assert!(general.is_ok(), "{page:?}: {general:?}");
+        proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", general.unwrap()));
+        Ok(())
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
 
@@ -454,13 +473,7 @@ mod tests {
             previous in "[a-z_:]{0,5}",
             max_line in 0usize..40,
         ) {
-            if let Some((fast, len)) = metadata_fast(&page, &previous, max_line) {
-                proptest::prop_assert!(len <= max_line);
-                proptest::prop_assert!(matches!(page.as_bytes().get(len), None | Some(b'\n')), "{page:?} at {len}");
-                let general = metadata(&page[..len], false);
-                proptest::prop_assert!(general.is_ok(), "{page:?}: {general:?}");
-                proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", general.unwrap()));
-            }
+            fast_agrees(metadata_fast(&page, &previous, max_line), &page, max_line, false)?;
         }
 
         /// The same for OpenMetrics' fast path: what it takes, the general path reads the
@@ -471,13 +484,7 @@ mod tests {
             previous in "[a-z_:]{0,5}",
             max_line in 0usize..60,
         ) {
-            if let Some((fast, len)) = metadata_fast_openmetrics(&page, &previous, max_line) {
-                proptest::prop_assert!(len <= max_line);
-                proptest::prop_assert!(matches!(page.as_bytes().get(len), None | Some(b'\n')), "{page:?} at {len}");
-                let general = metadata(&page[..len], true);
-                proptest::prop_assert!(general.is_ok(), "{page:?}: {general:?}");
-                proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", general.unwrap()));
-            }
+            fast_agrees(metadata_fast_openmetrics(&page, &previous, max_line), &page, max_line, true)?;
         }
     }
 
