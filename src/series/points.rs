@@ -90,7 +90,7 @@ impl Points {
     fn first_kept(&self, newest_ms: i64, incoming: usize) -> usize {
         let stored = self.stored();
         let keep_from = newest_ms.saturating_sub(self.retention_ms);
-        let at_or_before = stored.partition_point(|p| p.timestamp_ms <= keep_from);
+        let at_or_before = partition_near_front(stored, |p| p.timestamp_ms <= keep_from);
         let total = stored.len() + incoming;
         let by_time = at_or_before.saturating_sub(1).min(total.saturating_sub(2));
         by_time.max(total.saturating_sub(self.max_len as usize))
@@ -208,9 +208,37 @@ impl Points {
     }
 }
 
+/// `points.partition_point(before)` (`before` true, then false, along the points), the
+/// first few points looked at one by one first: where a series' retention or a window
+/// starts is usually among its oldest points, and a search of a few points cost more than
+/// looking at them.
+#[inline(always)]
+pub(crate) fn partition_near_front(points: &[Point], before: impl Fn(&Point) -> bool) -> usize {
+    const LOOKED_AT: usize = 3;
+    for (i, point) in points.iter().take(LOOKED_AT).enumerate() {
+        if !before(point) {
+            return i;
+        }
+    }
+    match points.get(LOOKED_AT..) {
+        Some(rest) => LOOKED_AT + rest.partition_point(before),
+        None => points.len(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The same index as a binary search, wherever the boundary is.
+        #[test]
+        fn a_partition_near_the_front_is_the_search(len in 0usize..12, boundary in 0usize..13) {
+            let points: Vec<Point> = (0..len as i64).map(|ms| Point::from_millis(ms, 0.0)).collect();
+            let before = |p: &Point| p.timestamp_ms < boundary as i64;
+            proptest::prop_assert_eq!(partition_near_front(&points, before), points.partition_point(before));
+        }
+    }
 
     proptest::proptest! {
         /// Whenever the steady shortcut answers, it is the search's answer: any times, any

@@ -6,6 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::{increment, CounterSeries};
 use crate::error::NoValue;
 use crate::promql::millis_to_time;
+use crate::series::points::partition_near_front;
 use crate::series::ResetCause;
 
 impl CounterSeries {
@@ -69,7 +70,7 @@ impl CounterSeries {
             Some(newest) if newest.timestamp_ms <= at_ms => points.len(),
             _ => points.partition_point(|p| p.timestamp_ms <= at_ms),
         };
-        let reach = points.partition_point(|p| p.timestamp_ms < oldest_ms);
+        let reach = partition_near_front(points, |p| p.timestamp_ms < oldest_ms);
         let gap_ms = rule.gap_ms;
         if end < reach + 2 {
             // One point since a gap (the point before it is out of reach, further back
@@ -89,7 +90,7 @@ impl CounterSeries {
             });
         }
         // The nearest of the last point at or before the start and the first one after it.
-        let after = points[..end - 1].partition_point(|p| p.timestamp_ms <= start_ms);
+        let after = partition_near_front(&points[..end - 1], |p| p.timestamp_ms <= start_ms);
         let nearest = match after.checked_sub(1).filter(|&before| before >= reach) {
             Some(before) if after < end - 1 => {
                 let early = start_ms - points[before].timestamp_ms;
