@@ -209,12 +209,14 @@ impl Points {
 }
 
 /// `points.partition_point(before)` (`before` true, then false, along the points), the
-/// first few points looked at one by one first: where a series' retention or a window
+/// first four points looked at one by one first: where a series' retention or a window
 /// starts is usually among its oldest points, and a search of a few points cost more than
 /// looking at them.
 #[inline(always)]
 pub(crate) fn partition_near_front(points: &[Point], before: impl Fn(&Point) -> bool) -> usize {
-    const LOOKED_AT: usize = 3;
+    // A window of the monitor's retention (the window and two intervals) starts after
+    // its fourth point.
+    const LOOKED_AT: usize = 4;
     for (i, point) in points.iter().take(LOOKED_AT).enumerate() {
         if !before(point) {
             return i;

@@ -135,7 +135,8 @@ impl CounterSeries {
         } else {
             None
         };
-        let first = self.first_number();
+        // `first_number`, from the points already found (finding them is a search).
+        let first = self.pushed - points.len() as u64;
         self.erratic_between(first + anchor as u64 + 1, first + end as u64)?;
         let created = |i: usize| self.created_at(first + i as u64);
         let restarted = |i: usize| {
