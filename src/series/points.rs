@@ -96,18 +96,6 @@ impl Points {
         by_time.max(total.saturating_sub(self.max_len as usize))
     }
 
-    /// [`Points::first_kept`] of a push in steady state, when the new point makes exactly
-    /// one stored point expire (the one before the second, which stays as the window's
-    /// anchor): two comparisons instead of a search. `None` in any other case.
-    #[inline(always)]
-    fn first_kept_steady(&self, newest_ms: i64) -> Option<usize> {
-        let stored = self.stored();
-        let keep_from = newest_ms.saturating_sub(self.retention_ms);
-        let (second, third) = (stored.get(1)?, stored.get(2)?);
-        (second.timestamp_ms <= keep_from && third.timestamp_ms > keep_from)
-            .then(|| 1.max((stored.len() + 1).saturating_sub(self.max_len as usize)))
-    }
-
     pub(super) fn points(&self) -> &[Point] {
         &self.stored()[self.visible_start()..]
     }
@@ -121,9 +109,7 @@ impl Points {
         if len == self.column.len() {
             // Full: trim what the new point makes expire, then compact; only if too little
             // has may it grow (so a column the size of its retention never grows).
-            let start = self
-                .first_kept_steady(point.timestamp_ms)
-                .unwrap_or_else(|| self.first_kept(point.timestamp_ms, 1));
+            let start = self.first_kept(point.timestamp_ms, 1);
             if start > 0 {
                 self.column.copy_within(start..len, 0);
                 len -= start;
@@ -243,10 +229,11 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Whenever the steady shortcut answers, it is the search's answer: any times, any
-        /// retention, any cap.
+        /// The first point kept is the newest at or before the retention's start (at least
+        /// the two newest, at most `max_len`), as a binary search over every stored point
+        /// finds it: any times, any retention, any cap.
         #[test]
-        fn the_steady_shortcut_agrees_with_the_search(
+        fn the_first_kept_point_is_the_searched_one(
             gaps in proptest::collection::vec(1i64..40, 0..12),
             next in 1i64..40,
             retention in 0i64..200,
@@ -259,20 +246,24 @@ mod tests {
                 points.push(Point::from_millis(ms, 0.0));
             }
             let newest = ms + next;
-            if let Some(start) = points.first_kept_steady(newest) {
-                proptest::prop_assert_eq!(start, points.first_kept(newest, 1));
-            }
+            let stored = points.stored();
+            let at_or_before = stored.partition_point(|p| p.timestamp_ms <= newest - retention);
+            let total = stored.len() + 1;
+            let searched = at_or_before.saturating_sub(1).min(total.saturating_sub(2)).max(total.saturating_sub(max_len));
+            proptest::prop_assert_eq!(points.first_kept(newest, 1), searched);
         }
     }
 
     #[test]
-    fn a_steady_push_takes_the_shortcut() {
+    fn a_steady_push_lets_one_point_expire() {
         // Every 10 ms, 30 ms kept: at 50, the point at 10 expires, the one at 20 anchors.
         let mut points = Points::new(30, 100);
         for ms in [10, 20, 30, 40] {
             points.push(Point::from_millis(ms, 0.0));
         }
-        assert_eq!(points.first_kept_steady(50), Some(1));
         assert_eq!(points.first_kept(50, 1), 1);
+        points.push(Point::from_millis(50, 0.0));
+        let kept: Vec<i64> = points.points().iter().map(|p| p.timestamp_ms).collect();
+        assert_eq!(kept, [20, 30, 40, 50]);
     }
 }
