@@ -192,29 +192,29 @@ impl<'page> Labels<'page> {
         self.simple
     }
 
-    /// Each label's fingerprint (`crate::fingerprint::of_label`), in input order; their
-    /// XOR with `seed` is [`Labels::fingerprint`]. A new series' labels are interned by
-    /// them, so that they are computed once.
-    pub(crate) fn label_fingerprints(&self) -> smallvec::SmallVec<[u64; 8]> {
-        if self.simple {
-            self.iter()
-                .map(|(name, value)| fingerprint::of_label(name, value.raw))
-                .collect()
-        } else {
-            self.iter()
-                .map(|(name, value)| fingerprint::of_label(name, value))
-                .collect()
-        }
+    /// Each label's fingerprint (`crate::fingerprint::of_label`), in input order, its
+    /// value read as written where the set is known to hold no escape.
+    fn label_keys(&self) -> impl Iterator<Item = u64> + 'page {
+        let simple = self.simple;
+        self.iter().map(move |(name, value)| {
+            if simple {
+                fingerprint::of_label(name, value.raw)
+            } else {
+                fingerprint::of_label(name, value)
+            }
+        })
     }
 
-    /// The order-independent fingerprint of the set from `seed` (`crate::fingerprint`),
-    /// its values read as written where the set is known to hold no escape.
+    /// [`Labels::label_keys`] gathered: their XOR with `seed` is [`Labels::fingerprint`].
+    /// A new series' labels are interned by them, so that they are computed once.
+    pub(crate) fn label_fingerprints(&self) -> smallvec::SmallVec<[u64; 8]> {
+        self.label_keys().collect()
+    }
+
+    /// The order-independent fingerprint of the set from `seed` (`crate::fingerprint`):
+    /// `seed` XOR each label's.
     pub(crate) fn fingerprint(&self, seed: u64) -> u64 {
-        if self.simple {
-            fingerprint::of_label_set(seed, self.iter().map(|(name, value)| (name, value.raw)))
-        } else {
-            fingerprint::of_label_set(seed, self.iter())
-        }
+        self.label_keys().fold(seed, |acc, key| acc ^ key)
     }
 
     /// Of a simple set, the label whose text (`name="value"`) holds the byte at `offset`

@@ -98,7 +98,7 @@ impl Tracker {
                         // target's process did (`Tracker::start_time_gauge`).
                         let target_starts = (query.start_timestamps && !counter.has_created())
                             .then(|| {
-                                let window_start = measured.at_ms - window.num_milliseconds();
+                                let window_start = measured.at_ms - measured.rule.window_ms;
                                 let times = counter.points().iter().map(|p| p.timestamp_ms);
                                 self.starts.column(series, window_start, times)
                             })

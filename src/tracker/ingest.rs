@@ -538,9 +538,8 @@ impl Tracker {
         }
     }
 
-    /// A new series for `sample`, whose identity fingerprint is `key`.
+    /// A new series for `sample`, whose fingerprints `lookup_parsed` found (`new`).
     fn insert(&mut self, sample: &Sample<'_>, role: Role, new: &NewIdentity) -> usize {
-        let key = new.key;
         let (name, labels, name_id) =
             self.index
                 .identity_and_name(sample.name(), sample.labels(), &new.label_keys);
@@ -555,7 +554,7 @@ impl Tracker {
             data,
             last_seen: self.scrapes,
         };
-        let slot = self.index.insert_fingerprinted(series, key, name_id);
+        let slot = self.index.insert_fingerprinted(series, new.key, name_id);
         if self.starts.is_gauge(sample.name()) {
             if let Some(series) = self.index.get(slot) {
                 self.starts.register(slot, series);
