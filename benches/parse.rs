@@ -185,11 +185,6 @@ fn as_exporters_write(text: &str) -> String {
         sum: f64,
         parts: Vec<(String, f64)>,
     }
-    let escape = |help: &str| {
-        help.replace('\\', "\\\\")
-            .replace('\n', "\\n")
-            .replace('"', "\\\"")
-    };
     let mut out = String::new();
     let mut kind = MetricType::Unknown;
     let mut family = String::new();
@@ -225,7 +220,10 @@ fn as_exporters_write(text: &str) -> String {
         match entry.expect("real pages parse") {
             Entry::Help { name, text } => {
                 flush(&mut out, &family, &mut groups, kind);
-                writeln!(out, "# HELP {name} {}", escape(&text.unescaped())).unwrap();
+                // OpenMetrics escapes quotes in help texts too.
+                write!(out, "# HELP {name} ").unwrap();
+                promrate::text::write::escaped(&mut out, &text.unescaped(), true).unwrap();
+                out.push('\n');
             }
             Entry::Type { name, kind: k } => {
                 flush(&mut out, &family, &mut groups, kind);

@@ -56,16 +56,18 @@ pub fn fast_paths_agree(
         assert_eq!(fast.identity_starts_line, general.identity_starts_line);
     }
     let recent = RecentNames::remembering(recent_name, recent_labels);
-    if let Some((fast, len)) = metadata::metadata_fast(text, recent.metric, usize::MAX) {
+    let metadata_fast_paths = [
+        (metadata::metadata_fast(text, recent.metric, usize::MAX), false),
+        (
+            metadata::metadata_fast_openmetrics(text, recent.metric, usize::MAX),
+            true,
+        ),
+    ];
+    for (fast, openmetrics) in metadata_fast_paths {
+        let Some((fast, len)) = fast else { continue };
         let line = &text[..len];
-        let general = metadata::metadata(line, false)
-            .unwrap_or_else(|e| panic!("metadata fast path took {line:?}, general path refused it: {e:?}"));
-        assert_eq!(format!("{fast:?}"), format!("{general:?}"));
-    }
-    if let Some((fast, len)) = metadata::metadata_fast_openmetrics(text, recent.metric, usize::MAX) {
-        let line = &text[..len];
-        let general = metadata::metadata(line, true).unwrap_or_else(|e| {
-            panic!("OpenMetrics metadata fast path took {line:?}, general path refused it: {e:?}")
+        let general = metadata::metadata(line, openmetrics).unwrap_or_else(|e| {
+            panic!("metadata fast path (OpenMetrics: {openmetrics}) took {line:?}, general path refused it: {e:?}")
         });
         assert_eq!(format!("{fast:?}"), format!("{general:?}"));
     }

@@ -456,22 +456,15 @@ impl Iterator for CompositePairs<'_> {
     type Item = (f64, f64);
     fn next(&mut self) -> Option<(f64, f64)> {
         // The usual pair is read where it stands (its numbers scanned once); anything
-        // else (a `NaN` count, a `-Inf` bound) is split first, then read.
+        // else (a `NaN` count) is split first, then read.
         let rest = self.rest?;
         let b = rest.as_bytes();
-        let in_place = || {
-            let (first, colon) = match b.get(..4) {
-                Some(b"+Inf") => (f64::INFINITY, 4),
-                _ => real_at(b, 0)?,
-            };
-            let (second, end) = real_at(b, colon.checked_add(1).filter(|_| b.get(colon) == Some(&b':'))?)?;
-            match b.get(end) {
-                None => Some((first, second, None)),
-                Some(b',') => Some((first, second, Some(&rest[end + 1..]))),
-                Some(_) => None,
-            }
-        };
-        if let Some((first, second, after)) = in_place() {
+        let in_place = pair_at(b, 0).and_then(|(first, second, end)| match b.get(end) {
+            None => Some((first, second, None)),
+            Some(b',') => Some((first, second, Some(&rest[end + 1..]))),
+            Some(_) => None,
+        });
+        if let Some((first, second, after)) = in_place {
             self.rest = after;
             return Some((first, second));
         }
@@ -701,6 +694,23 @@ fn real_at(b: &[u8], i: usize) -> Option<(f64, usize)> {
     Some((value, i + len))
 }
 
+/// The list item `first:second` at `b[i..]`, both numbers read where they stand (`first`
+/// may be `+Inf` or `-Inf`, as a bucket's bound), and the index past `second`; `None`
+/// for anything else.
+#[inline(always)]
+fn pair_at(b: &[u8], i: usize) -> Option<(f64, f64, usize)> {
+    let (first, colon) = match b.get(i..i + 4) {
+        Some(b"+Inf") => (f64::INFINITY, i + 4),
+        Some(b"-Inf") => (f64::NEG_INFINITY, i + 4),
+        _ => real_at(b, i)?,
+    };
+    if b.get(colon) != Some(&b':') {
+        return None;
+    }
+    let (second, end) = real_at(b, colon + 1)?;
+    Some((first, second, end))
+}
+
 /// The length of the leading run of `b` whose bytes are `in_run`.
 #[inline(always)]
 fn position_not(b: &[u8], in_run: impl Fn(u8) -> bool) -> usize {
@@ -713,22 +723,15 @@ fn position_not(b: &[u8], in_run: impl Fn(u8) -> bool) -> usize {
 fn usual_buckets(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
     let mut last: Option<(f64, f64)> = None;
     loop {
-        let (bound, colon) = match b.get(i..i + 4)? {
-            b"+Inf" => (f64::INFINITY, i + 4),
-            b"-Inf" if last.is_none() => (f64::NEG_INFINITY, i + 4),
-            _ => real_at(b, i)?,
-        };
-        if b.get(colon) != Some(&b':') {
-            return None;
-        }
-        let (value, end) = real_at(b, colon + 1)?;
+        let (bound, value, end) = pair_at(b, i)?;
+        // Only the first bound may be `-Inf`: a later one is not above the one before.
         if value < 0.0 || last.is_some_and(|(l, v)| bound <= l || value < v) {
             return None;
         }
         last = Some((bound, value));
         match b.get(end)? {
             b',' if bound != f64::INFINITY => i = end + 1,
-            b']' if bound == f64::INFINITY && last.is_some() => return Some((value, end + 1)),
+            b']' if bound == f64::INFINITY => return Some((value, end + 1)),
             _ => return None,
         }
     }
@@ -740,12 +743,9 @@ fn usual_buckets(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
 fn usual_quantiles(b: &[u8], mut i: usize) -> Option<usize> {
     let mut last: Option<f64> = None;
     loop {
-        let (q, colon) = real_at(b, i)?;
-        if b.get(colon) != Some(&b':') || !(0.0..=1.0).contains(&q) || last.is_some_and(|l| q <= l) {
-            return None;
-        }
-        let (value, end) = real_at(b, colon + 1)?;
-        if value < 0.0 {
+        let (q, value, end) = pair_at(b, i)?;
+        // An infinite `q` is out of range: left to the general reading, which refuses it.
+        if !(0.0..=1.0).contains(&q) || last.is_some_and(|l| q <= l) || value < 0.0 {
             return None;
         }
         last = Some(q);
