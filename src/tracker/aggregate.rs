@@ -133,10 +133,8 @@ impl Tracker {
         if !selector.matches_label_values(label) {
             return false;
         }
-        // Most names do not end in `t`: no suffix compared for them.
-        let bucket = |name: &str| name.as_bytes().last() == Some(&b't') && name.ends_with("_bucket");
         match pick {
-            Pick::Family if bucket(&series.name) && series.label("le").is_none() => {
+            Pick::Family if series.name.ends_with("_bucket") && series.label("le").is_none() => {
                 let normalize = self.index.normalize_names() || selector.normalizes_names();
                 selector.name_matches_normalized(&series.name, normalize)
             }
