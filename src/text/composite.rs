@@ -155,6 +155,26 @@ impl<'page> CompositeValue<'page> {
         self.fields().find(|(k, _, _)| *k == key).map(|(_, v, _)| v)
     }
 
+    /// The text from the third field on. Count and sum are numbers (or words such as
+    /// `NaN`), so it follows their commas: no list is read to find it.
+    fn third_field(&self) -> Option<&'page str> {
+        let b = self.raw.as_bytes();
+        let first = position(b, b',')?;
+        let second = first + 1 + position(&b[first + 1..], b',')?;
+        self.raw.get(second + 1..)
+    }
+
+    /// The list `key:[..]`. A classic histogram's buckets and a summary's quantiles are its
+    /// third and last field (the value was validated: nothing follows a list in that
+    /// place), so the list is the rest of the value without a search for its `]`; a
+    /// native histogram's fields come first, and are walked.
+    fn list(&self, key: &str) -> Option<&'page str> {
+        let in_third = self
+            .third_field()
+            .and_then(|rest| rest.strip_prefix(key)?.strip_prefix(":[")?.strip_suffix(']'));
+        in_third.or_else(|| self.field(key))
+    }
+
     /// The text between the braces, as written.
     ///
     /// # Example
@@ -180,15 +200,12 @@ impl<'page> CompositeValue<'page> {
     pub fn kind(&self) -> CompositeKind {
         // The third field tells: count and sum are numbers, so it follows their commas
         // (no list is read to find it).
-        let third = || {
-            let b = self.raw.as_bytes();
-            let first = position(b, b',')?;
-            let second = first + 1 + position(&b[first + 1..], b',')?;
-            self.raw.get(second + 1..)
-        };
         if self.raw.starts_with('g') {
             CompositeKind::GaugeHistogram
-        } else if third().is_some_and(|rest| rest.starts_with("quantile:")) {
+        } else if self
+            .third_field()
+            .is_some_and(|rest| rest.starts_with("quantile:"))
+        {
             CompositeKind::Summary
         } else {
             CompositeKind::Histogram
@@ -226,7 +243,8 @@ impl<'page> CompositeValue<'page> {
     /// ```
     pub fn sum(&self) -> f64 {
         let b = self.raw.as_bytes();
-        match number_field(b, 0).and_then(|(_, end)| number_field(b, end + 1)) {
+        // The count is a number or a word: its comma ends it, whatever it reads as.
+        match position(b, b',').and_then(|comma| number_field(b, comma + 1)) {
             Some((sum, _)) => sum,
             None => self
                 .fields()
@@ -248,7 +266,7 @@ impl<'page> CompositeValue<'page> {
     /// assert_eq!(bounds, [f64::NEG_INFINITY, 1.0, f64::INFINITY]);
     /// ```
     pub fn buckets(&self) -> Option<CompositePairs<'page>> {
-        self.field("bucket").map(CompositePairs::new)
+        self.list("bucket").map(CompositePairs::new)
     }
 
     /// A summary's quantiles as `(quantile, value)`, in increasing quantile order; `None`
@@ -263,7 +281,7 @@ impl<'page> CompositeValue<'page> {
     /// assert_eq!(q, [(0.5, 1.0), (0.9, 1.5)]);
     /// ```
     pub fn quantiles(&self) -> Option<CompositePairs<'page>> {
-        self.field("quantile").map(CompositePairs::new)
+        self.list("quantile").map(CompositePairs::new)
     }
 
     /// The native histogram's fields, if the value has them (`schema` onwards).
@@ -927,6 +945,29 @@ fn quantile_list(list: &str, at: usize) -> Result<(), Broken> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_are_found_as_third_field_or_after_native_fields() {
+        fn read(text: &str) -> CompositeValue<'_> {
+            composite(text, 0).expect("valid").0
+        }
+        let classic = read("{count:3,sum:2,bucket:[1:2,+Inf:3]}");
+        let native = read(
+            "{count:3,sum:2,schema:0,zero_threshold:0,zero_count:0,positive_spans:[0:1],positive_buckets:[3],bucket:[1:2,+Inf:3]}",
+        );
+        let gauge = read("{gcount:3,gsum:2,bucket:[1:2,+Inf:3]}");
+        for value in [classic, native, gauge] {
+            let buckets: Vec<(f64, f64)> = value.buckets().expect("buckets").collect();
+            assert_eq!(buckets, [(1.0, 2.0), (f64::INFINITY, 3.0)], "{value:?}");
+            assert_eq!((value.count(), value.sum()), (3.0, 2.0), "{value:?}");
+            assert!(value.quantiles().is_none());
+        }
+        let summary = read("{count:3,sum:2.5,quantile:[0.5:1,0.9:2]}");
+        assert!(summary.sum() == 2.5 && summary.buckets().is_none());
+        assert_eq!(summary.quantiles().expect("quantiles").count(), 2);
+        let native_only = read("{count:0,sum:0,schema:3,zero_threshold:1e-4,zero_count:0}");
+        assert!(native_only.buckets().is_none() && native_only.quantiles().is_none());
+    }
 
     /// A value of `parts` joined as written, `{` at 0.
     fn value(count: &str, sum: &str, list: &str, parts: &[(&str, &str)], tail: &str) -> String {
