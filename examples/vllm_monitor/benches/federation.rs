@@ -166,6 +166,7 @@ impl Wide {
             gpu: Default::default(),
             slo: Vec::new(),
             max_series: usize::MAX,
+            points_every: None,
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), None);
         let urls = ["http://wide:8000/metrics".to_string()];

@@ -93,6 +93,7 @@ fn settings(args: &Args, interval: Duration, window: Duration) -> (Settings, Opt
         },
         slo: args.slo.clone().map(|o| o.0).unwrap_or_default(),
         max_series: usize::try_from(args.max_series).unwrap_or(usize::MAX),
+        points_every: None,
     };
     (settings, note)
 }
@@ -302,7 +303,7 @@ impl App {
             true => base.to_string(),
             false => format!("http://{base}"),
         };
-        let (settings, rounded) = settings(args, args.interval_or_default(), args.window_or_default());
+        let (mut settings, rounded) = settings(args, args.interval_or_default(), args.window_or_default());
         // A query over many series takes longer than a scrape: the API's own deadline rules.
         let timeout = args.timeout.unwrap_or(Duration::from_secs(60));
         let client = access.client(timeout, args.max_page_mib.saturating_mul(1 << 20));
@@ -310,6 +311,8 @@ impl App {
             crate::tsdb::start(args, &base, client).map_err(|message| StartError { message, status: 1 })?;
         let mut notes = started.notes;
         notes.extend(rounded);
+        // Series get a point each time the TSDB scraped, not each interval.
+        settings.points_every = started.points_every;
         let pipeline = Pipeline::new(
             settings.clone(),
             started.schedule,

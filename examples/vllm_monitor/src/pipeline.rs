@@ -38,6 +38,10 @@ pub struct Settings {
     /// The most series one URL's tracker holds (`--max-series`): a page that would take it
     /// past is refused whole, so a URL serving millions of series costs bounded memory.
     pub max_series: usize,
+    /// How often series get points when that is not the interval: a TSDB's own scrape
+    /// interval, measured (`--prometheus`). Each series' points are allocated for what
+    /// the retention holds at it.
+    pub points_every: Option<TimeDelta>,
 }
 
 impl Settings {
@@ -140,7 +144,7 @@ impl Pipeline {
                     .ewma_time_constant(settings.ewma_tau)
                     .ewma_restart_after(settings.out_after())
                     // Pages come once an interval: each series' points are allocated once.
-                    .expect_interval(settings.interval)
+                    .expect_interval(settings.points_every.unwrap_or(settings.interval))
                     // A server's page repeats its label sets under many names: 10,000
                     // vLLM servers through `/federate` take 1.32 GB instead of 1.50.
                     .share_label_sets(true)
@@ -488,6 +492,7 @@ mod tests {
             gpu: GpuSettings::default(),
             slo: Vec::new(),
             max_series: usize::MAX,
+            points_every: None,
         };
         let schedule = Schedule::new(started, Duration::from_secs(2), Some(Duration::from_secs(60)));
         let mut p = Pipeline::new(
@@ -547,6 +552,7 @@ mod tests {
             gpu: GpuSettings::default(),
             slo: Vec::new(),
             max_series: usize::MAX,
+            points_every: None,
         }
     }
 
@@ -694,6 +700,7 @@ mod tests {
             slo: Vec::new(),
             max_groups: crate::top::DEFAULT_MAX_GROUPS,
             max_series: usize::MAX,
+            points_every: None,
         };
         let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(60)));
         let urls: Vec<String> = urls.iter().map(ToString::to_string).collect();

@@ -8,11 +8,14 @@
 //! "error":...}` beside a 4xx or 5xx status.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::atomic::AtomicBool;
 
-use serde::Deserialize;
+use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use thiserror::Error;
 
+use super::pages::{self, Written};
 use crate::http::{Client, Endpoint};
 
 /// Why a request to the API gave no answer to use.
@@ -106,6 +109,42 @@ struct QueryData {
     result: Vec<ResultSeries>,
 }
 
+/// A matrix's data, its series written as they are read ([`parse_written`]).
+#[derive(Deserialize)]
+struct WrittenData {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    #[serde(deserialize_with = "written_as_read")]
+    result: Vec<Written>,
+}
+
+/// How a sample whose value is not a number is reported from inside the reading (serde
+/// carries only a message): this, then the series' name and the value.
+const NOT_A_NUMBER: &str = "a sample's value is not a number: ";
+
+/// The series of `result`, each written as soon as it is read: one series' parsed labels
+/// and values exist at a time, not the whole answer's (at 1 KB a series, an answer of
+/// 100,000 series would hold 100 MB more while it is read).
+fn written_as_read<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Written>, D::Error> {
+    struct Each;
+    impl<'de> Visitor<'de> for Each {
+        type Value = Vec<Written>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of series")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Written>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(result) = seq.next_element::<ResultSeries>()? {
+                let series = series_of(result)
+                    .map_err(|excerpt| A::Error::custom(format!("{NOT_A_NUMBER}{excerpt}")))?;
+                out.push(pages::written_one(series));
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Each)
+}
+
 #[derive(Deserialize)]
 struct ResultSeries {
     metric: BTreeMap<String, String>,
@@ -146,8 +185,21 @@ fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T
         excerpt: crate::text::keep_start(&body.split_whitespace().collect::<Vec<_>>().join(" "), 120),
         hint,
     };
-    let Ok(answer) = parsed else {
-        return Err(not_api(hint(status, "", body)));
+    let answer = match parsed {
+        Ok(answer) => answer,
+        Err(e) => {
+            // A value that is not a number, found while the series were read: named.
+            let message = e.to_string();
+            if let Some(excerpt) = message.strip_prefix(NOT_A_NUMBER) {
+                let excerpt = excerpt.rsplit_once(" at line ").map_or(excerpt, |(e, _)| e);
+                return Err(ApiError::NotApi {
+                    status,
+                    excerpt: excerpt.to_string(),
+                    hint: "a sample's value is not a number",
+                });
+            }
+            return Err(not_api(hint(status, "", body)));
+        }
     };
     match (answer.status.as_str(), answer.data) {
         ("success", Some(data)) if status == 200 => Ok(data),
@@ -164,45 +216,66 @@ fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T
     }
 }
 
+/// One series of an answer: its name apart from its labels, its samples sorted by time;
+/// `Err` names a value that is not a number.
+fn series_of(result: ResultSeries) -> Result<Series, String> {
+    let mut labels: Vec<(String, String)> = Vec::with_capacity(result.metric.len());
+    let mut name = String::new();
+    for (label, value) in result.metric {
+        if label == "__name__" {
+            name = value;
+        } else {
+            labels.push((label, value));
+        }
+    }
+    let mut samples = Vec::with_capacity(result.values.len());
+    for (at, text) in result.values.iter().chain(result.value.iter()) {
+        let value = value_of(text).ok_or_else(|| format!("{name}: the value {text:?}"))?;
+        samples.push((millis(*at), value));
+    }
+    samples.sort_by_key(|s| s.0);
+    Ok(Series {
+        name,
+        labels,
+        samples,
+    })
+}
+
+/// The answer's type, which must be a matrix or a vector.
+fn check_result_type(status: u16, result_type: &str) -> Result<(), ApiError> {
+    if result_type != "matrix" && result_type != "vector" {
+        return Err(ApiError::NotApi {
+            status,
+            excerpt: format!("resultType {result_type}"),
+            hint: "a range selector's answer is a matrix",
+        });
+    }
+    Ok(())
+}
+
 /// A matrix answer as series, each sorted by time; a vector's samples are taken as one
 /// sample each.
 pub fn parse_matrix(status: u16, body: &str) -> Result<Vec<Series>, ApiError> {
     let data: QueryData = envelope(status, body)?;
     let mut series = Vec::with_capacity(data.result.len());
     for result in data.result {
-        let mut labels: Vec<(String, String)> = Vec::with_capacity(result.metric.len());
-        let mut name = String::new();
-        for (label, value) in result.metric {
-            if label == "__name__" {
-                name = value;
-            } else {
-                labels.push((label, value));
-            }
-        }
-        let mut samples = Vec::with_capacity(result.values.len());
-        for (at, text) in result.values.iter().chain(result.value.iter()) {
-            let value = value_of(text).ok_or_else(|| ApiError::NotApi {
-                status,
-                excerpt: format!("{name}: the value {text:?}"),
-                hint: "a sample's value is not a number",
-            })?;
-            samples.push((millis(*at), value));
-        }
-        samples.sort_by_key(|s| s.0);
-        series.push(Series {
-            name,
-            labels,
-            samples,
-        });
-    }
-    if data.result_type != "matrix" && data.result_type != "vector" {
-        return Err(ApiError::NotApi {
+        series.push(series_of(result).map_err(|excerpt| ApiError::NotApi {
             status,
-            excerpt: format!("resultType {}", data.result_type),
-            hint: "a range selector's answer is a matrix",
-        });
+            excerpt,
+            hint: "a sample's value is not a number",
+        })?);
     }
+    check_result_type(status, &data.result_type)?;
     Ok(series)
+}
+
+/// [`parse_matrix`] with each series written as it is read ([`pages::written`]), sorted
+/// by line: only the body and the written series are held, never the whole answer
+/// parsed.
+pub fn parse_written(status: u16, body: &str) -> Result<Vec<Written>, ApiError> {
+    let data: WrittenData = envelope(status, body)?;
+    check_result_type(status, &data.result_type)?;
+    Ok(pages::sorted(data.result))
 }
 
 /// A list of strings (label values).
@@ -251,14 +324,14 @@ impl Api {
     }
 
     /// The raw samples of `selector` over the `range_ms` before `at_ms`.
-    pub fn samples(&self, selector: &str, range_ms: i64, at_ms: i64) -> Result<Vec<Series>, ApiError> {
+    pub fn samples(&self, selector: &str, range_ms: i64, at_ms: i64) -> Result<Vec<Written>, ApiError> {
         let query = format!("{selector}[{}ms]", range_ms.max(1));
         let (status, body) = self.get(&format!(
             "/api/v1/query?query={}&time={}&nocache=1",
             encode(&query),
             api_time(at_ms)
         ))?;
-        parse_matrix(status, &body)
+        parse_written(status, &body)
     }
 
     /// An instant query's series (`count by (instance) (...)`), at `at_ms`.

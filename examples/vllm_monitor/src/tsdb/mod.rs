@@ -15,7 +15,7 @@ mod tests;
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::args::{federate_match, Args};
 use crate::clock::{LiveClock, Schedule};
@@ -86,6 +86,8 @@ pub struct Started {
     /// The targets' names: the base URL, or its instance groups.
     pub urls: Vec<String>,
     pub schedule: Schedule,
+    /// How often the TSDB holds a sample of a series, when measured.
+    pub points_every: Option<TimeDelta>,
     /// For the setup line.
     pub what: String,
     pub notes: Vec<String>,
@@ -187,17 +189,12 @@ fn series_per_instance(api: &Api, matcher: &str, at_ms: i64) -> Result<Vec<(Stri
 const DENSITY_RANGE_MS: i64 = 300_000;
 
 /// Samples a series per second in the TSDB, measured on the largest server's series over
-/// the five minutes before `at_ms`; a sample a second (the densest assumed) when they
-/// cannot be read.
-fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> f64 {
-    let Some((instance, _)) = counts.iter().max_by_key(|c| c.1) else {
-        return split::DENSEST_SAMPLES_PER_S;
-    };
+/// the five minutes before `at_ms`; `None` when they cannot be read.
+fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> Option<f64> {
+    let (instance, _) = counts.iter().max_by_key(|c| c.1)?;
     let selector = split::selector(matcher, std::slice::from_ref(instance));
-    api.samples(&selector, DENSITY_RANGE_MS, at_ms)
-        .map_or(split::DENSEST_SAMPLES_PER_S, |series| {
-            split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
-        })
+    let series = api.samples(&selector, DENSITY_RANGE_MS, at_ms).ok()?;
+    split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
 }
 
 /// Starts reading the TSDB of `args.prometheus` with `client`: checks its families, plans
@@ -221,7 +218,9 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         .map_err(|e| format!("{}: {e}", api.shown))?;
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
     let interval_ms = schedule.interval.num_milliseconds();
-    let density = measured_density(&api, &matcher, &counts, check_to);
+    let measured = measured_density(&api, &matcher, &counts, check_to);
+    // Unmeasured, requests are sized for the densest sampling in common use.
+    let density = measured.unwrap_or(split::DENSEST_SAMPLES_PER_S);
     let groups = split::group_instances(
         &instances,
         &counts,
@@ -268,6 +267,7 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         reader,
         urls,
         schedule,
+        points_every: measured.map(|d| TimeDelta::milliseconds((1000.0 / d).round() as i64)),
         what,
         notes,
     })
@@ -402,7 +402,7 @@ impl Reader {
                     self.read_until_ms[group] = until_ms;
                 }
                 Held {
-                    answer: answer.map(pages::written).map_err(|e| e.to_string()),
+                    answer: answer.map_err(|e| e.to_string()),
                     hi_ms: until_ms,
                 }
             }

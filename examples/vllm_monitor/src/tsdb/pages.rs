@@ -76,18 +76,23 @@ fn number(value: f64) -> String {
     }
 }
 
-/// The series of an answer written, sorted by line so that each family's lines are
-/// together.
-pub fn written(series: Vec<Series>) -> Vec<Written> {
-    let mut out: Vec<Written> = series
-        .into_iter()
-        .map(|s| Written {
-            head: head(&s.name, &s.labels),
-            samples: s.samples,
-        })
-        .collect();
+/// One series of an answer written.
+pub fn written_one(s: Series) -> Written {
+    Written {
+        head: head(&s.name, &s.labels),
+        samples: s.samples,
+    }
+}
+
+/// Written series sorted by line, so that each family's lines are together.
+pub fn sorted(mut out: Vec<Written>) -> Vec<Written> {
     out.sort_unstable_by(|a, b| a.head.cmp(&b.head));
     out
+}
+
+/// The series of an answer written, sorted by line.
+pub fn written(series: Vec<Series>) -> Vec<Written> {
+    sorted(series.into_iter().map(written_one).collect())
 }
 
 /// One series' part of a span: its new samples (`first..end`), or the one it repeats.

@@ -129,9 +129,9 @@ pub fn past_reads(series: usize, interval_ms: i64, lookback_ms: i64, samples_per
 
 /// The densest sampling among `series` (each one's samples, oldest first), in samples a
 /// second: each series' own from its first to its last timestamp, so that a series that
-/// appeared within the range is not taken for a sparse one; [`DENSEST_SAMPLES_PER_S`]
-/// when no series has two samples.
-pub fn samples_per_s<'a>(series: impl IntoIterator<Item = &'a [(i64, f64)]>) -> f64 {
+/// appeared within the range is not taken for a sparse one; `None` when no series has two
+/// samples.
+pub fn samples_per_s<'a>(series: impl IntoIterator<Item = &'a [(i64, f64)]>) -> Option<f64> {
     series
         .into_iter()
         .filter_map(|samples| {
@@ -140,7 +140,7 @@ pub fn samples_per_s<'a>(series: impl IntoIterator<Item = &'a [(i64, f64)]>) -> 
                 .then(|| (samples.len() - 1) as f64 / ((last - first) as f64 / 1000.0))
         })
         .reduce(f64::max)
-        .map_or(DENSEST_SAMPLES_PER_S, |d| d.max(SPARSEST_SAMPLES_PER_S))
+        .map(|d| d.max(SPARSEST_SAMPLES_PER_S))
 }
 
 /// A regular expression (RE2) matching `text` exactly.

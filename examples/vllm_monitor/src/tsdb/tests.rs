@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use clap::Parser as _;
 
-use super::api::{parse_matrix, parse_strings, ApiError};
+use super::api::{parse_matrix, parse_strings, parse_written, ApiError};
 use super::pages::{head, written, Span};
 use super::split::{group_instances, intervals_per_request, selector};
 use super::*;
@@ -35,7 +35,18 @@ fn a_matrix_is_read_with_its_own_timestamps_sorted() {
         vec![(1_800_000_001_500, 20.0), (1_800_000_002_000, 30.0)]
     );
     assert!(series[1].samples[0].1.is_nan() && series[1].samples[1].1 == f64::INFINITY);
-    let heads: Vec<String> = written(series).into_iter().map(|w| w.head).collect();
+    let whole = written(series);
+    let as_read = parse_written(200, MATRIX).unwrap();
+    assert_eq!(as_read.len(), whole.len(), "written as read: every series");
+    for (a, b) in whole.iter().zip(&as_read) {
+        assert_eq!(a.head, b.head, "written as read: the same lines");
+        assert_eq!(
+            a.samples.iter().map(|s| (s.0, s.1.to_bits())).collect::<Vec<_>>(),
+            b.samples.iter().map(|s| (s.0, s.1.to_bits())).collect::<Vec<_>>(),
+            "written as read: the same samples, bit for bit"
+        );
+    }
+    let heads: Vec<String> = whole.into_iter().map(|w| w.head).collect();
     assert_eq!(
         heads,
         [
@@ -51,6 +62,13 @@ fn a_matrix_is_read_with_its_own_timestamps_sorted() {
     let bad =
         r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"x"]]}]}}"#;
     assert!(parse_matrix(200, bad).unwrap_err().to_string().contains("\"x\""));
+    let as_read = parse_written(200, bad).unwrap_err().to_string();
+    assert!(
+        as_read.contains("the value \"x\"")
+            && as_read.contains("not a number")
+            && !as_read.contains(" at line "),
+        "{as_read}"
+    );
 }
 
 #[test]
@@ -152,11 +170,12 @@ fn requests_are_split_by_instance_and_time() {
     // at most, kept for 3 intervals; 10,000 scraped every 30 s still one at a time.
     let every_15_s: Vec<(i64, f64)> = (0..21).map(|k| (k * 15_000, 0.0)).collect();
     let late: Vec<(i64, f64)> = vec![(285_000, 0.0), (300_000, 0.0)];
-    let density = split::samples_per_s([every_15_s.as_slice(), late.as_slice(), &[]]);
+    let density = split::samples_per_s([every_15_s.as_slice(), late.as_slice(), &[]]).unwrap();
     assert!((density - 1.0 / 15.0).abs() < 1e-12, "{density}");
     assert_eq!(
         split::samples_per_s([&[(0, 1.0)][..]]),
-        split::DENSEST_SAMPLES_PER_S
+        None,
+        "one sample tells no density"
     );
     assert_eq!(
         split::series_per_request(15_000, 30_000, density),
@@ -365,7 +384,29 @@ fn settings() -> Settings {
         gpu: GpuSettings::default(),
         slo: Vec::new(),
         max_series: usize::MAX,
+        points_every: None,
     }
+}
+
+/// The TSDB's own scrape interval is measured at the start, so that each series' points
+/// are allocated for what it holds (a sample every 500 ms here), not one per interval.
+#[test]
+fn the_tsdbs_scrape_interval_is_measured_at_the_start() {
+    let api = CannedApi::start(counter_api(i64::MAX));
+    let base = api.base();
+    let argv = [
+        "vllm_monitor",
+        "--prometheus",
+        &base,
+        "--from",
+        "2027-01-15T08:00:00Z",
+        "--to",
+        "2027-01-15T08:00:20Z",
+    ];
+    let args = crate::args::Args::try_parse_from(argv).unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let started = start(&args, &base, client).unwrap();
+    assert_eq!(started.points_every, Some(TimeDelta::milliseconds(500)));
 }
 
 /// What a past span's replay shows a test: a page (the reader before the page is read),
@@ -386,8 +427,12 @@ fn replay_past(api: &CannedApi, args: &[&str], mut seen: impl FnMut(Seen<'_>)) -
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
     let started = start(&args, &base, client).unwrap();
     let mut reader = started.reader;
+    let settings = Settings {
+        points_every: started.points_every,
+        ..settings()
+    };
     let mut p = Pipeline::new(
-        settings(),
+        settings,
         started.schedule,
         &started.urls,
         String::new(),
