@@ -15,7 +15,6 @@ use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use thiserror::Error;
 
-use super::pages::{self, Written};
 use crate::http::{Client, Endpoint};
 
 /// Why a request to the API gave no answer to use.
@@ -109,40 +108,53 @@ struct QueryData {
     result: Vec<ResultSeries>,
 }
 
-/// A matrix's data, its series written as they are read ([`parse_written`]).
+/// What a series of an answer becomes as soon as it is read ([`parse_each`]): the series
+/// itself, or its lines ([`super::pages::Written`]).
+pub trait FromSeries {
+    fn from_series(series: Series) -> Self;
+}
+
+impl FromSeries for Series {
+    fn from_series(series: Series) -> Self {
+        series
+    }
+}
+
+/// A matrix's data, each series made a `T` as it is read ([`parse_each`]).
 #[derive(Deserialize)]
-struct WrittenData {
+#[serde(bound = "T: FromSeries")]
+struct EachData<T> {
     #[serde(rename = "resultType")]
     result_type: String,
-    #[serde(deserialize_with = "written_as_read")]
-    result: Vec<Written>,
+    #[serde(deserialize_with = "each_as_read")]
+    result: Vec<T>,
 }
 
 /// How a sample whose value is not a number is reported from inside the reading (serde
 /// carries only a message): this, then the series' name and the value.
 const NOT_A_NUMBER: &str = "a sample's value is not a number: ";
 
-/// The series of `result`, each written as soon as it is read: one series' parsed labels
-/// and values exist at a time, not the whole answer's (at 1 KB a series, an answer of
-/// 100,000 series would hold 100 MB more while it is read).
-fn written_as_read<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Written>, D::Error> {
-    struct Each;
-    impl<'de> Visitor<'de> for Each {
-        type Value = Vec<Written>;
+/// The series of `result`, each made a `T` as soon as it is read: one series' parsed
+/// labels and values exist at a time, not the whole answer's (at 1 KB a series, an answer
+/// of 100,000 series would hold 100 MB more while it is read).
+fn each_as_read<'de, D: Deserializer<'de>, T: FromSeries>(d: D) -> Result<Vec<T>, D::Error> {
+    struct Each<T>(std::marker::PhantomData<T>);
+    impl<'de, T: FromSeries> Visitor<'de> for Each<T> {
+        type Value = Vec<T>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a list of series")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Written>, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
             while let Some(result) = seq.next_element::<ResultSeries>()? {
                 let series = series_of(result)
                     .map_err(|excerpt| A::Error::custom(format!("{NOT_A_NUMBER}{excerpt}")))?;
-                out.push(pages::written_one(series));
+                out.push(T::from_series(series));
             }
             Ok(out)
         }
     }
-    d.deserialize_seq(Each)
+    d.deserialize_seq(Each(std::marker::PhantomData))
 }
 
 #[derive(Deserialize)]
@@ -269,13 +281,12 @@ pub fn parse_matrix(status: u16, body: &str) -> Result<Vec<Series>, ApiError> {
     Ok(series)
 }
 
-/// [`parse_matrix`] with each series written as it is read ([`pages::written`]), sorted
-/// by line: only the body and the written series are held, never the whole answer
-/// parsed.
-pub fn parse_written(status: u16, body: &str) -> Result<Vec<Written>, ApiError> {
-    let data: WrittenData = envelope(status, body)?;
+/// [`parse_matrix`] with each series made a `T` as it is read: only the body and the
+/// `T`s are held, never the whole answer parsed.
+pub fn parse_each<T: FromSeries>(status: u16, body: &str) -> Result<Vec<T>, ApiError> {
+    let data: EachData<T> = envelope(status, body)?;
     check_result_type(status, &data.result_type)?;
-    Ok(pages::sorted(data.result))
+    Ok(data.result)
 }
 
 /// A list of strings (label values).
@@ -324,14 +335,19 @@ impl Api {
     }
 
     /// The raw samples of `selector` over the `range_ms` before `at_ms`.
-    pub fn samples(&self, selector: &str, range_ms: i64, at_ms: i64) -> Result<Vec<Written>, ApiError> {
+    pub fn samples<T: FromSeries>(
+        &self,
+        selector: &str,
+        range_ms: i64,
+        at_ms: i64,
+    ) -> Result<Vec<T>, ApiError> {
         let query = format!("{selector}[{}ms]", range_ms.max(1));
         let (status, body) = self.get(&format!(
             "/api/v1/query?query={}&time={}&nocache=1",
             encode(&query),
             api_time(at_ms)
         ))?;
-        parse_written(status, &body)
+        parse_each(status, &body)
     }
 
     /// An instant query's series (`count by (instance) (...)`), at `at_ms`.

@@ -193,7 +193,7 @@ const DENSITY_RANGE_MS: i64 = 300_000;
 fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> Option<f64> {
     let (instance, _) = counts.iter().max_by_key(|c| c.1)?;
     let selector = split::selector(matcher, std::slice::from_ref(instance));
-    let series = api.samples(&selector, DENSITY_RANGE_MS, at_ms).ok()?;
+    let series: Vec<Series> = api.samples(&selector, DENSITY_RANGE_MS, at_ms).ok()?;
     split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
 }
 
@@ -390,7 +390,7 @@ impl Reader {
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
         let selector = split::selector(&self.matcher, &self.groups[group]);
-        match self.api.samples(&selector, range_ms, until_ms) {
+        match self.api.samples::<Written>(&selector, range_ms, until_ms) {
             // Too many samples for the TSDB: fewer intervals a request, down to one.
             Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {
                 self.intervals_per_request /= 2;
@@ -402,7 +402,7 @@ impl Reader {
                     self.read_until_ms[group] = until_ms;
                 }
                 Held {
-                    answer: answer.map_err(|e| e.to_string()),
+                    answer: answer.map(pages::sorted).map_err(|e| e.to_string()),
                     hi_ms: until_ms,
                 }
             }

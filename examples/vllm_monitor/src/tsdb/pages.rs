@@ -5,7 +5,7 @@
 //! which the tracker counts as a repeat: it stays on the page, its instance is not taken
 //! for gone, and nothing is counted twice.
 
-use crate::tsdb::api::Series;
+use crate::tsdb::api::{FromSeries, Series};
 
 /// A series ready to be written on pages: its line's start and its samples, oldest first.
 #[derive(Debug, Clone)]
@@ -76,11 +76,12 @@ fn number(value: f64) -> String {
     }
 }
 
-/// One series of an answer written.
-pub fn written_one(s: Series) -> Written {
-    Written {
-        head: head(&s.name, &s.labels),
-        samples: s.samples,
+impl FromSeries for Written {
+    fn from_series(s: Series) -> Self {
+        Written {
+            head: head(&s.name, &s.labels),
+            samples: s.samples,
+        }
     }
 }
 
@@ -92,7 +93,7 @@ pub fn sorted(mut out: Vec<Written>) -> Vec<Written> {
 
 /// The series of an answer written, sorted by line.
 pub fn written(series: Vec<Series>) -> Vec<Written> {
-    sorted(series.into_iter().map(written_one).collect())
+    sorted(series.into_iter().map(Written::from_series).collect())
 }
 
 /// One series' part of a span: its new samples (`first..end`), or the one it repeats.

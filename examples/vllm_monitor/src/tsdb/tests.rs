@@ -10,8 +10,8 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use clap::Parser as _;
 
-use super::api::{parse_matrix, parse_strings, parse_written, ApiError};
-use super::pages::{head, written, Span};
+use super::api::{parse_each, parse_matrix, parse_strings, ApiError};
+use super::pages::{self, head, written, Span, Written};
 use super::split::{group_instances, intervals_per_request, selector};
 use super::*;
 use crate::gpus::GpuSettings;
@@ -36,7 +36,7 @@ fn a_matrix_is_read_with_its_own_timestamps_sorted() {
     );
     assert!(series[1].samples[0].1.is_nan() && series[1].samples[1].1 == f64::INFINITY);
     let whole = written(series);
-    let as_read = parse_written(200, MATRIX).unwrap();
+    let as_read: Vec<Written> = pages::sorted(parse_each(200, MATRIX).unwrap());
     assert_eq!(as_read.len(), whole.len(), "written as read: every series");
     for (a, b) in whole.iter().zip(&as_read) {
         assert_eq!(a.head, b.head, "written as read: the same lines");
@@ -62,7 +62,7 @@ fn a_matrix_is_read_with_its_own_timestamps_sorted() {
     let bad =
         r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"x"]]}]}}"#;
     assert!(parse_matrix(200, bad).unwrap_err().to_string().contains("\"x\""));
-    let as_read = parse_written(200, bad).unwrap_err().to_string();
+    let as_read = parse_each::<Written>(200, bad).unwrap_err().to_string();
     assert!(
         as_read.contains("the value \"x\"")
             && as_read.contains("not a number")
