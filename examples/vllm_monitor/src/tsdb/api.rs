@@ -100,14 +100,6 @@ struct Envelope<T> {
     error: Option<String>,
 }
 
-/// A query's data: a matrix (`values`) or a vector (`value`) alike.
-#[derive(Deserialize)]
-struct QueryData {
-    #[serde(rename = "resultType")]
-    result_type: String,
-    result: Vec<ResultSeries>,
-}
-
 /// What a series of an answer becomes as soon as it is read ([`parse_each`]): the series
 /// itself, or its lines ([`super::pages::Written`]).
 pub trait FromSeries {
@@ -120,7 +112,8 @@ impl FromSeries for Series {
     }
 }
 
-/// A matrix's data, each series made a `T` as it is read ([`parse_each`]).
+/// A query's data, a matrix (`values`) or a vector (`value`) alike, each series made a
+/// `T` as it is read ([`parse_each`]).
 #[derive(Deserialize)]
 #[serde(bound = "T: FromSeries")]
 struct EachData<T> {
@@ -268,17 +261,7 @@ fn check_result_type(status: u16, result_type: &str) -> Result<(), ApiError> {
 /// A matrix answer as series, each sorted by time; a vector's samples are taken as one
 /// sample each.
 pub fn parse_matrix(status: u16, body: &str) -> Result<Vec<Series>, ApiError> {
-    let data: QueryData = envelope(status, body)?;
-    let mut series = Vec::with_capacity(data.result.len());
-    for result in data.result {
-        series.push(series_of(result).map_err(|excerpt| ApiError::NotApi {
-            status,
-            excerpt,
-            hint: "a sample's value is not a number",
-        })?);
-    }
-    check_result_type(status, &data.result_type)?;
-    Ok(series)
+    parse_each(status, body)
 }
 
 /// [`parse_matrix`] with each series made a `T` as it is read: only the body and the
