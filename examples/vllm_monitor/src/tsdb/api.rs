@@ -103,6 +103,7 @@ struct Envelope<T> {
 /// What a series of an answer becomes as soon as it is read ([`parse_each`]): the series
 /// itself, or its lines ([`super::pages::Written`]).
 pub trait FromSeries {
+    /// What `series` becomes.
     fn from_series(series: Series) -> Self;
 }
 
