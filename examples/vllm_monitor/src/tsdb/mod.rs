@@ -197,6 +197,14 @@ fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms:
     split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
 }
 
+/// How often a series gets a point, from the density measured (samples a second): no
+/// more often than a sample a second, so that one odd series measured does not size
+/// every series' points for more than the densest scrape in common use.
+pub fn points_every(measured: Option<f64>) -> Option<TimeDelta> {
+    let density = measured?.min(split::DENSEST_SAMPLES_PER_S);
+    Some(TimeDelta::milliseconds((1000.0 / density).round() as i64))
+}
+
 /// Starts reading the TSDB of `args.prometheus` with `client`: checks its families, plans
 /// the requests, and gives the run's schedule (live from now, or the past span).
 pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Started, String> {
@@ -267,7 +275,7 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
         reader,
         urls,
         schedule,
-        points_every: measured.map(|d| TimeDelta::milliseconds((1000.0 / d).round() as i64)),
+        points_every: points_every(measured),
         what,
         notes,
     })

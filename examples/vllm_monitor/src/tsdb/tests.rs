@@ -389,9 +389,16 @@ fn settings() -> Settings {
 }
 
 /// The TSDB's own scrape interval is measured at the start, so that each series' points
-/// are allocated for what it holds (a sample every 500 ms here), not one per interval.
+/// are allocated for what it holds, not one per interval; no denser than a sample a
+/// second (the canned TSDB holds one every 500 ms).
 #[test]
 fn the_tsdbs_scrape_interval_is_measured_at_the_start() {
+    assert_eq!(
+        super::points_every(Some(1.0 / 30.0)),
+        Some(TimeDelta::seconds(30))
+    );
+    assert_eq!(super::points_every(Some(1000.0)), Some(TimeDelta::seconds(1)));
+    assert_eq!(super::points_every(None), None);
     let api = CannedApi::start(counter_api(i64::MAX));
     let base = api.base();
     let argv = [
@@ -406,7 +413,7 @@ fn the_tsdbs_scrape_interval_is_measured_at_the_start() {
     let args = crate::args::Args::try_parse_from(argv).unwrap();
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
     let started = start(&args, &base, client).unwrap();
-    assert_eq!(started.points_every, Some(TimeDelta::milliseconds(500)));
+    assert_eq!(started.points_every, Some(TimeDelta::seconds(1)));
 }
 
 /// What a past span's replay shows a test: a page (the reader before the page is read),
