@@ -206,9 +206,24 @@ impl<'page> Labels<'page> {
     }
 
     /// [`Labels::label_keys`] gathered: their XOR with `seed` is [`Labels::fingerprint`].
-    /// A new series' labels are interned by them, so that they are computed once.
+    #[cfg(test)]
     pub(crate) fn label_fingerprints(&self) -> smallvec::SmallVec<[u64; 8]> {
         self.label_keys().collect()
+    }
+
+    /// Each label with its fingerprint ([`Labels::label_keys`]), in input order, into `keyed`: a new
+    /// series' labels are interned from these, so that the set is read and hashed once.
+    pub(crate) fn keyed_into(&self, keyed: &mut smallvec::SmallVec<[KeyedLabel<'page>; 8]>) {
+        let simple = self.simple;
+        keyed.clear();
+        keyed.extend(self.iter().map(|(name, value)| {
+            let key = if simple {
+                fingerprint::of_label(name, value.raw)
+            } else {
+                fingerprint::of_label(name, value)
+            };
+            KeyedLabel { name, value, key }
+        }));
     }
 
     /// The order-independent fingerprint of the set from `seed` (`crate::fingerprint`):
@@ -427,6 +442,14 @@ impl Quotes {
 fn quotes_at(bytes: &[u8], i: usize) -> u64 {
     // The zeros read past the end are not quotes.
     bytes_equal(word_or_tail(bytes, i), b'"')
+}
+
+/// A parsed label and its fingerprint ([`Labels::keyed_into`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyedLabel<'page> {
+    pub name: &'page str,
+    pub value: LabelValue<'page>,
+    pub key: u64,
 }
 
 impl<'page> Iterator for LabelsIter<'page> {

@@ -17,7 +17,8 @@ use smallvec::SmallVec;
 use super::bucket_groups::{BucketGroupId, BucketGroups};
 use super::tracked::{Label, LabelSet, SharedName, TrackedSeries};
 use crate::fingerprint;
-use crate::text::names::{names_equal, normalized_name_byte};
+use crate::text::labels::KeyedLabel;
+use crate::text::names::{names_equal, normalized_name_byte, same_bytes};
 use crate::text::{LabelValue, Labels};
 
 /// Identity fingerprint of a series: its name (from parts, ':' read as '_' when
@@ -71,12 +72,14 @@ fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
         })
 }
 
-/// What [`SeriesIndex::lookup_parsed`] computed for a sample no series has: its
-/// identity fingerprint, and each label's.
-#[derive(Debug)]
-pub(super) struct NewIdentity {
+/// What [`SeriesIndex::lookup_parsed`] read of a sample no series has: its identity
+/// fingerprint, and its labels with theirs (so that the set is read once).
+#[derive(Debug, Default)]
+pub(super) struct NewIdentity<'page> {
     pub key: u64,
-    pub label_keys: SmallVec<[u64; 8]>,
+    pub labels: SmallVec<[KeyedLabel<'page>; 8]>,
+    /// The set holds no escape: each value as written is its value.
+    pub plain: bool,
 }
 
 /// The series of one metric name (compared with ':' and '_' alike when normalizing).
@@ -113,12 +116,14 @@ impl LabelPool {
         );
         let same_value = |l: &Label| {
             if plain {
-                *l.value == *value.raw()
+                same_bytes(l.value.as_bytes(), value.raw().as_bytes())
             } else {
                 value == *l.value
             }
         };
-        let found = self.table.find(hash, |l| *l.name == *name && same_value(l));
+        let found = self.table.find(hash, |l| {
+            same_bytes(l.name.as_bytes(), name.as_bytes()) && same_value(l)
+        });
         if let Some(label) = found {
             return Arc::clone(label);
         }
@@ -359,16 +364,23 @@ impl SeriesIndex {
     /// for a new one, its fingerprint and its labels' (which
     /// [`SeriesIndex::identity_and_name`] interns them by, so that no label is hashed
     /// twice).
-    pub fn lookup_parsed(&self, name: &str, labels: Labels<'_>) -> Result<usize, NewIdentity> {
+    /// `new` is filled either way; it is written in place, since it is large to move.
+    pub fn lookup_parsed<'page>(
+        &self,
+        name: &str,
+        labels: Labels<'page>,
+        new: &mut NewIdentity<'page>,
+    ) -> Option<usize> {
         let normalize = self.normalize_names;
-        let label_keys = labels.label_fingerprints();
-        let key = label_keys
+        labels.keyed_into(&mut new.labels);
+        new.plain = labels.is_plain();
+        new.key = new
+            .labels
             .iter()
-            .fold(name_fingerprint(&[name], normalize), |acc, k| acc ^ k);
-        self.find(key, |series| {
+            .fold(name_fingerprint(&[name], normalize), |acc, l| acc ^ l.key);
+        self.find(new.key, |series| {
             names_equal(&series.name, &[name], normalize) && same_labels(&series.labels, labels)
         })
-        .ok_or(NewIdentity { key, label_keys })
     }
 
     /// The slot of the series with this name and these (unescaped) labels, in any order.
@@ -399,19 +411,20 @@ impl SeriesIndex {
     /// name's other series when spelled alike) and its interned labels, sorted by name.
     #[cfg(test)]
     pub fn identity(&mut self, name: &str, labels: Labels<'_>) -> (SharedName, LabelSet) {
-        let label_keys = labels.label_fingerprints();
-        let (name, labels, _) = self.identity_and_name(name, labels, &label_keys);
+        let mut keyed = SmallVec::new();
+        labels.keyed_into(&mut keyed);
+        let (name, labels, _) = self.identity_and_name(name, &keyed, labels.is_plain());
         (name, labels)
     }
 
     /// [`SeriesIndex::identity`], and the entry of its name (for
-    /// [`SeriesIndex::insert_fingerprinted`]); `label_keys` are the labels' fingerprints,
-    /// in input order (from [`SeriesIndex::lookup_parsed`]).
+    /// [`SeriesIndex::insert_fingerprinted`]), from the labels as
+    /// [`SeriesIndex::lookup_parsed`] read them (`plain`: the set holds no escape).
     pub fn identity_and_name(
         &mut self,
         name: &str,
-        labels: Labels<'_>,
-        label_keys: &[u64],
+        labels: &[KeyedLabel<'_>],
+        plain: bool,
     ) -> (SharedName, LabelSet, u32) {
         let id = self.name_id(name);
         let entry = &self.names[id as usize].name;
@@ -420,14 +433,15 @@ impl SeriesIndex {
         } else {
             Arc::new(name.into())
         };
-        let plain = labels.is_plain();
         // On the stack: a shared set already held needs no allocation at all.
         let mut interned: SmallVec<[Arc<Label>; 8]> = labels
             .iter()
-            .zip(label_keys)
-            .map(|((k, v), &hash)| self.labels.intern(k, v, plain, hash))
+            .map(|l| self.labels.intern(l.name, l.value, plain, l.key))
             .collect();
-        interned.sort_by(|a, b| a.name.cmp(&b.name));
+        // Pages write labels sorted as a rule: checked before any sort.
+        if !interned.is_sorted_by(|a, b| a.name <= b.name) {
+            interned.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         (name, self.sets.set(interned), id)
     }
 

@@ -539,10 +539,10 @@ impl Tracker {
     }
 
     /// A new series for `sample`, whose fingerprints `lookup_parsed` found (`new`).
-    fn insert(&mut self, sample: &Sample<'_>, role: Role, new: &NewIdentity) -> usize {
-        let (name, labels, name_id) =
-            self.index
-                .identity_and_name(sample.name(), sample.labels(), &new.label_keys);
+    fn insert(&mut self, sample: &Sample<'_>, role: Role, new: &NewIdentity<'_>) -> usize {
+        let (name, labels, name_id) = self
+            .index
+            .identity_and_name(sample.name(), &new.labels, new.plain);
         let data = match role {
             Role::Counter => SeriesData::Counter(self.new_series().counter()),
             Role::Gauge | Role::Created => SeriesData::Gauge(self.new_series().gauge()),
@@ -798,10 +798,13 @@ impl<'page> Ingest<'_, 'page> {
             }
             return Target::Ignored;
         }
-        let new = match tracker.index.lookup_parsed(sample.name(), sample.labels()) {
-            Ok(slot) => return Target::Series(slot),
-            Err(new) => new,
-        };
+        let mut new = NewIdentity::default();
+        if let Some(slot) = tracker
+            .index
+            .lookup_parsed(sample.name(), sample.labels(), &mut new)
+        {
+            return Target::Series(slot);
+        }
         if tracker.holding && tracker.index.len() >= tracker.max_series {
             // Past the limit: counted, not created (the page will be refused).
             self.read.over_limit.insert(new.key);
