@@ -120,7 +120,12 @@ impl<'page> Iterator for Fields<'page> {
         if start >= b.len() {
             return None;
         }
-        let colon = start + position(&b[start..], b':')?;
+        let Some(colon) = position(&b[start..], b':').map(|c| start + c) else {
+            // Text without a key (`1,1]` after a list): an item of its own, with no key,
+            // so that validation refuses it instead of reading the value as ending there.
+            self.pos = b.len();
+            return Some(("", &self.raw[start..], start));
+        };
         let key = &self.raw[start..colon];
         let value_start = colon + 1;
         let (value, end) = if b.get(value_start) == Some(&b'[') {
@@ -967,6 +972,27 @@ mod tests {
         assert_eq!(summary.quantiles().expect("quantiles").count(), 2);
         let native_only = read("{count:0,sum:0,schema:3,zero_threshold:1e-4,zero_count:0}");
         assert!(native_only.buckets().is_none() && native_only.quantiles().is_none());
+    }
+
+    /// Text after a list that is no field (found by `cargo fuzz`: `],1,1]` after the
+    /// buckets) is refused where it starts, not read as the value's end; before, the value
+    /// was accepted and its buckets read short.
+    #[test]
+    fn text_after_a_list_that_is_no_field_is_refused() {
+        for (text, at) in [
+            ("{count:144,sum:53.4,bucket:[0.1:24,+Inf:144],1,1]}", 44),
+            ("{count:1,sum:1,quantile:[0.5:1],x}", 31),
+            ("{count:1,sum:1,bucket:[+Inf:1],}", 31),
+        ] {
+            match composite(text, 0) {
+                Err((offset, ParseErrorKind::Composite(_))) => assert_eq!(offset, at, "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        let page = "# TYPE d histogram\nd {count:144,sum:53.4,bucket:[0.1:24,+Inf:144],1,1]}\n# EOF\n";
+        let first = crate::Parser::new(crate::Format::OpenMetrics2).parse(page).nth(1);
+        let error = first.expect("an entry").expect_err("refused");
+        assert_eq!((error.line, error.column), (2, 47), "{error}");
     }
 
     /// A value of `parts` joined as written, `{` at 0.
