@@ -606,6 +606,16 @@ fn integer(text: &str, signed: bool) -> Option<i64> {
 /// A rule broken at an offset in the composite text.
 type Broken = (usize, CompositeRule);
 
+/// Where the field whose value text starts at `at` starts: at its key, before the colon;
+/// a text without a key (see [`Fields`]) starts where its value does, which follows the
+/// comma before it, if any.
+fn field_start(key: &str, at: usize) -> usize {
+    if key.is_empty() {
+        return at.saturating_sub(1);
+    }
+    at - key.len() - 1
+}
+
 /// The fields of a composite value being validated, in order.
 struct Cursor<'a> {
     fields: std::iter::Peekable<Fields<'a>>,
@@ -617,7 +627,7 @@ impl<'a> Cursor<'a> {
     fn take(&mut self, wanted: &'static str) -> Result<(&'a str, usize), Broken> {
         match self.fields.next() {
             Some((key, text, at)) if key == wanted => Ok((text, at)),
-            Some((key, _, at)) => Err((at - key.len() - 1, CompositeRule::Expected(wanted))),
+            Some((key, _, at)) => Err((field_start(key, at), CompositeRule::Expected(wanted))),
             None => Err((self.len, CompositeRule::Expected(wanted))),
         }
     }
@@ -661,7 +671,7 @@ fn read_in_full(line: &str, open: usize) -> Result<(CompositeValue<'_>, usize), 
     };
     fields(&mut cursor, raw.starts_with('g')).map_err(fail)?;
     if let Some((key, _, at)) = cursor.fields.next() {
-        let at = at - key.len() - 1;
+        let at = field_start(key, at);
         return Err(fail((at, CompositeRule::Expected("'}' after the last field"))));
     }
     Ok((value, open + close + 1))
@@ -983,6 +993,10 @@ mod tests {
             ("{count:144,sum:53.4,bucket:[0.1:24,+Inf:144],1,1]}", 44),
             ("{count:1,sum:1,quantile:[0.5:1],x}", 31),
             ("{count:1,sum:1,bucket:[+Inf:1],}", 31),
+            // No key at all, from the first byte (found by `cargo fuzz` too: the offset
+            // of a field's start was its value's less a key and a colon, below zero).
+            ("{entity}", 1),
+            ("{count:1,sum}", 8),
         ] {
             match composite(text, 0) {
                 Err((offset, ParseErrorKind::Composite(_))) => assert_eq!(offset, at, "{text}"),
