@@ -192,44 +192,31 @@ impl<'page> Labels<'page> {
         self.simple
     }
 
-    /// Each label's fingerprint (`crate::fingerprint::of_label`), in input order, its
-    /// value read as written where the set is known to hold no escape.
-    fn label_keys(&self) -> impl Iterator<Item = u64> + 'page {
+    /// Each label with its fingerprint (`crate::fingerprint::of_label`), in input order,
+    /// its value read as written where the set is known to hold no escape.
+    fn keyed(&self) -> impl Iterator<Item = KeyedLabel<'page>> + 'page {
         let simple = self.simple;
         self.iter().map(move |(name, value)| {
-            if simple {
-                fingerprint::of_label(name, value.raw)
-            } else {
-                fingerprint::of_label(name, value)
-            }
-        })
-    }
-
-    /// [`Labels::label_keys`] gathered: their XOR with `seed` is [`Labels::fingerprint`].
-    #[cfg(test)]
-    pub(crate) fn label_fingerprints(&self) -> smallvec::SmallVec<[u64; 8]> {
-        self.label_keys().collect()
-    }
-
-    /// Each label with its fingerprint ([`Labels::label_keys`]), in input order, into `keyed`: a new
-    /// series' labels are interned from these, so that the set is read and hashed once.
-    pub(crate) fn keyed_into(&self, keyed: &mut smallvec::SmallVec<[KeyedLabel<'page>; 8]>) {
-        let simple = self.simple;
-        keyed.clear();
-        keyed.extend(self.iter().map(|(name, value)| {
             let key = if simple {
                 fingerprint::of_label(name, value.raw)
             } else {
                 fingerprint::of_label(name, value)
             };
             KeyedLabel { name, value, key }
-        }));
+        })
+    }
+
+    /// [`Labels::keyed`] into `keyed`: a new series' labels are interned from these, so
+    /// that the set is read and hashed once.
+    pub(crate) fn keyed_into(&self, keyed: &mut smallvec::SmallVec<[KeyedLabel<'page>; 8]>) {
+        keyed.clear();
+        keyed.extend(self.keyed());
     }
 
     /// The order-independent fingerprint of the set from `seed` (`crate::fingerprint`):
     /// `seed` XOR each label's.
     pub(crate) fn fingerprint(&self, seed: u64) -> u64 {
-        self.label_keys().fold(seed, |acc, key| acc ^ key)
+        self.keyed().fold(seed, |acc, label| acc ^ label.key)
     }
 
     /// Of a simple set, the label whose text (`name="value"`) holds the byte at `offset`
@@ -444,7 +431,7 @@ fn quotes_at(bytes: &[u8], i: usize) -> u64 {
     bytes_equal(word_or_tail(bytes, i), b'"')
 }
 
-/// A parsed label and its fingerprint ([`Labels::keyed_into`]).
+/// A parsed label and its fingerprint ([`Labels::keyed`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KeyedLabel<'page> {
     pub name: &'page str,
@@ -589,14 +576,16 @@ impl PartialEq<&str> for LabelValue<'_> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn label_fingerprints_make_the_set_fingerprint() {
+    fn keyed_labels_make_the_set_fingerprint() {
         // A simple set (read as written) and one with an escape (read unescaped).
         for line in ["a{x=\"1\",y=\"two\"} 1", "a{x=\"1\",y=\"t\\\"o\"} 1", "a 1"] {
             let sample = crate::parse(line).next().unwrap().unwrap().into_sample().unwrap();
             let labels = sample.labels();
-            let folded = labels.label_fingerprints().iter().fold(7, |acc, k| acc ^ k);
+            let mut keyed = smallvec::SmallVec::new();
+            labels.keyed_into(&mut keyed);
+            let folded = keyed.iter().fold(7, |acc, l| acc ^ l.key);
             assert_eq!(folded, labels.fingerprint(7), "{line}");
-            assert_eq!(labels.label_fingerprints().len(), labels.len());
+            assert_eq!(keyed.len(), labels.len());
         }
     }
 
