@@ -607,11 +607,11 @@ fn integer(text: &str, signed: bool) -> Option<i64> {
 type Broken = (usize, CompositeRule);
 
 /// Where the field whose value text starts at `at` starts: at its key, before the colon;
-/// a text without a key (see [`Fields`]) starts where its value does, which follows the
-/// comma before it, if any.
+/// a text without a key (see [`Fields`]) has no colon either, and starts where its value
+/// does.
 fn field_start(key: &str, at: usize) -> usize {
     if key.is_empty() {
-        return at.saturating_sub(1);
+        return at;
     }
     at - key.len() - 1
 }
@@ -989,14 +989,17 @@ mod tests {
     /// was accepted and its buckets read short.
     #[test]
     fn text_after_a_list_that_is_no_field_is_refused() {
+        // Each at the first byte of the text that is no field, as a field with a key is
+        // refused at its key.
         for (text, at) in [
-            ("{count:144,sum:53.4,bucket:[0.1:24,+Inf:144],1,1]}", 44),
-            ("{count:1,sum:1,quantile:[0.5:1],x}", 31),
+            ("{count:144,sum:53.4,bucket:[0.1:24,+Inf:144],1,1]}", 45),
+            ("{count:1,sum:1,quantile:[0.5:1],x}", 32),
+            ("{count:1,sum:1,bucket:[+Inf:1],x:1}", 31),
             ("{count:1,sum:1,bucket:[+Inf:1],}", 31),
             // No key at all, from the first byte (found by `cargo fuzz` too: the offset
             // of a field's start was its value's less a key and a colon, below zero).
             ("{entity}", 1),
-            ("{count:1,sum}", 8),
+            ("{count:1,sum}", 9),
         ] {
             match composite(text, 0) {
                 Err((offset, ParseErrorKind::Composite(_))) => assert_eq!(offset, at, "{text}"),
@@ -1006,7 +1009,7 @@ mod tests {
         let page = "# TYPE d histogram\nd {count:144,sum:53.4,bucket:[0.1:24,+Inf:144],1,1]}\n# EOF\n";
         let first = crate::Parser::new(crate::Format::OpenMetrics2).parse(page).nth(1);
         let error = first.expect("an entry").expect_err("refused");
-        assert_eq!((error.line, error.column), (2, 47), "{error}");
+        assert_eq!((error.line, error.column), (2, 48), "{error}");
     }
 
     /// A value of `parts` joined as written, `{` at 0.
