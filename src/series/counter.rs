@@ -449,6 +449,39 @@ impl CounterSeries {
         value: f64,
         created_ms: Option<i64>,
     ) -> Result<Option<ResetCause>, SeriesError> {
+        if let Some(prev) = self.points.last() {
+            // The usual push (a fleet's every series, every scrape): later, no lower, no
+            // created time that changed, no reset kept. None of the checks below could
+            // find anything, and they were half of a steady ingest's push.
+            let no_evidence = match &self.extra {
+                Extra::None => created_ms.is_none(),
+                Extra::Steady(steady) => steady.keeps(created_ms),
+                Extra::Rare(_) => false,
+            };
+            if no_evidence && at_ms > prev.timestamp_ms && value >= prev.value && value.is_finite() {
+                let increment = value - prev.value;
+                self.total_increase += increment;
+                self.update_ewma(increment, at_ms - prev.timestamp_ms);
+                self.points.push(Point::from_millis(at_ms, value));
+                if !matches!(self.extra, Extra::None) {
+                    // (Nothing to write for a counter without created times.)
+                    self.set_created(self.pushed, created_ms);
+                }
+                self.pushed += 1;
+                return Ok(None);
+            }
+        }
+        self.push_checked(at_ms, value, created_ms)
+    }
+
+    /// [`CounterSeries::push_ms`] with every check: what a push that is not the usual one
+    /// takes (a first point, a drop, a created time, resets kept, a refused value).
+    fn push_checked(
+        &mut self,
+        at_ms: i64,
+        value: f64,
+        created_ms: Option<i64>,
+    ) -> Result<Option<ResetCause>, SeriesError> {
         if !value.is_finite() || value < 0.0 {
             return Err(SeriesError::InvalidValue(value));
         }

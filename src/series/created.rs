@@ -163,6 +163,12 @@ impl Steady {
         })
     }
 
+    /// Whether a point with `created` (or none) keeps the one created time of every
+    /// point so far: no restart in it.
+    pub fn keeps(self, created: Option<i64>) -> bool {
+        created.is_none_or(|c| c == self.created_ms)
+    }
+
     /// The created time of point `number`.
     pub fn at(self, number: u64, newest: u64) -> Option<i64> {
         (number < newest || (number == newest && self.newest_known)).then_some(self.created_ms)

@@ -305,3 +305,49 @@ proptest::proptest! {
         }
     }
 }
+
+/// One step of `the_usual_push_is_the_checked_push`: the time since the last push (0 or
+/// less: refused), the value's rise (a drop to it when negative, or a value that is no
+/// count), the created time pushed with it, and one read after it.
+type Push = (i64, i8, u8, Option<i64>, Option<i64>);
+
+proptest::proptest! {
+    /// The usual push's shortcut leaves the series exactly as the push with every check
+    /// does, whatever comes: drops, restarts by created time, resets kept, times that do
+    /// not advance, values that are no count.
+    #[test]
+    fn the_usual_push_is_the_checked_push(
+        steps in proptest::collection::vec(
+            (
+                -1i64..4,
+                -2i8..6,
+                0u8..20,
+                proptest::prop_oneof![4 => proptest::strategy::Just(None), 2 => proptest::strategy::Just(Some(7_000i64)), 1 => proptest::strategy::Just(Some(9_000))],
+                proptest::prop_oneof![4 => proptest::strategy::Just(None), 1 => proptest::strategy::Just(Some(7_000i64)), 1 => proptest::strategy::Just(Some(9_000))],
+            ),
+            1..40,
+        )
+    ) {
+        let mut series = CounterSeries::new(TimeDelta::seconds(6));
+        let (mut at_ms, mut value) = (10_000i64, 0.0);
+        for &(advance, step, odd, pushed, amended) in &steps {
+            at_ms += 1_000 * advance;
+            value = if step < 0 { f64::from(-step) } else { value + f64::from(step) };
+            let pushed_value = match odd {
+                0 => f64::NAN,
+                1 => f64::INFINITY,
+                2 => -1.0,
+                _ => value,
+            };
+            let mut checked = series.clone();
+            let usual = series.push_ms(at_ms, pushed_value, pushed);
+            // (Debug: a refused NaN is not equal to itself.)
+            let expected = checked.push_checked(at_ms, pushed_value, pushed);
+            proptest::prop_assert_eq!(format!("{usual:?}"), format!("{expected:?}"));
+            proptest::prop_assert_eq!(format!("{series:?}"), format!("{checked:?}"));
+            if let Some(created) = amended {
+                series.amend_created_ms(created);
+            }
+        }
+    }
+}
