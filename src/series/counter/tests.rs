@@ -306,15 +306,13 @@ proptest::proptest! {
     }
 }
 
-/// One step of `the_usual_push_is_the_checked_push`: the time since the last push (0 or
-/// less: refused), the value's rise (a drop to it when negative, or a value that is no
-/// count), the created time pushed with it, and one read after it.
-type Push = (i64, i8, u8, Option<i64>, Option<i64>);
-
 proptest::proptest! {
     /// The usual push's shortcut leaves the series exactly as the push with every check
     /// does, whatever comes: drops, restarts by created time, resets kept, times that do
-    /// not advance, values that are no count.
+    /// not advance, values that are no count. Each step: the seconds since the last push
+    /// (0 or less: refused), the value's rise (a drop to it when negative), whether the
+    /// value pushed is no count (NaN, infinite, negative), the created time pushed with
+    /// it, and one read after it.
     #[test]
     fn the_usual_push_is_the_checked_push(
         steps in proptest::collection::vec(
