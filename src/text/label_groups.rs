@@ -847,6 +847,29 @@ mod tests {
                 .collect();
             agrees_with_a_set(&texts)?;
         }
+
+        /// Runs at a label before others (prometheus_client writes `le` before
+        /// `model_name`), those after it mostly the same, sometimes not (a step after the
+        /// run's label, in the run): the same as a set of every group.
+        #[test]
+        fn runs_before_the_last_label_agree_with_a_set_of_every_group(
+            runs in proptest::collection::vec(
+                (0usize..4, proptest::collection::vec((0u32..400, 0usize..3, proptest::bool::weighted(0.2)), 1..60)),
+                1..5,
+            ),
+        ) {
+            const FORMS: [&str; 3] = ["", ".5", "e-05"];
+            let texts: Vec<String> = runs
+                .iter()
+                .flat_map(|(a, bounds)| {
+                    bounds.iter().map(move |&(le, form, other)| {
+                        let model = if other { "m2" } else { "model" };
+                        format!(r#"a="{a}",le="{le}{}",model_name="{model}""#, FORMS[form])
+                    })
+                })
+                .collect();
+            agrees_with_a_set(&texts)?;
+        }
     }
 
     /// Each placement of `texts`, as one family, is the one a set of every group gives.
