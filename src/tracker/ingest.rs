@@ -455,7 +455,6 @@ impl Tracker {
     }
 
     /// Records a point of the series in `slot`, read at byte `offset` of the page.
-    #[inline(always)]
     fn push(&mut self, slot: usize, at_ms: i64, value: f64, offset: usize, report: &mut IngestReport) {
         let scrapes = self.scrapes;
         // A `_created` time read before the point (a page that prints `x_created` first).
@@ -486,11 +485,34 @@ impl Tracker {
             SeriesData::Counter(c) => c.push_ms(at_ms, value, created_ms),
             SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
         };
-        if let Ok(None) = outcome {
-            report.samples += 1;
-            return;
+        match outcome {
+            Ok(cause) => {
+                report.samples += 1;
+                if let Some(cause) = cause {
+                    report.resets.push(ResetEvent {
+                        name: series.name.to_string(),
+                        labels: series.owned_labels(),
+                        cause,
+                    });
+                }
+            }
+            Err(error) => {
+                let error = match error {
+                    SeriesError::NotAfterLast { at, .. } if again => SeriesError::Duplicate { at },
+                    error => error,
+                };
+                report.refused += 1;
+                if report.first_refused.is_none() {
+                    report.first_refused = Some(Refusal {
+                        name: series.name.to_string(),
+                        labels: series.owned_labels(),
+                        // The line is counted when the page is read (`Tracker::ingest`).
+                        line: offset,
+                        error,
+                    });
+                }
+            }
         }
-        reset_or_refusal(series, outcome, again, offset, report);
     }
 
     /// A `_created` time for the counter in `slot`: its newest point's if this scrape
@@ -551,46 +573,6 @@ impl Tracker {
             // Their slots will be reused: forget which positions pointed where.
             self.positions.clear();
             report.dropped_stale += dropped;
-        }
-    }
-}
-
-/// What a push that is not the usual one reports: a reset it found, or why it was refused.
-#[cold]
-#[inline(never)]
-fn reset_or_refusal(
-    series: &TrackedSeries,
-    outcome: Result<Option<crate::series::ResetCause>, SeriesError>,
-    again: bool,
-    offset: usize,
-    report: &mut IngestReport,
-) {
-    match outcome {
-        Ok(cause) => {
-            report.samples += 1;
-            if let Some(cause) = cause {
-                report.resets.push(ResetEvent {
-                    name: series.name.to_string(),
-                    labels: series.owned_labels(),
-                    cause,
-                });
-            }
-        }
-        Err(error) => {
-            let error = match error {
-                SeriesError::NotAfterLast { at, .. } if again => SeriesError::Duplicate { at },
-                error => error,
-            };
-            report.refused += 1;
-            if report.first_refused.is_none() {
-                report.first_refused = Some(Refusal {
-                    name: series.name.to_string(),
-                    labels: series.owned_labels(),
-                    // The line is counted when the page is read (`Tracker::ingest`).
-                    line: offset,
-                    error,
-                });
-            }
         }
     }
 }
