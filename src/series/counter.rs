@@ -452,7 +452,7 @@ impl CounterSeries {
         if let Some(prev) = self.points.last() {
             // The usual push (a fleet's every series, every scrape): later, no lower, no
             // created time that changed, no reset kept. None of the checks below could
-            // find anything, and they were half of a steady ingest's push.
+            // find anything (they were a tenth of a steady ingest's pushes).
             let no_evidence = match &self.extra {
                 Extra::None => created_ms.is_none(),
                 Extra::Steady(steady) => steady.keeps(created_ms),
