@@ -306,6 +306,16 @@ proptest::proptest! {
     }
 }
 
+/// One step of `the_usual_push_is_the_checked_push` (see there).
+type Push = (i64, i8, u8, Option<i64>, Option<i64>);
+
+fn usual_and_unusual_pushes() -> impl proptest::strategy::Strategy<Value = Vec<Push>> {
+    use proptest::prelude::*;
+    // Mostly no created time, as a fleet's counters; sometimes one, sometimes another.
+    let created = |none| prop_oneof![none => Just(None), 2 => Just(Some(7_000i64)), 1 => Just(Some(9_000))];
+    proptest::collection::vec((-1i64..4, -2i8..6, 0u8..20, created(4), created(4)), 1..40)
+}
+
 proptest::proptest! {
     /// The usual push's shortcut leaves the series exactly as the push with every check
     /// does, whatever comes: drops, restarts by created time, resets kept, times that do
@@ -314,18 +324,7 @@ proptest::proptest! {
     /// value pushed is no count (NaN, infinite, negative), the created time pushed with
     /// it, and one read after it.
     #[test]
-    fn the_usual_push_is_the_checked_push(
-        steps in proptest::collection::vec(
-            (
-                -1i64..4,
-                -2i8..6,
-                0u8..20,
-                proptest::prop_oneof![4 => proptest::strategy::Just(None), 2 => proptest::strategy::Just(Some(7_000i64)), 1 => proptest::strategy::Just(Some(9_000))],
-                proptest::prop_oneof![4 => proptest::strategy::Just(None), 1 => proptest::strategy::Just(Some(7_000i64)), 1 => proptest::strategy::Just(Some(9_000))],
-            ),
-            1..40,
-        )
-    ) {
+    fn the_usual_push_is_the_checked_push(steps in usual_and_unusual_pushes()) {
         let mut series = CounterSeries::new(TimeDelta::seconds(6));
         let (mut at_ms, mut value) = (10_000i64, 0.0);
         for &(advance, step, odd, pushed, amended) in &steps {
