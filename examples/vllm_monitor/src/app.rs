@@ -131,7 +131,7 @@ fn start_recording(
     let header = Header {
         started: schedule.started,
         interval: s.interval.to_std().unwrap_or_default(),
-        window: args.window_or_default(),
+        window: s.window.to_std().unwrap_or_else(|_| args.window_or_default()),
         urls: urls.to_vec(),
         extra,
     };
@@ -242,7 +242,11 @@ impl App {
         )?;
         let plan = plan(args, &access)?;
         let interval = args.interval_or_default();
-        let (settings, rounded) = settings(args, interval, args.window_or_default());
+        let window = args
+            .window
+            .or(plan.default_window)
+            .unwrap_or_else(|| args.window_or_default());
+        let (settings, rounded) = settings(args, interval, window);
         let clock = LiveClock::start();
         let schedule = Schedule::new(clock.now(), interval, args.duration.or(plan.default_duration));
         let endpoints: Vec<Endpoint> = plan.urls.iter().map(|u| Endpoint::new(u)).collect();
@@ -764,14 +768,21 @@ impl Pace {
     }
 }
 
-/// A dashboard on a terminal, plain lines when piped or asked for, JSON or CSV.
+/// Whether the terminal tells a size with room in it: one that says 0 columns or rows (a
+/// pseudo-terminal whose size nobody set) would show a dashboard drawn into nothing.
+fn has_room() -> bool {
+    matches!(ratatui::crossterm::terminal::size(), Ok((columns, rows)) if columns > 0 && rows > 0)
+}
+
+/// A dashboard on a terminal, plain lines when piped or asked for (or when the terminal
+/// has no size), JSON or CSV.
 fn choose_output(args: &Args, tx: &mpsc::Sender<Message>, stop: &Arc<AtomicBool>) -> Box<dyn Output> {
     let progress = args.target_requests.is_some();
     if args.export.is_some() {
         Box::new(Csv::new(std::io::stdout()))
     } else if args.json {
         Box::new(Json::new(std::io::stdout()))
-    } else if args.plain || !std::io::stdout().is_terminal() {
+    } else if args.plain || !std::io::stdout().is_terminal() || !has_room() {
         Box::new(Plain::new(std::io::stdout(), progress).details(args.details))
     } else {
         Box::new(Dashboard::new(progress, tx.clone(), Arc::clone(stop)))

@@ -82,8 +82,9 @@ pub struct Args {
     #[arg(long, value_name = "'NAME: VALUE'")]
     pub header: Vec<String>,
 
-    /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, ...; see the
-    /// README), even if a server answers on this machine; with --serve, the server to play.
+    /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, ...; the list is in
+    /// examples/vllm_monitor/README.md), even if a server answers on this machine; with
+    /// --serve, the server to play.
     /// [default: vllm, only when no --url is given and none answers]
     #[arg(long, value_name = "SERVER", num_args = 0..=1, default_missing_value = "vllm",
           value_parser = parse_engine, conflicts_with_all = ["url", "federate", "prometheus"])]
@@ -107,7 +108,8 @@ pub struct Args {
 
     /// Rates and means are over this window, rounded to a whole number of intervals so
     /// that scrape jitter never moves its start; after a gap a window starts at the
-    /// first page since, and says so. [default: 30s; with --replay, the recording's]
+    /// first page since, and says so. [default: 30s; with --replay, the recording's; for
+    /// the simulator's 20 s demo, 10s]
     #[arg(long, value_parser = humantime::parse_duration)]
     pub window: Option<Duration>,
 
@@ -214,7 +216,7 @@ pub struct Args {
     pub exit_on_alert: bool,
 
     /// With the built-in simulator: restart the simulated server after this long.
-    /// [default: 10s; with --serve, 300s]
+    /// [default: 15s; with --serve, 300s]
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub simulate_restart_after: Option<Duration>,
 

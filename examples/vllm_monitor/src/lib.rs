@@ -16,7 +16,8 @@
 //! Without `--url` it probes this machine's usual ports (8000-8015, SGLang 30000, TGI and
 //! llama.cpp 8080, LMDeploy 23333, DCGM 9400) and monitors what answers with inference
 //! metrics; when nothing does, it starts a simulated vLLM 0.33 server on 127.0.0.1 (a free port) and monitors
-//! it for 20 s, the simulated server restarting halfway. `--help` says the rest.
+//! it for 20 s with a 10 s window, the simulated server restarting at 15 s. `--help` says
+//! the rest.
 //!
 //! On a terminal it draws a dashboard (`q`, Esc or Ctrl-C quit); piped or with `--plain`
 //! it prints one line per interval; `--json` prints one object per interval and event.

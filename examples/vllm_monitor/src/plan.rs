@@ -19,6 +19,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The run's length when the user gave none (the simulator's demo: 20 s).
     pub default_duration: Option<Duration>,
+    /// The window when the user gave none, if not the usual 30 s: the demo's is 10 s, so
+    /// that its figures cover their whole window for half of its 20 s.
+    pub default_window: Option<Duration>,
 }
 
 /// The URLs given, else the servers found on this machine, else the simulator.
@@ -30,6 +33,7 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
             setup: String::new(),
             notes,
             default_duration: None,
+            default_window: None,
         });
     }
     let ports = &args.discover_ports.0;
@@ -51,6 +55,7 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
                 setup: " · found on this machine".into(),
                 notes: vec![format!("no --url given: found {}", names.join(", "))],
                 default_duration: None,
+                default_window: None,
             });
         }
         // Short: with the whole default port list, the line stays within 120 columns.
@@ -59,7 +64,9 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
             discover::describe(ports)
         )
     };
-    let restart_after = args.simulate_restart_after.map_or(10.0, |d| d.as_secs_f64());
+    // Late enough that the demo's 10 s window is full before it (figures unmarked by `*`),
+    // early enough that its last rows show what a restart does.
+    let restart_after = args.simulate_restart_after.map_or(15.0, |d| d.as_secs_f64());
     let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)).with_wave(args.simulate_wave));
     let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
     let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
@@ -82,6 +89,7 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         setup: " · built-in simulator".into(),
         notes,
         default_duration: Some(Duration::from_secs(20)),
+        default_window: Some(Duration::from_secs(10)),
     })
 }
 

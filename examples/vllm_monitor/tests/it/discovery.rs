@@ -194,6 +194,26 @@ fn when_nothing_answers_the_simulator_starts_and_every_output_says_so() {
         ],
         "{text}"
     );
+    // The demo's window is 10 s (its run is 20 s, its restart at 15 s), unless one is asked.
+    assert!(model.ends_with("restarts after 15 s"), "{model}");
+    assert!(lines[2].contains("window 10s · EWMA 10s"), "{text}");
+    let asked = Command::new(monitor_binary())
+        .args([
+            "--plain",
+            "--discover-ports",
+            &ports,
+            "--duration",
+            "500ms",
+            "--window",
+            "30s",
+        ])
+        .output()
+        .unwrap();
+    let asked = String::from_utf8(asked.stdout).unwrap();
+    assert!(
+        asked.lines().nth(2).is_some_and(|l| l.contains("window 30s")),
+        "{asked}"
+    );
     // --simulate skips the search.
     let (rows, _) = run(&["--simulate"]);
     assert!(

@@ -122,6 +122,58 @@ fn piped_output_is_plain_lines_of_at_most_120_columns() {
     assert!(lines.last().unwrap().starts_with("summary:"), "{text}");
 }
 
+/// A terminal that says it has 0 columns and 0 rows (a pseudo-terminal whose size nobody
+/// set) gets plain lines, not a dashboard drawn into nothing.
+#[test]
+fn a_terminal_without_a_size_gets_plain_lines() {
+    let ms = Duration::from_millis;
+    let recording = simulated("sizeless.jsonl", 3.0, ms(250), 17, ms(2000));
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 0,
+            cols: 0,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a pseudo-terminal");
+    let mut command = CommandBuilder::new(monitor_binary());
+    command.arg("--replay");
+    command.arg(recording.path());
+    command.args(["--duration", "4s"]);
+    command.env("TERM", "xterm-256color");
+    let mut child = pty.slave.spawn_command(command).expect("monitor starts");
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let drain = std::thread::spawn(move || {
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+        }
+        raw
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the monitor did not end its 4 s replay");
+        }
+        std::thread::sleep(ms(50));
+    };
+    drop(pty.master);
+    let text = String::from_utf8_lossy(&drain.join().unwrap()).into_owned();
+    assert!(status.success(), "{status:?}\n{text}");
+    assert!(!text.contains("\x1b[?1049h"), "no alternate screen:\n{text}");
+    assert!(text.contains("gen/s"), "the plain header:\n{text}");
+    assert!(text.lines().any(|l| l.starts_with("summary:")), "{text}");
+}
+
 /// The monitor running in a real pseudo-terminal, its output read back through a terminal
 /// emulator (and kept raw) by a thread that drains the pty.
 pub struct InPty {
