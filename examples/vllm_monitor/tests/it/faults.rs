@@ -149,15 +149,11 @@ fn events(rows: &[Value], kind: &str, url: &str) -> Vec<String> {
 
 /// The monitor's arguments for `good` and `faulty`, with `extra`.
 fn args<'a>(good: &'a Server, faulty: &'a Server, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--json",
-        "--interval",
-        "500ms",
-        "--window",
-        "1s",
-        "--timeout",
-        "1s",
-    ];
+    let mut args = vec!["--json", "--interval", "500ms", "--window", "1s"];
+    // A deadline of 1 s unless the test gives its own.
+    if !extra.contains(&"--timeout") {
+        args.extend(["--timeout", "1s"]);
+    }
     args.extend(["--duration", "60s", "--url", &good.url, "--url", &faulty.url]);
     args.extend_from_slice(extra);
     args
@@ -432,16 +428,26 @@ fn a_connection_closed_mid_body_is_a_failed_read_beside_a_good_server() {
     assert_one_fault(&live.rows, &faulty.url, want);
 }
 
-/// A page within every budget that takes longer than an interval to read (100,000 series:
-/// seconds in a test build) is read on its URL's worker: the intervals due meanwhile leave
-/// that URL out and say so, and the good server's rows come on time with its rate.
+/// A page within every budget that takes longer than an interval to read (100,000 series,
+/// sent in four parts 400 ms apart: over a second however fast the machine, within the
+/// 10 s deadline) is read on its URL's worker: the intervals due meanwhile leave that URL
+/// out and say so, and the good server's rows come on time with its rate.
 #[test]
 fn a_page_slow_to_read_holds_back_only_its_own_url() {
     let good = good_server();
     let page = many_series(100_000);
     let mib = page.len() as f64 / f64::from(1 << 20);
-    let faulty = Server::replying(response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes()));
-    let live = beside_good(&good, &faulty, &[], "ok (vllm)");
+    let answer = response("200 OK", TEXT, Some(page.len() as u64), page.as_bytes());
+    let faulty = Server::start(move |mut stream, stop| {
+        read_request(&mut stream);
+        for part in answer.chunks(answer.len().div_ceil(4)) {
+            if stop.load(Ordering::SeqCst) || stream.write_all(part).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(400));
+        }
+    });
+    let live = beside_good(&good, &faulty, &["--timeout", "10s"], "ok (vllm)");
     let slow = events(&live.rows, "slow", &faulty.url);
     assert!(!slow.is_empty(), "{:?}", live.rows);
     assert!(

@@ -170,13 +170,13 @@ fn through(engine: Engine) {
 }
 
 #[test]
-#[ignore = "needs prometheus and victoria-metrics (Debian packages): apt-get install prometheus"]
+#[ignore = "needs Debian's prometheus: apt-get install prometheus"]
 fn prometheus_read_live_and_past_sees_the_known_rate_and_the_restart() {
     through(Engine::Prometheus);
 }
 
 #[test]
-#[ignore = "needs prometheus and victoria-metrics (Debian packages): apt-get install victoria-metrics"]
+#[ignore = "needs Debian's victoria-metrics: apt-get install victoria-metrics"]
 fn victoriametrics_read_live_and_past_sees_the_known_rate_and_the_restart() {
     through(Engine::VictoriaMetrics);
 }
