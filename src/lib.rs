@@ -220,8 +220,10 @@
 //! [`Parser::max_line_len`]); each refuses with its own [`error::ParseErrorKind`]. Values are read
 //! as Prometheus reads them: an out-of-range literal (`1e400`) and a signed NaN are refused,
 //! as Prometheus refuses them (prometheus_client would read ±Inf and NaN). Quoted metric and
-//! label names may not contain escape sequences (names are returned as borrowed `&str`).
-//! Timestamps are milliseconds (Prometheus' resolution).
+//! label names may hold escapes (`{"my\"name"}`): they are borrowed as written and resolved
+//! when asked ([`Sample::name_unescaped`], [`text::Labels::iter_unescaped`]); a [`Tracker`]
+//! keeps them resolved, as selectors spell them. Timestamps are milliseconds (Prometheus'
+//! resolution).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -200,7 +200,8 @@ impl<'page> Labels<'page> {
             let key = if simple {
                 fingerprint::of_label(name, value.raw)
             } else {
-                fingerprint::of_label(name, value)
+                // A quoted name's escapes resolved, as its value's are.
+                fingerprint::of_label(&unescape(name, true), value)
             };
             KeyedLabel { name, value, key }
         })

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
+use super::index::holds_each;
 use super::tracked::{Label, TrackedSeries};
 use crate::fingerprint;
 use crate::text::Labels;
@@ -56,13 +57,7 @@ fn same_group(a: &[Arc<Label>], b: &[Arc<Label>]) -> bool {
 /// Whether a bucket series' labels, `le` left out, are the parsed `labels` (in any order,
 /// still escaped).
 fn is_group_of(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
-    stored.len() == labels.len() + 1
-        && labels.get("le").is_none()
-        && labels.iter().all(|(k, v)| {
-            stored
-                .binary_search_by(|l| (*l.name).cmp(k))
-                .is_ok_and(|i| v == *stored[i].value)
-        })
+    stored.len() == labels.len() + 1 && labels.get("le").is_none() && holds_each(stored, labels)
 }
 
 impl FamilyBuckets {

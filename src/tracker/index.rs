@@ -17,6 +17,7 @@ use smallvec::SmallVec;
 use super::bucket_groups::{BucketGroupId, BucketGroups};
 use super::tracked::{Label, LabelSet, SharedName, TrackedSeries};
 use crate::fingerprint;
+use crate::text::escape::unescape;
 use crate::text::labels::KeyedLabel;
 use crate::text::names::{names_equal, normalized_name_byte, same_bytes};
 use crate::text::{LabelValue, Labels};
@@ -64,12 +65,22 @@ fn rehash(fingerprints: &[u32], slot: u32) -> u64 {
 
 /// Whether sorted, unescaped `stored` labels are the parsed (still escaped) `labels`.
 fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
-    stored.len() == labels.len()
-        && labels.iter().all(|(k, v)| {
-            stored
-                .binary_search_by(|l| (*l.name).cmp(k))
-                .is_ok_and(|i| v == *stored[i].value)
-        })
+    stored.len() == labels.len() && holds_each(stored, labels)
+}
+
+/// Whether `stored` (sorted by name, unescaped) holds each of the parsed `labels`, names
+/// and values compared with their escapes resolved.
+pub(super) fn holds_each(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
+    let holds = |k: &str, v: LabelValue<'_>| {
+        stored
+            .binary_search_by(|l| (*l.name).cmp(k))
+            .is_ok_and(|i| v == *stored[i].value)
+    };
+    if labels.is_plain() {
+        labels.iter().all(|(k, v)| holds(k, v))
+    } else {
+        labels.iter().all(|(k, v)| holds(&unescape(k, true), v))
+    }
 }
 
 /// What [`SeriesIndex::lookup_parsed`] read of a sample no series has: its identity
@@ -106,12 +117,18 @@ impl LabelPool {
     /// ([`fingerprint::of_label`]), created if new; `plain`: the parser knows its set holds
     /// no escape, so the value as written is the value (no search for one).
     fn intern(&mut self, name: &str, value: LabelValue<'_>, plain: bool, hash: u64) -> Arc<Label> {
+        // A quoted name's escapes resolved (a plain set has none).
+        let name = if plain {
+            std::borrow::Cow::Borrowed(name)
+        } else {
+            unescape(name, true)
+        };
         debug_assert_eq!(
             hash,
             if plain {
-                Self::hash(name, value.raw())
+                Self::hash(&name, value.raw())
             } else {
-                Self::hash(name, value)
+                Self::hash(&name, value)
             }
         );
         let same_value = |l: &Label| {
@@ -128,7 +145,7 @@ impl LabelPool {
             return Arc::clone(label);
         }
         let label = Arc::new(Label {
-            name: name.into(),
+            name: (*name).into(),
             value: value.unescaped().into(),
         });
         self.table

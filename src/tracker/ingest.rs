@@ -539,10 +539,8 @@ impl Tracker {
     }
 
     /// A new series for `sample`, whose fingerprints `lookup_parsed` found (`new`).
-    fn insert(&mut self, sample: &Sample<'_>, role: Role, new: &NewIdentity<'_>) -> usize {
-        let (name, labels, name_id) = self
-            .index
-            .identity_and_name(sample.name(), &new.labels, new.plain);
+    fn insert(&mut self, sample: &Sample<'_>, name: &str, role: Role, new: &NewIdentity<'_>) -> usize {
+        let (name, labels, name_id) = self.index.identity_and_name(name, &new.labels, new.plain);
         let data = match role {
             Role::Counter => SeriesData::Counter(self.new_series().counter()),
             Role::Gauge | Role::Created => SeriesData::Gauge(self.new_series().gauge()),
@@ -780,8 +778,11 @@ impl<'page> Ingest<'_, 'page> {
             known.learn(sample, normalize);
         }
         let role = roles::role(sample, self.family, tracker.rules());
+        // A series is known by its name as selectors and `Tracker::get` spell it: a quoted
+        // name's escapes (`{"my\\"name"}`) resolved.
+        let name = sample.name_unescaped();
         if role == Role::Created {
-            let Some(prefix) = sample.name().strip_suffix("_created") else {
+            let Some(prefix) = name.strip_suffix("_created") else {
                 return Target::Ignored;
             };
             let mut series = [None; 3];
@@ -799,10 +800,7 @@ impl<'page> Ingest<'_, 'page> {
             return Target::Ignored;
         }
         let mut new = NewIdentity::default();
-        if let Some(slot) = tracker
-            .index
-            .lookup_parsed(sample.name(), sample.labels(), &mut new)
-        {
+        if let Some(slot) = tracker.index.lookup_parsed(&name, sample.labels(), &mut new) {
             return Target::Series(slot);
         }
         if tracker.holding && tracker.index.len() >= tracker.max_series {
@@ -815,7 +813,7 @@ impl<'page> Ingest<'_, 'page> {
             && roles::may_belong_to_a_family(sample.name());
         self.read.report.new_series += 1;
         tracker.touched += 1;
-        let slot = tracker.insert(sample, role, &new);
+        let slot = tracker.insert(sample, &name, role, &new);
         if undecided {
             self.read.undecided.push(slot);
         }

@@ -46,6 +46,47 @@ fn identity_ignores_label_order_and_positions() {
     );
 }
 
+/// A quoted name with escapes is kept as selectors and `get` spell it (unescaped), so
+/// that a selector that matches the sample finds its series, counter and `_created` alike.
+#[test]
+fn a_quoted_name_with_escapes_is_found_as_selectors_spell_it() {
+    let mut t = Tracker::new([]);
+    let page = |v: u32| {
+        format!(
+            "# TYPE \"my\\\"m\" counter\n{{\"my\\\"m_total\",k=\"a\\\"b\"}} {v}\n\
+             {{\"my\\\"m_created\",k=\"a\\\"b\"}} 1699999000\n"
+        )
+    };
+    t.ingest(&page(1), at(0)).unwrap();
+    t.ingest(&page(11), at(10)).unwrap();
+    let series = t.get("my\"m_total", &[("k", "a\"b")]).expect("found unescaped");
+    assert_eq!(series.name(), "my\"m_total");
+    assert!(
+        t.get("my\\\"m_total", &[("k", "a\"b")]).is_none(),
+        "not by its escaped spelling"
+    );
+    let selector = Selector::parse(r#"{"my\"m_total"}"#).unwrap();
+    let rate = Query::new(&selector, Estimator::WindowRate).window(TimeDelta::seconds(10));
+    assert_eq!(t.evaluate(&rate).unwrap().value().unwrap(), 1.0);
+    // The start time found its counter: a created time that moves is a restart.
+    t.ingest(&page(12).replace("1699999000", "1700000015"), at(20))
+        .unwrap();
+    assert_eq!(
+        t.get("my\"m_total", &[("k", "a\"b")])
+            .unwrap()
+            .counter()
+            .unwrap()
+            .resets(),
+        1
+    );
+    // A quoted label name with escapes, likewise.
+    t.ingest("{\"q_total\",\"l\\\"x\"=\"v\"} 1\n", at(30)).unwrap();
+    assert!(t.get("q_total", &[("l\"x", "v")]).is_some());
+    let selector = Selector::parse(r#"{"q_total", "l\"x"="v"}"#).unwrap();
+    let last = t.evaluate(&Query::new(&selector, Estimator::Last)).unwrap();
+    assert_eq!(last.value().unwrap(), 1.0);
+}
+
 #[test]
 fn stale_series_are_dropped_and_can_come_back() {
     let mut t = Tracker::new([]);

@@ -64,7 +64,8 @@ pub struct TrackedSeries {
 }
 
 impl TrackedSeries {
-    /// The metric name as first seen.
+    /// The metric name, its escapes resolved (a page's `{"my\"name"}` is `my"name`, as
+    /// selectors and [`Tracker::get`](crate::Tracker::get) spell it).
     ///
     /// # Example
     /// ```
