@@ -347,6 +347,10 @@ impl NoValue {
                 details.set_item("name", name)?;
                 "native_histogram"
             }
+            N::SeveralGroups { groups } => {
+                details.set_item("groups", groups)?;
+                "several_groups"
+            }
             _ => "other",
         };
         Py::new(
@@ -530,7 +534,7 @@ pub struct Answer {
 #[pymethods]
 impl Answer {
     /// The value of an answer of one group (a query without `by`), or None (see
-    /// `reason`); with several groups, the first group's.
+    /// `reason`; with several groups it is 'several_groups': read `groups`).
     #[getter]
     fn value(&self) -> Option<f64> {
         self.inner.value().ok()

@@ -289,6 +289,13 @@ pub enum NoValue {
         /// The histogram's family name.
         name: String,
     },
+    /// [`Answer::value`](crate::Answer::value) of an answer of several groups (a query
+    /// with `by`): no one value answers it.
+    #[error("the answer has {groups} groups (the query's `by`), not one value: read Answer::groups or Answer::group")]
+    SeveralGroups {
+        /// How many groups the answer has.
+        groups: usize,
+    },
 }
 
 /// [`NoValue::ErraticCounter`]'s words: what the series did, and the likely cause.

@@ -49,12 +49,14 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The value of an answer of one group (a query without `by`), or why there is none.
+    /// The value of an answer of one group (a query without `by`, or whose `by` found one
+    /// group), or why there is none.
     ///
     /// # Errors
-    /// The group's [`NoValue`]; [`NoValue::NoSeries`] when the query matched nothing.
-    /// With several groups, the first group's value: ask per group through
-    /// [`Answer::groups`] instead.
+    /// The group's [`NoValue`]; [`NoValue::NoSeries`] when the query matched nothing;
+    /// [`NoValue::SeveralGroups`] with several groups, so that adding `by` to a query never
+    /// quietly turns its value into one group's: read [`Answer::groups`] or
+    /// [`Answer::group`] instead.
     ///
     /// # Example
     /// ```
@@ -66,10 +68,13 @@ impl Answer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn value(&self) -> Result<f64, NoValue> {
-        match (self.groups.first(), &self.empty) {
-            (Some(group), _) => group.value.clone(),
-            (None, Some(why)) => Err(why.clone()),
-            (None, None) => Err(NoValue::NoSeries {
+        match (self.groups.as_slice(), &self.empty) {
+            ([group], _) => group.value.clone(),
+            ([_, _, ..], _) => Err(NoValue::SeveralGroups {
+                groups: self.groups.len(),
+            }),
+            ([], Some(why)) => Err(why.clone()),
+            ([], None) => Err(NoValue::NoSeries {
                 selector: String::new(),
                 nearest: Vec::new(),
             }),

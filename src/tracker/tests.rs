@@ -1,7 +1,7 @@
 //! Tracker behaviour over whole scrapes: identity, staleness, created times, roles.
 
 use super::*;
-use crate::error::{IngestError, SeriesError};
+use crate::error::{IngestError, NoValue, SeriesError};
 use crate::select::Selector;
 use crate::series::{ResetCause, WindowRule};
 use crate::{Estimator, Query};
@@ -85,6 +85,31 @@ fn a_quoted_name_with_escapes_is_found_as_selectors_spell_it() {
     let selector = Selector::parse(r#"{"q_total", "l\"x"="v"}"#).unwrap();
     let last = t.evaluate(&Query::new(&selector, Estimator::Last)).unwrap();
     assert_eq!(last.value().unwrap(), 1.0);
+}
+
+/// An answer of several groups has no one value: `value` says so instead of giving the
+/// first group's (adding `by` to a query must not quietly change what it answers).
+#[test]
+fn an_answer_of_several_groups_has_no_one_value() {
+    let mut t = Tracker::new([]);
+    t.ingest(
+        "t_total{engine=\"0\",job=\"a\"} 0\nt_total{engine=\"1\",job=\"a\"} 0\n",
+        at(0),
+    )
+    .unwrap();
+    t.ingest(
+        "t_total{engine=\"0\",job=\"a\"} 30\nt_total{engine=\"1\",job=\"a\"} 70\n",
+        at(10),
+    )
+    .unwrap();
+    let selector = Selector::parse("t_total").unwrap();
+    let query = Query::new(&selector, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
+    assert_eq!(t.evaluate(&query).unwrap().value(), Ok(100.0));
+    let by_engine = t.evaluate(&query.clone().by(["engine"])).unwrap();
+    assert_eq!(by_engine.value(), Err(NoValue::SeveralGroups { groups: 2 }));
+    assert_eq!(by_engine.group(&["1"]).unwrap().value, Ok(70.0));
+    // One group (every series has the same job): its value.
+    assert_eq!(t.evaluate(&query.by(["job"])).unwrap().value(), Ok(100.0));
 }
 
 #[test]
