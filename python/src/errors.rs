@@ -62,6 +62,7 @@ pub fn query_error(py: Python<'_>, e: &promrate::QueryError) -> PyErr {
     let kind = match e {
         Q::NotTracked { .. } => "not_tracked",
         Q::WindowMissing { .. } => "window_missing",
+        Q::WindowNotPositive { .. } => "window_not_positive",
         Q::WindowBeyondRetention { .. } => "window_beyond_retention",
         Q::ModifierNotAllowed { .. } => "modifier_not_allowed",
         Q::EwmaTimeConstant { .. } => "ewma_time_constant",

@@ -69,6 +69,12 @@ pub enum QueryError {
         /// The estimator's name.
         estimator: &'static str,
     },
+    /// The window is zero or negative: no span to take a rate or a mean over.
+    #[error("a window of {} is no span to take a figure over: ask for a window longer than 0 s", seconds(.window))]
+    WindowNotPositive {
+        /// The window asked.
+        window: TimeDelta,
+    },
     /// The window is longer than the history the tracker keeps: the answer would cover less
     /// than asked.
     #[error(

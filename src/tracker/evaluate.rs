@@ -2,7 +2,7 @@
 //! reading (a sum, a histogram's quantile, mean or buckets) folds the figures
 //! `figure.rs` gives per series, so an estimator means the same in all of them.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use super::aggregate::{family_selector, part_selector, Pick, HISTOGRAM_PARTS};
 use super::figure::{Covered, MeasuredAt};
@@ -301,6 +301,9 @@ impl Tracker {
             (_, None) if estimator.needs_window() => Err(QueryError::WindowMissing {
                 estimator: estimator.name(),
             }),
+            (_, Some(window)) if estimator.needs_window() && window <= TimeDelta::zero() => {
+                Err(QueryError::WindowNotPositive { window })
+            }
             (_, Some(window)) if estimator.needs_window() && window > self.retention => {
                 Err(QueryError::WindowBeyondRetention {
                     window,

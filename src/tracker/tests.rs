@@ -1,7 +1,7 @@
 //! Tracker behaviour over whole scrapes: identity, staleness, created times, roles.
 
 use super::*;
-use crate::error::{IngestError, NoValue, SeriesError};
+use crate::error::{IngestError, NoValue, QueryError, SeriesError};
 use crate::select::Selector;
 use crate::series::{ResetCause, WindowRule};
 use crate::{Estimator, Query};
@@ -110,6 +110,31 @@ fn an_answer_of_several_groups_has_no_one_value() {
     assert_eq!(by_engine.group(&["1"]).unwrap().value, Ok(70.0));
     // One group (every series has the same job): its value.
     assert_eq!(t.evaluate(&query.by(["job"])).unwrap().value(), Ok(100.0));
+}
+
+/// A window of zero or less is refused, as one over the retention is, whichever estimator
+/// asks.
+#[test]
+fn a_window_of_zero_or_less_is_refused() {
+    let mut t = Tracker::new([]);
+    t.ingest("t_total 0\n", at(0)).unwrap();
+    t.ingest("t_total 10\n", at(10)).unwrap();
+    let selector = Selector::parse("t_total").unwrap();
+    for estimator in [
+        Estimator::WindowRate,
+        Estimator::Rate,
+        Estimator::Increase,
+        Estimator::Average,
+    ] {
+        for window in [TimeDelta::seconds(-5), TimeDelta::zero()] {
+            let refused = t.evaluate(&Query::new(&selector, estimator).window(window));
+            assert_eq!(
+                refused.unwrap_err(),
+                QueryError::WindowNotPositive { window },
+                "{estimator:?}"
+            );
+        }
+    }
 }
 
 #[test]
