@@ -72,9 +72,9 @@ impl Pattern {
         // pattern is an error at parse time whatever its shape.
         // The user's pattern alone first, so that an error shows what they wrote, not the
         // anchored form.
-        regex::Regex::new(source).map_err(|e| SelectorErrorKind::InvalidRegex(e.to_string()))?;
+        regex::Regex::new(source).map_err(|e| SelectorErrorKind::InvalidRegex(one_line(&e)))?;
         let compiled = regex::Regex::new(&format!("^(?s:{source})$"))
-            .map_err(|e| SelectorErrorKind::InvalidRegex(e.to_string()))?;
+            .map_err(|e| SelectorErrorKind::InvalidRegex(one_line(&e)))?;
         let is_plain = |s: &str| !s.contains(|c: char| "\\.+*?()|[]{}^$".contains(c));
         if source == ".*" {
             return Ok(Pattern::Any);
@@ -249,5 +249,26 @@ impl Matcher {
                 }
             }
         }
+    }
+}
+
+/// A regex error in one line, for logs: the regex crate's reason (its last line, after a
+/// picture of the pattern with a caret) and where in the pattern, from the caret.
+#[cfg(feature = "regex")]
+fn one_line(error: &regex::Error) -> String {
+    let text = error.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(why) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {
+        return lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    };
+    // The picture is indented four spaces: the caret's column, less them, is the
+    // character's index in the pattern (as shown: one line of it).
+    let caret = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with('^'))
+        .and_then(|l| l.find('^')?.checked_sub(4));
+    match caret {
+        Some(at) if lines.len() == 4 => format!("{why} (at character {} of the pattern)", at + 1),
+        _ => why.to_string(),
     }
 }

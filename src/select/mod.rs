@@ -524,6 +524,18 @@ mod tests {
             matches!(err.kind, SelectorErrorKind::InvalidRegex(_)) && err.column == 5,
             "{err}"
         );
+        // One line, for a log: the reason, and where in the pattern.
+        #[cfg(feature = "regex")]
+        assert_eq!(
+            err.to_string(),
+            "column 5: invalid regular expression: unclosed group (at character 1 of the pattern)"
+        );
+        #[cfg(feature = "regex")]
+        assert_eq!(
+            Selector::parse(r#"{a=~"ab[z-a]"}"#).unwrap_err().to_string(),
+            "column 5: invalid regular expression: invalid character class range, the start must \
+             be <= the end (at character 4 of the pattern)"
+        );
         #[cfg(not(feature = "regex"))]
         assert_eq!(err.kind, SelectorErrorKind::RegexUnsupported);
     }
