@@ -72,9 +72,9 @@ impl Pattern {
         // pattern is an error at parse time whatever its shape.
         // The user's pattern alone first, so that an error shows what they wrote, not the
         // anchored form.
-        regex::Regex::new(source).map_err(|e| SelectorErrorKind::InvalidRegex(one_line(&e)))?;
+        regex::Regex::new(source).map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
         let compiled = regex::Regex::new(&format!("^(?s:{source})$"))
-            .map_err(|e| SelectorErrorKind::InvalidRegex(one_line(&e)))?;
+            .map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
         let is_plain = |s: &str| !s.contains(|c: char| "\\.+*?()|[]{}^$".contains(c));
         if source == ".*" {
             return Ok(Pattern::Any);
@@ -252,23 +252,17 @@ impl Matcher {
     }
 }
 
-/// A regex error in one line, for logs: the regex crate's reason (its last line, after a
-/// picture of the pattern with a caret) and where in the pattern, from the caret.
+/// A pattern's error in one line, for logs: the reason and the character of the pattern it
+/// is at, from the regex crate's own parser; `error` as it is for anything else (a pattern
+/// over the size limit).
 #[cfg(feature = "regex")]
-fn one_line(error: &regex::Error) -> String {
-    let text = error.to_string();
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(why) = lines.iter().rev().find_map(|l| l.strip_prefix("error: ")) else {
-        return lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+fn one_line(source: &str, error: &regex::Error) -> String {
+    let at = |reason: &dyn std::fmt::Display, span: &regex_syntax::ast::Span| {
+        format!("{reason} (at character {} of the pattern)", span.start.column)
     };
-    // The picture is indented four spaces: the caret's column, less them, is the
-    // character's index in the pattern (as shown: one line of it).
-    let caret = lines
-        .iter()
-        .find(|l| l.trim_start().starts_with('^'))
-        .and_then(|l| l.find('^')?.checked_sub(4));
-    match caret {
-        Some(at) if lines.len() == 4 => format!("{why} (at character {} of the pattern)", at + 1),
-        _ => why.to_string(),
+    match regex_syntax::Parser::new().parse(source) {
+        Err(regex_syntax::Error::Parse(e)) => at(e.kind(), e.span()),
+        Err(regex_syntax::Error::Translate(e)) => at(e.kind(), e.span()),
+        _ => error.to_string(),
     }
 }
