@@ -16,6 +16,10 @@
 # at 10,000 servers the start's count of series per instance takes minutes). ENGINE=victoria-metrics scrapes with Debian's VictoriaMetrics instead of Prometheus (its
 # Prometheus HTTP API is at the same paths), for fleets whose head would not fit
 # Prometheus' memory (about 3-4 KB a series: 3.93 M series at 10,000 servers).
+# BACKFILL=1 (VictoriaMetrics only) does not scrape for SPAN: it writes the fleet's page at
+# every SCRAPE step of the SPAN before now into the engine (`/api/v1/import/prometheus`,
+# each sample with its timestamp; `examples/vllm_monitor/examples/fleet_page.rs`), then
+# reads that span back: an hour of 10,000 servers is filled in minutes, not an hour.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 servers=${1:?servers}
@@ -33,18 +37,36 @@ else
   cargo build --release --quiet -p vllm-monitor
   bin=target/release/vllm_monitor
 fi
+backfill=${BACKFILL:-0}
+if [ "$backfill" = 1 ]; then
+  [ "$engine" = victoria-metrics ] || { echo "BACKFILL=1 needs ENGINE=victoria-metrics" >&2; exit 2; }
+  cargo build --release --quiet -p vllm-monitor --example fleet_page
+  page=target/release/examples/fleet_page
+fi
 dir=$(mktemp -d)
-"$bin" --serve 127.0.0.1:0 --fleet "$servers" \
-  --fleet-template tests/data/vllm/vllm-0.33-v1-single-t0.prom 2>"$dir/fleet.log" &
-fleet=$!
+seconds() { python3 -c "import sys; t=sys.argv[1]; print(float(t[:-1])*{'s':1,'m':60,'h':3600}[t[-1]])" "$1"; }
+fleet=
 prometheus_pid=
 trap 'kill $fleet $prometheus_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do
-  grep -q federate "$dir/fleet.log" && break
-  sleep 0.1
-done
-target=$(grep -o 'http://[^ ]*/federate' "$dir/fleet.log" | sed 's|http://||; s|/federate||')
-known=$(grep -o '[0-9.]* generation tok/s' "$dir/fleet.log" | cut -d' ' -f1)
+if [ "$backfill" = 1 ]; then
+  # The span ends at the last whole scrape step before now; the fleet starts with it.
+  step_ms=$(python3 -c "print(int($(seconds "$scrape") * 1000))")
+  span_ms=$(python3 -c "print(int($(seconds "$span") * 1000))")
+  end_ms=$(( $(date +%s%3N) / step_ms * step_ms ))
+  start_ms=$(( end_ms - span_ms ))
+  known=$("$page" "$servers" "$start_ms" rate)
+  target=127.0.0.1:1
+else
+  "$bin" --serve 127.0.0.1:0 --fleet "$servers" \
+    --fleet-template tests/data/vllm/vllm-0.33-v1-single-t0.prom 2>"$dir/fleet.log" &
+  fleet=$!
+  for _ in $(seq 100); do
+    grep -q federate "$dir/fleet.log" && break
+    sleep 0.1
+  done
+  target=$(grep -o 'http://[^ ]*/federate' "$dir/fleet.log" | sed 's|http://||; s|/federate||')
+  known=$(grep -o '[0-9.]* generation tok/s' "$dir/fleet.log" | cut -d' ' -f1)
+fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$dir/prometheus.yml" <<EOF
 global:
@@ -68,8 +90,11 @@ case $engine in
     # Pages up to 2 GB parsed as they arrive, without stale markers (else it holds the
     # whole page and the previous one's series), caches at 30% of the memory (60% by
     # default), a query over every series (the monitor counts them per instance), and the
-    # newest samples visible at once (by default the last 30 s are hidden).
-    victoria-metrics -promscrape.config="$dir/prometheus.yml" -storageDataPath="$dir/data" \
+    # newest samples visible at once (by default the last 30 s are hidden). A backfilled
+    # engine scrapes nothing.
+    scrape_config=()
+    [ "$backfill" = 1 ] || scrape_config=(-promscrape.config="$dir/prometheus.yml")
+    victoria-metrics "${scrape_config[@]}" -storageDataPath="$dir/data" \
       -httpListenAddr="127.0.0.1:$port" -loggerLevel=ERROR \
       -promscrape.maxScrapeSize=2000000000 -promscrape.streamParse \
       -promscrape.noStaleMarkers -memory.allowedPercent=30 \
@@ -87,10 +112,26 @@ for _ in $(seq 600); do
   curl -sf "http://127.0.0.1:$port$ready" >/dev/null && break
   sleep 0.1
 done
-echo "$engine (pid $prometheus_pid) on 127.0.0.1:$port scrapes $servers servers every $scrape; waiting $span"
-sleep "$(python3 -c "import sys; u={'s':1,'m':60,'h':3600}; t=sys.argv[1]; print(int(float(t[:-1])*u[t[-1]]))" "$span")"
+if [ "$backfill" = 1 ]; then
+  echo "$engine (pid $prometheus_pid) on 127.0.0.1:$port: writing $servers servers' pages every $scrape over $span"
+  filled=$(date +%s)
+  for ((at = start_ms; at <= end_ms; at += step_ms)); do
+    "$page" "$servers" "$start_ms" "$at" |
+      curl -sfS -X POST -T - "http://127.0.0.1:$port/api/v1/import/prometheus"
+  done
+  echo "filled in $(( $(date +%s) - filled )) s"
+  # Written samples are searchable once the engine has flushed them (about a second).
+  sleep 5
+  from=$(date -u -d "@$(( start_ms / 1000 ))" +%Y-%m-%dT%H:%M:%SZ)
+  to=$(date -u -d "@$(( end_ms / 1000 ))" +%Y-%m-%dT%H:%M:%SZ)
+else
+  echo "$engine (pid $prometheus_pid) on 127.0.0.1:$port scrapes $servers servers every $scrape; waiting $span"
+  sleep "$(python3 -c "import sys; u={'s':1,'m':60,'h':3600}; t=sys.argv[1]; print(int(float(t[:-1])*u[t[-1]]))" "$span")"
+  from="-$span"
+  to=now
+fi
 /usr/bin/time -f '%U %S %M %e' -o "$dir/timing" \
-  "$bin" --prometheus "http://127.0.0.1:$port" --from "-$span" --to now \
+  "$bin" --prometheus "http://127.0.0.1:$port" --from "$from" --to "$to" \
   --interval "$interval" --window "$window" --timeout "${TIMEOUT:-10m}" --json \
   >"$dir/out" 2>"$dir/err" || true
 [ -n "${OUT:-}" ] && cp "$dir/out" "$OUT"
@@ -100,7 +141,6 @@ echo "monitor exit $status"
 head -c 2000 "$dir/err"
 # Every row whose window lies after the engine's first scrape (the span starts when the
 # engine does).
-seconds() { python3 -c "import sys; t=sys.argv[1]; print(float(t[:-1])*{'s':1,'m':60,'h':3600}[t[-1]])" "$1"; }
 skip=$(python3 -c "import math, sys; print(math.ceil((float(sys.argv[1]) + float(sys.argv[2])) / float(sys.argv[3])))" \
   "$(seconds "$window")" "$(seconds "$scrape")" "$(seconds "$interval")")
 python3 benches/fleet_rows.py "$dir/out" "$known" "$servers" "$user" "$sys" "$rss_kb" "$wall" \

@@ -540,9 +540,10 @@ impl Answer {
         self.inner.value().ok()
     }
 
-    /// The time the query was evaluated at.
+    /// The time the query was evaluated at (its own, or the tracker's last scrape), or
+    /// None when it set none and nothing was scraped yet.
     #[getter]
-    fn at(&self) -> DateTime<Utc> {
+    fn at(&self) -> Option<DateTime<Utc>> {
         self.inner.at
     }
 
@@ -588,7 +589,8 @@ impl Answer {
         } else {
             format!("groups={}", self.groups.bind(py).repr()?)
         };
-        Ok(format!("Answer({what}, at={}{window})", time_text(self.inner.at)))
+        let at = self.inner.at.map_or_else(|| "None".to_string(), time_text);
+        Ok(format!("Answer({what}, at={at}{window})"))
     }
 }
 

@@ -17,6 +17,9 @@ UTC = datetime.timezone.utc
 def test_tokens_per_second_through_a_restart():
     tokens = promrate.Selector("vllm:generation_tokens_total")
     tracker = promrate.Tracker([tokens])
+    # Before any scrape: no value, and no time it was evaluated at.
+    before = tracker.evaluate(promrate.Query(tokens, E.WINDOW_RATE, window=10))
+    assert (before.value, before.reason.kind, before.at) == (None, "no_scrapes", None)
     first = tracker.ingest("vllm:generation_tokens_total 5000\n", T0)
     assert (first.samples, first.new_series, first.resets) == (1, 1, [])
     report = tracker.ingest("vllm:generation_tokens_total 300\n", T0 + 10)

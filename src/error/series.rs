@@ -66,7 +66,8 @@ pub enum SeriesError {
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum IngestError {
-    /// The scrape's time is not after the previous scrape's.
+    /// The scrape's time is not after the previous scrape's (the tracker keeps times to the
+    /// millisecond: both are given to the millisecond).
     #[error("scrape refused: taken at {}, not after the previous scrape at {}", rfc3339(.at), rfc3339(.last))]
     NotAfterLast {
         /// The refused scrape's time.

@@ -37,8 +37,10 @@ pub(crate) type GroupLabels = Vec<(Arc<str>, Arc<str>)>;
 pub struct Answer {
     /// One per group, sorted by the groups' label values.
     pub groups: Vec<GroupAnswer>,
-    /// The time the query was evaluated at.
-    pub at: DateTime<Utc>,
+    /// The time the query was evaluated at: its own ([`Query::at`](super::Query::at)) or the tracker's last
+    /// scrape. `None` when it set none and nothing was scraped yet (then
+    /// [`Answer::empty`] is [`NoValue::NoScrapes`]).
+    pub at: Option<DateTime<Utc>>,
     /// The window asked, if the estimator has one.
     pub window: Option<TimeDelta>,
     /// Why there is no group at all (the selector picks no series the tracker holds).

@@ -317,7 +317,7 @@ impl Tracker {
     fn no_scrapes(&self, query: &Query) -> Answer {
         Answer {
             groups: Vec::new(),
-            at: DateTime::<Utc>::UNIX_EPOCH,
+            at: None,
             window: query.window,
             empty: Some(NoValue::NoScrapes),
             missing_labels: Vec::new(),
@@ -345,7 +345,7 @@ impl Tracker {
         };
         Answer {
             groups,
-            at,
+            at: Some(at),
             window: query.estimator.needs_window().then_some(query.window).flatten(),
             empty,
             missing_labels,

@@ -154,8 +154,10 @@ impl Tracker {
     /// [`IngestError::NotAfterLast`] unless `at` is after the last scrape.
     pub(super) fn check_after_last(&self, at: DateTime<Utc>) -> Result<(), IngestError> {
         match self.last_at_ms {
+            // Both to the millisecond, as they are compared: a refused `at` a few
+            // microseconds after `last` would read as if it were after it.
             Some(last_ms) if at.timestamp_millis() <= last_ms => Err(IngestError::NotAfterLast {
-                at,
+                at: millis_to_time(at.timestamp_millis()),
                 last: millis_to_time(last_ms),
             }),
             _ => Ok(()),

@@ -165,6 +165,18 @@ fn selectors_and_roles() {
         t.ingest(page, at(0)),
         Err(IngestError::NotAfterLast { .. })
     ));
+    // Within the same millisecond: refused, and both times read as the tracker compares
+    // them, so the message never says a later time is not after an earlier one.
+    let refused = t
+        .ingest(page, at(0) + chrono::TimeDelta::microseconds(900))
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        IngestError::NotAfterLast {
+            at: at(0),
+            last: at(0)
+        }
+    );
 }
 
 /// A changed created time reveals a restart the value hides, whether the page prints

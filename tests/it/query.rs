@@ -156,8 +156,12 @@ fn every_answer_without_a_value_says_why() {
     tracker.ewma_restart_after(TimeDelta::seconds(30));
     let ten = TimeDelta::seconds(10);
     let rate = Query::new(&tokens, Estimator::WindowRate).window(ten);
-    // No scrape yet.
-    assert_eq!(tracker.evaluate(&rate).unwrap().value(), Err(NoValue::NoScrapes));
+    // No scrape yet: no value, and no time it was evaluated at (not the epoch), unless the
+    // query gave one.
+    let before = tracker.evaluate(&rate).unwrap();
+    assert_eq!(before.value(), Err(NoValue::NoScrapes));
+    assert_eq!(before.at, None);
+    assert_eq!(tracker.evaluate(&rate.clone().at(at(0))).unwrap().at, Some(at(0)));
     // One point: the window holds one.
     tracker.ingest("tokens_total 5\nkv_usage 0.5\n", at(0)).unwrap();
     assert!(matches!(
