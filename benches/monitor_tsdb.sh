@@ -49,13 +49,13 @@ fleet=
 prometheus_pid=
 trap 'kill $fleet $prometheus_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 if [ "$backfill" = 1 ]; then
-  # The span ends at the last whole scrape step before now; the fleet starts with it.
+  # The span ends at the last whole scrape step before now, and the fleet's counters
+  # start from their template values at its start.
   step_ms=$(python3 -c "print(int($(seconds "$scrape") * 1000))")
   span_ms=$(python3 -c "print(int($(seconds "$span") * 1000))")
   end_ms=$(( $(date +%s%3N) / step_ms * step_ms ))
   start_ms=$(( end_ms - span_ms ))
   known=$("$page" "$servers" "$start_ms" rate)
-  target=127.0.0.1:1
 else
   "$bin" --serve 127.0.0.1:0 --fleet "$servers" \
     --fleet-template tests/data/vllm/vllm-0.33-v1-single-t0.prom 2>"$dir/fleet.log" &
@@ -68,7 +68,8 @@ else
   known=$(grep -o '[0-9.]* generation tok/s' "$dir/fleet.log" | cut -d' ' -f1)
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$dir/prometheus.yml" <<EOF
+# The engine's scrape of the fleet (a backfilled engine scrapes nothing).
+[ "$backfill" = 1 ] || cat >"$dir/prometheus.yml" <<EOF
 global:
   scrape_interval: $scrape
   scrape_timeout: $scrape
@@ -90,8 +91,7 @@ case $engine in
     # Pages up to 2 GB parsed as they arrive, without stale markers (else it holds the
     # whole page and the previous one's series), caches at 30% of the memory (60% by
     # default), a query over every series (the monitor counts them per instance), and the
-    # newest samples visible at once (by default the last 30 s are hidden). A backfilled
-    # engine scrapes nothing.
+    # newest samples visible at once (by default the last 30 s are hidden).
     scrape_config=()
     [ "$backfill" = 1 ] || scrape_config=(-promscrape.config="$dir/prometheus.yml")
     victoria-metrics "${scrape_config[@]}" -storageDataPath="$dir/data" \
@@ -126,7 +126,7 @@ if [ "$backfill" = 1 ]; then
   to=$(date -u -d "@$(( end_ms / 1000 ))" +%Y-%m-%dT%H:%M:%SZ)
 else
   echo "$engine (pid $prometheus_pid) on 127.0.0.1:$port scrapes $servers servers every $scrape; waiting $span"
-  sleep "$(python3 -c "import sys; u={'s':1,'m':60,'h':3600}; t=sys.argv[1]; print(int(float(t[:-1])*u[t[-1]]))" "$span")"
+  sleep "$(seconds "$span")"
   from="-$span"
   to=now
 fi
