@@ -218,6 +218,12 @@ impl Pipeline {
         self.read(target, read)
     }
 
+    /// URL `url`'s target, unless it is lent (for tests that look into its tracker).
+    #[cfg(test)]
+    pub fn target(&self, url: usize) -> Option<&Target> {
+        self.targets.get(url)?.as_ref()
+    }
+
     /// Lends URL `url`'s target, to read a page of `bytes` into it elsewhere (its worker)
     /// from `since` on; `None` if it is lent already. Until it comes back
     /// ([`Pipeline::read`]) intervals leave the URL out, and the first one says so.

@@ -426,7 +426,17 @@ enum Seen<'a> {
 /// Replays `--prometheus` from `api` with `args` (after the base URL) through a pipeline
 /// of [`settings`], every page read without error; `seen` is shown each page and tick.
 /// Returns the pipeline and the URLs the reader started with.
-fn replay_past(api: &CannedApi, args: &[&str], mut seen: impl FnMut(Seen<'_>)) -> (Pipeline, Vec<String>) {
+fn replay_past(api: &CannedApi, args: &[&str], seen: impl FnMut(Seen<'_>)) -> (Pipeline, Vec<String>) {
+    replay_past_in(api, args, settings(), seen)
+}
+
+/// [`replay_past`] through a pipeline of `settings` (its `points_every` as measured).
+fn replay_past_in(
+    api: &CannedApi,
+    args: &[&str],
+    settings: Settings,
+    mut seen: impl FnMut(Seen<'_>),
+) -> (Pipeline, Vec<String>) {
     let base = api.base();
     let mut argv = vec!["vllm_monitor", "--prometheus", &base];
     argv.extend_from_slice(args);
@@ -436,7 +446,7 @@ fn replay_past(api: &CannedApi, args: &[&str], mut seen: impl FnMut(Seen<'_>)) -
     let mut reader = started.reader;
     let settings = Settings {
         points_every: started.points_every,
-        ..settings()
+        ..settings
     };
     let mut p = Pipeline::new(
         settings,
@@ -510,6 +520,43 @@ fn a_past_span_is_read_through_the_pipeline_with_its_restart() {
         samples[0].0 >= from + 20_000 && samples[0].1 >= 20_000 + 30_000,
         "{samples:?}"
     );
+}
+
+/// Read from a TSDB that scrapes more often than the monitor reads, a series keeps its
+/// window and two of the TSDB's scrape intervals of points, not two of the monitor's
+/// intervals: at 10,000 servers that is the difference between fitting in 1.5 GB or not.
+#[test]
+fn a_tsdb_series_keeps_two_of_the_tsdbs_intervals_beyond_its_window() {
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:40Z"];
+    let api = CannedApi::start(counter_api(i64::MAX));
+    let settings = Settings {
+        window: TimeDelta::seconds(8),
+        interval: TimeDelta::seconds(8),
+        ..settings()
+    };
+    let mut most = 0;
+    let mut ticks = 0;
+    let (p, _) = replay_past_in(
+        &api,
+        &[&span[..], &["--interval", "8s"]].concat(),
+        settings,
+        |seen| {
+            if let Seen::Tick(_, p) = seen {
+                ticks += 1;
+                let target = p.target(0).expect("not lent in a replay");
+                for series in target.tracker.series() {
+                    most = most.max(series.counter().map_or(0, |c| c.points().len()));
+                }
+            }
+        },
+    );
+    // The canned TSDB holds a point every 500 ms; scrape density is measured no finer
+    // than a second, so the retention is 8 s + 2 x 1 s: 20 points and the one at or
+    // before its start. Two of the monitor's 8 s intervals would keep 49.
+    assert_eq!(p.settings().points_every, Some(TimeDelta::seconds(1)));
+    assert_eq!(p.settings().retention(), TimeDelta::seconds(10));
+    assert_eq!(ticks, 5);
+    assert!((20..=21).contains(&most), "{most} points");
 }
 
 /// A TSDB without the families: the error names them and the nearest names it has.
