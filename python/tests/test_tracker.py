@@ -200,7 +200,7 @@ def test_reprs():
     tracker.ingest("a_total 1\n", T0)
     assert repr(tracker.evaluate(promrate.Query("a_total", E.RATE, 60))) == (
         "Answer(value=None, reason=\"the window (2025-11-24T15:59:00Z, 2025-11-24T16:00:00Z] holds 1 point(s); "
-        "PromQL's rate and increase need 2 (the window is open on the left: a point exactly at its start is "
+        "PromQL's rate, increase and irate need 2 (the window is open on the left: a point exactly at its start is "
         "outside; a window longer than the scrape interval, or the window rate, reads it)\", "
         "at=2025-11-24T16:00:00Z, window=60 s)"
     )

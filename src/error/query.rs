@@ -174,9 +174,9 @@ pub enum NoValue {
         /// The time of the series' newest point.
         last_seen: DateTime<Utc>,
     },
-    /// PromQL's window holds fewer than the two points a rate or an increase needs.
+    /// PromQL's window holds fewer than the two points a rate, an increase or an irate needs.
     #[error(
-        "the window {}{}, {}] holds {in_window} point(s); PromQL's rate and increase need 2{}",
+        "the window {}{}, {}] holds {in_window} point(s); PromQL's rate, increase and irate need 2{}",
         if *open_left { "(" } else { "[" },
         rfc3339(.start),
         rfc3339(.end),

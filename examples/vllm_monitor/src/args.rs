@@ -82,9 +82,9 @@ pub struct Args {
     #[arg(long, value_name = "'NAME: VALUE'")]
     pub header: Vec<String>,
 
-    /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, ...; the list is in
-    /// examples/vllm_monitor/README.md), even if a server answers on this machine; with
-    /// --serve, the server to play.
+    /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, llamacpp, trtllm,
+    /// lmdeploy, dynamo or ray), even if a server answers on this machine; with --serve,
+    /// the server to play.
     /// [default: vllm, only when no --url is given and none answers]
     #[arg(long, value_name = "SERVER", num_args = 0..=1, default_missing_value = "vllm",
           value_parser = parse_engine, conflicts_with_all = ["url", "federate", "prometheus"])]
@@ -628,6 +628,16 @@ mod tests {
         let bad = Args::try_parse_from(["vllm_monitor", "--interval", "fast"]).unwrap_err();
         assert_eq!(bad.exit_code(), 2);
         let help = Args::command().render_long_help().to_string();
+        // Every server the simulator plays is named where --simulate is explained.
+        let simulate = &help[help.find("--simulate [").unwrap()..];
+        let simulate = &simulate[..simulate.find("\n\n").unwrap_or(simulate.len())];
+        for engine in crate::engines::ENGINES {
+            assert!(
+                simulate.contains(engine.kind),
+                "{} missing from --simulate's help",
+                engine.kind
+            );
+        }
         for option in Args::command().get_arguments() {
             if let Some(long) = option.get_long() {
                 assert!(

@@ -309,10 +309,15 @@ fn spec_decode_counters(p: &mut String, s: &State) {
 /// A histogram family of the page: name, help, buckets, observations, mean, shape.
 type HistogramFamily<'a> = (&'a str, &'a str, &'a [f64], f64, f64, f64);
 
-/// Bucket bounds of vLLM's latency histograms, seconds.
-static SECONDS: [f64; 22] = [
+/// Bucket bounds of vLLM's time-to-first-token histogram, seconds.
+static TTFT_SECONDS: [f64; 22] = [
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
     80.0, 160.0, 640.0, 2560.0,
+];
+/// Bucket bounds of its request latency histograms (end to end, and each phase), seconds.
+static REQUEST_SECONDS: [f64; 21] = [
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0,
+    960.0, 1920.0, 7680.0,
 ];
 /// Bucket bounds of its inter-token latency histogram, seconds.
 static ITL: [f64; 19] = [
@@ -367,7 +372,7 @@ fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
         (
             "vllm:time_to_first_token_seconds",
             "Histogram of time to first token in seconds.",
-            &SECONDS[..],
+            &TTFT_SECONDS[..],
             requests,
             TTFT_S,
             1.9,
@@ -383,7 +388,7 @@ fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
         (
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
-            &SECONDS[..],
+            &REQUEST_SECONDS[..],
             requests,
             LATENCY_S,
             6.0,
@@ -391,7 +396,7 @@ fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
         (
             "vllm:request_queue_time_seconds",
             "Histogram of time spent in WAITING phase for request.",
-            &SECONDS[..],
+            &REQUEST_SECONDS[..],
             requests,
             QUEUE_S,
             1.2,
@@ -399,7 +404,7 @@ fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
         (
             "vllm:request_inference_time_seconds",
             "Histogram of time spent in RUNNING phase for request.",
-            &SECONDS[..],
+            &REQUEST_SECONDS[..],
             requests,
             LATENCY_S - QUEUE_S,
             6.0,
@@ -407,7 +412,7 @@ fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
         (
             "vllm:request_prefill_time_seconds",
             "Histogram of time spent in PREFILL phase for request.",
-            &SECONDS[..],
+            &REQUEST_SECONDS[..],
             requests,
             TTFT_S - QUEUE_S,
             1.9,
@@ -415,7 +420,7 @@ fn histogram_families(s: &State) -> [HistogramFamily<'static>; 9] {
         (
             "vllm:request_decode_time_seconds",
             "Histogram of time spent in DECODE phase for request.",
-            &SECONDS[..],
+            &REQUEST_SECONDS[..],
             requests,
             LATENCY_S - TTFT_S,
             6.0,

@@ -384,3 +384,43 @@ fn a_restarted_server_ramps_up_and_its_queue_drains() {
         .filter(|(t, _)| *t > 20.0)
         .all(|(_, s)| s.figures.load != Load::QueueGrowing));
 }
+
+/// Each histogram family of a page, by name, with its bucket bounds as written.
+fn bucket_bounds(page: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut families: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for entry in promrate::parse(page) {
+        let Some(sample) = entry.expect("the page parses").into_sample() else {
+            continue;
+        };
+        let (Some(family), Some(le)) = (sample.name().strip_suffix("_bucket"), sample.labels().get("le"))
+        else {
+            continue;
+        };
+        let bounds = families.entry(family.to_string()).or_default();
+        let le = le.to_string();
+        if !bounds.contains(&le) {
+            bounds.push(le);
+        }
+    }
+    families
+}
+
+/// The simulated vLLM 0.33 page has the real one's histograms, each with the real
+/// bounds, so that an SLO threshold exact on a real server (`e2e=30s`) is exact on the
+/// simulator too.
+#[test]
+fn the_simulated_histograms_have_the_real_vllm_0_33_bounds() {
+    let path = format!(
+        "{}/../../tests/data/vllm/vllm-0.33-v1-single-t0.prom",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let real = bucket_bounds(&std::fs::read_to_string(&path).unwrap());
+    let simulated = bucket_bounds(&Simulation::new(None).render_at(30.0));
+    assert!(simulated.len() >= 9, "{simulated:?}");
+    for (family, bounds) in &simulated {
+        let want = real
+            .get(family)
+            .unwrap_or_else(|| panic!("{family} is not on the real page"));
+        assert_eq!(bounds, want, "{family}");
+    }
+}
