@@ -84,3 +84,11 @@ pub fn tracker_line_recognition_agrees(
 ) {
     crate::tracker::agreement::line_recognition_agrees(pages, normalize, infer, stale_after);
 }
+
+/// Ingests `pages` (with scrape times in seconds) whole into one tracker and cut at the
+/// byte offsets `cuts` ([`crate::Tracker::ingest_chunks`]) into another, both with the
+/// settings the bits of `setting` choose (format, strictness, limits): panics if anything
+/// they record or report differs.
+pub fn tracker_chunks_agree(pages: &[(&str, i64)], cuts: &[usize], setting: u16) {
+    crate::tracker::agreement::chunks_agree(pages, cuts, setting);
+}

@@ -60,3 +60,74 @@ pub(crate) fn line_recognition_agrees(pages: &[(&str, i64)], normalize: bool, in
         assert_eq!(state(&fast), state(&plain), "page {i} ({page:?}): series differ");
     }
 }
+
+/// A tracker for [`chunks_agree`], its settings from the bits of `setting`: the format,
+/// strictness, selectors and each limit that reads across lines.
+fn chunk_tracker(setting: u16) -> Tracker {
+    use crate::{Format, Parser, Selector};
+    let bit = |n: u16| setting & (1 << n) != 0;
+    let mut t = if bit(0) {
+        let some = Selector::parse(r#"{__name__=~"[a-m].*"}"#).expect("a valid selector");
+        Tracker::new([some])
+    } else {
+        Tracker::new([])
+    };
+    let format = [
+        Format::PrometheusText,
+        Format::OpenMetrics,
+        Format::OpenMetrics2,
+        Format::PrometheusText,
+    ][usize::from(setting >> 1 & 3)];
+    let mut parser = Parser::new(format).strict(bit(3));
+    if bit(4) {
+        parser = parser.sample_limit(5).label_limit(3);
+    }
+    if bit(5) {
+        parser = parser.max_line_len(40);
+    }
+    if bit(6) {
+        parser = parser.body_size_limit(200);
+    }
+    t.parser(parser)
+        .retention(TimeDelta::minutes(30))
+        .normalize_names(bit(7))
+        .infer_counters(bit(8));
+    if bit(9) {
+        t.max_series(4);
+    }
+    t
+}
+
+/// Ingests `pages` (each with its scrape time as seconds after a fixed epoch) whole into
+/// one tracker and, cut at the byte offsets `cuts` (taken modulo each page's length, so a
+/// line or a UTF-8 character may be cut anywhere), into another with the same settings
+/// (the bits of `setting`); panics at the first difference in a report, an error or a
+/// series.
+pub(crate) fn chunks_agree(pages: &[(&str, i64)], cuts: &[usize], setting: u16) {
+    let (mut whole, mut chunked) = (chunk_tracker(setting), chunk_tracker(setting));
+    let epoch = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).expect("a valid time");
+    for (i, (page, seconds)) in pages.iter().enumerate() {
+        let at = epoch + TimeDelta::seconds(*seconds);
+        let expected = whole.ingest(page, at);
+        let bytes = page.as_bytes();
+        let mut offsets: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        offsets.extend([0, bytes.len()]);
+        offsets.sort_unstable();
+        let got = chunked.ingest_chunks(at).and_then(|mut reading| {
+            for cut in offsets.windows(2) {
+                reading.push(&bytes[cut[0]..cut[1]]);
+            }
+            reading.finish()
+        });
+        assert_eq!(
+            format!("{got:?}"),
+            format!("{expected:?}"),
+            "page {i} ({page:?}), cut at {offsets:?}: reports differ"
+        );
+        assert_eq!(
+            state(&chunked),
+            state(&whole),
+            "page {i} ({page:?}): series differ"
+        );
+    }
+}

@@ -411,7 +411,7 @@ fn families_are_learned_before_their_count_whatever_the_order() {
 mod line_recognition {
     use proptest::prelude::*;
 
-    use super::super::agreement::line_recognition_agrees;
+    use super::super::agreement::{chunks_agree, line_recognition_agrees};
 
     /// Identities the generated pages draw from: plain, colon, escaped, histogram parts,
     /// created times, a label-less gauge, and two that differ only after a shared prefix.
@@ -524,6 +524,23 @@ mod line_recognition {
         ) {
             let pages: Vec<(&str, i64)> = pages.iter().map(|(p, s)| (p.as_str(), *s)).collect();
             line_recognition_agrees(&pages, normalize, infer, stale_after);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// The same pages read in chunks cut anywhere, under any settings (format,
+        /// strictness, selectors, every limit): the same reports, refusals and series.
+        #[test]
+        fn reading_in_chunks_changes_nothing(
+            pages in pages(),
+            cuts in prop::collection::vec(any::<u16>(), 0..8),
+            setting in any::<u16>(),
+        ) {
+            let pages: Vec<(&str, i64)> = pages.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+            let cuts: Vec<usize> = cuts.into_iter().map(usize::from).collect();
+            chunks_agree(&pages, &cuts, setting);
         }
     }
 

@@ -1,0 +1,27 @@
+//! Arbitrary page sequences (pages split at 0xFF bytes), each read whole by one tracker
+//! and in chunks cut at arbitrary offsets by another: both record and report the same.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // Two bytes of settings, a count of cuts (up to 8), two bytes per cut, then the pages.
+    let Some((&[low, high, count], rest)) = data.split_first_chunk::<3>() else {
+        return;
+    };
+    let count = usize::from(count % 9);
+    let Some((cuts, rest)) = rest.split_at_checked(2 * count) else {
+        return;
+    };
+    let cuts: Vec<usize> = cuts
+        .chunks_exact(2)
+        .map(|c| usize::from(u16::from_le_bytes([c[0], c[1]])))
+        .collect();
+    let pages: Vec<(&str, i64)> = rest
+        .split(|&b| b == 0xFF)
+        .filter_map(|page| std::str::from_utf8(page).ok())
+        .zip((1..).step_by(2))
+        .take(6)
+        .collect();
+    promrate::fuzzing::tracker_chunks_agree(&pages, &cuts, u16::from_le_bytes([low, high]));
+});
