@@ -278,6 +278,9 @@ impl Tracker {
             self.forget_page(before);
             return Err(refusal);
         }
+        if let Some(known) = &mut self.known_families {
+            known.keep_page();
+        }
         if std::mem::take(&mut self.holding) {
             let refused_before = report.first_refused.is_some();
             let mut held = std::mem::take(&mut self.held);
@@ -345,6 +348,9 @@ impl Tracker {
         self.holding = false;
         self.scrapes = scrapes;
         self.last_at_ms = last_at_ms;
+        if let Some(known) = &mut self.known_families {
+            known.forget_page();
+        }
     }
 
     /// Makes counters of the `undecided` series whose family the page turned out to have

@@ -31,6 +31,9 @@ pub(super) struct Rules<'a> {
 #[derive(Debug, Clone, Default)]
 pub(super) struct KnownFamilies {
     keys: HashSet<u64>,
+    /// The keys the page being read added, taken back if it is refused
+    /// ([`KnownFamilies::forget_page`]): a refused page changes nothing.
+    page: Vec<u64>,
     hasher: std::hash::RandomState,
 }
 
@@ -52,7 +55,21 @@ impl KnownFamilies {
             _ => return,
         };
         let key = self.key(base, normalize);
-        self.keys.insert(key);
+        if self.keys.insert(key) {
+            self.page.push(key);
+        }
+    }
+
+    /// Keeps what the page just read taught.
+    pub fn keep_page(&mut self) {
+        self.page.clear();
+    }
+
+    /// Forgets what the page just read taught (it was refused).
+    pub fn forget_page(&mut self) {
+        for key in self.page.drain(..) {
+            self.keys.remove(&key);
+        }
     }
 
     fn contains(&self, base: &str, normalize: bool) -> bool {

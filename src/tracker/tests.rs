@@ -743,3 +743,37 @@ fn a_series_twice_in_a_page_is_a_duplicate() {
     let report = held.ingest("a_total 1\nb 1\n\na_total 2\n", at(1)).unwrap();
     assert_eq!(report.first_refused.unwrap().line, 4);
 }
+
+/// A refused page teaches the tracker nothing: a histogram family seen only on it does
+/// not make a later untyped `_count` a counter (with `infer_counters`), whether the page
+/// was refused after it was read (a sample limit) or while it arrived (a body size limit,
+/// in chunks).
+#[test]
+fn a_refused_page_teaches_no_histogram_family() {
+    let refused = format!("h_bucket{{le=\"1\"}} 1\n{}", "x 1\n".repeat(60));
+    let next = "h_count 2\nh_sum 3\n";
+    let make = |parser: crate::Parser| {
+        let mut t = Tracker::new([]);
+        t.infer_counters(true).parser(parser);
+        t
+    };
+    let parser = crate::Parser::new(crate::Format::PrometheusText);
+    let mut fresh = make(parser);
+    fresh.ingest(next, at(2)).unwrap();
+    let gauge = |t: &Tracker| t.get("h_count", &[]).unwrap().gauge().is_some();
+    assert!(gauge(&fresh));
+
+    let mut whole = make(parser.sample_limit(10));
+    assert!(whole.ingest(&refused, at(1)).is_err());
+    whole.ingest(next, at(2)).unwrap();
+    assert!(gauge(&whole), "a page refused whole taught h");
+
+    let mut chunked = make(parser.body_size_limit(100));
+    let mut reading = chunked.ingest_chunks(at(1)).unwrap();
+    for chunk in refused.as_bytes().chunks(30) {
+        reading.push(chunk);
+    }
+    assert!(reading.finish().is_err());
+    chunked.ingest(next, at(2)).unwrap();
+    assert!(gauge(&chunked), "a page refused as it arrived taught h");
+}
