@@ -102,13 +102,28 @@ fn chunk_tracker(setting: u16) -> Tracker {
 /// one tracker and, cut at the byte offsets `cuts` (taken modulo each page's length, so a
 /// line or a UTF-8 character may be cut anywhere), into another with the same settings
 /// (the bits of `setting`); panics at the first difference in a report, an error or a
-/// series.
+/// series. A third tracker is given only the pages the first accepted, and must end each
+/// in the same state: a refused page changes nothing.
 pub(crate) fn chunks_agree(pages: &[(&str, i64)], cuts: &[usize], setting: u16) {
     let (mut whole, mut chunked) = (chunk_tracker(setting), chunk_tracker(setting));
+    let mut accepted_only = chunk_tracker(setting);
     let epoch = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).expect("a valid time");
     for (i, (page, seconds)) in pages.iter().enumerate() {
         let at = epoch + TimeDelta::seconds(*seconds);
         let expected = whole.ingest(page, at);
+        if expected.is_ok() {
+            let report = accepted_only.ingest(page, at);
+            assert_eq!(
+                format!("{report:?}"),
+                format!("{expected:?}"),
+                "page {i} ({page:?}): a refused page before it changed its report"
+            );
+        }
+        assert_eq!(
+            state(&accepted_only),
+            state(&whole),
+            "page {i} ({page:?}): a refused page changed the series"
+        );
         let bytes = page.as_bytes();
         let mut offsets: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
         offsets.extend([0, bytes.len()]);
