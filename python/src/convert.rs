@@ -91,15 +91,23 @@ pub fn page_text<'a>(page: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     )))
 }
 
-/// A format: "text", "openmetrics", "openmetrics-2.0.0" (or "openmetrics2"), or an HTTP Content-Type header value
-/// ([`Format::from_content_type`]: anything but `application/openmetrics-text` is text).
-pub fn format_of(format: Option<&str>) -> Format {
-    match format {
+/// A format: "text", "openmetrics", "openmetrics-2.0.0" (or "openmetrics2"), or an HTTP
+/// Content-Type header value (with a `/`: [`Format::from_content_type`], where anything but
+/// `application/openmetrics-text` is text, as Prometheus reads it). Any other word is a
+/// mistake (`"OpenMetrics"`, `"openmetrics-2"`), refused rather than read as text.
+pub fn format_of(format: Option<&str>) -> PyResult<Format> {
+    Ok(match format {
         None | Some("text") => Format::PrometheusText,
         Some("openmetrics") => Format::OpenMetrics,
         Some("openmetrics2" | "openmetrics-2.0.0") => Format::OpenMetrics2,
-        Some(content_type) => Format::from_content_type(content_type),
-    }
+        Some(content_type) if content_type.contains('/') => Format::from_content_type(content_type),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown format {other:?}: \"text\", \"openmetrics\", \"openmetrics-2.0.0\" (or \"openmetrics2\"), \
+                 or a Content-Type header value such as \"application/openmetrics-text; version=1.0.0\""
+            )))
+        }
+    })
 }
 
 /// A duration as the README and messages print it: `10 s`, `0.5 s`.

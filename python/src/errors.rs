@@ -77,7 +77,7 @@ pub fn query_error(py: Python<'_>, e: &promrate::QueryError) -> PyErr {
 /// messages name Rust calls (`Query::window(..)`, `Tracker::new`), which a Python user
 /// cannot type. Every message stays a whole sentence.
 pub fn in_python(message: &str) -> String {
-    const CALLS: [(&str, &str); 10] = [
+    const CALLS: [(&str, &str); 11] = [
         ("Query::window(..)", "Query(..., window=...)"),
         (
             "`Query::new(&selector, Estimator::Rate).window(..)`",
@@ -99,6 +99,10 @@ pub fn in_python(message: &str) -> String {
         ),
         ("`Parser::strict(false)`", "`strict=False`"),
         ("`Tracker::vllm_preset`", "`Tracker.vllm_preset()`"),
+        (
+            "Tracker::normalize_names(true), or Tracker::vllm_preset for vLLM",
+            "Tracker(normalize_names=True), or Tracker.vllm_preset() for vLLM",
+        ),
         ("Tracker::max_series", "Tracker(max_series=...)"),
     ];
     CALLS.iter().fold(message.to_string(), |text, (rust, python)| {

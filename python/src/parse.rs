@@ -296,7 +296,7 @@ pub fn parse(
         }
     };
     let text = page_text(page)?;
-    let parser = Parser::new(format_of(format)).strict(strict);
+    let parser = Parser::new(format_of(format)?).strict(strict);
     let mut strings = Strings::new(text.len());
     let mut items = Vec::with_capacity(text.len() / 64);
     let (mut samples, mut metadata, mut bad) = (0, 0, 0);

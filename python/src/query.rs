@@ -87,11 +87,12 @@ pub enum SeriesScope {
 /// What to ask a `Tracker`: what (a selector: a `Selector` or its text), how (an
 /// `Estimator`), over what (`window`: a timedelta or seconds; `at`: an aware datetime or
 /// Unix seconds, default the tracker's newest scrape), grouped `by` labels (as PromQL's
-/// `sum by (...)`), which `series` count (`SeriesScope`), PromQL's `semantics` and
+/// `sum by (...)`), which series count (`scope`: a `SeriesScope`), PromQL's `semantics` and
 /// `modifier` ('anchored' or 'smoothed', with RATE and INCREASE only) and its `lookback`,
 /// and for the window estimators the `slack` (how much older than the window its start may
 /// be, default the window again) and the `gap` (two scrapes further apart are an outage a
-/// window does not reach across). Building one checks nothing: `Tracker.evaluate` does.
+/// window does not reach across). Building one checks its arguments (a selector's text is
+/// parsed); whether a tracker can answer it, `Tracker.evaluate` says.
 ///
 /// >>> import promrate
 /// >>> promrate.Query("vllm:generation_tokens_total", promrate.Estimator.RATE, window=60, by=["engine"])

@@ -22,7 +22,7 @@ use crate::select::SelectorArg;
 /// `ewma_restart_after` (an interval longer than this restarts the EWMA), `max_series`,
 /// `infer_counters` (read untyped families by their names, as through `/federate`),
 /// `normalize_names` (':' and '_' alike in names). `vllm_preset()` sets what vLLM's and
-/// SGLang's pages need; `format(content_type)` the format of the pages to come.
+/// SGLang's pages need; `read_as(content_type)` the format of the pages to come.
 ///
 /// `ingest` releases the GIL while it reads a page, so other threads run meanwhile; a
 /// tracker itself serves one call at a time (another call on it during an `ingest` raises
@@ -107,11 +107,11 @@ impl Tracker {
         slf
     }
 
-    /// The format of the pages to come: 'text', 'openmetrics', or the response's
-    /// Content-Type. Returns the tracker.
-    fn read_as<'py>(mut slf: PyRefMut<'py, Self>, format: &str) -> PyRefMut<'py, Self> {
-        slf.inner.read_as(format_of(Some(format)));
-        slf
+    /// The format of the pages to come: 'text', 'openmetrics', 'openmetrics-2.0.0', or the
+    /// response's Content-Type (any other word is a ValueError). Returns the tracker.
+    fn read_as<'py>(mut slf: PyRefMut<'py, Self>, format: &str) -> PyResult<PyRefMut<'py, Self>> {
+        slf.inner.read_as(format_of(Some(format))?);
+        Ok(slf)
     }
 
     /// Reads one scrape's page (`str` or UTF-8 `bytes`) taken `at` (an aware datetime or
@@ -345,7 +345,7 @@ impl IngestReport {
                     selectors: u.selectors.clone(),
                     nearest: u.nearest.clone(),
                     differs_in_separators: u.differs_in_separators,
-                    message: u.to_string(),
+                    message: crate::errors::in_python(&u.to_string()),
                 },
             )?),
             None => None,

@@ -24,6 +24,15 @@ def test_the_format_is_named_or_read_from_the_content_type():
     # OpenMetrics 1.0 does not know st@.
     errors = [e for e in promrate.parse(page, format="openmetrics") if isinstance(e, promrate.ParseError)]
     assert errors and errors[0].line == 2
+    # A mistyped name is refused, not read as text; a Content-Type that is not OpenMetrics
+    # is text, as Prometheus reads it.
+    for mistake in ("OpenMetrics", "openmetrics-2", "bogus", ""):
+        with pytest.raises(ValueError, match="unknown format"):
+            promrate.parse(page, format=mistake)
+        with pytest.raises(ValueError, match="unknown format"):
+            promrate.Tracker().read_as(mistake)
+    [s] = samples("foo_total 1\n", "text/plain; version=0.0.4")
+    assert s.value == 1.0
 
 
 def test_start_timestamps_as_milliseconds_and_datetimes():

@@ -189,6 +189,9 @@ def test_vllm_pages_with_the_preset_in_both_formats():
     assert report.bad_lines == 0 and report.samples == 1 and report.unmatched is None
     unmatched = promrate.Tracker([tokens]).ingest("vllm_generation_tokens_total 1\n", T0).unmatched
     assert unmatched.nearest == ["vllm_generation_tokens_total"] and unmatched.differs_in_separators
+    # What to do, as Python spells it.
+    assert "Tracker(normalize_names=True), or Tracker.vllm_preset() for vLLM" in str(unmatched)
+    assert "::" not in str(unmatched)
 
 
 def test_reprs():
