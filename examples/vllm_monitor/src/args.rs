@@ -84,7 +84,7 @@ pub struct Args {
 
     /// Monitor the built-in simulator playing SERVER (vllm, sglang, tgi, llamacpp, trtllm,
     /// lmdeploy, dynamo or ray), even if a server answers on this machine; with --serve,
-    /// the server to play.
+    /// the server to play (or dcgm, a GPU exporter).
     /// [default: vllm, only when no --url is given and none answers]
     #[arg(long, value_name = "SERVER", num_args = 0..=1, default_missing_value = "vllm",
           value_parser = parse_engine, conflicts_with_all = ["url", "federate", "prometheus"])]
