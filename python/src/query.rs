@@ -106,7 +106,10 @@ pub struct Query {
 #[pymethods]
 impl Query {
     #[new]
-    #[pyo3(signature = (selector, estimator, window = None, *, at = None, by = Vec::new(), scope = SeriesScope::NewestPage, semantics = Semantics::Prometheus3, modifier = None, lookback = None, slack = None, gap = None, start_timestamps = true))]
+    #[pyo3(
+        signature = (selector, estimator, window = None, *, at = None, by = Vec::new(), scope = SeriesScope::NewestPage, semantics = Semantics::Prometheus3, modifier = None, lookback = None, slack = None, gap = None, start_timestamps = true),
+        text_signature = "(selector, estimator, window=None, *, at=None, by=(), scope=..., semantics=..., modifier=None, lookback=None, slack=None, gap=None, start_timestamps=True)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,

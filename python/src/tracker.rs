@@ -50,7 +50,10 @@ pub struct Tracker {
 #[pymethods]
 impl Tracker {
     #[new]
-    #[pyo3(signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false))]
+    #[pyo3(
+        signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false),
+        text_signature = "(selectors=(), *, retention=None, stale_after=None, ewma_time_constant=None, ewma_restart_after=None, max_series=None, infer_counters=False, normalize_names=False)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         selectors: Vec<SelectorArg>,

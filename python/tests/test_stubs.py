@@ -52,3 +52,11 @@ def test_the_package_exports_what_the_module_has():
         n for n in vars(_promrate) if not n.startswith("_") and n not in ("RangeFunctions", "Anchored", "Smoothed", "StartAware", "Semantics")
     }
     assert (STUB.parent / "py.typed").is_file()
+
+
+def test_signatures_show_their_defaults():
+    # help() shows these: a default that is a plain value is that value (an enum member,
+    # which a signature's text cannot hold, stays `...`, as in the stubs).
+    assert str(inspect.signature(promrate.Tracker)).startswith("(selectors=(), *, retention=None")
+    assert "by=(), scope=Ellipsis" in str(inspect.signature(promrate.Query))
+    assert str(inspect.signature(promrate.parse)) == "(page, format=None, *, strict=True, errors='yield')"
