@@ -5,7 +5,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! promrate = "0.4"
+//! promrate = "0.4"  # before it is on crates.io: promrate = { path = "../promrate" }, a clone
 //! chrono = "0.4"   # its default features include the clock: `Utc::now()` for "scraped now"
 //! ```
 //!
@@ -79,8 +79,11 @@
 //! A [`Selector`](crate::Selector) is a PromQL series selector: `=`, `!=`, `=~`, `!~`
 //! (fully anchored, compiled once), `__name__`, label-only selectors, `"`/`'`/backtick
 //! strings with PromQL's escapes, and PromQL's rule that one matcher must not match the
-//! empty string. A histogram's or summary's name picks its `_bucket`, `_sum` and `_count`
-//! series (`Selector::matches_family`). `=~` and `!~` need the default feature `regex`.
+//! empty string. [`Selector::matches`](crate::Selector::matches) compares the sample's name
+//! as written; [`Selector::matches_family`](crate::Selector::matches_family), which the
+//! tracker uses, also lets a histogram's or summary's name pick its `_bucket`, `_sum`,
+//! `_count` and `_created` series (`ttft_seconds` picks `ttft_seconds_count`). `=~` and `!~`
+//! need the default feature `regex`.
 //!
 //! ```
 //! use promrate::{Entry, Selector};
@@ -168,6 +171,11 @@
 //! assert_eq!(answer.value()?, 80.0);
 //! assert_eq!(coverage.span, TimeDelta::seconds(10));
 //! assert_eq!(coverage.shortened, Some(Shortened::SinceFirstPoint));
+//!
+//! // PromQL's rate over the same minute: 800 tokens extrapolated 5 s before the first
+//! // point (half the interval), then divided by the whole minute.
+//! let promql = Query::new(&tokens, Estimator::Rate).window(TimeDelta::minutes(1));
+//! assert_eq!(tracker.evaluate(&promql)?.value()?, 20.0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -177,6 +185,14 @@
 //! (Prometheus 3 or 2 semantics, the lookback, and Prometheus 3.7+'s `anchored` and
 //! `smoothed` modifiers) and `.window_rule(WindowRule::new(w)...)` (the window estimators'
 //! slack and gap).
+//!
+//! The window estimators (`WindowRate`, `WindowIncrease`) start at the scrape nearest the
+//! window's start, and may reach back past it by the *slack* (a window again, by default)
+//! to find one: a 10 s window over scrapes 10 s apart reads the two newest, and a message
+//! about too few scrapes names the window and its slack together. PromQL's `Rate` reads
+//! only the points inside its window and extrapolates a little past them, then divides by
+//! the whole window: asked for a minute with ten seconds of points, it read a quarter of
+//! the window rate above (PromQL's answer, which the window rate does not share).
 //!
 //! # Per label, smoothed
 //!
@@ -355,7 +371,8 @@
 //! (with the nearest names it does keep), a rate over a histogram's every part, a quantile
 //! of `95`, a window longer than the retention, or a PromQL modifier PromQL does not allow
 //! is a [`QueryError`](crate::QueryError). A figure that has no value is not an error: its
-//! group holds a [`NoValue`](crate::NoValue) instead.
+//! group holds a [`NoValue`](crate::NoValue) instead, a query before any scrape too
+//! (`NoValue::NoScrapes`: the query was right, the data is not there yet).
 //!
 //! ```
 //! use chrono::{DateTime, TimeDelta};

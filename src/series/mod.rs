@@ -80,6 +80,24 @@ pub enum ResetCause {
     StartWentBack,
 }
 
+/// The cause as a reason: `the value dropped`, `its _created time changed`, `its process
+/// restarted`, `its process start time went back`.
+///
+/// # Example
+/// ```
+/// assert_eq!(promrate::series::ResetCause::ValueDropped.to_string(), "the value dropped");
+/// ```
+impl std::fmt::Display for ResetCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ResetCause::ValueDropped => "the value dropped",
+            ResetCause::CreatedChanged => "its _created time changed",
+            ResetCause::ProcessRestarted => "its process restarted",
+            ResetCause::StartWentBack => "its process start time went back",
+        })
+    }
+}
+
 impl ResetCause {
     /// Whether the cause is evidence of a restart, not only a value that went down.
     ///

@@ -146,6 +146,24 @@ impl fmt::Display for Unmatched {
     }
 }
 
+/// A reset as a log line says it: `x_total{engine="0"} reset: the value dropped`.
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("x_total{engine=\"0\"} 10\n", at(1))?;
+/// let report = t.ingest("x_total{engine=\"0\"} 2\n", at(2))?;
+/// assert_eq!(report.resets[0].to_string(), "x_total{engine=\"0\"} reset: the value dropped");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl fmt::Display for ResetEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        series_text(f, &self.name, self.labels.iter().map(|(k, v)| (k, v)))?;
+        write!(f, " reset: {}", self.cause)
+    }
+}
+
 /// A refusal as its message says it: `line 3: a_total{engine="0"}: ...`.
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
