@@ -339,6 +339,7 @@ impl Tracker {
     pub(super) fn forget_page(&mut self, (scrapes, last_at_ms): (u64, Option<i64>)) {
         let this_scrape = self.scrapes;
         self.index.remove_where(|s| s.last_seen == this_scrape);
+        self.page_names.forget_scrape(this_scrape);
         self.positions.clear();
         self.held.clear();
         self.held_times.clear();

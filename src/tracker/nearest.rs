@@ -110,6 +110,14 @@ impl PageNames {
             .map(|(name, _)| &**name)
     }
 
+    /// Forgets the names of scrape `scrape`'s page, which was refused (the next page has
+    /// its number): a name it had is gathered again from any later page that has it.
+    pub fn forget_scrape(&mut self, scrape: u64) {
+        if self.names.values().any(|&last| last == scrape) {
+            self.names.retain(|_, last| *last != scrape);
+        }
+    }
+
     /// Forgets the names no page had since scrape `horizon`.
     pub fn forget_before(&mut self, horizon: u64) {
         if self.names.values().any(|&last| last < horizon) {

@@ -528,7 +528,7 @@ mod line_recognition {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(ProptestConfig::with_cases(1000))]
 
         /// The same pages read in chunks cut anywhere, under any settings (format,
         /// strictness, selectors, every limit): the same reports, refusals and series.
@@ -776,4 +776,26 @@ fn a_refused_page_teaches_no_histogram_family() {
     assert!(reading.finish().is_err());
     chunked.ingest(next, at(2)).unwrap();
     assert!(gauge(&chunked), "a page refused as it arrived taught h");
+}
+
+/// The names a refused page had are not offered as the nearest to a selector that a
+/// later page does not match: that page did not have them (found by the chunk agreement).
+#[test]
+fn a_refused_pages_names_are_not_the_next_pages() {
+    let refused = "h_bucket{le=\"1\"} 0\na_total 0\ne_total 0\nx 1\ny 1\nz 1\n";
+    let next = "h_bucket{le=\"1\"} 0\n";
+    let selectors = ["h", "a_total"].map(|s| crate::Selector::parse(s).unwrap());
+    let mut t = Tracker::new(selectors);
+    t.parser(crate::Parser::new(crate::Format::PrometheusText).sample_limit(5));
+    let mut reading = t.ingest_chunks(at(1)).unwrap();
+    reading.push(refused);
+    assert!(reading.finish().is_err());
+    let mut reading = t.ingest_chunks(at(2)).unwrap();
+    reading.push(next);
+    let unmatched = reading
+        .finish()
+        .unwrap()
+        .unmatched
+        .expect("a_total is not on the page");
+    assert_eq!(unmatched.nearest, Vec::<String>::new(), "{unmatched}");
 }
