@@ -4,6 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 
+mod common;
+
 fuzz_target!(|data: &[u8]| {
     // Two bytes of settings, a count of cuts (up to 8), two bytes per cut, then the pages.
     let Some((&[low, high, count], rest)) = data.split_first_chunk::<3>() else {
@@ -17,11 +19,6 @@ fuzz_target!(|data: &[u8]| {
         .chunks_exact(2)
         .map(|c| usize::from(u16::from_le_bytes([c[0], c[1]])))
         .collect();
-    let pages: Vec<(&str, i64)> = rest
-        .split(|&b| b == 0xFF)
-        .filter_map(|page| std::str::from_utf8(page).ok())
-        .zip((1..).step_by(2))
-        .take(6)
-        .collect();
+    let pages = common::page_sequence(rest, 6);
     promrate::fuzzing::tracker_chunks_agree(&pages, &cuts, u16::from_le_bytes([low, high]));
 });

@@ -5,16 +5,13 @@
 
 use libfuzzer_sys::fuzz_target;
 
+mod common;
+
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, rest)) = data.split_first() else {
         return;
     };
-    let pages: Vec<(&str, i64)> = rest
-        .split(|&b| b == 0xFF)
-        .filter_map(|page| std::str::from_utf8(page).ok())
-        .zip((1..).step_by(2))
-        .take(8)
-        .collect();
+    let pages = common::page_sequence(rest, 8);
     promrate::fuzzing::tracker_line_recognition_agrees(
         &pages,
         flags & 1 == 1,

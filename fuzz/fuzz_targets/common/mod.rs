@@ -1,6 +1,8 @@
-//! What every page-parser target checks: no panic, every error inside the input, and every
-//! sample's labels (and exemplar) replay without failing, in strict and lenient mode.
+//! Shared by the fuzz targets: what every page-parser target checks (no panic, every error
+//! inside the input, and every sample's labels and exemplar replay without failing, in
+//! strict and lenient mode), and how the tracker targets cut their input into pages.
 
+#[allow(dead_code)] // The tracker targets use `page_sequence` only.
 pub fn check_page(data: &[u8], format: promrate::Format) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -57,4 +59,15 @@ pub fn facts(s: &promrate::Sample<'_>) -> String {
         out += &format!(" # {:?} {} {:?}", e.labels(), bits(e.value()), e.timestamp_ms());
     }
     out
+}
+
+/// The pages of a tracker target's input: split at 0xFF bytes, the UTF-8 ones kept (at
+/// most `most`), each stamped 1, 3, 5, ... seconds after the target's epoch.
+#[allow(dead_code)] // The page-parser targets use `check_page` only.
+pub fn page_sequence(data: &[u8], most: usize) -> Vec<(&str, i64)> {
+    data.split(|&b| b == 0xFF)
+        .filter_map(|page| std::str::from_utf8(page).ok())
+        .zip((1..).step_by(2))
+        .take(most)
+        .collect()
 }
