@@ -311,6 +311,7 @@ impl Tracker {
         self.decide_roles(&undecided);
         self.apply_start_times(read.at_ms, &mut report);
         self.drop_stale(&mut report);
+        self.let_go_of_gone_targets(read.at_ms);
         if report.new_series == 0 {
             // Growth has stopped: its unused room goes (once; a page adding series grows
             // the columns again by doubling).
@@ -352,6 +353,7 @@ impl Tracker {
         if let Some(known) = &mut self.known_families {
             known.forget_page();
         }
+        self.starts.forget_page(&self.index);
     }
 
     /// Makes counters of the `undecided` series whose family the page turned out to have
@@ -564,7 +566,7 @@ impl Tracker {
         let slot = self.index.insert_fingerprinted(series, new.key, name_id);
         if self.starts.is_gauge(sample.name()) {
             if let Some(series) = self.index.get(slot) {
-                self.starts.register(slot, series);
+                self.starts.register(slot, series, self.scrapes);
             }
         }
         slot
@@ -804,7 +806,7 @@ impl<'page> Ingest<'_, 'page> {
         }
         if !tracker.selected(sample) {
             if tracker.starts.is_gauge(sample.name()) {
-                return Target::Start(tracker.starts.entry_for(sample));
+                return Target::Start(tracker.starts.entry_for(sample, tracker.scrapes));
             }
             return Target::Ignored;
         }

@@ -362,8 +362,9 @@ impl Tracker {
             .collect();
         for slot in gauges {
             if let Some(series) = self.index.get(slot) {
-                self.starts.register(slot, series);
+                self.starts.register(slot, series, self.scrapes);
             }
         }
+        self.starts.keep_page();
     }
 }

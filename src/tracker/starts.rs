@@ -29,6 +29,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use hashbrown::HashTable;
 
+use super::index::SeriesIndex;
 use super::report::{IngestReport, ProcessRestart, ResetEvent};
 use super::{TrackedSeries, Tracker};
 use crate::series::ResetCause;
@@ -59,6 +60,9 @@ pub(super) struct StartTimes {
     /// The newest start time of any target (ms): a PromQL window that begins at or after
     /// it reads no start time that could change its answer, so no series is looked up.
     newest_start_ms: i64,
+    /// The targets known after the last page the tracker kept: a refused page's new
+    /// targets (past these) go with it.
+    kept: usize,
 }
 
 /// One target's start time.
@@ -68,6 +72,9 @@ struct TargetStart {
     slot: Option<usize>,
     /// The value read from the page when they do not, and the scrape that read it.
     read: Option<(u64, f64)>,
+    /// The last scrape whose page gave it a start time (or made it): a target missing
+    /// from as many scrapes as a series may be is let go with its series.
+    last_scrape: u64,
     /// Its target labels' values (`""` for one a series does not have).
     key: Vec<String>,
     /// The newest start time read (ms), and the page times (ms) it was first and last read
@@ -101,6 +108,7 @@ impl Default for StartTimes {
             by_key: HashTable::new(),
             hasher: Default::default(),
             newest_start_ms: i64::MIN,
+            kept: 0,
         }
     }
 }
@@ -128,9 +136,9 @@ impl StartTimes {
         hasher.finish()
     }
 
-    /// The entry of the target whose start time `sample` (of the start gauge) gives,
-    /// made if new.
-    pub fn entry_for(&mut self, sample: &Sample<'_>) -> usize {
+    /// The entry of the target whose start time `sample` (of the start gauge) gives on the
+    /// page of `scrape`, made if new.
+    pub fn entry_for(&mut self, sample: &Sample<'_>, scrape: u64) -> usize {
         let labels = sample.labels();
         let key: Vec<String> = self
             .target_labels
@@ -142,7 +150,8 @@ impl StartTimes {
                     .unwrap_or_default()
             })
             .collect();
-        self.find_key(&key).unwrap_or_else(|| self.push(None, key))
+        self.find_key(&key)
+            .unwrap_or_else(|| self.push(None, key, scrape))
     }
 
     /// Records the start time the page gives the target of entry `index`.
@@ -188,23 +197,25 @@ impl StartTimes {
         Some(times.map(|t| target.at(t)).collect())
     }
 
-    /// Remembers that `slot` holds a start gauge (a new series of the gauge's name).
-    pub fn register(&mut self, slot: usize, series: &TrackedSeries) {
+    /// Remembers that `slot` holds a start gauge (a new series of the gauge's name, on
+    /// the page of `scrape`).
+    pub fn register(&mut self, slot: usize, series: &TrackedSeries, scrape: u64) {
         if let Some(i) = self.find(series) {
             self.targets[i].slot = Some(slot);
             return;
         }
         let key: Vec<String> = self.key_of(series).into_iter().map(str::to_string).collect();
-        self.push(Some(slot), key);
+        self.push(Some(slot), key, scrape);
     }
 
-    /// A new target's entry; its index.
-    fn push(&mut self, slot: Option<usize>, key: Vec<String>) -> usize {
+    /// A new target's entry, made on the page of `scrape`; its index.
+    fn push(&mut self, slot: Option<usize>, key: Vec<String>, scrape: u64) -> usize {
         let hash = self.hash_key(key.iter().map(String::as_str));
         let i = self.targets.len();
         self.targets.push(TargetStart {
             slot,
             read: None,
+            last_scrape: scrape,
             key,
             start_ms: None,
             first_seen_ms: i64::MIN,
@@ -228,6 +239,66 @@ impl StartTimes {
         self.targets.clear();
         self.by_key.clear();
         self.newest_start_ms = i64::MIN;
+        self.kept = 0;
+    }
+
+    /// Keeps what the page just accepted taught.
+    pub fn keep_page(&mut self) {
+        self.kept = self.targets.len();
+    }
+
+    /// Undoes what a refused page taught: the targets it made, and its start gauges'
+    /// slots, which `index` no longer holds. (It read no start time: a page that may be
+    /// refused is held back until it is not.)
+    pub fn forget_page(&mut self, index: &SeriesIndex) {
+        if self.targets.len() > self.kept {
+            self.targets.truncate(self.kept);
+            let kept = self.kept;
+            self.by_key.retain(|&mut i| i < kept);
+        }
+        self.forget_dead_slots(index);
+    }
+
+    /// A start gauge series that is gone leaves its slot to the next new series: the
+    /// target no longer reads it (another target's gauge may come to stand there).
+    fn forget_dead_slots(&mut self, index: &SeriesIndex) {
+        for target in &mut self.targets {
+            if target.slot.is_some_and(|slot| index.get(slot).is_none()) {
+                target.slot = None;
+            }
+        }
+    }
+
+    /// Lets go the targets no page has given a start time for `stale_after` scrapes (as a
+    /// series is let go) and not since `retention_ms` before `at_ms` (no retained point
+    /// is of their time): a fleet whose instances come and go keeps only the live ones'.
+    /// (A counter still shown after its page lost the start gauge for that long then reads
+    /// no start time, as on a page that never had one.) Whether any went: the targets'
+    /// indexes changed.
+    fn let_go(&mut self, horizon: u64, at_ms: i64, retention_ms: i64, index: &SeriesIndex) -> bool {
+        self.forget_dead_slots(index);
+        let gone = |t: &TargetStart| {
+            t.slot.is_none() && t.last_scrape <= horizon && at_ms.saturating_sub(t.seen_ms) > retention_ms
+        };
+        if !self.targets.iter().any(gone) {
+            self.kept = self.targets.len();
+            return false;
+        }
+        self.targets.retain(|t| !gone(t));
+        self.by_key.clear();
+        let (targets, hasher) = (&self.targets, &self.hasher);
+        let hash = |t: &TargetStart| {
+            let mut h = hasher.build_hasher();
+            for value in &t.key {
+                value.as_str().hash(&mut h);
+            }
+            h.finish()
+        };
+        for (i, target) in targets.iter().enumerate() {
+            self.by_key.insert_unique(hash(target), i, |&j| hash(&targets[j]));
+        }
+        self.kept = self.targets.len();
+        true
     }
 }
 
@@ -250,6 +321,9 @@ impl Tracker {
                 .filter(|s| s.last_seen == scrapes && gauge == Some(s.name()))
                 .and_then(TrackedSeries::last_value);
             let read = target.read.filter(|r| r.0 == scrapes).map(|r| r.1);
+            if tracked.is_some() || read.is_some() {
+                target.last_scrape = scrapes;
+            }
             // 0 is "unknown", as Prometheus reads a start time of 0.
             let Some(start_ms) = tracked
                 .or(read)
@@ -334,6 +408,19 @@ impl Tracker {
                     cause,
                 });
             }
+        }
+    }
+}
+
+impl Tracker {
+    /// After a page and its stale series: lets go the targets gone as long (see
+    /// [`StartTimes::let_go`]).
+    pub(super) fn let_go_of_gone_targets(&mut self, at_ms: i64) {
+        let horizon = self.scrapes.saturating_sub(u64::from(self.stale_after));
+        let retention_ms = self.retention.num_milliseconds();
+        if self.starts.let_go(horizon, at_ms, retention_ms, &self.index) {
+            // The position cache names targets by index.
+            self.positions.clear();
         }
     }
 }

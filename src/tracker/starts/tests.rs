@@ -336,3 +336,78 @@ fn start_aware_promql_reads_the_target_start_time() {
         t.evaluate(&late.start_timestamps(false)).unwrap().value().ok()
     );
 }
+
+/// A federation page of the instances `alive`, each with its start time and its count.
+fn federation(alive: &[(&str, i64, f64)]) -> String {
+    let mut page = String::from("# TYPE process_start_time_seconds gauge\n");
+    for (instance, start, _) in alive {
+        page.push_str(&format!(
+            "process_start_time_seconds{{instance=\"{instance}\"}} {}\n",
+            1_700_000_000 + start
+        ));
+    }
+    page.push_str("# TYPE tokens counter\n");
+    for (instance, _, n) in alive {
+        page.push_str(&format!("tokens_total{{instance=\"{instance}\"}} {n}\n"));
+    }
+    page
+}
+
+/// An instance that goes away leaves its start gauge's slot to the next new series: a
+/// new instance's start gauge there is not the old instance's start time, and the old
+/// instance, gone, restarted nothing.
+#[test]
+fn a_gone_instances_slot_reused_by_another_start_gauge_is_no_restart() {
+    let gauge = Selector::parse("process_start_time_seconds").unwrap();
+    let mut t = Tracker::new([tokens(), gauge]);
+    t.stale_after(1);
+    t.ingest(&federation(&[("a", -100, 10.0)]), at(0)).unwrap();
+    t.ingest(&federation(&[("a", -100, 20.0)]), at(10)).unwrap();
+    // `a` is gone: its series are dropped after one page without them.
+    t.ingest(&federation(&[]), at(20)).unwrap();
+    t.ingest(&federation(&[]), at(30)).unwrap();
+    let mut restarts = Vec::new();
+    for (s, n) in [(40, 5.0), (50, 15.0), (60, 25.0)] {
+        let report = t.ingest(&federation(&[("b", 35, n)]), at(s)).unwrap();
+        restarts.extend(report.process_restarts);
+    }
+    assert!(restarts.is_empty(), "{restarts:?}");
+}
+
+/// Instances that come and go (a fleet's pods, renamed at each deploy) leave no start
+/// time behind them: the tracker keeps the targets seen within its retention (here a
+/// minute: two or three pods of 30 s), not every one it ever saw (67 here).
+#[test]
+fn start_times_of_gone_instances_are_let_go() {
+    let mut t = Tracker::new([tokens()]);
+    t.stale_after(2).retention(TimeDelta::seconds(60));
+    for s in 0..200 {
+        let (pod, started) = (s / 3, 30 * (s / 3) - 5);
+        let page = federation(&[(&format!("pod-{pod}"), started, s as f64)]);
+        t.ingest(&page, at(10 * s)).unwrap();
+    }
+    assert!(
+        t.starts.targets.len() <= 4,
+        "{} targets kept",
+        t.starts.targets.len()
+    );
+}
+
+/// A refused page's start times are not the next page's: that page takes the refused
+/// one's scrape number, and an instance it does not show restarted nothing.
+#[test]
+fn a_refused_pages_start_times_are_not_read_by_the_next_page() {
+    let mut t = Tracker::new([tokens()]);
+    t.max_series(2);
+    t.ingest(&federation(&[("a", -100, 10.0)]), at(0)).unwrap();
+    let over = federation(&[("a", 5, 1.0), ("c", 5, 1.0), ("d", 5, 1.0)]);
+    assert!(t.ingest(&over, at(10)).is_err(), "three series, two allowed");
+    let report = t.ingest(&federation(&[("b", -50, 7.0)]), at(20)).unwrap();
+    assert!(
+        report.process_restarts.is_empty(),
+        "{:?}",
+        report.process_restarts
+    );
+    // Nor did it make targets of `c` and `d`.
+    assert_eq!(t.starts.targets.len(), 2);
+}
