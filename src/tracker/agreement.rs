@@ -30,6 +30,7 @@ fn state(t: &Tracker) -> Vec<String> {
         })
         .collect();
     series.sort();
+    series.extend(t.starts.state());
     series
 }
 
@@ -95,6 +96,14 @@ fn chunk_tracker(setting: u16) -> Tracker {
         .infer_counters(bit(8));
     if bit(9) {
         t.max_series(4);
+    }
+    if bit(10) {
+        // A start gauge and a target label a fuzzer's pages come upon.
+        t.start_time_gauge(Some("g")).target_labels(["k"]);
+    }
+    if bit(11) {
+        // Series, and start gauges' slots, let go after one page without them.
+        t.stale_after(1);
     }
     t
 }

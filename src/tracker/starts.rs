@@ -234,6 +234,23 @@ impl StartTimes {
         i
     }
 
+    /// What each target's start times are, in a stable order: for the agreement checks.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn state(&self) -> Vec<String> {
+        let mut state: Vec<String> = self
+            .targets
+            .iter()
+            .map(|t| {
+                format!(
+                    "{:?} start {:?} runs {:?} went back {:?}",
+                    t.key, t.start_ms, t.runs, t.went_back_at
+                )
+            })
+            .collect();
+        state.sort();
+        state
+    }
+
     /// Forgets everything (another gauge or other target labels).
     pub fn clear(&mut self) {
         self.targets.clear();

@@ -414,8 +414,12 @@ mod line_recognition {
     use super::super::agreement::{chunks_agree, line_recognition_agrees};
 
     /// Identities the generated pages draw from: plain, colon, escaped, histogram parts,
-    /// created times, a label-less gauge, and two that differ only after a shared prefix.
+    /// created times, a label-less gauge, two that differ only after a shared prefix, and
+    /// two instances' process start times.
     const KEYS: &[&str] = &[
+        "process_start_time_seconds{instance=\"x\"}",
+        "process_start_time_seconds{instance=\"y\"}",
+        "a_total{instance=\"x\"}",
         "a_total",
         "a_total{k=\"1\"}",
         "a_total{k=\"10\"}",
