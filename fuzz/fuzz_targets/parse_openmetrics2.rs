@@ -13,12 +13,18 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    for sample in Parser::new(Format::OpenMetrics2).parse(text).filter_map(|e| e.ok()?.into_sample()) {
+    for sample in Parser::new(Format::OpenMetrics2)
+        .parse(text)
+        .filter_map(|e| e.ok()?.into_sample())
+    {
         let mut line = String::new();
         sample.write_openmetrics2(&mut line).unwrap();
         line.push_str("# EOF\n");
         // Lenient: one line alone has no `# TYPE`, and the rules across lines are not at stake.
-        let again = Parser::new(Format::OpenMetrics2).strict(false).parse(&line).next();
+        let again = Parser::new(Format::OpenMetrics2)
+            .strict(false)
+            .parse(&line)
+            .next();
         let again = again.and_then(|e| e.ok()?.into_sample());
         let again = again.unwrap_or_else(|| panic!("{line:?} does not read back"));
         assert_eq!(common::facts(&again), common::facts(&sample), "{line:?}");

@@ -138,7 +138,10 @@ fuzz_target!(|bytes: &[u8]| {
                     Estimator::Average,
                 ] {
                     let query = Query::new(&x_total, estimator).by(["k"]).at(now);
-                    let running = matches!(estimator, Estimator::Ewma | Estimator::TotalIncrease | Estimator::Last);
+                    let running = matches!(
+                        estimator,
+                        Estimator::Ewma | Estimator::TotalIncrease | Estimator::Last
+                    );
                     let query = if running { query } else { query.window(window) };
                     // Refused queries are fine (a window past the retention); answers are
                     // a value or a reason, never a panic.

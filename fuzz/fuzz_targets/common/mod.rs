@@ -41,15 +41,34 @@ pub fn facts(s: &promrate::Sample<'_>) -> String {
     for (name, value) in s.labels().iter_unescaped() {
         out += &format!(" {name:?}={:?}", value.unescaped());
     }
-    out += &format!(" v={} t={:?} st={:?}", bits(s.value()), s.timestamp_ms(), s.start_timestamp_ms());
+    out += &format!(
+        " v={} t={:?} st={:?}",
+        bits(s.value()),
+        s.timestamp_ms(),
+        s.start_timestamp_ms()
+    );
     if let Some(c) = s.composite() {
         out += &format!(" {:?} count={} sum={}", c.kind(), bits(c.count()), bits(c.sum()));
-        for (a, b) in c.buckets().into_iter().flatten().chain(c.quantiles().into_iter().flatten()) {
+        for (a, b) in c
+            .buckets()
+            .into_iter()
+            .flatten()
+            .chain(c.quantiles().into_iter().flatten())
+        {
             out += &format!(" {}:{}", bits(a), bits(b));
         }
         if let Some(n) = c.native() {
-            out += &format!(" schema={} zt={} zc={}", n.schema(), bits(n.zero_threshold()), bits(n.zero_count()));
-            out += &format!(" {:?} {:?}", n.negative_spans().collect::<Vec<_>>(), n.positive_spans().collect::<Vec<_>>());
+            out += &format!(
+                " schema={} zt={} zc={}",
+                n.schema(),
+                bits(n.zero_threshold()),
+                bits(n.zero_count())
+            );
+            out += &format!(
+                " {:?} {:?}",
+                n.negative_spans().collect::<Vec<_>>(),
+                n.positive_spans().collect::<Vec<_>>()
+            );
             for b in n.negative_buckets().chain(n.positive_buckets()) {
                 out += &format!(" {}", bits(b));
             }
