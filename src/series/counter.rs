@@ -667,10 +667,18 @@ impl CounterSeries {
         if reset_cause(prev.value, self.created_at(number - 1), point.value, None).is_some() {
             return None;
         }
+        // What the push booked for this interval: nothing when the counter was erratic
+        // then (the same test the push made, on the same marks), else the rise.
+        let booked_nothing = self.resets_of().is_some_and(|r| !r.marks.is_empty())
+            && self
+                .erratic_since(point.timestamp_ms - i64::from(self.tau_ms), number + 1, None)
+                .is_err();
         self.resets_mut().marks.push((number, cause));
         self.record_reset(point.timestamp_ms, cause);
         let old = point.value - prev.value;
-        if counts_nothing {
+        if booked_nothing {
+            self.ewma_span.start_afresh();
+        } else if counts_nothing {
             self.total_increase -= old;
             self.ewma_span.start_afresh();
         } else {

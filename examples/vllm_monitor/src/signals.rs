@@ -49,13 +49,17 @@ impl Signals {
             };
             return (verdict, events);
         }
-        let quiet = !f.tokens_at_request_end
-            && running > 0.0
-            && generated.is_some()
-            && generated == self.last_generated;
-        self.quiet_intervals = if quiet { self.quiet_intervals + 1 } else { 0 };
-        if generated.is_some() {
-            self.last_generated = generated;
+        // A generation count that is not rated (erratic: two processes behind one URL)
+        // counts nothing while it lasts: still, but that is no stall, nor its end.
+        if f.generation.window.is_some() {
+            let quiet = !f.tokens_at_request_end
+                && running > 0.0
+                && generated.is_some()
+                && generated == self.last_generated;
+            self.quiet_intervals = if quiet { self.quiet_intervals + 1 } else { 0 };
+            if generated.is_some() {
+                self.last_generated = generated;
+            }
         }
         let stalled = self.quiet_intervals >= STALL_INTERVALS;
         if stalled && !was_stalled {
@@ -122,7 +126,26 @@ mod tests {
                 generated: Some(generated),
                 ..Default::default()
             },
+            generation: crate::figures::Rate {
+                window: Some(0.0),
+                ..Default::default()
+            },
             ..Figures::default()
+        }
+    }
+
+    #[test]
+    fn a_count_that_is_not_rated_is_no_stall() {
+        let mut signals = Signals::default();
+        let at = DateTime::from_timestamp(0, 0).unwrap();
+        // Two replicas answering in turn: the count is erratic, counts nothing, and has
+        // no window rate, while requests run.
+        for _ in 0..10 {
+            let mut f = figures(40.0, 1_200.0);
+            f.generation.window = None;
+            let (verdict, events) = signals.judge(&f, at, true);
+            assert!(events.is_empty(), "{events:?}");
+            assert!(!verdict.stalled);
         }
     }
 

@@ -411,3 +411,19 @@ fn a_refused_pages_start_times_are_not_read_by_the_next_page() {
     // Nor did it make targets of `c` and `d`.
     assert_eq!(t.starts.targets.len(), 2);
 }
+
+/// Two replicas behind one URL in turn, the second started half an hour after the first:
+/// whatever is rated, no total goes below zero.
+#[test]
+fn replicas_in_turn_never_count_a_negative_total() {
+    let mut t = Tracker::new([tokens()]);
+    for s in 0..12_i64 {
+        let (start, n) = if s % 2 == 0 {
+            (-3_600, 1_000.0 + 100.0 * s as f64)
+        } else {
+            (-1_800, 100_000.0 + 50.0 * s as f64)
+        };
+        t.ingest(&page(start, n), at(s)).unwrap();
+        assert!(total(&t) >= 0.0, "after page {s}: {}", total(&t));
+    }
+}
