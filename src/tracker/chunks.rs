@@ -142,7 +142,7 @@ impl Tracker {
                 Ok(n) => chunks.push(&buffer[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    chunks.line.clear();
+                    chunks.discard_cut_line();
                     // The page as far as it was read; a refusal would add nothing to the
                     // reader's error.
                     let _ = chunks.finish();
@@ -193,6 +193,32 @@ impl IngestChunks<'_> {
             }
             None => self.line.extend_from_slice(chunk),
         }
+    }
+
+    /// Leaves the page's last line unread if it has no newline yet: for a body that was, or
+    /// may have been, cut short (a connection that closed early; a body that does not end
+    /// with the newline every format ends its last line with), whose last line may be cut
+    /// inside its value (`12` of `1234`). [`IngestChunks::finish`] then ends the page at
+    /// its last newline. Returns the bytes left unread (0 when the page ends with a
+    /// newline).
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let mut page = t.ingest_chunks(chrono::DateTime::from_timestamp(5, 0).unwrap())?;
+    /// page.push("a_total 1\nb_total 12");
+    /// assert_eq!(page.discard_cut_line(), 10);
+    /// assert_eq!(page.finish()?.samples, 1);
+    /// assert!(t.get("b_total", &[]).is_none());
+    /// # Ok::<(), promrate::IngestError>(())
+    /// ```
+    pub fn discard_cut_line(&mut self) -> usize {
+        // A page gathered whole keeps all its lines here; one read as it arrives, only the
+        // cut one.
+        let kept = memchr::memrchr(b'\n', &self.line).map_or(0, |i| i + 1);
+        let cut = self.line.len() - kept;
+        self.line.truncate(kept);
+        cut
     }
 
     /// Whole lines of the page as bytes: the UTF-8 ones are read, each other one is a bad

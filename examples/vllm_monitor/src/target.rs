@@ -169,6 +169,46 @@ fn keep_head(head: &mut String, chunk: &[u8]) {
     }
 }
 
+/// The last bytes of a body as it arrives: enough to tell how it ends.
+#[derive(Debug, Default)]
+struct Ending {
+    last: [u8; 6],
+    len: usize,
+}
+
+impl Ending {
+    fn keep(&mut self, chunk: &[u8]) {
+        for &byte in chunk.iter().rev().take(self.last.len()).rev() {
+            self.last.rotate_left(1);
+            self.last[self.last.len() - 1] = byte;
+            self.len = (self.len + 1).min(self.last.len());
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.last[self.last.len() - self.len..]
+    }
+
+    /// Why a whole body (`format`) was cut short, if it was: every format ends its last
+    /// line with a newline (OpenMetrics with `# EOF`, its newline optional). A server that
+    /// closes the connection early (no Content-Length to miss) sends such a body; its last
+    /// line may be cut inside its value (`12` of `1234`).
+    fn cut_short(&self, format: Format) -> Option<&'static str> {
+        let ending = self.bytes();
+        if ending.is_empty() {
+            return None;
+        }
+        match format {
+            Format::OpenMetrics | Format::OpenMetrics2 => (!ending.ends_with(b"# EOF\n")
+                && !ending.ends_with(b"# EOF"))
+            .then_some("the page ends without '# EOF': cut short? Its last line, if cut, was not read"),
+            _ => (ending.last() != Some(&b'\n')).then_some(
+                "the page ends inside a line (no newline after it): cut short? That line was not read",
+            ),
+        }
+    }
+}
+
 /// Whether a page is HTML: by its Content-Type, or by its first character when it has none.
 fn is_html(content_type: Option<&str>, head: &str) -> bool {
     match content_type {
@@ -314,14 +354,23 @@ impl Target {
         let (ingested, failure) = match self.tracker.ingest_chunks(at) {
             Err(refused) => (Err(refused), None),
             Ok(mut page) => {
+                let mut ending = Ending::default();
                 let read = answer.read(stop, &mut |chunk| {
                     page.push(chunk);
                     keep_head(&mut head, chunk);
+                    ending.keep(chunk);
                     if let Some(kept) = keep.as_deref_mut() {
                         kept.extend_from_slice(chunk);
                     }
                 });
-                (page.finish(), read.err())
+                let failure = match read {
+                    Err(failure) => Some(failure),
+                    Ok(_) => ending.cut_short(format).map(|why| {
+                        page.discard_cut_line();
+                        why.to_string()
+                    }),
+                };
+                (page.finish(), failure)
             }
         };
         let status = match failure.clone() {
@@ -647,6 +696,27 @@ impl Instance {
 #[cfg(test)]
 pub mod tests {
     use super::*;
+
+    /// How a body ends tells whether it was cut short: a newline after the last line, and
+    /// OpenMetrics' `# EOF` (its newline optional), however the chunks fell.
+    #[test]
+    fn a_body_cut_short_is_told_by_its_end() {
+        let cut = |format, chunks: &[&str]| {
+            let mut ending = Ending::default();
+            chunks.iter().for_each(|c| ending.keep(c.as_bytes()));
+            ending.cut_short(format).is_some()
+        };
+        let text = Format::PrometheusText;
+        assert!(!cut(text, &["a 1\n", "b 2\n"]));
+        assert!(cut(text, &["a 1\nb 1", "2"]));
+        assert!(!cut(text, &[]), "an empty body is no cut one");
+        let om = Format::OpenMetrics;
+        assert!(!cut(om, &["a 1\n# E", "OF"]));
+        assert!(!cut(om, &["a 1\n# EOF\n"]));
+        assert!(!cut(Format::OpenMetrics2, &["a 1\n# EOF", "\n"]));
+        assert!(cut(om, &["a 1\n"]), "no # EOF");
+        assert!(cut(om, &["a 1\n# EOF\n", "b"]));
+    }
 
     /// The captured Prometheus `/federate` page, with every sample moved `seconds` later
     /// and, if given, one instance left out.

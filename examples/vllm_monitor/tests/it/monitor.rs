@@ -408,6 +408,13 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         "vllm:generation_tokens_total{engine=\"0\"} 12",
         Some(1000),
     ));
+    // No Content-Length: the body ends where the connection closes, here inside a value.
+    let closed_early = serve(|mut stream| {
+        read_request(&mut stream);
+        let _ = stream.write_all(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nvllm:num_requests_running{engine=\"0\"} 3\nvllm:generation_tokens_total{engine=\"0\"} 12",
+        );
+    });
     let unparsable = serve(reply(
         "200 OK",
         "vllm:num_requests_running{engine=\"0\" 3\n",
@@ -430,6 +437,7 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         &hanging,
         &error_500,
         &truncated,
+        &closed_early,
         &unparsable,
         &not_vllm,
         &good,
@@ -453,6 +461,10 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         (&hanging, "timed out: no answer within 2s"),
         (&error_500, "HTTP 500 Internal Server Error: boom"),
         (&truncated, "reading body failed"),
+        (
+            &closed_early,
+            "the page ends inside a line (no newline after it): cut short?",
+        ),
         (&unparsable, "bad line(s), first at 1:"),
         (&not_vllm, "no vLLM, SGLang or TGI metrics"),
         (&good, "ok (vllm)"),
@@ -519,7 +531,7 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         .iter()
         .map(|n| n["url"].as_str().unwrap())
         .collect();
-    assert_eq!(never.len(), 6, "{summary}");
+    assert_eq!(never.len(), 7, "{summary}");
     assert!(
         !never.contains(&good.as_str()) && never.contains(&refused.as_str()),
         "{summary}"
