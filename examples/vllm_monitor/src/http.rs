@@ -299,12 +299,7 @@ impl Client {
             let body = match encoding {
                 // An error page in gzip: its words are not worth a decoder.
                 Some(_) => String::new(),
-                None => response
-                    .body_mut()
-                    .with_config()
-                    .limit(4096)
-                    .read_to_string()
-                    .unwrap_or_default(),
+                None => error_page_start(response.body_mut().as_reader(), started + self.timeout),
             };
             return Err(status_reason(status, &body));
         }
@@ -447,6 +442,22 @@ fn worded(e: BodyError, timeout: Duration) -> BodyError {
             None => error,
         },
     }
+}
+
+/// The start of an error page (its first 4 KiB, as far as it came by `deadline`): its
+/// words, whatever its length, and no wait on a server that sends it a byte at a time.
+fn error_page_start(mut body: impl std::io::Read, deadline: Instant) -> String {
+    const WORDS: usize = 4096;
+    let mut start = Vec::with_capacity(WORDS);
+    let mut buffer = [0u8; 1024];
+    // What came with the status line is read even at the deadline.
+    while let Ok(n @ 1..) = body.read(&mut buffer) {
+        start.extend_from_slice(&buffer[..n.min(WORDS - start.len())]);
+        if start.len() == WORDS || Instant::now() >= deadline {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&start).into_owned()
 }
 
 /// Why a request failed, in the words an operator looks for (`timeout`: the deadline

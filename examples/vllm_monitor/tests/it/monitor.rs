@@ -403,6 +403,22 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         let _ = stream.read(&mut [0u8; 64]);
     });
     let error_500 = serve(reply("500 Internal Server Error", "boom", None));
+    // An error page longer than the words kept of it, and one sent a byte at a time.
+    let long_500 = serve(reply(
+        "500 Internal Server Error",
+        &format!("database exploded\n{}", "x".repeat(5_000)),
+        None,
+    ));
+    let dripping_500 = serve(|mut stream| {
+        read_request(&mut stream);
+        let _ = stream.write_all(b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n\r\n");
+        for byte in b"slowly, then never".iter().cycle().take(100_000) {
+            if stream.write_all(&[*byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
     let truncated = serve(reply(
         "200 OK",
         "vllm:generation_tokens_total{engine=\"0\"} 12",
@@ -436,6 +452,8 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         &refused,
         &hanging,
         &error_500,
+        &long_500,
+        &dripping_500,
         &truncated,
         &closed_early,
         &unparsable,
@@ -460,6 +478,8 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         (&refused, "connection refused"),
         (&hanging, "timed out: no answer within 2s"),
         (&error_500, "HTTP 500 Internal Server Error: boom"),
+        (&long_500, "HTTP 500 Internal Server Error: database exploded"),
+        (&dripping_500, "HTTP 500 Internal Server Error: slow"),
         (&truncated, "reading body failed"),
         (
             &closed_early,
@@ -531,7 +551,7 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         .iter()
         .map(|n| n["url"].as_str().unwrap())
         .collect();
-    assert_eq!(never.len(), 7, "{summary}");
+    assert_eq!(never.len(), 9, "{summary}");
     assert!(
         !never.contains(&good.as_str()) && never.contains(&refused.as_str()),
         "{summary}"
