@@ -143,6 +143,9 @@ struct Resets {
     /// first: value drops without restart evidence (two in a window make the series
     /// erratic), and restarts a page-level start time revealed (`mark_restart`).
     marks: Vec<(u64, ResetCause)>,
+    /// The newest point that counted nothing for its interval (the counter was erratic
+    /// when it came): what a later mark of that point has to take back.
+    counted_nothing: Option<u64>,
 }
 
 impl CounterSeries {
@@ -237,6 +240,12 @@ impl CounterSeries {
         let resets = self.resets_mut();
         resets.count = resets.count.saturating_add(1);
         resets.last_reset = Some((at_ms, cause));
+    }
+
+    /// Whether point `number` counted nothing for its interval when it was pushed.
+    fn counted_nothing(&self, number: u64) -> bool {
+        self.resets_of()
+            .is_some_and(|r| r.counted_nothing == Some(number))
     }
 
     /// The mark of point `number`, if it has one.
@@ -405,7 +414,7 @@ impl CounterSeries {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn push(&mut self, at: DateTime<Utc>, value: f64) -> Result<Option<ResetCause>, SeriesError> {
-        self.push_ms(at.timestamp_millis(), value, None)
+        self.push_ms(at.timestamp_millis(), value, None, None)
     }
 
     /// Appends a scrape with the counter's `_created` time: a created time different from
@@ -434,7 +443,12 @@ impl CounterSeries {
         value: f64,
         created: DateTime<Utc>,
     ) -> Result<Option<ResetCause>, SeriesError> {
-        self.push_ms(at.timestamp_millis(), value, Some(created.timestamp_millis()))
+        self.push_ms(
+            at.timestamp_millis(),
+            value,
+            Some(created.timestamp_millis()),
+            None,
+        )
     }
 
     /// Makes room for the points the retention holds at `interval` (a tracker told its
@@ -443,11 +457,16 @@ impl CounterSeries {
         self.points.reserve_for_interval(interval.num_milliseconds());
     }
 
+    /// [`CounterSeries::push_with_created`] in milliseconds; with `skew_ms` (the
+    /// tracker's [`start_time_skew`](crate::Tracker::start_time_skew)), a created time that
+    /// changed to one more than that before the previous point is a second process's,
+    /// not a restart ([`ResetCause::StartWentBack`]): the point counts nothing.
     pub(crate) fn push_ms(
         &mut self,
         at_ms: i64,
         value: f64,
         created_ms: Option<i64>,
+        skew_ms: Option<i64>,
     ) -> Result<Option<ResetCause>, SeriesError> {
         if let Some(prev) = self.points.last() {
             // The usual push (a fleet's every series, every scrape): later, no lower, no
@@ -467,7 +486,7 @@ impl CounterSeries {
                 return Ok(None);
             }
         }
-        self.push_checked(at_ms, value, created_ms)
+        self.push_checked(at_ms, value, created_ms, skew_ms)
     }
 
     /// [`CounterSeries::push_ms`] with every check: what a push that is not the usual one
@@ -477,6 +496,7 @@ impl CounterSeries {
         at_ms: i64,
         value: f64,
         created_ms: Option<i64>,
+        skew_ms: Option<i64>,
     ) -> Result<Option<ResetCause>, SeriesError> {
         if !value.is_finite() || value < 0.0 {
             return Err(SeriesError::InvalidValue(value));
@@ -493,8 +513,14 @@ impl CounterSeries {
                 });
             }
         }
-        let cause = previous
-            .and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms));
+        let second_process = previous.is_some_and(|(prev, prev_created)| {
+            started_while_seen(prev_created, created_ms, prev.timestamp_ms, skew_ms)
+        });
+        let cause = if second_process {
+            Some(ResetCause::StartWentBack)
+        } else {
+            previous.and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms))
+        };
         // A drop with no created time that changed: one is a reset, as in Prometheus; a
         // second while the first is still kept makes the series erratic, and its values
         // then count nothing (no spike in the total or the EWMA).
@@ -508,12 +534,20 @@ impl CounterSeries {
             let number = self.pushed;
             self.resets_mut().marks.push((number, ResetCause::ValueDropped));
         }
+        if second_process {
+            let number = self.pushed;
+            self.resets_mut().marks.push((number, ResetCause::StartWentBack));
+        }
         // Erratic within the EWMA's memory, this point included: its increment is no
         // count of anything (a rise back after a drop is the other process's value).
         let erratic = self.resets_of().is_some_and(|r| !r.marks.is_empty())
             && self
                 .erratic_since(at_ms - i64::from(self.tau_ms), self.pushed + 1, Some(at_ms))
                 .is_err();
+        if erratic {
+            let number = self.pushed;
+            self.resets_mut().counted_nothing = Some(number);
+        }
         if let Some((prev, _)) = previous {
             let increment = match cause {
                 _ if erratic => 0.0,
@@ -587,10 +621,12 @@ impl CounterSeries {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn amend_created(&mut self, created: DateTime<Utc>) -> Option<ResetCause> {
-        self.amend_created_ms(created.timestamp_millis())
+        self.amend_created_ms(created.timestamp_millis(), None)
     }
 
-    pub(crate) fn amend_created_ms(&mut self, created_ms: i64) -> Option<ResetCause> {
+    /// [`CounterSeries::amend_created`] in milliseconds, with `skew_ms` as
+    /// [`CounterSeries::push_ms`] takes it.
+    pub(crate) fn amend_created_ms(&mut self, created_ms: i64, skew_ms: Option<i64>) -> Option<ResetCause> {
         let (previous, newest) = self.points.last_two();
         let point = newest?;
         let newest_number = self.pushed - 1;
@@ -599,14 +635,38 @@ impl CounterSeries {
             return None;
         };
         let prev_created = self.created_at(newest_number - 1);
-        if reset_cause(
-            prev.value,
-            prev_created,
-            point.value,
-            self.created_at(newest_number),
-        )
-        .is_some()
-        {
+        let newest_created = self.created_at(newest_number);
+        let already = reset_cause(prev.value, prev_created, point.value, newest_created).is_some();
+        let second_process = newest_created != Some(created_ms)
+            && started_while_seen(prev_created, Some(created_ms), prev.timestamp_ms, skew_ms);
+        if second_process {
+            // A second process's count: what the push booked is taken back (the value, if
+            // it was booked as a reset), unless the counter was erratic then and the push
+            // booked nothing.
+            let booked_nothing = self.counted_nothing(newest_number);
+            self.set_created(newest_number, Some(created_ms));
+            if !booked_nothing {
+                self.total_increase -= if already {
+                    point.value
+                } else {
+                    point.value - prev.value
+                };
+            }
+            let resets = self.resets_mut();
+            match resets.marks.last_mut() {
+                Some(mark) if mark.0 == newest_number => mark.1 = ResetCause::StartWentBack,
+                _ => resets.marks.push((newest_number, ResetCause::StartWentBack)),
+            }
+            if already {
+                // Counted when the drop was read.
+                resets.last_reset = Some((point.timestamp_ms, ResetCause::StartWentBack));
+            } else {
+                self.record_reset(point.timestamp_ms, ResetCause::StartWentBack);
+            }
+            self.ewma_span.start_afresh();
+            return Some(ResetCause::StartWentBack);
+        }
+        if already {
             // Already a restart; the newest interval is booked as one.
             return None;
         }
@@ -668,11 +728,8 @@ impl CounterSeries {
             return None;
         }
         // What the push booked for this interval: nothing when the counter was erratic
-        // then (the same test the push made, on the same marks), else the rise.
-        let booked_nothing = self.resets_of().is_some_and(|r| !r.marks.is_empty())
-            && self
-                .erratic_since(point.timestamp_ms - i64::from(self.tau_ms), number + 1, None)
-                .is_err();
+        // then, else the rise.
+        let booked_nothing = self.counted_nothing(number);
         self.resets_mut().marks.push((number, cause));
         self.record_reset(point.timestamp_ms, cause);
         let old = point.value - prev.value;
@@ -862,6 +919,16 @@ fn increment(
     }
 }
 
+/// Whether a created time that changed (`before` to `now`) tells a second process, one that
+/// started more than `skew_ms` before the previous point at `prev_ms`, while the old one
+/// still answered: with no skew given, no clock is compared with another.
+fn started_while_seen(before: Option<i64>, now: Option<i64>, prev_ms: i64, skew_ms: Option<i64>) -> bool {
+    match (before, now, skew_ms) {
+        (Some(before), Some(now), Some(skew)) => now != before && now < prev_ms.saturating_sub(skew),
+        _ => false,
+    }
+}
+
 fn reset_cause(
     prev_value: f64,
     prev_created_ms: Option<i64>,
@@ -900,8 +967,8 @@ fn a_created_time_costs_nothing_out_of_line_until_it_changes() {
     let mut series = CounterSeries::new(TimeDelta::minutes(1));
     for s in 0..20 {
         // Read before its created time, as prometheus_client prints them.
-        series.push_ms(s * 1_000, s as f64, None).unwrap();
-        series.amend_created_ms(500);
+        series.push_ms(s * 1_000, s as f64, None, None).unwrap();
+        series.amend_created_ms(500, None);
         assert!(matches!(series.extra, Extra::Steady(_)), "{:?}", series.extra);
     }
     series.push(t(20), 30.0).unwrap();

@@ -105,6 +105,10 @@ fn chunk_tracker(setting: u16) -> Tracker {
         // Series, and start gauges' slots, let go after one page without them.
         t.stale_after(1);
     }
+    if bit(12) {
+        // Start times read against the page times too.
+        t.start_time_skew(Some(TimeDelta::seconds(1)));
+    }
     t
 }
 

@@ -380,7 +380,7 @@ impl Tracker {
             if gauge
                 .points()
                 .iter()
-                .all(|p| counter.push_ms(p.timestamp_ms, p.value, None).is_ok())
+                .all(|p| counter.push_ms(p.timestamp_ms, p.value, None, None).is_ok())
             {
                 series.data = SeriesData::Counter(counter);
             }
@@ -492,8 +492,9 @@ impl Tracker {
             report.repeated += 1;
             return;
         }
+        let skew_ms = self.start_time_skew_ms;
         let outcome = match &mut series.data {
-            SeriesData::Counter(c) => c.push_ms(at_ms, value, created_ms),
+            SeriesData::Counter(c) => c.push_ms(at_ms, value, created_ms, skew_ms),
             SeriesData::Gauge(g) => g.push_ms(at_ms, value).map(|()| None),
         };
         match outcome {
@@ -529,7 +530,7 @@ impl Tracker {
     /// A `_created` time for the counter in `slot`: its newest point's if this scrape
     /// already recorded it, else the point this scrape is about to record.
     fn set_created(&mut self, slot: usize, created_ms: i64, report: &mut IngestReport) {
-        let scrapes = self.scrapes;
+        let (scrapes, skew_ms) = (self.scrapes, self.start_time_skew_ms);
         let Some(series) = self.index.get_mut(slot) else {
             return;
         };
@@ -540,7 +541,7 @@ impl Tracker {
             self.pending_created.insert(slot, created_ms);
             return;
         }
-        if let Some(cause) = counter.amend_created_ms(created_ms) {
+        if let Some(cause) = counter.amend_created_ms(created_ms, skew_ms) {
             report.resets.push(ResetEvent {
                 name: series.name.to_string(),
                 labels: series.owned_labels(),

@@ -143,6 +143,8 @@ pub struct Tracker {
     stale_after: u32,
     ewma_tau: TimeDelta,
     ewma_gap: Option<TimeDelta>,
+    /// [`Tracker::start_time_skew`], in milliseconds.
+    start_time_skew_ms: Option<i64>,
     index: SeriesIndex,
     positions: PositionCache,
     /// Series inserted so far (tells the position cache when a miss may have become a hit).
@@ -207,6 +209,7 @@ impl Tracker {
             stale_after: DEFAULT_STALE_AFTER,
             ewma_tau: DEFAULT_EWMA_TAU,
             ewma_gap: None,
+            start_time_skew_ms: None,
             expected_interval: None,
             index: SeriesIndex::default(),
             positions: PositionCache::default(),

@@ -321,6 +321,39 @@ impl Tracker {
         self
     }
 
+    /// How far the servers' clocks may be from the page times, for a start time to be read
+    /// against the page times too. Without it (the default) no clock is compared with
+    /// another: a start time is read against start times only, so that a server whose
+    /// clock is off is read right, and a second process is told only by a start time that
+    /// went backwards or moved forward by less than the old process was seen alive. With
+    /// it, a new start time (a target's process start time, or a counter's `_created`)
+    /// more than `skew` before the page that last showed the old process is a second
+    /// process that was running while the old one answered (replicas behind one URL), not
+    /// a restart: [`ResetCause::StartWentBack`](crate::series::ResetCause::StartWentBack),
+    /// its count not counted as new and the counter not rated while it is in the window.
+    /// Prometheus reads created times so, with no skew (`isStartTimestampReset`).
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::{DateTime, TimeDelta};
+    /// use promrate::{series::ResetCause, Tracker};
+    /// let mut t = Tracker::new([]);
+    /// t.start_time_skew(Some(TimeDelta::seconds(60)));
+    /// let at = |s| DateTime::from_timestamp(s, 0).unwrap();
+    /// let page = |start: u32, n: u32| format!("process_start_time_seconds {start}\ntokens_total {n}\n");
+    /// t.ingest(&page(1_000, 500), at(5_000))?;
+    /// t.ingest(&page(1_000, 600), at(5_010))?;
+    /// // Another process answers, up since 3,000 s: while the first answered.
+    /// let report = t.ingest(&page(3_000, 90_000), at(5_020))?;
+    /// assert_eq!(report.process_restarts[0].cause, ResetCause::StartWentBack);
+    /// assert_eq!(t.get("tokens_total", &[]).unwrap().counter().unwrap().total_increase(), 100.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start_time_skew(&mut self, skew: Option<TimeDelta>) -> &mut Self {
+        self.start_time_skew_ms = skew.map(|s| s.num_milliseconds().max(0));
+        self
+    }
+
     /// The labels that tell a page's targets apart, for [`Tracker::start_time_gauge`]: a
     /// series belongs to the start gauge with the same values of these labels. Default
     /// `job` and `instance` (as

@@ -329,6 +329,7 @@ impl Tracker {
         }
         let scrapes = self.scrapes;
         let retention_ms = self.retention.num_milliseconds();
+        let skew_ms = self.start_time_skew_ms;
         let mut changed: Vec<(Vec<String>, ResetCause, bool)> = Vec::new();
         let gauge = self.starts.gauge.as_deref();
         for target in &mut self.starts.targets {
@@ -366,7 +367,10 @@ impl Tracker {
             // old one was seen alive (it was running then): two processes, not a restart.
             // Server time is compared with server time, page time with page time: a
             // server's clock that is off changes nothing.
-            let cause = if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS {
+            // With a skew allowed, a start before the page that last showed the old
+            // process (by more than the skew) is one more way to tell two processes.
+            let while_seen = skew_ms.is_some_and(|skew| start_ms < seen_before.saturating_sub(skew));
+            let cause = if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS || while_seen {
                 target.went_back_at = Some(at_ms);
                 ResetCause::StartWentBack
             } else {

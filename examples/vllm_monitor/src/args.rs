@@ -16,6 +16,10 @@ use clap::Parser;
 /// Without --url or --federate it looks for a server on this machine's usual ports
 /// (--discover-ports) and monitors what answers; when none does, or with --simulate, it
 /// monitors a built-in simulated vLLM server for 20 s.
+/// The most intervals a past span may have (`--from`, `--to`, `--interval`): a row each;
+/// a year at a second is 31.5 M rows of mostly nothing.
+pub const MAX_SPAN_INTERVALS: f64 = 100_000.0;
+
 #[derive(Debug, Parser)]
 #[command(name = "vllm_monitor", version, about, long_about, after_help = AFTER_HELP)]
 pub struct Args {
@@ -389,6 +393,7 @@ impl Args {
     /// What clap cannot check alone: options that need or exclude one another by their
     /// values. The error is for the user, as clap's are.
     pub fn check(&self) -> Result<(), String> {
+        self.check_span(chrono::Utc::now())?;
         if self.speed.is_some() && self.replay.is_none() {
             return Err("--speed paces a replay: it needs --replay FILE".into());
         }
@@ -411,6 +416,50 @@ impl Args {
             return Err(
                 "--details adds lines to plain output: --json and --export carry every figure already".into(),
             );
+        }
+        Ok(())
+    }
+
+    /// `--from` and `--to` at `now`: a span of a TSDB's past, in order, and one a run can
+    /// go through. (clap lets `--from` pass beside `--url`: `--prometheus`, which it needs,
+    /// conflicts with `--url`.)
+    pub fn check_span(&self, now: chrono::DateTime<chrono::Utc>) -> Result<(), String> {
+        let Some(from) = self.from else {
+            return Ok(());
+        };
+        if self.prometheus.is_none() {
+            return Err(
+                "--from replays a span from a TSDB: it needs --prometheus BASE_URL (--url and --federate watch live)"
+                    .into(),
+            );
+        }
+        let time = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let from = from.resolve(now);
+        let to = self.to.map_or(now, |to| to.resolve(now));
+        if to <= from {
+            return Err(format!(
+                "--to ({}) is not after --from ({})",
+                time(to),
+                time(from)
+            ));
+        }
+        // A second's slack: `now` is read twice.
+        if to > now + chrono::TimeDelta::seconds(1) {
+            return Err(format!(
+                "--to ({}) is after now ({}): the TSDB has no samples yet there; leave --to out to end the span now, or --from too to watch live",
+                time(to),
+                time(now)
+            ));
+        }
+        let intervals = (to - from).to_std().unwrap_or_default().as_secs_f64()
+            / self.interval_or_default().as_secs_f64().max(1e-3);
+        if intervals > MAX_SPAN_INTERVALS {
+            return Err(format!(
+                "--from {} to {} is {intervals:.0} intervals of {}: give a longer --interval (each row covers one), or a shorter span",
+                time(from),
+                time(to),
+                humantime::format_duration(self.interval_or_default())
+            ));
         }
         Ok(())
     }
@@ -522,6 +571,49 @@ pub fn encode_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A span is one of a TSDB's past, in order, of a number of rows a run can go through;
+    /// each mistake is said with the times it read, in RFC 3339.
+    #[test]
+    fn a_span_is_checked_before_the_run() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-06T04:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let check = |extra: &[&str]| {
+            let mut argv = vec!["vllm_monitor", "--prometheus", "http://tsdb:9090"];
+            argv.extend(extra);
+            Args::try_parse_from(argv).unwrap().check_span(now)
+        };
+        assert_eq!(check(&["--from", "-2h"]), Ok(()));
+        assert_eq!(check(&["--from", "-1h", "--to", "-30m"]), Ok(()));
+        assert_eq!(
+            check(&["--from", "-1m", "--to", "-5m"]),
+            Err("--to (2026-12-06T03:55:00Z) is not after --from (2026-12-06T03:59:00Z)".into())
+        );
+        let future = check(&["--from", "-1m", "--to", "2026-12-06T04:10:00Z"]).unwrap_err();
+        assert!(
+            future.starts_with("--to (2026-12-06T04:10:00Z) is after now"),
+            "{future}"
+        );
+        let long = check(&["--from", "-365d", "--interval", "1s"]).unwrap_err();
+        assert!(long.contains("31536000 intervals of 1s"), "{long}");
+        assert_eq!(check(&["--from", "-365d", "--interval", "1h"]), Ok(()));
+        // Beside --url (clap lets it pass: --prometheus conflicts with --url).
+        let live = Args::try_parse_from([
+            "vllm_monitor",
+            "--url",
+            "http://gpu1:8000/metrics",
+            "--from",
+            "-1m",
+        ])
+        .unwrap()
+        .check_span(now)
+        .unwrap_err();
+        assert!(
+            live.starts_with("--from replays a span from a TSDB: it needs --prometheus"),
+            "{live}"
+        );
+    }
 
     #[test]
     fn a_url_without_a_scheme_is_read_as_http_and_said() {

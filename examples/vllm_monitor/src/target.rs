@@ -283,6 +283,14 @@ pub struct Target {
     retention: TimeDelta,
 }
 
+/// How far a server's clock may be from this machine's (or a TSDB's) for its start times
+/// (`process_start_time_seconds`, `_created`) to be read against the scrapes' times: a new
+/// start more than this before the scrape that last showed the old process is a second
+/// process that was running already (a replica behind the same URL, a server that says it
+/// has been up an hour), not a restart whose whole count is new tokens. Clocks kept by NTP
+/// are within milliseconds; five minutes leaves room for a TSDB's scrape interval too.
+pub const START_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
+
 impl Target {
     /// A URL whose series keep `retention` of points (what the window needs: totals since
     /// the start are kept by the tracker apart from the points).
@@ -291,7 +299,11 @@ impl Target {
         // written, as the Prometheus server reads them). Untyped families by name: a
         // federation declares every family untyped.
         let mut tracker = Tracker::new([]);
-        tracker.vllm_preset().infer_counters(true).retention(retention);
+        tracker
+            .vllm_preset()
+            .infer_counters(true)
+            .retention(retention)
+            .start_time_skew(Some(START_TIME_SKEW));
         Target {
             url,
             tracker,
@@ -521,6 +533,7 @@ impl Target {
                         == name
             });
             let resets_here = resets.get(name);
+            let went_back = went_back || resets_here.is_some_and(|r| r.second_process > 0);
             if let Some(event) =
                 instance.judge_erratic(at, self.retention, start, went_back, resets_here, &source)
             {
@@ -566,6 +579,8 @@ struct ResetCounts {
     by_start_time: usize,
     /// Value drops with no restart evidence at all.
     unexplained: usize,
+    /// Counters whose `_created` tells a second process.
+    second_process: usize,
 }
 
 impl ResetCounts {
@@ -582,6 +597,7 @@ impl ResetCounts {
             entry.by_created += usize::from(reset.cause == ResetCause::CreatedChanged);
             entry.by_start_time += usize::from(reset.cause == ResetCause::ProcessRestarted);
             entry.unexplained += usize::from(reset.cause == ResetCause::ValueDropped);
+            entry.second_process += usize::from(reset.cause == ResetCause::StartWentBack);
         }
         resets
     }
@@ -675,7 +691,10 @@ impl Instance {
         }
         self.erratic_announced = true;
         let message = if went_back {
-            "the process start time went backwards, or to a process that was running already: two processes answer this URL in turn (replicas behind a load balancer?); its counters are not rated while this lasts".to_string()
+            format!(
+                "the process start time went backwards, or to a process that was running already: two processes answer this URL in turn (replicas behind a load balancer?), or the server's clock is more than {} min behind; its counters are not rated while this lasts",
+                START_TIME_SKEW.num_minutes()
+            )
         } else {
             format!(
                 "counters went down again with no restart evidence ({} times in {} s): a buggy exporter, or two processes behind one URL? Not rated while this lasts",
@@ -789,14 +808,15 @@ pub mod tests {
         assert_eq!(fault, [(EventKind::Fault, target.url.clone())]);
         let recovered = kinds(target.ingest(at(5), Ok(federation(5, None))));
         assert_eq!(recovered, [(EventKind::Recovered, target.url.clone())]);
-        // B restarts: its counters start again from a tenth of what they were.
+        // B restarts: its counters start again from a tenth of what they were (their
+        // created times kept: a tenth of one would be a time long before the run).
         let restarted = |seconds: i64| {
             let mut page = federation(seconds, None);
             page.body = page
                 .body
                 .lines()
                 .map(|l| match l.rsplitn(3, ' ').collect::<Vec<_>>()[..] {
-                    [ts, value, head] if l.contains(b) => {
+                    [ts, value, head] if l.contains(b) && !head.contains("_created") => {
                         format!("{head} {} {ts}\n", value.parse::<f64>().unwrap() / 10.0)
                     }
                     _ => format!("{l}\n"),

@@ -276,7 +276,10 @@ proptest::proptest! {
     /// A counter whose created time keeps in line (`Extra::Steady`) answers exactly as one
     /// that keeps runs from the start, whatever the created times and resets do.
     #[test]
-    fn created_times_in_line_answer_as_runs(steps in created_steps()) {
+    fn created_times_in_line_answer_as_runs(
+        steps in created_steps(),
+        skew in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(0i64), proptest::strategy::Just(5_000)]),
+    ) {
         let mut compact = CounterSeries::new(TimeDelta::seconds(8));
         let mut runs = CounterSeries::new(TimeDelta::seconds(8));
         runs.extra = Extra::Rare(Box::default());
@@ -284,11 +287,14 @@ proptest::proptest! {
         for (i, &(step, pushed, amended)) in steps.iter().enumerate() {
             value = if step < 0 { f64::from(-step) } else { value + f64::from(step) };
             let at_ms = 10_000 + 1_000 * i as i64;
-            let a = compact.push_ms(at_ms, value, pushed);
-            let b = runs.push_ms(at_ms, value, pushed);
+            let a = compact.push_ms(at_ms, value, pushed, skew);
+            let b = runs.push_ms(at_ms, value, pushed, skew);
             proptest::prop_assert_eq!(a, b);
             if let Some(created) = amended {
-                proptest::prop_assert_eq!(compact.amend_created_ms(created), runs.amend_created_ms(created));
+                proptest::prop_assert_eq!(
+                    compact.amend_created_ms(created, skew),
+                    runs.amend_created_ms(created, skew)
+                );
             }
             let created: Vec<_> = compact.created_times().collect();
             proptest::prop_assert_eq!(&created, &runs.created_times().collect::<Vec<_>>(), "step {}", i);
@@ -323,8 +329,14 @@ proptest::proptest! {
     /// (0 or less: refused), the value's rise (a drop to it when negative), whether the
     /// value pushed is no count (NaN, infinite, negative), the created time pushed with
     /// it, and one read after it.
+    ///
+    /// With or without a clock skew allowed (a created time before the previous point is
+    /// then a second process's), and the total never below zero.
     #[test]
-    fn the_usual_push_is_the_checked_push(steps in usual_and_unusual_pushes()) {
+    fn the_usual_push_is_the_checked_push(
+        steps in usual_and_unusual_pushes(),
+        skew in proptest::option::of(proptest::prop_oneof![proptest::strategy::Just(0i64), proptest::strategy::Just(5_000)]),
+    ) {
         let mut series = CounterSeries::new(TimeDelta::seconds(6));
         let (mut at_ms, mut value) = (10_000i64, 0.0);
         for &(advance, step, odd, pushed, amended) in &steps {
@@ -337,14 +349,15 @@ proptest::proptest! {
                 _ => value,
             };
             let mut checked = series.clone();
-            let usual = series.push_ms(at_ms, pushed_value, pushed);
+            let usual = series.push_ms(at_ms, pushed_value, pushed, skew);
             // (Debug: a refused NaN is not equal to itself.)
-            let expected = checked.push_checked(at_ms, pushed_value, pushed);
+            let expected = checked.push_checked(at_ms, pushed_value, pushed, skew);
             proptest::prop_assert_eq!(format!("{usual:?}"), format!("{expected:?}"));
             proptest::prop_assert_eq!(format!("{series:?}"), format!("{checked:?}"));
             if let Some(created) = amended {
-                series.amend_created_ms(created);
+                series.amend_created_ms(created, skew);
             }
+            proptest::prop_assert!(series.total_increase() >= 0.0, "{}", series.total_increase());
         }
     }
 }

@@ -427,3 +427,89 @@ fn replicas_in_turn_never_count_a_negative_total() {
         assert!(total(&t) >= 0.0, "after page {s}: {}", total(&t));
     }
 }
+
+/// With a clock skew allowed, a counter whose `_created` moves to a time while the old
+/// process still answered is a second process's (replicas behind one URL, or a server
+/// started afresh that says it has been up an hour): its count is not new tokens and it is
+/// not rated; a created time after the last page is a restart, counted from zero, as
+/// without. Whether `_created` comes after its counter on the page (prometheus_client) or
+/// before, and whether the count rose or dropped.
+#[test]
+fn with_a_skew_a_created_time_while_the_old_process_answered_is_a_second_process() {
+    let page = |n: f64, created: i64, created_first: bool| {
+        let (total, created) = (
+            format!("tokens_total {n}\n"),
+            format!("tokens_created {}\n", 1_700_000_000 + created),
+        );
+        let (a, b) = if created_first {
+            (created, total)
+        } else {
+            (total, created)
+        };
+        format!("# TYPE tokens counter\n{a}{b}")
+    };
+    for created_first in [false, true] {
+        for second in [90_000.0, 100.0] {
+            let mut t = Tracker::new([tokens()]);
+            t.start_time_skew(Some(TimeDelta::seconds(60)));
+            t.ingest(&page(1_000.0, -100, created_first), at(0)).unwrap();
+            t.ingest(&page(2_000.0, -100, created_first), at(10)).unwrap();
+            // Up since 3,600 s before the run by its own word.
+            let report = t.ingest(&page(second, -3_600, created_first), at(20)).unwrap();
+            // (A drop read before its `_created` is reported as one first.)
+            let causes: Vec<_> = report.resets.iter().map(|r| r.cause).collect();
+            assert_eq!(
+                causes.last(),
+                Some(&ResetCause::StartWentBack),
+                "{created_first} {second}"
+            );
+            assert!(!causes.contains(&ResetCause::CreatedChanged), "{causes:?}");
+            assert_eq!(total(&t), 1_000.0, "{created_first} {second}: no new tokens");
+            assert!(
+                matches!(
+                    value(&t, Estimator::WindowRate, 30),
+                    Err(NoValue::ErraticCounter {
+                        start_went_back: true,
+                        ..
+                    })
+                ),
+                "{created_first} {second}"
+            );
+            // A restart at 25 s, read at 30 s (after the first process): counted from
+            // zero, as without the skew.
+            let mut t = Tracker::new([tokens()]);
+            t.start_time_skew(Some(TimeDelta::seconds(60)));
+            t.ingest(&page(1_000.0, -100, created_first), at(0)).unwrap();
+            t.ingest(&page(2_000.0, -100, created_first), at(10)).unwrap();
+            let restarted = second.min(300.0);
+            let report = t.ingest(&page(restarted, 25, created_first), at(30)).unwrap();
+            let causes: Vec<_> = report.resets.iter().map(|r| r.cause).collect();
+            assert_eq!(causes, [ResetCause::ValueDropped], "{created_first} {second}");
+            assert_eq!(total(&t), 1_000.0 + restarted, "{created_first} {second}");
+        }
+    }
+}
+
+/// A server started afresh that says it has been up an hour (the built-in simulator
+/// restarted by hand): with a skew allowed, its start time, before the page that last
+/// showed the old process, is a second process's, and its count is not new tokens.
+#[test]
+fn with_a_skew_a_start_time_while_the_old_process_answered_is_a_second_process() {
+    let mut t = Tracker::new([tokens()]);
+    t.start_time_skew(Some(TimeDelta::seconds(60)));
+    for s in 0..3 {
+        t.ingest(&page(-3_600, 1_000.0 * s as f64), at(10 * s)).unwrap();
+    }
+    // Started again by hand at 25 s, saying it has been up an hour with 5.76 M tokens.
+    let report = t.ingest(&page(25 - 3_600, 5_760_000.0), at(30)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::StartWentBack);
+    assert_eq!(total(&t), 2_000.0);
+    // Without the skew, only start times are compared: 3,625 s later than the old one,
+    // which was seen alive for 20 s, so a restart, counted from zero.
+    let mut t = Tracker::new([tokens()]);
+    for s in 0..3 {
+        t.ingest(&page(-3_600, 1_000.0 * s as f64), at(10 * s)).unwrap();
+    }
+    let report = t.ingest(&page(25 - 3_600, 5_760_000.0), at(30)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
+}

@@ -78,6 +78,14 @@ impl Simulation {
         }
     }
 
+    /// The same run begun at `unix` seconds by the wall clock (its process start times
+    /// follow): pages rendered for a recording on a clock of its own (tests start theirs
+    /// at a fixed moment) tell start times on that clock, as a server's pages do on its.
+    pub fn started_at(mut self, unix: f64) -> Self {
+        self.started_unix = unix;
+        self
+    }
+
     /// The same run with the running count swinging by `wave` (a fraction) instead.
     pub fn with_wave(mut self, wave: f64) -> Self {
         self.wave = wave;

@@ -231,3 +231,47 @@ fn two_replicas_behind_one_url_are_announced_and_not_rated() {
         events(&rows, "restart")
     );
 }
+
+/// A server started again by hand that says it has been up an hour (as the built-in
+/// simulator does), with prometheus_client's `_created` on its counter: its start time
+/// and its counter's created time fall while the old process still answered. Not a
+/// restart whose hour of tokens is new (millions of tokens a second): two processes,
+/// announced, not rated, and its count not in the run's total.
+#[test]
+fn a_server_that_says_it_was_up_while_the_old_one_answered_is_not_a_restart() {
+    let with_created = |start: f64, tokens: f64| {
+        format!(
+            "{}# TYPE vllm:generation_tokens_created gauge\n\
+             vllm:generation_tokens_created{{engine=\"0\",model_name=\"m\"}} {}\n",
+            page(start, tokens),
+            start + 12.5
+        )
+    };
+    let faulty = |t: f64| match t {
+        t if t < 20.0 => with_created(unix(-3_600.0), 1_000.0 * (t + 3_600.0)),
+        t if t < 23.0 => format!("{FAILED}connection refused"),
+        // Started at 23 s, saying it started an hour before, its counter as if it had.
+        t => with_created(unix(23.0 - 3_600.0), 1_000.0 * (t - 23.0 + 3_600.0)),
+    };
+    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
+    let recording = Recording::make(
+        "up-an-hour-again.jsonl",
+        grid,
+        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
+    );
+    let rows = recording.replay(&["--json", "--by", "url"]);
+    let intervals = rows_with_the_good_server_exact(&rows);
+    for row in &intervals {
+        if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
+            assert!((rate - 1_000.0).abs() <= 6.0, "{rate} tok/s at {}", row["t"]);
+        }
+    }
+    let erratic = events(&rows, "erratic");
+    assert_eq!(erratic.len(), 1, "{erratic:?}");
+    let summary = events(&rows, "summary")[0];
+    let total = summary["generated_tokens"].as_f64().unwrap();
+    assert!(
+        total < 2.0 * 40.0 * 1_000.0,
+        "an hour of tokens counted as new: {total}"
+    );
+}

@@ -12,7 +12,7 @@ use serde_json::Value;
 use vllm_monitor::simulator::Simulation;
 
 use crate::data;
-use crate::recorded::{self, Grid, Recording, Source};
+use crate::recorded::{self, Grid, Recording, Source, ORIGIN_US};
 
 /// The monitor binary cargo built for these tests.
 pub fn monitor_binary() -> PathBuf {
@@ -637,7 +637,7 @@ fn sglang_tgi_and_vllm_v0_pages_are_recognised() {
 fn built_in_simulator_is_monitored_across_its_restart() {
     const RESTART_S: f64 = 10.0;
     const WINDOW: u64 = 4;
-    let sim = Simulation::new(Some(RESTART_S));
+    let sim = Simulation::new(Some(RESTART_S)).started_at(ORIGIN_US as f64 / 1e6);
     let grid = Grid::new(Duration::from_secs(1), 15).window(Duration::from_secs(WINDOW));
     let recording = Recording::make(
         "restart.jsonl",

@@ -11,7 +11,7 @@ use portable_pty::{native_pty_system, CommandBuilder, PtySize};
 use vllm_monitor::simulator::Simulation;
 
 use crate::monitor::monitor_binary;
-use crate::recorded::{Grid, Recording, Source};
+use crate::recorded::{Grid, Recording, Source, ORIGIN_US};
 
 /// Long enough for a child process to do what a test waits for however loaded the machine
 /// is: a bound that fails a hung test instead of hanging, never a measure of speed.
@@ -20,7 +20,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// A recording of the built-in simulator's page (its wave, a restart `restart_s` in) every
 /// `interval` for `scrapes` scrapes, with the header's `window`.
 fn simulated(name: &str, restart_s: f64, interval: Duration, scrapes: u64, window: Duration) -> Recording {
-    let sim = Simulation::new(Some(restart_s));
+    let sim = Simulation::new(Some(restart_s)).started_at(ORIGIN_US as f64 / 1e6);
     let grid = Grid::new(interval, scrapes).window(window);
     let sources = [Source::new("http://127.0.0.1:8000/metrics", |t| sim.render_at(t))];
     Recording::make(name, grid, &sources)
