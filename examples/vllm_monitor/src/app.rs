@@ -450,13 +450,13 @@ impl App {
                 let Some(Waiting {
                     scrape,
                     skipped,
-                    bytes,
+                    size,
                 }) = mailbox.take(url)
                 else {
                     let _ = workers[url].send(None);
                     return Flow::Go;
                 };
-                let Some(target) = self.pipeline.lend(url, clock.now(), bytes) else {
+                let Some(target) = self.pipeline.lend(url, clock.now(), size) else {
                     let _ = workers[url].send(None);
                     return Flow::Go;
                 };

@@ -417,13 +417,54 @@ impl Answer {
 
     /// The page's size as its Content-Length tells it (an estimate for a gzip body), for
     /// the pipeline's waits (`Pipeline::awaited_until`); `None` without one.
-    pub fn size_hint(&self) -> Option<usize> {
-        let length = usize::try_from(self.length?).ok()?;
-        // A gzip page is some times larger once decompressed: its reading takes as long.
-        Some(match self.encoding {
-            Some(_) => length.saturating_mul(8),
-            None => length,
-        })
+    pub fn size(&self) -> PageSize {
+        match (self.length.and_then(|l| usize::try_from(l).ok()), &self.encoding) {
+            (None, _) => PageSize::Unknown,
+            (Some(length), Some(_)) => PageSize::Compressed(length),
+            (Some(length), None) => PageSize::Announced(length),
+        }
+    }
+}
+
+/// What a page's size is known to be before its body is read: its Content-Length, of
+/// the page or of its compressed body, or nothing (a body that ends where the connection
+/// does, or is chunked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageSize {
+    Announced(usize),
+    Compressed(usize),
+    Unknown,
+}
+
+impl PageSize {
+    /// The bytes to read, as far as known: a compressed page some times its length once
+    /// decompressed (its reading takes as long); one of unknown size taken for a large
+    /// one (`large`: an interval waits for it briefly).
+    pub fn estimate(self, large: usize) -> usize {
+        match self {
+            PageSize::Announced(n) => n,
+            PageSize::Compressed(n) => n.saturating_mul(8),
+            PageSize::Unknown => large,
+        }
+    }
+}
+
+impl From<usize> for PageSize {
+    fn from(bytes: usize) -> Self {
+        PageSize::Announced(bytes)
+    }
+}
+
+/// What an event says of a page's size: `1.0 MiB`, `0.2 MiB gzipped`, `of a size not
+/// announced` (only what the server said: a guess would be read as a measure).
+impl fmt::Display for PageSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mib = |n: usize| n as f64 / f64::from(1 << 20);
+        match *self {
+            PageSize::Announced(n) => write!(f, "{:.1} MiB", mib(n)),
+            PageSize::Compressed(n) => write!(f, "{:.1} MiB gzipped", mib(n)),
+            PageSize::Unknown => f.write_str("of a size not announced"),
+        }
     }
 }
 
@@ -609,6 +650,17 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page's size is said as the server told it, and a page of unknown size, which the
+    /// intervals take for a large one, is not given that guess as its size.
+    #[test]
+    fn a_page_size_says_only_what_the_server_told() {
+        assert_eq!(PageSize::Announced(1 << 20).to_string(), "1.0 MiB");
+        assert_eq!(PageSize::Compressed(9 << 20).to_string(), "9.0 MiB gzipped");
+        assert_eq!(PageSize::Unknown.to_string(), "of a size not announced");
+        assert_eq!(PageSize::Compressed(100).estimate(1), 800);
+        assert_eq!(PageSize::Unknown.estimate(4096), 4096);
+    }
 
     #[test]
     fn an_html_error_page_is_shown_by_its_words() {

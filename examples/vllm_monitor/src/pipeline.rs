@@ -112,7 +112,7 @@ pub struct Pipeline {
     /// Each URL's target; `None` while it is lent to be read into ([`Pipeline::lend`]).
     targets: Vec<Option<Target>>,
     /// Each URL's page being read elsewhere: since when, and its size in bytes.
-    reading: Vec<Option<(DateTime<Utc>, usize)>>,
+    reading: Vec<Option<(DateTime<Utc>, crate::http::PageSize)>>,
     /// Whether an interval was computed while the URL's page was still being read.
     busy_seen: Vec<bool>,
     /// Whether the URL's slowness was announced: once until a scrape succeeds within half
@@ -227,9 +227,14 @@ impl Pipeline {
     /// Lends URL `url`'s target, to read a page of `bytes` into it elsewhere (its worker)
     /// from `since` on; `None` if it is lent already. Until it comes back
     /// ([`Pipeline::read`]) intervals leave the URL out, and the first one says so.
-    pub fn lend(&mut self, url: usize, since: DateTime<Utc>, bytes: usize) -> Option<Target> {
+    pub fn lend(
+        &mut self,
+        url: usize,
+        since: DateTime<Utc>,
+        size: impl Into<crate::http::PageSize>,
+    ) -> Option<Target> {
         let target = self.targets.get_mut(url)?.take()?;
-        self.reading[url] = Some((since, bytes));
+        self.reading[url] = Some((since, size.into()));
         Some(target)
     }
 
@@ -295,8 +300,8 @@ impl Pipeline {
         let interval = self.settings.interval;
         (0..self.reading.len())
             .filter_map(|url| {
-                let (_, bytes) = self.reading[url]?;
-                if bytes < SMALL_PAGE {
+                let (_, size) = self.reading[url]?;
+                if size.estimate(SMALL_PAGE) < SMALL_PAGE {
                     Some(due + interval)
                 } else if !self.busy_seen[url] && !self.slow_announced[url] {
                     Some(due + interval / 2)
@@ -312,7 +317,7 @@ impl Pipeline {
     fn still_reading(&mut self, at: DateTime<Utc>) -> Vec<Event> {
         let mut events = Vec::new();
         for url in 0..self.reading.len() {
-            let Some((since, bytes)) = self.reading[url] else {
+            let Some((since, size)) = self.reading[url] else {
                 continue;
             };
             self.busy_seen[url] = true;
@@ -324,8 +329,7 @@ impl Pipeline {
                 at,
                 source: self.servers[url].url.clone(),
                 message: format!(
-                    "its page ({:.1} MiB) is still being read after {:.1} s when the {} s interval is due: left out of it, the other URLs are on time (--max-page-mib and --max-series bound a page)",
-                    bytes as f64 / f64::from(1 << 20),
+                    "its page ({size}) is still being read after {:.1} s when the {} s interval is due: left out of it, the other URLs are on time (--max-page-mib and --max-series bound a page)",
                     (at - since).as_seconds_f64().max(0.0),
                     self.settings.interval.as_seconds_f64()
                 ),
@@ -460,10 +464,9 @@ impl Pipeline {
                 .iter()
                 .zip(&self.reading)
                 .find(|(row, _)| row.url == *url);
-            if let Some((_, Some((since, bytes)))) = reading {
+            if let Some((_, Some((since, size)))) = reading {
                 *reason = format!(
-                    "its first page ({:.1} MiB) was still being read when the run ended, since {:.1} s into the run",
-                    *bytes as f64 / f64::from(1 << 20),
+                    "its first page ({size}) was still being read when the run ended, since {:.1} s into the run",
                     self.schedule.since_start(*since)
                 );
             }

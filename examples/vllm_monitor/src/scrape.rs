@@ -57,7 +57,7 @@ pub struct Mailbox {
 
 #[derive(Default)]
 struct Slot {
-    newest: Option<(Scrape, usize)>,
+    newest: Option<(Scrape, http::PageSize)>,
     skipped: u64,
 }
 
@@ -66,7 +66,7 @@ struct Slot {
 pub struct Waiting {
     pub scrape: Scrape,
     pub skipped: u64,
-    pub bytes: usize,
+    pub size: http::PageSize,
 }
 
 impl Mailbox {
@@ -77,7 +77,8 @@ impl Mailbox {
     }
 
     /// Leaves a page of `bytes`; true if none was waiting (the reader is then to be told).
-    pub fn put(&self, scrape: Scrape, bytes: usize) -> bool {
+    pub fn put(&self, scrape: Scrape, size: impl Into<http::PageSize>) -> bool {
+        let size = size.into();
         let mut slot = self.slots[scrape.url]
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -85,7 +86,7 @@ impl Mailbox {
         if !was_empty {
             slot.skipped += 1;
         }
-        slot.newest = Some((scrape, bytes));
+        slot.newest = Some((scrape, size));
         was_empty
     }
 
@@ -107,11 +108,11 @@ impl Mailbox {
             .get(url)?
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let (scrape, bytes) = slot.newest.take()?;
+        let (scrape, size) = slot.newest.take()?;
         Some(Waiting {
             scrape,
             skipped: std::mem::take(&mut slot.skipped),
-            bytes,
+            size,
         })
     }
 }
@@ -206,7 +207,7 @@ pub fn spawn(
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(clock.until(pace.start_of(k)));
             let start = clock.now();
-            let (result, answer, bytes) = fetch(&client, &endpoint, &stop);
+            let (result, answer, size) = fetch(&client, &endpoint, &stop);
             let answered = clock.now();
             let scrape = Scrape {
                 url: index,
@@ -219,7 +220,7 @@ pub fn spawn(
             }
             // The main loop is told of a page when none was waiting (always, as this
             // thread waits for each page to be read); gone, it ends this thread.
-            let run_over = mailbox.put(scrape, bytes)
+            let run_over = mailbox.put(scrape, size)
                 && (tx.send(Message::Scraped(index)).is_err() || !reading.when_lent(&lent, &tx, answer));
             if run_over {
                 return;
@@ -249,28 +250,23 @@ fn fetch(
     client: &http::Client,
     endpoint: &http::Endpoint,
     stop: &AtomicBool,
-) -> (Result<http::Page, String>, Option<http::Answer>, usize) {
+) -> (Result<http::Page, String>, Option<http::Answer>, http::PageSize) {
     let answer = match client.open(endpoint) {
         Ok(answer) => answer,
-        Err(e) => return (Err(e), None, 0),
+        Err(e) => return (Err(e), None, http::PageSize::Announced(0)),
     };
-    match answer.size_hint().filter(|&n| n < SMALL_PAGE) {
-        Some(_) => {
-            let page = answer.into_page(stop);
-            let bytes = page.as_ref().map_or(0, |p| p.body.len());
-            (page, None, bytes)
-        }
-        None => {
-            let shell = http::Page {
-                body: String::new(),
-                format: answer.format,
-                content_type: answer.content_type.clone(),
-            };
-            // Of unknown size: taken for a large one (an interval waits for it briefly).
-            let bytes = answer.size_hint().unwrap_or(SMALL_PAGE);
-            (Ok(shell), Some(answer), bytes)
-        }
+    let size = answer.size();
+    if size.estimate(SMALL_PAGE) < SMALL_PAGE {
+        let page = answer.into_page(stop);
+        let bytes = page.as_ref().map_or(0, |p| p.body.len());
+        return (page, None, http::PageSize::Announced(bytes));
     }
+    let shell = http::Page {
+        body: String::new(),
+        format: answer.format,
+        content_type: answer.content_type.clone(),
+    };
+    (Ok(shell), Some(answer), size)
 }
 
 /// A worker's reading of its pages: the URL, whether pages are kept, and its clock and
@@ -424,9 +420,9 @@ mod tests {
             (
                 newest.scrape.result.unwrap().body.as_str(),
                 newest.skipped,
-                newest.bytes
+                newest.size
             ),
-            ("c", 2, 7)
+            ("c", 2, http::PageSize::Announced(7))
         );
         assert!(mailbox.take(0).is_none());
         assert!(mailbox.put(page(0, "d"), 1), "read: the next page asks again");
