@@ -148,9 +148,10 @@ pub struct Args {
     #[arg(long, value_parser = humantime::parse_duration)]
     pub duration: Option<Duration>,
 
-    /// Give up on a scrape after this long, its body included: a server that sends its
-    /// headers and then drips the page in is "body too slow: N bytes in T"
-    /// [default: the interval, within 1s..10s].
+    /// Give up on a scrape after waiting this long for the server, its body included: a
+    /// server that sends its headers and then drips the page in is "body too slow: N
+    /// bytes in T". Reading a large page that came is not waiting: --max-page-mib bounds
+    /// it [default: the interval, within 1s..10s].
     #[arg(long, value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
 
@@ -521,9 +522,11 @@ impl Args {
     }
 }
 
-/// The `/federate` URL of a Prometheus or VictoriaMetrics at `base`.
+/// The `/federate` URL of a Prometheus or VictoriaMetrics at `base` (typed with its
+/// `/federate` too, as one copies it from a browser, it is the same base).
 pub fn federate_url(base: &str) -> String {
     let base = base.trim_end_matches('/');
+    let base = base.strip_suffix("/federate").unwrap_or(base);
     encode_url(&format!("{base}/federate?match[]={}", federate_match()))
 }
 
@@ -571,6 +574,20 @@ pub fn encode_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--federate` takes the base URL, or the `/federate` URL itself.
+    #[test]
+    fn a_federate_base_typed_with_its_path_is_the_same_base() {
+        assert_eq!(
+            federate_url("http://p:9090/federate"),
+            federate_url("http://p:9090")
+        );
+        assert_eq!(
+            federate_url("http://p:9090/federate/"),
+            federate_url("http://p:9090/")
+        );
+        assert!(federate_url("http://p:9090").starts_with("http://p:9090/federate?match"));
+    }
 
     /// A span is one of a TSDB's past, in order, of a number of rows a run can go through;
     /// each mistake is said with the times it read, in RFC 3339.

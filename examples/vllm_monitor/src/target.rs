@@ -84,7 +84,14 @@ impl fmt::Display for Status {
                     first.line, first.column, first.kind
                 )
             }
-            Status::NoInferenceMetrics => f.write_str("no vLLM, SGLang or TGI metrics on this page"),
+            Status::NoInferenceMetrics => {
+                let servers: Vec<&str> = crate::engines::ENGINES
+                    .iter()
+                    .filter(|e| e.kind != "dcgm")
+                    .map(|e| e.title)
+                    .collect();
+                write!(f, "no inference server's metrics on this page ({})", servers.join(", "))
+            }
             Status::Refused(IngestError::SeriesLimit { limit, series }) => write!(
                 f,
                 "too many series: this page would take the URL to {series} series, over the limit of {limit}; refused whole (see --max-series)"

@@ -486,7 +486,10 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
             "the page ends inside a line (no newline after it): cut short?",
         ),
         (&unparsable, "bad line(s), first at 1:"),
-        (&not_vllm, "no vLLM, SGLang or TGI metrics"),
+        (
+            &not_vllm,
+            "no inference server's metrics on this page (vLLM, SGLang",
+        ),
         (&good, "ok (vllm)"),
     ];
     let status_of = |row: &Value, url: &str| -> String {
