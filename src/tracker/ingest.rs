@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use super::index::NewIdentity;
 use super::positions::{CreatedFor, Target};
@@ -254,8 +254,10 @@ impl Tracker {
             over_limit,
             position: samples_on_page,
             before,
+            farthest_own_ms,
             ..
         } = read;
+        report.timestamp_skew = (farthest_own_ms != 0).then(|| TimeDelta::milliseconds(farthest_own_ms));
         if read.over_sample_limit_at.is_some() {
             let kind = ParseErrorKind::SampleLimit {
                 limit: read.sample_limit,
@@ -620,9 +622,25 @@ pub(super) struct PageRead {
     pub samples: usize,
     pub over_sample_limit_at: Option<usize>,
     sample_limit_line: usize,
+    /// Of the samples with a timestamp of their own, the farthest from the page's time
+    /// (theirs less the page's, ms; 0 for none): [`IngestReport::timestamp_skew`].
+    farthest_own_ms: i64,
 }
 
 impl PageRead {
+    /// The time a sample is recorded at: its own timestamp, or the page's.
+    #[inline]
+    pub(super) fn time_of(&mut self, timestamp_ms: Option<i64>) -> i64 {
+        let Some(own) = timestamp_ms else {
+            return self.at_ms;
+        };
+        let offset = own.saturating_sub(self.at_ms);
+        if offset.unsigned_abs() > self.farthest_own_ms.unsigned_abs() {
+            self.farthest_own_ms = offset;
+        }
+        own
+    }
+
     /// Whether the page is over the sample limit (the rest is only counted).
     pub fn past_sample_limit(&self) -> bool {
         self.over_sample_limit_at.is_some()
@@ -767,7 +785,7 @@ impl<'page> Ingest<'_, 'page> {
         if self.tracker.positions.is_anchor(self.read.position) {
             self.anchor_key = key;
         }
-        let at_ms = sample.timestamp_ms().unwrap_or(self.read.at_ms);
+        let at_ms = self.read.time_of(sample.timestamp_ms());
         let offset = self.offset_of(key);
         self.tracker
             .apply(target, at_ms, sample.value(), offset, &mut self.read.report);
@@ -883,13 +901,9 @@ impl<'page> KnownLines<'page> for Ingest<'_, 'page> {
                 self.anchor_key = key;
             }
             let offset = self.offset_of(key);
-            self.tracker.apply(
-                target,
-                timestamp_ms.unwrap_or(self.read.at_ms),
-                value,
-                offset,
-                &mut self.read.report,
-            );
+            let at_ms = self.read.time_of(timestamp_ms);
+            self.tracker
+                .apply(target, at_ms, value, offset, &mut self.read.report);
         }
         self.read.position += 1;
     }

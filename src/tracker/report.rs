@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::error::{ParseError, Refusal};
 use crate::series::ResetCause;
@@ -101,6 +101,21 @@ pub struct IngestReport {
     /// Set when some of the tracker's selectors matched none of the page's samples: which,
     /// and the names on the page nearest to theirs.
     pub unmatched: Option<Unmatched>,
+    /// Of the samples recorded at a timestamp of their own, the one farthest from the
+    /// page's time: its timestamp less the page's (`None` when no sample had one, or all
+    /// were the page's). A federation's samples lag by up to its scrape interval; days
+    /// are a server's clock, or samples of another time. Windows end at the page's
+    /// time, so samples far from it fall outside them.
+    ///
+    /// # Example
+    /// ```
+    /// let mut t = promrate::Tracker::new([]);
+    /// let page = "tokens_total 10 1700000000000\n"; // its own time: a day before the scrape
+    /// let report = t.ingest(page, chrono::DateTime::from_timestamp(1_700_086_400, 0).unwrap())?;
+    /// assert_eq!(report.timestamp_skew, Some(chrono::TimeDelta::days(-1)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub timestamp_skew: Option<TimeDelta>,
 }
 
 /// Selectors of the tracker that matched none of a page's samples

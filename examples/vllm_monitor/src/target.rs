@@ -282,6 +282,8 @@ pub struct Target {
     pub scrape_s: Option<f64>,
     /// Whether the URL's unexpected Content-Type was said (once per URL).
     type_warned: bool,
+    /// Whether its samples' own timestamps, far from the scrape, were said.
+    time_warned: bool,
     scrapes: u64,
     /// A fault was announced and no scrape has succeeded since: one event per outage,
     /// including the first one of a URL that never answered.
@@ -297,6 +299,10 @@ pub struct Target {
 /// has been up an hour), not a restart whose whole count is new tokens. Clocks kept by NTP
 /// are within milliseconds; five minutes leaves room for a TSDB's scrape interval too.
 pub const START_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
+
+/// How far a sample's own timestamp may be from its scrape before the monitor says so
+/// (a federation's samples lag by up to its scrape interval).
+pub const OWN_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
 
 impl Target {
     /// A URL whose series keep `retention` of points (what the window needs: totals since
@@ -324,6 +330,7 @@ impl Target {
             skipped: 0,
             scrape_s: None,
             type_warned: false,
+            time_warned: false,
             scrapes: 0,
             fault_announced: false,
             retention,
@@ -491,6 +498,25 @@ impl Target {
                     source: self.url.clone(),
                     message: format!(
                         "served as {unexpected}, not as one of the exposition formats asked for (OpenMetrics, the text format): read anyway, as it parses"
+                    ),
+                    alert: None,
+                });
+            }
+        }
+        if let Some(skew) = report.timestamp_skew.filter(|s| s.abs() > OWN_TIME_SKEW) {
+            if !std::mem::replace(&mut self.time_warned, true) {
+                let (far, side) = if skew < TimeDelta::zero() {
+                    (-skew, "before")
+                } else {
+                    (skew, "after")
+                };
+                let far = humantime::format_duration(far.to_std().unwrap_or_default());
+                events.push(Event {
+                    kind: EventKind::Warning,
+                    at,
+                    source: self.url.clone(),
+                    message: format!(
+                        "its samples carry timestamps of their own, up to {far} {side} the scrape (the server's clock, or samples of another time?): each is recorded at its own time, so windows ending now hold none of them"
                     ),
                     alert: None,
                 });
@@ -722,6 +748,37 @@ impl Instance {
 #[cfg(test)]
 pub mod tests {
     use super::*;
+
+    /// Samples timestamped a day before their scrapes: said once, as the reason windows
+    /// ending now hold none of them.
+    #[test]
+    fn samples_far_from_their_scrape_are_said_once() {
+        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let page = |s: i64| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
+                100 * s,
+                (1_800_000_000 - 86_400 + s) * 1000
+            ),
+            format: Format::PrometheusText,
+            content_type: None,
+        };
+        let warnings = |events: Vec<Event>| -> Vec<String> {
+            events
+                .into_iter()
+                .filter(|e| e.kind == EventKind::Warning)
+                .map(|e| e.message)
+                .collect()
+        };
+        let first = warnings(target.ingest(at(0), Ok(page(0))));
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(first[0].contains("up to 1day before the scrape"), "{}", first[0]);
+        assert!(
+            warnings(target.ingest(at(1), Ok(page(1)))).is_empty(),
+            "said once"
+        );
+    }
 
     /// How a body ends tells whether it was cut short: a newline after the last line, and
     /// OpenMetrics' `# EOF` (its newline optional), however the chunks fell.

@@ -68,7 +68,7 @@ impl<'page> Ingest<'_, 'page> {
             Some(Target::Composite(i)) if same_layout(positions.composite(i), &value) => Some(i),
             _ => None,
         };
-        let at_ms = sample.timestamp_ms().unwrap_or(self.read.at_ms);
+        let at_ms = self.read.time_of(sample.timestamp_ms());
         let start_seconds = sample.start_timestamp_ms().map(|ms| ms as f64 / 1000.0);
         let offset = self.offset_of(key);
         let classic = pairs(&value).into_iter().flat_map(|p| p.texts());
