@@ -828,7 +828,8 @@ pub mod tests {
 
     #[test]
     fn a_url_that_never_answered_is_a_fault_at_its_first_failure_and_once() {
-        let at = |s: i64| DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
+        // Just after the captured page's scrapes (its samples' own times).
+        let at = |s: i64| DateTime::from_timestamp(1_796_074_040 + s, 0).unwrap();
         let mut target = Target::new("http://127.0.0.1:9/metrics".into(), TimeDelta::minutes(1));
         let refused = || Err("connection refused (nothing listening there?)".to_string());
         let first = target.ingest(at(0), refused());
@@ -850,7 +851,8 @@ pub mod tests {
     #[test]
     fn instances_of_a_federation_go_stale_and_come_back_once_each() {
         let (a, b) = ("127.0.0.1:39161", "127.0.0.1:43231");
-        let at = |s: i64| DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
+        // Just after the captured page's scrapes (its samples' own times).
+        let at = |s: i64| DateTime::from_timestamp(1_796_074_040 + s, 0).unwrap();
         let mut target = Target::new("http://prometheus:9090/federate".into(), TimeDelta::minutes(1));
         let kinds = |events: Vec<Event>| -> Vec<(EventKind, String)> {
             events.into_iter().map(|e| (e.kind, e.source)).collect()

@@ -209,7 +209,7 @@ fn the_designed_size_shows_every_panel() {
 #[test]
 fn a_federation_shows_a_line_and_a_row_per_instance() {
     use crate::target::tests::federation;
-    let at = |s: i64| chrono::DateTime::from_timestamp(1_900_000_000 + s, 0).unwrap();
+    let at = |s: i64| chrono::DateTime::from_timestamp(1_796_074_040 + s, 0).unwrap();
     let mut target = Target::new("http://prometheus:9090/federate".into(), TimeDelta::minutes(1));
     let mut events = Vec::new();
     for s in 0..3 {
