@@ -437,6 +437,15 @@ impl Args {
         let time = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let from = from.resolve(now);
         let to = self.to.map_or(now, |to| to.resolve(now));
+        // A second's slack: `now` is read twice.
+        let slack = chrono::TimeDelta::seconds(1);
+        if self.to.is_none() && from > now + slack {
+            return Err(format!(
+                "--from ({}) is after now ({}): a span of a TSDB's past begins before now (-2h, or RFC 3339)",
+                time(from),
+                time(now)
+            ));
+        }
         if to <= from {
             return Err(format!(
                 "--to ({}) is not after --from ({})",
@@ -444,8 +453,7 @@ impl Args {
                 time(from)
             ));
         }
-        // A second's slack: `now` is read twice.
-        if to > now + chrono::TimeDelta::seconds(1) {
+        if to > now + slack {
             return Err(format!(
                 "--to ({}) is after now ({}): the TSDB has no samples yet there; leave --to out to end the span now, or --from too to watch live",
                 time(to),
@@ -611,6 +619,11 @@ mod tests {
         assert!(
             future.starts_with("--to (2026-12-06T04:10:00Z) is after now"),
             "{future}"
+        );
+        let ahead = check(&["--from", "2026-12-07T00:00:00Z"]).unwrap_err();
+        assert!(
+            ahead.starts_with("--from (2026-12-07T00:00:00Z) is after now"),
+            "{ahead}"
         );
         let long = check(&["--from", "-365d", "--interval", "1s"]).unwrap_err();
         assert!(long.contains("31536000 intervals of 1s"), "{long}");

@@ -126,6 +126,9 @@ pub struct Pipeline {
     history: History,
     events: Vec<(f64, Event)>,
     last: Option<Snapshot>,
+    /// The newest interval that had the tokens and requests since the start, and when:
+    /// the summary's, when the last interval lacks them (its page was cut before them).
+    counted: Option<(DateTime<Utc>, f64, Option<f64>)>,
     setup: String,
     warnings: Vec<String>,
     servers: Vec<ServerRow>,
@@ -176,6 +179,7 @@ impl Pipeline {
             history: History::default(),
             events: Vec::new(),
             last: None,
+            counted: None,
             by_missing_said: false,
             setup,
             warnings,
@@ -384,6 +388,10 @@ impl Pipeline {
             said.push(Said::Note(note));
         }
         self.history.push(&snapshot);
+        let since_start = &snapshot.figures.since_start;
+        if let Some(generated) = since_start.generated {
+            self.counted = Some((snapshot.at, generated, since_start.finished));
+        }
         self.last = Some(snapshot);
         said
     }
@@ -457,6 +465,17 @@ impl Pipeline {
     /// The run in figures, at its end (its length: the intervals computed).
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::new(&self.view(), self.schedule.elapsed(self.ticks));
+        // The last interval had no count (a page cut before its counters, a server gone):
+        // the newest that had one, over the span up to it.
+        if let (None, Some((at, generated, finished))) = (summary.generated_tokens, self.counted) {
+            let first_scrape = self.servers.iter().filter_map(|t| t.since).min();
+            summary.generated_tokens = Some(generated);
+            summary.finished_requests = summary.finished_requests.or(finished);
+            summary.mean_generation_rate = first_scrape
+                .map(|first| (at - first).as_seconds_f64())
+                .filter(|span| *span > 0.0)
+                .map(|span| generated / span);
+        }
         // A first page still being read when the run ended: its server did answer.
         for (url, reason) in &mut summary.never_answered {
             let reading = self

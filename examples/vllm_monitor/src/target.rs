@@ -510,7 +510,9 @@ impl Target {
                 } else {
                     (skew, "after")
                 };
-                let far = humantime::format_duration(far.to_std().unwrap_or_default());
+                // To the second: a clock's offset is not read to the millisecond.
+                let seconds = (far.num_milliseconds() + 500) / 1000;
+                let far = humantime::format_duration(std::time::Duration::from_secs(seconds.unsigned_abs()));
                 events.push(Event {
                     kind: EventKind::Warning,
                     at,

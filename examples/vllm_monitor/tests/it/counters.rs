@@ -275,3 +275,27 @@ fn a_server_that_says_it_was_up_while_the_old_one_answered_is_not_a_restart() {
         "an hour of tokens counted as new: {total}"
     );
 }
+
+/// The last page lacks the token counter (cut before it, or a server that stopped
+/// exposing it): the summary gives the tokens counted up to the newest interval that had
+/// them, not none.
+#[test]
+fn the_summary_keeps_the_count_when_the_last_page_lacks_it() {
+    let faulty = |t: f64| {
+        if t < 19.0 {
+            page(unix(-600.0), 1_000.0 * t)
+        } else {
+            "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 8\n"
+                .to_string()
+        }
+    };
+    let grid = Grid::new(Duration::from_secs(1), 20).window(Duration::from_secs(5));
+    let recording = Recording::make("count-gone.jsonl", grid, &[Source::new(FAULTY, faulty)]);
+    let rows = recording.replay(&["--json"]);
+    let summary = events(&rows, "summary")[0];
+    // (The scrapes jitter by a few milliseconds: 1,000 tokens a second of them.)
+    let total = summary["generated_tokens"].as_f64().expect("a count");
+    assert!((total - 18_000.0).abs() < 20.0, "{summary}");
+    let rate = summary["mean_generation_tokens_per_s"].as_f64().unwrap();
+    assert!((rate - 1_000.0).abs() < 10.0, "{summary}");
+}
