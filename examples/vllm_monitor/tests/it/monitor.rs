@@ -546,6 +546,21 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
             assert!(message.contains(want), "{url}: fault {message:?}, want {want:?}");
         }
     }
+    // A failure is dated when it was known: the dripping error page's at its deadline,
+    // 2 s after the request, not at the request (it printed before rows it outlasted).
+    let time = |row: &Value| chrono::DateTime::parse_from_rfc3339(row["t"].as_str().unwrap()).unwrap();
+    let fault_at = |url: &str| {
+        let fault = rows
+            .iter()
+            .find(|r| r["event"] == "fault" && r["url"] == url)
+            .unwrap();
+        time(fault)
+    };
+    let waited = fault_at(&dripping_500) - fault_at(&refused);
+    assert!(
+        waited >= chrono::TimeDelta::milliseconds(1_500),
+        "the dripping page's fault {waited} after the refused one's"
+    );
     // The summary names the URLs that never answered, each with its reason.
     let summary = rows.last().unwrap();
     let never: Vec<&str> = summary["never_answered"]
