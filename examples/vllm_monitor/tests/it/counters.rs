@@ -71,6 +71,18 @@ fn rows_with_the_good_server_exact(rows: &[Value]) -> Vec<&Value> {
     intervals
 }
 
+/// `faulty` beside the good server, a page a second for 40 s (a 10 s window), replayed
+/// with a group per URL: the rows.
+fn beside_the_good_server(name: &str, faulty: impl Fn(f64) -> String) -> Vec<Value> {
+    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
+    let recording = Recording::make(
+        name,
+        grid,
+        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
+    );
+    recording.replay(&["--json", "--by", "url"])
+}
+
 fn events<'r>(rows: &'r [Value], kind: &str) -> Vec<&'r Value> {
     rows.iter().filter(|r| r["event"] == kind).collect()
 }
@@ -155,13 +167,7 @@ fn a_counter_that_goes_down_every_scrape_is_not_rated() {
         };
         page(unix(-600.0), tokens)
     };
-    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
-    let recording = Recording::make(
-        "dropping-counter.jsonl",
-        grid,
-        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
-    );
-    let rows = recording.replay(&["--json", "--by", "url"]);
+    let rows = beside_the_good_server("dropping-counter.jsonl", faulty);
     let intervals = rows_with_the_good_server_exact(&rows);
     for row in &intervals {
         if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
@@ -200,13 +206,7 @@ fn two_replicas_behind_one_url_are_announced_and_not_rated() {
             page(unix(-895.0), 1_000.0 * (t + 895.0))
         }
     };
-    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
-    let recording = Recording::make(
-        "two-replicas.jsonl",
-        grid,
-        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
-    );
-    let rows = recording.replay(&["--json", "--by", "url"]);
+    let rows = beside_the_good_server("two-replicas.jsonl", faulty);
     let intervals = rows_with_the_good_server_exact(&rows);
     let rated = intervals
         .iter()
@@ -253,13 +253,7 @@ fn a_server_that_says_it_was_up_while_the_old_one_answered_is_not_a_restart() {
         // Started at 23 s, saying it started an hour before, its counter as if it had.
         t => with_created(unix(23.0 - 3_600.0), 1_000.0 * (t - 23.0 + 3_600.0)),
     };
-    let grid = Grid::new(Duration::from_secs(1), 40).window(Duration::from_secs(10));
-    let recording = Recording::make(
-        "up-an-hour-again.jsonl",
-        grid,
-        &[Source::new(GOOD, good), Source::new(FAULTY, faulty)],
-    );
-    let rows = recording.replay(&["--json", "--by", "url"]);
+    let rows = beside_the_good_server("up-an-hour-again.jsonl", faulty);
     let intervals = rows_with_the_good_server_exact(&rows);
     for row in &intervals {
         if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
