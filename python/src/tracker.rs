@@ -21,7 +21,10 @@ use crate::select::SelectorArg;
 /// before it is dropped, default 5), `ewma_time_constant` (default 10 s),
 /// `ewma_restart_after` (an interval longer than this restarts the EWMA), `max_series`,
 /// `infer_counters` (read untyped families by their names, as through `/federate`),
-/// `normalize_names` (':' and '_' alike in names). `vllm_preset()` sets what vLLM's and
+/// `normalize_names` (':' and '_' alike in names), `start_time_skew` (how far servers'
+/// clocks may be from the scrape times: a new start time or `_created` more than this
+/// before the scrape that last showed the old process is a second process, not a
+/// restart; default: no clock compared with another). `vllm_preset()` sets what vLLM's and
 /// SGLang's pages need; `read_as(content_type)` the format of the pages to come.
 ///
 /// `ingest` releases the GIL while it reads a page, so other threads run meanwhile; a
@@ -51,8 +54,8 @@ pub struct Tracker {
 impl Tracker {
     #[new]
     #[pyo3(
-        signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false),
-        text_signature = "(selectors=(), *, retention=None, stale_after=None, ewma_time_constant=None, ewma_restart_after=None, max_series=None, infer_counters=False, normalize_names=False)"
+        signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false, start_time_skew = None),
+        text_signature = "(selectors=(), *, retention=None, stale_after=None, ewma_time_constant=None, ewma_restart_after=None, max_series=None, infer_counters=False, normalize_names=False, start_time_skew=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -64,6 +67,7 @@ impl Tracker {
         max_series: Option<usize>,
         infer_counters: bool,
         normalize_names: bool,
+        start_time_skew: Option<Span>,
     ) -> PyResult<Self> {
         let mut parsed = Vec::with_capacity(selectors.len());
         let mut given = Vec::with_capacity(selectors.len());
@@ -87,6 +91,9 @@ impl Tracker {
         }
         if let Some(n) = max_series {
             inner.max_series(n);
+        }
+        if let Some(Span(d)) = start_time_skew {
+            inner.start_time_skew(Some(d));
         }
         inner
             .infer_counters(infer_counters)
@@ -228,7 +235,8 @@ impl Tracker {
 /// What one `Tracker.ingest` did: `samples` recorded, `new_series`, `dropped_stale`,
 /// `bad_lines` (and the `first_error`, a `ParseError`), `repeated` points, `refused`
 /// samples (and the `first_refused`, a `Refusal`), `resets` (a `ResetEvent` per restarted
-/// series), and `unmatched` when no sample of the page matched the selectors. The repr
+/// series), `unmatched` when no sample of the page matched the selectors, and
+/// `timestamp_skew` (seconds) when samples carried timestamps of their own. The repr
 /// shows what is not zero.
 ///
 /// >>> import promrate
@@ -269,6 +277,10 @@ pub struct IngestReport {
     /// Set when no sample of the page matched the selectors.
     #[pyo3(get)]
     unmatched: Option<Py<Unmatched>>,
+    /// Of the samples with a timestamp of their own, the farthest from the page's time:
+    /// its timestamp less the page's, in seconds, or None.
+    #[pyo3(get)]
+    timestamp_skew: Option<f64>,
 }
 
 #[pymethods]
@@ -297,6 +309,9 @@ impl IngestReport {
         }
         if let Some(u) = &self.unmatched {
             parts.push(format!("unmatched={}", u.bind(py).repr()?));
+        }
+        if let Some(skew) = self.timestamp_skew {
+            parts.push(format!("timestamp_skew={skew:?}"));
         }
         Ok(format!("IngestReport({})", parts.join(", ")))
     }
@@ -364,6 +379,7 @@ impl IngestReport {
             first_refused,
             resets: PyList::new(py, resets)?.unbind(),
             unmatched,
+            timestamp_skew: r.timestamp_skew.map(|d| d.num_milliseconds() as f64 / 1000.0),
         })
     }
 }

@@ -207,3 +207,26 @@ def test_reprs():
         "outside; a window longer than the scrape interval, or the window rate, reads it)\", "
         "at=2025-11-24T16:00:00Z, window=60 s)"
     )
+
+
+def test_start_time_skew_tells_a_second_process_from_a_restart():
+    def page(start, n):
+        return f"process_start_time_seconds {start}\ntokens_total {n}\n"
+
+    def run(**settings):
+        tracker = promrate.Tracker(["tokens_total"], **settings)
+        tracker.ingest(page(T0 - 3600, 500), T0)
+        tracker.ingest(page(T0 - 3600, 600), T0 + 10)
+        # Another process answers, up since half an hour: while the first answered.
+        return tracker.ingest(page(T0 - 1800, 90_000), T0 + 20)
+
+    assert [r.cause for r in run().resets] == ["process_restarted"]
+    assert [r.cause for r in run(start_time_skew=60).resets] == ["start_went_back"]
+
+
+def test_a_report_gives_the_farthest_own_timestamp():
+    tracker = promrate.Tracker()
+    report = tracker.ingest(f"a_total 1 {(T0 - 86_400) * 1000}\n", T0)
+    assert report.timestamp_skew == -86_400.0
+    assert "timestamp_skew=-86400.0" in repr(report)
+    assert tracker.ingest("a_total 2\n", T0 + 10).timestamp_skew is None
