@@ -794,6 +794,29 @@ mod tests {
             .collect()
     }
 
+    /// A server that joins late has running requests at its first page and no generation
+    /// rate until its second: tokens per second per running request divides the servers
+    /// that have a rate by their own running requests, not by everyone's.
+    #[test]
+    fn tokens_per_running_request_leaves_out_a_server_without_a_rate() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let mut p = every_second(started, &["early", "late"]);
+        for n in 0..3 {
+            p.ingest(&scrape(&sim, started, 0, n as f64 + 0.1, 0.01, true), 0);
+            p.tick();
+        }
+        p.ingest(&scrape(&sim, started, 1, 3.1, 0.01, true), 0);
+        p.ingest(&scrape(&sim, started, 0, 3.1, 0.01, true), 0);
+        p.tick();
+        let f = &p.snapshot().unwrap().figures;
+        // The simulator's 8 tokens a second per running request, with the late server's
+        // running requests counted (twice the early one's) but not yet its tokens.
+        let per_request = f.in_flight.tokens_per_s_per_request.unwrap();
+        assert!((per_request - 8.0).abs() < 0.1, "{per_request}");
+        assert!(f.in_flight.running.unwrap() > 300.0, "{:?}", f.in_flight.running);
+    }
+
     /// A server flapping about the interval, or failing fast between slow scrapes, is one
     /// slow spell: said once, and again only after a scrape within half an interval.
     #[test]

@@ -68,6 +68,8 @@ pub(super) struct Answers {
     tokens_per_request_since_start: (Split, Split),
     mean_latency: (Split, Split),
     running_mean: Split,
+    /// Over the sources and groups with a generation rate only: what it is divided by.
+    running_mean_generating: Split,
     waiting_first: Split,
     waiting_max: Split,
     /// `_sum` and `_count` of queue, prefill, decode and inference time.
@@ -229,7 +231,8 @@ impl Answers {
                 q.figure(names, Estimator::Rate, w),
             ]
         };
-        let (generation_window, spans) = q.figure_covered(&NAMES.generation, Estimator::WindowRate, w);
+        let (generation_window, spans, generating) =
+            q.figure_covered(&NAMES.generation, Estimator::WindowRate, w);
         let prompt_by_source = prompt_rates_by_source(q, w);
         let (finished, finished_by_reason) = finished_answers(q, w);
         let spec = spec_answers(q, w);
@@ -276,9 +279,21 @@ impl Answers {
             tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, since_start, w),
             mean_latency: q.histogram_parts(&NAMES.e2e, increase, w),
             running_mean: q.figure(&NAMES.running, Estimator::Average, w),
+            running_mean_generating: q.figure_among(&NAMES.running, Estimator::Average, w, &generating),
             waiting_first,
             waiting_max,
         }
+    }
+
+    /// Tokens a second per running request: `rate` over the running requests of the
+    /// servers that have a generation rate (a server joining, or not rated, has running
+    /// requests before it has one).
+    fn per_running_request(&self, rate: Option<f64>, g: Option<usize>) -> Option<f64> {
+        let running = self
+            .running_mean_generating
+            .get(g)
+            .filter(|running| *running > 0.0);
+        rate.zip(running).map(|(rate, running)| rate / running)
     }
 
     /// The histograms of a latency, as the catalogue names them.
@@ -463,10 +478,7 @@ impl Answers {
         f.requests.prompt_tokens_per_request = ratio(&self.prompt_tokens_per_request, g);
         f.requests.mean_latency = ratio(&self.mean_latency, g);
         f.in_flight.running_mean = self.running_mean.get(g);
-        f.in_flight.tokens_per_s_per_request = match (f.generation.window, f.in_flight.running_mean) {
-            (Some(rate), Some(running)) if running > 0.0 => Some(rate / running),
-            _ => None,
-        };
+        f.in_flight.tokens_per_s_per_request = self.per_running_request(f.generation.window, g);
         f.requests.steady_rate = match (f.in_flight.running_mean, f.requests.mean_latency) {
             (Some(running), Some(latency)) if latency > 0.0 => Some(running / latency),
             _ => None,

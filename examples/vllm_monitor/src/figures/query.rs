@@ -76,6 +76,10 @@ impl GroupIds {
     }
 }
 
+/// The sources (by index) and groups a figure had a value for ([`Query::figure_covered`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Rated(std::collections::HashSet<(usize, Option<usize>)>);
+
 /// One figure over all sources and, with `--by`, per group (by number, see [`GroupIds`]): a
 /// sum (or other aggregate) and the number of series it rests on.
 #[derive(Debug, Clone, Default)]
@@ -405,15 +409,42 @@ impl<'q> Query<'q> {
         names: &[Metric],
         estimator: Estimator,
         w: WindowRule,
-    ) -> (Split, Spans) {
-        let (mut split, mut spans) = (Split::default(), Spans::default());
-        for source in self.sources {
+    ) -> (Split, Spans, Rated) {
+        self.figure_of(names, estimator, w, None)
+    }
+
+    /// [`Query::figure`] over the sources and groups in `among` only: a figure to divide
+    /// another by (running requests under the tokens they generate), without the sources
+    /// the other has no value for (a server joining, or not rated).
+    pub(super) fn figure_among(
+        &self,
+        names: &[Metric],
+        estimator: Estimator,
+        w: WindowRule,
+        among: &Rated,
+    ) -> Split {
+        self.figure_of(names, estimator, w, Some(among)).0
+    }
+
+    /// [`Query::figure_covered`], over the sources and groups `among` (all: `None`).
+    fn figure_of(
+        &self,
+        names: &[Metric],
+        estimator: Estimator,
+        w: WindowRule,
+        among: Option<&Rated>,
+    ) -> (Split, Spans, Rated) {
+        let (mut split, mut spans, mut rated) = (Split::default(), Spans::default(), Rated::default());
+        for (index, source) in self.sources.iter().enumerate() {
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
             let query = ask(&named(metric), estimator, w, source).by(self.label());
             for group in evaluated(source, &query) {
                 let id = self.group_of(source, &group.labels);
+                if among.is_some_and(|among| !among.0.contains(&(index, id))) {
+                    continue;
+                }
                 let value = match group.value {
                     Ok(value) => value,
                     Err(why) => {
@@ -422,12 +453,13 @@ impl<'q> Query<'q> {
                     }
                 };
                 split.add(id, value * metric.scale, group.series);
+                rated.0.insert((index, id));
                 if let Some(covered) = &group.coverage {
                     spans.add(id, covered);
                 }
             }
         }
-        (split, spans)
+        (split, spans, rated)
     }
 
     /// Whether any source has series of any of `names`.
