@@ -366,7 +366,7 @@ pub struct Answer {
     pub length: Option<u64>,
     encoding: Option<String>,
     /// How long the headers took to come.
-    pub before: Duration,
+    before: Duration,
     timeout: Duration,
     limit: u64,
     body: ureq::BodyReader<'static>,

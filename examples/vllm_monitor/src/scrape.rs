@@ -353,20 +353,20 @@ pub const SMALL_PAGE: usize = 1 << 20;
 /// ingesting a page that needs no more than its URL's target, so that it can run on the
 /// URL's own worker while the other URLs' intervals go on.
 pub fn read_page(target: &mut Target, scrape: &Scrape, skipped: u64) -> PageRead {
-    let mut events = target.ingest_page(scrape.start, &scrape.result);
-    if scrape.result.is_err() {
-        // A failure is said when it was known (a slow one's seconds after the request),
-        // among the rows of its time, not before the ones it outlasted.
-        for event in &mut events {
-            event.at = scrape.end;
-        }
-    }
+    let events = target.ingest_page(scrape.start, &scrape.result);
     page_read(target, scrape, skipped, events)
 }
 
 /// What reading `scrape` into `target` gave, once read ([`read_page`], or a body read as
 /// it arrived), with the `events` it announced.
-pub fn page_read(target: &mut Target, scrape: &Scrape, skipped: u64, events: Vec<Event>) -> PageRead {
+pub fn page_read(target: &mut Target, scrape: &Scrape, skipped: u64, mut events: Vec<Event>) -> PageRead {
+    if scrape.result.is_err() {
+        // A failure is said when it was known (a slow body's seconds after the request),
+        // among the rows of its time, not before the ones it outlasted.
+        for event in &mut events {
+            event.at = scrape.end;
+        }
+    }
     let mut notes = Vec::new();
     if skipped > 0 && target.skipped == 0 {
         notes.push(format!(

@@ -377,7 +377,6 @@ impl Target {
         self.tracker
             .parser(Parser::new(format).strict(false).body_size_limit(answer.limit()));
         let mut head = String::new();
-        let (reading, headers_after) = (std::time::Instant::now(), answer.before);
         let (ingested, failure) = match self.tracker.ingest_chunks(at) {
             Err(refused) => (Err(refused), None),
             Ok(mut page) => {
@@ -406,13 +405,7 @@ impl Target {
                 .map_err(Status::Refused)
                 .and_then(|report| self.judge(at, content_type.as_deref(), &head, report, &mut events)),
         };
-        // A failure is said when it was known (a slow body's, seconds after the request),
-        // so that it comes among the rows of its time, not before the ones it outlasted.
-        let said_at = match &failure {
-            Some(_) => TimeDelta::from_std(headers_after + reading.elapsed()).map_or(at, |took| at + took),
-            None => at,
-        };
-        (self.settle(said_at, status, events), failure)
+        (self.settle(at, status, events), failure)
     }
 
     /// The scrape's status, counted, and the fault or recovery it announces.
