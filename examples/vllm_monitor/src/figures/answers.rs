@@ -232,7 +232,9 @@ impl Answers {
             ]
         };
         let (generation_window, spans, generating) =
-            q.figure_covered(&NAMES.generation, Estimator::WindowRate, w);
+            q.figure_rated(&NAMES.generation, Estimator::WindowRate, w);
+        let (running_mean, running_mean_generating) =
+            q.figure_and_among(&NAMES.running, Estimator::Average, w, &generating);
         let prompt_by_source = prompt_rates_by_source(q, w);
         let (finished, finished_by_reason) = finished_answers(q, w);
         let spec = spec_answers(q, w);
@@ -278,8 +280,8 @@ impl Answers {
             prompt_tokens_per_request: q.histogram_parts(&NAMES.request_prompt, increase, w),
             tokens_per_request_since_start: q.histogram_parts(&NAMES.request_generation, since_start, w),
             mean_latency: q.histogram_parts(&NAMES.e2e, increase, w),
-            running_mean: q.figure(&NAMES.running, Estimator::Average, w),
-            running_mean_generating: q.figure_among(&NAMES.running, Estimator::Average, w, &generating),
+            running_mean,
+            running_mean_generating,
             waiting_first,
             waiting_max,
         }

@@ -76,7 +76,7 @@ impl GroupIds {
     }
 }
 
-/// The sources (by index) and groups a figure had a value for ([`Query::figure_covered`]).
+/// The sources (by index) and groups a figure had a value for ([`Query::figure_rated`]).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Rated(std::collections::HashSet<(usize, Option<usize>)>);
 
@@ -398,43 +398,49 @@ impl<'q> Query<'q> {
     /// `names` the source has, through the tracker's front door (`Tracker::evaluate`: the
     /// newest page's series, the window rule's start, slack and gap): one query per source.
     pub(super) fn figure(&self, names: &[Metric], estimator: Estimator, w: WindowRule) -> Split {
-        self.figure_covered(names, estimator, w).0
+        self.figure_of(names, estimator, w, None, None).0
     }
 
     /// [`Query::figure`] with what its points cover, over everything and per group (the
     /// headline figure's: every window figure of a source is measured between the same
-    /// scrapes).
-    pub(super) fn figure_covered(
+    /// scrapes), and the sources and groups it has a value for.
+    pub(super) fn figure_rated(
         &self,
         names: &[Metric],
         estimator: Estimator,
         w: WindowRule,
     ) -> (Split, Spans, Rated) {
-        self.figure_of(names, estimator, w, None)
+        let mut rated = Rated::default();
+        let (split, spans, _) = self.figure_of(names, estimator, w, Some(&mut rated), None);
+        (split, spans, rated)
     }
 
-    /// [`Query::figure`] over the sources and groups in `among` only: a figure to divide
-    /// another by (running requests under the tokens they generate), without the sources
-    /// the other has no value for (a server joining, or not rated).
-    pub(super) fn figure_among(
+    /// [`Query::figure`], and the same over the sources and groups in `among` only: a
+    /// figure to divide another by (running requests under the tokens they generate),
+    /// without the sources the other has no value for (a server joining, or not rated).
+    /// One evaluation for both.
+    pub(super) fn figure_and_among(
         &self,
         names: &[Metric],
         estimator: Estimator,
         w: WindowRule,
         among: &Rated,
-    ) -> Split {
-        self.figure_of(names, estimator, w, Some(among)).0
+    ) -> (Split, Split) {
+        let (all, _, within) = self.figure_of(names, estimator, w, None, Some(among));
+        (all, within)
     }
 
-    /// [`Query::figure_covered`], over the sources and groups `among` (all: `None`).
+    /// [`Query::figure_rated`]; the sources and groups with a value into `rated`, when
+    /// asked; and the figure over the sources and groups `among`, when given.
     fn figure_of(
         &self,
         names: &[Metric],
         estimator: Estimator,
         w: WindowRule,
+        mut rated: Option<&mut Rated>,
         among: Option<&Rated>,
-    ) -> (Split, Spans, Rated) {
-        let (mut split, mut spans, mut rated) = (Split::default(), Spans::default(), Rated::default());
+    ) -> (Split, Spans, Split) {
+        let (mut split, mut spans, mut within) = (Split::default(), Spans::default(), Split::default());
         for (index, source) in self.sources.iter().enumerate() {
             let Some(metric) = first_present(source, names) else {
                 continue;
@@ -442,24 +448,26 @@ impl<'q> Query<'q> {
             let query = ask(&named(metric), estimator, w, source).by(self.label());
             for group in evaluated(source, &query) {
                 let id = self.group_of(source, &group.labels);
-                if among.is_some_and(|among| !among.0.contains(&(index, id))) {
-                    continue;
-                }
                 let value = match group.value {
-                    Ok(value) => value,
+                    Ok(value) => value * metric.scale,
                     Err(why) => {
                         spans.refused(id, &why);
                         continue;
                     }
                 };
-                split.add(id, value * metric.scale, group.series);
-                rated.0.insert((index, id));
+                split.add(id, value, group.series);
+                if let Some(rated) = rated.as_deref_mut() {
+                    rated.0.insert((index, id));
+                }
+                if among.is_some_and(|among| among.0.contains(&(index, id))) {
+                    within.add(id, value, group.series);
+                }
                 if let Some(covered) = &group.coverage {
                     spans.add(id, covered);
                 }
             }
         }
-        (split, spans, rated)
+        (split, spans, within)
     }
 
     /// Whether any source has series of any of `names`.
