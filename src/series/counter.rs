@@ -248,6 +248,17 @@ impl CounterSeries {
             .is_some_and(|r| r.counted_nothing == Some(number))
     }
 
+    /// Takes back what the push of point `number`, the newest, `counted` for its interval
+    /// (its rise, or its value when it was read as a reset), unless it counted nothing
+    /// (the counter was erratic then): the interval is another process's. The EWMA starts
+    /// afresh.
+    fn take_back(&mut self, number: u64, counted: f64) {
+        if !self.counted_nothing(number) {
+            self.total_increase -= counted;
+        }
+        self.ewma_span.start_afresh();
+    }
+
     /// The mark of point `number`, if it has one.
     fn mark_of(&self, number: u64) -> Option<ResetCause> {
         let marks = &self.resets_of()?.marks;
@@ -640,18 +651,15 @@ impl CounterSeries {
         let second_process = newest_created != Some(created_ms)
             && started_while_seen(prev_created, Some(created_ms), prev.timestamp_ms, skew_ms);
         if second_process {
-            // A second process's count: what the push booked is taken back (the value, if
-            // it was booked as a reset), unless the counter was erratic then and the push
-            // booked nothing.
-            let booked_nothing = self.counted_nothing(newest_number);
+            // A second process's count: what the push counted is taken back (the value,
+            // if it was read as a reset).
             self.set_created(newest_number, Some(created_ms));
-            if !booked_nothing {
-                self.total_increase -= if already {
-                    point.value
-                } else {
-                    point.value - prev.value
-                };
-            }
+            let counted = if already {
+                point.value
+            } else {
+                point.value - prev.value
+            };
+            self.take_back(newest_number, counted);
             let resets = self.resets_mut();
             match resets.marks.last_mut() {
                 Some(mark) if mark.0 == newest_number => mark.1 = ResetCause::StartWentBack,
@@ -663,7 +671,6 @@ impl CounterSeries {
             } else {
                 self.record_reset(point.timestamp_ms, ResetCause::StartWentBack);
             }
-            self.ewma_span.start_afresh();
             return Some(ResetCause::StartWentBack);
         }
         if already {
@@ -719,7 +726,8 @@ impl CounterSeries {
                 }
                 resets.last_reset = Some((point.timestamp_ms, cause));
                 if counts_nothing {
-                    self.ewma_span.start_afresh();
+                    // The drop counted the value as a restart's.
+                    self.take_back(number, point.value);
                 }
             }
             return None;
@@ -727,17 +735,11 @@ impl CounterSeries {
         if reset_cause(prev.value, self.created_at(number - 1), point.value, None).is_some() {
             return None;
         }
-        // What the push booked for this interval: nothing when the counter was erratic
-        // then, else the rise.
-        let booked_nothing = self.counted_nothing(number);
         self.resets_mut().marks.push((number, cause));
         self.record_reset(point.timestamp_ms, cause);
         let old = point.value - prev.value;
-        if booked_nothing {
-            self.ewma_span.start_afresh();
-        } else if counts_nothing {
-            self.total_increase -= old;
-            self.ewma_span.start_afresh();
+        if counts_nothing || self.counted_nothing(number) {
+            self.take_back(number, old);
         } else {
             self.rebook_newest(old, point.value, point.timestamp_ms - prev.timestamp_ms);
         }
