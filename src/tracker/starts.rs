@@ -129,11 +129,7 @@ impl StartTimes {
     }
 
     fn hash_key<'k>(&self, key: impl IntoIterator<Item = &'k str>) -> u64 {
-        let mut hasher = self.hasher.build_hasher();
-        for value in key {
-            value.hash(&mut hasher);
-        }
-        hasher.finish()
+        key_hash(&self.hasher, key)
     }
 
     /// The entry of the target whose start time `sample` (of the start gauge) gives on the
@@ -225,11 +221,7 @@ impl StartTimes {
         });
         let (targets, hasher) = (&self.targets, &self.hasher);
         self.by_key.insert_unique(hash, i, |&j| {
-            let mut h = hasher.build_hasher();
-            for value in &targets[j].key {
-                value.as_str().hash(&mut h);
-            }
-            h.finish()
+            key_hash(hasher, targets[j].key.iter().map(String::as_str))
         });
         i
     }
@@ -297,26 +289,31 @@ impl StartTimes {
         let gone = |t: &TargetStart| {
             t.slot.is_none() && t.last_scrape <= horizon && at_ms.saturating_sub(t.seen_ms) > retention_ms
         };
-        if !self.targets.iter().any(gone) {
-            self.kept = self.targets.len();
-            return false;
-        }
-        self.targets.retain(|t| !gone(t));
-        self.by_key.clear();
-        let (targets, hasher) = (&self.targets, &self.hasher);
-        let hash = |t: &TargetStart| {
-            let mut h = hasher.build_hasher();
-            for value in &t.key {
-                value.as_str().hash(&mut h);
+        let any_gone = self.targets.iter().any(gone);
+        if any_gone {
+            self.targets.retain(|t| !gone(t));
+            self.by_key.clear();
+            let (targets, hasher) = (&self.targets, &self.hasher);
+            let hash = |t: &TargetStart| key_hash(hasher, t.key.iter().map(String::as_str));
+            for (i, target) in targets.iter().enumerate() {
+                self.by_key.insert_unique(hash(target), i, |&j| hash(&targets[j]));
             }
-            h.finish()
-        };
-        for (i, target) in targets.iter().enumerate() {
-            self.by_key.insert_unique(hash(target), i, |&j| hash(&targets[j]));
         }
-        self.kept = self.targets.len();
-        true
+        self.keep_page();
+        any_gone
     }
+}
+
+/// The hash of a target's key (its target labels' values) in [`StartTimes::by_key`].
+fn key_hash<'k>(
+    hasher: &std::collections::hash_map::RandomState,
+    key: impl IntoIterator<Item = &'k str>,
+) -> u64 {
+    let mut hasher = hasher.build_hasher();
+    for value in key {
+        value.hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 impl Tracker {
