@@ -316,6 +316,15 @@ pub enum CompositeRule {
     /// A native histogram's zero threshold must be a finite number, not negative.
     #[error("the zero threshold must be finite and not negative")]
     NegativeZeroThreshold,
+    /// A native histogram's count must equal the sum of its zero and other buckets (more
+    /// only by NaN observations, which make the sum NaN). Checked where every value is a
+    /// whole number: sums of fractions differ by rounding alone.
+    #[error("the count does not match the sum of the native buckets")]
+    CountDoesNotMatchBuckets,
+    /// A native bucket above the overflow bucket of its schema (the one past the largest
+    /// finite float).
+    #[error("a native bucket lies beyond the overflow bucket of its schema")]
+    BucketBeyondOverflow,
     /// The spans' lengths must add up to the number of buckets.
     #[error("the spans do not add up to the buckets")]
     SpansDoNotMatchBuckets,

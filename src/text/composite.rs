@@ -791,6 +791,12 @@ fn usual_quantiles(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// The fields in the ABNF's order and the rules on their values.
+///
+/// Which values the specification forbids (MUST) and which it only discourages (SHOULD
+/// NOT, accepted here): a histogram's count and bucket values may not be negative but
+/// may be NaN; a summary's count and sum may be neither; a gauge histogram's values are
+/// gauges, "negative ... allowed" as results of arithmetic (a rate of change), so its
+/// buckets need not grow either.
 fn fields(cursor: &mut Cursor<'_>, gauge: bool) -> Result<(), Broken> {
     let (count_key, sum_key) = if gauge {
         ("gcount", "gsum")
@@ -802,10 +808,11 @@ fn fields(cursor: &mut Cursor<'_>, gauge: bool) -> Result<(), Broken> {
     let count = number(count_text, count_at)?;
     let (sum_text, sum_at) = cursor.take(sum_key)?;
     let sum = number(sum_text, sum_at)?;
-    if count.is_nan() || count < 0.0 {
+    let summary = !gauge && cursor.next_is("quantile");
+    if (summary && count.is_nan()) || (!gauge && count < 0.0) {
         return Err((count_at, CompositeRule::NegativeCount));
     }
-    if !gauge && cursor.next_is("quantile") {
+    if summary {
         if count.fract() != 0.0 || count.is_infinite() {
             return Err((count_at, CompositeRule::NonIntegerCount));
         }
@@ -817,20 +824,27 @@ fn fields(cursor: &mut Cursor<'_>, gauge: bool) -> Result<(), Broken> {
     }
     let native = cursor.next_is("schema");
     if native {
-        native_fields(cursor)?;
+        native_fields(cursor, gauge, (count, count_at), sum)?;
     }
     if !native || cursor.next_is("bucket") {
         let (list, at) = cursor.take("bucket")?;
-        let inf = bucket_list(list, at)?;
-        if inf != count {
+        let inf = bucket_list(list, at, gauge)?;
+        if inf != count && !(inf.is_nan() && count.is_nan()) {
             return Err((at, CompositeRule::CountDoesNotMatchInfBucket));
         }
     }
     Ok(())
 }
 
-/// `schema`, `zero_threshold`, `zero_count` and the optional span and bucket lists.
-fn native_fields(cursor: &mut Cursor<'_>) -> Result<(), Broken> {
+/// `schema`, `zero_threshold`, `zero_count` and the optional span and bucket lists, and
+/// the rule between the count (at its offset) and the buckets: equal to their sum, or
+/// above it by the NaN observations, which make the sum NaN.
+fn native_fields(
+    cursor: &mut Cursor<'_>,
+    gauge: bool,
+    (count, count_at): (f64, usize),
+    sum: f64,
+) -> Result<(), Broken> {
     let (schema_text, at) = cursor.take("schema")?;
     let schema = integer(schema_text, true).ok_or((at, CompositeRule::Expected("an integer schema")))?;
     if !(-4..=8).contains(&schema) {
@@ -845,85 +859,169 @@ fn native_fields(cursor: &mut Cursor<'_>) -> Result<(), Broken> {
     }
     let (zero_count, at) = cursor.take("zero_count")?;
     let zero_count = parse_float(zero_count).ok_or((at, CompositeRule::Expected("a number")))?;
-    if zero_count.is_nan() || zero_count < 0.0 {
+    if !gauge && zero_count < 0.0 {
         return Err((at, CompositeRule::NegativeCount));
     }
+    let mut buckets = Tally::of(zero_count);
     for (spans_key, buckets_key) in [
         ("negative_spans", "negative_buckets"),
         ("positive_spans", "positive_buckets"),
     ] {
         if cursor.next_is(spans_key) {
             let (spans, spans_at) = cursor.take(spans_key)?;
-            let (buckets, buckets_at) = cursor.take(buckets_key)?;
-            spans_and_buckets(spans, spans_at, buckets, buckets_at)?;
+            let (values, values_at) = cursor.take(buckets_key)?;
+            let (last, covered) = covered_buckets(spans, spans_at)?;
+            if last.is_some_and(|last| last > overflow_index(schema)) {
+                return Err((spans_at, CompositeRule::BucketBeyondOverflow));
+            }
+            buckets_tally(values, values_at, gauge, covered, spans_at, &mut buckets)?;
+        }
+    }
+    // Only whole numbers are compared: sums of fractions (a rate's buckets) differ from
+    // their count by rounding alone, as Prometheus' float histograms allow.
+    if let Tally::Whole(total) = buckets {
+        let whole_count = count.fract() == 0.0 && count.abs() < 2f64.powi(53);
+        let broken = if sum.is_nan() {
+            count < total
+        } else {
+            count != total
+        };
+        if whole_count && broken {
+            return Err((count_at, CompositeRule::CountDoesNotMatchBuckets));
         }
     }
     Ok(())
 }
 
-/// Checks span and bucket lists: the caller found them after the native fields.
-fn spans_and_buckets(spans: &str, spans_at: usize, buckets: &str, buckets_at: usize) -> Result<(), Broken> {
-    let mut total: u64 = 0;
+/// The sum of a native histogram's bucket values while every one is a whole number small
+/// enough to add exactly; otherwise only that it is not.
+#[derive(Clone, Copy)]
+enum Tally {
+    Whole(f64),
+    Inexact,
+}
+
+impl Tally {
+    fn of(value: f64) -> Self {
+        Tally::Whole(0.0).add(value)
+    }
+
+    fn add(self, value: f64) -> Self {
+        match self {
+            Tally::Whole(total) if value.fract() == 0.0 && (total + value).abs() < 2f64.powi(53) => {
+                Tally::Whole(total + value)
+            }
+            _ => Tally::Inexact,
+        }
+    }
+}
+
+/// The highest bucket index a schema has: the overflow bucket above the one that holds
+/// the largest finite float (the upper bound of bucket `i` is `2^(i * 2^-schema)`, and
+/// that float is below `2^1024`). "Native Buckets beyond ... MUST NOT be used."
+fn overflow_index(schema: i64) -> i64 {
+    let holds_max = if schema >= 0 {
+        1024 << schema
+    } else {
+        1024 >> -schema
+    };
+    holds_max + 1
+}
+
+/// The index of the last bucket the spans cover (`None` without any bucket), and how
+/// many they cover: the first span's offset is its first index, each later one the gap
+/// after the span before.
+fn covered_buckets(spans: &str, spans_at: usize) -> Result<(Option<i64>, u64), Broken> {
+    let mut next: i64 = 0;
+    let mut last = None;
+    let mut covered: u64 = 0;
+    let mut item_at = spans_at + 1;
     for (k, span) in spans.split(',').filter(|_| !spans.is_empty()).enumerate() {
-        let (offset, length) = span
-            .split_once(':')
-            .ok_or((spans_at, CompositeRule::Expected("'offset:length' spans")))?;
-        let offset_ok = integer(offset, k == 0).is_some_and(|o| i32::try_from(o).is_ok());
-        let length = integer(length, false).and_then(|l| u32::try_from(l).ok());
-        match (offset_ok, length) {
-            (true, Some(length)) => total += u64::from(length),
-            _ => return Err((spans_at, CompositeRule::Expected("'offset:length' spans"))),
+        let broken = (item_at, CompositeRule::Expected("'offset:length' spans"));
+        let (offset, length) = span.split_once(':').ok_or(broken)?;
+        let offset = integer(offset, k == 0)
+            .filter(|o| i32::try_from(*o).is_ok())
+            .ok_or(broken)?;
+        let length = integer(length, false)
+            .filter(|l| u32::try_from(*l).is_ok())
+            .ok_or(broken)?;
+        next += offset;
+        if length > 0 {
+            last = Some(next + length - 1);
         }
+        next += length;
+        covered += length as u64;
+        item_at += span.len() + 1;
     }
+    Ok((last, covered))
+}
+
+/// Reads a native bucket list into `tally`: numbers, not negative but in a gauge
+/// histogram, as many as the spans (at `spans_at`) cover.
+fn buckets_tally(
+    values: &str,
+    values_at: usize,
+    gauge: bool,
+    covered: u64,
+    spans_at: usize,
+    tally: &mut Tally,
+) -> Result<(), Broken> {
     let mut count: u64 = 0;
-    for bucket in buckets.split(',').filter(|_| !buckets.is_empty()) {
-        let value = parse_float(bucket).ok_or((buckets_at, CompositeRule::Expected("a number")))?;
-        if value.is_nan() || value < 0.0 {
-            return Err((buckets_at, CompositeRule::NegativeCount));
+    let mut item_at = values_at + 1;
+    for bucket in values.split(',').filter(|_| !values.is_empty()) {
+        let value = parse_float(bucket).ok_or((item_at, CompositeRule::Expected("a number")))?;
+        if !gauge && value < 0.0 {
+            return Err((item_at, CompositeRule::NegativeCount));
         }
+        *tally = tally.add(value);
         count += 1;
+        item_at += bucket.len() + 1;
     }
-    if total != count {
+    if covered != count {
         return Err((spans_at, CompositeRule::SpansDoNotMatchBuckets));
     }
     Ok(())
 }
 
-/// Classic buckets: sorted, unique, non-negative, non-decreasing, ending at `+Inf`.
-/// Returns the `+Inf` bucket's value.
-fn bucket_list(list: &str, at: usize) -> Result<f64, Broken> {
+/// Classic buckets: sorted, unique, ending at `+Inf`; in a histogram, their values not
+/// negative and not decreasing. Returns the `+Inf` bucket's value. Each error points at
+/// its item (the list's text starts past the `[` at `at`).
+fn bucket_list(list: &str, at: usize, gauge: bool) -> Result<f64, Broken> {
     let mut last: Option<(f64, f64)> = None;
     let count = if list.is_empty() {
         0
     } else {
         list.split(',').count()
     };
+    let mut item_at = at + 1;
     for (k, item) in list.split(',').filter(|_| !list.is_empty()).enumerate() {
         let (bound, value) = item
             .split_once(':')
-            .ok_or((at, CompositeRule::Expected("'bound:count' buckets")))?;
+            .ok_or((item_at, CompositeRule::Expected("'bound:count' buckets")))?;
+        let value_at = item_at + bound.len() + 1;
         let is_last = k + 1 == count;
         let bound = match bound {
             "+Inf" if is_last => f64::INFINITY,
             "-Inf" if k == 0 && !is_last => f64::NEG_INFINITY,
             b if is_real_number(b) => {
-                parse_float(b).ok_or((at, CompositeRule::Expected("a bucket bound")))?
+                parse_float(b).ok_or((item_at, CompositeRule::Expected("a bucket bound")))?
             }
-            _ => return Err((at, CompositeRule::Expected("a real number bucket bound"))),
+            _ => return Err((item_at, CompositeRule::Expected("a real number bucket bound"))),
         };
-        let value = parse_float(value).ok_or((at, CompositeRule::Expected("a number")))?;
-        if value.is_nan() || value < 0.0 {
-            return Err((at, CompositeRule::NegativeCount));
+        let value = parse_float(value).ok_or((value_at, CompositeRule::Expected("a number")))?;
+        if !gauge && value < 0.0 {
+            return Err((value_at, CompositeRule::NegativeCount));
         }
         if let Some((last_bound, last_value)) = last {
             if bound <= last_bound {
-                return Err((at, CompositeRule::BucketsOutOfOrder));
+                return Err((item_at, CompositeRule::BucketsOutOfOrder));
             }
-            if value < last_value {
-                return Err((at, CompositeRule::BucketValuesDecrease));
+            if !gauge && value < last_value {
+                return Err((value_at, CompositeRule::BucketValuesDecrease));
             }
         }
         last = Some((bound, value));
+        item_at += item.len() + 1;
     }
     match last {
         Some((bound, value)) if bound == f64::INFINITY => Ok(value),
@@ -931,28 +1029,32 @@ fn bucket_list(list: &str, at: usize) -> Result<f64, Broken> {
     }
 }
 
-/// Quantiles: real numbers in `[0, 1]`, increasing, values not negative.
+/// Quantiles: real numbers in `[0, 1]`, increasing, values not negative. Each error
+/// points at its item.
 fn quantile_list(list: &str, at: usize) -> Result<(), Broken> {
     let mut last = None;
+    let mut item_at = at + 1;
     for item in list.split(',').filter(|_| !list.is_empty()) {
         let (q, value) = item
             .split_once(':')
-            .ok_or((at, CompositeRule::Expected("'quantile:value' pairs")))?;
+            .ok_or((item_at, CompositeRule::Expected("'quantile:value' pairs")))?;
+        let value_at = item_at + q.len() + 1;
         if !is_real_number(q) {
-            return Err((at, CompositeRule::Expected("a real number quantile")));
+            return Err((item_at, CompositeRule::Expected("a real number quantile")));
         }
-        let q = parse_float(q).ok_or((at, CompositeRule::Expected("a quantile")))?;
+        let q = parse_float(q).ok_or((item_at, CompositeRule::Expected("a quantile")))?;
         if !(0.0..=1.0).contains(&q) {
-            return Err((at, CompositeRule::QuantileOutOfRange));
+            return Err((item_at, CompositeRule::QuantileOutOfRange));
         }
         if last.is_some_and(|l| q <= l) {
-            return Err((at, CompositeRule::QuantilesOutOfOrder));
+            return Err((item_at, CompositeRule::QuantilesOutOfOrder));
         }
-        let value = parse_float(value).ok_or((at, CompositeRule::Expected("a number")))?;
+        let value = parse_float(value).ok_or((value_at, CompositeRule::Expected("a number")))?;
         if value < 0.0 {
-            return Err((at, CompositeRule::NegativeQuantileValue));
+            return Err((value_at, CompositeRule::NegativeQuantileValue));
         }
         last = Some(q);
+        item_at += item.len() + 1;
     }
     Ok(())
 }
@@ -982,6 +1084,34 @@ mod tests {
         assert_eq!(summary.quantiles().expect("quantiles").count(), 2);
         let native_only = read("{count:0,sum:0,schema:3,zero_threshold:1e-4,zero_count:0}");
         assert!(native_only.buckets().is_none() && native_only.quantiles().is_none());
+    }
+
+    /// An error inside a list points at the item that breaks the rule (its value, when the
+    /// value does), not at the list's `[`.
+    #[test]
+    fn errors_in_lists_point_at_their_item() {
+        use crate::{error::ParseErrorKind, Format, Parser};
+        let first_error = |page: &str| {
+            let err = Parser::new(Format::OpenMetrics2)
+                .parse(page)
+                .find_map(Result::err)
+                .unwrap();
+            (err.column, err.kind)
+        };
+        let cases = [
+            ("# TYPE h histogram\nh {count:1,sum:1,bucket:[0.1:0,0.2:x,+Inf:1]}\n# EOF\n", 36, CompositeRule::Expected("a number")),
+            ("# TYPE h histogram\nh {count:2,sum:1,bucket:[0.1:2,0.2:1,+Inf:2]}\n# EOF\n", 36, CompositeRule::BucketValuesDecrease),
+            ("# TYPE h histogram\nh {count:2,sum:1,bucket:[0.1:2,0.1:2,+Inf:2]}\n# EOF\n", 32, CompositeRule::BucketsOutOfOrder),
+            ("# TYPE s summary\ns {count:1,sum:1,quantile:[0.1:0,1.5:1]}\n# EOF\n", 34, CompositeRule::QuantileOutOfRange),
+            ("# TYPE h histogram\nh {count:1,sum:1,schema:0,zero_threshold:0,zero_count:0,positive_spans:[0:2],positive_buckets:[1,-1]}\n# EOF\n", 98, CompositeRule::NegativeCount),
+        ];
+        for (page, column, rule) in cases {
+            assert_eq!(
+                first_error(page),
+                (column, ParseErrorKind::Composite(rule)),
+                "{page}"
+            );
+        }
     }
 
     /// Text after a list that is no field (found by `cargo fuzz`: `],1,1]` after the

@@ -75,8 +75,9 @@ pub(crate) fn label_set<'line>(
     loop {
         i = dialect.skip_blanks(bytes, i);
         if bytes.get(i) == Some(&b'}') {
-            // An empty set, or a trailing comma (allowed in the text format only).
-            if count > 0 && dialect.openmetrics {
+            // An empty set, or a trailing comma (allowed in the text format only), after
+            // a label or a quoted name.
+            if (count > 0 || quoted_name.is_some()) && dialect.openmetrics {
                 return Err((i, ParseErrorKind::InvalidLabelName));
             }
             break;

@@ -148,10 +148,9 @@ pub(crate) fn parse_timestamp_seconds(token: &str) -> Option<f64> {
 }
 
 /// An OpenMetrics timestamp in seconds as whole milliseconds: [`parse_timestamp_seconds`]
-/// then [`seconds_to_ms`], the common shape (up to ten digits, then a point and up to three
-/// more, as clients write times) read as integers. Below 2^33 seconds the nearest double
-/// to such a decimal, times 1000, is within 0.001 of the whole number of milliseconds, so
-/// the float path rounds to the same integer.
+/// then [`seconds_to_ms`]; whole seconds (up to ten digits, a fraction of zeros at most),
+/// the common shape, read as integers: below 2^33 seconds their milliseconds are exact in
+/// a double, so the float path gives the same integer.
 pub(crate) fn timestamp_seconds_to_ms(token: &str) -> Option<i64> {
     decimal_ms(token.as_bytes()).or_else(|| parse_timestamp_seconds(token).map(seconds_to_ms))
 }
@@ -160,7 +159,10 @@ pub(crate) fn timestamp_seconds_to_ms(token: &str) -> Option<i64> {
 fn decimal_ms(b: &[u8]) -> Option<i64> {
     let point = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
     let (whole, fraction) = (&b[..point], b.get(point + 1..).unwrap_or(&[]));
-    if whole.is_empty() || whole.len() > 10 || fraction.len() > 3 {
+    // A fraction other than zeros takes the float path: Prometheus truncates the float
+    // product, which is not the decimal's milliseconds for some (`4387801283.999` is
+    // ...283998 there).
+    if whole.is_empty() || whole.len() > 10 || fraction.len() > 3 || fraction.iter().any(|&c| c != b'0') {
         return None;
     }
     let digits = |text: &[u8]| {
@@ -173,10 +175,13 @@ fn decimal_ms(b: &[u8]) -> Option<i64> {
     Some(seconds * 1000 + millis)
 }
 
-/// Converts float seconds to whole milliseconds, rounding to nearest and saturating.
+/// Converts float seconds to whole milliseconds as Prometheus' OpenMetrics parsers do
+/// (`int64(ts * 1000)`): the product truncated toward zero, so that a page's times are the
+/// ones Prometheus stores, to the millisecond. Saturates.
 pub(crate) fn seconds_to_ms(seconds: f64) -> i64 {
-    // `as` saturates at the i64 range, which is the documented behaviour for huge values.
-    (seconds * 1000.0).round() as i64
+    // `as` truncates toward zero, as Go's conversion does, and saturates at the i64 range,
+    // which is the documented behaviour for huge values.
+    (seconds * 1000.0) as i64
 }
 
 #[cfg(test)]
@@ -313,8 +318,13 @@ mod tests {
                 assert_eq!(Some(ms), float, "{text}");
             }
         }
-        assert_eq!(decimal_ms(b"1395066363.123"), Some(1_395_066_363_123));
+        assert_eq!(decimal_ms(b"1395066363.000"), Some(1_395_066_363_000));
+        assert_eq!(decimal_ms(b"1395066363.123"), None);
         assert_eq!(decimal_ms(b"8589934592.0"), None);
+        // Prometheus' `int64(ts * 1000)`: truncated, so not always the decimal's digits.
+        assert_eq!(timestamp_seconds_to_ms("1395066363.123"), Some(1_395_066_363_123));
+        assert_eq!(timestamp_seconds_to_ms("4387801283.999"), Some(4_387_801_283_998));
+        assert_eq!(timestamp_seconds_to_ms("-0.0015"), Some(-1));
     }
 
     #[test]

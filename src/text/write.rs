@@ -252,14 +252,18 @@ where
     Ok(())
 }
 
-/// A timestamp in milliseconds as OpenMetrics seconds with three decimals (`1520879607.789`,
-/// `-0.5`), exact: the parser reads it back to the same milliseconds.
+/// A timestamp in milliseconds as OpenMetrics seconds, read back to the same milliseconds
+/// by this parser and by Prometheus' (which truncate the float product, `int64(ts * 1000)`):
+/// three decimals (`1520879607.789`, `-0.500`), or, for the few whose float times 1000
+/// falls just short of the millisecond, the next float away from zero in its shortest form
+/// (`4387801283.999001`).
 ///
 /// # Example
 /// ```
 /// use promrate::text::write::Seconds;
 /// assert_eq!(Seconds(1_520_879_607_789).to_string(), "1520879607.789");
 /// assert_eq!(Seconds(-500).to_string(), "-0.500");
+/// assert_eq!(Seconds(4_387_801_283_999).to_string(), "4387801283.999001");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seconds(pub i64);
@@ -268,7 +272,22 @@ impl fmt::Display for Seconds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
         let ms = self.0.unsigned_abs();
-        write!(f, "{sign}{}.{:03}", ms / 1000, ms % 1000)
+        let decimal = format!("{sign}{}.{:03}", ms / 1000, ms % 1000);
+        let Ok(mut seconds) = decimal.parse::<f64>() else {
+            return f.write_str(&decimal);
+        };
+        // A few floats away from zero at most: each is 1000 times closer than a millisecond.
+        for _ in 0..4 {
+            if super::value::seconds_to_ms(seconds) == self.0 {
+                return if seconds == 0.0 || decimal.parse::<f64>() == Ok(seconds) {
+                    f.write_str(&decimal)
+                } else {
+                    write!(f, "{seconds}")
+                };
+            }
+            seconds = f64::from_bits(seconds.to_bits() + 1);
+        }
+        f.write_str(&decimal)
     }
 }
 

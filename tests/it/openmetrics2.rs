@@ -254,7 +254,20 @@ mod round_trip {
             2 => number().prop_map(Value::Number),
             1 => (any::<bool>(), number(), prop::option::of(classic()), prop::option::of(native()))
                 .prop_filter("buckets of one kind at least", |(_, _, c, n)| c.is_some() || n.is_some())
-                .prop_map(|(gauge, sum, classic, native)| Value::Histogram { gauge, sum, classic, native }),
+                .prop_map(|(gauge, sum, classic, native)| {
+                    // One count for both kinds of buckets: the native buckets' total, which
+                    // the classic `+Inf` bucket then holds (the lower ones cut to fit).
+                    let classic = match (classic, &native) {
+                        (Some(c), Some(n)) => {
+                            let total = hist_count(&None, &Some(n.clone()));
+                            let mut fitted: Vec<(f64, f64)> = c.into_iter().filter(|b| b.0.is_finite() && b.1 <= total).collect();
+                            fitted.push((f64::INFINITY, total));
+                            Some(fitted)
+                        }
+                        (c, _) => c,
+                    };
+                    Value::Histogram { gauge, sum, classic, native }
+                }),
             1 => (0u32..1000, 0.0f64..1e9, prop::collection::btree_set(0u32..=100, 0..4), prop::collection::vec(0.0f64..1e3, 4))
                 .prop_map(|(count, sum, qs, values)| Value::Summary {
                     count,
@@ -311,13 +324,10 @@ mod round_trip {
         }
     }
 
+    /// Seconds that read back to `ms` as Prometheus reads them (the float product
+    /// truncated): three decimals, or the next float for the few that fall short.
     fn seconds(ms: i64) -> String {
-        let sign = if ms < 0 { "-" } else { "" };
-        format!(
-            "{sign}{}.{:03}",
-            ms.unsigned_abs() / 1000,
-            ms.unsigned_abs() % 1000
-        )
+        promrate::text::write::Seconds(ms).to_string()
     }
 
     fn label_set(labels: &[(String, String)]) -> String {
