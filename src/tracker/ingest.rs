@@ -146,6 +146,7 @@ impl Tracker {
             at_ms,
             before,
             streaming,
+            ignore_own_times: !self.honor_timestamps,
             sample_limit: usize::MAX,
             ..PageRead::default()
         })
@@ -625,6 +626,8 @@ pub(super) struct PageRead {
     /// Of the samples with a timestamp of their own, the farthest from the page's time
     /// (theirs less the page's, ms; 0 for none): [`IngestReport::timestamp_skew`].
     farthest_own_ms: i64,
+    /// [`Tracker::honor_timestamps`] is off: every sample is recorded at the page's time.
+    ignore_own_times: bool,
 }
 
 impl PageRead {
@@ -637,6 +640,9 @@ impl PageRead {
         let offset = own.saturating_sub(self.at_ms);
         if offset.unsigned_abs() > self.farthest_own_ms.unsigned_abs() {
             self.farthest_own_ms = offset;
+        }
+        if self.ignore_own_times {
+            return self.at_ms;
         }
         own
     }

@@ -145,6 +145,8 @@ pub struct Tracker {
     ewma_gap: Option<TimeDelta>,
     /// [`Tracker::start_time_skew`], in milliseconds.
     start_time_skew_ms: Option<i64>,
+    /// [`Tracker::honor_timestamps`].
+    honor_timestamps: bool,
     index: SeriesIndex,
     positions: PositionCache,
     /// Series inserted so far (tells the position cache when a miss may have become a hit).
@@ -210,6 +212,7 @@ impl Tracker {
             ewma_tau: DEFAULT_EWMA_TAU,
             ewma_gap: None,
             start_time_skew_ms: None,
+            honor_timestamps: true,
             expected_interval: None,
             index: SeriesIndex::default(),
             positions: PositionCache::default(),

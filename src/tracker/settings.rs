@@ -354,6 +354,33 @@ impl Tracker {
         self
     }
 
+    /// Whether a sample is recorded at its own timestamp, when it has one (the default), or
+    /// at the page's time: Prometheus' `honor_timestamps`. Off for a server whose own
+    /// times cannot be trusted (a clock a day off, or OpenMetrics seconds served as the
+    /// text format, read as milliseconds of 1970): its figures then come from the times
+    /// the pages were read at. [`IngestReport::timestamp_skew`](crate::IngestReport) still
+    /// says how far its own times were.
+    ///
+    /// # Example
+    /// ```
+    /// use chrono::DateTime;
+    /// use promrate::{Estimator, Query, Selector, Tracker};
+    /// let at = |s: i64| DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+    /// let mut t = Tracker::new([]);
+    /// t.honor_timestamps(false);
+    /// // Seconds read as milliseconds: times of January 1970.
+    /// let report = t.ingest("tokens_total 0 1700000000\n", at(0))?;
+    /// assert!(report.timestamp_skew.unwrap() < chrono::TimeDelta::days(-365));
+    /// t.ingest("tokens_total 500 1700000001\n", at(1))?;
+    /// let rate = t.evaluate(&Query::new(&Selector::parse("tokens_total")?, Estimator::Ewma))?;
+    /// assert_eq!(rate.value()?, 500.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn honor_timestamps(&mut self, honor: bool) -> &mut Self {
+        self.honor_timestamps = honor;
+        self
+    }
+
     /// The labels that tell a page's targets apart, for [`Tracker::start_time_gauge`]: a
     /// series belongs to the start gauge with the same values of these labels. Default
     /// `job` and `instance` (as

@@ -304,6 +304,19 @@ pub const START_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
 /// (a federation's samples lag by up to its scrape interval).
 pub const OWN_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
 
+/// A URL's tracker: vLLM's pages in every format and spelling (and lenient: unknown
+/// escapes kept as written, as the Prometheus server reads them), untyped families by name
+/// (a federation declares every family untyped), series keeping `retention` of points.
+fn target_tracker(retention: TimeDelta) -> Tracker {
+    let mut tracker = Tracker::new([]);
+    tracker
+        .vllm_preset()
+        .infer_counters(true)
+        .retention(retention)
+        .start_time_skew(Some(START_TIME_SKEW));
+    tracker
+}
+
 impl Target {
     /// A URL whose series keep `retention` of points (what the window needs: totals since
     /// the start are kept by the tracker apart from the points).
@@ -311,15 +324,9 @@ impl Target {
         // vLLM's pages in every format and spelling (and lenient: unknown escapes kept as
         // written, as the Prometheus server reads them). Untyped families by name: a
         // federation declares every family untyped.
-        let mut tracker = Tracker::new([]);
-        tracker
-            .vllm_preset()
-            .infer_counters(true)
-            .retention(retention)
-            .start_time_skew(Some(START_TIME_SKEW));
         Target {
             url,
-            tracker,
+            tracker: target_tracker(retention),
             since: None,
             last_ok: None,
             status: Status::Waiting,
@@ -462,6 +469,44 @@ impl Target {
         self.judge(at, page.content_type.as_deref(), &page.body, report, events)
     }
 
+    /// Samples whose own times are more than [`OWN_TIME_SKEW`] from their scrape (`skew`
+    /// at most): said once, and read at the scrapes' times from the next page on.
+    fn own_times(&mut self, at: DateTime<Utc>, skew: Option<TimeDelta>, events: &mut Vec<Event>) {
+        let Some(skew) = skew.filter(|s| s.abs() > OWN_TIME_SKEW) else {
+            return;
+        };
+        if !std::mem::replace(&mut self.time_warned, true) {
+            let (far, side) = if skew < TimeDelta::zero() {
+                (-skew, "before")
+            } else {
+                (skew, "after")
+            };
+            // To the second: a clock's offset is not read to the millisecond.
+            let seconds = (far.num_milliseconds() + 500) / 1000;
+            let far = humantime::format_duration(std::time::Duration::from_secs(seconds.unsigned_abs()));
+            // Seconds read as milliseconds are decades before the scrape.
+            let why = if skew < -TimeDelta::days(3650) {
+                "OpenMetrics seconds served as the text format, read as milliseconds?"
+            } else {
+                "the server's clock, or samples of another time?"
+            };
+            events.push(Event {
+                kind: EventKind::Warning,
+                at,
+                source: self.url.clone(),
+                message: format!(
+                    "its samples carry timestamps of their own, up to {far} {side} the scrape ({why}): from its next page on they are read at the scrape's time, as Prometheus' honor_timestamps: false reads them"
+                ),
+                alert: None,
+            });
+            // What was recorded at those times is forgotten: rated against them, an
+            // interval of a second read as a millisecond showed a thousand times the
+            // rate.
+            self.tracker = target_tracker(self.retention);
+            self.tracker.honor_timestamps(false);
+        }
+    }
+
     /// What a page read into the tracker makes of the URL (`head`: the page's start, for
     /// the words of an HTML page).
     fn judge(
@@ -503,27 +548,7 @@ impl Target {
                 });
             }
         }
-        if let Some(skew) = report.timestamp_skew.filter(|s| s.abs() > OWN_TIME_SKEW) {
-            if !std::mem::replace(&mut self.time_warned, true) {
-                let (far, side) = if skew < TimeDelta::zero() {
-                    (-skew, "before")
-                } else {
-                    (skew, "after")
-                };
-                // To the second: a clock's offset is not read to the millisecond.
-                let seconds = (far.num_milliseconds() + 500) / 1000;
-                let far = humantime::format_duration(std::time::Duration::from_secs(seconds.unsigned_abs()));
-                events.push(Event {
-                    kind: EventKind::Warning,
-                    at,
-                    source: self.url.clone(),
-                    message: format!(
-                        "its samples carry timestamps of their own, up to {far} {side} the scrape (the server's clock, or samples of another time?): each is recorded at its own time, so windows ending now hold none of them"
-                    ),
-                    alert: None,
-                });
-            }
-        }
+        self.own_times(at, report.timestamp_skew, events);
         self.since.get_or_insert(at);
         self.last_ok = Some(at);
         self.scrapes += 1;
@@ -750,9 +775,10 @@ impl Instance {
 #[cfg(test)]
 pub mod tests {
     use super::*;
+    use promrate::{Estimator, Query, Selector};
 
-    /// Samples timestamped a day before their scrapes: said once, as the reason windows
-    /// ending now hold none of them.
+    /// Samples timestamped a day before their scrapes: said once, and read at the scrapes'
+    /// times from the next page on (windows ending now held none of them).
     #[test]
     fn samples_far_from_their_scrape_are_said_once() {
         let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
@@ -780,6 +806,51 @@ pub mod tests {
             warnings(target.ingest(at(1), Ok(page(1)))).is_empty(),
             "said once"
         );
+        // From the page after the warning on, at the scrapes' times: 100 a second.
+        target.ingest(at(2), Ok(page(2)));
+        let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
+        let rate = target
+            .tracker
+            .evaluate(&Query::new(&tokens, Estimator::Ewma))
+            .unwrap();
+        assert_eq!(rate.value().unwrap(), 100.0);
+    }
+
+    /// An OpenMetrics page (seconds) served as the text format (read as milliseconds): a
+    /// second between pages was a millisecond, and the EWMA said 1,000 times the rate. It
+    /// is said as such, and rated at the scrapes' times.
+    #[test]
+    fn seconds_read_as_milliseconds_are_not_rated_as_such() {
+        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let page = |s: i64| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
+                500 * s,
+                1_800_000_000 + s
+            ),
+            format: Format::PrometheusText,
+            content_type: Some("text/plain; version=0.0.4".into()),
+        };
+        let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
+        let mut said = Vec::new();
+        for s in 0..6 {
+            said.extend(target.ingest(at(s), Ok(page(s))).into_iter().map(|e| e.message));
+            if let Ok(rate) = target.tracker.evaluate(&Query::new(&tokens, Estimator::Ewma)) {
+                if let Ok(value) = rate.value() {
+                    assert_eq!(value, 500.0, "scrape {s}");
+                }
+            }
+        }
+        assert!(
+            said.iter().any(|m| m.contains("read as milliseconds?")),
+            "{said:?}"
+        );
+        let rate = target
+            .tracker
+            .evaluate(&Query::new(&tokens, Estimator::Ewma))
+            .unwrap();
+        assert_eq!(rate.value().unwrap(), 500.0);
     }
 
     /// How a body ends tells whether it was cut short: a newline after the last line, and
