@@ -252,6 +252,18 @@ impl CounterSeries {
     /// (its rise, or its value when it was read as a reset), unless it counted nothing
     /// (the counter was erratic then): the interval is another process's. The EWMA starts
     /// afresh.
+    /// Forgets that point `number`'s drop was unexplained (a created time came to explain
+    /// it).
+    fn unmark_drop(&mut self, number: u64) {
+        if let Extra::Rare(rare) = &mut self.extra {
+            if let Some(resets) = &mut rare.resets {
+                resets
+                    .marks
+                    .retain(|mark| *mark != (number, ResetCause::ValueDropped));
+            }
+        }
+    }
+
     fn take_back(&mut self, number: u64, counted: f64) {
         if !self.counted_nothing(number) {
             self.total_increase -= counted;
@@ -674,7 +686,19 @@ impl CounterSeries {
             return Some(ResetCause::StartWentBack);
         }
         if already {
-            // Already a restart; the newest interval is booked as one.
+            // Already a restart; the newest interval is booked as one. A drop read before
+            // its created time (`x_created` printed after `x_total`, as prometheus_client
+            // writes it) was marked unexplained; a new created time explains it: a restart,
+            // not another process's value. Left marked (and the point without its created
+            // time), the count's climb past the old value was read as a second drop's
+            // other process, and the counter counted nothing while both were in the EWMA's
+            // memory.
+            if newest_created.is_none() {
+                self.set_created(newest_number, Some(created_ms));
+                if prev_created.is_some_and(|before| before != created_ms) {
+                    self.unmark_drop(newest_number);
+                }
+            }
             return None;
         }
         self.set_created(newest_number, Some(created_ms));
