@@ -81,7 +81,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub bearer_token_file: Option<String>,
 
-    /// Send this header with every scrape, e.g. 'X-Scope-OrgID: team-a' (repeatable).
+    /// Send this header with every scrape, e.g. 'X-Scope-OrgID: team-a' (repeatable); it
+    /// replaces the monitor's own of that name (Accept, Accept-Encoding, User-Agent).
     /// Values are never printed.
     #[arg(long, value_name = "'NAME: VALUE'")]
     pub header: Vec<String>,

@@ -14,12 +14,20 @@ use promrate::Format;
 use crate::body::{BodyError, Stream};
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
+/// What a TSDB's HTTP API is asked for.
+const JSON: &str = "application/json";
+
+/// Who asks: the monitor and its version, as Prometheus names itself in its scrapes.
+pub const USER_AGENT: &str = concat!("vllm_monitor/", env!("CARGO_PKG_VERSION"));
+
 /// What the monitor asks for, as Prometheus 3 asks by default (its scrape protocols in
 /// order, each a tenth less preferred: OpenMetrics 1.0.0 and 0.0.1, text 1.0.0, text 0.0.4,
 /// then anything), with OpenMetrics 2.0.0 first for the servers that offer it. Names may
 /// be UTF-8 (`escaping=allow-utf-8`). The parser is picked from the answer's Content-Type
-/// (`Format::from_content_type`). prometheus_client (vLLM, SGLang) answers OpenMetrics
-/// 1.0.0 when asked so, spelling `vllm:x` as `vllm_x`: the tracker's vLLM preset reads both.
+/// (`Format::from_content_type`). prometheus_client (vLLM, SGLang) 0.26 answers this with
+/// OpenMetrics 2.0.0 (a page of 1.0's shape: `_created` lines, no `st@`, `vllm:x` kept);
+/// older ones answer 1.0.0, spelling `vllm:x` as `vllm_x`: the tracker's vLLM preset reads
+/// both.
 pub const ACCEPT: &str = "application/openmetrics-text;version=2.0.0;escaping=allow-utf-8;q=0.6,\
 application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,\
 application/openmetrics-text;version=0.0.1;q=0.4,\
@@ -322,13 +330,25 @@ impl Client {
 
     /// Sends a GET of `endpoint` asking for `accept` (and gzip), with the credentials and
     /// headers of every request, and waits for the answer's headers.
+    /// A header given with `--header` replaces the monitor's own of that name (sent twice,
+    /// most servers read the first), except a JSON API's Accept, which asks for JSON.
     fn call(&self, endpoint: &Endpoint, accept: &str) -> Result<ureq::http::Response<ureq::Body>, String> {
-        let mut request = self
-            .agent
-            .get(&endpoint.request)
-            .header("Accept", accept)
-            .header("Accept-Encoding", "gzip");
+        let given = |name: &str| self.headers.iter().any(|h| h.name.eq_ignore_ascii_case(name));
+        let own_accept = accept == JSON || !given("accept");
+        let mut request = self.agent.get(&endpoint.request);
+        if own_accept {
+            request = request.header("Accept", accept);
+        }
+        if !given("accept-encoding") {
+            request = request.header("Accept-Encoding", "gzip");
+        }
+        if !given("user-agent") {
+            request = request.header("User-Agent", USER_AGENT);
+        }
         for h in self.headers.iter() {
+            if own_accept && h.name.eq_ignore_ascii_case("accept") {
+                continue;
+            }
             request = request.header(&h.name, &h.value);
         }
         if let Some(basic) = &endpoint.basic {
@@ -620,7 +640,7 @@ impl Client {
     /// asks for the exposition formats and which reads a 200 answer only.
     pub fn get_json(&self, endpoint: &Endpoint, stop: &AtomicBool) -> Result<JsonAnswer, String> {
         let started = Instant::now();
-        let response = self.call(endpoint, "application/json")?;
+        let response = self.call(endpoint, JSON)?;
         let status = response.status().as_u16();
         let encoding = response
             .headers()
@@ -717,6 +737,71 @@ mod tests {
         let e = Access::new(missing.to_str(), false, None, &[]).err().unwrap();
         assert!(e.contains("missing.pem"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The request's headers as a server sees them: the monitor's Accept, gzip and its
+    /// name, unless `--header` gives its own (then sent once, in place of the monitor's).
+    #[test]
+    fn a_header_given_replaces_the_monitors_own() {
+        use std::io::{BufRead, BufReader, Write};
+        let request_headers = |given: &[&str]| -> Vec<String> {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+            let server = std::thread::spawn(move || {
+                let (stream, _) = listener.accept().unwrap();
+                let mut lines = Vec::new();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line.trim().is_empty() {
+                        break;
+                    }
+                    lines.push(line.trim().to_ascii_lowercase());
+                }
+                let body = "vllm:num_requests_running 1\n";
+                let mut stream = stream;
+                write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+                lines
+            });
+            let given: Vec<String> = given.iter().map(|h| h.to_string()).collect();
+            let access = Access::new(None, false, None, &given).unwrap();
+            let client = access.client(Duration::from_secs(5), 1 << 20);
+            client.open(&Endpoint::new(&url)).unwrap();
+            server.join().unwrap()
+        };
+        let count = |lines: &[String], name: &str| {
+            lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{name}:")))
+                .count()
+        };
+        let plain = request_headers(&[]);
+        assert_eq!(count(&plain, "accept"), 1, "{plain:?}");
+        assert!(
+            plain
+                .iter()
+                .any(|l| l.starts_with("accept: application/openmetrics-text")),
+            "{plain:?}"
+        );
+        assert!(
+            plain.contains(&format!("user-agent: {}", USER_AGENT.to_ascii_lowercase())),
+            "{plain:?}"
+        );
+        assert!(plain.contains(&"accept-encoding: gzip".to_string()), "{plain:?}");
+        let own = request_headers(&["Accept: text/plain;version=0.0.4", "User-Agent: probe/1"]);
+        assert_eq!(count(&own, "accept"), 1, "{own:?}");
+        assert_eq!(count(&own, "user-agent"), 1, "{own:?}");
+        assert!(
+            own.contains(&"accept: text/plain;version=0.0.4".to_string()),
+            "{own:?}"
+        );
+        assert!(own.contains(&"user-agent: probe/1".to_string()), "{own:?}");
     }
 
     #[test]

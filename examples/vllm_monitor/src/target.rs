@@ -284,6 +284,8 @@ pub struct Target {
     type_warned: bool,
     /// Whether its samples' own timestamps, far from the scrape, were said.
     time_warned: bool,
+    /// Lines that did not parse were said (once per URL).
+    bad_lines_said: bool,
     scrapes: u64,
     /// A fault was announced and no scrape has succeeded since: one event per outage,
     /// including the first one of a URL that never answered.
@@ -338,6 +340,7 @@ impl Target {
             scrape_s: None,
             type_warned: false,
             time_warned: false,
+            bad_lines_said: false,
             scrapes: 0,
             fault_announced: false,
             retention,
@@ -554,13 +557,50 @@ impl Target {
         self.scrapes += 1;
         self.follow_instances(at, &report, events);
         Ok(match report.first_error {
-            Some(first) => Status::BadLines {
-                kind: Some(kind),
-                count: report.bad_lines,
-                first,
-            },
+            Some(first) => {
+                self.bad_lines(at, content_type, report.bad_lines, &first, events);
+                Status::BadLines {
+                    kind: Some(kind),
+                    count: report.bad_lines,
+                    first,
+                }
+            }
             None => Status::Ok(kind),
         })
+    }
+
+    /// Lines of a page otherwise read that did not parse: said once (their samples are
+    /// missing from the figures, which only said `-`), with the format the page was read
+    /// in, since a page served under another format's Content-Type fails this way.
+    fn bad_lines(
+        &mut self,
+        at: DateTime<Utc>,
+        content_type: Option<&str>,
+        count: usize,
+        first: &ParseError,
+        events: &mut Vec<Event>,
+    ) {
+        if std::mem::replace(&mut self.bad_lines_said, true) {
+            return;
+        }
+        let format = match self.format {
+            Some(Format::OpenMetrics) => "OpenMetrics 1.0",
+            Some(Format::OpenMetrics2) => "OpenMetrics 2.0",
+            _ => "the text format",
+        };
+        events.push(Event {
+            kind: EventKind::Warning,
+            at,
+            source: self.url.clone(),
+            message: format!(
+                "{count} line(s) of its page did not parse and are left out of the figures (first at {}:{}: {}); read as {format}, as its Content-Type ({}) says: served in another format?",
+                first.line,
+                first.column,
+                first.kind,
+                content_type.unwrap_or("none")
+            ),
+            alert: None,
+        });
     }
 
     /// Restarts per instance, and instances that vanished from (or came back to) the page.
@@ -814,6 +854,54 @@ pub mod tests {
             .evaluate(&Query::new(&tokens, Estimator::Ewma))
             .unwrap();
         assert_eq!(rate.value().unwrap(), 100.0);
+    }
+
+    /// An OpenMetrics 2.0 page served as the text format: its counters (`st@`) do not
+    /// parse, its gauges do. The figures said only `-`, and nothing said why; now a
+    /// warning says, once, with the format the Content-Type chose.
+    #[test]
+    fn lines_that_do_not_parse_are_said_once() {
+        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let page = |s: i64| Page {
+            body: format!(
+                "vllm:num_requests_running{{model_name=\"m\"}} 3\n\
+                 vllm:generation_tokens_total{{model_name=\"m\"}} {} st@1799999000.0\n# EOF\n",
+                100 * s
+            ),
+            format: Format::PrometheusText,
+            content_type: Some("text/plain; version=0.0.4".into()),
+        };
+        let warnings = |events: Vec<Event>| -> Vec<String> {
+            events
+                .into_iter()
+                .filter(|e| e.kind == EventKind::Warning)
+                .map(|e| e.message)
+                .collect()
+        };
+        let first = warnings(target.ingest(at(0), Ok(page(0))));
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(
+            first[0].starts_with("1 line(s) of its page did not parse")
+                && first[0].contains("first at 2:")
+                && first[0].contains(
+                    "read as the text format, as its Content-Type (text/plain; version=0.0.4) says"
+                ),
+            "{}",
+            first[0]
+        );
+        assert!(
+            warnings(target.ingest(at(1), Ok(page(1)))).is_empty(),
+            "said once"
+        );
+        assert!(matches!(
+            target.status,
+            Status::BadLines {
+                kind: Some(_),
+                count: 1,
+                ..
+            }
+        ));
     }
 
     /// An OpenMetrics page (seconds) served as the text format (read as milliseconds): a

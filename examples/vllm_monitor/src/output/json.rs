@@ -48,7 +48,7 @@ fn frame(s: &Snapshot) -> Value {
                 "server": t.status.kind().map(|k| k.as_str()),
                 "errors": t.errors,
                 "skipped_pages": t.skipped,
-                "format": t.format.map(|f| if f == promrate::Format::OpenMetrics { "openmetrics" } else { "text" }),
+                "format": t.format.map(format_word),
                 "at_ms": t.last_ok.map(|at| at.timestamp_millis()),
                 "scrape_s": t.scrape_s,
                 "instances": t.instances.iter().filter(|(name, _)| !name.is_empty()).map(|(name, i)| json!({
@@ -237,6 +237,16 @@ impl<W: Write> Output for Json<W> {
 
     fn closed(&self) -> bool {
         self.closed
+    }
+}
+
+/// The format a URL's newest page was read in, for `urls[].format`: `text` (0.0.4 and
+/// 1.0.0), `openmetrics` (1.0) or `openmetrics-2.0`.
+fn format_word(format: promrate::Format) -> &'static str {
+    match format {
+        promrate::Format::OpenMetrics => "openmetrics",
+        promrate::Format::OpenMetrics2 => "openmetrics-2.0",
+        _ => "text",
     }
 }
 

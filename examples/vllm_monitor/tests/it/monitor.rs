@@ -222,8 +222,8 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         "monitor vs prometheus_client: {checked_after_fill} rows, worst error {:.3}%",
         worst * 100.0
     );
-    // prometheus_client answered the plain text format we asked for (it would rename
-    // `vllm:` to `vllm_` in OpenMetrics).
+    // prometheus_client 0.26 answers the Accept header's first choice, OpenMetrics 2.0
+    // (a page in 1.0's shape: `_created` lines, no `st@`), and the URL says so.
     let formats: Vec<&Value> = rows
         .iter()
         .filter_map(|r| r["urls"].get(0))
@@ -231,7 +231,7 @@ fn generation_rate_from_prometheus_client_within_one_percent_across_a_restart() 
         .filter(|f| !f.is_null())
         .collect();
     assert!(
-        !formats.is_empty() && formats.iter().all(|f| *f == "text"),
+        !formats.is_empty() && formats.iter().all(|f| *f == "openmetrics-2.0"),
         "{formats:?}"
     );
     let summary = rows.last().unwrap();
