@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use chrono::{DateTime, TimeDelta, Utc};
 use promrate::{Format, WindowRule};
 
+use crate::events::EventKind;
 use crate::http::{Access, Endpoint};
 use crate::snapshot::{Moment, Snapshot};
 use crate::target::{ServerRow, Target};
@@ -254,4 +255,43 @@ fn an_openmetrics_2_answer_is_read_as_openmetrics_2() {
     assert_eq!(target.format, Some(Format::OpenMetrics2));
     assert_eq!(snapshot.figures.generation.window, Some(500.0));
     assert_eq!(snapshot.figures.in_flight.running, Some(3.0));
+}
+
+/// A page of the text format served under OpenMetrics' Content-Type, with a
+/// Content-Length (so whole): read, and said once for its missing `# EOF`. It was read
+/// silently when small (read whole), and refused as "cut short?" when large (read as it
+/// arrived), though its length showed it whole.
+#[test]
+fn a_text_page_served_as_openmetrics_is_read_and_said_once() {
+    let text = |_: &str, n: usize| {
+        let page = data(["vllm-0.33-v1-single-t0.prom", "vllm-0.33-v1-single-t10.prom"][n.min(1)]);
+        let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+        (content_type.to_string(), page.into_bytes())
+    };
+    let server = Server::start(2, Box::new(text));
+    let client = Access::default().client(std::time::Duration::from_secs(10), 64 << 20);
+    let endpoint = Endpoint::new(&server.url);
+    let at = |s: i64| DateTime::<Utc>::from_timestamp(1_900_000_000 + s, 0).unwrap();
+    let mut target = Target::new(server.url.clone(), TimeDelta::minutes(1));
+    let mut said = Vec::new();
+    for s in [0, 10] {
+        let answer = client.open(&endpoint).expect("an answer");
+        let (events, failure) = target.ingest_answer(at(s), answer, &AtomicBool::new(false), None);
+        assert_eq!(failure, None);
+        assert!(target.status.is_ok(), "{}", target.status);
+        said.extend(
+            events
+                .into_iter()
+                .filter(|e| e.kind == EventKind::Warning)
+                .map(|e| e.message),
+        );
+    }
+    server.finish();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("served as OpenMetrics (application/openmetrics-text"),
+        "{}",
+        said[0]
+    );
+    assert!(said[0].contains("no '# EOF'"), "{}", said[0]);
 }

@@ -286,6 +286,10 @@ pub struct Target {
     time_warned: bool,
     /// Lines that did not parse were said (once per URL).
     bad_lines_said: bool,
+    /// An OpenMetrics page without `# EOF` was said (once per URL).
+    eof_warned: bool,
+    /// A page's body came (read or not): the server answered.
+    answered: bool,
     scrapes: u64,
     /// A fault was announced and no scrape has succeeded since: one event per outage,
     /// including the first one of a URL that never answered.
@@ -341,6 +345,8 @@ impl Target {
             type_warned: false,
             time_warned: false,
             bad_lines_said: false,
+            eof_warned: false,
+            answered: false,
             scrapes: 0,
             fault_announced: false,
             retention,
@@ -384,9 +390,14 @@ impl Target {
         let mut events = Vec::new();
         let (format, content_type) = (answer.format, answer.content_type.clone());
         self.format = Some(format);
+        self.answered = true;
         self.tracker
             .parser(Parser::new(format).strict(false).body_size_limit(answer.limit()));
         let mut head = String::new();
+        // With a Content-Length the body came whole (a shorter one is a read error): an
+        // ending without a newline or `# EOF` is the server's page, not a cut.
+        let sized = answer.length.is_some();
+        let mut ended = true;
         let (ingested, failure) = match self.tracker.ingest_chunks(at) {
             Err(refused) => (Err(refused), None),
             Ok(mut page) => {
@@ -401,6 +412,10 @@ impl Target {
                 });
                 let failure = match read {
                     Err(failure) => Some(failure),
+                    Ok(_) if sized => {
+                        ended = ending.cut_short(format).is_none();
+                        None
+                    }
                     Ok(_) => ending.cut_short(format).map(|why| {
                         page.discard_cut_line();
                         why.to_string()
@@ -409,6 +424,7 @@ impl Target {
                 (page.finish(), failure)
             }
         };
+        self.without_eof(at, format, content_type.as_deref(), ended, &mut events);
         let status = match failure.clone() {
             Some(failure) => Err(Status::Failed(failure)),
             None => ingested
@@ -443,6 +459,8 @@ impl Target {
         if !ok && !self.fault_announced {
             let message = match self.since {
                 Some(_) => self.status.to_string(),
+                // A body that came and could not be read: the server did answer.
+                None if self.answered => format!("no page read yet: {}", self.status),
                 None => format!("never answered yet: {}", self.status),
             };
             events.push(event(EventKind::Fault, message));
@@ -466,10 +484,41 @@ impl Target {
     ) -> Result<Status, Status> {
         let page = result.as_ref().map_err(|e| Status::Failed(e.clone()))?;
         self.format = Some(page.format);
+        self.answered = true;
         // What the server sent (it may ignore our Accept header and answer OpenMetrics).
         self.tracker.read_as(page.format);
         let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
+        let end = page.body.trim_end_matches('\n');
+        let eof = end.ends_with("# EOF") || page.body.is_empty();
+        self.without_eof(at, page.format, page.content_type.as_deref(), eof, events);
         self.judge(at, page.content_type.as_deref(), &page.body, report, events)
+    }
+
+    /// A whole page read as OpenMetrics without its `# EOF` (`eof` false): a page of the
+    /// text format under OpenMetrics' Content-Type, most likely. Its lines are read all the
+    /// same; said once.
+    fn without_eof(
+        &mut self,
+        at: DateTime<Utc>,
+        format: Format,
+        content_type: Option<&str>,
+        eof: bool,
+        events: &mut Vec<Event>,
+    ) {
+        let openmetrics = matches!(format, Format::OpenMetrics | Format::OpenMetrics2);
+        if eof || !openmetrics || std::mem::replace(&mut self.eof_warned, true) {
+            return;
+        }
+        events.push(Event {
+            kind: EventKind::Warning,
+            at,
+            source: self.url.clone(),
+            message: format!(
+                "served as OpenMetrics ({}), but its page has no '# EOF' (the text format under OpenMetrics' name?): read line by line all the same",
+                content_type.unwrap_or("no Content-Type")
+            ),
+            alert: None,
+        });
     }
 
     /// Samples whose own times are more than [`OWN_TIME_SKEW`] from their scrape (`skew`
@@ -902,6 +951,38 @@ pub mod tests {
                 ..
             }
         ));
+    }
+
+    /// A small page read whole as OpenMetrics without `# EOF` (the text format under
+    /// OpenMetrics' name): read, and said once.
+    #[test]
+    fn an_openmetrics_page_without_eof_is_said_once() {
+        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let page = |s: i64, eof: &str| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{model_name=\"m\"}} {}\n{eof}",
+                100 * s
+            ),
+            format: Format::OpenMetrics,
+            content_type: Some("application/openmetrics-text; version=1.0.0".into()),
+        };
+        let warnings = |events: Vec<Event>| -> Vec<String> {
+            events
+                .into_iter()
+                .filter(|e| e.kind == EventKind::Warning)
+                .map(|e| e.message)
+                .collect()
+        };
+        assert!(warnings(target.ingest(at(0), Ok(page(0, "# EOF\n")))).is_empty());
+        let without = warnings(target.ingest(at(1), Ok(page(1, ""))));
+        assert_eq!(without.len(), 1, "{without:?}");
+        assert!(without[0].contains("has no '# EOF'"), "{}", without[0]);
+        assert!(target.status.is_ok(), "{}", target.status);
+        assert!(
+            warnings(target.ingest(at(2), Ok(page(2, "")))).is_empty(),
+            "said once"
+        );
     }
 
     /// An OpenMetrics page (seconds) served as the text format (read as milliseconds): a
