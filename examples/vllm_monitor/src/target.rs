@@ -165,6 +165,28 @@ fn is_exposition_type(content_type: &str) -> bool {
         .any(|t| media.eq_ignore_ascii_case(t))
 }
 
+/// The `version` an exposition Content-Type names, when it is none this monitor knows (text
+/// 0.0.4 and 1.0.0; OpenMetrics 0.0.1, 1.0.0 and 2.0.0): a newer format, read as the
+/// nearest one known, may not read right.
+fn unknown_version(content_type: &str) -> Option<&str> {
+    let mut parts = content_type.split(';');
+    let media = parts.next().unwrap_or("").trim();
+    let version = parts.find_map(|p| {
+        let (key, value) = p.split_once('=')?;
+        key.trim()
+            .eq_ignore_ascii_case("version")
+            .then(|| value.trim().trim_matches('"'))
+    })?;
+    let known: &[&str] = if media.eq_ignore_ascii_case("text/plain") {
+        &["0.0.4", "1.0.0"]
+    } else if media.eq_ignore_ascii_case("application/openmetrics-text") {
+        &["0.0.1", "1.0.0", "2.0.0"]
+    } else {
+        return None;
+    };
+    (!known.contains(&version)).then_some(version)
+}
+
 /// The start of a page kept for messages (an HTML page's words).
 const HEAD: usize = 4096;
 
@@ -587,6 +609,25 @@ impl Target {
                 None => Status::NoInferenceMetrics,
             });
         };
+        if let Some(version) = content_type.and_then(unknown_version) {
+            if !std::mem::replace(&mut self.type_warned, true) {
+                let read_as = match self.format {
+                    Some(Format::OpenMetrics) => "OpenMetrics 1.0",
+                    Some(Format::OpenMetrics2) => "OpenMetrics 2.0",
+                    _ => "the text format 0.0.4 and 1.0.0",
+                };
+                events.push(Event {
+                    kind: EventKind::Warning,
+                    at,
+                    source: self.url.clone(),
+                    message: format!(
+                        "served as {}: version {version} is none this monitor knows; read as {read_as}, which a newer format may not be",
+                        content_type.unwrap_or_default()
+                    ),
+                    alert: None,
+                });
+            }
+        }
         if let Some(unexpected) = content_type.filter(|t| !is_exposition_type(t)) {
             if !std::mem::replace(&mut self.type_warned, true) {
                 events.push(Event {
@@ -951,6 +992,50 @@ pub mod tests {
                 ..
             }
         ));
+    }
+
+    /// A format version the monitor does not know is said, once, with what it was read as.
+    #[test]
+    fn an_unknown_format_version_is_said() {
+        assert_eq!(
+            unknown_version("application/openmetrics-text; version=3.0.0"),
+            Some("3.0.0")
+        );
+        assert_eq!(
+            unknown_version("text/plain; charset=utf-8; Version=\"3.0.0\""),
+            Some("3.0.0")
+        );
+        for known in [
+            "text/plain; version=0.0.4; charset=utf-8",
+            "text/plain; version=1.0.0; escaping=allow-utf-8",
+            "application/openmetrics-text; version=2.0.0; charset=utf-8",
+            "application/openmetrics-text; version=1.0.0",
+            "text/plain",
+            "application/json; version=9",
+        ] {
+            assert_eq!(unknown_version(known), None, "{known}");
+        }
+        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let page = |s: i64| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{model_name=\"m\"}} {}\n# EOF\n",
+                100 * s
+            ),
+            format: Format::OpenMetrics,
+            content_type: Some("application/openmetrics-text; version=3.0.0".into()),
+        };
+        let said: Vec<String> = (0..2)
+            .flat_map(|s| target.ingest(at(s), Ok(page(s))))
+            .filter(|e| e.kind == EventKind::Warning)
+            .map(|e| e.message)
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].contains("version 3.0.0 is none this monitor knows; read as OpenMetrics 1.0"),
+            "{}",
+            said[0]
+        );
     }
 
     /// A small page read whole as OpenMetrics without `# EOF` (the text format under
