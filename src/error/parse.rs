@@ -242,6 +242,10 @@ pub enum FamilyRule {
     #[error("timestamps went backwards within a group")]
     /// Timestamps went backwards within a group.
     TimestampsBackwards,
+    #[error("a metric's samples need increasing timestamps: this one repeats it without any")]
+    /// OpenMetrics 2.0: a second sample of one metric (the same label set, one line each)
+    /// without timestamps ("its Samples MUST have monotonically increasing Timestamps").
+    RepeatedWithoutTimestamps,
     #[error("stateset values must be 0 or 1")]
     /// Stateset values must be 0 or 1.
     StateSetValueNotBoolean,

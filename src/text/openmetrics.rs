@@ -267,6 +267,18 @@ fn closing_verdict<'page>(
     Ok(())
 }
 
+/// Info and state set families take no unit: refused at the metadata line that makes the
+/// pair (as Prometheus' parsers refuse it), not at the family's end; the unit is then
+/// forgotten, so the family's close does not refuse it again.
+fn unit_allowed(family: &mut Family<'_>, name: &str) -> Result<(), Rejection> {
+    let unit = family.unit.is_some_and(|u| !u.is_empty());
+    if unit && matches!(family.kind, MetricType::Info | MetricType::StateSet) {
+        family.unit = None;
+        return Err(Rejection::Line(0, family_error(name, FamilyRule::UnitNotAllowed)));
+    }
+    Ok(())
+}
+
 /// [`closing_verdict`]'s rules on a family's type and unit.
 #[inline(never)]
 fn typed_closing_verdict(family: &mut Family<'_>) -> Result<(), FamilyRule> {
@@ -370,13 +382,13 @@ impl<'page> Validator<'page> {
             Entry::Type { kind, .. } => {
                 repeated(&mut family.has_type)?;
                 family.kind = *kind;
-                Ok(())
+                unit_allowed(family, name)
             }
             Entry::Unit { unit, .. } => {
                 let mut has_unit = family.unit.is_some();
                 repeated(&mut has_unit)?;
                 family.unit = Some(unit);
-                Ok(())
+                unit_allowed(family, name)
             }
             _ => Ok(()),
         }
@@ -539,6 +551,11 @@ fn group_and_timestamp<'page>(
         Placement::Same if same_state => {
             if family.timestamp.is_some() != ts.is_some() {
                 return Err(FamilyRule::MixedTimestamps);
+            }
+            // In 2.0 a line is a whole sample (no suffixes): a second one of the same
+            // metric needs a later time, which two samples without one cannot have.
+            if family.version2 && ts.is_none() && kind != MetricType::Info {
+                return Err(FamilyRule::RepeatedWithoutTimestamps);
             }
             if kind != MetricType::Info && family.timestamp > ts {
                 return Err(FamilyRule::TimestampsBackwards);
@@ -765,9 +782,25 @@ mod tests {
                 .map(|e| (e.line, e.kind))
                 .collect()
         };
-        let text = "a 1\na 2\nb 1 st@0.5\na 3\n# EOF\n";
+        let text = "a 1 1\na 2 2\nb 1 st@0.5\na 3 3\n# EOF\n";
         assert_eq!(errors(text), [(5, family("a", FamilyRule::NameClash))]);
-        assert_eq!(errors("a 1\na 2\nb 1 st@0.5\nb 2\n# EOF\n"), []);
+        assert_eq!(errors("a 1 1\na 2 2\nb 1 1 st@0.5\nb 2 2\n# EOF\n"), []);
+        // A unit on an info family is refused at the line that makes the pair.
+        for text in [
+            "# TYPE a_info info\n# UNIT a_info x\na_info 1\n# EOF\n",
+            "# UNIT a_info x\n# TYPE a_info info\na_info 1\n# EOF\n",
+        ] {
+            assert_eq!(
+                errors(text),
+                [(2, family("a_info", FamilyRule::UnitNotAllowed))],
+                "{text}"
+            );
+        }
+        // Without timestamps, a metric's second sample is refused where it stands.
+        assert_eq!(
+            errors("a 1\na 2\n# EOF\n"),
+            [(2, family("a", FamilyRule::RepeatedWithoutTimestamps))]
+        );
     }
 
     #[test]

@@ -616,7 +616,9 @@ mod label_groups {
             .prop_map(|(groups, picks)| picks.iter().map(|&i| groups[i % groups.len()].clone()).collect())
     }
 
-    fn line(labels: &[(&str, usize, bool)]) -> String {
+    /// A sample of the group `labels` at second `at` (a metric's samples on one page need
+    /// increasing timestamps in 2.0, and a group may come again while it is current).
+    fn line(labels: &[(&str, usize, bool)], at: usize) -> String {
         let terms: Vec<String> = labels
             .iter()
             .map(|&(name, value, quoted)| {
@@ -628,7 +630,7 @@ mod label_groups {
                 format!("{name}=\"{}\"", VALUES[value])
             })
             .collect();
-        format!("g{{{}}} 1\n", terms.join(","))
+        format!("g{{{}}} 1 {at}\n", terms.join(","))
     }
 
     /// The lines (1-based, on the page) where the model sees a split.
@@ -657,8 +659,8 @@ mod label_groups {
         #[test]
         fn splits_are_found_exactly(family in family()) {
             let mut page = String::from("# TYPE g gauge\n");
-            for labels in &family {
-                page += &line(labels);
+            for (at, labels) in family.iter().enumerate() {
+                page += &line(labels, at);
             }
             page += "# EOF\n";
             for format in [Format::OpenMetrics2, Format::OpenMetrics] {
