@@ -252,6 +252,17 @@ impl CounterSeries {
     /// (its rise, or its value when it was read as a reset), unless it counted nothing
     /// (the counter was erratic then): the interval is another process's. The EWMA starts
     /// afresh.
+    /// Whether `created`, another than the previous point's, is one a point before `number`
+    /// had: no restart brings back an earlier process's start, so two processes answer in
+    /// turn (replicas behind one address, started within the clock skew of each other,
+    /// which the start times alone cannot tell from restarts). Compares no clocks.
+    fn returns_to_earlier(&self, number: u64, prev_created: Option<i64>, created: Option<i64>) -> bool {
+        let (Some(now), Some(prev)) = (created, prev_created) else {
+            return false;
+        };
+        now != prev && matches!(&self.extra, Extra::Rare(rare) if rare.created.seen_before(now, number))
+    }
+
     /// Forgets that point `number`'s drop was unexplained (a created time came to explain
     /// it).
     fn unmark_drop(&mut self, number: u64) {
@@ -538,6 +549,7 @@ impl CounterSeries {
         }
         let second_process = previous.is_some_and(|(prev, prev_created)| {
             started_while_seen(prev_created, created_ms, prev.timestamp_ms, skew_ms)
+                || self.returns_to_earlier(self.pushed, prev_created, created_ms)
         });
         let cause = if second_process {
             Some(ResetCause::StartWentBack)
@@ -661,7 +673,8 @@ impl CounterSeries {
         let newest_created = self.created_at(newest_number);
         let already = reset_cause(prev.value, prev_created, point.value, newest_created).is_some();
         let second_process = newest_created != Some(created_ms)
-            && started_while_seen(prev_created, Some(created_ms), prev.timestamp_ms, skew_ms);
+            && (started_while_seen(prev_created, Some(created_ms), prev.timestamp_ms, skew_ms)
+                || self.returns_to_earlier(newest_number, prev_created, Some(created_ms)));
         if second_process {
             // A second process's count: what the push counted is taken back (the value,
             // if it was read as a reset).

@@ -127,6 +127,17 @@ impl CreatedRuns {
             || self.newest.created().is_some()
     }
 
+    /// Whether a point before `before` had the created time `created` (a kept run's).
+    pub fn seen_before(&self, created: i64, before: u64) -> bool {
+        let newest = self.newest.number() < before && self.newest.created() == Some(created);
+        newest
+            || self
+                .runs
+                .iter()
+                .take_while(|r| r.number() < before)
+                .any(|r| r.created() == Some(created))
+    }
+
     /// How many runs are kept (for trimming decisions).
     pub fn len(&self) -> usize {
         self.runs.len()

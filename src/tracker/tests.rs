@@ -260,6 +260,51 @@ fn a_restart_whose_created_time_follows_its_drop_keeps_counting() {
     }
 }
 
+/// Two processes behind one URL, started a second apart (replicas of one deployment, well
+/// within any clock skew allowed), answering in turn: each switch looked like a restart and
+/// counted the other's whole count again, and the total ran away (+839% in a trial, the
+/// monitor's rows climbing without bound). A start time that returns to one an earlier
+/// page had cannot be a restart: from there, nothing is counted and the counter is not
+/// rated while that is in its window.
+#[test]
+fn two_processes_in_turn_are_not_counted_as_restarts() {
+    for skew in [None, Some(TimeDelta::minutes(5))] {
+        for created_first in [false, true] {
+            let page = |v: u32, c: u32| {
+                let (counter, created) = (format!("x_total {v}\n"), format!("x_created {c}\n"));
+                let body = if created_first {
+                    created + &counter
+                } else {
+                    counter + &created
+                };
+                format!("# TYPE x counter\n{body}")
+            };
+            let mut t = Tracker::new([]);
+            t.start_time_skew(skew).ewma_time_constant(TimeDelta::seconds(10));
+            for s in 0..20u32 {
+                // A at 100/s from 5,000 (up since 1,000 s), B at 40/s from 2,000 (1,001 s).
+                let (value, created) = if s % 2 == 0 {
+                    (5000 + 100 * s, 1000)
+                } else {
+                    (2000 + 40 * s, 1001)
+                };
+                t.ingest(&page(value, created), at(i64::from(s))).unwrap();
+            }
+            let counter = t.get("x_total", &[]).unwrap().counter().unwrap();
+            // At most the first switches' counts (B's 2,040; A's 5,200 too when `x_created`
+            // comes first, as the first page's created time is known only from the second),
+            // not the 78,000 of a count taken anew at every switch.
+            let bound = if created_first { 7_240.0 } else { 2_040.0 };
+            assert!(
+                counter.total_increase() <= bound,
+                "skew {skew:?}, created first {created_first}: {}",
+                counter.total_increase()
+            );
+            assert!(counter.ewma_erratic().is_err(), "not rated while the two answer");
+        }
+    }
+}
+
 #[test]
 fn a_reused_slot_is_not_mistaken_for_its_old_series() {
     let mut t = Tracker::new([]);

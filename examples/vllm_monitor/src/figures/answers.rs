@@ -223,14 +223,7 @@ impl Answers {
             Estimator::TotalIncrease,
             Estimator::Last,
         );
-        // Window rate, EWMA and PromQL's rate(), each one query per tracker.
-        let rate_of = |names: &[Metric]| {
-            [
-                q.figure(names, Estimator::WindowRate, w),
-                q.figure(names, Estimator::Ewma, w),
-                q.figure(names, Estimator::Rate, w),
-            ]
-        };
+        // Window rate (and which sources and groups it rated), EWMA and PromQL's rate().
         let (generation_window, spans, generating) =
             q.figure_rated(&NAMES.generation, Estimator::WindowRate, w);
         let (running_mean, running_mean_generating) =
@@ -252,11 +245,19 @@ impl Answers {
             slo: slo.to_vec(),
             slo_since_start,
             spans,
-            generation: {
-                let [_, ewma, promql] = rate_of(&NAMES.generation);
-                [generation_window, ewma, promql]
+            generation: [
+                generation_window,
+                q.figure(&NAMES.generation, Estimator::Ewma, w),
+                q.figure_of_counters(&NAMES.generation, Estimator::Rate, w, &generating),
+            ],
+            prompt: {
+                let (window, _, prompting) = q.figure_rated(&NAMES.prompt, Estimator::WindowRate, w);
+                [
+                    window,
+                    q.figure(&NAMES.prompt, Estimator::Ewma, w),
+                    q.figure_of_counters(&NAMES.prompt, Estimator::Rate, w, &prompting),
+                ]
             },
-            prompt: rate_of(&NAMES.prompt),
             prompt_by_source,
             prompt_cached: q.figure(&NAMES.prompt_cached, Estimator::WindowRate, w),
             finished,

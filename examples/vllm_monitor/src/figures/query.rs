@@ -78,7 +78,11 @@ impl GroupIds {
 
 /// The sources (by index) and groups a figure had a value for ([`Query::figure_rated`]).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Rated(std::collections::HashSet<(usize, Option<usize>)>);
+pub(super) struct Rated(
+    std::collections::HashSet<(usize, Option<usize>)>,
+    /// Those refused as no counter: two processes answering in turn, or two drops.
+    std::collections::HashSet<(usize, Option<usize>)>,
+);
 
 /// One figure over all sources and, with `--by`, per group (by number, see [`GroupIds`]): a
 /// sum (or other aggregate) and the number of series it rests on.
@@ -430,6 +434,32 @@ impl<'q> Query<'q> {
         (all, within)
     }
 
+    /// [`Query::figure`] without the sources and groups `rated` found to be no counter (two
+    /// processes answering in turn): PromQL's rate over them, as Prometheus computes it,
+    /// reads every switch as a reset and climbs without bound.
+    pub(super) fn figure_of_counters(
+        &self,
+        names: &[Metric],
+        estimator: Estimator,
+        w: WindowRule,
+        rated: &Rated,
+    ) -> Split {
+        let mut split = Split::default();
+        for (index, source) in self.sources.iter().enumerate() {
+            let Some(metric) = first_present(source, names) else {
+                continue;
+            };
+            let query = ask(&named(metric), estimator, w, source).by(self.label());
+            for group in evaluated(source, &query) {
+                let id = self.group_of(source, &group.labels);
+                if let (Ok(value), false) = (group.value, rated.1.contains(&(index, id))) {
+                    split.add(id, value * metric.scale, group.series);
+                }
+            }
+        }
+        split
+    }
+
     /// [`Query::figure_rated`]; the sources and groups with a value into `rated`, when
     /// asked; and the figure over the sources and groups `among`, when given.
     fn figure_of(
@@ -451,6 +481,9 @@ impl<'q> Query<'q> {
                 let value = match group.value {
                     Ok(value) => value * metric.scale,
                     Err(why) => {
+                        if let (Some(rated), NoValue::ErraticCounter { .. }) = (rated.as_deref_mut(), &why) {
+                            rated.1.insert((index, id));
+                        }
                         spans.refused(id, &why);
                         continue;
                     }

@@ -595,3 +595,45 @@ fn a_recording_without_a_scrape_says_why_and_exits_1() {
         assert!(!stderr.contains('\u{1b}'), "{name}: {stderr:?}");
     }
 }
+
+/// Real prometheus_client 0.26 exporters, recorded by the monitor
+/// (`tests/data/realservers/prometheus_client-0.26-trials`, truths in its README). A
+/// restart whose new `_created` follows its count: the summary is the true count (it
+/// counted 18,564 of 33,568 tokens, the counter not rated for two rows). Two processes
+/// started a second apart behind one URL in turn: said, not rated, and nothing invented
+/// (the summary said 390,348 tokens where at most 42,000 were generated).
+#[test]
+fn prometheus_client_restarts_and_replicas_in_turn_replay_true() {
+    let dir = crate::data::dir().join("realservers/prometheus_client-0.26-trials");
+    let summary = |rows: &[Value]| {
+        rows.iter()
+            .find(|r| r["event"] == "summary")
+            .cloned()
+            .expect("a summary")
+    };
+    let restart = replay(&dir.join("restart.jsonl.gz"), &["--json"]);
+    let tokens = summary(&restart)["generated_tokens"].as_f64().unwrap();
+    assert!((tokens - 33_567.92).abs() < 0.01, "{tokens}");
+    assert!(restart.iter().any(|r| r["event"] == "restart"));
+    let in_turn = replay(&dir.join("replicas-in-turn.jsonl.gz"), &["--json"]);
+    let tokens = summary(&in_turn)["generated_tokens"].as_f64().unwrap();
+    assert!((0.0..=42_000.0).contains(&tokens), "{tokens}");
+    let said = |r: &Value| {
+        r["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("two processes answer"))
+    };
+    let from = in_turn.iter().position(said).expect("said");
+    // The first switch cannot be told from a restart (the second process started a second
+    // after the first: within any clock skew); its return can.
+    for row in in_turn[from..].iter().filter(|r| r["elapsed_s"].is_number()) {
+        for figure in ["window", "ewma", "promql_rate"] {
+            let rate = &row["generation_tokens_per_s"][figure];
+            assert!(
+                rate.as_f64().is_none_or(|r| r <= 1_400.0 * 1.01),
+                "{figure} {rate} at {}",
+                row["elapsed_s"]
+            );
+        }
+    }
+}
