@@ -24,7 +24,9 @@ use crate::select::SelectorArg;
 /// `normalize_names` (':' and '_' alike in names), `start_time_skew` (how far servers'
 /// clocks may be from the scrape times: a new start time or `_created` more than this
 /// before the scrape that last showed the old process is a second process, not a
-/// restart; default: no clock compared with another). `vllm_preset()` sets what vLLM's and
+/// restart; default: no clock compared with another), `honor_timestamps` (default true:
+/// false records every sample at its page's time, as Prometheus' `honor_timestamps:
+/// false`, for a server whose own times are off). `vllm_preset()` sets what vLLM's and
 /// SGLang's pages need; `read_as(content_type)` the format of the pages to come.
 ///
 /// `ingest` releases the GIL while it reads a page, so other threads run meanwhile; a
@@ -54,8 +56,8 @@ pub struct Tracker {
 impl Tracker {
     #[new]
     #[pyo3(
-        signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false, start_time_skew = None),
-        text_signature = "(selectors=(), *, retention=None, stale_after=None, ewma_time_constant=None, ewma_restart_after=None, max_series=None, infer_counters=False, normalize_names=False, start_time_skew=None)"
+        signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false, start_time_skew = None, honor_timestamps = true),
+        text_signature = "(selectors=(), *, retention=None, stale_after=None, ewma_time_constant=None, ewma_restart_after=None, max_series=None, infer_counters=False, normalize_names=False, start_time_skew=None, honor_timestamps=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -68,6 +70,7 @@ impl Tracker {
         infer_counters: bool,
         normalize_names: bool,
         start_time_skew: Option<Span>,
+        honor_timestamps: bool,
     ) -> PyResult<Self> {
         let mut parsed = Vec::with_capacity(selectors.len());
         let mut given = Vec::with_capacity(selectors.len());
@@ -97,7 +100,8 @@ impl Tracker {
         }
         inner
             .infer_counters(infer_counters)
-            .normalize_names(normalize_names);
+            .normalize_names(normalize_names)
+            .honor_timestamps(honor_timestamps);
         Ok(Tracker { inner, given })
     }
 

@@ -224,6 +224,18 @@ def test_start_time_skew_tells_a_second_process_from_a_restart():
     assert [r.cause for r in run(start_time_skew=60).resets] == ["start_went_back"]
 
 
+def test_honor_timestamps_false_reads_samples_at_the_page_time():
+    # OpenMetrics seconds served as the text format: read as milliseconds of 1970.
+    def run(**settings):
+        tracker = promrate.Tracker(["tokens_total"], **settings)
+        tracker.ingest(f"tokens_total 0 {T0}\n", T0)
+        tracker.ingest(f"tokens_total 500 {T0 + 1}\n", T0 + 1)
+        return tracker.evaluate(promrate.Query(promrate.Selector("tokens_total"), promrate.Estimator.EWMA)).value
+
+    assert run() == 500_000.0
+    assert run(honor_timestamps=False) == 500.0
+
+
 def test_a_report_gives_the_farthest_own_timestamp():
     tracker = promrate.Tracker()
     report = tracker.ingest(f"a_total 1 {(T0 - 86_400) * 1000}\n", T0)

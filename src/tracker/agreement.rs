@@ -109,6 +109,10 @@ fn chunk_tracker(setting: u16) -> Tracker {
         // Start times read against the page times too.
         t.start_time_skew(Some(TimeDelta::seconds(1)));
     }
+    if bit(13) {
+        // Every sample at its page's time, whatever its own timestamp.
+        t.honor_timestamps(false);
+    }
     t
 }
 
