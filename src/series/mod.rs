@@ -71,10 +71,11 @@ pub enum ResetCause {
     /// promrate's addition; Prometheus does not read a page-level start time.
     ProcessRestarted,
     /// The target's process start time moved backwards, or forward by less than the old
-    /// process was seen alive (the new one was running while the old one answered): not
-    /// one process restarting but two answering in turn (replicas behind one URL), or a
-    /// clock that jumped. Only differences of one clock are compared: a server whose clock
-    /// is off is read right. The
+    /// process was seen alive (the new one was running while the old one answered), or a
+    /// counter's created time returned to one an earlier page had (no restart brings back
+    /// an earlier process's start; this compares no clocks): not one process restarting but
+    /// two answering in turn (replicas behind one URL), or a clock that jumped. Only
+    /// differences of one clock are compared: a server whose clock is off is read right. The
     /// counters of that target are not rated while such a change is in their window
     /// ([`NoValue::ErraticCounter`](crate::NoValue::ErraticCounter)).
     StartWentBack,
