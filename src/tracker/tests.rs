@@ -216,6 +216,18 @@ fn created_time_reveals_a_restart_the_value_hides() {
     }
 }
 
+/// A page of the counter `x` at `value`, its `x_created` (seconds) printed after it, as
+/// prometheus_client prints it, or before it.
+fn counter_page(created_first: bool, value: u32, created: u32) -> String {
+    let (counter, created) = (format!("x_total {value}\n"), format!("x_created {created}\n"));
+    let body = if created_first {
+        created + &counter
+    } else {
+        counter + &created
+    };
+    format!("# TYPE x counter\n{body}")
+}
+
 /// A restart whose count drops and whose created time, printed after it (prometheus_client,
 /// so vLLM), is new: the counter keeps counting through it. Before, the drop was marked
 /// unexplained when the count was read, its climb past the old value was then taken for a
@@ -225,15 +237,7 @@ fn created_time_reveals_a_restart_the_value_hides() {
 #[test]
 fn a_restart_whose_created_time_follows_its_drop_keeps_counting() {
     for created_first in [false, true] {
-        let page = |v: u32, c: u32| {
-            let (counter, created) = (format!("x_total {v}\n"), format!("x_created {c}\n"));
-            let body = if created_first {
-                created + &counter
-            } else {
-                counter + &created
-            };
-            format!("# TYPE x counter\n{body}")
-        };
+        let page = |v: u32, c: u32| counter_page(created_first, v, c);
         let mut t = Tracker::new([]);
         t.ewma_time_constant(TimeDelta::seconds(30));
         for (s, value, created) in [
@@ -270,15 +274,7 @@ fn a_restart_whose_created_time_follows_its_drop_keeps_counting() {
 fn two_processes_in_turn_are_not_counted_as_restarts() {
     for skew in [None, Some(TimeDelta::minutes(5))] {
         for created_first in [false, true] {
-            let page = |v: u32, c: u32| {
-                let (counter, created) = (format!("x_total {v}\n"), format!("x_created {c}\n"));
-                let body = if created_first {
-                    created + &counter
-                } else {
-                    counter + &created
-                };
-                format!("# TYPE x counter\n{body}")
-            };
+            let page = |v: u32, c: u32| counter_page(created_first, v, c);
             let mut t = Tracker::new([]);
             t.start_time_skew(skew).ewma_time_constant(TimeDelta::seconds(10));
             for s in 0..20u32 {

@@ -907,6 +907,15 @@ pub mod tests {
     use super::*;
     use promrate::{Estimator, Query, Selector};
 
+    /// The messages of the warnings among `events`.
+    fn warnings(events: Vec<Event>) -> Vec<String> {
+        events
+            .into_iter()
+            .filter(|e| e.kind == EventKind::Warning)
+            .map(|e| e.message)
+            .collect()
+    }
+
     /// Samples timestamped a day before their scrapes: said once, and read at the scrapes'
     /// times from the next page on (windows ending now held none of them).
     #[test]
@@ -921,13 +930,6 @@ pub mod tests {
             ),
             format: Format::PrometheusText,
             content_type: None,
-        };
-        let warnings = |events: Vec<Event>| -> Vec<String> {
-            events
-                .into_iter()
-                .filter(|e| e.kind == EventKind::Warning)
-                .map(|e| e.message)
-                .collect()
         };
         let first = warnings(target.ingest(at(0), Ok(page(0))));
         assert_eq!(first.len(), 1, "{first:?}");
@@ -961,13 +963,6 @@ pub mod tests {
             ),
             format: Format::PrometheusText,
             content_type: Some("text/plain; version=0.0.4".into()),
-        };
-        let warnings = |events: Vec<Event>| -> Vec<String> {
-            events
-                .into_iter()
-                .filter(|e| e.kind == EventKind::Warning)
-                .map(|e| e.message)
-                .collect()
         };
         let first = warnings(target.ingest(at(0), Ok(page(0))));
         assert_eq!(first.len(), 1, "{first:?}");
@@ -1051,13 +1046,6 @@ pub mod tests {
             ),
             format: Format::OpenMetrics,
             content_type: Some("application/openmetrics-text; version=1.0.0".into()),
-        };
-        let warnings = |events: Vec<Event>| -> Vec<String> {
-            events
-                .into_iter()
-                .filter(|e| e.kind == EventKind::Warning)
-                .map(|e| e.message)
-                .collect()
         };
         assert!(warnings(target.ingest(at(0), Ok(page(0, "# EOF\n")))).is_empty());
         let without = warnings(target.ingest(at(1), Ok(page(1, ""))));
