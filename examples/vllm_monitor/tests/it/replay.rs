@@ -537,7 +537,9 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
     assert!(checked >= 100, "{checked} full windows");
     assert_eq!(live.iter().filter(|r| r["event"] == "restart").count(), 1);
     println!(
-        "live real vLLM: {} rows identical when replayed; {checked} full windows, worst tok/s error {:.2}%",
+        "live real vLLM: {} rows as printed when replayed ({rows_with_a_start_aware_rate} after the restart with \
+         PromQL's start-aware rate where the release that printed them had none or a lower one); \
+         {checked} full windows, worst tok/s error {:.2}%",
         live_rows.len(),
         worst * 100.0
     );
