@@ -248,10 +248,6 @@ impl CounterSeries {
             .is_some_and(|r| r.counted_nothing == Some(number))
     }
 
-    /// Takes back what the push of point `number`, the newest, `counted` for its interval
-    /// (its rise, or its value when it was read as a reset), unless it counted nothing
-    /// (the counter was erratic then): the interval is another process's. The EWMA starts
-    /// afresh.
     /// Whether `created`, another than the previous point's, is one a point before `number`
     /// had: no restart brings back an earlier process's start, so two processes answer in
     /// turn (replicas behind one address, started within the clock skew of each other,
@@ -275,6 +271,10 @@ impl CounterSeries {
         }
     }
 
+    /// Takes back what the push of point `number`, the newest, `counted` for its interval
+    /// (its rise, or its value when it was read as a reset), unless it counted nothing
+    /// (the counter was erratic then): the interval is another process's. The EWMA starts
+    /// afresh.
     fn take_back(&mut self, number: u64, counted: f64) {
         if !self.counted_nothing(number) {
             self.total_increase -= counted;

@@ -935,8 +935,7 @@ fn covered_buckets(spans: &str, spans_at: usize) -> Result<(Option<i64>, u64), B
     let mut next: i64 = 0;
     let mut last = None;
     let mut covered: u64 = 0;
-    let mut item_at = spans_at + 1;
-    for (k, span) in spans.split(',').filter(|_| !spans.is_empty()).enumerate() {
+    for (k, (span, item_at)) in items(spans, spans_at).enumerate() {
         let broken = (item_at, CompositeRule::Expected("'offset:length' spans"));
         let (offset, length) = span.split_once(':').ok_or(broken)?;
         let offset = integer(offset, k == 0)
@@ -951,7 +950,6 @@ fn covered_buckets(spans: &str, spans_at: usize) -> Result<(Option<i64>, u64), B
         }
         next += length;
         covered += length as u64;
-        item_at += span.len() + 1;
     }
     Ok((last, covered))
 }
@@ -967,20 +965,32 @@ fn buckets_tally(
     tally: &mut Tally,
 ) -> Result<(), Broken> {
     let mut count: u64 = 0;
-    let mut item_at = values_at + 1;
-    for bucket in values.split(',').filter(|_| !values.is_empty()) {
+    for (bucket, item_at) in items(values, values_at) {
         let value = parse_float(bucket).ok_or((item_at, CompositeRule::Expected("a number")))?;
         if !gauge && value < 0.0 {
             return Err((item_at, CompositeRule::NegativeCount));
         }
         *tally = tally.add(value);
         count += 1;
-        item_at += bucket.len() + 1;
     }
     if covered != count {
         return Err((spans_at, CompositeRule::SpansDoNotMatchBuckets));
     }
     Ok(())
+}
+
+/// The items of a list's text (its brackets left out), each with its offset in the
+/// composite text, which the list's starts past the `[` at `at`: where an error in it
+/// points.
+fn items(list: &str, at: usize) -> impl Iterator<Item = (&str, usize)> {
+    let mut item_at = at + 1;
+    list.split(',')
+        .filter(move |_| !list.is_empty())
+        .map(move |item| {
+            let here = item_at;
+            item_at += item.len() + 1;
+            (item, here)
+        })
 }
 
 /// Classic buckets: sorted, unique, ending at `+Inf`; in a histogram, their values not
@@ -993,8 +1003,7 @@ fn bucket_list(list: &str, at: usize, gauge: bool) -> Result<f64, Broken> {
     } else {
         list.split(',').count()
     };
-    let mut item_at = at + 1;
-    for (k, item) in list.split(',').filter(|_| !list.is_empty()).enumerate() {
+    for (k, (item, item_at)) in items(list, at).enumerate() {
         let (bound, value) = item
             .split_once(':')
             .ok_or((item_at, CompositeRule::Expected("'bound:count' buckets")))?;
@@ -1021,7 +1030,6 @@ fn bucket_list(list: &str, at: usize, gauge: bool) -> Result<f64, Broken> {
             }
         }
         last = Some((bound, value));
-        item_at += item.len() + 1;
     }
     match last {
         Some((bound, value)) if bound == f64::INFINITY => Ok(value),
@@ -1033,8 +1041,7 @@ fn bucket_list(list: &str, at: usize, gauge: bool) -> Result<f64, Broken> {
 /// points at its item.
 fn quantile_list(list: &str, at: usize) -> Result<(), Broken> {
     let mut last = None;
-    let mut item_at = at + 1;
-    for item in list.split(',').filter(|_| !list.is_empty()) {
+    for (item, item_at) in items(list, at) {
         let (q, value) = item
             .split_once(':')
             .ok_or((item_at, CompositeRule::Expected("'quantile:value' pairs")))?;
@@ -1054,7 +1061,6 @@ fn quantile_list(list: &str, at: usize) -> Result<(), Broken> {
             return Err((value_at, CompositeRule::NegativeQuantileValue));
         }
         last = Some(q);
-        item_at += item.len() + 1;
     }
     Ok(())
 }
