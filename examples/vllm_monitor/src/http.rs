@@ -330,6 +330,7 @@ impl Client {
 
     /// Sends a GET of `endpoint` asking for `accept` (and gzip), with the credentials and
     /// headers of every request, and waits for the answer's headers.
+    ///
     /// A header given with `--header` replaces the monitor's own of that name (sent twice,
     /// most servers read the first), except a JSON API's Accept, which asks for JSON.
     fn call(&self, endpoint: &Endpoint, accept: &str) -> Result<ureq::http::Response<ureq::Body>, String> {

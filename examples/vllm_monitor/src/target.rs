@@ -345,13 +345,30 @@ fn target_tracker(retention: TimeDelta) -> Tracker {
     tracker
 }
 
+/// The format a page was read in, for messages.
+fn format_name(format: Option<Format>) -> &'static str {
+    match format {
+        Some(Format::OpenMetrics) => "OpenMetrics 1.0",
+        Some(Format::OpenMetrics2) => "OpenMetrics 2.0",
+        _ => "the text format",
+    }
+}
+
 impl Target {
+    /// An event of this URL's.
+    fn event(&self, kind: EventKind, at: DateTime<Utc>, message: String) -> Event {
+        Event {
+            kind,
+            at,
+            source: self.url.clone(),
+            message,
+            alert: None,
+        }
+    }
+
     /// A URL whose series keep `retention` of points (what the window needs: totals since
     /// the start are kept by the tracker apart from the points).
     pub fn new(url: String, retention: TimeDelta) -> Self {
-        // vLLM's pages in every format and spelling (and lenient: unknown escapes kept as
-        // written, as the Prometheus server reads them). Untyped families by name: a
-        // federation declares every family untyped.
         Target {
             url,
             tracker: target_tracker(retention),
@@ -470,13 +487,7 @@ impl Target {
                 status
             }
         };
-        let event = |kind, message: String| Event {
-            kind,
-            at,
-            source: self.url.clone(),
-            message,
-            alert: None,
-        };
+        let event = |kind, message: String| self.event(kind, at, message);
         let ok = self.status.is_ok();
         if !ok && !self.fault_announced {
             let message = match self.since {
@@ -510,9 +521,10 @@ impl Target {
         // What the server sent (it may ignore our Accept header and answer OpenMetrics).
         self.tracker.read_as(page.format);
         let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
-        let end = page.body.trim_end_matches('\n');
-        let eof = end.ends_with("# EOF") || page.body.is_empty();
-        self.without_eof(at, page.format, page.content_type.as_deref(), eof, events);
+        let mut ending = Ending::default();
+        ending.keep(page.body.as_bytes());
+        let ended = ending.cut_short(page.format).is_none();
+        self.without_eof(at, page.format, page.content_type.as_deref(), ended, events);
         self.judge(at, page.content_type.as_deref(), &page.body, report, events)
     }
 
@@ -531,16 +543,10 @@ impl Target {
         if eof || !openmetrics || std::mem::replace(&mut self.eof_warned, true) {
             return;
         }
-        events.push(Event {
-            kind: EventKind::Warning,
-            at,
-            source: self.url.clone(),
-            message: format!(
+        events.push(self.event(EventKind::Warning, at, format!(
                 "served as OpenMetrics ({}), but its page has no '# EOF' (the text format under OpenMetrics' name?): read line by line all the same",
                 content_type.unwrap_or("no Content-Type")
-            ),
-            alert: None,
-        });
+            )));
     }
 
     /// Samples whose own times are more than [`OWN_TIME_SKEW`] from their scrape (`skew`
@@ -564,15 +570,9 @@ impl Target {
             } else {
                 "the server's clock, or samples of another time?"
             };
-            events.push(Event {
-                kind: EventKind::Warning,
-                at,
-                source: self.url.clone(),
-                message: format!(
+            events.push(self.event(EventKind::Warning, at, format!(
                     "its samples carry timestamps of their own, up to {far} {side} the scrape ({why}): from its next page on they are read at the scrape's time, as Prometheus' honor_timestamps: false reads them"
-                ),
-                alert: None,
-            });
+                )));
             // What was recorded at those times is forgotten: rated against them, an
             // interval of a second read as a millisecond showed a thousand times the
             // rate.
@@ -611,34 +611,18 @@ impl Target {
         };
         if let Some(version) = content_type.and_then(unknown_version) {
             if !std::mem::replace(&mut self.type_warned, true) {
-                let read_as = match self.format {
-                    Some(Format::OpenMetrics) => "OpenMetrics 1.0",
-                    Some(Format::OpenMetrics2) => "OpenMetrics 2.0",
-                    _ => "the text format 0.0.4 and 1.0.0",
-                };
-                events.push(Event {
-                    kind: EventKind::Warning,
-                    at,
-                    source: self.url.clone(),
-                    message: format!(
+                let read_as = format_name(self.format);
+                events.push(self.event(EventKind::Warning, at, format!(
                         "served as {}: version {version} is none this monitor knows; read as {read_as}, which a newer format may not be",
                         content_type.unwrap_or_default()
-                    ),
-                    alert: None,
-                });
+                    )));
             }
         }
         if let Some(unexpected) = content_type.filter(|t| !is_exposition_type(t)) {
             if !std::mem::replace(&mut self.type_warned, true) {
-                events.push(Event {
-                    kind: EventKind::Warning,
-                    at,
-                    source: self.url.clone(),
-                    message: format!(
+                events.push(self.event(EventKind::Warning, at, format!(
                         "served as {unexpected}, not as one of the exposition formats asked for (OpenMetrics, the text format): read anyway, as it parses"
-                    ),
-                    alert: None,
-                });
+                    )));
             }
         }
         self.own_times(at, report.timestamp_skew, events);
@@ -673,24 +657,14 @@ impl Target {
         if std::mem::replace(&mut self.bad_lines_said, true) {
             return;
         }
-        let format = match self.format {
-            Some(Format::OpenMetrics) => "OpenMetrics 1.0",
-            Some(Format::OpenMetrics2) => "OpenMetrics 2.0",
-            _ => "the text format",
-        };
-        events.push(Event {
-            kind: EventKind::Warning,
-            at,
-            source: self.url.clone(),
-            message: format!(
+        let format = format_name(self.format);
+        events.push(self.event(EventKind::Warning, at, format!(
                 "{count} line(s) of its page did not parse and are left out of the figures (first at {}:{}: {}); read as {format}, as its Content-Type ({}) says: served in another format?",
                 first.line,
                 first.column,
                 first.kind,
                 content_type.unwrap_or("none")
-            ),
-            alert: None,
-        });
+            )));
     }
 
     /// Restarts per instance, and instances that vanished from (or came back to) the page.
@@ -907,6 +881,26 @@ pub mod tests {
     use super::*;
     use promrate::{Estimator, Query, Selector};
 
+    /// A URL's target for the tests below, its pages read on [`at`]'s clock.
+    fn gpu1() -> Target {
+        Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1))
+    }
+
+    /// The time `s` seconds into a test.
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+    }
+
+    /// The EWMA of the target's generated tokens a second.
+    fn tokens_ewma(target: &Target) -> f64 {
+        let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
+        let rate = target
+            .tracker
+            .evaluate(&Query::new(&tokens, Estimator::Ewma))
+            .unwrap();
+        rate.value().unwrap()
+    }
+
     /// The messages of the warnings among `events`.
     fn warnings(events: Vec<Event>) -> Vec<String> {
         events
@@ -920,8 +914,7 @@ pub mod tests {
     /// times from the next page on (windows ending now held none of them).
     #[test]
     fn samples_far_from_their_scrape_are_said_once() {
-        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
-        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let mut target = gpu1();
         let page = |s: i64| Page {
             body: format!(
                 "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
@@ -940,12 +933,7 @@ pub mod tests {
         );
         // From the page after the warning on, at the scrapes' times: 100 a second.
         target.ingest(at(2), Ok(page(2)));
-        let tokens = Selector::parse("vllm:generation_tokens_total").unwrap();
-        let rate = target
-            .tracker
-            .evaluate(&Query::new(&tokens, Estimator::Ewma))
-            .unwrap();
-        assert_eq!(rate.value().unwrap(), 100.0);
+        assert_eq!(tokens_ewma(&target), 100.0);
     }
 
     /// An OpenMetrics 2.0 page served as the text format: its counters (`st@`) do not
@@ -953,8 +941,7 @@ pub mod tests {
     /// warning says, once, with the format the Content-Type chose.
     #[test]
     fn lines_that_do_not_parse_are_said_once() {
-        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
-        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let mut target = gpu1();
         let page = |s: i64| Page {
             body: format!(
                 "vllm:num_requests_running{{model_name=\"m\"}} 3\n\
@@ -1010,8 +997,7 @@ pub mod tests {
         ] {
             assert_eq!(unknown_version(known), None, "{known}");
         }
-        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
-        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let mut target = gpu1();
         let page = |s: i64| Page {
             body: format!(
                 "vllm:generation_tokens_total{{model_name=\"m\"}} {}\n# EOF\n",
@@ -1037,8 +1023,7 @@ pub mod tests {
     /// OpenMetrics' name): read, and said once.
     #[test]
     fn an_openmetrics_page_without_eof_is_said_once() {
-        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
-        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let mut target = gpu1();
         let page = |s: i64, eof: &str| Page {
             body: format!(
                 "vllm:generation_tokens_total{{model_name=\"m\"}} {}\n{eof}",
@@ -1063,8 +1048,7 @@ pub mod tests {
     /// is said as such, and rated at the scrapes' times.
     #[test]
     fn seconds_read_as_milliseconds_are_not_rated_as_such() {
-        let mut target = Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1));
-        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let mut target = gpu1();
         let page = |s: i64| Page {
             body: format!(
                 "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
@@ -1088,11 +1072,7 @@ pub mod tests {
             said.iter().any(|m| m.contains("read as milliseconds?")),
             "{said:?}"
         );
-        let rate = target
-            .tracker
-            .evaluate(&Query::new(&tokens, Estimator::Ewma))
-            .unwrap();
-        assert_eq!(rate.value().unwrap(), 500.0);
+        assert_eq!(tokens_ewma(&target), 500.0);
     }
 
     /// How a body ends tells whether it was cut short: a newline after the last line, and

@@ -76,13 +76,34 @@ impl GroupIds {
     }
 }
 
-/// The sources (by index) and groups a figure had a value for ([`Query::figure_rated`]).
+/// The sources (by index) and groups a figure had a value for ([`Query::figure_rated`]),
+/// and those it refused as no counter (two processes answering in turn, or two drops).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Rated(
-    std::collections::HashSet<(usize, Option<usize>)>,
-    /// Those refused as no counter: two processes answering in turn, or two drops.
-    std::collections::HashSet<(usize, Option<usize>)>,
-);
+pub(super) struct Rated {
+    with_value: std::collections::HashSet<(usize, Option<usize>)>,
+    no_counter: std::collections::HashSet<(usize, Option<usize>)>,
+}
+
+/// Which sources and groups the second figure of [`Query::figure_of`] sums.
+#[derive(Clone, Copy)]
+enum Among<'r> {
+    /// None (no second figure).
+    Nothing,
+    /// Those another figure had a value for.
+    Rated(&'r Rated),
+    /// All but those another figure refused as no counter.
+    Counters(&'r Rated),
+}
+
+impl Among<'_> {
+    fn contains(self, key: (usize, Option<usize>)) -> bool {
+        match self {
+            Among::Nothing => false,
+            Among::Rated(rated) => rated.with_value.contains(&key),
+            Among::Counters(rated) => !rated.no_counter.contains(&key),
+        }
+    }
+}
 
 /// One figure over all sources and, with `--by`, per group (by number, see [`GroupIds`]): a
 /// sum (or other aggregate) and the number of series it rests on.
@@ -402,7 +423,7 @@ impl<'q> Query<'q> {
     /// `names` the source has, through the tracker's front door (`Tracker::evaluate`: the
     /// newest page's series, the window rule's start, slack and gap): one query per source.
     pub(super) fn figure(&self, names: &[Metric], estimator: Estimator, w: WindowRule) -> Split {
-        self.figure_of(names, estimator, w, None, None).0
+        self.figure_of(names, estimator, w, None, Among::Nothing).0
     }
 
     /// [`Query::figure`] with what its points cover, over everything and per group (the
@@ -415,7 +436,7 @@ impl<'q> Query<'q> {
         w: WindowRule,
     ) -> (Split, Spans, Rated) {
         let mut rated = Rated::default();
-        let (split, spans, _) = self.figure_of(names, estimator, w, Some(&mut rated), None);
+        let (split, spans, _) = self.figure_of(names, estimator, w, Some(&mut rated), Among::Nothing);
         (split, spans, rated)
     }
 
@@ -430,7 +451,7 @@ impl<'q> Query<'q> {
         w: WindowRule,
         among: &Rated,
     ) -> (Split, Split) {
-        let (all, _, within) = self.figure_of(names, estimator, w, None, Some(among));
+        let (all, _, within) = self.figure_of(names, estimator, w, None, Among::Rated(among));
         (all, within)
     }
 
@@ -444,31 +465,19 @@ impl<'q> Query<'q> {
         w: WindowRule,
         rated: &Rated,
     ) -> Split {
-        let mut split = Split::default();
-        for (index, source) in self.sources.iter().enumerate() {
-            let Some(metric) = first_present(source, names) else {
-                continue;
-            };
-            let query = ask(&named(metric), estimator, w, source).by(self.label());
-            for group in evaluated(source, &query) {
-                let id = self.group_of(source, &group.labels);
-                if let (Ok(value), false) = (group.value, rated.1.contains(&(index, id))) {
-                    split.add(id, value * metric.scale, group.series);
-                }
-            }
-        }
-        split
+        self.figure_of(names, estimator, w, None, Among::Counters(rated))
+            .2
     }
 
-    /// [`Query::figure_rated`]; the sources and groups with a value into `rated`, when
-    /// asked; and the figure over the sources and groups `among`, when given.
+    /// [`Query::figure_rated`]; the sources and groups with a value (or refused as no
+    /// counter) into `rated`, when asked; and the figure over those `among` names.
     fn figure_of(
         &self,
         names: &[Metric],
         estimator: Estimator,
         w: WindowRule,
         mut rated: Option<&mut Rated>,
-        among: Option<&Rated>,
+        among: Among<'_>,
     ) -> (Split, Spans, Split) {
         let (mut split, mut spans, mut within) = (Split::default(), Spans::default(), Split::default());
         for (index, source) in self.sources.iter().enumerate() {
@@ -482,7 +491,7 @@ impl<'q> Query<'q> {
                     Ok(value) => value * metric.scale,
                     Err(why) => {
                         if let (Some(rated), NoValue::ErraticCounter { .. }) = (rated.as_deref_mut(), &why) {
-                            rated.1.insert((index, id));
+                            rated.no_counter.insert((index, id));
                         }
                         spans.refused(id, &why);
                         continue;
@@ -490,9 +499,9 @@ impl<'q> Query<'q> {
                 };
                 split.add(id, value, group.series);
                 if let Some(rated) = rated.as_deref_mut() {
-                    rated.0.insert((index, id));
+                    rated.with_value.insert((index, id));
                 }
-                if among.is_some_and(|among| among.0.contains(&(index, id))) {
+                if among.contains((index, id)) {
                     within.add(id, value, group.series);
                 }
                 if let Some(covered) = &group.coverage {
