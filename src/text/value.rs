@@ -155,24 +155,20 @@ pub(crate) fn timestamp_seconds_to_ms(token: &str) -> Option<i64> {
     decimal_ms(token.as_bytes()).or_else(|| parse_timestamp_seconds(token).map(seconds_to_ms))
 }
 
-/// `digits[.digits]` seconds (at most ten and three digits, below 2^33) in milliseconds.
+/// Whole seconds (at most ten digits, below 2^33; a fraction of up to three zeros) in
+/// milliseconds. Any other fraction takes the float path: Prometheus truncates the float
+/// product, which is not the decimal's milliseconds for some (`4387801283.999` is
+/// ...283998 there).
 fn decimal_ms(b: &[u8]) -> Option<i64> {
     let point = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
     let (whole, fraction) = (&b[..point], b.get(point + 1..).unwrap_or(&[]));
-    // A fraction other than zeros takes the float path: Prometheus truncates the float
-    // product, which is not the decimal's milliseconds for some (`4387801283.999` is
-    // ...283998 there).
     if whole.is_empty() || whole.len() > 10 || fraction.len() > 3 || fraction.iter().any(|&c| c != b'0') {
         return None;
     }
-    let digits = |text: &[u8]| {
-        text.iter().try_fold(0i64, |n, &c| {
-            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
-        })
-    };
-    let seconds = digits(whole).filter(|&s| s < 1 << 33)?;
-    let millis = digits(fraction)? * [1000, 100, 10, 1][fraction.len()];
-    Some(seconds * 1000 + millis)
+    let seconds = whole.iter().try_fold(0i64, |n, &c| {
+        c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+    })?;
+    (seconds < 1 << 33).then_some(seconds * 1000)
 }
 
 /// Converts float seconds to whole milliseconds as Prometheus' OpenMetrics parsers do
