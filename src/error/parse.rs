@@ -197,11 +197,12 @@ pub enum FamilyRule {
     /// Metadata must come before the family's samples.
     MetadataAfterSamples,
     #[error(
-        "the family repeats or clashes with an earlier family (prometheus_client writes metric names \
-         with ':' this way, vLLM's among them: `Parser::strict(false)`, or `Tracker::vllm_preset`, \
-         reads such pages line by line)"
+        "the family repeats or clashes with an earlier family: its name was taken before this line \
+         (prometheus_client's pages with ':' in metric names do this, vLLM's among them: \
+         `Parser::strict(false)`, or `Tracker::vllm_preset`, reads such pages line by line)"
     )]
-    /// The family repeats or clashes with an earlier family.
+    /// The family repeats or clashes with an earlier family: reported at the line that
+    /// opens it again (or, where only its type's names clash, at the line that closes it).
     NameClash,
     #[error("the metric name must end with '_' and the unit")]
     /// The metric name must end with '_' and the unit.

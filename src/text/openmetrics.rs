@@ -55,6 +55,9 @@ struct Family<'page> {
     has_type: bool,
     unit: Option<&'page str>,
     has_samples: bool,
+    /// Its name was reserved when it opened, and the line that opened it was told: its
+    /// close does not report the clash again.
+    clash_reported: bool,
     /// The timestamp of the current label group's last sample.
     timestamp: Option<i64>,
     /// OpenMetrics 2.0 state sets: the full label set of the last sample. Timestamps
@@ -112,6 +115,7 @@ impl<'page> Family<'page> {
             has_type: false,
             unit: None,
             has_samples: false,
+            clash_reported: false,
             timestamp: None,
             state: 0,
             histogram: HistogramCheck::default(),
@@ -257,7 +261,7 @@ fn closing_verdict<'page>(
     reserved: &mut ReservedNames<'page>,
 ) -> Result<(), FamilyRule> {
     let name = family.name;
-    if reserved.reserve(name, suffixes(family.kind, family.version2)) {
+    if reserved.reserve(name, suffixes(family.kind, family.version2)) && !family.clash_reported {
         return Err(FamilyRule::NameClash);
     }
     // Metadata set a type or a unit: the rules about them.
@@ -301,11 +305,26 @@ fn typed_closing_verdict(family: &mut Family<'_>) -> Result<(), FamilyRule> {
 
 impl<'page> Validator<'page> {
     /// Starts a family, closing the previous one; returns what was wrong with the closed
-    /// family, if anything (the new family is open either way).
-    fn open_family(&mut self, name: &'page str) -> Option<ParseErrorKind> {
+    /// family, if anything (the new family is open either way), and whether the new one's
+    /// name was reserved already (a family that returns after another, or one named as an
+    /// earlier family's sample).
+    fn open_family(&mut self, name: &'page str) -> (Option<ParseErrorKind>, bool) {
         let closed = self.close_family().err();
-        self.family = Some(Family::new(name, self.version2));
-        closed
+        let clash = self.reserved.holds(name);
+        let mut family = Family::new(name, self.version2);
+        family.clash_reported = clash;
+        self.family = Some(family);
+        (closed, clash)
+    }
+
+    /// The verdict on the line that opened a family, refused if the family's name was
+    /// reserved already (`clash`).
+    fn unless_clash(&self, clash: bool, verdict: Result<(), Rejection>) -> Result<(), Rejection> {
+        if clash {
+            verdict.and(Err(self.broken(FamilyRule::NameClash)))
+        } else {
+            verdict
+        }
     }
 
     /// A family error found while closing a family, to report after the current line's own
@@ -356,8 +375,13 @@ impl<'page> Validator<'page> {
                 family_error(name, FamilyRule::MetadataAfterSamples),
             ));
         }
-        let earlier = if same { None } else { self.open_family(name) };
+        let (earlier, clash) = if same {
+            (None, false)
+        } else {
+            self.open_family(name)
+        };
         let verdict = self.apply_metadata(entry, name);
+        let verdict = self.unless_clash(clash, verdict);
         self.with_earlier(earlier, verdict)
     }
 
@@ -436,8 +460,9 @@ impl<'page> Validator<'page> {
         if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
             return self.check_sample(sample).map_err(|rule| self.broken(rule));
         }
-        let earlier = self.open_family(sample.name());
+        let (earlier, clash) = self.open_family(sample.name());
         let verdict = self.check_sample(sample).map_err(|rule| self.broken(rule));
+        let verdict = self.unless_clash(clash, verdict);
         self.with_earlier(earlier, verdict)
     }
 
@@ -446,7 +471,9 @@ impl<'page> Validator<'page> {
     #[inline(always)]
     fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let closed = self.close_family_rule();
+        let clash = self.reserved.holds(sample.name());
         let family = self.family.insert(Family::new(sample.name(), true));
+        family.clash_reported = clash;
         // A family a sample opens has no metadata, so no type: of a number, only its label
         // group is kept (the first, so no rule on it can fire yet).
         let verdict = if sample.composite.is_none() {
@@ -456,6 +483,11 @@ impl<'page> Validator<'page> {
             Ok(())
         } else {
             check_version2(family, &mut self.groups, sample)
+        };
+        let verdict = if clash {
+            verdict.and(Err(FamilyRule::NameClash))
+        } else {
+            verdict
         };
         if let (Ok(()), Ok(())) = (closed, verdict) {
             return Ok(());
@@ -783,7 +815,33 @@ mod tests {
                 .collect()
         };
         let text = "a 1 1\na 2 2\nb 1 st@0.5\na 3 3\n# EOF\n";
-        assert_eq!(errors(text), [(5, family("a", FamilyRule::NameClash))]);
+        // Refused where it opens again, not where it closes.
+        assert_eq!(errors(text), [(4, family("a", FamilyRule::NameClash))]);
+        // In 1.0 too, by metadata or by a sample, and by an earlier family's sample name;
+        // a clash only the family's type reveals is found when it closes.
+        let om1 = |text: &str| -> Vec<(usize, ParseErrorKind)> {
+            Parser::new(Format::OpenMetrics)
+                .parse(text)
+                .filter_map(Result::err)
+                .map(|e| (e.line, e.kind))
+                .collect()
+        };
+        assert_eq!(
+            om1("b 1\na 1\nb 2\n# EOF\n"),
+            [(3, family("b", FamilyRule::NameClash))]
+        );
+        assert_eq!(
+            om1("# TYPE b gauge\nb 1\na 1\n# TYPE b gauge\nb 2\n# EOF\n"),
+            [(4, family("b", FamilyRule::NameClash))]
+        );
+        assert_eq!(
+            om1("# TYPE a counter\na_total 1\n# TYPE a_total gauge\na_total 2\n# EOF\n"),
+            [(3, family("a_total", FamilyRule::NameClash))]
+        );
+        assert_eq!(
+            om1("# TYPE a_total gauge\na_total 2\n# TYPE a counter\na_total 1\n# EOF\n"),
+            [(5, family("a", FamilyRule::NameClash))]
+        );
         assert_eq!(errors("a 1 1\na 2 2\nb 1 1 st@0.5\nb 2 2\n# EOF\n"), []);
         // A unit on an info family is refused at the line that makes the pair.
         for text in [

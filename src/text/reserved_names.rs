@@ -57,6 +57,29 @@ impl<'page> ReservedNames<'page> {
         self.reserve_hashed(name, suffixes)
     }
 
+    /// Whether `name` alone is reserved already (by a family of that name, or as one of an
+    /// earlier family's names): a family opening under it clashes, and is told so at the
+    /// line that opens it. A name after every reserved one is proven free without a hash.
+    #[inline(always)]
+    pub(crate) fn holds(&mut self, name: &str) -> bool {
+        let (family, suffix) = self.greatest;
+        if !self.hashed && joined_less(family, suffix, name) {
+            return false;
+        }
+        self.holds_hashed(name)
+    }
+
+    /// [`ReservedNames::holds`] of a name out of the order: the order cannot prove it free,
+    /// and the family it opens will break the order when it closes.
+    #[inline(never)]
+    fn holds_hashed(&mut self, name: &str) -> bool {
+        if !self.hashed {
+            self.hash_all();
+        }
+        self.hashes
+            .contains(&group_hash::of_parts(&[name.as_bytes(), b""]))
+    }
+
     /// [`ReservedNames::reserve`] once the order broke, or of the family that breaks it.
     #[inline(never)]
     fn reserve_hashed(&mut self, name: &'page str, suffixes: &'static [&'static str]) -> bool {
