@@ -310,7 +310,7 @@ impl<'page> Validator<'page> {
     /// earlier family's sample).
     fn open_family(&mut self, name: &'page str) -> (Option<ParseErrorKind>, bool) {
         let closed = self.close_family().err();
-        let clash = self.reserved.holds(name);
+        let clash = self.reserved.holds(name, "");
         let mut family = Family::new(name, self.version2);
         family.clash_reported = clash;
         self.family = Some(family);
@@ -406,7 +406,19 @@ impl<'page> Validator<'page> {
             Entry::Type { kind, .. } => {
                 repeated(&mut family.has_type)?;
                 family.kind = *kind;
-                unit_allowed(family, name)
+                unit_allowed(family, name)?;
+                // The type names the family's samples: one an earlier family took is
+                // refused here, not where the family closes.
+                let taken = !family.version2
+                    && !family.clash_reported
+                    && suffixes(*kind, false)
+                        .iter()
+                        .any(|suffix| self.reserved.holds(name, suffix));
+                if taken {
+                    family.clash_reported = true;
+                    return Err(Rejection::Line(0, family_error(name, FamilyRule::NameClash)));
+                }
+                Ok(())
             }
             Entry::Unit { unit, .. } => {
                 let mut has_unit = family.unit.is_some();
@@ -471,7 +483,7 @@ impl<'page> Validator<'page> {
     #[inline(always)]
     fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let closed = self.close_family_rule();
-        let clash = self.reserved.holds(sample.name());
+        let clash = self.reserved.holds(sample.name(), "");
         let family = self.family.insert(Family::new(sample.name(), true));
         family.clash_reported = clash;
         // A family a sample opens has no metadata, so no type: of a number, only its label
@@ -815,10 +827,11 @@ mod tests {
                 .collect()
         };
         let text = "a 1 1\na 2 2\nb 1 st@0.5\na 3 3\n# EOF\n";
-        // Refused where it opens again, not where it closes.
+        // Refused where it opens again, not where it closes; in 1.0, where its type names a
+        // sample an earlier family took.
         assert_eq!(errors(text), [(4, family("a", FamilyRule::NameClash))]);
-        // In 1.0 too, by metadata or by a sample, and by an earlier family's sample name;
-        // a clash only the family's type reveals is found when it closes.
+        // In 1.0 too, by metadata or by a sample, by an earlier family's sample name, and
+        // by a name only the family's type gives it.
         let om1 = |text: &str| -> Vec<(usize, ParseErrorKind)> {
             Parser::new(Format::OpenMetrics)
                 .parse(text)
@@ -840,7 +853,13 @@ mod tests {
         );
         assert_eq!(
             om1("# TYPE a_total gauge\na_total 2\n# TYPE a counter\na_total 1\n# EOF\n"),
-            [(5, family("a", FamilyRule::NameClash))]
+            [(3, family("a", FamilyRule::NameClash))]
+        );
+        // Once told, the family's close does not tell it again; a family of names of its
+        // own after it is fine.
+        assert_eq!(
+            om1("# TYPE a_created gauge\na_created 2\n# HELP a x\n# TYPE a counter\na_total 1\n# TYPE b gauge\nb 1\n# EOF\n"),
+            [(4, family("a", FamilyRule::NameClash))]
         );
         assert_eq!(errors("a 1 1\na 2 2\nb 1 1 st@0.5\nb 2 2\n# EOF\n"), []);
         // A unit on an info family is refused at the line that makes the pair.

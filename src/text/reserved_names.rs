@@ -57,27 +57,28 @@ impl<'page> ReservedNames<'page> {
         self.reserve_hashed(name, suffixes)
     }
 
-    /// Whether `name` alone is reserved already (by a family of that name, or as one of an
-    /// earlier family's names): a family opening under it clashes, and is told so at the
-    /// line that opens it. A name after every reserved one is proven free without a hash.
+    /// Whether `name` followed by `suffix` is reserved already (by a family of that name,
+    /// or as one of an earlier family's names): a family opening under it, or whose type
+    /// names it, clashes, and is told so at that line. A name after every reserved one is
+    /// proven free without a hash (and so is that name followed by anything).
     #[inline(always)]
-    pub(crate) fn holds(&mut self, name: &str) -> bool {
-        let (family, suffix) = self.greatest;
-        if !self.hashed && joined_less(family, suffix, name) {
+    pub(crate) fn holds(&mut self, name: &str, suffix: &str) -> bool {
+        let (family, greatest) = self.greatest;
+        if !self.hashed && joined_less(family, greatest, name) {
             return false;
         }
-        self.holds_hashed(name)
+        self.holds_hashed(name, suffix)
     }
 
     /// [`ReservedNames::holds`] of a name out of the order: the order cannot prove it free,
-    /// and the family it opens will break the order when it closes.
+    /// and the family it names will break the order when it closes.
     #[inline(never)]
-    fn holds_hashed(&mut self, name: &str) -> bool {
+    fn holds_hashed(&mut self, name: &str, suffix: &str) -> bool {
         if !self.hashed {
             self.hash_all();
         }
         self.hashes
-            .contains(&group_hash::of_parts(&[name.as_bytes(), b""]))
+            .contains(&group_hash::of_parts(&[name.as_bytes(), suffix.as_bytes()]))
     }
 
     /// [`ReservedNames::reserve`] once the order broke, or of the family that breaks it.
@@ -139,6 +140,35 @@ mod tests {
         assert!(!joined_less("ab", "", "a"));
         assert!(!joined_less("a", "", "a"));
         assert!(joined_less("a", "", "a_"));
+    }
+
+    /// A name is held if a closed family reserved it, joined or not, in order or not.
+    #[test]
+    fn held_names_are_those_reserved() {
+        const COUNTER: &[&str] = &["_total", "_created"];
+        for order_broken in [false, true] {
+            let mut names = ReservedNames::with_capacity(2);
+            if order_broken {
+                names.reserve("z", &[""]);
+            }
+            names.reserve("a", COUNTER);
+            for (name, suffix, held) in [
+                ("a", "", true),
+                ("a", "_total", true),
+                ("a_total", "", true),
+                ("a_cre", "ated", true),
+                ("a", "_count", false),
+                ("a_", "", false),
+                ("b", "", false),
+                ("b", "_total", false),
+            ] {
+                assert_eq!(
+                    names.holds(name, suffix),
+                    held,
+                    "{name}{suffix}, order broken: {order_broken}"
+                );
+            }
+        }
     }
 
     /// A clash is found whether the families came in order or not, and after the order
