@@ -135,7 +135,7 @@ pub(crate) fn parse(line: &str, hash: usize, rules: Rules) -> Result<(Exemplar<'
         },
         ..Limits::NONE
     };
-    let set = label_set(line, open, dialect, &exemplar_limits)?;
+    let set = label_set(line, open, dialect, &exemplar_limits, false)?;
     if set.quoted_name.is_some() {
         return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
     }

@@ -25,7 +25,28 @@ pub(crate) struct SeenNames {
     bits: [u64; 4],
 }
 
+/// [`name_key`] of `__name__`: a label of that name repeats the sample's metric name
+/// (Prometheus' scrape refuses the pair as a duplicate label).
+const NAME_LABEL_KEY: usize =
+    ((u64::from_le_bytes(*b"__name__") ^ 8u64 << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+
+/// Whether a label name is `__name__`, which a sample's metric name already is.
+#[inline(always)]
+pub(crate) fn is_name_label(name: &[u8]) -> bool {
+    name == b"__name__"
+}
+
 impl SeenNames {
+    /// The filter of a sample's labels: `__name__` counts as seen (the metric name is that
+    /// label), so such a label is compared in full, as a possible duplicate, and costs the
+    /// other names nothing.
+    #[inline(always)]
+    pub(crate) fn with_metric_name() -> Self {
+        let mut bits = [0; 4];
+        bits[NAME_LABEL_KEY >> 6] = 1 << (NAME_LABEL_KEY & 63);
+        SeenNames { bits }
+    }
+
     /// Records the label name `b[i..i + len]` (`len >= 1`); whether an earlier name of the
     /// set may be the same.
     #[inline(always)]
@@ -58,13 +79,16 @@ pub(crate) struct LabelSet<'page> {
     pub quoted_name: Option<&'page str>,
 }
 
-/// Scans a `{...}` label set whose `{` is at `open`, within `limits`.
+/// Scans a `{...}` label set whose `{` is at `open`, within `limits`. `named`: a metric name
+/// came before it, so a `__name__` label would repeat it (as would one beside a quoted name
+/// inside the braces); an exemplar's set, or a sample's with no name, may hold one.
 #[inline(always)]
 pub(crate) fn label_set<'line>(
     line: &'line str,
     open: usize,
     dialect: Dialect,
     limits: &Limits,
+    named: bool,
 ) -> Result<LabelSet<'line>, Fail> {
     let bytes = line.as_bytes();
     let mut i = open + 1;
@@ -72,6 +96,7 @@ pub(crate) fn label_set<'line>(
     let mut first_over_limit = None;
     let mut quoted_name = None;
     let mut names = Duplicates::default();
+    let mut name_label = None;
     loop {
         i = dialect.skip_blanks(bytes, i);
         if bytes.get(i) == Some(&b'}') {
@@ -100,6 +125,9 @@ pub(crate) fn label_set<'line>(
                 check_lengths(line, &term, value, limits)?;
                 let earlier = Labels::new(&line[open + 1..i], count as u32 - 1, dialect);
                 names.check(line, term.name, earlier, count)?;
+                if name_label.is_none() && is_name_label(&bytes[term.name.0..term.name.1]) {
+                    name_label = Some(term.name.0);
+                }
             }
         }
         i = dialect.skip_blanks(bytes, term.end);
@@ -109,6 +137,9 @@ pub(crate) fn label_set<'line>(
             None => return Err((i, ParseErrorKind::Expected("'}' to close the label set"))),
             Some(_) => return Err((i, ParseErrorKind::Expected("',' or '}' after a label"))),
         }
+    }
+    if let Some(at) = name_label.filter(|_| named || quoted_name.is_some()) {
+        return Err((at, ParseErrorKind::DuplicateLabel("__name__".to_string())));
     }
     if let Some(at) = first_over_limit {
         let (limit, labels) = (limits.labels, count);

@@ -6,7 +6,7 @@
 
 use super::composite::composite;
 use super::exemplar::{self, Rules};
-use super::label_set::{label_set, SeenNames, FILTERED_LABELS};
+use super::label_set::{is_name_label, label_set, SeenNames, FILTERED_LABELS};
 use super::labels::{Labels, Spans};
 use super::lexer::{skip_blanks, token_end, Dialect, Fail};
 use super::limits::Limits;
@@ -131,7 +131,7 @@ fn name_and_labels<'line>(
     let mut labels = Labels::new("", 0, dialect);
     if bytes.get(i) == Some(&b'{') {
         let open = i;
-        let set = label_set(line, open, dialect, limits)?;
+        let set = label_set(line, open, dialect, limits, !name.is_empty())?;
         if let Some(quoted) = set.quoted_name {
             if !name.is_empty() {
                 return Err((open + 1, ParseErrorKind::Expected("'=' after label name")));
@@ -225,7 +225,7 @@ fn fast_label_set<'page>(
     let b = text.as_bytes();
     let mut i = open + 1;
     let mut count = 0usize;
-    let mut seen = SeenNames::default();
+    let mut seen = SeenNames::with_metric_name();
     let mut spans = Spans::default();
     while b.get(i) != Some(&b'}') {
         let label_len = match recent.label_at(count, b, i) {
@@ -247,8 +247,9 @@ fn fast_label_set<'page>(
             return None;
         }
         if seen.insert(b, i, label_len)
-            && Labels::simple(&text[open + 1..i], count as u32, Spans::default())
-                .has_name(&b[i..i + label_len])
+            && (is_name_label(&b[i..i + label_len])
+                || Labels::simple(&text[open + 1..i], count as u32, Spans::default())
+                    .has_name(&b[i..i + label_len]))
         {
             return None;
         }
@@ -340,7 +341,7 @@ const QUOTED_TEXT: Dialect = Dialect {
 fn quoted_label_terms(text: &str, mut i: usize, limits: &Limits) -> Option<(usize, u32)> {
     let b = text.as_bytes();
     let mut count = 0usize;
-    let mut seen = SeenNames::default();
+    let mut seen = SeenNames::with_metric_name();
     loop {
         match b.get(i) {
             Some(b'}') => break,
@@ -370,7 +371,7 @@ fn quoted_label_terms(text: &str, mut i: usize, limits: &Limits) -> Option<(usiz
         // duplicate is the general path's error to report.
         let name = &b[name_start..name_start + name_len];
         if seen.insert(b, name_start, name_len)
-            && Labels::new(&text[1..i], count as u32, QUOTED_TEXT).has_name(name)
+            && (is_name_label(name) || Labels::new(&text[1..i], count as u32, QUOTED_TEXT).has_name(name))
         {
             return None;
         }

@@ -58,6 +58,34 @@ fn sample_errors() {
         ("a", 1, ParseErrorKind::Expected("a sample value")),
         ("a.b 1", 1, ParseErrorKind::InvalidMetricName),
         ("{b=\"c\"} 1", 0, ParseErrorKind::InvalidMetricName),
+        // A `__name__` label beside a metric name repeats it (Prometheus' scrape refuses the
+        // pair); without a name, the name is what is missing.
+        (
+            "a{__name__=\"b\"} 1",
+            2,
+            ParseErrorKind::DuplicateLabel("__name__".into()),
+        ),
+        (
+            "a{x=\"1\",__name__=\"b\"} 1",
+            8,
+            ParseErrorKind::DuplicateLabel("__name__".into()),
+        ),
+        (
+            "{\"a\",__name__=\"b\"} 1",
+            5,
+            ParseErrorKind::DuplicateLabel("__name__".into()),
+        ),
+        (
+            "{__name__=\"b\",\"a\"} 1",
+            1,
+            ParseErrorKind::DuplicateLabel("__name__".into()),
+        ),
+        (
+            "a{\"__name__\"=\"b\"} 1",
+            3,
+            ParseErrorKind::DuplicateLabel("__name__".into()),
+        ),
+        ("{__name__=\"b\"} 1", 0, ParseErrorKind::InvalidMetricName),
         (
             "a{b=\"c\" 1",
             8,
@@ -294,5 +322,34 @@ proptest::proptest! {
             proptest::prop_assert!(general.is_ok(), "{text:?}: {general:?}");
             same_sample(&text, &fast, &general.unwrap())?;
         }
+    }
+}
+
+/// Every format's whole parser (its fast paths first) refuses a `__name__` label beside a
+/// metric name where the general path does, and the filter that lets the fast paths see it
+/// holds `__name__`'s bit.
+#[test]
+fn a_name_label_beside_a_name_is_refused_in_every_format() {
+    use crate::{Format, Parser};
+    let mut seeded = SeenNames::with_metric_name();
+    assert!(seeded.insert(b"__name__", 0, 8), "__name__'s bit is set");
+    assert!(!SeenNames::default().insert(b"__name__", 0, 8));
+    for format in [Format::PrometheusText, Format::OpenMetrics, Format::OpenMetrics2] {
+        for (line, column) in [
+            ("a{__name__=\"b\"} 1", 3),
+            ("a{x=\"1\",y=\"2\",__name__=\"b\"} 1", 15),
+            ("{\"a\",__name__=\"b\"} 1", 6),
+        ] {
+            let page = format!("{line}\n# EOF\n");
+            let first = Parser::new(format).parse(&page).next().expect("an entry");
+            let error = first.expect_err(line);
+            assert_eq!(
+                (error.column, error.kind),
+                (column, ParseErrorKind::DuplicateLabel("__name__".into())),
+                "{format:?} {line}"
+            );
+        }
+        let page = "a{x=\"1\",name=\"b\",__name=\"c\"} 1\n# EOF\n";
+        assert!(Parser::new(format).parse(page).all(|e| e.is_ok()), "{format:?}");
     }
 }
