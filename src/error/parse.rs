@@ -125,6 +125,11 @@ pub enum ParseErrorKind {
     /// OpenMetrics forbids blank lines.
     #[error("blank line (not allowed in OpenMetrics)")]
     BlankLine,
+    /// A carriage return ends the line (a Windows line ending): both formats end lines with
+    /// `\n` alone, and Prometheus refuses the page. A lenient text parser
+    /// ([`Parser::strict`](crate::Parser::strict)`(false)`) reads such lines without it.
+    #[error("a carriage return ends the line (lines end with '\\n' alone; `Parser::strict(false)` reads text pages written with Windows line endings)")]
+    CarriageReturn,
     /// OpenMetrics input must end with `# EOF`.
     #[error("missing '# EOF' at end of input")]
     MissingEof,

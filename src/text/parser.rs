@@ -205,11 +205,15 @@ impl Parser {
     }
 
     /// Strict (the default) refuses escapes other than `\\`, `\"` and `\n` in Prometheus-text
-    /// label values, as the format's specification and Go's reference `expfmt` do, and in
+    /// label values, as the format's specification and Go's reference `expfmt` do, a
+    /// carriage return that ends a line (Windows line endings) where Prometheus refuses it
+    /// ([`ParseErrorKind::CarriageReturn`](crate::error::ParseErrorKind::CarriageReturn);
+    /// in a HELP text or a comment it is text), and in
     /// OpenMetrics applies every rule that spans lines (families, metadata placement, name
     /// clashes, label groups, timestamps, histogram consistency, `# EOF`).
     ///
-    /// Lenient keeps unknown escapes as written, as the Prometheus server does, and in
+    /// Lenient keeps unknown escapes as written, as the Prometheus server does, reads
+    /// Prometheus-text lines that end with `\r\n` as if they ended with `\n`, and in
     /// OpenMetrics checks each line on its own, which is about what Prometheus' own
     /// OpenMetrics parser does. OpenMetrics always keeps unknown escapes (its conformance
     /// suite requires accepting `\z`).
@@ -412,6 +416,19 @@ impl<'page> Entries<'page> {
         Some(Err(ParseError::new(line, column, kind)))
     }
 
+    /// Whether a carriage return after `line` (which lacks it) is part of its text: a HELP
+    /// text's or a comment's last character, as Prometheus reads it.
+    #[cold]
+    fn return_is_text(&self, line: &str) -> bool {
+        let openmetrics = self.dialect.openmetrics;
+        let first = line.bytes().find(|b| openmetrics || !matches!(b, b' ' | b'\t'));
+        first == Some(b'#')
+            && matches!(
+                metadata::metadata(line, openmetrics),
+                Ok(Entry::Help { .. } | Entry::Comment(_))
+            )
+    }
+
     fn parse_line(&mut self, line_text: &'page str) -> Option<Result<Entry<'page>, ParseError>> {
         let openmetrics = self.dialect.openmetrics;
         if line_text.len() > self.config.limits.line_length {
@@ -576,9 +593,16 @@ impl<'page> Entries<'page> {
             let len = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
             self.next_line(len);
             let mut line_text = &rest[..len];
-            if !self.dialect.openmetrics {
-                // CRLF pages are common from Windows exporters; Prometheus tolerates them.
-                line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+            if let Some(without) = line_text.strip_suffix('\r') {
+                // Windows line endings: a lenient text parser reads the line without the
+                // return. Otherwise it is refused, as Prometheus and the formats refuse it,
+                // except where a line's text may hold any character: a HELP text, a comment.
+                if !self.dialect.openmetrics && !self.config.strict {
+                    line_text = without;
+                } else if !self.return_is_text(without) {
+                    let kind = ParseErrorKind::CarriageReturn;
+                    return Some(Err(self.error_at(line_text, len - 1, kind)));
+                }
             }
             match self.parse_line(line_text) {
                 Some(Ok(Entry::Sample(sample))) => return self.counted(Entry::Sample(sample)),

@@ -59,7 +59,9 @@ fn strict_openmetrics_flags_the_negative_bucket_sum() {
     );
 }
 
-/// A page with CRLF line ends and no final newline reads like its LF original.
+/// A page with CRLF line ends and no final newline reads like its LF original when read
+/// leniently; strictly (the default), its first line whose return is not text (a HELP's, a
+/// comment's) is refused, as Prometheus refuses the page.
 #[test]
 fn crlf_and_missing_final_newline_read_like_the_original() {
     let pages = data::pages();
@@ -68,8 +70,21 @@ fn crlf_and_missing_final_newline_read_like_the_original() {
         .filter(|(n, _)| format_of(n) == Format::PrometheusText)
     {
         let crlf = text.trim_end_matches('\n').replace('\n', "\r\n");
+        let first_error = promrate::parse(&crlf).find_map(Result::err).expect("refused");
+        assert_eq!(
+            first_error.kind,
+            promrate::error::ParseErrorKind::CarriageReturn,
+            "{name}"
+        );
+        let first_not_text = crlf
+            .lines()
+            .position(|line| !line.trim_start().starts_with('#') || line.starts_with("# TYPE "))
+            .expect("a sample or a type");
+        assert_eq!(first_error.line, first_not_text + 1, "{name}");
+        let lenient = promrate::Parser::default().strict(false);
         let collect = |t: &str| -> Vec<(String, String, u64)> {
-            promrate::parse(t)
+            lenient
+                .parse(t)
                 .map(|e| e.unwrap_or_else(|e| panic!("{name}: {e}")))
                 .filter_map(|e| e.into_sample())
                 .map(|s| {
@@ -82,6 +97,59 @@ fn crlf_and_missing_final_newline_read_like_the_original() {
                 .collect()
         };
         assert_eq!(collect(&crlf), collect(text), "{name}");
+    }
+}
+
+/// A carriage return before a line's `\n` is refused where Prometheus refuses it (a sample,
+/// a type, `# EOF`, a line of nothing else), at its column, and kept where it is a line's
+/// text (a HELP text, a comment); a lenient text parser drops it from every line.
+#[test]
+fn a_carriage_return_is_refused_where_prometheus_refuses_it() {
+    use promrate::error::ParseErrorKind;
+    use promrate::Entry;
+    let read = |format: Format, strict: bool, page: &str| -> Vec<String> {
+        Parser::new(format)
+            .strict(strict)
+            .parse(page)
+            .map(|entry| match entry {
+                Ok(Entry::Help { text, .. }) => format!("help {:?}", text.unescaped()),
+                Ok(Entry::Comment(text)) => format!("comment {text:?}"),
+                Ok(Entry::Sample(s)) => format!("sample {} {}", s.name(), s.value()),
+                Ok(other) => format!("{other:?}"),
+                Err(e) if e.kind == ParseErrorKind::CarriageReturn => {
+                    format!("CR at {}:{}", e.line, e.column)
+                }
+                Err(e) => format!("error {e}"),
+            })
+            .collect()
+    };
+    let text = Format::PrometheusText;
+    assert_eq!(read(text, true, "a 1\r\n"), ["CR at 1:4"]);
+    assert_eq!(read(text, true, "a{b=\"c\"} 1 5\r\n"), ["CR at 1:13"]);
+    assert_eq!(
+        read(text, true, "# TYPE a gauge\r\na 1\n"),
+        ["CR at 1:15", "sample a 1"]
+    );
+    assert_eq!(read(text, true, "\r\na 1\n"), ["CR at 1:1", "sample a 1"]);
+    assert_eq!(
+        read(text, true, "# HELP a x\r\n# c\r\n"),
+        ["help \"x\\r\"", "comment \"c\\r\""]
+    );
+    assert_eq!(
+        read(text, false, "# HELP a x\r\n# c\r\n\r\na 1\r\n"),
+        ["help \"x\"", "comment \"c\"", "sample a 1"]
+    );
+    for strict in [true, false] {
+        let om = Format::OpenMetrics;
+        assert_eq!(read(om, strict, "a 1\r\n# EOF\n"), ["CR at 1:4", "Eof"]);
+        assert_eq!(
+            read(om, strict, "# HELP a x\r\na 1\n# EOF\n"),
+            ["help \"x\\r\"", "sample a 1", "Eof"]
+        );
+        assert_eq!(
+            read(om, strict, "a 1\n# EOF\r\n")[..2],
+            ["sample a 1", "CR at 2:6"]
+        );
     }
 }
 
