@@ -9,7 +9,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use flate2::read::GzDecoder;
+use flate2::read::MultiGzDecoder;
 
 /// A read's most: large enough that a 100 MiB page takes few calls, small enough that the
 /// stop flag and the deadline are looked at often.
@@ -111,7 +111,10 @@ impl<R: Read> Read for Counted<R> {
 /// The body as sent, or decompressed on the way.
 enum Source<R> {
     Plain(R),
-    Gzip(Box<GzDecoder<Counted<R>>>),
+    /// Every member of the body (RFC 1952 allows several, one after another, as Go's
+    /// reader, so Prometheus, reads them); bytes after the last that are not a member are
+    /// an error, not ignored.
+    Gzip(Box<MultiGzDecoder<Counted<R>>>),
 }
 
 impl<R: Read> Source<R> {
@@ -119,7 +122,7 @@ impl<R: Read> Source<R> {
     fn new(inner: R, encoding: Option<&str>) -> Result<Source<R>, BodyError> {
         match encoding.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
             None | Some("" | "identity") => Ok(Source::Plain(inner)),
-            Some("gzip" | "x-gzip") => Ok(Source::Gzip(Box::new(GzDecoder::new(Counted {
+            Some("gzip" | "x-gzip") => Ok(Source::Gzip(Box::new(MultiGzDecoder::new(Counted {
                 inner,
                 bytes: 0,
             })))),
@@ -383,6 +386,24 @@ mod tests {
             &gzip(&page)[..40],
             Some("gzip"),
         );
+        assert!(matches!(broken, Err(BodyError::Broken { .. })), "{broken:?}");
+    }
+
+    /// A gzip body in two members is read whole (the second member's lines were lost), and
+    /// bytes after a member that are not another one are an error, not ignored.
+    #[test]
+    fn every_gzip_member_is_read_and_trailing_bytes_are_refused() {
+        let running = AtomicBool::new(false);
+        let minute = Duration::from_secs(60);
+        let (first, second) = (
+            b"a_total{engine=\"0\"} 1\n".to_vec(),
+            b"a_total{engine=\"1\"} 2\n".to_vec(),
+        );
+        let two = [gzip(&first), gzip(&second)].concat();
+        let (got, size) = read(&stream(1 << 20, minute, &running), &two, Some("gzip"));
+        assert_eq!((got, size.unwrap()), ([first.clone(), second].concat(), 44));
+        let trailing = [gzip(&first), b"not gzip".to_vec()].concat();
+        let (_, broken) = read(&stream(1 << 20, minute, &running), &trailing, Some("gzip"));
         assert!(matches!(broken, Err(BodyError::Broken { .. })), "{broken:?}");
     }
 }
