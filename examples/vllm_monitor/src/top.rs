@@ -101,7 +101,7 @@ fn select(n: usize, max: usize, mut rank: impl FnMut(usize, usize) -> Ordering) 
 }
 
 /// `a + b` where either is known.
-fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+pub(crate) fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a + b),
         (a, b) => a.or(b),

@@ -133,7 +133,27 @@ impl Snapshot {
                 })
             })
             .collect();
-        let (f, groups) = figures::compute_for(&sources, m.windowing, by, m.slo, m.gpu);
+        let (mut f, groups) = figures::compute_for(&sources, m.windowing, by, m.slo, m.gpu);
+        // A URL left out of this interval (its newest page failed, or is late) generated
+        // what it did before: the run's totals (the summary's tokens, the progress) count
+        // it, from its newest page.
+        let left_out: Vec<Source<'_>> = targets
+            .iter()
+            .filter(|t| !t.is_fresh(fresh))
+            .filter_map(|t| {
+                Some(Source {
+                    tracker: &t.tracker,
+                    at: t.last_ok?,
+                    url: &t.url,
+                })
+            })
+            .collect();
+        if !left_out.is_empty() {
+            let (earlier, _) = figures::compute_for(&left_out, m.windowing, None, &[], m.gpu);
+            let add = crate::top::add;
+            f.since_start.generated = add(f.since_start.generated, earlier.since_start.generated);
+            f.since_start.finished = add(f.since_start.finished, earlier.since_start.finished);
+        }
         let w = m.windowing;
         let newest = sources.iter().map(|s| s.at).max();
         let on_screen = by.map(|_| top::on_screen(&groups, m.max_groups));
@@ -235,5 +255,60 @@ impl Snapshot {
     /// The snapshot with the signals' verdict on its figures (`signals.rs`).
     pub fn judged(self, verdict: Verdict) -> Snapshot {
         Snapshot { verdict, ..self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::Page;
+
+    /// A URL whose newest scrape failed is left out of the interval's rates, but not out
+    /// of the run's totals: the tokens it generated before still count (the summary said
+    /// half the tokens of two servers, one of which failed at the end).
+    #[test]
+    fn a_url_that_stopped_answering_still_counts_in_the_totals() {
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let page = |tokens: i64, finished: i64| {
+            Page {
+            body: format!(
+                "vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {tokens}\n\
+                 vllm:request_success_total{{engine=\"0\",finished_reason=\"stop\",model_name=\"m\"}} {finished}\n"
+            ),
+            format: promrate::Format::PrometheusText,
+            content_type: None,
+        }
+        };
+        let mut steady = Target::new("http://a/metrics".into(), TimeDelta::minutes(5));
+        let mut failing = Target::new("http://b/metrics".into(), TimeDelta::minutes(5));
+        for s in 0..=10 {
+            steady.ingest(at(s), Ok(page(1000 * s, 2 * s)));
+            let answer = if s <= 5 {
+                Ok(page(1000 * s, 2 * s))
+            } else {
+                Err("HTTP 500".into())
+            };
+            failing.ingest(at(s), answer);
+        }
+        let snapshot = Snapshot::at(
+            &[steady, failing],
+            TimeDelta::seconds(3),
+            at(10),
+            None,
+            Some(100),
+            10.0,
+        );
+        assert_eq!(
+            snapshot.figures.generation.window,
+            Some(1000.0),
+            "the rate is the fresh URL's"
+        );
+        assert_eq!(snapshot.figures.since_start.generated, Some(15_000.0));
+        assert_eq!(snapshot.figures.since_start.finished, Some(30.0));
+        assert_eq!(
+            snapshot.progress.map(|p| p.finished),
+            Some(30.0),
+            "progress counts them too"
+        );
     }
 }

@@ -451,7 +451,30 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
     assert!(live_rows.len() > 150, "{} rows", live_rows.len());
     assert_eq!(live_rows.len(), replayed_rows.len());
     let mut rows_with_a_start_aware_rate = 0;
+    let (mut rows_while_down, mut totals_before) = (0, None);
     for (l, r) in live_rows.iter().zip(&replayed_rows) {
+        let totals = |row: &str| -> Option<(Value, Value)> {
+            let v: Value = serde_json::from_str(row).ok()?;
+            let generated = v.get("generated_tokens_since_start")?.clone();
+            (!generated.is_null()).then(|| (generated, v["finished_requests_since_start"].clone()))
+        };
+        if r.contains("\"state\":\"error\"") && totals(l).is_none() && totals(r).is_some() {
+            // While the server was down (restarting), the run's totals still count what
+            // it generated before; the release that printed the rows left them out.
+            assert_eq!(totals(r), totals_before, "the last totals printed: {r}");
+            let (mut lv, mut rv): (Value, Value) =
+                (serde_json::from_str(l).unwrap(), serde_json::from_str(r).unwrap());
+            for field in ["generated_tokens_since_start", "finished_requests_since_start"] {
+                lv[field] = Value::Null;
+                rv[field] = Value::Null;
+            }
+            assert_eq!(lv, rv);
+            rows_while_down += 1;
+            continue;
+        }
+        if let Some(printed) = totals(l) {
+            totals_before = Some(printed);
+        }
         if l.contains("\"event\":\"restart\"") {
             // 0.4 reads the process start time as the restart of every counter without a
             // `_created` of its own, and a histogram's `_created` as its buckets' too: the
@@ -535,10 +558,15 @@ fn a_live_run_against_a_real_vllm_replays_to_the_rows_it_printed() {
         checked += 1;
     }
     assert!(checked >= 100, "{checked} full windows");
+    assert!(
+        (1..=60).contains(&rows_while_down),
+        "{rows_while_down} rows while the server was down"
+    );
     assert_eq!(live.iter().filter(|r| r["event"] == "restart").count(), 1);
     println!(
         "live real vLLM: {} rows as printed when replayed ({rows_with_a_start_aware_rate} after the restart with \
-         PromQL's start-aware rate where the release that printed them had none or a lower one); \
+         PromQL's start-aware rate where the release that printed them had none or a lower one, \
+         {rows_while_down} while the server was down with the run's totals where it had none); \
          {checked} full windows, worst tok/s error {:.2}%",
         live_rows.len(),
         worst * 100.0
