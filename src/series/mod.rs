@@ -67,7 +67,9 @@ pub enum ResetCause {
     CreatedChanged,
     /// The target's process start time changed (`process_start_time_seconds`, or the
     /// gauge [`Tracker::start_time_gauge`](crate::Tracker::start_time_gauge) names): a
-    /// restart of every counter of that target without a start time of its own. This is
+    /// restart of every counter of that target without a start time of its own. A start
+    /// time that moves by a second or less from one page to the next is the same process
+    /// (exporters that compute it from an uptime round it, or carry its jitter). This is
     /// promrate's addition; Prometheus does not read a page-level start time.
     ProcessRestarted,
     /// The target's process start time moved backwards, or forward by less than the old

@@ -43,6 +43,12 @@ const DEFAULT_START_TIME_GAUGE: &str = "process_start_time_seconds";
 /// pages' timing jitter. Shorter still is an overlap: two processes alive at once.
 const OVERLAP_MS: i64 = 1_000;
 
+/// How far a target's start time may move and still be the same process: exporters that
+/// compute it from an uptime round it (Node's prom-client to whole seconds, so it flips
+/// between two seconds) or carry the uptime's jitter. A restart moves it by at least the
+/// time the old process was seen alive, a scrape interval or more.
+const START_JITTER_MS: i64 = 1_000;
+
 /// The labels that name a target on a page by default: Prometheus' own target labels.
 const DEFAULT_TARGET_LABELS: [&str; 2] = ["job", "instance"];
 
@@ -351,13 +357,19 @@ impl Tracker {
             let seen_before = std::mem::replace(&mut target.seen_ms, at_ms);
             let alive_ms = seen_before.saturating_sub(target.first_seen_ms);
             self.starts.newest_start_ms = self.starts.newest_start_ms.max(start_ms);
-            if before != Some(start_ms) {
-                target.first_seen_ms = at_ms;
-                target.runs.push((at_ms, start_ms));
-                let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
-                target.runs.drain(..cut.saturating_sub(1));
+            // Moved by more than its jitter, or told for the first time.
+            let moved = before.is_none_or(|b| (start_ms - b).abs() > START_JITTER_MS);
+            if !moved {
+                // The same process. Each page is compared with the last, so a start time
+                // that creeps never adds up to a change; the run keeps the start it began
+                // with (PromQL's start-aware answers move by no more than the jitter).
+                continue;
             }
-            let Some(before) = before.filter(|&b| b != start_ms) else {
+            target.first_seen_ms = at_ms;
+            target.runs.push((at_ms, start_ms));
+            let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
+            target.runs.drain(..cut.saturating_sub(1));
+            let Some(before) = before else {
                 continue;
             };
             // Backwards, or a new process that started sooner after the old one than the

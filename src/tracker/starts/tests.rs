@@ -520,3 +520,50 @@ fn with_a_skew_a_start_time_while_the_old_process_answered_is_a_second_process()
     let report = t.ingest(&page(25 - 3_600, 5_760_000.0), at(30)).unwrap();
     assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
 }
+
+/// A page with a fractional start time (the page helper's are whole seconds).
+fn page_ms(start_ms: i64, tokens: f64) -> String {
+    format!(
+        "process_start_time_seconds {}\n# TYPE tokens counter\ntokens_total {tokens}\n",
+        (1_700_000_000_000 + start_ms) as f64 / 1000.0
+    )
+}
+
+/// A start time computed from an uptime and rounded (Node's prom-client flips between two
+/// seconds), or carrying the uptime's jitter, or creeping a few milliseconds a page, is the
+/// same process: no restart, nothing erratic, every token counted. A real restart after it
+/// is still one.
+#[test]
+fn a_start_time_that_jitters_is_the_same_process() {
+    for (name, start_ms) in [
+        (
+            "flips between two seconds",
+            (|s: i64| -100_000 + 1_000 * (s % 2)) as fn(i64) -> i64,
+        ),
+        ("jitters by 5 ms", |s: i64| {
+            -100_000 + [0, 5, -5, 3][(s % 4) as usize]
+        }),
+        ("creeps 3 ms a page", |s: i64| -100_000 + 3 * s),
+    ] {
+        let mut t = Tracker::new([tokens()]);
+        t.start_time_skew(Some(TimeDelta::minutes(5)));
+        for s in 0..=600 {
+            let report = t.ingest(&page_ms(start_ms(s), 100.0 * s as f64), at(s)).unwrap();
+            assert!(report.process_restarts.is_empty(), "{name} at {s}: {report:?}");
+        }
+        assert_eq!(total(&t), 60_000.0, "{name}");
+        assert_eq!(value(&t, Estimator::WindowRate, 10), Ok(100.0), "{name}");
+        // A restart: the new process started 5 s ago, its count climbed past the old one.
+        let report = t.ingest(&page_ms(596_000, 70_000.0), at(601)).unwrap();
+        assert_eq!(
+            report
+                .process_restarts
+                .iter()
+                .map(|r| r.cause)
+                .collect::<Vec<_>>(),
+            [ResetCause::ProcessRestarted],
+            "{name}"
+        );
+        assert_eq!(total(&t), 130_000.0, "{name}");
+    }
+}
