@@ -308,6 +308,9 @@ pub struct Target {
     time_warned: bool,
     /// Lines that did not parse were said (once per URL).
     bad_lines_said: bool,
+    /// Whether samples the tracker refused (a series twice on a page, a counter's value
+    /// that is no count) were said.
+    refused_said: bool,
     /// An OpenMetrics page without `# EOF` was said (once per URL).
     eof_warned: bool,
     /// A page's body came (read or not): the server answered.
@@ -384,6 +387,7 @@ impl Target {
             type_warned: false,
             time_warned: false,
             bad_lines_said: false,
+            refused_said: false,
             eof_warned: false,
             answered: false,
             scrapes: 0,
@@ -630,6 +634,19 @@ impl Target {
         self.last_ok = Some(at);
         self.scrapes += 1;
         self.follow_instances(at, &report, events);
+        if let Some(first) = report.first_refused.as_ref().filter(|_| !self.refused_said) {
+            self.refused_said = true;
+            let why = match first.error {
+                promrate::SeriesError::Duplicate { .. } => {
+                    ": a series printed twice on one page is read from its first line, and its figures are only as right as that line"
+                }
+                _ => "",
+            };
+            events.push(self.event(EventKind::Warning, at, format!(
+                    "{} sample(s) of its page were refused and left out of the figures (first at {first}){why}",
+                    report.refused
+                )));
+        }
         Ok(match report.first_error {
             Some(first) => {
                 self.bad_lines(at, content_type, report.bad_lines, &first, events);
@@ -934,6 +951,41 @@ pub mod tests {
         // From the page after the warning on, at the scrapes' times: 100 a second.
         target.ingest(at(2), Ok(page(2)));
         assert_eq!(tokens_ewma(&target), 100.0);
+    }
+
+    /// The same series twice on one page: the tracker keeps the first line and refused the
+    /// second, and nothing said so (the rows read 0 tok/s, or climbed by thousands, with no
+    /// reason given). Now a warning says, once, how many and the first, with its line.
+    #[test]
+    fn samples_the_tracker_refuses_are_said_once() {
+        let mut target = gpu1();
+        let page = |s: i64| {
+            Page {
+            body: format!(
+                "vllm:generation_tokens_total{{engine=\"0\"}} {}\nvllm:generation_tokens_total{{engine=\"0\"}} 5\n",
+                100 * s
+            ),
+            format: Format::PrometheusText,
+            content_type: None,
+        }
+        };
+        let first = warnings(target.ingest(at(1), Ok(page(1))));
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(
+            first[0].starts_with(
+                "1 sample(s) of its page were refused and left out of the figures (first at line 2: \
+                 vllm:generation_tokens_total{engine=\"0\"}: the series appears twice in the page"
+            ) && first[0].ends_with(
+                "the first sample is kept): a series printed twice on one page is read from its first \
+                 line, and its figures are only as right as that line"
+            ),
+            "{}",
+            first[0]
+        );
+        assert!(
+            warnings(target.ingest(at(2), Ok(page(2)))).is_empty(),
+            "said once"
+        );
     }
 
     /// An OpenMetrics 2.0 page served as the text format: its counters (`st@`) do not
