@@ -295,3 +295,56 @@ fn a_text_page_served_as_openmetrics_is_read_and_said_once() {
     );
     assert!(said[0].contains("no '# EOF'"), "{}", said[0]);
 }
+
+/// A text page that ends inside a line though it came as long as its Content-Length said:
+/// a Content-Length short of the page (counted in characters, here `模型`'s six bytes as
+/// two) cut its last line, `1000` read as `1`, and the token rate was a thousandth of the
+/// truth, with nothing said. The cut line is not read, and that is said once.
+#[test]
+fn a_text_page_cut_by_its_content_length_leaves_its_last_line_out() {
+    let page = |n: usize| {
+        let full = format!(
+            "vllm:num_requests_running{{model_name=\"模型\"}} 3\nvllm:generation_tokens_total{{engine=\"0\"}} {}\n",
+            1000 * (n + 1)
+        );
+        let characters = full.chars().count();
+        let cut = full.as_bytes()[..characters].to_vec();
+        ("text/plain; version=0.0.4".to_string(), cut)
+    };
+    let server = Server::start(2, Box::new(move |_: &str, n: usize| page(n)));
+    let client = Access::default().client(std::time::Duration::from_secs(10), 64 << 20);
+    let endpoint = Endpoint::new(&server.url);
+    let at = |s: i64| DateTime::<Utc>::from_timestamp(1_900_000_000 + s, 0).unwrap();
+    let mut target = Target::new(server.url.clone(), TimeDelta::minutes(1));
+    let mut said = Vec::new();
+    for s in [0, 10] {
+        let answer = client.open(&endpoint).expect("an answer");
+        let (events, failure) = target.ingest_answer(at(s), answer, &AtomicBool::new(false), None);
+        assert_eq!(failure, None);
+        said.extend(
+            events
+                .into_iter()
+                .filter(|e| e.kind == EventKind::Warning)
+                .map(|e| e.message),
+        );
+    }
+    server.finish();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("its page ends inside a line, though it was as long as its Content-Length"),
+        "{}",
+        said[0]
+    );
+    let model = [("model_name", "模型")];
+    assert!(
+        target.tracker.get("vllm:num_requests_running", &model).is_some(),
+        "the whole lines are read"
+    );
+    assert!(
+        target
+            .tracker
+            .get("vllm:generation_tokens_total", &[("engine", "0")])
+            .is_none(),
+        "the cut line (`1` of `1000`) is not"
+    );
+}

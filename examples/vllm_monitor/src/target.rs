@@ -311,6 +311,8 @@ pub struct Target {
     /// Whether samples the tracker refused (a series twice on a page, a counter's value
     /// that is no count) were said.
     refused_said: bool,
+    /// Whether a text page whose Content-Length ended it inside a line was said.
+    unterminated_said: bool,
     /// An OpenMetrics page without `# EOF` was said (once per URL).
     eof_warned: bool,
     /// A page's body came (read or not): the server answered.
@@ -388,6 +390,7 @@ impl Target {
             time_warned: false,
             bad_lines_said: false,
             refused_said: false,
+            unterminated_said: false,
             eof_warned: false,
             answered: false,
             scrapes: 0,
@@ -438,9 +441,12 @@ impl Target {
             .parser(Parser::new(format).strict(false).body_size_limit(answer.limit()));
         let mut head = String::new();
         // With a Content-Length the body came whole (a shorter one is a read error): an
-        // ending without a newline or `# EOF` is the server's page, not a cut.
-        let sized = answer.length.is_some();
+        // OpenMetrics ending without `# EOF` is the server's page, not a cut. A text page
+        // that ends inside a line, though, is cut by its own Content-Length (one counted in
+        // characters is short of a UTF-8 page): its last line may be `12` of `1234`.
+        let sized = answer.length;
         let mut ended = true;
+        let mut unterminated = false;
         let (ingested, failure) = match self.tracker.ingest_chunks(at) {
             Err(refused) => (Err(refused), None),
             Ok(mut page) => {
@@ -455,8 +461,12 @@ impl Target {
                 });
                 let failure = match read {
                     Err(failure) => Some(failure),
-                    Ok(_) if sized => {
+                    Ok(_) if sized.is_some() => {
                         ended = ending.cut_short(format).is_none();
+                        if !ended && !matches!(format, Format::OpenMetrics | Format::OpenMetrics2) {
+                            page.discard_cut_line();
+                            unterminated = true;
+                        }
                         None
                     }
                     Ok(_) => ending.cut_short(format).map(|why| {
@@ -468,6 +478,12 @@ impl Target {
             }
         };
         self.without_eof(at, format, content_type.as_deref(), ended, &mut events);
+        if unterminated && !std::mem::replace(&mut self.unterminated_said, true) {
+            events.push(self.event(EventKind::Warning, at, format!(
+                    "its page ends inside a line, though it was as long as its Content-Length ({} bytes) said: a Content-Length short of the page (counted in characters, not bytes?) cuts its last line, which was not read",
+                    sized.unwrap_or_default()
+                )));
+        }
         let status = match failure.clone() {
             Some(failure) => Err(Status::Failed(failure)),
             None => ingested
