@@ -95,8 +95,11 @@ pub(crate) fn label_set<'line>(
     let mut count: usize = 0;
     let mut first_over_limit = None;
     let mut quoted_name = None;
-    let mut names = Duplicates::default();
-    let mut name_label = None;
+    let mut names = Duplicates {
+        seen: SeenNames::with_metric_name(),
+        name_label: None,
+        many: None,
+    };
     loop {
         i = dialect.skip_blanks(bytes, i);
         if bytes.get(i) == Some(&b'}') {
@@ -125,9 +128,6 @@ pub(crate) fn label_set<'line>(
                 check_lengths(line, &term, value, limits)?;
                 let earlier = Labels::new(&line[open + 1..i], count as u32 - 1, dialect);
                 names.check(line, term.name, earlier, count)?;
-                if name_label.is_none() && is_name_label(&bytes[term.name.0..term.name.1]) {
-                    name_label = Some(term.name.0);
-                }
             }
         }
         i = dialect.skip_blanks(bytes, term.end);
@@ -138,7 +138,7 @@ pub(crate) fn label_set<'line>(
             Some(_) => return Err((i, ParseErrorKind::Expected("',' or '}' after a label"))),
         }
     }
-    if let Some(at) = name_label.filter(|_| named || quoted_name.is_some()) {
+    if let Some(at) = names.name_label.filter(|_| named || quoted_name.is_some()) {
         return Err((at, ParseErrorKind::DuplicateLabel("__name__".to_string())));
     }
     if let Some(at) = first_over_limit {
@@ -183,13 +183,26 @@ fn check_lengths(line: &str, term: &Term, value: (usize, usize), limits: &Limits
 
 /// The duplicate-name check of the general path: [`SeenNames`] up to [`FILTERED_LABELS`],
 /// an exact set beyond (one allocation for such a set; real label sets never get there).
-#[derive(Default)]
+/// The filter starts with `__name__`'s bit, so that a label of that name, which repeats a
+/// metric name if the sample has one, is found without a comparison per label.
 struct Duplicates<'line> {
     seen: SeenNames,
+    /// Where the first `__name__` label is.
+    name_label: Option<usize>,
     many: Option<HashSet<&'line str>>,
 }
 
 impl<'line> Duplicates<'line> {
+    /// Whether the label name `text`, at `at`, is `__name__` (the first is remembered).
+    #[cold]
+    fn is_name_label(&mut self, text: &str, at: usize) -> bool {
+        let is = is_name_label(text.as_bytes());
+        if is && self.name_label.is_none() {
+            self.name_label = Some(at);
+        }
+        is
+    }
+
     /// Checks the `count`-th name, `line[name.0..name.1]`, against the `earlier` labels.
     #[inline(always)]
     fn check(
@@ -205,8 +218,11 @@ impl<'line> Duplicates<'line> {
             // it (an unescaped one holds no backslash, quote or newline), and both are rare.
             earlier.has_name(text.as_bytes())
         } else if count <= FILTERED_LABELS {
-            self.seen.insert(line.as_bytes(), name.0, text.len()) && earlier.has_name(text.as_bytes())
+            self.seen.insert(line.as_bytes(), name.0, text.len())
+                && !self.is_name_label(text, name.0)
+                && earlier.has_name(text.as_bytes())
         } else {
+            self.is_name_label(text, name.0);
             let names = self
                 .many
                 .get_or_insert_with(|| earlier.iter().map(|(n, _)| n).collect());

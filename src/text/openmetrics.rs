@@ -58,6 +58,9 @@ struct Family<'page> {
     /// Its name was reserved when it opened, and the line that opened it was told: its
     /// close does not report the clash again.
     clash_reported: bool,
+    /// Its name sorted after every name reserved when it opened: none of its names can be
+    /// taken, and its close reserves them without comparing again.
+    in_order: bool,
     /// The timestamp of the current label group's last sample.
     timestamp: Option<i64>,
     /// OpenMetrics 2.0 state sets: the full label set of the last sample. Timestamps
@@ -116,6 +119,7 @@ impl<'page> Family<'page> {
             unit: None,
             has_samples: false,
             clash_reported: false,
+            in_order: false,
             timestamp: None,
             state: 0,
             histogram: HistogramCheck::default(),
@@ -261,7 +265,9 @@ fn closing_verdict<'page>(
     reserved: &mut ReservedNames<'page>,
 ) -> Result<(), FamilyRule> {
     let name = family.name;
-    if reserved.reserve(name, suffixes(family.kind, family.version2)) && !family.clash_reported {
+    if reserved.reserve_known(name, suffixes(family.kind, family.version2), family.in_order)
+        && !family.clash_reported
+    {
         return Err(FamilyRule::NameClash);
     }
     // Metadata set a type or a unit: the rules about them.
@@ -310,9 +316,11 @@ impl<'page> Validator<'page> {
     /// earlier family's sample).
     fn open_family(&mut self, name: &'page str) -> (Option<ParseErrorKind>, bool) {
         let closed = self.close_family().err();
-        let clash = self.reserved.holds(name, "");
+        let in_order = self.reserved.after_all(name);
+        let clash = !in_order && self.reserved.holds_hashed(name, "");
         let mut family = Family::new(name, self.version2);
         family.clash_reported = clash;
+        family.in_order = in_order;
         self.family = Some(family);
         (closed, clash)
     }
@@ -410,6 +418,7 @@ impl<'page> Validator<'page> {
                 // The type names the family's samples: one an earlier family took is
                 // refused here, not where the family closes.
                 let taken = !family.version2
+                    && !family.in_order
                     && !family.clash_reported
                     && suffixes(*kind, false)
                         .iter()
@@ -483,9 +492,11 @@ impl<'page> Validator<'page> {
     #[inline(always)]
     fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let closed = self.close_family_rule();
-        let clash = self.reserved.holds(sample.name(), "");
+        let in_order = self.reserved.after_all(sample.name());
+        let clash = !in_order && self.reserved.holds_hashed(sample.name(), "");
         let family = self.family.insert(Family::new(sample.name(), true));
         family.clash_reported = clash;
+        family.in_order = in_order;
         // A family a sample opens has no metadata, so no type: of a number, only its label
         // group is kept (the first, so no rule on it can fire yet).
         let verdict = if sample.composite.is_none() {

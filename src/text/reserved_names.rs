@@ -39,12 +39,34 @@ impl<'page> ReservedNames<'page> {
     }
 
     /// Reserves the names of the family `name`: `name` followed by each of `suffixes`, and
-    /// `name` alone. Whether any of them was reserved already (a clash).
-    #[inline(always)]
+    /// `name` alone. Whether any of them was reserved already (a clash). (The validator
+    /// knows the order when the family opens: [`ReservedNames::reserve_known`].)
+    #[cfg(test)]
     pub(crate) fn reserve(&mut self, name: &'page str, suffixes: &'static [&'static str]) -> bool {
-        // `name` alone is the least of its names: after the greatest so far, none clashes.
+        let in_order = self.after_all(name);
+        self.reserve_known(name, suffixes, in_order)
+    }
+
+    /// Whether `name` sorts after every name reserved so far, so that neither it nor any
+    /// name it begins is reserved (the order holds; nothing is hashed).
+    #[inline(always)]
+    pub(crate) fn after_all(&self, name: &str) -> bool {
         let (family, suffix) = self.greatest;
-        if !self.hashed && joined_less(family, suffix, name) {
+        !self.hashed && joined_less(family, suffix, name)
+    }
+
+    /// [`ReservedNames::reserve`] of a family whose name was found `after_all` when it
+    /// opened (nothing was reserved since: families close one at a time), without
+    /// comparing again.
+    #[inline(always)]
+    pub(crate) fn reserve_known(
+        &mut self,
+        name: &'page str,
+        suffixes: &'static [&'static str],
+        after_all: bool,
+    ) -> bool {
+        // `name` alone is the least of its names: after the greatest so far, none clashes.
+        if after_all && !self.hashed {
             // Their greatest is its greatest suffix (one, in OpenMetrics 2.0).
             let greatest = match suffixes {
                 [only] => only,
@@ -63,17 +85,13 @@ impl<'page> ReservedNames<'page> {
     /// proven free without a hash (and so is that name followed by anything).
     #[inline(always)]
     pub(crate) fn holds(&mut self, name: &str, suffix: &str) -> bool {
-        let (family, greatest) = self.greatest;
-        if !self.hashed && joined_less(family, greatest, name) {
-            return false;
-        }
-        self.holds_hashed(name, suffix)
+        !self.after_all(name) && self.holds_hashed(name, suffix)
     }
 
-    /// [`ReservedNames::holds`] of a name out of the order: the order cannot prove it free,
-    /// and the family it names will break the order when it closes.
+    /// [`ReservedNames::holds`] of a name not [`ReservedNames::after_all`]: the order
+    /// cannot prove it free, and the family it names will break the order when it closes.
     #[inline(never)]
-    fn holds_hashed(&mut self, name: &str, suffix: &str) -> bool {
+    pub(crate) fn holds_hashed(&mut self, name: &str, suffix: &str) -> bool {
         if !self.hashed {
             self.hash_all();
         }
