@@ -830,8 +830,10 @@ impl Instance {
         scrape: u64,
     ) -> Option<String> {
         let mut message = None;
+        // A start time that moved by a second or less is the same process, as the tracker
+        // reads it (an exporter that computes it from an uptime rounds it, or jitters).
         if let (Some(before), Some(now)) = (self.process_start, start) {
-            if before != now {
+            if (now - before).abs() > 1.0 {
                 let time = |unix: f64| {
                     DateTime::from_timestamp(unix as i64, 0)
                         .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
@@ -1265,5 +1267,41 @@ pub mod tests {
             "announced once"
         );
         assert!(target.instances[b].last_restart.is_some() && target.instances[a].last_restart.is_none());
+    }
+
+    /// A process start time that jitters by milliseconds, or flips by a second (rounded
+    /// from an uptime), is the same process: no restart is announced (one was, on every
+    /// page, while the figures were right), and a real one still is.
+    #[test]
+    fn a_start_time_that_jitters_announces_no_restart() {
+        let mut target = gpu1();
+        let page = |s: i64, start: f64| Page {
+            body: format!(
+                "process_start_time_seconds {start:.3}\nvllm:generation_tokens_total{{engine=\"0\"}} {}\n",
+                1000 * s
+            ),
+            format: Format::PrometheusText,
+            content_type: None,
+        };
+        let kinds = |events: Vec<Event>| -> Vec<EventKind> { events.into_iter().map(|e| e.kind).collect() };
+        let start = 1_799_990_000.0;
+        for s in 0..20 {
+            // Milliseconds of jitter, then whole seconds that flip.
+            let jitter = match s {
+                0..10 => [0.0, 0.005, -0.004, 0.002, 0.0, -0.003, 0.001, 0.0, 0.004, 0.0][s as usize],
+                _ => (s % 2) as f64,
+            };
+            let events = kinds(target.ingest(at(s), Ok(page(s, start + jitter))));
+            assert!(!events.contains(&EventKind::Restart), "{s}: {events:?}");
+        }
+        assert_eq!(tokens_ewma(&target), 1000.0);
+        let restarted = kinds(target.ingest(at(20), Ok(page(20, 1_800_000_018.0))));
+        assert_eq!(
+            restarted
+                .iter()
+                .filter(|&&kind| kind == EventKind::Restart)
+                .count(),
+            1
+        );
     }
 }
