@@ -478,11 +478,8 @@ impl Target {
             }
         };
         self.without_eof(at, format, content_type.as_deref(), ended, &mut events);
-        if unterminated && !std::mem::replace(&mut self.unterminated_said, true) {
-            events.push(self.event(EventKind::Warning, at, format!(
-                    "its page ends inside a line, though it was as long as its Content-Length ({} bytes) said: a Content-Length short of the page (counted in characters, not bytes?) cuts its last line, which was not read",
-                    sized.unwrap_or_default()
-                )));
+        if unterminated && !is_html(content_type.as_deref(), &head) {
+            self.cut_by_its_length(at, sized.unwrap_or_default(), &mut events);
         }
         let status = match failure.clone() {
             Some(failure) => Err(Status::Failed(failure)),
@@ -540,12 +537,36 @@ impl Target {
         self.answered = true;
         // What the server sent (it may ignore our Accept header and answer OpenMetrics).
         self.tracker.read_as(page.format);
-        let report = self.tracker.ingest(&page.body, at).map_err(Status::Refused)?;
         let mut ending = Ending::default();
         ending.keep(page.body.as_bytes());
         let ended = ending.cut_short(page.format).is_none();
+        // A whole page came with its Content-Length (a small one is fetched whole only
+        // then): a text page that ends inside a line was cut by it, as when read as it
+        // arrives (`ingest_answer`).
+        let text = !matches!(page.format, Format::OpenMetrics | Format::OpenMetrics2)
+            && !is_html(page.content_type.as_deref(), &page.body);
+        let body = match page.body.rfind('\n') {
+            _ if ended || !text => page.body.as_str(),
+            Some(end) => &page.body[..=end],
+            None => "",
+        };
+        let report = self.tracker.ingest(body, at).map_err(Status::Refused)?;
+        if !ended && text {
+            self.cut_by_its_length(at, page.body.len() as u64, events);
+        }
         self.without_eof(at, page.format, page.content_type.as_deref(), ended, events);
         self.judge(at, page.content_type.as_deref(), &page.body, report, events)
+    }
+
+    /// A text page that ends inside a line though it was as long as its Content-Length
+    /// (`length`) said: its last line, maybe `12` of `1234`, was not read. Said once.
+    fn cut_by_its_length(&mut self, at: DateTime<Utc>, length: u64, events: &mut Vec<Event>) {
+        if std::mem::replace(&mut self.unterminated_said, true) {
+            return;
+        }
+        events.push(self.event(EventKind::Warning, at, format!(
+                "its page ends inside a line, though it was as long as its Content-Length ({length} bytes) said: a Content-Length short of the page (counted in characters, not bytes?) cuts its last line, which was not read"
+            )));
     }
 
     /// A whole page read as OpenMetrics without its `# EOF` (`eof` false): a page of the
@@ -1267,6 +1288,52 @@ pub mod tests {
             "announced once"
         );
         assert!(target.instances[b].last_restart.is_some() && target.instances[a].last_restart.is_none());
+    }
+
+    /// A small page is fetched whole, and only with a Content-Length: a text page of it
+    /// that ends inside a line was cut by that length (`1000` arrived as `1`), so its last
+    /// line is left out and that is said once, as when a page is read as it arrives. An
+    /// HTML page is not metrics: it is named as HTML, with no word of cut lines.
+    #[test]
+    fn a_whole_text_page_that_ends_inside_a_line_leaves_it_out() {
+        let mut target = gpu1();
+        let page = |s: i64| {
+            Page {
+            body: format!(
+                "vllm:num_requests_running{{engine=\"0\"}} 3\nvllm:generation_tokens_total{{engine=\"0\"}} {}",
+                1000 * s
+            ),
+            format: Format::PrometheusText,
+            content_type: None,
+        }
+        };
+        let first = warnings(target.ingest(at(1), Ok(page(1))));
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(
+            first[0].starts_with("its page ends inside a line"),
+            "{}",
+            first[0]
+        );
+        assert!(
+            warnings(target.ingest(at(2), Ok(page(2)))).is_empty(),
+            "said once"
+        );
+        assert!(target
+            .tracker
+            .get("vllm:num_requests_running", &[("engine", "0")])
+            .is_some());
+        assert!(target
+            .tracker
+            .get("vllm:generation_tokens_total", &[("engine", "0")])
+            .is_none());
+        let mut html = gpu1();
+        let login = Page {
+            body: "<html><body>Sign in</body></html>".into(),
+            format: Format::PrometheusText,
+            content_type: Some("text/html".into()),
+        };
+        assert!(warnings(html.ingest(at(1), Ok(login))).is_empty());
+        assert!(html.status.to_string().contains("Sign in"), "{}", html.status);
     }
 
     /// A process start time that jitters by milliseconds, or flips by a second (rounded
