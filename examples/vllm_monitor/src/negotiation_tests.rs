@@ -268,7 +268,20 @@ fn a_text_page_served_as_openmetrics_is_read_and_said_once() {
         let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
         (content_type.to_string(), page.into_bytes())
     };
-    let server = Server::start(2, Box::new(text));
+    let (target, said) = warnings_of_two_scrapes(Server::start(2, Box::new(text)));
+    assert!(target.status.is_ok(), "{}", target.status);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("served as OpenMetrics (application/openmetrics-text"),
+        "{}",
+        said[0]
+    );
+    assert!(said[0].contains("no '# EOF'"), "{}", said[0]);
+}
+
+/// Scrapes `server` twice, 10 s apart on the test's clock, each body read as it arrives,
+/// into a new target: the target, and the warnings said (each read must succeed).
+fn warnings_of_two_scrapes(server: Server) -> (Target, Vec<String>) {
     let client = Access::default().client(std::time::Duration::from_secs(10), 64 << 20);
     let endpoint = Endpoint::new(&server.url);
     let at = |s: i64| DateTime::<Utc>::from_timestamp(1_900_000_000 + s, 0).unwrap();
@@ -278,7 +291,6 @@ fn a_text_page_served_as_openmetrics_is_read_and_said_once() {
         let answer = client.open(&endpoint).expect("an answer");
         let (events, failure) = target.ingest_answer(at(s), answer, &AtomicBool::new(false), None);
         assert_eq!(failure, None);
-        assert!(target.status.is_ok(), "{}", target.status);
         said.extend(
             events
                 .into_iter()
@@ -287,13 +299,7 @@ fn a_text_page_served_as_openmetrics_is_read_and_said_once() {
         );
     }
     server.finish();
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(
-        said[0].starts_with("served as OpenMetrics (application/openmetrics-text"),
-        "{}",
-        said[0]
-    );
-    assert!(said[0].contains("no '# EOF'"), "{}", said[0]);
+    (target, said)
 }
 
 /// A text page that ends inside a line though it came as long as its Content-Length said:
@@ -311,24 +317,8 @@ fn a_text_page_cut_by_its_content_length_leaves_its_last_line_out() {
         let cut = full.as_bytes()[..characters].to_vec();
         ("text/plain; version=0.0.4".to_string(), cut)
     };
-    let server = Server::start(2, Box::new(move |_: &str, n: usize| page(n)));
-    let client = Access::default().client(std::time::Duration::from_secs(10), 64 << 20);
-    let endpoint = Endpoint::new(&server.url);
-    let at = |s: i64| DateTime::<Utc>::from_timestamp(1_900_000_000 + s, 0).unwrap();
-    let mut target = Target::new(server.url.clone(), TimeDelta::minutes(1));
-    let mut said = Vec::new();
-    for s in [0, 10] {
-        let answer = client.open(&endpoint).expect("an answer");
-        let (events, failure) = target.ingest_answer(at(s), answer, &AtomicBool::new(false), None);
-        assert_eq!(failure, None);
-        said.extend(
-            events
-                .into_iter()
-                .filter(|e| e.kind == EventKind::Warning)
-                .map(|e| e.message),
-        );
-    }
-    server.finish();
+    let (target, said) =
+        warnings_of_two_scrapes(Server::start(2, Box::new(move |_: &str, n: usize| page(n))));
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
         said[0].starts_with("its page ends inside a line, though it was as long as its Content-Length"),

@@ -122,32 +122,27 @@ impl Snapshot {
     /// row in `servers`.
     pub fn compute(targets: &[&Target], servers: &[ServerRow], m: &Moment<'_>) -> Snapshot {
         let (fresh, by) = (m.fresh, m.by);
-        let sources: Vec<Source<'_>> = targets
-            .iter()
-            .filter(|t| t.is_fresh(fresh))
-            .filter_map(|t| {
-                Some(Source {
-                    tracker: &t.tracker,
-                    at: t.last_ok?,
-                    url: &t.url,
-                })
-            })
-            .collect();
-        let (mut f, groups) = figures::compute_for(&sources, m.windowing, by, m.slo, m.gpu);
-        // A URL left out of this interval (its newest page failed, or is late) generated
+        // Every URL read so far, as of its newest page; those whose page is fresh make the
+        // interval's figures. One left out (its newest page failed, or is late) generated
         // what it did before: the run's totals (the summary's tokens, the progress) count
         // it, from its newest page.
-        let left_out: Vec<Source<'_>> = targets
-            .iter()
-            .filter(|t| !t.is_fresh(fresh))
-            .filter_map(|t| {
-                Some(Source {
-                    tracker: &t.tracker,
-                    at: t.last_ok?,
-                    url: &t.url,
-                })
-            })
-            .collect();
+        let (mut sources, mut left_out) = (Vec::new(), Vec::new());
+        for t in targets {
+            let Some(at) = t.last_ok else {
+                continue;
+            };
+            let source = Source {
+                tracker: &t.tracker,
+                at,
+                url: &t.url,
+            };
+            if t.is_fresh(fresh) {
+                sources.push(source);
+            } else {
+                left_out.push(source);
+            }
+        }
+        let (mut f, groups) = figures::compute_for(&sources, m.windowing, by, m.slo, m.gpu);
         if !left_out.is_empty() {
             let (earlier, _) = figures::compute_for(&left_out, m.windowing, None, &[], m.gpu);
             let add = crate::top::add;
