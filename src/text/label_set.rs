@@ -193,9 +193,9 @@ struct Duplicates<'line> {
 }
 
 impl<'line> Duplicates<'line> {
-    /// Whether the label name `text`, at `at`, is `__name__` (the first is remembered).
+    /// Whether the label name `text`, at `at`, is `__name__`; the first such is noted.
     #[cold]
-    fn is_name_label(&mut self, text: &str, at: usize) -> bool {
+    fn note_name_label(&mut self, text: &str, at: usize) -> bool {
         let is = is_name_label(text.as_bytes());
         if is && self.name_label.is_none() {
             self.name_label = Some(at);
@@ -219,10 +219,10 @@ impl<'line> Duplicates<'line> {
             earlier.has_name(text.as_bytes())
         } else if count <= FILTERED_LABELS {
             self.seen.insert(line.as_bytes(), name.0, text.len())
-                && !self.is_name_label(text, name.0)
+                && !self.note_name_label(text, name.0)
                 && earlier.has_name(text.as_bytes())
         } else {
-            self.is_name_label(text, name.0);
+            self.note_name_label(text, name.0);
             let names = self
                 .many
                 .get_or_insert_with(|| earlier.iter().map(|(n, _)| n).collect());

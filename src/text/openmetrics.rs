@@ -126,6 +126,17 @@ impl<'page> Family<'page> {
         }
     }
 
+    /// A family opening under `name` against the names closed families `reserved`: in order
+    /// (nothing reserved can be its name or begin with it), or its name taken already
+    /// (`clash_reported`: the line that opens it is told).
+    #[inline(always)]
+    fn opened(name: &'page str, version2: bool, reserved: &mut ReservedNames<'page>) -> Self {
+        let mut family = Family::new(name, version2);
+        family.in_order = reserved.after_all(name);
+        family.clash_reported = !family.in_order && reserved.holds_hashed(name, "");
+        family
+    }
+
     /// Whether a sample of this name belongs to the family. Every sample asks, so the
     /// comparisons are word-wise, not `memcmp` calls.
     #[inline(always)]
@@ -316,13 +327,10 @@ impl<'page> Validator<'page> {
     /// earlier family's sample).
     fn open_family(&mut self, name: &'page str) -> (Option<ParseErrorKind>, bool) {
         let closed = self.close_family().err();
-        let in_order = self.reserved.after_all(name);
-        let clash = !in_order && self.reserved.holds_hashed(name, "");
-        let mut family = Family::new(name, self.version2);
-        family.clash_reported = clash;
-        family.in_order = in_order;
-        self.family = Some(family);
-        (closed, clash)
+        let family = self
+            .family
+            .insert(Family::opened(name, self.version2, &mut self.reserved));
+        (closed, family.clash_reported)
     }
 
     /// The verdict on the line that opened a family, refused if the family's name was
@@ -422,7 +430,7 @@ impl<'page> Validator<'page> {
                     && !family.clash_reported
                     && suffixes(*kind, false)
                         .iter()
-                        .any(|suffix| self.reserved.holds(name, suffix));
+                        .any(|suffix| self.reserved.holds_hashed(name, suffix));
                 if taken {
                     family.clash_reported = true;
                     return Err(Rejection::Line(0, family_error(name, FamilyRule::NameClash)));
@@ -492,11 +500,10 @@ impl<'page> Validator<'page> {
     #[inline(always)]
     fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let closed = self.close_family_rule();
-        let in_order = self.reserved.after_all(sample.name());
-        let clash = !in_order && self.reserved.holds_hashed(sample.name(), "");
-        let family = self.family.insert(Family::new(sample.name(), true));
-        family.clash_reported = clash;
-        family.in_order = in_order;
+        let family = self
+            .family
+            .insert(Family::opened(sample.name(), true, &mut self.reserved));
+        let clash = family.clash_reported;
         // A family a sample opens has no metadata, so no type: of a number, only its label
         // group is kept (the first, so no rule on it can fire yet).
         let verdict = if sample.composite.is_none() {

@@ -83,13 +83,15 @@ impl<'page> ReservedNames<'page> {
     /// or as one of an earlier family's names): a family opening under it, or whose type
     /// names it, clashes, and is told so at that line. A name after every reserved one is
     /// proven free without a hash (and so is that name followed by anything).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn holds(&mut self, name: &str, suffix: &str) -> bool {
         !self.after_all(name) && self.holds_hashed(name, suffix)
     }
 
-    /// [`ReservedNames::holds`] of a name not [`ReservedNames::after_all`]: the order
-    /// cannot prove it free, and the family it names will break the order when it closes.
+    /// Whether `name` followed by `suffix` is reserved, for a name not
+    /// [`ReservedNames::after_all`]: the order cannot prove it free, and the family it names
+    /// will break the order when it closes. (The validator asks only then: it knows the order
+    /// from the family's opening; [`ReservedNames::holds`] asks both.)
     #[inline(never)]
     pub(crate) fn holds_hashed(&mut self, name: &str, suffix: &str) -> bool {
         if !self.hashed {
