@@ -97,6 +97,25 @@ pub const DEFAULT_RETENTION: TimeDelta = TimeDelta::minutes(10);
 /// Default [`Tracker::stale_after`]: a series missing from 5 scrapes in a row is dropped.
 pub const DEFAULT_STALE_AFTER: u32 = 5;
 
+/// How far a target's process start time may move from one page to the next and still be
+/// the same process (no [`ProcessRestart`]): exporters that compute it from an uptime
+/// round it (Node's prom-client to whole seconds, so it flips between two) or carry the
+/// uptime's jitter, while a restart moves it by the old process's whole life. Callers that
+/// read the start time themselves (to say "server restarted") use the same bound.
+///
+/// # Example
+/// ```
+/// let at = |s: i64| chrono::DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap();
+/// let page = |start: f64, n: u32| format!("process_start_time_seconds {start}\n# TYPE t counter\nt_total {n}\n");
+/// let mut t = promrate::Tracker::new([]);
+/// t.ingest(&page(1_699_999_000.0, 0), at(0))?;
+/// let flip = 1_699_999_000.0 + promrate::tracker::START_TIME_JITTER.as_seconds_f64();
+/// assert!(t.ingest(&page(flip, 10), at(10))?.process_restarts.is_empty());
+/// assert_eq!(t.ingest(&page(1_700_000_015.0, 5), at(20))?.process_restarts.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const START_TIME_JITTER: TimeDelta = TimeDelta::seconds(1);
+
 /// Follows many series across scrapes: parse a whole page once, update every series that
 /// matches the selectors, then ask for figures with a [`Query`](crate::Query)
 /// ([`Tracker::evaluate`]: rates, increases, EWMAs, totals, last values, means, a

@@ -43,11 +43,8 @@ const DEFAULT_START_TIME_GAUGE: &str = "process_start_time_seconds";
 /// pages' timing jitter. Shorter still is an overlap: two processes alive at once.
 const OVERLAP_MS: i64 = 1_000;
 
-/// How far a target's start time may move and still be the same process: exporters that
-/// compute it from an uptime round it (Node's prom-client to whole seconds, so it flips
-/// between two seconds) or carry the uptime's jitter. A restart moves it by at least the
-/// time the old process was seen alive, a scrape interval or more.
-const START_JITTER_MS: i64 = 1_000;
+/// [`super::START_TIME_JITTER`] in milliseconds.
+const START_JITTER_MS: i64 = super::START_TIME_JITTER.num_milliseconds();
 
 /// The labels that name a target on a page by default: Prometheus' own target labels.
 const DEFAULT_TARGET_LABELS: [&str; 2] = ["job", "instance"];

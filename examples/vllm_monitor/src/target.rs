@@ -545,13 +545,14 @@ impl Target {
         // arrives (`ingest_answer`).
         let text = !matches!(page.format, Format::OpenMetrics | Format::OpenMetrics2)
             && !is_html(page.content_type.as_deref(), &page.body);
-        let body = match page.body.rfind('\n') {
-            _ if ended || !text => page.body.as_str(),
-            Some(end) => &page.body[..=end],
-            None => "",
+        let cut = !ended && text;
+        let body = if cut {
+            page.body.rfind('\n').map_or("", |end| &page.body[..=end])
+        } else {
+            page.body.as_str()
         };
         let report = self.tracker.ingest(body, at).map_err(Status::Refused)?;
-        if !ended && text {
+        if cut {
             self.cut_by_its_length(at, page.body.len() as u64, events);
         }
         self.without_eof(at, page.format, page.content_type.as_deref(), ended, events);
@@ -851,10 +852,11 @@ impl Instance {
         scrape: u64,
     ) -> Option<String> {
         let mut message = None;
-        // A start time that moved by a second or less is the same process, as the tracker
-        // reads it (an exporter that computes it from an uptime rounds it, or jitters).
+        // A start time that moved by no more than its jitter is the same process, as the
+        // tracker reads it (an exporter that computes it from an uptime rounds it).
+        let jitter_s = promrate::tracker::START_TIME_JITTER.as_seconds_f64();
         if let (Some(before), Some(now)) = (self.process_start, start) {
-            if (now - before).abs() > 1.0 {
+            if (now - before).abs() > jitter_s {
                 let time = |unix: f64| {
                     DateTime::from_timestamp(unix as i64, 0)
                         .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
