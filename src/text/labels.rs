@@ -192,11 +192,13 @@ impl<'page> Labels<'page> {
         self.simple
     }
 
-    /// Each label with its fingerprint (`crate::fingerprint::of_label`), in input order,
-    /// its value read as written where the set is known to hold no escape.
+    /// Each label with a value and its fingerprint (`crate::fingerprint::of_label`), in
+    /// input order, its value read as written where the set is known to hold no escape.
+    /// A label whose value is empty is no part of a series' identity: Prometheus drops it
+    /// when it scrapes, so `x{foo=""}` is the series `x`.
     fn keyed(&self) -> impl Iterator<Item = KeyedLabel<'page>> + 'page {
         let simple = self.simple;
-        self.iter().map(move |(name, value)| {
+        self.present().map(move |(name, value)| {
             let key = if simple {
                 fingerprint::of_label(name, value.raw)
             } else {
@@ -205,6 +207,12 @@ impl<'page> Labels<'page> {
             };
             KeyedLabel { name, value, key }
         })
+    }
+
+    /// The labels with a value, `(name, value)` in input order: what a series' identity is
+    /// made of ([`Labels::keyed`]).
+    pub(crate) fn present(&self) -> impl Iterator<Item = (&'page str, LabelValue<'page>)> + 'page {
+        self.iter().filter(|(_, value)| !value.raw.is_empty())
     }
 
     /// [`Labels::keyed`] into `keyed`: a new series' labels are interned from these, so

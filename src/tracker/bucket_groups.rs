@@ -57,7 +57,7 @@ fn same_group(a: &[Arc<Label>], b: &[Arc<Label>]) -> bool {
 /// Whether a bucket series' labels, `le` left out, are the parsed `labels` (in any order,
 /// still escaped).
 fn is_group_of(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
-    stored.len() == labels.len() + 1 && labels.get("le").is_none() && holds_each(stored, labels)
+    labels.get("le").is_none() && holds_each(stored, labels) == Some(stored.len() - 1)
 }
 
 impl FamilyBuckets {

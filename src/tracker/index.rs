@@ -65,22 +65,31 @@ fn rehash(fingerprints: &[u32], slot: u32) -> u64 {
 
 /// Whether sorted, unescaped `stored` labels are the parsed (still escaped) `labels`.
 fn same_labels(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
-    stored.len() == labels.len() && holds_each(stored, labels)
+    holds_each(stored, labels) == Some(stored.len())
 }
 
-/// Whether `stored` (sorted by name, unescaped) holds each of the parsed `labels`, names
-/// and values compared with their escapes resolved.
-pub(super) fn holds_each(stored: &[Arc<Label>], labels: Labels<'_>) -> bool {
+/// Whether `stored` (sorted by name, unescaped) holds each of the parsed `labels` that has
+/// a value, names and values compared with their escapes resolved: how many it held, or
+/// `None` for a label it does not hold (an empty value is no label: [`Labels::present`]).
+pub(super) fn holds_each(stored: &[Arc<Label>], labels: Labels<'_>) -> Option<usize> {
     let holds = |k: &str, v: LabelValue<'_>| {
         stored
             .binary_search_by(|l| (*l.name).cmp(k))
             .is_ok_and(|i| v == *stored[i].value)
     };
-    if labels.is_plain() {
-        labels.iter().all(|(k, v)| holds(k, v))
-    } else {
-        labels.iter().all(|(k, v)| holds(&unescape(k, true), v))
+    let mut held = 0;
+    for (k, v) in labels.present() {
+        let found = if labels.is_plain() {
+            holds(k, v)
+        } else {
+            holds(&unescape(k, true), v)
+        };
+        if !found {
+            return None;
+        }
+        held += 1;
     }
+    Some(held)
 }
 
 /// What [`SeriesIndex::lookup_parsed`] read of a sample no series has: its identity
@@ -403,14 +412,12 @@ impl SeriesIndex {
     /// The slot of the series with this name and these (unescaped) labels, in any order.
     pub fn find_owned(&self, name: &str, labels: &[(&str, &str)]) -> Option<usize> {
         let normalize = self.normalize_names;
-        self.find(
-            fingerprint(&[name], labels.iter().copied(), normalize),
-            |series| {
-                names_equal(&series.name, &[name], normalize)
-                    && series.labels.len() == labels.len()
-                    && labels.iter().all(|(k, v)| series.label(k) == Some(*v))
-            },
-        )
+        let present = || labels.iter().copied().filter(|(_, v)| !v.is_empty());
+        self.find(fingerprint(&[name], present(), normalize), |series| {
+            names_equal(&series.name, &[name], normalize)
+                && series.labels.len() == present().count()
+                && present().all(|(k, v)| series.label(k) == Some(v))
+        })
     }
 
     fn find(&self, key: u64, is_it: impl Fn(&TrackedSeries) -> bool) -> Option<usize> {

@@ -317,13 +317,15 @@ impl Tracker {
         self.index.iter()
     }
 
-    /// The series with this name and exactly these labels (any order).
+    /// The series with this name and exactly these labels (any order). A label with an
+    /// empty value is no label, as in Prometheus: `up{c=""}` is the series `up`.
     ///
     /// # Example
     /// ```
     /// let mut t = promrate::Tracker::new([]);
-    /// t.ingest("up{a=\"1\",b=\"2\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
+    /// t.ingest("up{a=\"1\",b=\"2\",c=\"\"} 1\n", chrono::DateTime::from_timestamp(1, 0).unwrap())?;
     /// assert!(t.get("up", &[("b", "2"), ("a", "1")]).is_some());
+    /// assert!(t.get("up", &[("a", "1"), ("b", "2"), ("c", "")]).is_some());
     /// assert!(t.get("up", &[("a", "1")]).is_none());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

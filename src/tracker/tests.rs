@@ -46,6 +46,48 @@ fn identity_ignores_label_order_and_positions() {
     );
 }
 
+/// A label with an empty value is no label, as Prometheus drops it when it scrapes: an
+/// exporter that writes `foo=""` on one page and leaves it out on the next serves one
+/// series, and one page with both serves it twice (the first is kept).
+#[test]
+fn an_empty_label_value_is_no_label() {
+    let mut t = Tracker::new([]);
+    t.ingest(
+        "x_total{foo=\"\"} 1\n# TYPE h histogram\nh_bucket{le=\"1\",pod=\"\"} 2\nh_created{pod=\"\"} 50\n",
+        at(0),
+    )
+    .unwrap();
+    let report = t
+        .ingest(
+            "x_total 3\n# TYPE h histogram\nh_bucket{le=\"1\"} 4\nh_created 50\n",
+            at(10),
+        )
+        .unwrap();
+    assert_eq!((t.len(), report.new_series, report.samples), (2, 0, 2));
+    assert_eq!(window_increase(&t, "x_total", &[], 10, 10), Some(2.0));
+    assert_eq!(window_increase(&t, "x_total", &[("foo", "")], 10, 10), Some(2.0));
+    assert!(t.get("x_total", &[("foo", "")]).is_some());
+    assert_eq!(t.get("x_total", &[]).unwrap().labels().count(), 0);
+    // The bucket's labels hold no empty `pod`, so its `_created` (spelled either way) is found.
+    let bucket = t.get("h_bucket", &[("le", "1")]).unwrap();
+    assert_eq!(bucket.labels().count(), 1);
+    let report = t
+        .ingest("x_total{foo=\"\"} 4\nx_total 9\n# TYPE h histogram\nh_bucket{le=\"1\"} 5\nh_created{pod=\"\"} 70\n", at(20))
+        .unwrap();
+    assert_eq!((report.samples, report.refused), (2, 1));
+    assert_eq!(
+        report.first_refused.unwrap().error,
+        SeriesError::Duplicate { at: at(20) }
+    );
+    assert_eq!(t.get("x_total", &[]).unwrap().last_value(), Some(4.0));
+    assert_eq!(
+        report.resets.len(),
+        1,
+        "the bucket's created time moved: {:?}",
+        report.resets
+    );
+}
+
 /// A quoted name with escapes is kept as selectors and `get` spell it (unescaped), so
 /// that a selector that matches the sample finds its series, counter and `_created` alike.
 #[test]
