@@ -214,8 +214,8 @@ impl Parser {
     ///
     /// Lenient keeps unknown escapes as written, as the Prometheus server does, reads
     /// Prometheus-text lines that end with `\r\n` as if they ended with `\n`, and in
-    /// OpenMetrics checks each line on its own, which is about what Prometheus' own
-    /// OpenMetrics parser does. OpenMetrics always keeps unknown escapes (its conformance
+    /// OpenMetrics checks each line on its own (and that nothing follows `# EOF`), which is
+    /// about what Prometheus' own OpenMetrics parser does. OpenMetrics always keeps unknown escapes (its conformance
     /// suite requires accepting `\z`).
     ///
     /// # Example
@@ -290,6 +290,7 @@ impl Parser {
             finished: false,
             recent: sample_line::RecentNames::default(),
             recent_family: "",
+            ended: false,
         }
     }
 }
@@ -373,6 +374,10 @@ pub struct Entries<'page> {
     /// The name of the last OpenMetrics `# HELP` or `# TYPE` line the metadata fast path
     /// read: the `# TYPE` after a `# HELP` repeats it, and then needs no character check.
     recent_family: &'page str,
+    /// An OpenMetrics `# EOF` was read without the validator (lenient): the page ends
+    /// there, and a line after it is an error, as in Prometheus' parser (which fails the
+    /// scrape), not more samples.
+    ended: bool,
 }
 
 impl<'page> Entries<'page> {
@@ -386,6 +391,18 @@ impl<'page> Entries<'page> {
     /// ```
     pub fn line(&self) -> usize {
         self.line
+    }
+
+    /// Whether an OpenMetrics page's `# EOF` was read: nothing may follow it.
+    fn after_eof(&self) -> bool {
+        self.ended || self.validator.as_ref().is_some_and(Validator::eof_seen)
+    }
+
+    /// Reads `text` as the lines after an OpenMetrics page's `# EOF` if `ended` (a page
+    /// read in batches, each parsed on its own: the tracker's chunks).
+    pub(crate) fn after_page_end(mut self, ended: bool) -> Self {
+        self.ended |= ended && self.dialect.openmetrics;
+        self
     }
 
     fn error_at(&self, line_text: &str, offset: usize, kind: ParseErrorKind) -> ParseError {
@@ -438,10 +455,8 @@ impl<'page> Entries<'page> {
             };
             return Some(Err(ParseError::new(self.line, 1, kind)));
         }
-        if let Some(validator) = &self.validator {
-            if validator.eof_seen() {
-                return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::TextAfterEof)));
-            }
+        if self.after_eof() {
+            return Some(Err(ParseError::new(self.line, 1, ParseErrorKind::TextAfterEof)));
         }
         let bytes = line_text.as_bytes();
         let first = if openmetrics {
@@ -473,6 +488,7 @@ impl<'page> Entries<'page> {
         entry: Entry<'page>,
     ) -> Option<Result<Entry<'page>, ParseError>> {
         let Some(validator) = self.validator.as_mut() else {
+            self.ended |= matches!(entry, Entry::Eof);
             return Some(Ok(entry));
         };
         match validator.check(&entry) {
@@ -570,7 +586,7 @@ impl<'page> Entries<'page> {
                     }
                 }
             }
-            if self.dialect.openmetrics && !self.validator.as_ref().is_some_and(Validator::eof_seen) {
+            if self.dialect.openmetrics && !self.after_eof() {
                 // The common shape, read straight from the page; the rules across lines
                 // still apply to it (a sample after `# EOF` takes the general path's error).
                 let limits = &self.config.limits;

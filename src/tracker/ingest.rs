@@ -188,7 +188,10 @@ impl Tracker {
                 known: None,
                 last_name: "",
             };
-            parser.parse(batch).visit(&mut ingest);
+            parser
+                .parse(batch)
+                .after_page_end(ingest.read.ended)
+                .visit(&mut ingest);
             ingest.tracker.push_pending(&mut ingest.read.report);
             let family = ingest.family.map(|(name, kind)| (range_in(batch, name), kind));
             (range_in(batch, ingest.anchor_key), family)
@@ -628,6 +631,9 @@ pub(super) struct PageRead {
     farthest_own_ms: i64,
     /// [`Tracker::honor_timestamps`] is off: every sample is recorded at the page's time.
     ignore_own_times: bool,
+    /// An OpenMetrics `# EOF` was read: the lines of later batches are after the page's
+    /// end.
+    ended: bool,
 }
 
 impl PageRead {
@@ -927,6 +933,7 @@ impl<'page> Visitor<'page> for Ingest<'_, 'page> {
         }
         match entry {
             Ok(Entry::Type { name, kind }) => self.family = Some((name, *kind)),
+            Ok(Entry::Eof) => self.read.ended = true,
             Ok(Entry::Sample(sample)) => self.record(sample),
             Ok(_) => {}
             Err(e) => {

@@ -183,6 +183,11 @@ fn pages() -> &'static [(String, String)] {
              t_total 5 1000\nt_total 4 999\ny{a=\"1\",b=\"2\",c=\"3\",d=\"4\"} 1\nlast_total 1"
                 .to_string(),
         ));
+        // Lines after `# EOF` (a proxy that joins two pages): errors, read whole or cut.
+        pages.push((
+            "joined.om.txt".to_string(),
+            "# TYPE a counter\na_total 1\n# EOF\n# TYPE a counter\na_total 2\nb 1\n# EOF\n".to_string(),
+        ));
         // OpenMetrics 2.0: composite values (classic, native and both; a summary; a gauge
         // histogram with a timestamp that moves), start timestamps.
         pages.push((

@@ -100,6 +100,28 @@ fn crlf_and_missing_final_newline_read_like_the_original() {
     }
 }
 
+/// A line after an OpenMetrics page's `# EOF` is an error in the lenient parser too, as
+/// in Prometheus' (which fails the scrape): it was read on as more samples.
+#[test]
+fn nothing_follows_eof_even_leniently() {
+    use promrate::{error::ParseErrorKind, Entry};
+    for format in [Format::OpenMetrics, Format::OpenMetrics2] {
+        for strict in [true, false] {
+            let page = "# TYPE a counter\na_total 1\n# EOF\nb 2\n";
+            let entries: Vec<_> = Parser::new(format).strict(strict).parse(page).collect();
+            let samples = entries
+                .iter()
+                .filter(|e| matches!(e, Ok(Entry::Sample(_))))
+                .count();
+            assert_eq!(samples, 1, "{format:?}, strict {strict}: {entries:?}");
+            let error = entries.last().unwrap().as_ref().unwrap_err();
+            assert_eq!((error.line, &error.kind), (4, &ParseErrorKind::TextAfterEof));
+        }
+    }
+    // The text format has no `# EOF`: the line is a comment.
+    assert!(promrate::parse("a 1\n# EOF\nb 2\n").all(|e| e.is_ok()));
+}
+
 /// A carriage return before a line's `\n` is refused where Prometheus refuses it (a sample,
 /// a type, `# EOF`, a line of nothing else), at its column, and kept where it is a line's
 /// text (a HELP text, a comment); a lenient text parser drops it from every line.

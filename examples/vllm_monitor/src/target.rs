@@ -203,10 +203,30 @@ fn keep_head(head: &mut String, chunk: &[u8]) {
 struct Ending {
     last: [u8; 6],
     len: usize,
+    /// A whole `# EOF` line came, though more may have followed it: such a page was not
+    /// cut, its text after the end is the parser's to name.
+    eof_line: bool,
 }
+
+/// OpenMetrics' last line, as it stands in a page (a first line has no newline before it).
+const EOF_LINE: &[u8] = b"\n# EOF\n";
 
 impl Ending {
     fn keep(&mut self, chunk: &[u8]) {
+        if !self.eof_line && !chunk.is_empty() {
+            // Across the seam: the bytes kept of the chunks before, and this one's first.
+            let mut seam = [0; 12];
+            // Fewer bytes kept than room for them: the page's start is among them, and
+            // stands for a newline.
+            let start = usize::from(self.len < self.last.len());
+            seam[0] = b'\n';
+            seam[start..start + self.len].copy_from_slice(self.bytes());
+            let before = start + self.len;
+            let after = chunk.len().min(EOF_LINE.len() - 1);
+            seam[before..before + after].copy_from_slice(&chunk[..after]);
+            self.eof_line = memchr::memmem::find(&seam[..before + after], EOF_LINE).is_some()
+                || memchr::memmem::find(chunk, EOF_LINE).is_some();
+        }
         for &byte in chunk.iter().rev().take(self.last.len()).rev() {
             self.last.rotate_left(1);
             self.last[self.last.len() - 1] = byte;
@@ -229,8 +249,9 @@ impl Ending {
         }
         match format {
             Format::OpenMetrics | Format::OpenMetrics2 => (!ending.ends_with(b"# EOF\n")
-                && !ending.ends_with(b"# EOF"))
-            .then_some("the page ends without '# EOF': cut short? Its last line, if cut, was not read"),
+                && !ending.ends_with(b"# EOF")
+                && !self.eof_line)
+                .then_some("the page ends without '# EOF': cut short? Its last line, if cut, was not read"),
             _ => (ending.last() != Some(&b'\n')).then_some(
                 "the page ends inside a line (no newline after it): cut short? That line was not read",
             ),
@@ -1136,6 +1157,25 @@ pub mod tests {
         );
     }
 
+    /// Lines after a page's `# EOF` are named as such: the page was said to have no
+    /// `# EOF` at all.
+    #[test]
+    fn text_after_eof_is_not_a_missing_eof() {
+        let mut target = gpu1();
+        let page = |s: i64| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{model_name=\"m\"}} {}\n# EOF\nstray 1\n",
+                100 * s
+            ),
+            format: Format::OpenMetrics,
+            content_type: Some("application/openmetrics-text; version=1.0.0".into()),
+        };
+        let said = warnings(target.ingest(at(0), Ok(page(0))));
+        assert!(said.iter().all(|w| !w.contains("no '# EOF'")), "{said:?}");
+        assert!(said.iter().any(|w| w.contains("text after '# EOF'")), "{said:?}");
+        assert!(target.status.is_ok(), "{}", target.status);
+    }
+
     /// An OpenMetrics page (seconds) served as the text format (read as milliseconds): a
     /// second between pages was a millisecond, and the EWMA said 1,000 times the rate. It
     /// is said as such, and rated at the scrapes' times.
@@ -1186,7 +1226,19 @@ pub mod tests {
         assert!(!cut(om, &["a 1\n# EOF\n"]));
         assert!(!cut(Format::OpenMetrics2, &["a 1\n# EOF", "\n"]));
         assert!(cut(om, &["a 1\n"]), "no # EOF");
-        assert!(cut(om, &["a 1\n# EOF\n", "b"]));
+        assert!(cut(om, &["a 1\n# EOFb"]));
+        assert!(cut(om, &["a 1\n#", " EOF2 1\n"]));
+        // Text after a whole `# EOF` line: not cut, whatever follows (the parser names it).
+        for chunks in [
+            &["a 1\n# EOF\n", "b"][..],
+            &["a 1\n# EOF\nb 2\n"],
+            &["# EOF\nb 2\n"],
+            &["#", " EOF\nb"],
+            &["a 1\n# E", "OF", "\nb"],
+            &["a 1\n", "# EOF", "\n", "b 2\n"],
+        ] {
+            assert!(!cut(om, chunks), "{chunks:?}");
+        }
     }
 
     /// The captured Prometheus `/federate` page, with every sample moved `seconds` later
