@@ -162,6 +162,11 @@ impl Pipeline {
                     // vLLM servers through `/federate` take 1.32 GB instead of 1.50.
                     .share_label_sets(true)
                     .max_series(settings.max_series);
+                if settings.points_every.is_none() {
+                    // A TSDB's samples lag by its scrape interval by design (the window
+                    // evaluates where they are); a server's own times are said.
+                    t.say_when_times_pass(settings.window + settings.interval);
+                }
                 t
             })
             .collect();

@@ -344,6 +344,11 @@ pub struct Target {
     fault_announced: bool,
     /// What the window figures read: erratic counters are not rated within it.
     retention: TimeDelta,
+    /// How far a sample's own time may be from its scrape and still be in a window ending
+    /// at the scrape (`None`: not said, as for a TSDB's samples, which lag by its scrape
+    /// interval by design), and whether it was said.
+    window_reach: Option<TimeDelta>,
+    late_said: bool,
 }
 
 /// How far a server's clock may be from this machine's (or a TSDB's) for its start times
@@ -417,7 +422,16 @@ impl Target {
             scrapes: 0,
             fault_announced: false,
             retention,
+            window_reach: None,
+            late_said: false,
         }
+    }
+
+    /// Says so once when samples carry own times further from their scrape than `reach`
+    /// (the window and an interval): a window ending at the scrape then holds too few of
+    /// them to rate, and its rows were blank with "one page" for a reason.
+    pub fn say_when_times_pass(&mut self, reach: TimeDelta) {
+        self.window_reach = Some(reach);
     }
 
     /// Whether this URL's figures count at `fresh` (its newest page is not older).
@@ -615,18 +629,30 @@ impl Target {
     /// Samples whose own times are more than [`OWN_TIME_SKEW`] from their scrape (`skew`
     /// at most): said once, and read at the scrapes' times from the next page on.
     fn own_times(&mut self, at: DateTime<Utc>, skew: Option<TimeDelta>, events: &mut Vec<Event>) {
-        let Some(skew) = skew.filter(|s| s.abs() > OWN_TIME_SKEW) else {
+        let Some(skew) = skew else {
             return;
         };
+        let (far, side) = if skew < TimeDelta::zero() {
+            (-skew, "before")
+        } else {
+            (skew, "after")
+        };
+        // To the second: a clock's offset is not read to the millisecond.
+        let seconds = (far.num_milliseconds() + 500) / 1000;
+        let far_words = humantime::format_duration(std::time::Duration::from_secs(seconds.unsigned_abs()));
+        if far <= OWN_TIME_SKEW {
+            if let Some(reach) = self.window_reach.filter(|&reach| far > reach) {
+                if !std::mem::replace(&mut self.late_said, true) {
+                    let reach = humantime::format_duration(reach.to_std().unwrap_or_default());
+                    events.push(self.event(EventKind::Warning, at, format!(
+                        "its samples carry timestamps of their own, up to {far_words} {side} the scrape: further than a window ending at the scrape reaches ({reach}), so it holds too few of them to rate (rows without a window figure); a --window longer by {far_words} reaches them"
+                    )));
+                }
+            }
+            return;
+        }
         if !std::mem::replace(&mut self.time_warned, true) {
-            let (far, side) = if skew < TimeDelta::zero() {
-                (-skew, "before")
-            } else {
-                (skew, "after")
-            };
-            // To the second: a clock's offset is not read to the millisecond.
-            let seconds = (far.num_milliseconds() + 500) / 1000;
-            let far = humantime::format_duration(std::time::Duration::from_secs(seconds.unsigned_abs()));
+            let far = far_words;
             // Seconds read as milliseconds are decades before the scrape.
             let why = if skew < -TimeDelta::days(3650) {
                 "OpenMetrics seconds served as the text format, read as milliseconds?"
@@ -1013,6 +1039,59 @@ pub mod tests {
         // From the page after the warning on, at the scrapes' times: 100 a second.
         target.ingest(at(2), Ok(page(2)));
         assert_eq!(tokens_ewma(&target), 100.0);
+    }
+
+    /// Samples 30 s behind their scrapes, under the 5 minutes that make the monitor read
+    /// them at the scrapes' times but past a 5 s window's reach: every row was blank with
+    /// "one page" and nothing said why. Said once, with the window that reaches them; kept
+    /// at their own times (a federation's lag by its scrape interval). A TSDB's target says
+    /// nothing: its samples lag by design.
+    #[test]
+    fn samples_later_than_the_window_reaches_are_said_once() {
+        let page = |s: i64, behind: i64| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
+                100 * s,
+                (1_800_000_000 - behind + s) * 1000
+            ),
+            format: Format::PrometheusText,
+            content_type: None,
+        };
+        let mut target = gpu1();
+        target.say_when_times_pass(TimeDelta::seconds(6));
+        let first = warnings(target.ingest(at(0), Ok(page(0, 30))));
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert!(
+            first[0].contains("up to 30s before the scrape") && first[0].contains("longer by 30s"),
+            "{}",
+            first[0]
+        );
+        assert!(
+            warnings(target.ingest(at(1), Ok(page(1, 30)))).is_empty(),
+            "said once"
+        );
+        let newest = target
+            .tracker
+            .series()
+            .next()
+            .unwrap()
+            .counter()
+            .unwrap()
+            .last()
+            .unwrap();
+        assert_eq!(
+            newest.timestamp_ms,
+            (at(1) - TimeDelta::seconds(30)).timestamp_millis(),
+            "kept at its own time"
+        );
+        let mut near = gpu1();
+        near.say_when_times_pass(TimeDelta::seconds(6));
+        assert!(
+            warnings(near.ingest(at(0), Ok(page(0, 5)))).is_empty(),
+            "within reach"
+        );
+        let mut tsdb = gpu1();
+        assert!(warnings(tsdb.ingest(at(0), Ok(page(0, 30)))).is_empty());
     }
 
     /// The same series twice on one page: the tracker keeps the first line and refused the
