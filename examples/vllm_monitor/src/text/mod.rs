@@ -40,9 +40,13 @@ pub fn num(v: Option<f64>, decimals: usize, width: usize) -> String {
     format!("{v:.0e}")
 }
 
-/// A percentage of a fraction, or "-".
+/// The widest percentage: `100.0`.
+const PERCENT_WIDTH: usize = 5;
+
+/// A percentage of a fraction, or "-", never wider than `100.0` (a server's `1e10` is
+/// `1000G`, not a column pushed past its header).
 pub fn percent(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |v| format!("{:.1}", v * 100.0))
+    num(v.map(|v| v * 100.0), 1, PERCENT_WIDTH)
 }
 
 /// A latency in seconds as `50ms` below a second and `76.7s` above, or "-".
@@ -183,6 +187,20 @@ pub fn wrap_pieces<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_percentage_keeps_its_width() {
+        assert_eq!(percent(Some(0.5)), "50.0");
+        assert_eq!(percent(Some(1.0)), "100.0");
+        assert_eq!(percent(None), "-");
+        for huge in [12.3456, 1e10, -1e10, f64::MAX] {
+            assert!(
+                percent(Some(huge)).len() <= PERCENT_WIDTH,
+                "{}",
+                percent(Some(huge))
+            );
+        }
+    }
 
     #[test]
     fn long_text_wraps_whole() {
