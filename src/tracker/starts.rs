@@ -66,6 +66,10 @@ pub(super) struct StartTimes {
     /// The targets known after the last page the tracker kept: a refused page's new
     /// targets (past these) go with it.
     kept: usize,
+    /// The kept targets whose start gauge the page being read found in a new series, with
+    /// the slot each had: a refused page gives them back (its series go, and the target
+    /// had lost the gauge it still has).
+    moved: Vec<(usize, Option<usize>)>,
 }
 
 /// One target's start time.
@@ -112,6 +116,7 @@ impl Default for StartTimes {
             hasher: Default::default(),
             newest_start_ms: i64::MIN,
             kept: 0,
+            moved: Vec::new(),
         }
     }
 }
@@ -200,7 +205,10 @@ impl StartTimes {
     /// the page of `scrape`).
     pub fn register(&mut self, slot: usize, series: &TrackedSeries, scrape: u64) {
         if let Some(i) = self.find(series) {
-            self.targets[i].slot = Some(slot);
+            let before = self.targets[i].slot.replace(slot);
+            if i < self.kept {
+                self.moved.push((i, before));
+            }
             return;
         }
         let key: Vec<String> = self.key_of(series).into_iter().map(str::to_string).collect();
@@ -249,6 +257,7 @@ impl StartTimes {
     /// Forgets everything (another gauge or other target labels).
     pub fn clear(&mut self) {
         self.targets.clear();
+        self.moved.clear();
         self.by_key.clear();
         self.newest_start_ms = i64::MIN;
         self.kept = 0;
@@ -257,12 +266,16 @@ impl StartTimes {
     /// Keeps what the page just accepted taught.
     pub fn keep_page(&mut self) {
         self.kept = self.targets.len();
+        self.moved.clear();
     }
 
     /// Undoes what a refused page taught: the targets it made, and its start gauges'
     /// slots, which `index` no longer holds. (It read no start time: a page that may be
     /// refused is held back until it is not.)
     pub fn forget_page(&mut self, index: &SeriesIndex) {
+        for (i, slot) in self.moved.drain(..).rev() {
+            self.targets[i].slot = slot;
+        }
         if self.targets.len() > self.kept {
             self.targets.truncate(self.kept);
             let kept = self.kept;

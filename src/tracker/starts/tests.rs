@@ -413,6 +413,27 @@ fn a_refused_pages_targets_go_with_it() {
     assert_eq!(t.starts.targets.len(), 2);
 }
 
+/// A refused page whose start gauge is a new series of a known target (another label
+/// beside the target's) gives the target its gauge back: it lost it, so the next page's
+/// restart, announced only by the start time, was missed (found by `chunks_agree`).
+#[test]
+fn a_refused_page_leaves_a_targets_start_gauge_where_it_was() {
+    let mut t = Tracker::new([]);
+    t.parser(crate::Parser::default().sample_limit(2));
+    let gauge = |labels: &str, start: i64| {
+        format!(
+            "process_start_time_seconds{{job=\"a\"{labels}}} {}\n",
+            1_700_000_000 + start
+        )
+    };
+    t.ingest(&(gauge("", -100) + "tokens_total 10\n"), at(0)).unwrap();
+    let over = gauge(",shard=\"1\"", -100) + "tokens_total 11\nx 1\n";
+    assert!(t.ingest(&over, at(10)).is_err(), "three samples, two allowed");
+    let report = t.ingest(&(gauge("", 15) + "tokens_total 3\n"), at(20)).unwrap();
+    assert_eq!(report.process_restarts.len(), 1, "{report:?}");
+    assert_eq!(total(&t), 3.0, "counted from zero since the restart");
+}
+
 /// Two replicas behind one URL in turn, the second started half an hour after the first:
 /// whatever is rated, no total goes below zero; and from the first switch back (the start
 /// time went back, the value dropped) nothing more is counted, the drop's value included.
