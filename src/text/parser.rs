@@ -215,8 +215,8 @@ impl Parser {
     /// Lenient keeps unknown escapes as written, as the Prometheus server does, reads
     /// Prometheus-text lines that end with `\r\n` as if they ended with `\n`, and in
     /// OpenMetrics checks each line on its own (and that nothing follows `# EOF`), which is
-    /// about what Prometheus' own OpenMetrics parser does. OpenMetrics always keeps unknown escapes (its conformance
-    /// suite requires accepting `\z`).
+    /// about what Prometheus' own OpenMetrics parser does. OpenMetrics always keeps unknown
+    /// escapes (its conformance suite requires accepting `\z`).
     ///
     /// # Example
     /// ```
