@@ -64,6 +64,11 @@ pub enum SelectorErrorKind {
     /// Text after the closing brace.
     #[error("unexpected text after selector")]
     TrailingText,
+    /// A bare metric name that PromQL reads as a keyword (`on`, `bool`, `ignoring`,
+    /// `group_left`, `group_right`, `atan2`) or a number (`inf`, `nan`), in any case, as
+    /// Prometheus refuses it; quoted (`{"on"}`) it is a name.
+    #[error("`{0}` is a PromQL keyword or number, not a metric name: quote it ({{\"{0}\"}})")]
+    KeywordAsName(String),
     /// A range (`x[5m]`): promrate selects series, and the window is the query's to ask.
     #[error(
         "a range selector: promrate selects series (write the selector without `[...]`) and takes the \

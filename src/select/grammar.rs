@@ -53,11 +53,19 @@ pub(super) fn string_literal(i: &str) -> Result<(&str, String), (usize, Selector
         let end = body.find('`').ok_or((0, SelectorErrorKind::UnterminatedString))?;
         return Ok((&body[end + 1..], body[..end].to_string()));
     }
-    let mut out = String::new();
+    // Bytes, not a string: Go's byte escapes above 0x7F may spell a character together.
+    let mut bytes = Vec::new();
+    // Where the first such escape is: a string they leave invalid UTF-8 is refused there
+    // (Go keeps it as bytes; a Rust string cannot).
+    let mut byte_escapes = None;
     let mut chars = body.char_indices();
     while let Some((at, c)) = chars.next() {
         match c {
-            c if c == quote => return Ok((&body[at + 1..], out)),
+            c if c == quote => {
+                let out = String::from_utf8(bytes)
+                    .map_err(|_| (byte_escapes.unwrap_or(0), SelectorErrorKind::InvalidEscape))?;
+                return Ok((&body[at + 1..], out));
+            }
             '\n' => return Err((0, SelectorErrorKind::UnterminatedString)),
             '\\' => {
                 let (_, e) = chars.next().ok_or((0, SelectorErrorKind::UnterminatedString))?;
@@ -74,7 +82,7 @@ pub(super) fn string_literal(i: &str) -> Result<(&str, String), (usize, Selector
                     _ => None,
                 };
                 if let Some(s) = simple {
-                    out.push(s);
+                    push_char(&mut bytes, s);
                     continue;
                 }
                 let (digits, radix) = match e {
@@ -92,17 +100,42 @@ pub(super) fn string_literal(i: &str) -> Result<(&str, String), (usize, Selector
                         .ok_or((1 + at, SelectorErrorKind::InvalidEscape))?;
                     code = code * radix + d;
                 }
-                // \x and octal escapes are bytes in Go; only ASCII ones make valid UTF-8 alone.
-                let c = match e {
-                    'x' | '0'..='7' if code > 0x7f => None,
-                    _ => char::from_u32(code),
-                };
-                out.push(c.ok_or((1 + at, SelectorErrorKind::InvalidEscape))?);
+                if matches!(e, 'x' | '0'..='7') && code > 0x7f {
+                    // A byte in Go: valid where the string's bytes make UTF-8 (`\xC3\xA9`
+                    // is `é`), which is checked when the string ends.
+                    bytes.push(code as u8);
+                    byte_escapes.get_or_insert(1 + at);
+                    continue;
+                }
+                let c = char::from_u32(code).ok_or((1 + at, SelectorErrorKind::InvalidEscape))?;
+                push_char(&mut bytes, c);
             }
-            c => out.push(c),
+            c => push_char(&mut bytes, c),
         }
     }
     Err((0, SelectorErrorKind::UnterminatedString))
+}
+
+fn push_char(bytes: &mut Vec<u8>, c: char) {
+    bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+}
+
+/// Whether PromQL's lexer reads a bare `name` as something else than a metric name: the
+/// keywords its grammar does not take as one (aggregations, `by`, `and`, `offset` and the
+/// like it does), and the numbers `inf` and `nan`; keywords are read in any case.
+fn is_keyword_or_number(name: &str) -> bool {
+    [
+        "on",
+        "bool",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "atan2",
+        "inf",
+        "nan",
+    ]
+    .iter()
+    .any(|word| name.eq_ignore_ascii_case(word))
 }
 
 /// Parser state: the whole selector, for turning remaining input into columns.
@@ -119,8 +152,15 @@ impl<'a> SelectorParser<'a> {
         }
     }
 
-    fn blank(rest: &'a str) -> &'a str {
-        multispace0::<_, nom::error::Error<&str>>(rest).map_or(rest, |(r, _)| r)
+    /// Skips blanks and comments: PromQL reads `#` to the end of its line as a blank.
+    fn blank(mut rest: &'a str) -> &'a str {
+        loop {
+            rest = multispace0::<_, nom::error::Error<&str>>(rest).map_or(rest, |(r, _)| r);
+            match rest.strip_prefix('#') {
+                Some(comment) => rest = comment.find('\n').map_or("", |end| &comment[end..]),
+                None => return rest,
+            }
+        }
     }
 
     fn string(&self, rest: &'a str) -> Result<(&'a str, String), SelectorError> {
@@ -134,6 +174,9 @@ impl<'a> SelectorParser<'a> {
         // them; inside, any number may stand (`{"bar", __name__="baz"}` matches nothing).
         let mut name_outside = false;
         if let Ok((r, name)) = metric_name(rest) {
+            if is_keyword_or_number(name) {
+                return Err(self.error(rest, SelectorErrorKind::KeywordAsName(name.to_string())));
+            }
             matchers.push(Matcher::new("__name__", MatchOp::Equal, name)?);
             name_outside = true;
             rest = Self::blank(r);

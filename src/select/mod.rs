@@ -467,9 +467,75 @@ mod tests {
             (r#""\x41\u00e9\U0001F600\101""#, "Aé😀A"),
             (r#"'it\'s'"#, "it's"),
             (r#"`raw\n`"#, "raw\\n"),
+            // Go's byte escapes spell a character together, as Prometheus reads them.
+            (r#""\xC3\xA9\303\251""#, "éé"),
         ];
         for (lit, want) in cases {
             assert_eq!(string_literal(lit).unwrap().1, want, "{lit}");
+        }
+        // Bytes that make no UTF-8 (Go keeps them; a Rust string cannot): at the first.
+        assert_eq!(
+            string_literal(r#""ab\xff""#).unwrap_err(),
+            (3, SelectorErrorKind::InvalidEscape)
+        );
+        assert_eq!(
+            string_literal(r#""\xC3""#).unwrap_err(),
+            (1, SelectorErrorKind::InvalidEscape)
+        );
+    }
+
+    /// PromQL's lexer: `#` to the end of the line is a blank, and a bare name that is a
+    /// keyword its grammar does not take as a name (in any case), or a number, is refused;
+    /// quoted, it is a name. Found by comparing with Prometheus' own parser.
+    #[test]
+    fn comments_and_keywords_as_promql_reads_them() {
+        let up = Selector::parse("up").unwrap();
+        for text in [
+            "up # the targets",
+            "# first\nup",
+            "up{ # open\n job=\"a\" # why\n}",
+        ] {
+            let s = Selector::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(s.matchers()[0].value(), "up", "{text}");
+            assert_eq!(
+                s.matchers().len(),
+                if text.contains("job") {
+                    2
+                } else {
+                    up.matchers().len()
+                }
+            );
+        }
+        for word in [
+            "on",
+            "bool",
+            "IGNORING",
+            "group_left",
+            "group_right",
+            "atan2",
+            "inf",
+            "NaN",
+        ] {
+            let err = Selector::parse(word).unwrap_err();
+            assert_eq!(err.kind, SelectorErrorKind::KeywordAsName(word.into()), "{word}");
+            assert_eq!(err.column, 1);
+            assert!(
+                Selector::parse(&format!("{{\"{word}\"}}")).is_ok(),
+                "{word} quoted"
+            );
+        }
+        // The keywords PromQL's grammar does take as names.
+        for word in [
+            "sum",
+            "by",
+            "offset",
+            "and",
+            "start",
+            "topk",
+            "without",
+            "information",
+        ] {
+            assert!(Selector::parse(word).is_ok(), "{word}");
         }
     }
 

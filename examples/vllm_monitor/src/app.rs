@@ -196,7 +196,9 @@ impl App {
             pipeline.alert_on(args.alert.clone());
         }
         let output = choose_output(&args, &tx, &stop);
-        // Without a handler (e.g. one already installed) Ctrl-C simply ends the process.
+        // Ctrl-C, SIGTERM and SIGHUP end the run as `q` does: the summary, and the
+        // terminal given back. Without a handler (one already installed) they simply end
+        // the process.
         let quit = tx.clone();
         let _ = ctrlc::set_handler(move || {
             let _ = quit.send(Message::Quit);

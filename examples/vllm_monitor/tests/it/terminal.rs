@@ -252,6 +252,29 @@ impl InPty {
         let mut writer = self.master.take_writer().unwrap();
         writer.write_all(keys).unwrap();
         writer.flush().unwrap();
+        self.wait_to_end(&format!("{keys:?}"), Some(writer))
+    }
+
+    /// Sends the monitor `signal` (as `kill -SIGNAL` does), then as
+    /// [`InPty::press_and_wait`].
+    pub fn signal_and_wait(self, signal: &str) -> (portable_pty::ExitStatus, bool, String) {
+        let pid = self.child.process_id().expect("the monitor is running");
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -{signal} {pid}");
+        self.wait_to_end(&format!("SIG{signal}"), None)
+    }
+
+    /// Waits ([`PATIENCE`] at most) for the monitor to exit after `what`; the terminal's
+    /// `writer` goes only then (dropping it writes an end of input).
+    fn wait_to_end(
+        mut self,
+        what: &str,
+        writer: Option<Box<dyn Write + Send>>,
+    ) -> (portable_pty::ExitStatus, bool, String) {
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -259,10 +282,7 @@ impl InPty {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!(
-                    "the monitor did not quit on {keys:?}; screen:\n{}",
-                    self.contents()
-                );
+                panic!("the monitor did not quit on {what}; screen:\n{}", self.contents());
             }
             std::thread::sleep(Duration::from_millis(50));
         };
@@ -401,6 +421,27 @@ fn ctrl_c_and_esc_in_the_dashboard_quit_cleanly() {
             restored && raw.contains("summary:"),
             "{key:?}: terminal not restored or no summary"
         );
+    }
+}
+
+/// SIGTERM (`kill`, `docker stop`, systemd, `timeout`) and SIGHUP (a closed terminal) end
+/// the dashboard like `q`: they left the alternate screen held, the cursor hidden and the
+/// terminal without echo, and no summary.
+#[test]
+fn sigterm_and_sighup_in_the_dashboard_quit_cleanly() {
+    for signal in ["TERM", "HUP"] {
+        let run = InPty::start(
+            24,
+            80,
+            &["--simulate", "--interval", "500ms", "--duration", "60s"],
+        );
+        let shown = run.wait_for(|shown| run.on_alternate_screen() && headline(shown).is_some());
+        assert!(run.on_alternate_screen(), "SIG{signal}: no dashboard:\n{shown}");
+        let (status, restored, raw) = run.signal_and_wait(signal);
+        assert!(status.success(), "SIG{signal}: {status:?}");
+        assert!(restored, "SIG{signal}: still on the alternate screen");
+        assert!(raw.contains("\x1b[?25h"), "SIG{signal}: the cursor stays hidden");
+        assert!(raw.contains("summary:"), "SIG{signal}: no summary");
     }
 }
 
