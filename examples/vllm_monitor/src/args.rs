@@ -379,6 +379,15 @@ impl Args {
         if let Some(base) = &self.federate {
             urls.push(federate_url(&with_scheme(base)));
         }
+        // The same URL twice is one server: scraped twice, its tokens counted twice.
+        let mut seen = std::collections::HashSet::new();
+        urls.retain(|url| {
+            let first = seen.insert(url.clone());
+            if !first {
+                notes.push(format!("{url} is given twice: read once"));
+            }
+            first
+        });
         (urls, notes)
     }
 
@@ -673,6 +682,18 @@ mod tests {
                 "prometheus:9090 has no scheme: read as http://prometheus:9090",
             ]
         );
+        // The same server twice was counted twice (2,000 tok/s of 1,000).
+        let twice = Args::try_parse_from([
+            "vllm_monitor",
+            "--url",
+            "gpu1:8000/metrics",
+            "--url",
+            "http://gpu1:8000/metrics",
+        ])
+        .unwrap();
+        let (urls, notes) = twice.urls();
+        assert_eq!(urls, ["http://gpu1:8000/metrics"]);
+        assert_eq!(notes[1], "http://gpu1:8000/metrics is given twice: read once");
         for short in ["0s", "99ms"] {
             let err = Args::try_parse_from(["vllm_monitor", "--interval", short]).unwrap_err();
             assert!(err.to_string().contains("under 100ms"), "{err}");
