@@ -100,6 +100,10 @@ pub(super) fn string_literal(i: &str) -> Result<(&str, String), (usize, Selector
                         .ok_or((1 + at, SelectorErrorKind::InvalidEscape))?;
                     code = code * radix + d;
                 }
+                if matches!(e, '0'..='7') && code > 0xff {
+                    // Octal past a byte (`\400`): Go refuses it too.
+                    return Err((1 + at, SelectorErrorKind::InvalidEscape));
+                }
                 if matches!(e, 'x' | '0'..='7') && code > 0x7f {
                     // A byte in Go: valid where the string's bytes make UTF-8 (`\xC3\xA9`
                     // is `é`), which is checked when the string ends.

@@ -72,8 +72,15 @@ impl Pattern {
         // pattern is an error at parse time whatever its shape.
         // The user's pattern alone first, so that an error shows what they wrote, not the
         // anchored form.
-        regex::Regex::new(source).map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
-        let compiled = regex::Regex::new(&format!("^(?s:{source})$"))
+        // Go's syntax, as Prometheus reads it, in the crate's (`go_regex.rs`).
+        let translated = super::go_regex::translate(source).map_err(|refused| {
+            SelectorErrorKind::InvalidRegex(format!(
+                "{} (at character {} of the pattern)",
+                refused.reason, refused.at
+            ))
+        })?;
+        regex::Regex::new(&translated).map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
+        let compiled = regex::Regex::new(&format!("^(?s:{translated})$"))
             .map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
         let is_plain = |s: &str| !s.contains(|c: char| "\\.+*?()|[]{}^$".contains(c));
         if source == ".*" {
@@ -263,6 +270,13 @@ fn one_line(source: &str, error: &regex::Error) -> String {
     match regex_syntax::Parser::new().parse(source) {
         Err(regex_syntax::Error::Parse(e)) => at(e.kind(), e.span()),
         Err(regex_syntax::Error::Translate(e)) => at(e.kind(), e.span()),
-        _ => error.to_string(),
+        // Over a size limit, or refused only as written for the crate: its last line.
+        _ => error
+            .to_string()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+            .to_string(),
     }
 }

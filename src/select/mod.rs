@@ -18,6 +18,8 @@
 //! - Parsing and `Display` round-trip (`tests/it/selectors.rs` proptests): a change to the
 //!   grammar changes `write_promql_string` too.
 
+#[cfg(feature = "regex")]
+mod go_regex;
 mod grammar;
 mod matcher;
 
@@ -86,8 +88,11 @@ impl fmt::Display for Selector {
 
 impl Selector {
     /// Parses a PromQL vector selector: an optional metric name, then optional
-    /// `{matchers}`. Strings may use `"`, `'` or backticks with PromQL (Go) escapes;
-    /// regexes are anchored (`^(?s:re)$`) and compiled once, here.
+    /// `{matchers}`, as Prometheus' PromQL parser reads it (`#` comments included).
+    /// Strings may use `"`, `'` or backticks with PromQL (Go) escapes; regexes are Go's
+    /// RE2 syntax, matched as Prometheus matches them (`\d`, `\w`, `\s` and `\b` are
+    /// ASCII), anchored (`^(?s:re)$`) and compiled once, here. Not read: modifiers
+    /// (`offset`, `@`) and label values that are no UTF-8 (`"\xff"`).
     ///
     /// # Errors
     /// [`SelectorError`] with the column and what was expected; also when no matcher
@@ -98,6 +103,10 @@ impl Selector {
     /// let s = promrate::Selector::parse(r#"{"http.requests", code=~'5..'}"#)?;
     /// assert_eq!(s.metric_name(), Some("http.requests"));
     /// assert!(promrate::Selector::parse(r#"{job=~".*"}"#).is_err());
+    /// // Go's `\d` is ASCII: an Arabic-Indic digit is no digit, as in Prometheus.
+    /// let digits = promrate::Selector::parse(r#"{code=~"\\d+"}"#)?;
+    /// assert!(digits.matches_series("x", |_| Some("503")));
+    /// assert!(!digits.matches_series("x", |_| Some("٥٠٣")));
     /// # Ok::<(), promrate::SelectorError>(())
     /// ```
     pub fn parse(text: &str) -> Result<Selector, SelectorError> {
@@ -482,6 +491,11 @@ mod tests {
             string_literal(r#""\xC3""#).unwrap_err(),
             (1, SelectorErrorKind::InvalidEscape)
         );
+        // Octal past a byte: no character (it was read as NUL).
+        assert_eq!(
+            string_literal(r#""b\400""#).unwrap_err(),
+            (2, SelectorErrorKind::InvalidEscape)
+        );
     }
 
     /// PromQL's lexer: `#` to the end of the line is a blank, and a bare name that is a
@@ -597,10 +611,11 @@ mod tests {
             "column 5: invalid regular expression: unclosed group (at character 1 of the pattern)"
         );
         #[cfg(feature = "regex")]
+        // Go's reasons, where Go's syntax refuses it (`go_regex.rs`).
         assert_eq!(
             Selector::parse(r#"{a=~"ab[z-a]"}"#).unwrap_err().to_string(),
-            "column 5: invalid regular expression: invalid character class range, the start must \
-             be <= the end (at character 4 of the pattern)"
+            "column 5: invalid regular expression: invalid character class range: `z-a` (at \
+             character 4 of the pattern)"
         );
         #[cfg(not(feature = "regex"))]
         assert_eq!(err.kind, SelectorErrorKind::RegexUnsupported);

@@ -248,7 +248,7 @@ impl InPty {
 
     /// Types `keys`, waits ([`PATIENCE`] at most) for the monitor to exit; its status,
     /// whether the emulated terminal is back on the normal screen, and everything it wrote.
-    pub fn press_and_wait(mut self, keys: &[u8]) -> (portable_pty::ExitStatus, bool, String) {
+    pub fn press_and_wait(self, keys: &[u8]) -> (portable_pty::ExitStatus, bool, String) {
         let mut writer = self.master.take_writer().unwrap();
         writer.write_all(keys).unwrap();
         writer.flush().unwrap();
