@@ -161,6 +161,10 @@ impl Access {
             .timeout_recv_response(Some(timeout))
             .timeout_per_read(Some(timeout))
             .http_status_as_error(false)
+            // Credentials follow a redirect on the same host and scheme (`/metrics` to
+            // `/metrics/`), as Go's client (so Prometheus) and curl keep them: dropped, the
+            // scrape failed with 401. Another host does not get them.
+            .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
             .tls_config(tls.build())
             .build()
             .into();
@@ -803,6 +807,54 @@ mod tests {
             "{own:?}"
         );
         assert!(own.contains(&"user-agent: probe/1".to_string()), "{own:?}");
+    }
+
+    /// A server that redirects `/metrics` to `/metrics/` (308) and wants basic auth on
+    /// both: the credentials follow the redirect on the same host, as Go's client and curl
+    /// keep them (they were dropped, and the scrape failed with 401).
+    #[test]
+    fn credentials_follow_a_redirect_on_the_same_host() {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let mut authorized = Vec::new();
+            for _ in 0..2 {
+                let (stream, _) = listener.accept().unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let (mut path, mut auth) = (String::new(), false);
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(rest) = line.strip_prefix("GET ") {
+                        path = rest.split(' ').next().unwrap_or_default().to_string();
+                    }
+                    auth |= line.to_ascii_lowercase().starts_with("authorization: basic ");
+                }
+                authorized.push((path.clone(), auth));
+                let mut stream = stream;
+                let answer = match (path.as_str(), auth) {
+                    ("/metrics", _) => "HTTP/1.1 308 Permanent Redirect\r\nLocation: /metrics/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                    (_, true) => "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nx\n".to_string(),
+                    _ => "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                };
+                stream.write_all(answer.as_bytes()).unwrap();
+            }
+            authorized
+        });
+        let access = Access::new(None, false, None, &[]).unwrap();
+        let client = access.client(Duration::from_secs(5), 1 << 20);
+        let endpoint = Endpoint::new(&format!("http://alice:pw@{address}/metrics"));
+        let opened = client.open(&endpoint);
+        let authorized = server.join().unwrap();
+        assert_eq!(
+            authorized,
+            [("/metrics".to_string(), true), ("/metrics/".to_string(), true)]
+        );
+        assert!(opened.is_ok(), "{:?}", opened.err());
     }
 
     #[test]
