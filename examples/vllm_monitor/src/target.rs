@@ -344,6 +344,8 @@ pub struct Target {
     fault_announced: bool,
     /// What the window figures read: erratic counters are not rated within it.
     retention: TimeDelta,
+    /// Whether a counter declared another type was said ([`Target::counters_typed_otherwise`]).
+    typed_otherwise_said: bool,
     /// How far a sample's own time may be from its scrape and still be in a window ending
     /// at the scrape (`None`: not said, as for a TSDB's samples, which lag by its scrape
     /// interval by design), and whether it was said.
@@ -424,6 +426,7 @@ impl Target {
             retention,
             window_reach: None,
             late_said: false,
+            typed_otherwise_said: false,
         }
     }
 
@@ -715,6 +718,7 @@ impl Target {
             }
         }
         self.own_times(at, report.timestamp_skew, events);
+        self.counters_typed_otherwise(at, kind, events);
         self.since.get_or_insert(at);
         self.last_ok = Some(at);
         self.scrapes += 1;
@@ -743,6 +747,41 @@ impl Target {
             }
             None => Status::Ok(kind),
         })
+    }
+
+    /// The server's counters of tokens and requests declared another type on its page (a
+    /// `# TYPE ... gauge`): the tracker does not rate them, so their figures were `-` with
+    /// nothing said, where Prometheus' `rate()` reads any series as a counter. Said once.
+    fn counters_typed_otherwise(&mut self, at: DateTime<Utc>, kind: ServerKind, events: &mut Vec<Event>) {
+        if self.typed_otherwise_said {
+            return;
+        }
+        let engine = kind.0;
+        for metrics in [engine.generation, engine.prompt, engine.finished] {
+            // The first of a figure's metrics on the page is the one it reads.
+            let Some((metric, all_other)) = metrics.iter().find_map(|metric| {
+                let selector = crate::source::selector(metric.name, metric.only);
+                let mut present = self
+                    .tracker
+                    .matching(&selector)
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| self.tracker.on_newest_page(s))
+                    .peekable();
+                present.peek()?;
+                Some((metric, present.all(|s| s.counter().is_none())))
+            }) else {
+                continue;
+            };
+            if all_other {
+                self.typed_otherwise_said = true;
+                events.push(self.event(EventKind::Warning, at, format!(
+                    "{} is declared another type than a counter on its page (its # TYPE line): it is not rated, and its figures show `-` (Prometheus' rate() would read it as a counter)",
+                    metric.name
+                )));
+                return;
+            }
+        }
     }
 
     /// Lines of a page otherwise read that did not parse: said once (their samples are
@@ -1039,6 +1078,43 @@ pub mod tests {
         // From the page after the warning on, at the scrapes' times: 100 a second.
         target.ingest(at(2), Ok(page(2)));
         assert_eq!(tokens_ewma(&target), 100.0);
+    }
+
+    /// vLLM's token counter declared a gauge (or a histogram): the rows showed `-` with
+    /// nothing said. Said once, naming it; a counter says nothing.
+    #[test]
+    fn a_counter_declared_another_type_is_said_once() {
+        for kind in ["gauge", "histogram"] {
+            let mut target = gpu1();
+            let page = |s: i64| {
+                Page {
+                body: format!(
+                    "# TYPE vllm:generation_tokens_total {kind}\nvllm:generation_tokens_total{{engine=\"0\"}} {}\n",
+                    100 * s
+                ),
+                format: Format::PrometheusText,
+                content_type: None,
+            }
+            };
+            let said = warnings(target.ingest(at(0), Ok(page(0))));
+            assert_eq!(said.len(), 1, "{kind}: {said:?}");
+            assert!(
+                said[0].starts_with("vllm:generation_tokens_total is declared another type"),
+                "{}",
+                said[0]
+            );
+            assert!(
+                warnings(target.ingest(at(1), Ok(page(1)))).is_empty(),
+                "{kind}: said once"
+            );
+        }
+        let mut counter = gpu1();
+        let page = Page {
+            body: "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total 5\n".into(),
+            format: Format::PrometheusText,
+            content_type: None,
+        };
+        assert!(warnings(counter.ingest(at(0), Ok(page))).is_empty());
     }
 
     /// Samples 30 s behind their scrapes, under the 5 minutes that make the monitor read
