@@ -346,6 +346,10 @@ pub struct Target {
     retention: TimeDelta,
     /// Whether a counter declared another type was said ([`Target::counters_typed_otherwise`]).
     typed_otherwise_said: bool,
+    /// Pages in a row that lost series of the page before, and whether it was said
+    /// ([`Target::series_in_turn`]).
+    pages_in_turn: u32,
+    in_turn_said: bool,
     /// How far a sample's own time may be from its scrape and still be in a window ending
     /// at the scrape (`None`: not said, as for a TSDB's samples, which lag by its scrape
     /// interval by design), and whether it was said.
@@ -360,6 +364,10 @@ pub struct Target {
 /// has been up an hour), not a restart whose whole count is new tokens. Clocks kept by NTP
 /// are within milliseconds; five minutes leaves room for a TSDB's scrape interval too.
 pub const START_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
+
+/// Pages in a row that miss series of the page before, after which a URL is said to serve
+/// different series in turn (one page's churn is a target that went).
+const IN_TURN_PAGES: u32 = 3;
 
 /// How far a sample's own timestamp may be from its scrape before the monitor says so
 /// (a federation's samples lag by up to its scrape interval).
@@ -427,6 +435,8 @@ impl Target {
             window_reach: None,
             late_said: false,
             typed_otherwise_said: false,
+            pages_in_turn: 0,
+            in_turn_said: false,
         }
     }
 
@@ -719,6 +729,7 @@ impl Target {
         }
         self.own_times(at, report.timestamp_skew, events);
         self.counters_typed_otherwise(at, kind, events);
+        self.series_in_turn(at, kind, events);
         self.since.get_or_insert(at);
         self.last_ok = Some(at);
         self.scrapes += 1;
@@ -781,6 +792,40 @@ impl Target {
                 )));
                 return;
             }
+        }
+    }
+
+    /// Pages in a row on which some of the generated-token series of the page before
+    /// were missing: three, and the URL serves different series in turn (a proxy that
+    /// sends each scrape to another backend, with other labels). Only the newest page's
+    /// series are rated, so the rows showed half the rate with nothing said. Said once.
+    fn series_in_turn(&mut self, at: DateTime<Utc>, kind: ServerKind, events: &mut Vec<Event>) {
+        if self.in_turn_said {
+            return;
+        }
+        let scrapes = self.tracker.scrapes();
+        let counted = kind.0.generation.iter().find_map(|metric| {
+            let selector = crate::source::selector(metric.name, metric.only);
+            let (mut here, mut gone) = (0, 0);
+            for series in self.tracker.matching(&selector).into_iter().flatten() {
+                if self.tracker.on_newest_page(series) {
+                    here += 1;
+                } else if series.last_seen_scrape() + 1 == scrapes {
+                    gone += 1;
+                }
+            }
+            (here + gone > 0).then_some((metric, here, gone))
+        });
+        let Some((metric, here, gone)) = counted else {
+            return;
+        };
+        self.pages_in_turn = if gone > 0 { self.pages_in_turn + 1 } else { 0 };
+        if self.pages_in_turn >= IN_TURN_PAGES {
+            self.in_turn_said = true;
+            events.push(self.event(EventKind::Warning, at, format!(
+                "its {} series change from page to page ({gone} of the page before missing, {here} on this one, {IN_TURN_PAGES} pages running): several backends behind one URL, each scrape answered by another? Only the newest page's series are rated, so the figures may be one backend's; scrape each backend's own URL",
+                metric.name
+            )));
         }
     }
 
@@ -1078,6 +1123,45 @@ pub mod tests {
         // From the page after the warning on, at the scrapes' times: 100 a second.
         target.ingest(at(2), Ok(page(2)));
         assert_eq!(tokens_ewma(&target), 100.0);
+    }
+
+    /// Two backends with other labels behind one URL, each scrape answered by the other:
+    /// the rows showed one backend's rate (half the truth) with nothing said. Said once,
+    /// at the third page in turn; a series that goes once is no turn.
+    #[test]
+    fn series_served_in_turn_are_said_once() {
+        let page = |s: i64, model: &str| Page {
+            body: format!(
+                "vllm:generation_tokens_total{{model_name=\"{model}\"}} {}\n",
+                100 * s
+            ),
+            format: Format::PrometheusText,
+            content_type: None,
+        };
+        let mut target = gpu1();
+        let mut said = Vec::new();
+        for s in 0..8 {
+            let model = if s % 2 == 0 { "llama" } else { "qwen" };
+            said.push(warnings(target.ingest(at(s), Ok(page(s, model)))));
+        }
+        let when: Vec<usize> = (0..8).filter(|&s| !said[s].is_empty()).collect();
+        assert_eq!(when, [3], "{said:?}");
+        assert!(said[3][0].contains("change from page to page"), "{}", said[3][0]);
+        // One backend that goes for good: no turn.
+        let mut gone = gpu1();
+        for s in 0..6 {
+            let body = if s < 2 {
+                "vllm:generation_tokens_total{model_name=\"a\"} 1\nvllm:generation_tokens_total{model_name=\"b\"} 1\n"
+            } else {
+                "vllm:generation_tokens_total{model_name=\"a\"} 1\n"
+            };
+            let page = Page {
+                body: body.into(),
+                format: Format::PrometheusText,
+                content_type: None,
+            };
+            assert!(warnings(gone.ingest(at(s), Ok(page))).is_empty(), "page {s}");
+        }
     }
 
     /// vLLM's token counter declared a gauge (or a histogram): the rows showed `-` with
