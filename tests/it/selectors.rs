@@ -123,3 +123,105 @@ proptest! {
         }
     }
 }
+
+/// Prometheus' own answers (`tests/data/reference/promql-selectors.jsonl`, from its
+/// `promql/parser` and `model/labels` at d15adb9 with grafana/regexp, its regex engine):
+/// which selectors it refuses, the matchers of the rest, and which label sets they match.
+/// A grid of regex features against 90 values (Unicode digits, spaces and letters, case
+/// folds, class operators, braces, escapes), and random selectors. Left out where
+/// Prometheus' own optimiser differs from its regex engine (`-` in a grid: the case folding
+/// of long `(?i)` alternations), and surrogates in a pattern (no text holds one).
+#[test]
+#[cfg(feature = "regex")]
+fn selectors_read_and_match_as_prometheus_does() {
+    use serde_json::Value;
+    let text = super::data::read(&super::data::dir().join("reference/promql-selectors.jsonl"));
+    let mut lines = text.lines();
+    let header: Value = serde_json::from_str(lines.next().expect("a header")).unwrap();
+    let values: Vec<&str> = header["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (mut refused, mut accepted, mut answers) = (0, 0, 0);
+    for line in lines {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let selector_text = case["selector"].as_str().unwrap();
+        let parsed = Selector::parse(selector_text);
+        if case.get("refused").is_some() {
+            assert!(parsed.is_err(), "{selector_text:?}: Prometheus refuses it");
+            refused += 1;
+            continue;
+        }
+        let selector = parsed.unwrap_or_else(|e| panic!("{selector_text:?}: Prometheus takes it, not {e}"));
+        let mut ours: Vec<Vec<String>> = selector
+            .matchers()
+            .iter()
+            .map(|m| {
+                vec![
+                    m.label().to_string(),
+                    m.op().as_str().to_string(),
+                    m.value().to_string(),
+                ]
+            })
+            .collect();
+        let mut theirs: Vec<Vec<String>> = case["matchers"].as_array().unwrap().iter().map(strings).collect();
+        ours.sort();
+        theirs.sort();
+        assert_eq!(ours, theirs, "{selector_text:?}");
+        accepted += 1;
+        // (metric name, labels, Prometheus' answer)
+        let sets: Vec<(String, Vec<(String, String)>, bool)> = match case["grid"].as_str() {
+            Some(grid) => values
+                .iter()
+                .zip(grid.chars())
+                .filter(|(_, answer)| *answer != '-')
+                .map(|(v, answer)| {
+                    let labels = vec![
+                        ("a".to_string(), v.to_string()),
+                        ("b".to_string(), "x".to_string()),
+                    ];
+                    ("up".to_string(), labels, answer == '1')
+                })
+                .collect(),
+            None => case["sets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(case["matches"].as_array().unwrap())
+                .map(|(set, answer)| {
+                    let labels = set["labels"]
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                        .collect();
+                    (
+                        set["name"].as_str().unwrap().to_string(),
+                        labels,
+                        answer.as_bool().unwrap(),
+                    )
+                })
+                .collect(),
+        };
+        for (name, labels, want) in sets {
+            let got = selector.matches_series(&name, |label| {
+                labels.iter().find(|(k, _)| k == label).map(|(_, v)| v.as_str())
+            });
+            assert_eq!(got, want, "{selector_text:?} on {name:?} {labels:?}");
+            answers += 1;
+        }
+    }
+    assert!(
+        refused > 100 && accepted > 400 && answers > 30_000,
+        "{refused} refused, {accepted} taken, {answers} answers"
+    );
+}
