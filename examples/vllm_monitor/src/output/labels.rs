@@ -12,7 +12,7 @@ use percent_encoding::percent_decode_str;
 /// separator; else, if those still collide when cut to `width`, `#1`, `#2`, ... in the
 /// order given, for a legend (`true` marks that case, so the caller prints the legend).
 pub fn distinct(names: &[&str], width: usize) -> (Vec<String>, bool) {
-    if names.iter().all(|n| n.chars().count() <= width) {
+    if names.iter().all(|n| crate::text::columns(n) <= width) {
         return (names.iter().map(|n| n.to_string()).collect(), false);
     }
     if let [name] = names {
@@ -37,7 +37,7 @@ pub fn distinct(names: &[&str], width: usize) -> (Vec<String>, bool) {
                 }
             })
             .collect();
-        if !may_cut && inners.iter().any(|i| i.chars().count() > width) {
+        if !may_cut && inners.iter().any(|i| crate::text::columns(i) > width) {
             continue;
         }
         let labels: Vec<String> = inners.iter().map(|i| crate::text::keep_end(i, width)).collect();
@@ -151,7 +151,7 @@ pub fn url_labels(urls: &[&str], width: usize) -> (Vec<String>, bool) {
             if r.len() <= width {
                 return r.iter().collect();
             }
-            if schemeless_apart && schemeless[i].chars().count() <= width {
+            if schemeless_apart && crate::text::columns(&schemeless[i]) <= width {
                 return schemeless[i].clone();
             }
             // What each other URL shares with this one at its start and at its end: the

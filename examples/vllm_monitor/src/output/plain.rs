@@ -138,7 +138,8 @@ impl<W: Write> Plain<W> {
     }
 
     fn row(&self, first: &str, f: &Figures, snapshot: Option<&Snapshot>) -> String {
-        let mut line = format!("{first:>FIRST_WIDTH$}");
+        // By columns: a name of CJK characters, or with an accent written apart.
+        let mut line = crate::text::pad_left(first, FIRST_WIDTH);
         // What the load column says instead when there is nothing new to judge.
         let instead = snapshot.and_then(|s| match (s.figures.window.span, s.window.fresh_pages) {
             _ if !s.servers.is_empty() && s.servers.iter().all(|t| !t.status.is_ok()) => Some("no data"),
@@ -216,7 +217,7 @@ impl<W: Write> Plain<W> {
         }
         if let Some(others) = screen.others {
             let name = match others.label() {
-                full if full.chars().count() <= FIRST_WIDTH => full,
+                full if crate::text::columns(&full) <= FIRST_WIDTH => full,
                 _ => others.short_label(),
             };
             if !self.others_said {
@@ -374,7 +375,7 @@ impl<W: Write> Plain<W> {
                 .unwrap_or_else(|| labels::readable_url(url));
             let reason = visible(reason);
             let line = format!("never answered: {url}: {reason}");
-            if line.chars().count() <= MAX_WIDTH {
+            if crate::text::columns(&line) <= MAX_WIDTH {
                 self.line(&line);
             } else {
                 self.wrapped(&format!("never answered: {url}"));

@@ -222,6 +222,40 @@ fn a_label_value_with_a_newline_is_one_row() {
     assert!(lines[2].trim_start().starts_with("a\\nb\\nc"), "{lines:#?}");
 }
 
+/// Names of CJK characters (two columns each) and with an accent written apart (none)
+/// are rows aligned by columns: the figures after them began a column early or late.
+#[test]
+fn rows_of_wide_and_combining_names_stay_aligned() {
+    let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
+    let group = |name: &str| (name.to_string(), Figures::default());
+    let snapshot = Snapshot {
+        verdict: crate::figures::Verdict::default(),
+        elapsed: 1.0,
+        at,
+        window: crate::snapshot::WindowState {
+            asked: chrono::TimeDelta::seconds(30),
+            computed_at: at,
+            newest_age_s: None,
+            fresh_pages: 1,
+        },
+        figures: Figures::default(),
+        servers: Vec::new(),
+        groups: Some((
+            "model_name".into(),
+            vec![group("cafe\u{301}"), group("通义千问"), group("llama")],
+        )),
+        progress: None,
+        on_screen: None,
+    };
+    let lines = printed(&[], |p| p.rows(&snapshot));
+    // The header, the totals, then one row per group: each as wide as the totals' row.
+    let totals = crate::text::columns(&lines[1]);
+    assert_eq!(lines.len(), 5, "{lines:#?}");
+    for row in &lines[2..] {
+        assert_eq!(crate::text::columns(row), totals, "{lines:#?}");
+    }
+}
+
 /// With more groups than `--max-groups`, the busiest are rows and the rest one summed
 /// row that says how many it holds, explained once.
 #[test]

@@ -93,27 +93,61 @@ pub fn setting(d: std::time::Duration) -> String {
     humantime::format_duration(d).to_string()
 }
 
-/// At most `width` characters of `text`, the end kept and marked with '…' when cut
-/// (ports and paths are at the end of URLs).
+/// The terminal columns `text` takes: a CJK character two, a combining accent none (a
+/// count of characters misaligned a column of names that held either).
+pub fn columns(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// The columns of one character.
+fn char_columns(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// `text` right-aligned in `width` columns (as `format!("{text:>width$}")` aligns by
+/// characters).
+pub fn pad_left(text: &str, width: usize) -> String {
+    format!("{}{text}", " ".repeat(width.saturating_sub(columns(text))))
+}
+
+/// At most `width` columns of `text`, the end kept and marked with '…' when cut (ports
+/// and paths are at the end of URLs).
 pub fn keep_end(text: &str, width: usize) -> String {
-    let count = text.chars().count();
-    if count <= width {
+    if columns(text) <= width {
         return text.to_string();
     }
-    let tail: String = text.chars().skip(count + 1 - width).collect();
-    format!("…{tail}")
+    let mut room = width.saturating_sub(1);
+    let mut start = text.len();
+    for (i, c) in text.char_indices().rev() {
+        let taken = char_columns(c);
+        if taken > room {
+            break;
+        }
+        room -= taken;
+        start = i;
+    }
+    format!("…{}", &text[start..])
 }
 
-/// At most `width` characters of `text`, cut at the end with '…'.
+/// At most `width` columns of `text`, cut at the end with '…'.
 pub fn keep_start(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
+    if columns(text) <= width {
         return text.to_string();
     }
-    let head: String = text.chars().take(width.saturating_sub(1)).collect();
-    format!("{head}…")
+    let mut room = width.saturating_sub(1);
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        let taken = char_columns(c);
+        if taken > room {
+            break;
+        }
+        room -= taken;
+        end = i + c.len_utf8();
+    }
+    format!("{}…", &text[..end])
 }
 
-/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a
+/// `text` in lines of at most `width` columns, broken at spaces (a word longer than a
 /// line where the line ends), lines after the first starting with `indent`: nothing is
 /// cut off.
 pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
@@ -132,7 +166,7 @@ pub enum Long {
     Keep,
 }
 
-/// `pieces` joined by `separator` into lines of at most `width` characters: the first
+/// `pieces` joined by `separator` into lines of at most `width` columns: the first
 /// line starting with `starts.0`, the others with `starts.1`. The one wrapping of every
 /// output: words of a message ([`wrap`]), parts of a line of figures (` · `).
 pub fn wrap_pieces<'a>(
@@ -149,8 +183,8 @@ pub fn wrap_pieces<'a>(
     for piece in pieces {
         let mut piece = piece;
         loop {
-            let used = line.chars().count();
-            let needed = piece.chars().count() + if fresh { 0 } else { separator.chars().count() };
+            let used = columns(&line);
+            let needed = columns(piece) + if fresh { 0 } else { columns(separator) };
             if used + needed <= width || (fresh && long == Long::Keep) {
                 if !fresh {
                     line.push_str(separator);
@@ -165,11 +199,16 @@ pub fn wrap_pieces<'a>(
                 continue;
             }
             // A piece longer than a line: broken where the line ends (a character at least).
-            let split = match piece.char_indices().nth(width.saturating_sub(used)) {
-                Some((0, c)) => c.len_utf8(),
-                Some((i, _)) => i,
-                None => piece.len(),
-            };
+            let mut room = width.saturating_sub(used);
+            let mut split = 0;
+            for (i, c) in piece.char_indices() {
+                let taken = char_columns(c);
+                if taken > room && split > 0 {
+                    break;
+                }
+                room = room.saturating_sub(taken);
+                split = i + c.len_utf8();
+            }
             line.push_str(&piece[..split]);
             lines.push(std::mem::replace(&mut line, indent.to_string()));
             piece = &piece[split..];
@@ -187,6 +226,23 @@ pub fn wrap_pieces<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Columns, not characters: a CJK name takes two a character, an accent written apart
+    /// none, so that a column of names stays aligned and a line within its width.
+    #[test]
+    fn widths_are_terminal_columns() {
+        let decomposed = "cafe\u{301}";
+        assert_eq!((decomposed.chars().count(), columns(decomposed)), (5, 4));
+        assert_eq!(columns("通义千问"), 8);
+        assert_eq!(pad_left(decomposed, 6), format!("  {decomposed}"));
+        assert_eq!(pad_left("通义", 6), "  通义");
+        assert_eq!(keep_start("通义千问", 6), "通义…");
+        assert_eq!(keep_end("通义千问", 6), "…千问");
+        assert_eq!(keep_end("通义千问", 5), "…千问");
+        for line in wrap("模型 通义千问 正在 运行 中 abcdefghijklmnopqrstuvwxyz", 9, "") {
+            assert!(columns(&line) <= 9, "{line:?}");
+        }
+    }
 
     #[test]
     fn a_percentage_keeps_its_width() {
