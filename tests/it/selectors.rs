@@ -124,6 +124,9 @@ proptest! {
     }
 }
 
+/// A metric name, its labels, and whether Prometheus' selector matches them.
+type Answered = (String, Vec<(String, String)>, bool);
+
 /// Prometheus' own answers (`tests/data/reference/promql-selectors.jsonl`, from its
 /// `promql/parser` and `model/labels` at d15adb9 with grafana/regexp, its regex engine):
 /// which selectors it refuses, the matchers of the rest, and which label sets they match.
@@ -178,8 +181,7 @@ fn selectors_read_and_match_as_prometheus_does() {
         theirs.sort();
         assert_eq!(ours, theirs, "{selector_text:?}");
         accepted += 1;
-        // (metric name, labels, Prometheus' answer)
-        let sets: Vec<(String, Vec<(String, String)>, bool)> = match case["grid"].as_str() {
+        let sets: Vec<Answered> = match case["grid"].as_str() {
             Some(grid) => values
                 .iter()
                 .zip(grid.chars())
