@@ -127,7 +127,7 @@ proptest! {
 /// A metric name, its labels, and whether Prometheus' selector matches them.
 type Answered = (String, Vec<(String, String)>, bool);
 
-/// Prometheus' own answers (`tests/data/reference/promql-selectors.jsonl`, from its
+/// Prometheus' own answers (`tests/data/oracle/promql-selectors.jsonl`, from its
 /// `promql/parser` and `model/labels` at d15adb9 with grafana/regexp, its regex engine):
 /// which selectors it refuses, the matchers of the rest, and which label sets they match.
 /// A grid of regex features against 90 values (Unicode digits, spaces and letters, case
@@ -138,7 +138,7 @@ type Answered = (String, Vec<(String, String)>, bool);
 #[cfg(feature = "regex")]
 fn selectors_read_and_match_as_prometheus_does() {
     use serde_json::Value;
-    let text = super::data::read(&super::data::dir().join("reference/promql-selectors.jsonl"));
+    let text = super::data::read(&super::data::dir().join("oracle/promql-selectors.jsonl"));
     let mut lines = text.lines();
     let header: Value = serde_json::from_str(lines.next().expect("a header")).unwrap();
     let values: Vec<&str> = header["values"]
