@@ -108,29 +108,7 @@ fn numbered_groups_keep_their_number_and_their_legend_is_printed_once() {
         "x/aaaaaaaaaaaa2bbbbbbbbbbbb/y",
         "x/aaaaaaaaaaaa3bbbbbbbbbbbb/y",
     ];
-    let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
-    let snapshot = |present: &[usize]| Snapshot {
-        verdict: crate::figures::Verdict::default(),
-        elapsed: 1.0,
-        at,
-        window: crate::snapshot::WindowState {
-            asked: chrono::TimeDelta::seconds(30),
-            computed_at: at,
-            newest_age_s: None,
-            fresh_pages: 1,
-        },
-        figures: Figures::default(),
-        servers: Vec::new(),
-        groups: Some((
-            "model_name".into(),
-            present
-                .iter()
-                .map(|&i| (names[i].to_string(), Figures::default()))
-                .collect(),
-        )),
-        progress: None,
-        on_screen: None,
-    };
+    let snapshot = |present: &[usize]| by_model(&present.iter().map(|&i| names[i]).collect::<Vec<_>>());
     let lines = printed(&[], |p| {
         p.rows(&snapshot(&[0, 1]));
         p.rows(&snapshot(&[1, 2]));
@@ -197,38 +175,17 @@ fn a_hostile_error_body_is_shown_escaped_in_events_and_the_summary() {
 /// row split over three lines.
 #[test]
 fn a_label_value_with_a_newline_is_one_row() {
-    let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
-    let group = |name: &str| (name.to_string(), Figures::default());
-    let snapshot = Snapshot {
-        verdict: crate::figures::Verdict::default(),
-        elapsed: 1.0,
-        at,
-        window: crate::snapshot::WindowState {
-            asked: chrono::TimeDelta::seconds(30),
-            computed_at: at,
-            newest_age_s: None,
-            fresh_pages: 1,
-        },
-        figures: Figures::default(),
-        servers: Vec::new(),
-        groups: Some(("model_name".into(), vec![group("a\nb\nc"), group("d")])),
-        progress: None,
-        on_screen: None,
-    };
-    let lines = printed(&[], |p| p.rows(&snapshot));
+    let lines = printed(&[], |p| p.rows(&by_model(&["a\nb\nc", "d"])));
     assert_eq!(raw_controls(&lines), Vec::<char>::new(), "{lines:#?}");
     // The header, the totals, then one row per group.
     assert_eq!(lines.len(), 4, "{lines:#?}");
     assert!(lines[2].trim_start().starts_with("a\\nb\\nc"), "{lines:#?}");
 }
 
-/// Names of CJK characters (two columns each) and with an accent written apart (none)
-/// are rows aligned by columns: the figures after them began a column early or late.
-#[test]
-fn rows_of_wide_and_combining_names_stay_aligned() {
+/// An interval's snapshot by `model_name`, one group per name, no figures.
+fn by_model(names: &[&str]) -> Snapshot {
     let at = chrono::DateTime::from_timestamp(0, 0).unwrap();
-    let group = |name: &str| (name.to_string(), Figures::default());
-    let snapshot = Snapshot {
+    Snapshot {
         verdict: crate::figures::Verdict::default(),
         elapsed: 1.0,
         at,
@@ -242,12 +199,21 @@ fn rows_of_wide_and_combining_names_stay_aligned() {
         servers: Vec::new(),
         groups: Some((
             "model_name".into(),
-            vec![group("cafe\u{301}"), group("通义千问"), group("llama")],
+            names
+                .iter()
+                .map(|n| (n.to_string(), Figures::default()))
+                .collect(),
         )),
         progress: None,
         on_screen: None,
-    };
-    let lines = printed(&[], |p| p.rows(&snapshot));
+    }
+}
+
+/// Names of CJK characters (two columns each) and with an accent written apart (none)
+/// are rows aligned by columns: the figures after them began a column early or late.
+#[test]
+fn rows_of_wide_and_combining_names_stay_aligned() {
+    let lines = printed(&[], |p| p.rows(&by_model(&["cafe\u{301}", "通义千问", "llama"])));
     // The header, the totals, then one row per group: each as wide as the totals' row.
     let totals = crate::text::columns(&lines[1]);
     assert_eq!(lines.len(), 5, "{lines:#?}");
