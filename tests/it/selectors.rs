@@ -130,7 +130,7 @@ type Answered = (String, Vec<(String, String)>, bool);
 /// Prometheus' own answers (`tests/data/oracle/promql-selectors.jsonl`, from its
 /// `promql/parser` and `model/labels` at d15adb9 with grafana/regexp, its regex engine):
 /// which selectors it refuses, the matchers of the rest, and which label sets they match.
-/// A grid of regex features against 90 values (Unicode digits, spaces and letters, case
+/// A grid of regex features against 85 values (Unicode digits, spaces and letters, case
 /// folds, class operators, braces, escapes), and random selectors. Left out where
 /// Prometheus' own optimiser differs from its regex engine (`-` in a grid: the case folding
 /// of long `(?i)` alternations), and surrogates in a pattern (no text holds one).
