@@ -1071,6 +1071,15 @@ pub mod tests {
     use promrate::{Estimator, Query, Selector};
 
     /// A URL's target for the tests below, its pages read on [`at`]'s clock.
+    /// A page of the text format, served without a Content-Type.
+    fn text_page(body: impl Into<String>) -> Page {
+        Page {
+            body: body.into(),
+            format: Format::PrometheusText,
+            content_type: None,
+        }
+    }
+
     fn gpu1() -> Target {
         Target::new("http://gpu1:8000/metrics".into(), TimeDelta::minutes(1))
     }
@@ -1104,14 +1113,12 @@ pub mod tests {
     #[test]
     fn samples_far_from_their_scrape_are_said_once() {
         let mut target = gpu1();
-        let page = |s: i64| Page {
-            body: format!(
+        let page = |s: i64| {
+            text_page(format!(
                 "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
                 100 * s,
                 (1_800_000_000 - 86_400 + s) * 1000
-            ),
-            format: Format::PrometheusText,
-            content_type: None,
+            ))
         };
         let first = warnings(target.ingest(at(0), Ok(page(0))));
         assert_eq!(first.len(), 1, "{first:?}");
@@ -1130,13 +1137,11 @@ pub mod tests {
     /// at the third page in turn; a series that goes once is no turn.
     #[test]
     fn series_served_in_turn_are_said_once() {
-        let page = |s: i64, model: &str| Page {
-            body: format!(
+        let page = |s: i64, model: &str| {
+            text_page(format!(
                 "vllm:generation_tokens_total{{model_name=\"{model}\"}} {}\n",
                 100 * s
-            ),
-            format: Format::PrometheusText,
-            content_type: None,
+            ))
         };
         let mut target = gpu1();
         let mut said = Vec::new();
@@ -1155,11 +1160,7 @@ pub mod tests {
             } else {
                 "vllm:generation_tokens_total{model_name=\"a\"} 1\n"
             };
-            let page = Page {
-                body: body.into(),
-                format: Format::PrometheusText,
-                content_type: None,
-            };
+            let page = text_page(body);
             assert!(warnings(gone.ingest(at(s), Ok(page))).is_empty(), "page {s}");
         }
     }
@@ -1171,14 +1172,10 @@ pub mod tests {
         for kind in ["gauge", "histogram"] {
             let mut target = gpu1();
             let page = |s: i64| {
-                Page {
-                body: format!(
+                text_page(format!(
                     "# TYPE vllm:generation_tokens_total {kind}\nvllm:generation_tokens_total{{engine=\"0\"}} {}\n",
                     100 * s
-                ),
-                format: Format::PrometheusText,
-                content_type: None,
-            }
+                ))
             };
             let said = warnings(target.ingest(at(0), Ok(page(0))));
             assert_eq!(said.len(), 1, "{kind}: {said:?}");
@@ -1193,11 +1190,7 @@ pub mod tests {
             );
         }
         let mut counter = gpu1();
-        let page = Page {
-            body: "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total 5\n".into(),
-            format: Format::PrometheusText,
-            content_type: None,
-        };
+        let page = text_page("# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total 5\n");
         assert!(warnings(counter.ingest(at(0), Ok(page))).is_empty());
     }
 
@@ -1208,14 +1201,12 @@ pub mod tests {
     /// nothing: its samples lag by design.
     #[test]
     fn samples_later_than_the_window_reaches_are_said_once() {
-        let page = |s: i64, behind: i64| Page {
-            body: format!(
+        let page = |s: i64, behind: i64| {
+            text_page(format!(
                 "vllm:generation_tokens_total{{engine=\"0\"}} {} {}\n",
                 100 * s,
                 (1_800_000_000 - behind + s) * 1000
-            ),
-            format: Format::PrometheusText,
-            content_type: None,
+            ))
         };
         let mut target = gpu1();
         target.say_when_times_pass(TimeDelta::seconds(6));
@@ -1261,14 +1252,10 @@ pub mod tests {
     fn samples_the_tracker_refuses_are_said_once() {
         let mut target = gpu1();
         let page = |s: i64| {
-            Page {
-            body: format!(
+            text_page(format!(
                 "vllm:generation_tokens_total{{engine=\"0\"}} {}\nvllm:generation_tokens_total{{engine=\"0\"}} 5\n",
                 100 * s
-            ),
-            format: Format::PrometheusText,
-            content_type: None,
-        }
+            ))
         };
         let first = warnings(target.ingest(at(1), Ok(page(1))));
         assert_eq!(first.len(), 1, "{first:?}");
@@ -1591,14 +1578,10 @@ pub mod tests {
     fn a_whole_text_page_that_ends_inside_a_line_leaves_it_out() {
         let mut target = gpu1();
         let page = |s: i64| {
-            Page {
-            body: format!(
+            text_page(format!(
                 "vllm:num_requests_running{{engine=\"0\"}} 3\nvllm:generation_tokens_total{{engine=\"0\"}} {}",
                 1000 * s
-            ),
-            format: Format::PrometheusText,
-            content_type: None,
-        }
+            ))
         };
         let first = warnings(target.ingest(at(1), Ok(page(1))));
         assert_eq!(first.len(), 1, "{first:?}");
@@ -1635,13 +1618,11 @@ pub mod tests {
     #[test]
     fn a_start_time_that_jitters_announces_no_restart() {
         let mut target = gpu1();
-        let page = |s: i64, start: f64| Page {
-            body: format!(
+        let page = |s: i64, start: f64| {
+            text_page(format!(
                 "process_start_time_seconds {start:.3}\nvllm:generation_tokens_total{{engine=\"0\"}} {}\n",
                 1000 * s
-            ),
-            format: Format::PrometheusText,
-            content_type: None,
+            ))
         };
         let kinds = |events: Vec<Event>| -> Vec<EventKind> { events.into_iter().map(|e| e.kind).collect() };
         let start = 1_799_990_000.0;
