@@ -768,17 +768,17 @@ impl Target {
             return;
         }
         let engine = kind.0;
+        // The page as the figures read it.
+        let source = crate::source::Source {
+            tracker: &self.tracker,
+            at,
+            url: &self.url,
+        };
         for metrics in [engine.generation, engine.prompt, engine.finished] {
             // The first of a figure's metrics on the page is the one it reads.
             let Some((metric, all_other)) = metrics.iter().find_map(|metric| {
                 let selector = crate::source::selector(metric.name, metric.only);
-                let mut present = self
-                    .tracker
-                    .matching(&selector)
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| self.tracker.on_newest_page(s))
-                    .peekable();
+                let mut present = source.series(&selector).peekable();
                 present.peek()?;
                 Some((metric, present.all(|s| s.counter().is_none())))
             }) else {
