@@ -199,10 +199,13 @@ fn keep_head(head: &mut String, chunk: &[u8]) {
 }
 
 /// The last bytes of a body as it arrives: enough to tell how it ends.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Ending {
     last: [u8; 6],
     len: usize,
+    /// An OpenMetrics page, which ends with `# EOF`: only its chunks are searched for
+    /// that line (a text page of hundreds of megabytes has none to find).
+    openmetrics: bool,
     /// A whole `# EOF` line came, though more may have followed it: such a page was not
     /// cut, its text after the end is the parser's to name.
     eof_line: bool,
@@ -212,8 +215,18 @@ struct Ending {
 const EOF_LINE: &[u8] = b"\n# EOF\n";
 
 impl Ending {
+    /// The ending of a body read as `format`.
+    fn of(format: Format) -> Self {
+        Ending {
+            last: [0; 6],
+            len: 0,
+            openmetrics: matches!(format, Format::OpenMetrics | Format::OpenMetrics2),
+            eof_line: false,
+        }
+    }
+
     fn keep(&mut self, chunk: &[u8]) {
-        if !self.eof_line && !chunk.is_empty() {
+        if self.openmetrics && !self.eof_line && !chunk.is_empty() {
             // Across the seam: the bytes kept of the chunks before, and this one's first.
             let mut seam = [0; 12];
             // Fewer bytes kept than room for them: the page's start is among them, and
@@ -498,7 +511,7 @@ impl Target {
         let (ingested, failure) = match self.tracker.ingest_chunks(at) {
             Err(refused) => (Err(refused), None),
             Ok(mut page) => {
-                let mut ending = Ending::default();
+                let mut ending = Ending::of(format);
                 let read = answer.read(stop, &mut |chunk| {
                     page.push(chunk);
                     keep_head(&mut head, chunk);
@@ -585,7 +598,7 @@ impl Target {
         self.answered = true;
         // What the server sent (it may ignore our Accept header and answer OpenMetrics).
         self.tracker.read_as(page.format);
-        let mut ending = Ending::default();
+        let mut ending = Ending::of(page.format);
         ending.keep(page.body.as_bytes());
         let ended = ending.cut_short(page.format).is_none();
         // A whole page came with its Content-Length (a small one is fetched whole only
@@ -1439,7 +1452,7 @@ pub mod tests {
     #[test]
     fn a_body_cut_short_is_told_by_its_end() {
         let cut = |format, chunks: &[&str]| {
-            let mut ending = Ending::default();
+            let mut ending = Ending::of(format);
             chunks.iter().for_each(|c| ending.keep(c.as_bytes()));
             ending.cut_short(format).is_some()
         };
