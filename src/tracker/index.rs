@@ -77,9 +77,9 @@ pub(super) fn holds_each(stored: &[Arc<Label>], labels: Labels<'_>) -> Option<us
             .binary_search_by(|l| (*l.name).cmp(k))
             .is_ok_and(|i| v == *stored[i].value)
     };
-    let mut held = 0;
+    let (mut held, plain) = (0, labels.is_plain());
     for (k, v) in labels.present() {
-        let found = if labels.is_plain() {
+        let found = if plain {
             holds(k, v)
         } else {
             holds(&unescape(k, true), v)
