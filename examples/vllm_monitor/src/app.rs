@@ -305,6 +305,7 @@ impl App {
             args.bearer_token_file.as_deref(),
             &args.header,
         )?;
+        let base = crate::args::without_fragment(base);
         let base = match base.contains("://") {
             true => base.to_string(),
             false => format!("http://{base}"),

@@ -368,6 +368,7 @@ impl Args {
     pub fn urls(&self) -> (Vec<String>, Vec<String>) {
         let mut notes = Vec::new();
         let mut with_scheme = |u: &str| {
+            let u = without_fragment(u);
             if u.contains("://") {
                 u.to_string()
             } else {
@@ -540,6 +541,13 @@ impl Args {
     }
 }
 
+/// The URL without its `#fragment`: a fragment names a part of a document for the browser
+/// and is never sent (RFC 9110 4.2.4; curl and Go's client leave it out). Sent, it became
+/// part of the path, or of the query's last value once encoded (`%23`).
+pub fn without_fragment(url: &str) -> &str {
+    url.split_once('#').map_or(url, |(url, _)| url)
+}
+
 /// The `/federate` URL of a Prometheus or VictoriaMetrics at `base` (typed with its
 /// `/federate` too, as one copies it from a browser, it is the same base).
 pub fn federate_url(base: &str) -> String {
@@ -605,6 +613,35 @@ mod tests {
             federate_url("http://p:9090/")
         );
         assert!(federate_url("http://p:9090").starts_with("http://p:9090/federate?match"));
+    }
+
+    /// A URL's `#fragment` is not sent: not in the path, nor in the query's last value.
+    #[test]
+    fn a_fragment_is_left_out_of_the_request() {
+        let urls = |argv: &[&str]| {
+            let mut all = vec!["vllm_monitor"];
+            all.extend(argv);
+            Args::try_parse_from(all).unwrap().urls().0
+        };
+        assert_eq!(
+            urls(&["--url", "http://h:8000/metrics#top"]),
+            ["http://h:8000/metrics"]
+        );
+        assert_eq!(
+            urls(&["--url", "h:8000/metrics?name[]=x#top"]),
+            ["http://h:8000/metrics?name%5B%5D=x"]
+        );
+        // The same server with and without a fragment is one server.
+        assert_eq!(
+            urls(&[
+                "--url",
+                "http://h:8000/metrics",
+                "--url",
+                "http://h:8000/metrics#a"
+            ]),
+            ["http://h:8000/metrics"]
+        );
+        assert!(urls(&["--federate", "http://p:9090#x"])[0].starts_with("http://p:9090/federate?match"));
     }
 
     /// A span is one of a TSDB's past, in order, of a number of rows a run can go through;
