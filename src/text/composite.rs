@@ -654,10 +654,15 @@ pub(crate) fn composite(line: &str, open: usize) -> Result<(CompositeValue<'_>, 
 /// [`composite`] field by field: every value, and the errors with their offsets.
 fn read_in_full(line: &str, open: usize) -> Result<(CompositeValue<'_>, usize), Fail> {
     let rest = &line[open..];
-    let close = rest
-        .find(['}', ' '])
-        .filter(|&c| rest.as_bytes()[c] == b'}')
-        .ok_or((open, ParseErrorKind::Expected("'}' to close the composite value")))?;
+    // A space inside the value (none is allowed) is where the error is; without one,
+    // the value is unclosed from its `{`.
+    let close = match rest.find(['}', ' ']) {
+        Some(c) if rest.as_bytes()[c] == b'}' => c,
+        stop => {
+            let at = stop.map_or(open, |c| open + c);
+            return Err((at, ParseErrorKind::Expected("'}' to close the composite value")));
+        }
+    };
     let raw = &rest[1..close];
     let value = CompositeValue { raw };
     let fail = |(at, rule): Broken| (open + 1 + at, ParseErrorKind::Composite(rule));
@@ -877,42 +882,59 @@ fn native_fields(
             buckets_tally(values, values_at, gauge, covered, spans_at, &mut buckets)?;
         }
     }
-    // Only whole numbers are compared: sums of fractions (a rate's buckets) differ from
-    // their count by rounding alone, as Prometheus' float histograms allow.
-    if let Tally::Whole(total) = buckets {
-        let whole_count = count.fract() == 0.0 && count.abs() < 2f64.powi(53);
-        let broken = if sum.is_nan() {
-            count < total
-        } else {
-            count != total
-        };
-        if whole_count && broken {
-            return Err((count_at, CompositeRule::CountDoesNotMatchBuckets));
-        }
+    if buckets.breaks(count, sum) {
+        return Err((count_at, CompositeRule::CountDoesNotMatchBuckets));
     }
     Ok(())
 }
 
-/// The sum of a native histogram's bucket values while every one is a whole number small
-/// enough to add exactly; otherwise only that it is not.
+/// The sum of a native histogram's bucket values, and whether every one is a whole number
+/// small enough to add exactly.
 #[derive(Clone, Copy)]
-enum Tally {
-    Whole(f64),
-    Inexact,
+struct Tally {
+    total: f64,
+    exact: bool,
 }
 
 impl Tally {
     fn of(value: f64) -> Self {
-        Tally::Whole(0.0).add(value)
+        Tally {
+            total: 0.0,
+            exact: true,
+        }
+        .add(value)
     }
 
     fn add(self, value: f64) -> Self {
-        match self {
-            Tally::Whole(total) if value.fract() == 0.0 && (total + value).abs() < 2f64.powi(53) => {
-                Tally::Whole(total + value)
-            }
-            _ => Tally::Inexact,
+        let total = self.total + value;
+        Tally {
+            total,
+            exact: self.exact && value.fract() == 0.0 && total.abs() < 2f64.powi(53),
         }
+    }
+
+    /// Whether `count` breaks "the Count value MUST be equal to the sum of the ... Native
+    /// Buckets": NaN observations are in the count and no bucket (and make the sum NaN), so
+    /// with a NaN sum the count may be above the buckets. Whole buckets are compared
+    /// exactly; fractions (a float histogram, a rate's buckets) differ from their count by
+    /// rounding alone, up to a part in a billion here. A NaN count is not compared (the
+    /// fields allow it).
+    fn breaks(self, count: f64, sum: f64) -> bool {
+        if count.is_nan() || self.total.is_nan() {
+            return false;
+        }
+        // No number of observations is infinite: no NaN one explains it.
+        if count.is_infinite() {
+            return self.total.is_finite();
+        }
+        let rounding = if self.exact {
+            0.0
+        } else {
+            1e-9 * count.abs().max(self.total.abs())
+        };
+        let above = count - self.total > rounding;
+        let below = self.total - count > rounding;
+        below || (above && !sum.is_nan())
     }
 }
 

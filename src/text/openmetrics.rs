@@ -609,17 +609,21 @@ fn group_and_timestamp<'page>(
     let kind = family.kind;
     let ts = sample.timestamp_ms();
     let same_state = std::mem::replace(&mut family.state, state) == state;
-    match groups.place(sample.labels(), skip, kind == MetricType::Info) {
+    // In 1.0 an info family's samples are one group whatever their labels, as the
+    // reference parser reads them (its suite's `info_timestamps`); 2.0 makes every label
+    // set a Metric of its own, of every type: unique, contiguous, its times increasing.
+    let info_v1 = kind == MetricType::Info && !family.version2;
+    match groups.place(sample.labels(), skip, info_v1) {
         Placement::Same if same_state => {
             if family.timestamp.is_some() != ts.is_some() {
                 return Err(FamilyRule::MixedTimestamps);
             }
             // In 2.0 a line is a whole sample (no suffixes): a second one of the same
             // metric needs a later time, which two samples without one cannot have.
-            if family.version2 && ts.is_none() && kind != MetricType::Info {
+            if family.version2 && ts.is_none() {
                 return Err(FamilyRule::RepeatedWithoutTimestamps);
             }
-            if kind != MetricType::Info && family.timestamp > ts {
+            if !info_v1 && family.timestamp > ts {
                 return Err(FamilyRule::TimestampsBackwards);
             }
         }

@@ -51,6 +51,29 @@ fn errors_in_lists_point_at_their_item() {
     }
 }
 
+/// A space inside a composite value is refused where it stands (it pointed at the `{`);
+/// a value never closed, at its `{`.
+#[test]
+fn a_space_inside_a_value_is_refused_where_it_stands() {
+    use crate::{error::ParseErrorKind, Format, Parser};
+    let first_error = |page: &str| {
+        let err = Parser::new(Format::OpenMetrics2)
+            .parse(page)
+            .find_map(Result::err)
+            .unwrap();
+        (err.line, err.column, err.kind)
+    };
+    let unclosed = ParseErrorKind::Expected("'}' to close the composite value");
+    assert_eq!(
+        first_error("# TYPE h histogram\nh {count:1, sum:1,bucket:[+Inf:1]}\n# EOF\n"),
+        (2, 12, unclosed.clone())
+    );
+    assert_eq!(
+        first_error("# TYPE h histogram\nh {count:1,sum:1,bucket:[+Inf:1]\n# EOF\n"),
+        (2, 3, unclosed)
+    );
+}
+
 /// Text after a list that is no field (found by `cargo fuzz`: `],1,1]` after the
 /// buckets) is refused where it starts, not read as the value's end; before, the value
 /// was accepted and its buckets read short.
