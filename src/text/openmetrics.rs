@@ -304,9 +304,6 @@ fn unit_allowed(family: &mut Family<'_>, name: &str) -> Result<(), Rejection> {
 #[inline(never)]
 fn typed_closing_verdict(family: &mut Family<'_>) -> Result<(), FamilyRule> {
     let name = family.name;
-    if family.version2 && family.kind == MetricType::Info && !name.ends_with("_info") {
-        return Err(FamilyRule::InfoNameLacksSuffix);
-    }
     if let Some(unit) = family.unit.filter(|u| !u.is_empty()) {
         let matches = name.strip_suffix(unit).is_some_and(|rest| rest.ends_with('_'));
         // OpenMetrics 2.0 only recommends the unit suffix.
@@ -423,6 +420,14 @@ impl<'page> Validator<'page> {
                 repeated(&mut family.has_type)?;
                 family.kind = *kind;
                 unit_allowed(family, name)?;
+                // A 2.0 info family's name ends in `_info`: refused at the line that types
+                // it (only a `# TYPE` line makes a family an info family).
+                if family.version2 && *kind == MetricType::Info && !name.ends_with("_info") {
+                    return Err(Rejection::Line(
+                        0,
+                        family_error(name, FamilyRule::InfoNameLacksSuffix),
+                    ));
+                }
                 // The type names the family's samples: one an earlier family took is
                 // refused here, not where the family closes.
                 let taken = !family.version2
@@ -895,6 +900,12 @@ mod tests {
                 "{text}"
             );
         }
+        // An info family's name without `_info` is refused at its `# TYPE` line, once
+        // (it was refused where the family closed).
+        assert_eq!(
+            errors("# TYPE \"a.info\" info\n{\"a.info\"} 1\n# EOF\n"),
+            [(1, family("a.info", FamilyRule::InfoNameLacksSuffix))]
+        );
         // Without timestamps, a metric's second sample is refused where it stands.
         assert_eq!(
             errors("a 1\na 2\n# EOF\n"),
