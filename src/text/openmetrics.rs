@@ -12,6 +12,7 @@
 
 use super::composite::CompositeKind;
 use super::entry::Entry;
+use super::escape::{has_backslash, resolved_with_suffix, same_resolved};
 use super::label_groups::{group_of, Groups, Placement};
 use super::metric_type::MetricType;
 use super::names::same_bytes;
@@ -130,9 +131,11 @@ impl<'page> Family<'page> {
     /// (nothing reserved can be its name or begin with it), or its name taken already
     /// (`clash_reported`: the line that opens it is told).
     #[inline(always)]
-    fn opened(name: &'page str, version2: bool, reserved: &mut ReservedNames<'page>) -> Self {
+    fn opened(name: &'page str, version2: bool, reserved: &mut ReservedNames<'page>, escaped: bool) -> Self {
         let mut family = Family::new(name, version2);
-        family.in_order = reserved.after_all(name);
+        // A name with escapes may be another spelling of one reserved (`a\qb`, `a\\qb`):
+        // the order of the texts proves nothing, its hash (of the name resolved) does.
+        family.in_order = !escaped && reserved.after_all(name);
         family.clash_reported = !family.in_order && reserved.holds_hashed(name, "");
         family
     }
@@ -152,6 +155,19 @@ impl<'page> Family<'page> {
         suffixes(self.kind, self.version2)
             .iter()
             .any(|s| s.len() == suffix.len() && (suffix.is_empty() || same_bytes(s.as_bytes(), suffix)))
+    }
+
+    /// [`Family::allows`] of a sample whose name is spelled otherwise: a quoted name with
+    /// escapes (`"a\\qb"` is the family `"a\qb"`). A name that two texts spell has a
+    /// backslash in both, so only a quoted sample name is looked at.
+    #[inline(always)]
+    fn allows_spelled_otherwise(&self, sample: &Sample<'_>) -> bool {
+        sample.name_may_be_escaped()
+            && if self.version2 {
+                same_resolved(sample.name(), self.name)
+            } else {
+                resolved_with_suffix(sample.name(), self.name, suffixes(self.kind, false))
+            }
     }
 }
 
@@ -322,11 +338,11 @@ impl<'page> Validator<'page> {
     /// family, if anything (the new family is open either way), and whether the new one's
     /// name was reserved already (a family that returns after another, or one named as an
     /// earlier family's sample).
-    fn open_family(&mut self, name: &'page str) -> (Option<ParseErrorKind>, bool) {
+    fn open_family(&mut self, name: &'page str, escaped: bool) -> (Option<ParseErrorKind>, bool) {
         let closed = self.close_family().err();
         let family = self
             .family
-            .insert(Family::opened(name, self.version2, &mut self.reserved));
+            .insert(Family::opened(name, self.version2, &mut self.reserved, escaped));
         (closed, family.clash_reported)
     }
 
@@ -362,7 +378,8 @@ impl<'page> Validator<'page> {
         }
     }
 
-    pub(crate) fn check(&mut self, entry: &Entry<'page>) -> Result<(), Rejection> {
+    /// The rules across lines on `entry`, read from `line`.
+    pub(crate) fn check(&mut self, entry: &Entry<'page>, line: &str) -> Result<(), Rejection> {
         self.family_is_last_fast = false;
         match entry {
             Entry::Eof => {
@@ -370,7 +387,7 @@ impl<'page> Validator<'page> {
                 self.close_family().map_err(Rejection::Earlier)
             }
             Entry::Help { name, .. } | Entry::Type { name, .. } | Entry::Unit { name, .. } => {
-                self.metadata(entry, name)
+                self.metadata(entry, name, quoted_in(line, name))
             }
             Entry::Sample(sample) => self.sample(sample),
             Entry::Comment(_) => Err(Rejection::Line(
@@ -380,8 +397,19 @@ impl<'page> Validator<'page> {
         }
     }
 
-    fn metadata(&mut self, entry: &Entry<'page>, name: &'page str) -> Result<(), Rejection> {
-        let same = self.family.as_ref().is_some_and(|f| f.name == name);
+    /// The rules on a metadata line for the family `name` (`quoted` on the line).
+    fn metadata(&mut self, entry: &Entry<'page>, name: &'page str, quoted: bool) -> Result<(), Rejection> {
+        // Escapes can spell one name two ways, each with a backslash, each quoted.
+        let (same, escaped) = match self.family.as_ref() {
+            Some(f) if f.name == name => (true, false),
+            open => {
+                let escaped = quoted && has_backslash(name);
+                (
+                    escaped && open.is_some_and(|f| same_resolved(f.name, name)),
+                    escaped,
+                )
+            }
+        };
         if same && self.family.as_ref().is_some_and(|f| f.has_samples) {
             return Err(Rejection::Line(
                 0,
@@ -391,7 +419,7 @@ impl<'page> Validator<'page> {
         let (earlier, clash) = if same {
             (None, false)
         } else {
-            self.open_family(name)
+            self.open_family(name, escaped)
         };
         let verdict = self.apply_metadata(entry, name);
         let verdict = self.unless_clash(clash, verdict);
@@ -489,12 +517,23 @@ impl<'page> Validator<'page> {
     #[inline(never)]
     fn sample_otherwise(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         if self.version2 {
+            if let Some(family) = self
+                .family
+                .as_mut()
+                .filter(|f| f.allows_spelled_otherwise(sample))
+            {
+                return check_version2(family, &mut self.groups, sample).map_err(|rule| self.broken(rule));
+            }
             return self.opening_sample(sample);
         }
-        if self.family.as_ref().is_some_and(|f| f.allows(sample.name())) {
+        if self
+            .family
+            .as_ref()
+            .is_some_and(|f| f.allows(sample.name()) || f.allows_spelled_otherwise(sample))
+        {
             return self.check_sample(sample).map_err(|rule| self.broken(rule));
         }
-        let (earlier, clash) = self.open_family(sample.name());
+        let (earlier, clash) = self.open_family(sample.name(), sample.name_may_be_escaped());
         let verdict = self.check_sample(sample).map_err(|rule| self.broken(rule));
         let verdict = self.unless_clash(clash, verdict);
         self.with_earlier(earlier, verdict)
@@ -505,9 +544,12 @@ impl<'page> Validator<'page> {
     #[inline(always)]
     fn opening_sample(&mut self, sample: &Sample<'page>) -> Result<(), Rejection> {
         let closed = self.close_family_rule();
-        let family = self
-            .family
-            .insert(Family::opened(sample.name(), true, &mut self.reserved));
+        let family = self.family.insert(Family::opened(
+            sample.name(),
+            true,
+            &mut self.reserved,
+            sample.name_may_be_escaped(),
+        ));
         let clash = family.clash_reported;
         // A family a sample opens has no metadata, so no type: of a number, only its label
         // group is kept (the first, so no rule on it can fire yet).
@@ -598,6 +640,12 @@ fn check_version2<'page>(
         (None, 0)
     };
     group_and_timestamp(family, groups, sample, skip, state)
+}
+
+/// Whether `name`, a part of `line`, is quoted there (only a quoted name holds escapes).
+fn quoted_in(line: &str, name: &str) -> bool {
+    let at = (name.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    at.checked_sub(1).and_then(|before| line.as_bytes().get(before)) == Some(&b'"')
 }
 
 /// Places a sample's label group (without the label `skip`) in its family: groups must be

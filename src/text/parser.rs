@@ -491,7 +491,7 @@ impl<'page> Entries<'page> {
             self.ended |= matches!(entry, Entry::Eof);
             return Some(Ok(entry));
         };
-        match validator.check(&entry) {
+        match validator.check(&entry, line_text) {
             Ok(()) => Some(Ok(entry)),
             Err(openmetrics::Rejection::Line(offset, kind)) => {
                 Some(Err(self.error_at(line_text, offset, kind)))

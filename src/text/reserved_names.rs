@@ -8,6 +8,7 @@
 
 use std::cmp::Ordering;
 
+use super::escape::unescape;
 use super::group_hash;
 use super::label_groups::Hashes;
 use super::names::compare_bytes;
@@ -97,6 +98,7 @@ impl<'page> ReservedNames<'page> {
         if !self.hashed {
             self.hash_all();
         }
+        let name = unescape(name, true);
         self.hashes
             .contains(&group_hash::of_parts(&[name.as_bytes(), suffix.as_bytes()]))
     }
@@ -123,6 +125,9 @@ impl<'page> ReservedNames<'page> {
     /// Inserts the names of a family; whether none was there before.
     fn insert(&mut self, name: &str, suffixes: &[&str]) -> bool {
         let bare: &[&str] = if suffixes.contains(&"") { &[] } else { &[""] };
+        // Hashed resolved, so that every spelling of a name is one (a copy only for a
+        // name with a backslash).
+        let name = unescape(name, true);
         let mut fresh = true;
         for suffix in suffixes.iter().chain(bare) {
             fresh &= self

@@ -89,6 +89,13 @@ impl<'page> Sample<'page> {
         crate::text::OwnedSample::from(*self)
     }
 
+    /// Whether the name may be written with escapes: quoted (its identity then starts at
+    /// the labels' `{`) and holding a backslash.
+    #[inline(always)]
+    pub(crate) fn name_may_be_escaped(&self) -> bool {
+        self.identity.as_bytes().first() == Some(&b'{') && super::escape::has_backslash(self.name)
+    }
+
     /// The text of the name and labels, and whether it begins its line followed by a space
     /// (see the fields).
     pub(crate) fn identity(&self) -> (&'page str, bool) {
