@@ -157,6 +157,20 @@ impl<'page> Family<'page> {
             .any(|s| s.len() == suffix.len() && (suffix.is_empty() || same_bytes(s.as_bytes(), suffix)))
     }
 
+    /// The suffix of a sample name of this family (`_total`, `_bucket`, ...; empty for the
+    /// family's own name): what follows the family's text, or, for a name spelled
+    /// otherwise ([`Family::allows_spelled_otherwise`]), the family's suffix it ends with.
+    fn suffix_of<'a>(&self, sample_name: &'a str) -> &'a str {
+        if let Some(rest) = sample_name.strip_prefix(self.name) {
+            return rest;
+        }
+        let longest = suffixes(self.kind, self.version2)
+            .iter()
+            .filter(|s| sample_name.ends_with(**s))
+            .max_by_key(|s| s.len());
+        longest.map_or("", |s| &sample_name[sample_name.len() - s.len()..])
+    }
+
     /// [`Family::allows`] of a sample whose name is spelled otherwise: a quoted name with
     /// escapes (`"a\\qb"` is the family `"a\qb"`). A name that two texts spell has a
     /// backslash in both, so only a quoted sample name is looked at.
@@ -592,7 +606,7 @@ impl<'page> Validator<'page> {
         }
         let name = family.name;
         let kind = family.kind;
-        let suffix = &sample.name()[name.len()..];
+        let suffix = family.suffix_of(sample.name());
         let is_quantile = kind == MetricType::Summary && suffix.is_empty();
         let le = label_rules(kind, name, suffix, is_quantile, sample)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.
@@ -953,6 +967,13 @@ mod tests {
         assert_eq!(
             errors("# TYPE \"a.info\" info\n{\"a.info\"} 1\n# EOF\n"),
             [(1, family("a.info", FamilyRule::InfoNameLacksSuffix))]
+        );
+        // A sample name spelled otherwise than its family, with a suffix (found by
+        // `cargo fuzz`: the suffix was cut at the family's text length, inside the name).
+        assert_eq!(om1("# TYPE \"a\\q\" counter\n{\"a\\\\q_total\"} 1\n# EOF\n"), []);
+        assert_eq!(
+            om1("# TYPE \"a\\q\" counter\n{\"a\\\\q_total\"} -1\n# EOF\n"),
+            [(2, family("a\\q", FamilyRule::NegativeCounterValue))]
         );
         // Without timestamps, a metric's second sample is refused where it stands.
         assert_eq!(
