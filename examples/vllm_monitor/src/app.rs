@@ -195,7 +195,8 @@ impl App {
             notes.push(format!("alert rules: {}", rules.join(" · ")));
             pipeline.alert_on(args.alert.clone());
         }
-        let output = choose_output(&args, &tx, &stop);
+        let (output, why_plain) = choose_output(&args, &tx, &stop);
+        notes.extend(why_plain);
         // Ctrl-C, SIGTERM and SIGHUP end the run as `q` does: the summary, and the
         // terminal given back. Without a handler (one already installed) they simply end
         // the process.
@@ -211,8 +212,8 @@ impl App {
             None => None,
         };
         notes.push(format!(
-            "monitoring {} URL(s), {}",
-            urls.len(),
+            "monitoring {}, {}",
+            named_urls(&urls),
             pipeline.view().setup
         ));
         let mut app = App {
@@ -778,16 +779,59 @@ fn has_room() -> bool {
 }
 
 /// A dashboard on a terminal, plain lines when piped or asked for (or when the terminal
-/// has no size), JSON or CSV.
-fn choose_output(args: &Args, tx: &mpsc::Sender<Message>, stop: &Arc<AtomicBool>) -> Box<dyn Output> {
+/// has no size, which a note then says), JSON or CSV.
+fn choose_output(
+    args: &Args,
+    tx: &mpsc::Sender<Message>,
+    stop: &Arc<AtomicBool>,
+) -> (Box<dyn Output>, Option<String>) {
     let progress = args.target_requests.is_some();
+    let plain = || Box::new(Plain::new(std::io::stdout(), progress).details(args.details));
     if args.export.is_some() {
-        Box::new(Csv::new(std::io::stdout()))
+        (Box::new(Csv::new(std::io::stdout())), None)
     } else if args.json {
-        Box::new(Json::new(std::io::stdout()))
-    } else if args.plain || !std::io::stdout().is_terminal() || !has_room() {
-        Box::new(Plain::new(std::io::stdout(), progress).details(args.details))
+        (Box::new(Json::new(std::io::stdout())), None)
+    } else if args.plain || !std::io::stdout().is_terminal() {
+        (plain(), None)
+    } else if !has_room() {
+        let why = "the terminal says it has no size (0 columns or rows): plain lines instead of \
+                   the dashboard (give it one: stty rows 30 cols 100)";
+        (plain(), Some(why.to_string()))
     } else {
-        Box::new(Dashboard::new(progress, tx.clone(), Arc::clone(stop)))
+        (
+            Box::new(Dashboard::new(progress, tx.clone(), Arc::clone(stop))),
+            None,
+        )
+    }
+}
+
+/// The URLs a run reads, as its first note names them: each of a few (passwords hidden),
+/// else how many.
+fn named_urls(urls: &[String]) -> String {
+    match urls.len() {
+        0 => "no URL".to_string(),
+        1..=3 => urls
+            .iter()
+            .map(|url| crate::http::Endpoint::new(url).shown)
+            .collect::<Vec<_>>()
+            .join(", "),
+        n => format!("{n} URLs"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_urls;
+
+    /// The first note names the URLs read (a password hidden), or counts many.
+    #[test]
+    fn the_first_note_names_the_urls() {
+        let urls = |list: &[&str]| named_urls(&list.iter().map(|u| u.to_string()).collect::<Vec<_>>());
+        assert_eq!(urls(&["http://h:8000/metrics"]), "http://h:8000/metrics");
+        assert_eq!(
+            urls(&["https://ops:s3cret@h/metrics", "http://g/metrics"]),
+            "https://ops:***@h/metrics, http://g/metrics"
+        );
+        assert_eq!(urls(&["http://a", "http://b", "http://c", "http://d"]), "4 URLs");
     }
 }

@@ -84,9 +84,14 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
         urls.push(format!("http://{gpus}/metrics"));
         notes.push(simulator::describe(dcgm, None, args.simulate_wave));
     }
+    // The demo ends by itself: the setup line (the dashboard's title) says when.
+    let setup = match args.duration {
+        None => " · built-in simulator for 20s",
+        Some(_) => " · built-in simulator",
+    };
     Ok(Plan {
         urls,
-        setup: " · built-in simulator".into(),
+        setup: setup.into(),
         notes,
         default_duration: Some(Duration::from_secs(20)),
         default_window: Some(Duration::from_secs(10)),

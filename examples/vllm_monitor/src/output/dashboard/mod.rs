@@ -176,10 +176,18 @@ impl Heights {
             + designed.groups
             + designed.servers;
         if used + designed.events <= height {
-            return Heights {
+            let mut heights = Heights {
                 events: height - used,
                 ..designed
             };
+            // The log holds three lines of messages (a restart's, at 100 columns) before
+            // the progress takes a box: at 100x30 with `--target-requests` the box left it
+            // two, and the restart's message was cut.
+            if heights.progress == 3 && heights.events < 5 {
+                heights.progress = 1;
+                heights.events += 2;
+            }
+            return heights;
         }
         let mut left = height.saturating_sub(1 + 4 + MIDDLE + LOWER + gpus);
         // `want` rows if at least `least` are left, else none.

@@ -4,12 +4,13 @@
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use crate::events::{Event, EventKind};
 use crate::output::labels;
 use crate::target::{ServerRow, Status};
+use crate::text;
 use crate::text::visible::visible;
 
 /// One line per URL, or per instance in a federation; a scrape that took longer than the
@@ -89,41 +90,67 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
 }
 
 /// The newest events first, each message wrapped within the box (a cut message hid the
-/// end of a restart's or a fault's reason); on fewer than three rows, without the box.
+/// end of a restart's or a fault's reason); on fewer than three rows, without the box. A
+/// message the box cannot hold to its end ends in '…' where it is cut.
 pub(super) fn events_panel(frame: &mut Frame<'_>, area: Rect, events: &[(f64, Event)]) {
     let boxed = area.height >= 3;
     let rows = usize::from(if boxed { area.height - 2 } else { area.height });
-    let lines: Vec<Line<'_>> = events
-        .iter()
-        .rev()
-        .take(rows)
-        .map(|(elapsed, e)| {
-            let color = match e.kind {
-                EventKind::Restart
-                | EventKind::Imbalance
-                | EventKind::Slow
-                | EventKind::Erratic
-                | EventKind::Warning => Color::Yellow,
-                EventKind::Fault | EventKind::Stale | EventKind::Stall | EventKind::AlertFiring => Color::Red,
-                EventKind::Recovered | EventKind::Back | EventKind::AlertResolved => Color::Green,
-            };
-            Line::from(vec![
-                Span::raw(format!("{elapsed:6.1}s ")),
-                Span::styled(format!("{:<9} ", e.kind.as_str()), Style::new().fg(color).bold()),
-                Span::raw(format!(
-                    "{}: {}",
-                    visible(&labels::readable_url(&e.source)),
-                    visible(&e.message)
-                )),
-            ])
-        })
-        .collect();
+    let width = usize::from(if boxed {
+        area.width.saturating_sub(2)
+    } else {
+        area.width
+    })
+    .max(2);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for (elapsed, e) in events.iter().rev() {
+        let room = rows.saturating_sub(lines.len());
+        if room == 0 {
+            break;
+        }
+        let color = match e.kind {
+            EventKind::Restart
+            | EventKind::Imbalance
+            | EventKind::Slow
+            | EventKind::Erratic
+            | EventKind::Warning => Color::Yellow,
+            EventKind::Fault | EventKind::Stale | EventKind::Stall | EventKind::AlertFiring => Color::Red,
+            EventKind::Recovered | EventKind::Back | EventKind::AlertResolved => Color::Green,
+        };
+        let (time, kind) = (format!("{elapsed:6.1}s "), format!("{:<9} ", e.kind.as_str()));
+        let text = format!(
+            "{time}{kind}{}: {}",
+            visible(&labels::readable_url(&e.source)),
+            visible(&e.message)
+        );
+        let mut wrapped = text::wrap(&text, width, "");
+        if wrapped.len() > room {
+            wrapped.truncate(room);
+            if let Some(last) = wrapped.last_mut() {
+                let kept = text::keep_start(last, width - 1);
+                *last = format!("{}…", kept.strip_suffix('…').unwrap_or(&kept));
+            }
+        }
+        for (i, row) in wrapped.into_iter().enumerate() {
+            // The first row's time and kind keep their style.
+            let styled = (i == 0)
+                .then(|| row.strip_prefix(&time)?.strip_prefix(&kind))
+                .flatten();
+            lines.push(match styled {
+                Some(rest) => Line::from(vec![
+                    Span::raw(time.clone()),
+                    Span::styled(kind.clone(), Style::new().fg(color).bold()),
+                    Span::raw(rest.to_string()),
+                ]),
+                None => Line::from(row),
+            });
+        }
+    }
     let title = if events.is_empty() {
         " Events (none yet) ".to_string()
     } else {
         format!(" Events ({}) ", events.len())
     };
-    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let paragraph = Paragraph::new(lines);
     let paragraph = match boxed {
         true => paragraph.block(Block::bordered().title(title)),
         false => paragraph,

@@ -184,12 +184,13 @@ fn the_designed_size_shows_every_panel() {
         "ITL",
         "E2E",
         "Prompt",
-        "Progress",
         "ETA",
         "Servers",
         "ok (vllm)",
         "Events (1)",
         "restart ",
+        // The restart's message to its end: the progress gives up its box for it.
+        "count them from 0",
     ] {
         assert!(has(&rows, needle), "{needle:?} missing at 100x30:\n{text}");
     }
@@ -311,6 +312,54 @@ fn at_100x30_an_event_message_is_shown_whole() {
         "{message:?} not shown whole:\n{}",
         rows.join("\n")
     );
+}
+
+/// A message the events box cannot hold to its end is cut with '…' where it stops (at a
+/// true 100x30 with a progress panel it lost "count them from 0", with nothing said).
+#[test]
+fn a_message_the_box_cannot_hold_ends_in_an_ellipsis() {
+    let sim = Simulation::new(Some(3.0));
+    let (target, snapshots, events) = monitor(&sim, 5, TimeDelta::seconds(4));
+    let message = &events[0].1.message;
+    let targets = [target];
+    let history = History::default();
+    let run = Run {
+        interval: chrono::TimeDelta::seconds(1),
+        ewma_tau: chrono::TimeDelta::seconds(8),
+        started: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+        setup: "every 1s",
+        warnings: &[],
+        snapshot: snapshots.last().map(|(_, s)| s),
+        history: &history,
+        servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
+        events: &events,
+    };
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut cut = 0;
+    for height in 24..=32 {
+        let rows = rows_of(&run, 100, height);
+        let Some(start) = rows.iter().position(|r| r.contains("Events (1)")) else {
+            continue;
+        };
+        let end = start + 1 + rows[start + 1..].iter().position(|r| r.starts_with('└')).unwrap();
+        let shown: Vec<&str> = rows[start + 1..end]
+            .iter()
+            .map(|r| r.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect();
+        if words(&shown.join(" ")).contains(&words(message)) {
+            assert!(!shown.concat().contains('…'), "{}", rows.join("\n"));
+            continue;
+        }
+        cut += 1;
+        assert!(
+            shown.last().is_some_and(|r| r.ends_with('…')),
+            "{}",
+            rows.join("\n")
+        );
+        let head: String = message.chars().take(20).collect();
+        assert!(shown.concat().contains(&head), "{}", rows.join("\n"));
+    }
+    assert!(cut > 0, "some height cuts the message");
 }
 
 #[test]
