@@ -31,7 +31,7 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
             .instances
             .get("")
             .and_then(|i| i.last_restart)
-            .map(|at| format!(" · restarted {} UTC", at.format("%H:%M:%S")))
+            .map(|at| format!(" · restart seen {} UTC", at.format("%H:%M:%S")))
             .unwrap_or_default();
         let slow = match (t.scrape_s, interval_s) {
             (Some(took), Some(interval)) if took > interval => format!(" · slow scrape {took:.1}s"),
@@ -75,7 +75,7 @@ pub(super) fn server_lines(targets: &[ServerRow], interval_s: Option<f64>, width
             };
             let restarted = instance
                 .last_restart
-                .map(|at| format!(" · restarted {} UTC", at.format("%H:%M:%S")))
+                .map(|at| format!(" · restart seen {} UTC", at.format("%H:%M:%S")))
                 .unwrap_or_default();
             lines.push(Line::from(vec![
                 Span::raw("  "),
