@@ -64,6 +64,7 @@
 pub(crate) mod composite;
 pub(crate) mod entry;
 pub(crate) mod escape;
+mod escaping;
 pub(crate) mod exemplar;
 mod group_hash;
 pub(crate) mod help;
@@ -89,6 +90,7 @@ pub use composite::{
 };
 pub use entry::Entry;
 pub use escape::UnescapedBytes;
+pub use escaping::Escaping;
 pub use exemplar::{Exemplar, Exemplars};
 pub use help::HelpText;
 pub use labels::{LabelValue, Labels, LabelsIter};

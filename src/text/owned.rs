@@ -4,6 +4,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
+use super::escaping::Escaping;
 use super::sample::Sample;
 
 /// A sample with its name and labels copied out of the page ([`Sample::to_owned`]): what a
@@ -89,6 +90,33 @@ impl OwnedSample {
     /// ```
     pub fn timestamp_ms(&self) -> Option<i64> {
         self.timestamp_ms
+    }
+
+    /// This sample with its metric name and label names escaped by `scheme` as an
+    /// exposition escapes them for a scraper that asked for it ([`Escaping::apply`]: only
+    /// the names the legacy characters cannot spell); values are kept.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::text::Escaping;
+    /// let s = promrate::parse("{\"http.requests\",\"service.name\"=\"a.b\",code=\"200\"} 1")
+    ///     .next().unwrap()?.into_sample().unwrap().to_owned();
+    /// let escaped = s.escaped(Escaping::Underscores);
+    /// assert_eq!(escaped.to_string(), "http_requests{service_name=\"a.b\",code=\"200\"} 1.0");
+    /// assert_eq!(s.escaped(Escaping::Values).name(), "U__http_2e_requests");
+    /// # Ok::<(), promrate::ParseError>(())
+    /// ```
+    pub fn escaped(&self, scheme: Escaping) -> OwnedSample {
+        OwnedSample {
+            name: scheme.apply(&self.name).into_owned(),
+            labels: self
+                .labels
+                .iter()
+                .map(|(k, v)| (scheme.apply(k).into_owned(), v.clone()))
+                .collect(),
+            value: self.value,
+            timestamp_ms: self.timestamp_ms,
+        }
     }
 
     /// The exposed timestamp, if any.
