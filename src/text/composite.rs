@@ -923,9 +923,10 @@ impl Tally {
         if count.is_nan() || self.total.is_nan() {
             return false;
         }
-        // No number of observations is infinite: no NaN one explains it.
-        if count.is_infinite() {
-            return self.total.is_finite();
+        // No number of observations is infinite, nor a bucket's: no NaN observation and
+        // no rounding explains an infinity on either side, only the same one on both.
+        if count.is_infinite() || self.total.is_infinite() {
+            return count != self.total;
         }
         let rounding = if self.exact {
             0.0

@@ -65,21 +65,29 @@ pub(crate) fn same_resolved(a: &str, b: &str) -> bool {
     (has_backslash(a) || has_backslash(b)) && UnescapedBytes::new(a, true).eq(UnescapedBytes::new(b, true))
 }
 
-/// Whether the name `sample` is the name `family` followed by one of `suffixes`, escapes
-/// resolved in both (see [`same_resolved`]); no allocation.
+/// The one of `suffixes` that the name `sample` is the name `family` followed by, escapes
+/// resolved in both (see [`same_resolved`]); no allocation. The longest that fits.
 #[cold]
 #[inline(never)]
-pub(crate) fn resolved_with_suffix(sample: &str, family: &str, suffixes: &[&str]) -> bool {
+pub(crate) fn resolved_suffix(
+    sample: &str,
+    family: &str,
+    suffixes: &'static [&'static str],
+) -> Option<&'static str> {
     if !has_backslash(sample) && !has_backslash(family) {
-        return false;
+        return None;
     }
     let mut rest = UnescapedBytes::new(sample, true);
     for byte in UnescapedBytes::new(family, true) {
         if rest.next() != Some(byte) {
-            return false;
+            return None;
         }
     }
-    suffixes.iter().any(|suffix| rest.clone().eq(suffix.bytes()))
+    suffixes
+        .iter()
+        .filter(|suffix| rest.clone().eq(suffix.bytes()))
+        .max_by_key(|suffix| suffix.len())
+        .copied()
 }
 
 /// Whether `text` holds a backslash: a word at a time for a name's length (a call to a
@@ -159,15 +167,13 @@ mod tests {
         assert!(same_resolved(r"a\\b", r"a\\b"));
         assert!(!same_resolved(r"a\nb", r"a\\nb"));
         assert!(!same_resolved("ab", "ab"), "only asked with an escape");
-        assert!(resolved_with_suffix(
-            r"a\\q_total",
-            r"a\q",
-            &["_total", "_created"]
-        ));
-        assert!(resolved_with_suffix(r"a\q", r"a\\q", &[""]));
-        assert!(!resolved_with_suffix(r"a\\q_count", r"a\q", &["_total"]));
-        assert!(
-            !resolved_with_suffix("a_total", "a", &["_total"]),
+        let suffixes: &[&str] = &["_total", "_created"];
+        assert_eq!(resolved_suffix(r"a\\q_total", r"a\q", suffixes), Some("_total"));
+        assert_eq!(resolved_suffix(r"a\q", r"a\\q", &[""]), Some(""));
+        assert_eq!(resolved_suffix(r"a\\q_count", r"a\q", &["_total"]), None);
+        assert_eq!(
+            resolved_suffix("a_total", "a", &["_total"]),
+            None,
             "only asked with an escape"
         );
     }

@@ -3,8 +3,8 @@
 //! reader that only takes the legacy characters `[a-zA-Z_:][a-zA-Z0-9_:]*`.
 //!
 //! The rules are those of prometheus/common's `model.EscapeName` and `model.UnescapeName`
-//! (at d2417e2c, 2026-08-21), read from its source and checked against its tests' vectors
-//! (`tests/data/escaping/cases.txt`).
+//! (at d2417e2c, 2026-08-21), read from its source and checked against the vectors of its
+//! `model/metric_test.go` (in `escaping/tests.rs`).
 
 use std::borrow::Cow;
 use std::fmt::{self, Write};
@@ -36,10 +36,13 @@ pub enum Escaping {
     #[default]
     Underscores,
     /// `dots`: `.` becomes `_dot_`, `_` becomes `__`, any other such character `__`
-    /// (reversible for names of letters, digits, `:`, `_` and `.`).
+    /// (reversible for names of letters, digits, `:` and `.` that do not start with a
+    /// digit: `a_dot_b` reads back as `a_._b`).
     Dots,
     /// `values`: `U__` first, `_` doubled, any other such character its code point in
-    /// lower-case hex between underscores (`.` is `_2e_`); reversible.
+    /// lower-case hex between underscores (`.` is `_2e_`); reversible but for characters
+    /// from U+100000 on and legacy names that start with `U__` (see
+    /// [`Escaping::unescape`]).
     Values,
 }
 
@@ -211,14 +214,13 @@ fn value_decoded(escaped: &str) -> Option<String> {
                 if digits > 5 {
                     return None;
                 }
-                // At least one digit: a `_` here was read as a doubled one above.
-                let hex = &b[i..i + digits];
-                if !hex.iter().all(u8::is_ascii_hexdigit) {
-                    return None;
+                // At least one digit: a `_` here was read as a doubled one above. Each is
+                // folded to lower case as prometheus/common folds it (`c | 0x20`, which also
+                // reads the control bytes 0x10 to 0x19 as the digits 0 to 9).
+                let mut code: u32 = 0;
+                for &c in &b[i..i + digits] {
+                    code = code * 16 + char::from(c | 0x20).to_digit(16)?;
                 }
-                let code = hex
-                    .iter()
-                    .fold(0, |code, &c| code * 16 + (c as char).to_digit(16).unwrap_or(0));
                 let c = char::from_u32(code)?;
                 let mut buf = [0; 4];
                 out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());

@@ -12,7 +12,7 @@
 
 use super::composite::CompositeKind;
 use super::entry::Entry;
-use super::escape::{has_backslash, resolved_with_suffix, same_resolved};
+use super::escape::{has_backslash, resolved_suffix, same_resolved};
 use super::label_groups::{group_of, Groups, Placement};
 use super::metric_type::MetricType;
 use super::names::same_bytes;
@@ -157,18 +157,24 @@ impl<'page> Family<'page> {
             .any(|s| s.len() == suffix.len() && (suffix.is_empty() || same_bytes(s.as_bytes(), suffix)))
     }
 
-    /// The suffix of a sample name of this family (`_total`, `_bucket`, ...; empty for the
+    /// The suffix of a sample of this family (`_total`, `_bucket`, ...; empty for the
     /// family's own name): what follows the family's text, or, for a name spelled
-    /// otherwise ([`Family::allows_spelled_otherwise`]), the family's suffix it ends with.
-    fn suffix_of<'a>(&self, sample_name: &'a str) -> &'a str {
-        if let Some(rest) = sample_name.strip_prefix(self.name) {
-            return rest;
+    /// otherwise ([`Family::allows_spelled_otherwise`]), the suffix it was allowed by.
+    fn suffix_of<'a>(&self, sample: &Sample<'a>) -> &'a str {
+        let name = sample.name();
+        // Only a quoted name with escapes can be spelled otherwise: for the rest, `allows`
+        // compared the family's text already.
+        if !sample.name_may_be_escaped() {
+            return name.get(self.name.len()..).unwrap_or("");
         }
-        let longest = suffixes(self.kind, self.version2)
-            .iter()
-            .filter(|s| sample_name.ends_with(**s))
-            .max_by_key(|s| s.len());
-        longest.map_or("", |s| &sample_name[sample_name.len() - s.len()..])
+        let suffixes = suffixes(self.kind, self.version2);
+        match name.strip_prefix(self.name) {
+            Some(rest) if suffixes.contains(&rest) => rest,
+            // The suffix's letters are the name's own last bytes (no escape spells one).
+            _ => resolved_suffix(name, self.name, suffixes)
+                .and_then(|s| name.get(name.len() - s.len()..))
+                .unwrap_or(""),
+        }
     }
 
     /// [`Family::allows`] of a sample whose name is spelled otherwise: a quoted name with
@@ -180,7 +186,7 @@ impl<'page> Family<'page> {
             && if self.version2 {
                 same_resolved(sample.name(), self.name)
             } else {
-                resolved_with_suffix(sample.name(), self.name, suffixes(self.kind, false))
+                resolved_suffix(sample.name(), self.name, suffixes(self.kind, false)).is_some()
             }
     }
 }
@@ -606,7 +612,7 @@ impl<'page> Validator<'page> {
         }
         let name = family.name;
         let kind = family.kind;
-        let suffix = family.suffix_of(sample.name());
+        let suffix = family.suffix_of(sample);
         let is_quantile = kind == MetricType::Summary && suffix.is_empty();
         let le = label_rules(kind, name, suffix, is_quantile, sample)?;
         // Label groups must be contiguous, and timestamps within a group must not go back.

@@ -102,6 +102,10 @@ fn a_code_of_six_hex_digits_is_not_read_back() {
     // reads as escaped (found by `cargo fuzz`; prometheus/common reads it so too).
     assert_eq!(Escaping::Values.escape("U__a"), "U__a");
     assert_eq!(Escaping::Values.unescape("U__a"), "a");
+    // Hex digits folded as prometheus/common folds them: `c | 0x20` reads 0x11 as `1`.
+    assert_eq!(Escaping::Values.unescape("U___\u{11}_"), "\u{1}");
+    assert_eq!(Escaping::Values.unescape("U___4A_"), "J");
+    assert_eq!(Escaping::Values.unescape("U___\u{7}_"), "U___\u{7}_");
 }
 
 #[test]

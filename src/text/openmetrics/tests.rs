@@ -125,6 +125,12 @@ fn a_repeated_name_after_another_family_opens_a_family_again() {
         om1("# TYPE \"a\\q\" counter\n{\"a\\\\q_total\"} -1\n# EOF\n"),
         [(2, family("a\\q", FamilyRule::NegativeCounterValue))]
     );
+    // A summary named as a suffix ends (`_count`): its quantile, spelled either way, is
+    // the family's own name, not a count (a review found the other spelling read as one).
+    let page =
+        |sample: &str| format!("# TYPE \"s\\q_count\" summary\n{{{sample},quantile=\"0.5\"}} 1.5\n# EOF\n");
+    assert_eq!(om1(&page("\"s\\q_count\"")), []);
+    assert_eq!(om1(&page("\"s\\\\q_count\"")), []);
     // Without timestamps, a metric's second sample is refused where it stands.
     assert_eq!(
         errors("a 1\na 2\n# EOF\n"),
