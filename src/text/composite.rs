@@ -882,6 +882,21 @@ fn native_fields(
             buckets_tally(values, values_at, gauge, covered, spans_at, &mut buckets)?;
         }
     }
+    // A native list left over is out of the ABNF's order (buckets before their spans,
+    // positive before negative): said where it stands, before the count is compared with
+    // buckets not read.
+    const LISTS: [&str; 4] = [
+        "negative_spans",
+        "negative_buckets",
+        "positive_spans",
+        "positive_buckets",
+    ];
+    if let Some(key) = LISTS.into_iter().find(|key| cursor.next_is(key)) {
+        let (_, at) = cursor.take(key)?;
+        let order =
+            "the native lists in order: negative_spans, negative_buckets, positive_spans, positive_buckets";
+        return Err((field_start(key, at), CompositeRule::Expected(order)));
+    }
     if buckets.breaks(count, sum) {
         return Err((count_at, CompositeRule::CountDoesNotMatchBuckets));
     }

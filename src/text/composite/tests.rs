@@ -41,6 +41,10 @@ fn errors_in_lists_point_at_their_item() {
         ("# TYPE h histogram\nh {count:2,sum:1,bucket:[0.1:2,0.1:2,+Inf:2]}\n# EOF\n", 32, CompositeRule::BucketsOutOfOrder),
         ("# TYPE s summary\ns {count:1,sum:1,quantile:[0.1:0,1.5:1]}\n# EOF\n", 34, CompositeRule::QuantileOutOfRange),
         ("# TYPE h histogram\nh {count:1,sum:1,schema:0,zero_threshold:0,zero_count:0,positive_spans:[0:2],positive_buckets:[1,-1]}\n# EOF\n", 98, CompositeRule::NegativeCount),
+        // Buckets before their spans: the order, at the first list out of it (it was told
+        // as a count that does not match buckets never read).
+        ("# TYPE h histogram\nh {count:2,sum:1,schema:0,zero_threshold:0,zero_count:0,positive_buckets:[1,1],positive_spans:[0:2]}\n# EOF\n", 57, CompositeRule::Expected("the native lists in order: negative_spans, negative_buckets, positive_spans, positive_buckets")),
+        ("# TYPE h histogram\nh {count:2,sum:1,schema:0,zero_threshold:0,zero_count:0,positive_spans:[0:2],positive_buckets:[1,1],negative_spans:[0:1],negative_buckets:[1]}\n# EOF\n", 101, CompositeRule::Expected("the native lists in order: negative_spans, negative_buckets, positive_spans, positive_buckets")),
     ];
     for (page, column, rule) in cases {
         assert_eq!(
