@@ -23,18 +23,20 @@ fn lists_are_found_as_third_field_or_after_native_fields() {
     assert!(native_only.buckets().is_none() && native_only.quantiles().is_none());
 }
 
+/// The first error an OpenMetrics 2.0 page gives: its line, column and kind.
+fn first_error(page: &str) -> (usize, usize, crate::error::ParseErrorKind) {
+    let err = crate::Parser::new(crate::Format::OpenMetrics2)
+        .parse(page)
+        .find_map(Result::err)
+        .unwrap();
+    (err.line, err.column, err.kind)
+}
+
 /// An error inside a list points at the item that breaks the rule (its value, when the
 /// value does), not at the list's `[`.
 #[test]
 fn errors_in_lists_point_at_their_item() {
-    use crate::{error::ParseErrorKind, Format, Parser};
-    let first_error = |page: &str| {
-        let err = Parser::new(Format::OpenMetrics2)
-            .parse(page)
-            .find_map(Result::err)
-            .unwrap();
-        (err.column, err.kind)
-    };
+    use crate::error::ParseErrorKind;
     let cases = [
         ("# TYPE h histogram\nh {count:1,sum:1,bucket:[0.1:0,0.2:x,+Inf:1]}\n# EOF\n", 36, CompositeRule::Expected("a number")),
         ("# TYPE h histogram\nh {count:2,sum:1,bucket:[0.1:2,0.2:1,+Inf:2]}\n# EOF\n", 36, CompositeRule::BucketValuesDecrease),
@@ -49,7 +51,7 @@ fn errors_in_lists_point_at_their_item() {
     for (page, column, rule) in cases {
         assert_eq!(
             first_error(page),
-            (column, ParseErrorKind::Composite(rule)),
+            (2, column, ParseErrorKind::Composite(rule)),
             "{page}"
         );
     }
@@ -59,14 +61,7 @@ fn errors_in_lists_point_at_their_item() {
 /// a value never closed, at its `{`.
 #[test]
 fn a_space_inside_a_value_is_refused_where_it_stands() {
-    use crate::{error::ParseErrorKind, Format, Parser};
-    let first_error = |page: &str| {
-        let err = Parser::new(Format::OpenMetrics2)
-            .parse(page)
-            .find_map(Result::err)
-            .unwrap();
-        (err.line, err.column, err.kind)
-    };
+    use crate::error::ParseErrorKind;
     let unclosed = ParseErrorKind::Expected("'}' to close the composite value");
     assert_eq!(
         first_error("# TYPE h histogram\nh {count:1, sum:1,bucket:[+Inf:1]}\n# EOF\n"),
