@@ -15,17 +15,6 @@ pub use query::{NoValue, QueryError};
 pub use selector::{SelectorError, SelectorErrorKind};
 pub use series::{IngestError, ReadError, Refusal, SeriesError};
 
-/// An `escaping` parameter this crate does not know (see [`crate::text::Escaping`]).
-///
-/// # Example
-/// ```
-/// let err = "utf8".parse::<promrate::text::Escaping>().unwrap_err();
-/// assert_eq!(err.to_string(), "unknown escaping scheme \"utf8\" (allow-utf-8, underscores, dots or values)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown escaping scheme {0:?} (allow-utf-8, underscores, dots or values)")]
-pub struct UnknownEscaping(pub String);
-
 /// A time as messages print it: RFC 3339 in UTC, to the millisecond when it has some.
 pub(crate) fn rfc3339(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::AutoSi, true)

@@ -11,7 +11,17 @@ use std::fmt::{self, Write};
 use std::str::FromStr;
 
 use super::names::is_metric_name;
-use crate::error::UnknownEscaping;
+
+/// An `escaping` parameter this crate does not know (see [`Escaping`]).
+///
+/// # Example
+/// ```
+/// let err = "utf8".parse::<promrate::text::Escaping>().unwrap_err();
+/// assert_eq!(err.to_string(), "unknown escaping scheme \"utf8\" (allow-utf-8, underscores, dots or values)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown escaping scheme {0:?} (allow-utf-8, underscores, dots or values)")]
+pub struct UnknownEscaping(pub String);
 
 /// A name escaping scheme: what a server does to names the legacy characters cannot
 /// spell, when the scraper asks for it (`escaping=underscores`, ...).
@@ -24,7 +34,7 @@ use crate::error::UnknownEscaping;
 /// assert_eq!(scheme.unescape("U__http_2e_requests"), "http.requests");
 /// assert_eq!(Escaping::Underscores.escape("http.requests"), "http_requests");
 /// assert_eq!(Escaping::Dots.escape("http.requests_total"), "http_dot_requests__total");
-/// # Ok::<(), promrate::error::UnknownEscaping>(())
+/// # Ok::<(), promrate::text::UnknownEscaping>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -93,11 +103,35 @@ impl Escaping {
     /// assert_eq!(Escaping::Underscores.escape("0ab"), "_ab");
     /// ```
     pub fn escape<'a>(&self, name: &'a str) -> Cow<'a, str> {
-        let needs_nothing = is_metric_name(name);
+        match self {
+            Escaping::Dots => self.rewritten(name),
+            _ => self.apply(name),
+        }
+    }
+
+    /// `name` escaped as an exposition escapes it (prometheus/common's
+    /// `EscapeMetricFamily`): only a name the legacy characters cannot spell, so that
+    /// [`Escaping::Dots`] leaves `http_requests_total` as it is. Label names are treated
+    /// as metric names (`:` kept), as there.
+    ///
+    /// # Example
+    /// ```
+    /// use promrate::text::Escaping;
+    /// assert_eq!(Escaping::Dots.apply("http_requests_total"), "http_requests_total");
+    /// assert_eq!(Escaping::Dots.apply("http.requests_total"), "http_dot_requests__total");
+    /// ```
+    pub fn apply<'a>(&self, name: &'a str) -> Cow<'a, str> {
+        if is_metric_name(name) {
+            return Cow::Borrowed(name);
+        }
+        self.rewritten(name)
+    }
+
+    /// `name` written in this scheme's characters, whether or not it needed it.
+    fn rewritten<'a>(&self, name: &'a str) -> Cow<'a, str> {
         match self {
             _ if name.is_empty() => Cow::Borrowed(name),
             Escaping::AllowUtf8 => Cow::Borrowed(name),
-            Escaping::Underscores | Escaping::Values if needs_nothing => Cow::Borrowed(name),
             Escaping::Underscores => Cow::Owned(
                 name.char_indices()
                     .map(|(i, c)| if legacy_char(c, i) { c } else { '_' })
@@ -131,24 +165,6 @@ impl Escaping {
                 Cow::Owned(out)
             }
         }
-    }
-
-    /// `name` escaped as an exposition escapes it (prometheus/common's
-    /// `EscapeMetricFamily`): only a name the legacy characters cannot spell, so that
-    /// [`Escaping::Dots`] leaves `http_requests_total` as it is. Label names are treated
-    /// as metric names (`:` kept), as there.
-    ///
-    /// # Example
-    /// ```
-    /// use promrate::text::Escaping;
-    /// assert_eq!(Escaping::Dots.apply("http_requests_total"), "http_requests_total");
-    /// assert_eq!(Escaping::Dots.apply("http.requests_total"), "http_dot_requests__total");
-    /// ```
-    pub fn apply<'a>(&self, name: &'a str) -> Cow<'a, str> {
-        if is_metric_name(name) {
-            return Cow::Borrowed(name);
-        }
-        self.escape(name)
     }
 
     /// `name` unescaped by this scheme, as prometheus/common's `UnescapeName` reads it:

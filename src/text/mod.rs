@@ -90,7 +90,7 @@ pub use composite::{
 };
 pub use entry::Entry;
 pub use escape::UnescapedBytes;
-pub use escaping::Escaping;
+pub use escaping::{Escaping, UnknownEscaping};
 pub use exemplar::{Exemplar, Exemplars};
 pub use help::HelpText;
 pub use labels::{LabelValue, Labels, LabelsIter};
