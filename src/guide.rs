@@ -305,17 +305,19 @@
 //! use promrate::{Estimator, Format, Parser, Query, Selector, Tracker};
 //!
 //! let page = |n: u32, start: &str| {
-//!     format!(
-//!         "# TYPE tokens counter\n\
-//!          tokens_total {n} st@{start}\n\
-//!          ## TYPE ttft_seconds histogram\n\
-//!          ttft_seconds {{count:{n},sum:{n},bucket:[0.1:{},1.0:{n},+Inf:{n}]}} st@{start}\n\
-//!          ## EOF\n",
-//!         n / 2
-//!     )
+//!     let half = n / 2;
+//!     [
+//!         "# TYPE tokens counter".to_string(),
+//!         format!("tokens_total {n} st@{start}"),
+//!         "# TYPE ttft_seconds histogram".to_string(),
+//!         format!("ttft_seconds {{count:{n},sum:{n},bucket:[0.1:{half},1.0:{n},+Inf:{n}]}} st@{start}"),
+//!         "# EOF\n".to_string(),
+//!     ]
+//!     .join("\n")
 //! };
 //! let first = page(1000, "1764000000.5");
-//! let samples: Vec<_> = Parser::new(Format::OpenMetrics2).parse(&first).filter_map(|e| e.ok()?.into_sample()).collect();
+//! let entries = Parser::new(Format::OpenMetrics2).parse(&first).collect::<Result<Vec<_>, _>>()?;
+//! let samples: Vec<_> = entries.into_iter().filter_map(|e| e.into_sample()).collect();
 //! assert_eq!(samples[0].start_timestamp_ms(), Some(1_764_000_000_500));
 //! let buckets: Vec<(f64, f64)> = samples[1].composite().unwrap().buckets().unwrap().collect();
 //! assert_eq!(buckets, [(0.1, 500.0), (1.0, 1000.0), (f64::INFINITY, 1000.0)]);

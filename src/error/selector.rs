@@ -64,6 +64,10 @@ pub enum SelectorErrorKind {
     /// Text after the closing brace.
     #[error("unexpected text after selector")]
     TrailingText,
+    /// A quoted metric name before the braces (`"my.metric"{job="x"}`): PromQL takes a
+    /// quoted name only inside them, as Prometheus 3 writes it.
+    #[error("a quoted metric name stands inside the braces: {{\"{0}\", ...}}")]
+    QuotedNameOutsideBraces(String),
     /// A bare metric name that PromQL reads as a keyword (`on`, `bool`, `ignoring`,
     /// `group_left`, `group_right`, `atan2`) or a number (`inf`, `nan`), in any case, as
     /// Prometheus refuses it; quoted (`{"on"}`) it is a name.

@@ -231,6 +231,12 @@ impl<'a> SelectorParser<'a> {
             }
             rest = Self::blank(rest);
         } else if !name_outside {
+            if rest.starts_with('"') {
+                if let Ok((_, name)) = self.string(rest) {
+                    let kind = SelectorErrorKind::QuotedNameOutsideBraces(name);
+                    return Err(self.error(rest, kind));
+                }
+            }
             return Err(self.error(rest, SelectorErrorKind::Expected("a metric name or '{'")));
         }
         if !rest.is_empty() {

@@ -175,6 +175,11 @@ fn errors_with_columns() {
         (r#"up{a="b"}(x)"#, 10, SelectorErrorKind::TrailingText),
         ("", 1, SelectorErrorKind::Expected("a metric name or '{'")),
         (
+            r#""my.metric"{job="x"}"#,
+            1,
+            SelectorErrorKind::QuotedNameOutsideBraces("my.metric".into()),
+        ),
+        (
             "{1a=\"x\"}",
             2,
             SelectorErrorKind::Expected("a label name or '}'"),

@@ -812,7 +812,8 @@ fn named_urls(urls: &[String]) -> String {
         0 => "no URL".to_string(),
         1..=3 => urls
             .iter()
-            .map(|url| crate::http::Endpoint::new(url).shown)
+            // As one reads it: a `/federate` query decoded (the full URL is in `--json`).
+            .map(|url| crate::output::labels::readable_url(&crate::http::Endpoint::new(url).shown))
             .collect::<Vec<_>>()
             .join(", "),
         n => format!("{n} URLs"),
@@ -833,5 +834,12 @@ mod tests {
             "https://ops:***@h/metrics, http://g/metrics"
         );
         assert_eq!(urls(&["http://a", "http://b", "http://c", "http://d"]), "4 URLs");
+        let federate = crate::args::federate_url("http://prom:9090");
+        assert!(federate.contains("%7B"), "{federate}");
+        assert!(
+            urls(&[federate.as_str()]).contains("match[]={__name__=~"),
+            "{}",
+            urls(&[federate.as_str()])
+        );
     }
 }

@@ -28,6 +28,8 @@ pub struct Summary {
     pub never_answered: Vec<(String, String)>,
     /// The share of requests within each `--slo` objective since the first scrape.
     pub slo: Vec<Attainment>,
+    /// The figures no server exposed at the last interval (JSON names: its latencies').
+    pub not_exposed: Vec<&'static str>,
 }
 
 impl Summary {
@@ -66,6 +68,9 @@ impl Summary {
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
             skipped_intervals: 0,
             slo: figures.map(|f| f.since_start.slo.clone()).unwrap_or_default(),
+            not_exposed: figures
+                .map(|f| f.capacity.not_exposed.clone())
+                .unwrap_or_default(),
             never_answered: run
                 .servers
                 .iter()

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::query::{ByValue, Query, Split};
+use super::slo::Latency;
 use super::{selector, Source, NAMES};
 use crate::engines::{KvSize, Metric};
 
@@ -29,9 +30,26 @@ pub struct Capacity {
     /// The engines' sleep state: `awake`, or each state with its number of engines when
     /// they differ (`awake (1), weights_offloaded (1)`).
     pub sleep_state: Option<String>,
-    /// The figures above (by their JSON names) that no server among the sources exposes.
+    /// The figures of the row (by their JSON names: those above, the KV cache's usage, the
+    /// latencies and the phases) that no server among the sources exposes.
     pub not_exposed: Vec<&'static str>,
 }
+
+impl Capacity {
+    /// Whether some server among the sources exposes the figure with this JSON name.
+    pub fn exposes(&self, name: &str) -> bool {
+        !self.not_exposed.contains(&name)
+    }
+}
+
+/// The mean time per phase as `capacity.not_exposed` names it: queue, prefill, decode,
+/// inference (`phase_mean_seconds` in JSON).
+pub const PHASES: [&str; 4] = [
+    "phase_mean_seconds.queue",
+    "phase_mean_seconds.prefill",
+    "phase_mean_seconds.decode",
+    "phase_mean_seconds.inference",
+];
 
 /// Each engine's KV size in tokens, per source (by URL), by `instance` then `engine`.
 type Sizes<'s> = HashMap<&'s str, HashMap<String, HashMap<String, f64>>>;
@@ -154,6 +172,13 @@ impl CapacityAnswers {
             ("aborts_per_s", q.present(&NAMES.aborts)),
             ("waiting_by_reason", q.present(&NAMES.waiting_by_reason)),
             ("engine_sleep_state", q.present(&NAMES.sleep_state)),
+            (Latency::Ttft.json_name(), q.present(&NAMES.ttft)),
+            (Latency::Itl.json_name(), q.present(&NAMES.itl)),
+            (Latency::E2e.json_name(), q.present(&NAMES.e2e)),
+            (PHASES[0], q.present(&NAMES.queue_time)),
+            (PHASES[1], q.present(&NAMES.prefill_time)),
+            (PHASES[2], q.present(&NAMES.decode_time)),
+            (PHASES[3], q.present(&NAMES.inference_time)),
         ];
         CapacityAnswers {
             kv_total: if has_size {

@@ -157,6 +157,13 @@ fn what_a_server_does_not_expose_is_named() {
             "aborts_per_s",
             "waiting_by_reason",
             "engine_sleep_state",
+            "ttft_seconds",
+            "inter_token_latency_seconds",
+            "e2e_latency_seconds",
+            "phase_mean_seconds.queue",
+            "phase_mean_seconds.prefill",
+            "phase_mean_seconds.decode",
+            "phase_mean_seconds.inference",
         ]
     );
     assert_eq!(total.phases, super::PhaseMeans::default());

@@ -26,6 +26,15 @@ impl Latency {
         }
     }
 
+    /// Its quantiles' name in JSON (and in `capacity.not_exposed`).
+    pub fn json_name(self) -> &'static str {
+        match self {
+            Latency::Ttft => "ttft_seconds",
+            Latency::Itl => "inter_token_latency_seconds",
+            Latency::E2e => "e2e_latency_seconds",
+        }
+    }
+
     pub const ALL: [Latency; 3] = [Latency::Ttft, Latency::Itl, Latency::E2e];
 }
 

@@ -16,11 +16,15 @@ pub fn distinct(names: &[&str], width: usize) -> (Vec<String>, bool) {
         return (names.iter().map(|n| n.to_string()).collect(), false);
     }
     if let [name] = names {
-        // Alone, a URL is its host and port (`gpu1:8000`), the end kept if still too long.
+        // Alone, a URL is its host and port (`gpu1:8000`); a name still too long is `#1`,
+        // for a legend, not cut (`….0.1:9400` told nothing of `127.0.0.1:9400`).
         let host = name
             .split_once("://")
             .map_or(*name, |(_, rest)| rest.split(['/', '?']).next().unwrap_or(rest));
-        return (vec![crate::text::keep_end(host, width)], false);
+        if crate::text::columns(host) <= width {
+            return (vec![host.to_string()], false);
+        }
+        return (vec!["#1".to_string()], true);
     }
     let (prefix, suffix) = shared_ends(names);
     // The shared end first (a port, a path), then the shared start too (a scheme, a host's
@@ -208,7 +212,11 @@ mod tests {
         assert!(l.iter().all(|x| x.chars().count() <= 10), "{l:?}");
         // Names distinct only far from both ends: numbered, for a legend.
         let (l, legend) = distinct(&["x/aaaaaaaa1bbbbbbbb/y", "x/aaaaaaaa2bbbbbbbb/y"], 4);
-        assert_eq!((l, legend), (vec!["#1".to_string(), "#2".to_string()], true));
+        assert_eq!((l, legend), (vec!["#1".to_string(), "#2".to_string()], true)); // One name: its host and port if they fit, else numbered, not cut.
+        let (l, legend) = distinct(&["http://gpu1:8000/metrics"], 10);
+        assert_eq!((l, legend), (vec!["gpu1:8000".to_string()], false));
+        let (l, legend) = distinct(&["127.0.0.1:9400"], 10);
+        assert_eq!((l, legend), (vec!["#1".to_string()], true));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! `-`; a line none of whose figures is exposed is not printed.
 
 use crate::figures::slo::Attainment;
-use crate::figures::Figures;
-use crate::text::{ms, num, objective, wrap_pieces, Long, NOT_EXPOSED};
+use crate::figures::{Figures, PHASES};
+use crate::text::{exposed_or_na, ms, num, objective, wrap_pieces, Long, NOT_EXPOSED};
 
 /// A share as a percentage, `~` after it when interpolated between bucket bounds.
 pub fn share(a: &Attainment) -> String {
@@ -16,17 +16,24 @@ pub fn share(a: &Attainment) -> String {
     }
 }
 
-/// `ttft≤500ms 97.0% · itl≤50ms 95.0%~ · e2e≤30s 99.0%`, or `None` without `--slo`.
-pub fn slo(attainments: &[Attainment]) -> Option<String> {
+/// The share of `a` in a row, `n/a` where no server exposes its latency.
+pub fn share_in(f: &Figures, a: &Attainment) -> String {
+    exposed_or_na(f.capacity.exposes(a.objective.latency.json_name()), || share(a))
+}
+
+/// `ttft≤500ms 97.0% · itl≤50ms 95.0%~ · e2e≤30s 99.0%`, or `None` without `--slo`;
+/// `n/a` for a latency named in `not_exposed`.
+pub fn slo(attainments: &[Attainment], not_exposed: &[&str]) -> Option<String> {
     (!attainments.is_empty()).then(|| {
         attainments
             .iter()
             .map(|a| {
+                let shown = !not_exposed.contains(&a.objective.latency.json_name());
                 format!(
                     "{}≤{} {}",
                     a.objective.latency.key(),
                     objective(a.objective.seconds),
-                    share(a)
+                    exposed_or_na(shown, || share(a))
                 )
             })
             .collect::<Vec<_>>()
@@ -44,11 +51,12 @@ pub fn phases(f: &Figures) -> Vec<String> {
     {
         return Vec::new();
     }
+    let phase = |i: usize, v: Option<f64>| exposed_or_na(f.capacity.exposes(PHASES[i]), || ms(v));
     vec![
-        format!("queue {}", ms(p.queue)),
-        format!("prefill {}", ms(p.prefill)),
-        format!("decode {}", ms(p.decode)),
-        format!("inference {}", ms(p.inference)),
+        format!("queue {}", phase(0, p.queue)),
+        format!("prefill {}", phase(1, p.prefill)),
+        format!("decode {}", phase(2, p.decode)),
+        format!("inference {}", phase(3, p.inference)),
     ]
 }
 
@@ -163,7 +171,10 @@ pub fn plain_lines(f: &Figures, details: bool, label_width: usize, width: usize)
             "slo",
             f.slo
                 .iter()
-                .map(|a| slo(std::slice::from_ref(a)).unwrap_or_default())
+                .map(|a| {
+                    let objective = objective(a.objective.seconds);
+                    format!("{}≤{objective} {}", a.objective.latency.key(), share_in(f, a))
+                })
                 .collect(),
         ));
     }
@@ -204,10 +215,14 @@ mod tests {
             attained,
             exact,
         };
-        assert_eq!(slo(&[a(Some(0.97), true)]).unwrap(), "ttft≤500ms 97.0%");
+        assert_eq!(slo(&[a(Some(0.97), true)], &[]).unwrap(), "ttft≤500ms 97.0%");
         assert_eq!(share(&a(Some(0.984), false)), "98.4%~");
         assert_eq!(share(&a(None, false)), "-");
-        assert_eq!(slo(&[]), None);
+        assert_eq!(slo(&[], &[]), None);
+        assert_eq!(
+            slo(&[a(Some(0.97), true)], &["ttft_seconds"]).unwrap(),
+            "ttft≤500ms n/a"
+        );
     }
 
     /// The largest figures a fleet gives: every plain line within 120 columns, and every
@@ -256,7 +271,7 @@ mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= 120), "{lines:#?}");
         let text = lines.join("\n");
         let parts = [phases(&f), prompt_sources(&f), capacity(&f)].concat();
-        for part in parts.iter().chain(&[slo(&f.slo[..1]).unwrap()]) {
+        for part in parts.iter().chain(&[slo(&f.slo[..1], &[]).unwrap()]) {
             assert!(text.contains(part.as_str()), "{part} in {text}");
         }
         assert!(

@@ -7,12 +7,13 @@ use std::io::Write;
 
 use super::{labels, operator, Output, Run};
 use crate::events::{Event, EventKind};
+use crate::figures::slo::Latency;
 use crate::figures::Figures;
 use crate::gpus;
 use crate::snapshot::{ScreenGroups, Snapshot};
 use crate::summary::Summary;
 use crate::text::visible::visible;
-use crate::text::{duration, keep_start, ms, num, percent, wrap};
+use crate::text::{duration, exposed_or_na, keep_start, ms, num, percent, wrap};
 
 /// The widest line plain mode prints.
 pub const MAX_WIDTH: usize = 120;
@@ -55,13 +56,24 @@ const COMMON: &[Column] = &[
     }),
     col("run", 5, |f, w| num(f.in_flight.running, 0, w)),
     col("wait", 5, |f, w| num(f.in_flight.waiting, 0, w)),
-    col("kv%", 5, |f, _| percent(f.in_flight.kv_usage)),
+    col("kv%", 5, |f, _| {
+        exposed_or_na(f.capacity.exposes("kv_cache_usage"), || {
+            percent(f.in_flight.kv_usage)
+        })
+    }),
 ];
 const LATENCY: &[Column] = &[
-    col("ttft95", 7, |f, _| ms(f.ttft.p95)),
-    col("itl95", 6, |f, _| ms(f.itl.p95)),
-    col("e2e_s", 6, |f, w| num(f.requests.mean_latency, 1, w)),
+    col("ttft95", 7, |f, _| latency(f, Latency::Ttft, || ms(f.ttft.p95))),
+    col("itl95", 6, |f, _| latency(f, Latency::Itl, || ms(f.itl.p95))),
+    col("e2e_s", 6, |f, w| {
+        latency(f, Latency::E2e, || num(f.requests.mean_latency, 1, w))
+    }),
 ];
+
+/// A latency's figure, `n/a` where no server exposes that latency.
+fn latency(f: &Figures, l: Latency, text: impl FnOnce() -> String) -> String {
+    exposed_or_na(f.capacity.exposes(l.json_name()), text)
+}
 const LOAD: &[Column] = &[
     col("steady", 6, |f, w| num(f.requests.steady_rate, 2, w)),
     col("load", 13, |f, _| f.load.label().to_string()),
@@ -355,7 +367,7 @@ impl<W: Write> Plain<W> {
             s.restarts,
             s.scrape_errors,
         ));
-        if let Some(slo) = operator::slo(&s.slo) {
+        if let Some(slo) = operator::slo(&s.slo, &s.not_exposed) {
             self.line(&format!("slo since the start: {slo}"));
         }
         self.alert_lines(s);
@@ -512,8 +524,9 @@ mod tests {
                 plain.rows(&snapshot);
             }
             let text = String::from_utf8(out).unwrap();
-            let lines: Vec<&str> = text.lines().collect();
-            assert!(lines.iter().all(|l| l.chars().count() <= MAX_WIDTH), "{text}");
+            assert!(text.lines().all(|l| l.chars().count() <= MAX_WIDTH), "{text}");
+            // The group's legend (its URL too long for the column: `#1`) is no row.
+            let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
             let headers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("gen/s")).collect();
             assert_eq!(headers, [0, 21, 42], "{text}");
             assert!(
@@ -521,7 +534,10 @@ mod tests {
                 "{}",
                 lines[1]
             );
-            assert!(lines[2].trim_start().starts_with("…"), "{}", lines[2]);
+            // Numbered, not cut, and named once whole.
+            assert!(lines[2].trim_start().starts_with("#1 "), "{}", lines[2]);
+            let legend = "! instance #1 is http://very-long-hostname.example:9101";
+            assert_eq!(text.lines().filter(|l| *l == legend).count(), 1, "{text}");
             assert_eq!(lines[0].contains("eta"), progress);
         }
     }

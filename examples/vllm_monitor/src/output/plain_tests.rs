@@ -10,6 +10,11 @@ use crate::snapshot::Snapshot;
 use crate::target::{ServerRow, Target};
 
 fn printed(urls: &[&str], show: impl FnOnce(&mut Plain<&mut Vec<u8>>)) -> Vec<String> {
+    printed_with(false, urls, show)
+}
+
+/// [`printed`], with `--details` as given.
+fn printed_with(details: bool, urls: &[&str], show: impl FnOnce(&mut Plain<&mut Vec<u8>>)) -> Vec<String> {
     let servers: Vec<ServerRow> = urls
         .iter()
         .map(|u| ServerRow::of(&Target::new(u.to_string(), chrono::TimeDelta::minutes(1))))
@@ -27,7 +32,7 @@ fn printed(urls: &[&str], show: impl FnOnce(&mut Plain<&mut Vec<u8>>)) -> Vec<St
         events: &[],
     };
     let mut out = Vec::new();
-    let mut plain = Plain::new(&mut out, false);
+    let mut plain = Plain::new(&mut out, false).details(details);
     plain.preamble(&run, &[]);
     show(&mut plain);
     String::from_utf8(out)
@@ -266,6 +271,60 @@ fn groups_beyond_the_limit_are_one_summed_row() {
     assert_eq!(said.len(), 1, "{lines:#?}");
     assert!(
         said[0].contains("997 other model_name values summed"),
+        "{lines:#?}"
+    );
+}
+
+/// A figure no server exposes reads `n/a` in the row and the lines under it (`--details`,
+/// `--slo`), one exposed but not known yet `-`: a TGI server has no KV cache usage, TTFT,
+/// prefill or decode time.
+#[test]
+fn what_no_server_exposes_reads_n_a_and_what_is_unknown_a_dash() {
+    use crate::figures::slo::{Attainment, Latency, Objective};
+    let mut snapshot = by_model(&[]);
+    snapshot.groups = None;
+    let f = &mut snapshot.figures;
+    f.capacity.not_exposed = vec![
+        "kv_cache_usage",
+        "ttft_seconds",
+        "phase_mean_seconds.prefill",
+        "phase_mean_seconds.decode",
+    ];
+    f.phases.queue = Some(0.004);
+    f.slo = [Latency::Ttft, Latency::E2e]
+        .map(|latency| Attainment {
+            objective: Objective {
+                latency,
+                seconds: 0.5,
+            },
+            attained: None,
+            exact: true,
+        })
+        .to_vec();
+    let lines = printed_with(true, &[], |p| p.rows(&snapshot));
+    let header = lines.iter().position(|l| l.contains("kv%")).expect("a header");
+    let cell = |line: &str, name: &str| {
+        // The header's column ends where its cell ends (cells are right-aligned).
+        let end = lines[header].find(name).unwrap() + name.len();
+        line[..end].rsplit(' ').next().unwrap().to_string()
+    };
+    let row = &lines[header + 1];
+    assert_eq!(cell(row, "kv%"), "n/a", "{lines:#?}");
+    assert_eq!(cell(row, "ttft95"), "n/a", "{lines:#?}");
+    assert_eq!(cell(row, "itl95"), "-", "{lines:#?}");
+    let under = |label: &str| {
+        lines
+            .iter()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("a {label} line in {lines:#?}"))
+            .clone()
+    };
+    assert!(
+        under("slo").ends_with("ttft≤500ms n/a · e2e≤500ms -"),
+        "{lines:#?}"
+    );
+    assert!(
+        under("phases").ends_with("queue 4ms · prefill n/a · decode n/a · inference -"),
         "{lines:#?}"
     );
 }

@@ -13,6 +13,15 @@ pub mod visible;
 /// known yet).
 pub const NOT_EXPOSED: &str = "n/a";
 
+/// A figure's text, or [`NOT_EXPOSED`] when no server among the sources exposes it.
+pub fn exposed_or_na(exposed: bool, text: impl FnOnce() -> String) -> String {
+    if exposed {
+        text()
+    } else {
+        NOT_EXPOSED.into()
+    }
+}
+
 /// `v` with `decimals` digits, or "-" when unknown; shortened with k/M/G suffixes (then
 /// fewer digits) so it never takes more than `width` characters.
 pub fn num(v: Option<f64>, decimals: usize, width: usize) -> String {

@@ -9,10 +9,10 @@
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use crate::figures::Figures;
-use crate::output::operator::{kv_tokens, share};
+use crate::figures::{Figures, PHASES};
+use crate::output::operator::{kv_tokens, share_in};
 use crate::text::visible::visible;
-use crate::text::{ms, num, objective, NOT_EXPOSED};
+use crate::text::{exposed_or_na, ms, num, objective, NOT_EXPOSED};
 
 /// The first of `forms` that fits `width` characters (a border's title, inside its corners).
 fn fit(forms: impl IntoIterator<Item = String>, width: u16) -> Option<String> {
@@ -165,7 +165,7 @@ pub(super) fn slo_cell(f: &Figures, latency: &str) -> Option<String> {
     f.slo
         .iter()
         .find(|a| a.objective.latency.key() == latency)
-        .map(share)
+        .map(|a| share_in(f, a))
 }
 
 /// The mean time per phase, a line each, beside the latency table; none when the server
@@ -181,7 +181,11 @@ pub(super) fn phase_lines(f: &Figures) -> Vec<String> {
     if phases.iter().all(|(_, v)| v.is_none()) {
         return Vec::new();
     }
-    let values: Vec<String> = phases.iter().map(|(_, v)| ms(*v)).collect();
+    let values: Vec<String> = phases
+        .iter()
+        .zip(PHASES)
+        .map(|((_, v), name)| exposed_or_na(f.capacity.exposes(name), || ms(*v)))
+        .collect();
     let w = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
     phases
         .iter()

@@ -9,11 +9,12 @@ use ratatui::Frame;
 
 use super::operator;
 use super::window::{Coverage, Timing};
+use crate::figures::slo::Latency;
 use crate::figures::{Figures, Load};
 use crate::output::labels;
 use crate::snapshot::{History, Progress, ScreenGroups};
 use crate::text::visible::visible;
-use crate::text::{duration, keep_end, keep_start, ms, num, percent};
+use crate::text::{duration, exposed_or_na, keep_end, keep_start, ms, num, percent, NOT_EXPOSED};
 
 /// GPUs (a DCGM exporter among the URLs, or `--gpus`): what they are and draw, then what a
 /// token costs in GPU time, energy and money.
@@ -290,7 +291,11 @@ pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
         Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     frame.render_widget(Paragraph::new("KV cache"), label);
     frame.render_widget(
-        Paragraph::new(usage_bar(f.in_flight.kv_usage, gauge.width)),
+        Paragraph::new(if f.capacity.exposes("kv_cache_usage") {
+            usage_bar(f.in_flight.kv_usage, gauge.width)
+        } else {
+            Line::from(format!("usage {NOT_EXPOSED}"))
+        }),
         gauge,
     );
     let mut lines = vec![Line::from(format!(
@@ -325,13 +330,11 @@ pub(super) fn usage_bar(usage: Option<f64>, width: u16) -> Line<'static> {
 /// them where the panel is wide enough for it (at 100 columns; not at 80).
 pub(super) fn latency_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     let with_slo = !f.slo.is_empty();
-    let row = |name: &'static str, key: &str, q: &crate::figures::Quantiles| {
-        let mut cells = vec![
-            Cell::from(name),
-            Cell::from(ms(q.p50)),
-            Cell::from(ms(q.p95)),
-            Cell::from(ms(q.p99)),
-        ];
+    let row = |name: &'static str, latency: Latency, q: &crate::figures::Quantiles| {
+        let key = latency.key();
+        let shown = f.capacity.exposes(latency.json_name());
+        let cell = |v: Option<f64>| Cell::from(exposed_or_na(shown, || ms(v)));
+        let mut cells = vec![Cell::from(name), cell(q.p50), cell(q.p95), cell(q.p99)];
         if with_slo {
             cells.push(Cell::from(operator::slo_cell(f, key).unwrap_or_default()));
         }
@@ -356,9 +359,9 @@ pub(super) fn latency_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     frame.render_widget(block, area);
     let table = Table::new(
         [
-            row("TTFT", "ttft", &f.ttft),
-            row("ITL", "itl", &f.itl),
-            row("E2E", "e2e", &f.e2e),
+            row("TTFT", Latency::Ttft, &f.ttft),
+            row("ITL", Latency::Itl, &f.itl),
+            row("E2E", Latency::E2e, &f.e2e),
         ],
         widths,
     )
@@ -469,7 +472,9 @@ pub(super) fn groups_panel(frame: &mut Frame<'_>, area: Rect, screen: &ScreenGro
                 Cell::from(num(f.requests.finished, 2, 7)),
                 Cell::from(num(f.in_flight.running, 0, 6)),
                 Cell::from(num(f.in_flight.waiting, 0, 6)),
-                Cell::from(format!("{}%", percent(f.in_flight.kv_usage))),
+                Cell::from(exposed_or_na(f.capacity.exposes("kv_cache_usage"), || {
+                    format!("{}%", percent(f.in_flight.kv_usage))
+                })),
                 Cell::from(f.load.label()),
             ])
         }),
