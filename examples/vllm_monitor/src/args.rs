@@ -249,6 +249,20 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate", "prometheus"])]
     pub serve: Option<String>,
 
+    /// With --serve: the format the simulated server answers in: text (the text format
+    /// 0.0.4 whatever is asked), openmetrics-2.0 (whatever is asked: `st@` start times,
+    /// histograms as composite values), or negotiate (OpenMetrics 2.0 when the Accept
+    /// header asks for version=2.0.0 at least as much as for text, else text 0.0.4).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "text",
+        requires = "serve",
+        conflicts_with = "fleet"
+    )]
+    pub serve_as: crate::simulator::ServeAs,
+
     /// With --serve: serve a Prometheus `/federate` page of N simulated vLLM servers
     /// instead (every family untyped, every sample timestamped, counters at known rates),
     /// to try --federate at fleet scale.

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
                 args.simulate_wave,
                 // Served for other tools, it restarts seldom unless asked.
                 args.simulate_restart_after.map_or(300.0, |d| d.as_secs_f64()),
+                args.serve_as,
             ),
         };
     }
@@ -48,7 +49,9 @@ fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode
     let series = fleet.series();
     let generation = fleet.total_rate("vllm:generation_tokens_total");
     let requests: f64 = (0..instances).map(|i| fleet.requests_per_s(i)).sum();
-    match simulator::serve_page(addr, move || fleet.page(Utc::now().timestamp_millis())) {
+    match simulator::serve_page(addr, simulator::ServeAs::Text, move || {
+        fleet.page(Utc::now().timestamp_millis())
+    }) {
         Ok(bound) => {
             eprintln!(
                 "serving {instances} simulated vLLM servers ({series} series, {generation:.1} generation tok/s and \
@@ -65,14 +68,25 @@ fn serve_fleet(addr: &str, instances: usize, template: Option<&str>) -> ExitCode
     }
 }
 
-fn serve(addr: &str, engine: &'static engines::Engine, wave: f64, restart_after: f64) -> ExitCode {
+fn serve(
+    addr: &str,
+    engine: &'static engines::Engine,
+    wave: f64,
+    restart_after: f64,
+    serve_as: simulator::ServeAs,
+) -> ExitCode {
     let restart_after = Some(restart_after);
     let simulation = Arc::new(simulator::Simulation::new(restart_after).with_wave(wave));
-    match simulator::serve(addr, simulation, engine) {
+    match simulator::serve(addr, simulation, engine, serve_as) {
         Ok(bound) => {
             eprintln!(
-                "serving a {} at http://{bound}/metrics (Ctrl-C to stop)",
-                simulator::describe(engine, restart_after, wave)
+                "serving a {} at http://{bound}/metrics, {} (Ctrl-C to stop)",
+                simulator::describe(engine, restart_after, wave),
+                match serve_as {
+                    simulator::ServeAs::Text => "in the text format 0.0.4",
+                    simulator::ServeAs::OpenMetrics2 => "in OpenMetrics 2.0",
+                    simulator::ServeAs::Negotiate => "in OpenMetrics 2.0 or the text format, as asked",
+                }
             );
             loop {
                 std::thread::park();

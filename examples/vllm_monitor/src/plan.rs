@@ -69,8 +69,13 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     let restart_after = args.simulate_restart_after.map_or(15.0, |d| d.as_secs_f64());
     let simulation = Arc::new(simulator::Simulation::new(Some(restart_after)).with_wave(args.simulate_wave));
     let engine = args.simulate.unwrap_or(crate::engines::ENGINES[0]);
-    let bound = simulator::serve("127.0.0.1:0", Arc::clone(&simulation), engine)
-        .map_err(|e| format!("cannot start the simulated server: {e}"))?;
+    let bound = simulator::serve(
+        "127.0.0.1:0",
+        Arc::clone(&simulation),
+        engine,
+        simulator::ServeAs::Text,
+    )
+    .map_err(|e| format!("cannot start the simulated server: {e}"))?;
     // Two lines: each within plain mode's 120 columns.
     let mut notes = vec![
         format!("{why}: monitoring the built-in simulator"),
@@ -79,7 +84,7 @@ pub fn plan(args: &Args, access: &Access) -> Result<Plan, String> {
     let mut urls = vec![format!("http://{bound}/metrics")];
     if args.simulate_gpus {
         let dcgm = &crate::engines::DCGM;
-        let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm)
+        let gpus = simulator::serve("127.0.0.1:0", simulation, dcgm, simulator::ServeAs::Text)
             .map_err(|e| format!("cannot start the simulated DCGM exporter: {e}"))?;
         urls.push(format!("http://{gpus}/metrics"));
         notes.push(simulator::describe(dcgm, None, args.simulate_wave));

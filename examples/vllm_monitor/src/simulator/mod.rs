@@ -9,6 +9,7 @@ mod families;
 #[cfg(test)]
 pub mod known;
 mod model;
+pub mod openmetrics2;
 mod page;
 mod server;
 
@@ -17,7 +18,7 @@ pub use model::{describe, Simulation, WAVE};
 pub use model::{
     CONCURRENCY, LATENCY_S, PERIOD_S, PROMPT_TOKENS_PER_REQUEST, TOKENS_PER_REQUEST, TOKENS_PER_S_PER_REQUEST,
 };
-pub use server::{serve, serve_page};
+pub use server::{serve, serve_page, ServeAs};
 
 // Test support (`monitor`, `scrape_with_gpus`) and the simulator's own tests.
 #[cfg(test)]

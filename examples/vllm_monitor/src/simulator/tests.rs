@@ -424,3 +424,58 @@ fn the_simulated_histograms_have_the_real_vllm_0_33_bounds() {
         assert_eq!(bounds, want, "{family}");
     }
 }
+
+/// The simulated server's page served as OpenMetrics 2.0 (`--serve-as openmetrics-2.0`:
+/// `st@` instead of `_created` families, histograms as composite values) gives the
+/// monitor the same figures and events, every second through a restart, as the text page.
+#[test]
+fn the_page_as_openmetrics_2_gives_the_figures_of_the_text_page() {
+    let sim = Simulation::new(Some(20.0));
+    let start = DateTime::<Utc>::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+    let window = TimeDelta::seconds(10);
+    // One URL for both, as the figures name their server.
+    let mut text = Target::new("sim".into(), TimeDelta::minutes(15));
+    let mut om2 = Target::new("sim".into(), TimeDelta::minutes(15));
+    let (mut restarts, mut compared) = (0, 0);
+    for second in 0..=40 {
+        let at = start + TimeDelta::seconds(second);
+        let body = sim.render_at(second as f64);
+        let converted = super::openmetrics2::from_text(&body).expect("the page converts");
+        assert!(
+            converted.contains(" st@") && converted.contains("{count:"),
+            "{converted}"
+        );
+        let page = |body: String, format| Page {
+            body,
+            format,
+            content_type: None,
+        };
+        let events = |target: &mut Target, p: Page| -> Vec<String> {
+            let mut kinds: Vec<String> = target
+                .ingest(at, Ok(p))
+                .into_iter()
+                .map(|e| format!("{:?} {}", e.kind, e.message))
+                .collect();
+            kinds.sort();
+            kinds
+        };
+        let from_text = events(&mut text, page(body, promrate::Format::PrometheusText));
+        let from_om2 = events(&mut om2, page(converted, promrate::Format::OpenMetrics2));
+        assert_eq!(from_om2, from_text, "events at {second} s");
+        restarts += from_text.iter().filter(|e| e.starts_with("Restart")).count();
+        let figures = |target: &Target| {
+            let snapshot = Snapshot::at(
+                std::slice::from_ref(target),
+                window,
+                at,
+                None,
+                None,
+                second as f64,
+            );
+            format!("{:?}", snapshot.figures)
+        };
+        assert_eq!(figures(&om2), figures(&text), "figures at {second} s");
+        compared += 1;
+    }
+    assert_eq!((restarts, compared), (1, 41));
+}
