@@ -171,10 +171,7 @@ pub fn plain_lines(f: &Figures, details: bool, label_width: usize, width: usize)
             "slo",
             f.slo
                 .iter()
-                .map(|a| {
-                    let objective = objective(a.objective.seconds);
-                    format!("{}≤{objective} {}", a.objective.latency.key(), share_in(f, a))
-                })
+                .map(|a| slo(std::slice::from_ref(a), &f.capacity.not_exposed).unwrap_or_default())
                 .collect(),
         ));
     }
