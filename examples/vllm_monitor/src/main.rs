@@ -80,7 +80,7 @@ fn serve(
     match simulator::serve(addr, simulation, engine, serve_as) {
         Ok(bound) => {
             eprintln!(
-                "serving a {} at http://{bound}/metrics, {} (Ctrl-C to stop)",
+                "serving a {} at http://{bound}/metrics {} (Ctrl-C to stop)",
                 simulator::describe(engine, restart_after, wave),
                 match serve_as {
                     simulator::ServeAs::Text => "in the text format 0.0.4",
