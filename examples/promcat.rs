@@ -33,7 +33,7 @@ struct Args {
     selector: Option<String>,
 
     /// Read the page as OpenMetrics 1.0 (`--openmetrics`) or 2.0 (`--openmetrics=2.0`)
-    /// whatever its Content-Type or file says.
+    /// whatever its Content-Type or file says; a URL is asked for that format.
     #[arg(long, value_name = "VERSION", num_args = 0..=1, require_equals = true,
           default_missing_value = "1.0", value_parser = ["1.0", "2.0"])]
     openmetrics: Option<String>,
@@ -137,19 +137,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // `--openmetrics` reads the page in that format, and asks a server for it.
+    let asked = match args.openmetrics.as_deref() {
+        Some("2.0") => Some(Format::OpenMetrics2),
+        Some(_) => Some(Format::OpenMetrics),
+        None => None,
+    };
     let agent = common::agent(args.timeout);
-    let page = match common::read_source(&args.source, &agent) {
+    let page = match common::read_source(&args.source, &agent, common::accept_for(asked)) {
         Ok(page) => page,
         Err(message) => {
             eprintln!("promcat: {message}");
             return ExitCode::from(2);
         }
     };
-    let format = match args.openmetrics.as_deref() {
-        Some("2.0") => Format::OpenMetrics2,
-        Some(_) => Format::OpenMetrics,
-        None => page.format,
-    };
+    let format = asked.unwrap_or(page.format);
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut bad_lines = 0;

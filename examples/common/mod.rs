@@ -5,10 +5,20 @@ use std::time::Duration;
 
 use promrate::Format;
 
-/// What the examples send: only the plain text format. prometheus_client (which vLLM and
-/// SGLang use) answers OpenMetrics whenever the header merely mentions it, whatever its
-/// q-value, and its OpenMetrics output renames `vllm:x` samples to `vllm_x`.
+/// What the examples send unless asked for a format: only the plain text format.
+/// prometheus_client (which vLLM and SGLang use) answers OpenMetrics whenever the header
+/// merely mentions it, whatever its q-value, and its OpenMetrics output renames `vllm:x`
+/// samples to `vllm_x`.
 pub const ACCEPT: &str = "text/plain;version=0.0.4";
+
+/// The Accept header that asks for `format` (OpenMetrics of that version, or text).
+pub fn accept_for(format: Option<Format>) -> &'static str {
+    match format {
+        Some(Format::OpenMetrics2) => "application/openmetrics-text;version=2.0.0",
+        Some(Format::OpenMetrics) => "application/openmetrics-text;version=1.0.0",
+        _ => ACCEPT,
+    }
+}
 
 /// A fetched page and the format its Content-Type announced.
 pub struct Page {
@@ -31,10 +41,10 @@ pub const MAX_PAGE_BYTES: u64 = 1 << 30;
 
 /// GETs `url` (at most [`MAX_PAGE_BYTES`]); a non-200 status, a transport error or a body
 /// that is not UTF-8 is an error message fit to print.
-pub fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, String> {
+pub fn fetch(agent: &ureq::Agent, url: &str, accept: &str) -> Result<Page, String> {
     let mut response = agent
         .get(url)
-        .header("Accept", ACCEPT)
+        .header("Accept", accept)
         .call()
         .map_err(|e| format!("request failed: {e}"))?;
     if response.status() != 200 {
@@ -54,10 +64,10 @@ pub fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, String> {
     Ok(Page { body, format })
 }
 
-/// Reads a file, `-` for standard input, or an `http://` URL.
-pub fn read_source(source: &str, agent: &ureq::Agent) -> Result<Page, String> {
+/// Reads a file, `-` for standard input, or an `http://` URL (asked for with `accept`).
+pub fn read_source(source: &str, agent: &ureq::Agent, accept: &str) -> Result<Page, String> {
     if source.starts_with("http://") || source.starts_with("https://") {
-        return fetch(agent, source);
+        return fetch(agent, source, accept);
     }
     let body = if source == "-" {
         let mut text = String::new();

@@ -244,7 +244,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_series: u64,
 
-    /// Only run the simulated vLLM server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C.
+    /// Only run the simulated server at ADDR (e.g. 127.0.0.1:8000) until Ctrl-C: vLLM, or the
+    /// server --simulate names.
     /// [default: none]
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["url", "federate", "prometheus"])]
     pub serve: Option<String>,

@@ -80,13 +80,13 @@ fn serve(
     match simulator::serve(addr, simulation, engine, serve_as) {
         Ok(bound) => {
             eprintln!(
-                "serving a {} at http://{bound}/metrics {} (Ctrl-C to stop)",
-                simulator::describe(engine, restart_after, wave),
+                "serving at http://{bound}/metrics {}; a {} (Ctrl-C to stop)",
                 match serve_as {
                     simulator::ServeAs::Text => "in the text format 0.0.4",
                     simulator::ServeAs::OpenMetrics2 => "in OpenMetrics 2.0",
                     simulator::ServeAs::Negotiate => "in OpenMetrics 2.0 or the text format, as asked",
-                }
+                },
+                simulator::describe(engine, restart_after, wave)
             );
             loop {
                 std::thread::park();
