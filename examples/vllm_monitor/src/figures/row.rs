@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::slo::Attainment;
+use super::slo::{Attainment, Latency};
 use super::{EngineRate, Figures, Quantiles, Rate, Verdict};
 
 /// The schema number every object carries. 2 (0.4): a row no longer repeats its window's
@@ -88,9 +88,10 @@ fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
         "spec_decode": f.spec_decode.map(|s| json!({
             "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
         })),
-        "ttft_seconds": quantiles(&f.ttft),
-        "inter_token_latency_seconds": quantiles(&f.itl),
-        "e2e_latency_seconds": quantiles(&f.e2e),
+        // Named once, where `capacity.not_exposed` names them too.
+        (Latency::Ttft.json_name()): quantiles(&f.ttft),
+        (Latency::Itl.json_name()): quantiles(&f.itl),
+        (Latency::E2e.json_name()): quantiles(&f.e2e),
         "phase_mean_seconds": {
             "queue": f.phases.queue, "prefill": f.phases.prefill,
             "decode": f.phases.decode, "inference": f.phases.inference,

@@ -93,7 +93,6 @@ pub fn kv_tokens(f: &Figures) -> Option<String> {
 /// is not known yet); empty when it exposes none of them.
 pub fn capacity(f: &Figures) -> Vec<String> {
     let c = &f.capacity;
-    let exposed = |name: &str| !c.not_exposed.contains(&name);
     let names = [
         "kv_total_tokens",
         "preemptions_per_s",
@@ -108,10 +107,10 @@ pub fn capacity(f: &Figures) -> Vec<String> {
         || c.aborts_per_s.is_some()
         || !c.waiting_by_reason.is_empty()
         || c.sleep_state.is_some();
-    if !known || !names.iter().any(|n| exposed(n)) {
+    if !known || !names.iter().any(|n| c.exposes(n)) {
         return Vec::new();
     }
-    let missing = |name: &str| if exposed(name) { "-" } else { NOT_EXPOSED };
+    let missing = |name: &str| if c.exposes(name) { "-" } else { NOT_EXPOSED };
     let rate = |name: &str, v: Option<f64>| {
         v.map_or_else(
             || missing(name).to_string(),

@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use promrate::Format;
+
 use super::model::Simulation;
 use crate::engines::Engine;
 
@@ -37,27 +39,20 @@ impl ServeAs {
     }
 }
 
-/// The highest q an Accept header gives OpenMetrics 2.0.0 and the text format (`text/plain`
-/// or `*/*`; `*/*` alone does not ask for OpenMetrics).
+/// The highest q an Accept header gives OpenMetrics 2.0.0 and the text format, each media
+/// range read as a Content-Type is (`Format::from_content_type`: `text/plain` and `*/*`
+/// are text, OpenMetrics 1.0 neither).
 fn preferences(accept: &str) -> (f64, f64) {
     let (mut om2, mut text) = (0.0f64, 0.0f64);
-    for entry in accept.split(',') {
-        let mut parts = entry.split(';').map(str::trim);
-        let media = parts.next().unwrap_or_default().to_ascii_lowercase();
-        let (mut q, mut version) = (1.0, None);
-        for param in parts {
-            match param
-                .split_once('=')
-                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim()))
-            {
-                Some((k, v)) if k == "q" => q = v.parse().unwrap_or(0.0),
-                Some((k, v)) if k == "version" => version = Some(v.to_string()),
-                _ => {}
-            }
-        }
-        match media.as_str() {
-            "application/openmetrics-text" if version.as_deref() == Some("2.0.0") => om2 = om2.max(q),
-            "text/plain" | "*/*" => text = text.max(q),
+    for range in accept.split(',') {
+        let q = range
+            .split(';')
+            .filter_map(|param| param.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse().ok())
+            .unwrap_or(1.0);
+        match Format::from_content_type(range) {
+            Format::OpenMetrics2 => om2 = om2.max(q),
+            Format::PrometheusText => text = text.max(q),
             _ => {}
         }
     }

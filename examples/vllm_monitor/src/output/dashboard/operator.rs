@@ -21,24 +21,16 @@ fn fit(forms: impl IntoIterator<Item = String>, width: u16) -> Option<String> {
         .find(|f| f.chars().count() <= usize::from(width.saturating_sub(2)))
 }
 
-/// Whether the server exposes a capacity figure (by its JSON name).
-fn exposed(f: &Figures, name: &str) -> bool {
-    !f.capacity.not_exposed.contains(&name)
-}
-
 /// A rate per second, or `n/a` when the server does not expose it.
 fn rate(f: &Figures, name: &str, v: Option<f64>) -> String {
-    match (exposed(f, name), v) {
-        (false, _) => NOT_EXPOSED.into(),
-        (true, v) => format!("{}/s", num(v, 2, 7)),
-    }
+    exposed_or_na(f.capacity.exposes(name), || format!("{}/s", num(v, 2, 7)))
 }
 
 /// The Cache panel's title: its KV cache in tokens where the server says its size.
 pub(super) fn cache_title(f: &Figures, width: u16) -> String {
     let tokens = match kv_tokens(f) {
         Some(tokens) => Some(tokens),
-        None if !exposed(f, "kv_total_tokens") => Some(format!("size {NOT_EXPOSED}")),
+        None if !f.capacity.exposes("kv_total_tokens") => Some(format!("size {NOT_EXPOSED}")),
         None => None,
     };
     let forms = tokens
@@ -87,7 +79,7 @@ pub(super) fn requests_bottom(f: &Figures, width: u16) -> Option<String> {
 /// Under Running / waiting: the waiting requests by reason (`capacity 24 · deferred 0`).
 pub(super) fn waiting_bottom(f: &Figures, width: u16) -> Option<String> {
     let reasons = &f.capacity.waiting_by_reason;
-    if !exposed(f, "waiting_by_reason") {
+    if !f.capacity.exposes("waiting_by_reason") {
         return fit(
             [
                 format!(" waiting by reason {NOT_EXPOSED} "),
@@ -123,7 +115,7 @@ pub(super) fn waiting_bottom(f: &Figures, width: u16) -> Option<String> {
 /// The Running / waiting title, with the engines' sleep state where the server says it
 /// (in a warning colour when an engine sleeps).
 pub(super) fn running_title(f: &Figures, width: u16) -> Line<'static> {
-    let state = match (&f.capacity.sleep_state, exposed(f, "engine_sleep_state")) {
+    let state = match (&f.capacity.sleep_state, f.capacity.exposes("engine_sleep_state")) {
         (Some(state), _) => visible(state).into_owned(),
         (None, true) => "-".into(),
         (None, false) => format!("sleep {NOT_EXPOSED}"),
