@@ -174,7 +174,8 @@ fn converted(text: &str) -> (String, String) {
 /// (`x{..} {count:..,sum:..,bucket:[le:v,...]}`), as 2.0 writes them: their `_bucket`,
 /// `_count` and `_sum` lines are not written in 2.0.
 fn as_exporters_write(text: &str) -> String {
-    use promrate::text::write::{openmetrics2_series, GoFloat};
+    use promrate::text::write::{classic_composite, openmetrics2_series};
+    use promrate::text::CompositeKind;
     use promrate::{Entry, MetricType};
     use std::fmt::Write;
     /// One label group of a histogram or summary: its labels (without `le` or
@@ -183,7 +184,7 @@ fn as_exporters_write(text: &str) -> String {
         labels: Vec<(String, String)>,
         count: f64,
         sum: f64,
-        parts: Vec<(String, f64)>,
+        parts: Vec<(f64, f64)>,
     }
     let mut out = String::new();
     let mut kind = MetricType::Unknown;
@@ -197,23 +198,14 @@ fn as_exporters_write(text: &str) -> String {
                 g.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             )
             .unwrap();
-            let list = if kind == MetricType::Histogram {
-                "bucket"
+            let kind = if kind == MetricType::Histogram {
+                CompositeKind::Histogram
             } else {
-                "quantile"
+                CompositeKind::Summary
             };
-            write!(
-                out,
-                " {{count:{},sum:{},{list}:[",
-                GoFloat(g.count),
-                GoFloat(g.sum)
-            )
-            .unwrap();
-            for (k, (bound, v)) in g.parts.iter().enumerate() {
-                let comma = if k == 0 { "" } else { "," };
-                write!(out, "{comma}{bound}:{}", GoFloat(*v)).unwrap();
-            }
-            out.push_str("]}\n");
+            out.push(' ');
+            classic_composite(out, kind, g.count, g.sum, g.parts).unwrap();
+            out.push('\n');
         }
     };
     for entry in promrate::parse(text) {
@@ -262,8 +254,11 @@ fn as_exporters_write(text: &str) -> String {
                 } else if name.ends_with("_sum") && name.len() == family.len() + 4 {
                     group.sum = s.value();
                 } else {
-                    let bound = s.labels().iter().find(|(k, _)| *k == part).expect("a bound");
-                    group.parts.push((bound.1.raw().to_string(), s.value()));
+                    let bound = s.labels().get(part).expect("a bound").raw();
+                    let bound = bound
+                        .parse()
+                        .unwrap_or_else(|_| panic!("{part}={bound:?} is a number"));
+                    group.parts.push((bound, s.value()));
                 }
             }
             Entry::Sample(s) => s.write_openmetrics2(&mut out).unwrap(),

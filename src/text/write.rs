@@ -19,7 +19,7 @@
 
 use std::fmt::{self, Write};
 
-use super::composite::CompositeValue;
+use super::composite::{CompositeKind, CompositeValue};
 use super::exemplar::Exemplar;
 use super::metric_type::MetricType;
 use super::names::{is_label_name, is_metric_name};
@@ -347,21 +347,9 @@ where
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn composite<W: Write + ?Sized>(out: &mut W, value: &CompositeValue<'_>) -> fmt::Result {
-    let gauge = value.kind() == super::composite::CompositeKind::GaugeHistogram;
-    let g = if gauge { "g" } else { "" };
-    write!(
-        out,
-        "{{{g}count:{},{g}sum:{}",
-        Count(value.count()),
-        GoFloat(value.sum())
-    )?;
+    count_and_sum(out, value.kind(), value.count(), value.sum())?;
     if let Some(quantiles) = value.quantiles() {
-        out.write_str(",quantile:[")?;
-        for (k, (q, v)) in quantiles.enumerate() {
-            let comma = if k == 0 { "" } else { "," };
-            write!(out, "{comma}{}:{}", GoFloat(q), GoFloat(v))?;
-        }
-        out.write_char(']')?;
+        pairs(out, "quantile", quantiles, false)?;
     }
     if let Some(native) = value.native() {
         write!(
@@ -394,14 +382,66 @@ pub fn composite<W: Write + ?Sized>(out: &mut W, value: &CompositeValue<'_>) -> 
         }
     }
     if let Some(buckets) = value.buckets() {
-        out.write_str(",bucket:[")?;
-        for (k, (le, v)) in buckets.enumerate() {
-            let comma = if k == 0 { "" } else { "," };
-            write!(out, "{comma}{}:{}", GoFloat(le), Count(v))?;
-        }
-        out.write_char(']')?;
+        pairs(out, "bucket", buckets, true)?;
     }
     out.write_char('}')
+}
+
+/// Writes a classic composite value from its numbers: a histogram's or gauge histogram's
+/// count, sum and `(upper bound, cumulative count)` buckets, or a summary's count, sum and
+/// `(quantile, value)` pairs, as [`composite`] writes them (an exporter converting a text
+/// page's `_bucket`, `_count` and `_sum` series to 2.0).
+///
+/// # Example
+/// ```
+/// use promrate::text::{write, CompositeKind};
+/// let mut out = String::new();
+/// write::classic_composite(&mut out, CompositeKind::Histogram, 2.0, 0.5, [(0.1, 1.0), (f64::INFINITY, 2.0)])?;
+/// assert_eq!(out, "{count:2,sum:0.5,bucket:[0.1:1,+Inf:2]}");
+/// # Ok::<(), std::fmt::Error>(())
+/// ```
+pub fn classic_composite<W: Write + ?Sized>(
+    out: &mut W,
+    kind: CompositeKind,
+    count: f64,
+    sum: f64,
+    parts: impl IntoIterator<Item = (f64, f64)>,
+) -> fmt::Result {
+    count_and_sum(out, kind, count, sum)?;
+    match kind {
+        CompositeKind::Summary => pairs(out, "quantile", parts, false)?,
+        _ => pairs(out, "bucket", parts, true)?,
+    }
+    out.write_char('}')
+}
+
+/// `{count:..,sum:..` (`gcount`, `gsum` for a gauge histogram).
+fn count_and_sum<W: Write + ?Sized>(out: &mut W, kind: CompositeKind, count: f64, sum: f64) -> fmt::Result {
+    let g = if kind == CompositeKind::GaugeHistogram {
+        "g"
+    } else {
+        ""
+    };
+    write!(out, "{{{g}count:{},{g}sum:{}", Count(count), GoFloat(sum))
+}
+
+/// `,key:[a:b,...]`, each `a` as Go writes it, each `b` too or, for `counts`, as a count.
+fn pairs<W: Write + ?Sized>(
+    out: &mut W,
+    key: &str,
+    pairs: impl IntoIterator<Item = (f64, f64)>,
+    counts: bool,
+) -> fmt::Result {
+    write!(out, ",{key}:[")?;
+    for (k, (a, b)) in pairs.into_iter().enumerate() {
+        let comma = if k == 0 { "" } else { "," };
+        if counts {
+            write!(out, "{comma}{}:{}", GoFloat(a), Count(b))?;
+        } else {
+            write!(out, "{comma}{}:{}", GoFloat(a), GoFloat(b))?;
+        }
+    }
+    out.write_char(']')
 }
 
 /// Writes an exemplar as OpenMetrics 2.0 wants it after a sample: ` # {labels} value

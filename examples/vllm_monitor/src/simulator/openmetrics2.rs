@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use promrate::text::write::{escaped, openmetrics2_series, GoFloat};
+use promrate::text::write::{classic_composite, escaped, openmetrics2_series, GoFloat};
+use promrate::text::CompositeKind;
 use promrate::{Entry, MetricType, Sample};
 
 /// A series' identity for joining a created time to it: its name without suffix and its
@@ -179,14 +180,10 @@ impl Writer {
     fn flush(&mut self) -> std::fmt::Result {
         for g in std::mem::take(&mut self.groups) {
             openmetrics2_series(&mut self.out, &self.family, g.labels.iter().map(|(k, v)| (k, v)))?;
-            let (count, sum) = (GoFloat(g.count), GoFloat(g.sum));
-            write!(self.out, " {{count:{count},sum:{sum},bucket:[")?;
-            for (i, (bound, n)) in g.buckets.iter().enumerate() {
-                let comma = if i == 0 { "" } else { "," };
-                write!(self.out, "{comma}{}:{}", GoFloat(*bound), GoFloat(*n))?;
-            }
+            self.out.push(' ');
+            classic_composite(&mut self.out, CompositeKind::Histogram, g.count, g.sum, g.buckets)?;
             let start = self.start(&self.family, &g.labels);
-            writeln!(self.out, "]}}{start}")?;
+            writeln!(self.out, "{start}")?;
         }
         Ok(())
     }
@@ -207,7 +204,7 @@ mod tests {
         assert_eq!(
             from_text(page).unwrap(),
             "# HELP a Things.\n# TYPE a counter\na_total{x=\"1\"} 3.0 st@1.5e+09\n\
-             # TYPE h histogram\nh {count:2.0,sum:3.5,bucket:[1.0:1.0,+Inf:2.0]} st@1.5e+09\n# EOF\n"
+             # TYPE h histogram\nh {count:2,sum:3.5,bucket:[1.0:1,+Inf:2]} st@1.5e+09\n# EOF\n"
         );
         let letters = "# TYPE h histogram\nh_bucket{le=\"one\"} 1.0\n";
         assert!(from_text(letters).unwrap_err().contains("`le`"));
