@@ -31,7 +31,8 @@ pub struct Capacity {
     /// they differ (`awake (1), weights_offloaded (1)`).
     pub sleep_state: Option<String>,
     /// The figures of the row (by their JSON names: those above, the KV cache's usage, the
-    /// latencies and the phases) that no server among the sources exposes.
+    /// latencies, the phases, the prefix cache's hit rate and speculative decoding) that no
+    /// server among the sources exposes.
     pub not_exposed: Vec<&'static str>,
 }
 
@@ -179,6 +180,14 @@ impl CapacityAnswers {
             (PHASES[1], q.present(&NAMES.prefill_time)),
             (PHASES[2], q.present(&NAMES.decode_time)),
             (PHASES[3], q.present(&NAMES.inference_time)),
+            (
+                "prefix_cache_hit_rate",
+                q.present(&NAMES.prefix_hits) || q.present(&NAMES.prefix_hit_rate),
+            ),
+            (
+                "spec_decode",
+                q.present(&NAMES.spec_accepted) || q.present(&NAMES.spec_rate),
+            ),
         ];
         CapacityAnswers {
             kv_total: if has_size {

@@ -154,7 +154,8 @@ fn each_release_gives_the_figures_its_page_has() {
         [
             "admission_rejections_per_s",
             "waiting_by_reason",
-            "engine_sleep_state"
+            "engine_sleep_state",
+            "spec_decode"
         ]
     );
     // The old ITL histogram read as ITL: the window's increase is the page's counts.
@@ -167,7 +168,11 @@ fn each_release_gives_the_figures_its_page_has() {
     let f = figures(real_032());
     assert_eq!(found(&f), EVERY_FIGURE);
     assert_eq!(f.capacity.kv_total_tokens, Some(524_288.0), "4096 blocks of 128");
-    assert!(f.capacity.not_exposed.is_empty());
+    // vLLM registers speculative decoding's counters only when it is configured.
+    assert_eq!(f.capacity.not_exposed, ["spec_decode"]);
+    let specdecode = data("vllm/vllm-0.33-v1-dp2-apiserver2-specdecode.prom");
+    let f = figures([specdecode.clone(), specdecode]);
+    assert!(!f.capacity.not_exposed.contains(&"spec_decode"));
 
     let f = figures([
         data("vllm/vllm-0.33-v1-single-t0.prom"),

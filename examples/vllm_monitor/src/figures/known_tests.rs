@@ -111,7 +111,9 @@ fn capacity_and_prompt_sources_are_the_pages_counts() {
         [("capacity".to_string(), 14.0), ("deferred".to_string(), 4.0)]
     );
     assert_eq!(c.sleep_state.as_deref(), Some("awake (1), weights_offloaded (1)"));
-    assert!(c.not_exposed.is_empty(), "{:?}", c.not_exposed);
+    // The pages have every capacity family, and neither prefix cache nor speculative
+    // decoding.
+    assert_eq!(c.not_exposed, ["prefix_cache_hit_rate", "spec_decode"]);
     let s = total.prompt_parts.sources.unwrap();
     assert_eq!(
         (s.local_compute, s.local_cache_hit, s.external_kv_transfer),
@@ -164,6 +166,8 @@ fn what_a_server_does_not_expose_is_named() {
             "phase_mean_seconds.prefill",
             "phase_mean_seconds.decode",
             "phase_mean_seconds.inference",
+            "prefix_cache_hit_rate",
+            "spec_decode",
         ]
     );
     assert_eq!(total.phases, super::PhaseMeans::default());

@@ -219,6 +219,22 @@ fn check_engine_figures(
             what(figure)
         );
     }
+    // The cache panel's two figures: n/a where the page has neither a counter nor a gauge
+    // for them (the simulated vLLM page has both; the other engines' simulated pages leave
+    // them out, whatever the real servers expose).
+    for (named, figure) in [
+        (
+            !engine.prefix_hits.is_empty() || !engine.prefix_hit_rate.is_empty(),
+            "prefix_cache_hit_rate",
+        ),
+        (
+            !engine.spec_accepted.is_empty() || !engine.spec_rate.is_empty(),
+            "spec_decode",
+        ),
+    ] {
+        let on_the_page = named && engine.kind == "vllm";
+        assert_eq!(c.not_exposed.contains(&figure), !on_the_page, "{}", what(figure));
+    }
     assert_eq!(
         c.waiting_by_reason.is_empty(),
         engine.waiting_by_reason.is_empty()

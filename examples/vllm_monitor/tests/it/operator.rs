@@ -137,7 +137,9 @@ fn capacity_phases_and_prompt_sources_are_the_pages_counts() {
     assert_eq!(c["aborts_per_s"], 0.3);
     assert_eq!(c["waiting_by_reason"], json!({"capacity": 7.0, "deferred": 2.0}));
     assert_eq!(c["engine_sleep_state"], "awake");
-    assert_eq!(c["not_exposed"], json!([]));
+    // The recorded pages have every capacity family, and no prefix cache or speculative
+    // decoding.
+    assert_eq!(c["not_exposed"], json!(["prefix_cache_hit_rate", "spec_decode"]));
     assert_eq!(
         row["prompt_tokens_per_s"]["by_source"],
         json!({"local_compute": 600.0, "local_cache_hit": 300.0, "external_kv_transfer": 100.0})

@@ -132,6 +132,7 @@ fn figures_a_server_does_not_expose_read_n_a() {
         " rejected n/a · aborted n/a ",
         " waiting by reason n/a ",
         " Running · sleep n/a ",
+        "prefix hit n/a ",
     ] {
         assert!(has(&rows, needle), "{needle:?} missing:\n{}", rows.join("\n"));
     }

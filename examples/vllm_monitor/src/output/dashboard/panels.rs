@@ -299,15 +299,20 @@ pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
         gauge,
     );
     let mut lines = vec![Line::from(format!(
-        "prefix hit {}%",
-        percent(f.in_flight.prefix_hit_rate)
+        "prefix hit {}",
+        exposed_or_na(f.capacity.exposes("prefix_cache_hit_rate"), || {
+            format!("{}%", percent(f.in_flight.prefix_hit_rate))
+        })
     ))];
     match f.spec_decode {
         Some(s) => lines.extend([
             Line::from(format!("spec accept {}%", percent(s.acceptance_rate))),
             Line::from(format!("spec length {}", num(s.mean_acceptance_length, 2, 5))),
         ]),
-        None => lines.push(Line::from("spec accept -")),
+        None => lines.push(Line::from(format!(
+            "spec accept {}",
+            exposed_or_na(f.capacity.exposes("spec_decode"), || "-".to_string())
+        ))),
     }
     frame.render_widget(Paragraph::new(lines), rest);
 }
