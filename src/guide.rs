@@ -21,9 +21,10 @@
 //! 6. [Gauges, and totals since the start](#gauges-and-totals-since-the-start)
 //! 7. [Quantiles and means of histograms](#quantiles-and-means-of-histograms)
 //! 8. [OpenMetrics 2.0: start timestamps, one-line histograms](#openmetrics-20-start-timestamps-one-line-histograms)
-//! 9. [PromQL's functions over your own points](#promqls-functions-over-your-own-points)
-//! 10. [Errors](#errors)
-//! 11. [Writing pages back](#writing-pages-back)
+//! 9. [Pages as they arrive](#pages-as-they-arrive)
+//! 10. [PromQL's functions over your own points](#promqls-functions-over-your-own-points)
+//! 11. [Errors](#errors)
+//! 12. [Writing pages back](#writing-pages-back)
 //!
 //! # Parse a page
 //!
@@ -199,7 +200,9 @@
 //! `.by([...])` gives one group per value of the labels, sorted by those values; each
 //! group's value is a number or the reason it has none
 //! ([`NoValue`](crate::NoValue): one point so far, not a counter, gone from the newest
-//! page, ...). The EWMA's time constant is the tracker's (set it with
+//! page, ...), each estimator reading its window as above (PromQL's `Rate` only the
+//! points inside it: over scrapes 15 s apart, a 30 s window holds two of them, not three).
+//! The EWMA's time constant is the tracker's (set it with
 //! [`Tracker::ewma_time_constant`](crate::Tracker::ewma_time_constant) before ingesting):
 //!
 //! ```
@@ -335,6 +338,57 @@
 //! let window = Query::new(&ttft, Estimator::WindowIncrease).window(TimeDelta::seconds(10));
 //! let p50 = tracker.evaluate(&window.quantile(0.5))?.value()?;
 //! assert!((p50 - 0.1).abs() < 1e-9); // half of the 1200 new ones under 0.1 s
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Pages as they arrive
+//!
+//! A tracker need not hold a page whole: [`Tracker::ingest_reader`](crate::Tracker::ingest_reader)
+//! reads one from anything that implements [`std::io::Read`] (an HTTP response's body, a
+//! decompressor, a file), and [`Tracker::ingest_chunks`](crate::Tracker::ingest_chunks)
+//! takes chunks you push, cut anywhere (inside a line or a UTF-8 character), then
+//! `finish`es. Either way the series, points and report are those of
+//! [`Tracker::ingest`](crate::Tracker::ingest) on the whole page, bad lines with their line
+//! numbers in the page; memory is the longest line cut between two chunks, not the page.
+//! A strict OpenMetrics parser is the exception (its rules span the page, so it gathers
+//! the page first).
+//!
+//! ```
+//! use chrono::{DateTime, TimeDelta};
+//! use promrate::{Estimator, Query, Selector, Tracker};
+//!
+//! /// A body that arrives seven bytes at a time, as a socket may give it.
+//! struct Trickle<'a>(&'a [u8]);
+//! impl std::io::Read for Trickle<'_> {
+//!     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+//!         let n = buf.len().min(7).min(self.0.len());
+//!         buf[..n].copy_from_slice(&self.0[..n]);
+//!         self.0 = &self.0[n..];
+//!         Ok(n)
+//!     }
+//! }
+//! let page = |tokens: u32| {
+//!     format!("# TYPE vllm:generation_tokens_total counter\n\
+//!              vllm:generation_tokens_total{{model_name=\"llama-3\"}} {tokens}\n\
+//!              vllm:num_requests_running{{model_name=\"llama-3\"}} oops\n")
+//! };
+//! let tokens = Selector::parse("vllm:generation_tokens_total")?;
+//! let mut tracker = Tracker::new([tokens.clone()]);
+//! let t0 = DateTime::from_timestamp(1_764_000_000, 0).unwrap();
+//! let report = tracker.ingest_reader(Trickle(page(1000).as_bytes()), t0)?;
+//! // The matching sample recorded; the bad line counted, the first error kept with its line.
+//! assert_eq!((report.samples, report.bad_lines), (1, 1));
+//! assert_eq!(report.first_error.unwrap().line, 3); // `oops` is not a number
+//!
+//! // The next scrape in chunks of your own: here, cut in the middle of a label value.
+//! let text = page(1600);
+//! let (head, tail) = text.split_at(text.find("llama").unwrap() + 3);
+//! let mut scrape = tracker.ingest_chunks(t0 + TimeDelta::seconds(10))?;
+//! scrape.push(head);
+//! scrape.push(tail);
+//! scrape.finish()?;
+//! let tok_s = Query::new(&tokens, Estimator::WindowRate).window(TimeDelta::seconds(10));
+//! assert_eq!(tracker.evaluate(&tok_s)?.value()?, 60.0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -69,7 +69,7 @@ impl Selector {
         self.inner.metric_name()
     }
 
-    /// The selector in PromQL syntax, as the library writes it (braces, `__name__`).
+    /// The selector in PromQL syntax, as Prometheus prints it (`up{job="a"}`).
     fn __str__(&self) -> String {
         self.inner.to_string()
     }

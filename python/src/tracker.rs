@@ -151,7 +151,7 @@ impl Tracker {
     /// >>> tracker.evaluate(promrate.Query("vllm:prompt_tokens_total", promrate.Estimator.EWMA))
     /// Traceback (most recent call last):
     ///     ...
-    /// promrate.QueryError: the tracker does not track `{__name__="vllm:prompt_tokens_total"}` (it keeps only what its selectors pick: {__name__="vllm:generation_tokens_total"}); if you meant it, add the selector to those given to Tracker([...])
+    /// promrate.QueryError: the tracker does not track `vllm:prompt_tokens_total` (it keeps only what its selectors pick: vllm:generation_tokens_total); if you meant it, add the selector to those given to Tracker([...])
     fn evaluate(&self, py: Python<'_>, query: PyRef<'_, Query>) -> PyResult<Answer> {
         let answer = self
             .inner

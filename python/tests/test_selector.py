@@ -45,4 +45,4 @@ def test_errors_have_a_column():
 
 def test_str_and_repr():
     s = promrate.Selector('up{job="a"}')
-    assert (repr(s), str(s), s.metric_name) == ("Selector('up{job=\"a\"}')", '{__name__="up", job="a"}', "up")
+    assert (repr(s), str(s), s.metric_name) == ("Selector('up{job=\"a\"}')", 'up{job="a"}', "up")

@@ -199,7 +199,7 @@ def test_reprs():
     assert repr(tracker) == "Tracker(['a_total'], series=0, scrapes=0)"
     query = promrate.Query("a_total", E.RATE, 60, at=T0, by=["engine"], modifier="smoothed", lookback=120)
     assert repr(query) == "Query('a_total', Estimator.RATE, window=60 s, at=2025-11-24T16:00:00Z, by=['engine'], modifier='smoothed', lookback=120 s)"
-    assert (query.estimator, query.selector) == (E.RATE, '{__name__="a_total"}')
+    assert (query.estimator, query.selector) == (E.RATE, 'a_total')
     tracker.ingest("a_total 1\n", T0)
     assert repr(tracker.evaluate(promrate.Query("a_total", E.RATE, 60))) == (
         "Answer(value=None, reason=\"the window (2025-11-24T15:59:00Z, 2025-11-24T16:00:00Z] holds 1 point(s); "

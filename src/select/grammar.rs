@@ -1,7 +1,7 @@
 //! The PromQL selector grammar, with `nom`: names (the crate's one name grammar), match
 //! operators, the three string literal forms, and positions for errors.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use nom::branch::alt;
 use nom::bytes::complete::tag;
@@ -14,7 +14,7 @@ use crate::error::{SelectorError, SelectorErrorKind};
 use crate::text::names::{label_name, metric_name};
 
 /// Writes a double-quoted PromQL string literal that [`Selector::parse`] reads back.
-pub(super) fn write_promql_string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+pub(super) fn write_promql_string(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
     f.write_str("\"")?;
     for c in s.chars() {
         match c {

@@ -16,7 +16,8 @@
 //!   stay conservative (`false` when unsure): a `true` it should not give is an answer that
 //!   silently misses series.
 //! - Parsing and `Display` round-trip (`tests/it/selectors.rs` proptests): a change to the
-//!   grammar changes `write_promql_string` too.
+//!   grammar changes `write_promql_string` too. `Display` prints as Prometheus' printer
+//!   (`promql/parser/printer.go`, `VectorSelector.String`): name outside, the rest sorted.
 
 #[cfg(feature = "regex")]
 mod go_regex;
@@ -67,22 +68,48 @@ impl fmt::Debug for Selector {
 }
 
 impl fmt::Display for Selector {
-    /// Renders the selector back in PromQL syntax (always with braces and `__name__`).
+    /// Renders the selector back in PromQL syntax as Prometheus prints one: the metric
+    /// name before the braces (`up{job="x"}`), the other matchers sorted and joined by
+    /// commas. A name that PromQL would have to quote stays a `__name__` matcher
+    /// (`{__name__="a.b"}`), which Prometheus 2 reads as well as 3.
+    ///
+    /// # Example
+    /// ```
+    /// let s = promrate::Selector::parse(r#"{job="api", __name__="http_requests_total", code=~"5.."}"#)?;
+    /// assert_eq!(s.to_string(), r#"http_requests_total{code=~"5..",job="api"}"#);
+    /// let dotted = promrate::Selector::parse(r#"{"http.requests"}"#)?;
+    /// assert_eq!(dotted.to_string(), r#"{__name__="http.requests"}"#);
+    /// # Ok::<(), promrate::SelectorError>(())
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("{")?;
+        let name = self.matchers.iter().position(|m| {
+            m.label() == "__name__"
+                && m.op() == MatchOp::Equal
+                && crate::text::names::is_metric_name(m.value())
+        });
+        let mut others: Vec<String> = Vec::with_capacity(self.matchers.len());
         for (i, m) in self.matchers.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
+            if Some(i) == name {
+                continue;
             }
+            let mut text = String::new();
             if crate::text::names::is_label_name(m.label()) {
-                f.write_str(m.label())?;
+                text.push_str(m.label());
             } else {
-                write_promql_string(f, m.label())?;
+                write_promql_string(&mut text, m.label())?;
             }
-            f.write_str(m.op().as_str())?;
-            write_promql_string(f, m.value())?;
+            text.push_str(m.op().as_str());
+            write_promql_string(&mut text, m.value())?;
+            others.push(text);
         }
-        f.write_str("}")
+        others.sort_unstable();
+        if let Some(i) = name {
+            f.write_str(self.matchers[i].value())?;
+        }
+        if name.is_none() || !others.is_empty() {
+            write!(f, "{{{}}}", others.join(","))?;
+        }
+        Ok(())
     }
 }
 

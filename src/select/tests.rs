@@ -225,3 +225,78 @@ fn fast_paths_agree_with_anchored_semantics() {
     let m = Matcher::new("a", MatchOp::RegexMatch, ".+").unwrap();
     assert!(m.matches_value("\n") && !m.matches_value(""));
 }
+
+/// Printed as Prometheus' printer prints the same selectors (`promql/parser/printer_test.go`
+/// @ d15adb9a), except where Prometheus keeps how the name was written
+/// (`{__name__="a"}`): a selector here keeps what it picks, not its spelling.
+#[test]
+fn printed_as_prometheus_prints_it() {
+    for (written, printed) in [
+        (r#"a{b!="c"}"#, r#"a{b!="c"}"#),
+        (r#"a{b=~"c"}"#, r#"a{b=~"c"}"#),
+        (r#"a{b!~"c"}"#, r#"a{b!~"c"}"#),
+        (r#"{__name__="",a="x"}"#, r#"{__name__="",a="x"}"#),
+        (r#"{"a.b"="c"}"#, r#"{"a.b"="c"}"#),
+        (r#"{"0"="1"}"#, r#"{"0"="1"}"#),
+        (r#"{"_0"="1"}"#, r#"{_0="1"}"#),
+        (
+            r#"task:errors:rate10s{job="s"}"#,
+            r#"task:errors:rate10s{job="s"}"#,
+        ),
+        (r#"{__name__="a"}"#, "a"),
+        (r#"a{z="1", b='2', m=`3`}"#, r#"a{b="2",m="3",z="1"}"#),
+        (r#"{"a.b", x="\n"}"#, r#"{__name__="a.b",x="\n"}"#),
+    ] {
+        let selector = Selector::parse(written).unwrap();
+        assert_eq!(selector.to_string(), printed, "{written}");
+    }
+}
+
+/// The matchers of a selector, in a canonical order.
+fn matcher_set(selector: &Selector) -> Vec<(String, &'static str, String)> {
+    let mut set: Vec<_> = selector
+        .matchers()
+        .iter()
+        .map(|m| (m.label().to_string(), m.op().as_str(), m.value().to_string()))
+        .collect();
+    set.sort();
+    set
+}
+
+proptest::proptest! {
+    /// Any selector printed and parsed again is the same selector (the same matchers and
+    /// name), and prints the same.
+    #[test]
+    fn a_printed_selector_parses_back_to_itself(
+        name in proptest::option::of("[a-z_:][a-z0-9_:.]{0,6}"),
+        matchers in proptest::collection::vec(
+            ("[a-z_][a-z0-9_.]{0,4}", 0usize..4, "[a-z\"\\\\\n é.]{1,5}"),
+            0..4,
+        ),
+    ) {
+        let ops = ["=", "!=", "=~", "!~"];
+        // Regexes only of letters, so that every generated one compiles.
+        let inner: Vec<String> = matchers
+            .iter()
+            .filter(|(label, _, _)| label != "__name__")
+            .map(|(label, op, value)| {
+                let value = if *op >= 2 { value.replace(|c: char| !c.is_ascii_lowercase(), "") } else { value.clone() };
+                format!("{label:?}{}{value:?}", ops[*op])
+            })
+            .collect();
+        let text = match &name {
+            Some(name) => format!("{{{name:?}{}{}}}", if inner.is_empty() { "" } else { ", " }, inner.join(", ")),
+            None => format!("{{{}}}", inner.join(", ")),
+        };
+        let Ok(selector) = Selector::parse(&text) else {
+            // Refused (no matcher that rejects the empty string, a duplicate name): nothing
+            // to print.
+            return Ok(());
+        };
+        let printed = selector.to_string();
+        let again = Selector::parse(&printed).unwrap_or_else(|e| panic!("{text} printed {printed}: {e}"));
+        proptest::prop_assert_eq!(matcher_set(&again), matcher_set(&selector), "{} printed {}", text, printed);
+        proptest::prop_assert_eq!(again.metric_name(), selector.metric_name());
+        proptest::prop_assert_eq!(again.to_string(), printed);
+    }
+}

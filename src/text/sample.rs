@@ -114,7 +114,9 @@ impl<'page> Sample<'page> {
         self.labels
     }
 
-    /// The value.
+    /// The value: the number the line gives. An OpenMetrics 2.0 histogram, gauge
+    /// histogram or summary written as one composite value (`{count:..,sum:..,bucket:[..]}`)
+    /// has no single number: its value is NaN, and its numbers are in [`Sample::composite`].
     ///
     /// # Example
     /// ```

@@ -1,5 +1,18 @@
-//! Many live series fed whole scrapes: identity by name and label set, staleness, resets,
-//! and the queries that read them.
+//! Many live series fed scrapes: a [`Tracker`] keeps the series its selectors pick, by
+//! name and label set, through restarts and staleness, and answers
+//! [`Query`](crate::Query)s over them.
+//!
+//! - **A page in**: whole ([`Tracker::ingest`]), or as it arrives, never held whole: from
+//!   any [`Read`](std::io::Read) ([`Tracker::ingest_reader`], an HTTP body for one) or from
+//!   chunks cut anywhere that you push ([`Tracker::ingest_chunks`], [`IngestChunks`]). Each
+//!   way gives the same series and the same [`IngestReport`] (new series, resets, process
+//!   restarts, bad lines, what no selector picked).
+//! - **Figures out**: [`Tracker::evaluate`] (rates, increases, EWMAs, quantiles, per label);
+//!   one series' points and values: [`Tracker::get`] and [`TrackedSeries`].
+//! - **Settings**: retention ([`DEFAULT_RETENTION`]), staleness ([`DEFAULT_STALE_AFTER`]),
+//!   the format ([`Tracker::read_as`]), limits; see [`Tracker`].
+//!
+//! [The guide](crate::guide) goes through each with a runnable example.
 //!
 //! # For the next maintainer
 //! The files: `settings.rs` (the setters), `ingest.rs` (one page in: the parser's visitor,
@@ -116,7 +129,8 @@ pub const DEFAULT_STALE_AFTER: u32 = 5;
 /// ```
 pub const START_TIME_JITTER: TimeDelta = TimeDelta::seconds(1);
 
-/// Follows many series across scrapes: parse a whole page once, update every series that
+/// Follows many series across scrapes: read each page once (whole, or as it arrives:
+/// [`Tracker::ingest_reader`], [`Tracker::ingest_chunks`]), update every series that
 /// matches the selectors, then ask for figures with a [`Query`](crate::Query)
 /// ([`Tracker::evaluate`]: rates, increases, EWMAs, totals, last values, means, a
 /// histogram's quantiles, means and buckets), or, for the rare figure no estimator

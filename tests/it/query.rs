@@ -191,7 +191,7 @@ fn every_answer_without_a_value_says_why() {
         Err(NoValue::NoSeries { selector, nearest }) => {
             assert_eq!(
                 (selector.as_str(), nearest),
-                ("{__name__=\"token_total\"}", vec!["tokens_total".to_string()])
+                ("token_total", vec!["tokens_total".to_string()])
             );
         }
         other => panic!("{other:?}"),
@@ -318,7 +318,7 @@ fn a_histogram_without_a_quantile_says_why() {
             .value()
             .unwrap_err(),
         NoValue::NoSeries {
-            selector: "{__name__=\"lat_sum\"}".into(),
+            selector: "lat_sum".into(),
             nearest: vec!["lat_bucket".into()],
         }
     );
@@ -333,7 +333,7 @@ fn a_query_that_cannot_be_answered_is_an_error_that_says_what_to_change() {
     let cases: Vec<(Query, &str)> = vec![
         (
             Query::new(&sel("vllm:prompt_tokens_total"), Estimator::Ewma),
-            "does not track `{__name__=\"vllm:prompt_tokens_total\"}`",
+            "does not track `vllm:prompt_tokens_total`",
         ),
         (
             Query::new(&tokens, Estimator::Rate),
@@ -393,7 +393,7 @@ fn a_selector_that_matched_nothing_is_reported() {
     let report = tracker.ingest(page, at(0)).unwrap();
     assert_eq!(report.samples, 1);
     let unmatched = report.unmatched.unwrap();
-    assert_eq!(unmatched.selectors, ["{__name__=\"vllm:num_requests_runing\"}"]);
+    assert_eq!(unmatched.selectors, ["vllm:num_requests_runing"]);
     assert_eq!(unmatched.nearest, ["vllm:num_requests_running"]);
     assert!(!unmatched.differs_in_separators);
     // The next page: the same report.
