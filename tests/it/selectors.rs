@@ -125,6 +125,7 @@ proptest! {
 }
 
 /// A metric name, its labels, and whether Prometheus' selector matches them.
+#[cfg(feature = "regex")]
 type Answered = (String, Vec<(String, String)>, bool);
 
 /// Prometheus' own answers (`tests/data/oracle/promql-selectors.jsonl`, from its

@@ -210,3 +210,50 @@ fn a_reason_per_series_costs_its_series_not_reasons_by_groups() {
         .iter()
         .all(|(_, g)| g.capacity.waiting_by_reason.len() == 1));
 }
+
+/// `promql_rate` is `rate()` as the operator's Prometheus computes it, from the values
+/// alone (`use-start-timestamps` is off by default): a restarted counter whose `_created`
+/// says it began 12.5 s after it counted its first tokens does not count them twice (it
+/// read 3,733 tok/s at 1,600 from a simulator whose pages said so).
+#[test]
+fn promql_rate_reads_the_values_alone_as_prometheus_does() {
+    let t0 = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
+    let unix = |s: f64| t0.timestamp() as f64 + s;
+    let page = |tokens: f64, created: f64| {
+        format!(
+            "# TYPE vllm:generation_tokens counter\n\
+             vllm:generation_tokens_total{{engine=\"0\"}} {tokens}\n\
+             vllm:generation_tokens_created{{engine=\"0\"}} {created}\n"
+        )
+    };
+    let mut tracker = Tracker::new([]);
+    tracker.normalize_names(true).infer_counters(true);
+    for s in 0..=34 {
+        let t = f64::from(s);
+        // Up an hour, then restarted at 20 s: counting from there, created at 32.5 s.
+        let text = if s < 20 {
+            page(1_000.0 * (t + 3_600.0), unix(-3_600.0))
+        } else {
+            page(1_000.0 * (t - 20.0), unix(32.5))
+        };
+        tracker.ingest(&text, t0 + TimeDelta::seconds(s.into())).unwrap();
+    }
+    let at = t0 + TimeDelta::seconds(34);
+    let sources = [Source {
+        tracker: &tracker,
+        at,
+        url: "u",
+    }];
+    let w = WindowRule::new(TimeDelta::seconds(10));
+    let (total, _) = compute_with(&sources, w, None, &[]);
+    // PromQL over (24 s, 34 s]: 9,000 tokens in 9 s, extrapolated to the 10 s window.
+    let promql = total.generation.promql.unwrap();
+    assert!((promql - 1_000.0).abs() < 1e-9, "{promql}");
+    assert_eq!(total.generation.window, Some(1_000.0));
+    // With the created times read, the tokens before 32.5 s would count twice.
+    let tokens = promrate::Selector::parse("vllm:generation_tokens_total").unwrap();
+    let with_starts = promrate::Query::new(&tokens, promrate::Estimator::Rate)
+        .window(TimeDelta::seconds(10))
+        .at(at);
+    assert!(tracker.evaluate(&with_starts).unwrap().value().unwrap() > 1_500.0);
+}

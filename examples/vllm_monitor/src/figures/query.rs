@@ -589,7 +589,11 @@ pub(super) fn ask(
         // page's timestamps can be after the time it was read at); the EWMA's time
         // constant is the tracker's (the window or --ewma-tau).
         Estimator::Ewma | Estimator::TotalIncrease | Estimator::Last => query,
-        _ => query.at(source.at).window_rule(w),
+        // PromQL's estimators as the operator's Prometheus computes them: without
+        // `use-start-timestamps` (off by default through 3.14), from the values alone.
+        // With start times, a counter whose `_created` is later than its first tokens
+        // (a simulated or faulty exporter) would count them twice.
+        _ => query.at(source.at).window_rule(w).start_timestamps(false),
     }
 }
 

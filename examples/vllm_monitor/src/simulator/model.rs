@@ -122,7 +122,10 @@ impl Simulation {
             running: self.running_at(t).round(),
             waiting: (BACKLOG_AFTER_RESTART - 4.0 * since_start).max(0.0).round(),
             process_start_unix,
-            created_unix: process_start_unix + 12.5,
+            // Its counters exist from its start: it counts from there (a `_created` later
+            // than the first tokens counted would make them count twice where the start
+            // times are read, as Prometheus 3.14's `use-start-timestamps` reads them).
+            created_unix: process_start_unix,
             t,
         }
     }
