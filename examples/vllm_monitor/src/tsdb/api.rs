@@ -79,7 +79,8 @@ pub fn hint(status: u16, kind: &str, message: &str) -> &'static str {
          --header 'X-Scope-OrgID: TENANT' for a multi-tenant Mimir or Thanos"
     } else if status == 404 || status == 405 {
         "no Prometheus HTTP API under this base URL: give the one under which /api/v1/query \
-         answers (Mimir: .../prometheus; VictoriaMetrics cluster: .../select/0/prometheus)"
+         answers (Mimir: .../prometheus; VictoriaMetrics cluster: .../select/0/prometheus); \
+         a server's own metrics page is read with --url"
     } else if status == 400 || kind == "bad_data" {
         "the TSDB refused the query as written (a --header it rejects, or a TSDB that does not \
          serve range selectors through /api/v1/query)"

@@ -246,15 +246,17 @@ pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Sta
     };
     let intervals_per_request = reads.intervals_per_request;
     let urls = group_names(&api.shown, &groups);
+    let requests = match mode {
+        Mode::Past { .. } => format!(
+            "the servers in {} request group(s), each request reading up to {intervals_per_request} interval(s)",
+            groups.len()
+        ),
+        Mode::Live(_) => format!("{} request(s) each interval", groups.len()),
+    };
     notes.push(format!(
-        "reading {} server(s) from {} through its Prometheus HTTP API, in {} request(s) an interval{}",
+        "reading {} server(s) from {} through its Prometheus HTTP API: {requests}",
         instances.len(),
         api.shown,
-        groups.len(),
-        match mode {
-            Mode::Past { .. } => format!(", {intervals_per_request} interval(s) a request"),
-            Mode::Live(_) => String::new(),
-        }
     ));
     let what = what_is_read(&api.shown, mode, started);
     let targets = groups.len();
