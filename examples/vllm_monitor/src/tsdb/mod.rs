@@ -13,6 +13,7 @@ pub mod split;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -169,6 +170,30 @@ pub fn nearest_names(names: &[String], wanted: &str) -> Vec<String> {
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
+}
+
+/// The instances whose series of `selector` the TSDB serves at `at_ms`: an instant
+/// query leaves out a series whose newest sample is a staleness marker (Prometheus writes
+/// one when a scrape fails or a series leaves its target's page) or older than the TSDB's
+/// own lookback, where a range selector's raw samples say neither.
+fn served_instances(api: &Api, selector: &str, at_ms: i64) -> Result<HashSet<String>, ApiError> {
+    let counted: Vec<Series> = api.instant(&format!("count by (instance) ({selector})"), at_ms)?;
+    Ok(counted
+        .into_iter()
+        .filter_map(|s| Some(s.labels.into_iter().find(|l| l.0 == "instance")?.1))
+        .collect())
+}
+
+/// What a group whose every server the TSDB marks stale says, as a failed scrape.
+fn gone_message(instances: &[String], newest_ms: i64) -> String {
+    let newest = DateTime::from_timestamp_millis(newest_ms).map_or_else(String::new, |t| {
+        t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    });
+    format!(
+        "no sample of {} since {newest}: the TSDB marks its series stale (its target stopped \
+         answering, or they left its page)",
+        instances.join(", ")
+    )
 }
 
 /// Each instance's series count at `at_ms`, sorted by instance.
@@ -467,14 +492,29 @@ impl Reader {
                     return Step::Page(scrape(group, at, Err(message)));
                 }
             };
-            let span = reading.span.get_or_insert_with(|| {
-                Span::of(
-                    series,
-                    reading.lo_ms,
-                    reading.hi_ms.min(held.hi_ms),
-                    self.lookback_ms,
-                )
-            });
+            if reading.span.is_none() {
+                let hi_ms = reading.hi_ms.min(held.hi_ms);
+                let mut span = Span::of(series, reading.lo_ms, hi_ms, self.lookback_ms);
+                // Only where a series has no new sample: the usual span costs no request.
+                let mut gone = (Vec::new(), None);
+                if span.has_repeats() {
+                    let selector = split::selector(&self.matcher, &self.groups[group]);
+                    if let Ok(live) = served_instances(&self.api, &selector, hi_ms) {
+                        gone = span.drop_repeats_unless(series, &live);
+                    }
+                }
+                if let (0, (instances, Some(newest_ms))) = (span.pages, gone) {
+                    // Every server of the group gone: said as a failed scrape of it.
+                    let message = gone_message(&instances, newest_ms);
+                    let at = stamp(&mut self.last_at_ms[group], reading.hi_ms);
+                    self.next_group();
+                    return Step::Page(scrape(group, at, Err(message)));
+                }
+                reading.span = Some(span);
+            }
+            let Some(span) = reading.span.as_ref() else {
+                return Step::Tick;
+            };
             if reading.page >= span.pages {
                 self.next_group();
                 continue;

@@ -5,6 +5,8 @@
 //! which the tracker counts as a repeat: it stays on the page, its instance is not taken
 //! for gone, and nothing is counted twice.
 
+use std::collections::HashSet;
+
 use crate::tsdb::api::{FromSeries, Series};
 
 /// A series ready to be written on pages: its line's start and its samples, oldest first.
@@ -85,6 +87,15 @@ impl FromSeries for Written {
     }
 }
 
+/// The `instance` label of a written series' line start, unescaped.
+pub fn instance_of(head: &str) -> Option<String> {
+    let line = format!("{head} 0\n");
+    let entry = promrate::parse(&line).next()?.ok()?;
+    let sample = entry.into_sample()?;
+    let instance = sample.labels().get("instance")?;
+    Some(instance.unescaped().into_owned())
+}
+
 /// Written series sorted by line, so that each family's lines are together.
 pub fn sorted(mut out: Vec<Written>) -> Vec<Written> {
     out.sort_unstable_by(|a, b| a.head.cmp(&b.head));
@@ -132,6 +143,47 @@ impl Span {
             })
             .collect();
         Span { parts, pages }
+    }
+
+    /// Whether some series repeats its newest sample from before the span.
+    pub fn has_repeats(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Some(Part::Repeat(_))))
+    }
+
+    /// Leaves out the repeats of the series whose instance is not among `live`, those the
+    /// TSDB still serves at the span's end: a target that stopped answering, whose series
+    /// the TSDB marked stale, is gone from the pages at once, as `/federate` leaves it
+    /// out, not after the lookback. A series without an instance keeps its repeat.
+    /// Returns the instances left out, sorted, and the newest sample they had.
+    pub fn drop_repeats_unless(
+        &mut self,
+        series: &[Written],
+        live: &HashSet<String>,
+    ) -> (Vec<String>, Option<i64>) {
+        let (mut gone, mut newest) = (Vec::new(), None);
+        for (s, part) in series.iter().zip(self.parts.iter_mut()) {
+            let Some(Part::Repeat(index)) = *part else {
+                continue;
+            };
+            if let Some(instance) = instance_of(&s.head).filter(|i| !live.contains(i)) {
+                newest = newest.max(Some(s.samples[index].0));
+                gone.push(instance);
+                *part = None;
+            }
+        }
+        gone.sort_unstable();
+        gone.dedup();
+        self.pages = self
+            .parts
+            .iter()
+            .map(|part| match part {
+                Some(Part::New { first, end }) => end - first,
+                Some(Part::Repeat(_)) => 1,
+                None => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        (gone, newest)
     }
 
     /// Page `k` of the span (from 0), and its newest new sample's time (none on a page of

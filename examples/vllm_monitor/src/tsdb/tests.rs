@@ -738,3 +738,128 @@ fn a_past_span_too_large_to_keep_holds_one_answer_at_a_time() {
     assert_eq!(asked.len(), 20, "{asked:?}");
     assert!(asked.iter().all(|a| a.1 == 1_000 + 3_000), "{asked:?}");
 }
+
+/// A TSDB of `servers` at 100 tokens/s each, a sample every 500 ms, whose last server stops
+/// answering at `dead_ms`: its raw samples end there, and the TSDB marks its series stale
+/// (its instant queries leave it out from then on).
+fn tsdb_with_a_server_stopping(servers: &'static [&'static str], dead_ms: i64) -> CannedApi {
+    let dying = servers[servers.len() - 1];
+    CannedApi::start(move |path: &str| {
+        if path.starts_with("/api/v1/label/__name__/") {
+            success(r#"["vllm:generation_tokens_total"]"#)
+        } else if path.starts_with("/api/v1/label/instance/") {
+            let names: Vec<String> = servers.iter().map(|s| format!("\"{s}\"")).collect();
+            success(&format!("[{}]", names.join(",")))
+        } else if path.contains("count by (instance)") {
+            let time: f64 = path
+                .split("time=")
+                .nth(1)
+                .and_then(|t| t.split('&').next()?.parse().ok())
+                .unwrap();
+            let result: Vec<String> = servers
+                .iter()
+                .filter(|s| **s != dying || (time * 1000.0) as i64 <= dead_ms)
+                .map(|i| format!(r#"{{"metric":{{"instance":"{i}"}},"value":[1,"1"]}}"#))
+                .collect();
+            success(&format!(
+                r#"{{"resultType":"vector","result":[{}]}}"#,
+                result.join(",")
+            ))
+        } else if let Some((at, range)) = range_of(path) {
+            let series = |instance: &str| {
+                let until = if instance == dying { at.min(dead_ms) } else { at };
+                let first = (at - range).div_euclid(500) + 1;
+                let values: Vec<String> = (first..=until.div_euclid(500))
+                    .map(|k| format!("[{}.{:03},\"{}\"]", k * 500 / 1000, k * 500 % 1000, k * 50))
+                    .collect();
+                format!(
+                    r#"{{"metric":{{"__name__":"vllm:generation_tokens_total","instance":"{instance}"}},"values":[{}]}}"#,
+                    values.join(",")
+                )
+            };
+            let result: Vec<String> = servers.iter().map(|s| series(s)).collect();
+            success(&format!(
+                r#"{{"resultType":"matrix","result":[{}]}}"#,
+                result.join(",")
+            ))
+        } else {
+            (404, "404 page not found".into())
+        }
+    })
+}
+
+/// Two servers; the second stops answering at 8 s, and the TSDB marks its series stale
+/// while their newest raw samples stay within the lookback. It is gone from the pages at
+/// the next interval, as `/federate` would leave it out, not 30 s later when the lookback
+/// lets go of its samples.
+#[test]
+fn a_server_the_tsdb_marked_stale_is_gone_at_once() {
+    let from: i64 = 1_800_000_000_000;
+    let api = tsdb_with_a_server_stopping(&["gpu1:8000", "gpu2:8000"], from + 8_000);
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:20Z"];
+    let (p, _) = replay_past(&api, &[&span[..], &["--interval", "1s"]].concat(), |_| {});
+    let stale: Vec<(String, i64)> = p
+        .events()
+        .iter()
+        .filter(|(_, e)| e.kind == crate::events::EventKind::Stale)
+        .map(|(_, e)| (e.source.clone(), e.at.timestamp_millis() - from))
+        .collect();
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    assert_eq!(stale[0].0, "gpu2:8000");
+    assert!(stale[0].1 <= 10_000, "gone {} ms in", stale[0].1);
+}
+
+/// A lone server that stops answering: its group has nothing left to show, which the
+/// reader says as a failed scrape naming the server and its newest sample, at the next
+/// interval; the pages before it are its samples.
+#[test]
+fn a_lone_server_the_tsdb_marked_stale_is_a_failed_scrape() {
+    let from: i64 = 1_800_000_000_000;
+    let api = tsdb_with_a_server_stopping(&["gpu1:8000"], from + 8_000);
+    let base = api.base();
+    let argv = [
+        "vllm_monitor",
+        "--prometheus",
+        &base,
+        "--from",
+        "2027-01-15T08:00:00Z",
+        "--to",
+        "2027-01-15T08:00:20Z",
+        "--interval",
+        "1s",
+    ];
+    let args = crate::args::Args::try_parse_from(argv).unwrap();
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let started = start(&args, &base, client).unwrap();
+    let mut reader = started.reader;
+    let mut p = Pipeline::new(
+        settings(),
+        started.schedule,
+        &started.urls,
+        String::new(),
+        Vec::new(),
+    );
+    let mut failed = Vec::new();
+    while !p.is_over() {
+        let schedule = *p.schedule();
+        match reader.next_step(&schedule, p.ticks()) {
+            Step::Wait(_) => panic!("a past span never waits"),
+            Step::Page(scrape) => {
+                if let Err(message) = &scrape.result {
+                    failed.push((scrape.end.timestamp_millis() - from, message.clone()));
+                }
+                p.ingest(&scrape, 0);
+            }
+            Step::Tick => {
+                p.tick();
+            }
+        }
+    }
+    let (first_ms, message) = failed.first().unwrap_or_else(|| panic!("no failed scrape"));
+    assert!((8_000..=10_000).contains(first_ms), "{failed:?}");
+    assert_eq!(
+        message,
+        "no sample of gpu1:8000 since 2027-01-15T08:00:08.000Z: the TSDB marks its series stale \
+         (its target stopped answering, or they left its page)"
+    );
+}
