@@ -400,20 +400,21 @@ fn the_tsdbs_scrape_interval_is_measured_at_the_start() {
     assert_eq!(super::points_every(Some(1000.0)), Some(TimeDelta::seconds(1)));
     assert_eq!(super::points_every(None), None);
     let api = CannedApi::start(counter_api(i64::MAX));
+    let started = started_from(
+        &api,
+        &["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:20Z"],
+    );
+    assert_eq!(started.points_every, Some(TimeDelta::seconds(1)));
+}
+
+/// `--prometheus` started on `api` with `args` (after the base URL).
+fn started_from(api: &CannedApi, args: &[&str]) -> super::Started {
     let base = api.base();
-    let argv = [
-        "vllm_monitor",
-        "--prometheus",
-        &base,
-        "--from",
-        "2027-01-15T08:00:00Z",
-        "--to",
-        "2027-01-15T08:00:20Z",
-    ];
+    let mut argv = vec!["vllm_monitor", "--prometheus", &base];
+    argv.extend_from_slice(args);
     let args = crate::args::Args::try_parse_from(argv).unwrap();
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let started = start(&args, &base, client).unwrap();
-    assert_eq!(started.points_every, Some(TimeDelta::seconds(1)));
+    start(&args, &base, client).unwrap()
 }
 
 /// What a past span's replay shows a test: a page (the reader before the page is read),
@@ -437,12 +438,7 @@ fn replay_past_in(
     settings: Settings,
     mut seen: impl FnMut(Seen<'_>),
 ) -> (Pipeline, Vec<String>) {
-    let base = api.base();
-    let mut argv = vec!["vllm_monitor", "--prometheus", &base];
-    argv.extend_from_slice(args);
-    let args = crate::args::Args::try_parse_from(argv).unwrap();
-    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let started = start(&args, &base, client).unwrap();
+    let started = started_from(api, args);
     let mut reader = started.reader;
     let settings = Settings {
         points_every: started.points_every,
@@ -816,21 +812,8 @@ fn a_server_the_tsdb_marked_stale_is_gone_at_once() {
 fn a_lone_server_the_tsdb_marked_stale_is_a_failed_scrape() {
     let from: i64 = 1_800_000_000_000;
     let api = tsdb_with_a_server_stopping(&["gpu1:8000"], from + 8_000);
-    let base = api.base();
-    let argv = [
-        "vllm_monitor",
-        "--prometheus",
-        &base,
-        "--from",
-        "2027-01-15T08:00:00Z",
-        "--to",
-        "2027-01-15T08:00:20Z",
-        "--interval",
-        "1s",
-    ];
-    let args = crate::args::Args::try_parse_from(argv).unwrap();
-    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let started = start(&args, &base, client).unwrap();
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:00:20Z"];
+    let started = started_from(&api, &[&span[..], &["--interval", "1s"]].concat());
     let mut reader = started.reader;
     let mut p = Pipeline::new(
         settings(),
