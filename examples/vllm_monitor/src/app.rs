@@ -702,7 +702,8 @@ impl App {
             }
         }
         if let Some(path) = &self.plot {
-            match plot::write(path, self.pipeline.view().history) {
+            let started = self.pipeline.schedule().started;
+            match plot::write(path, self.pipeline.view().history, started) {
                 Ok(()) => self.output.note(&format!("plot written to {path}")),
                 Err(e) => eprintln!("vllm_monitor: cannot write {path}: {e}"),
             }

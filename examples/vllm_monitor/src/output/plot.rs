@@ -1,6 +1,7 @@
 //! `--plot FILE.svg`: generation tokens/s over the run, with restarts marked on the time
 //! axis and, with `--by`, a line per group.
 
+use chrono::{DateTime, Utc};
 use plotters::prelude::*;
 
 use crate::snapshot::History;
@@ -34,11 +35,14 @@ impl TimeAxis {
         }
     }
 
-    fn description(self) -> &'static str {
+    /// The axis' title, from the run's start (a replay's `--from`, so that a point's
+    /// clock time is read off the chart).
+    fn description(self, started: DateTime<Utc>) -> String {
+        let start = started.format("%Y-%m-%d %H:%M:%S UTC");
         match self {
-            TimeAxis::Seconds => "seconds since start",
-            TimeAxis::MinutesSeconds => "time since start (m:ss)",
-            TimeAxis::HoursMinutes => "time since start (h:mm)",
+            TimeAxis::Seconds => format!("seconds since {start}"),
+            TimeAxis::MinutesSeconds => format!("time since {start} (m:ss)"),
+            TimeAxis::HoursMinutes => format!("time since {start} (h:mm)"),
         }
     }
 
@@ -62,7 +66,8 @@ impl TimeAxis {
     }
 }
 
-pub fn write(path: &str, h: &History) -> Result<(), String> {
+/// Writes the run's plot to `path`: `h` from the run's start, `started`.
+pub fn write(path: &str, h: &History, started: DateTime<Utc>) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     let max_t = h.elapsed.iter().copied().fold(1.0, f64::max);
     let axis = TimeAxis::for_span(max_t);
@@ -87,7 +92,7 @@ pub fn write(path: &str, h: &History) -> Result<(), String> {
     let x_label = |t: &f64| axis.label(*t);
     chart
         .configure_mesh()
-        .x_desc(axis.description())
+        .x_desc(axis.description(started))
         .x_label_formatter(&x_label)
         .y_desc("tokens/s")
         .draw()
@@ -154,13 +159,14 @@ mod tests {
         }
         h.restarts.push(9000.0);
         let path = std::env::temp_dir().join(format!("vllm-monitor-plot-{}.svg", std::process::id()));
-        write(path.to_str().unwrap(), &h).unwrap();
+        let started = DateTime::from_timestamp(1_796_335_200, 0).unwrap();
+        write(path.to_str().unwrap(), &h, started).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         // plotters writes each label's text on a line of its own.
         let texts: Vec<&str> = svg.lines().map(str::trim).collect();
         assert!(
-            texts.contains(&"2:00") && texts.contains(&"time since start (h:mm)"),
+            texts.contains(&"2:00") && texts.contains(&"time since 2026-12-03 22:00:00 UTC (h:mm)"),
             "{svg}"
         );
         assert!(
