@@ -13,7 +13,6 @@ pub mod split;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -172,16 +171,27 @@ pub fn nearest_names(names: &[String], wanted: &str) -> Vec<String> {
     scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
 }
 
-/// The instances whose series of `selector` the TSDB serves at `at_ms`: an instant
-/// query leaves out a series whose newest sample is a staleness marker (Prometheus writes
-/// one when a scrape fails or a series leaves its target's page) or older than the TSDB's
-/// own lookback, where a range selector's raw samples say neither.
-fn served_instances(api: &Api, selector: &str, at_ms: i64) -> Result<HashSet<String>, ApiError> {
-    let counted: Vec<Series> = api.instant(&format!("count by (instance) ({selector})"), at_ms)?;
-    Ok(counted
-        .into_iter()
-        .filter_map(|s| Some(s.labels.into_iter().find(|l| l.0 == "instance")?.1))
-        .collect())
+/// `span` of a group's `series` less the repeats of the servers the TSDB no longer serves
+/// at `hi_ms`, asked only where a series has no new sample (a steady span asks nothing);
+/// `Err`, what to say as a failed scrape, when nothing is left of the group's servers.
+/// A query that fails keeps the repeats: the lookback still lets them go.
+fn without_the_gone(
+    api: &Api,
+    selector: &str,
+    series: &[Written],
+    mut span: Span,
+    hi_ms: i64,
+) -> Result<Span, String> {
+    if !span.has_repeats() {
+        return Ok(span);
+    }
+    let Ok(served) = series_per_instance(api, selector, hi_ms) else {
+        return Ok(span);
+    };
+    match span.drop_repeats_unless(series, served.iter().map(|(i, _)| i.as_str())) {
+        (dropped, Some(newest_ms)) if span.pages == 0 => Err(gone_message(&dropped, newest_ms)),
+        _ => Ok(span),
+    }
 }
 
 /// What a group whose every server the TSDB marks stale says, as a failed scrape.
@@ -492,28 +502,21 @@ impl Reader {
                     return Step::Page(scrape(group, at, Err(message)));
                 }
             };
-            if reading.span.is_none() {
-                let hi_ms = reading.hi_ms.min(held.hi_ms);
-                let mut span = Span::of(series, reading.lo_ms, hi_ms, self.lookback_ms);
-                // Only where a series has no new sample: the usual span costs no request.
-                let mut gone = (Vec::new(), None);
-                if span.has_repeats() {
+            let span = match reading.span {
+                Some(ref span) => span,
+                None => {
+                    let (lo_ms, hi_ms) = (reading.lo_ms, reading.hi_ms.min(held.hi_ms));
+                    let span = Span::of(series, lo_ms, hi_ms, self.lookback_ms);
                     let selector = split::selector(&self.matcher, &self.groups[group]);
-                    if let Ok(live) = served_instances(&self.api, &selector, hi_ms) {
-                        gone = span.drop_repeats_unless(series, &live);
+                    match without_the_gone(&self.api, &selector, series, span, hi_ms) {
+                        Ok(span) => &*reading.span.insert(span),
+                        Err(message) => {
+                            let at = stamp(&mut self.last_at_ms[group], reading.hi_ms);
+                            self.next_group();
+                            return Step::Page(scrape(group, at, Err(message)));
+                        }
                     }
                 }
-                if let (0, (instances, Some(newest_ms))) = (span.pages, gone) {
-                    // Every server of the group gone: said as a failed scrape of it.
-                    let message = gone_message(&instances, newest_ms);
-                    let at = stamp(&mut self.last_at_ms[group], reading.hi_ms);
-                    self.next_group();
-                    return Step::Page(scrape(group, at, Err(message)));
-                }
-                reading.span = Some(span);
-            }
-            let Some(span) = reading.span.as_ref() else {
-                return Step::Tick;
             };
             if reading.page >= span.pages {
                 self.next_group();

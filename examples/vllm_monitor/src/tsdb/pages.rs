@@ -87,13 +87,36 @@ impl FromSeries for Written {
     }
 }
 
-/// The `instance` label of a written series' line start, unescaped.
-pub fn instance_of(head: &str) -> Option<String> {
-    let line = format!("{head} 0\n");
-    let entry = promrate::parse(&line).next()?.ok()?;
-    let sample = entry.into_sample()?;
-    let instance = sample.labels().get("instance")?;
-    Some(instance.unescaped().into_owned())
+/// The `instance` label's value in a line start as [`head`] writes it, with its quotes
+/// (`"gpu1:8000"`): after `{instance=` or `,instance=` (a whole label, not the end of
+/// another's name), up to its closing quote.
+fn quoted_instance(head: &str) -> Option<&str> {
+    let value = ["{instance=", ",instance="]
+        .iter()
+        .find_map(|label| head.find(label).map(|at| &head[at + label.len()..]))?;
+    let bytes = value.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(&value[..=i]),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The pages a span's parts make: the most new samples of a series, one for a repeat.
+fn pages_of(parts: &[Option<Part>]) -> usize {
+    parts
+        .iter()
+        .map(|part| match part {
+            Some(Part::New { first, end }) => end - first,
+            Some(Part::Repeat(_)) => 1,
+            None => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Written series sorted by line, so that each family's lines are together.
@@ -124,25 +147,23 @@ pub struct Span {
 
 impl Span {
     pub fn of(series: &[Written], lo_ms: i64, hi_ms: i64, lookback_ms: i64) -> Span {
-        let mut pages = 0;
-        let parts = series
+        let parts: Vec<Option<Part>> = series
             .iter()
             .map(|s| {
                 let first = s.samples.partition_point(|&(t, _)| t <= lo_ms);
                 let end = s.samples.partition_point(|&(t, _)| t <= hi_ms);
                 if end > first {
-                    pages = pages.max(end - first);
                     Some(Part::New { first, end })
                 } else {
                     let newest = first.checked_sub(1)?;
-                    (s.samples[newest].0 > lo_ms - lookback_ms).then(|| {
-                        pages = pages.max(1);
-                        Part::Repeat(newest)
-                    })
+                    (s.samples[newest].0 > lo_ms - lookback_ms).then_some(Part::Repeat(newest))
                 }
             })
             .collect();
-        Span { parts, pages }
+        Span {
+            pages: pages_of(&parts),
+            parts,
+        }
     }
 
     /// Whether some series repeats its newest sample from before the span.
@@ -150,40 +171,36 @@ impl Span {
         self.parts.iter().any(|p| matches!(p, Some(Part::Repeat(_))))
     }
 
-    /// Leaves out the repeats of the series whose instance is not among `live`, those the
-    /// TSDB still serves at the span's end: a target that stopped answering, whose series
-    /// the TSDB marked stale, is gone from the pages at once, as `/federate` leaves it
-    /// out, not after the lookback. A series without an instance keeps its repeat.
-    /// Returns the instances left out, sorted, and the newest sample they had.
-    pub fn drop_repeats_unless(
+    /// Leaves out the repeats of the series whose instance is not among `served`, those
+    /// the TSDB still serves at the span's end: a target that stopped answering, whose
+    /// series it marked stale, is gone from the pages at once, as `/federate` leaves it
+    /// out, not after the lookback. A series without an instance keeps its repeat. A
+    /// repeat's instance is read where [`head`] wrote it, without parsing or allocating
+    /// (a repeat's line is written on the page anyway). Returns the instances left out,
+    /// sorted, and the newest sample they had.
+    pub fn drop_repeats_unless<'a>(
         &mut self,
         series: &[Written],
-        live: &HashSet<String>,
+        served: impl IntoIterator<Item = &'a str>,
     ) -> (Vec<String>, Option<i64>) {
-        let (mut gone, mut newest) = (Vec::new(), None);
+        let served: HashSet<String> = served.into_iter().map(quoted).collect();
+        let (mut dropped, mut newest) = (Vec::new(), None);
         for (s, part) in series.iter().zip(self.parts.iter_mut()) {
             let Some(Part::Repeat(index)) = *part else {
                 continue;
             };
-            if let Some(instance) = instance_of(&s.head).filter(|i| !live.contains(i)) {
+            if let Some(instance) = quoted_instance(&s.head).filter(|i| !served.contains(*i)) {
                 newest = newest.max(Some(s.samples[index].0));
-                gone.push(instance);
+                dropped.push(instance);
                 *part = None;
             }
         }
-        gone.sort_unstable();
-        gone.dedup();
-        self.pages = self
-            .parts
-            .iter()
-            .map(|part| match part {
-                Some(Part::New { first, end }) => end - first,
-                Some(Part::Repeat(_)) => 1,
-                None => 0,
-            })
-            .max()
-            .unwrap_or(0);
-        (gone, newest)
+        self.pages = pages_of(&self.parts);
+        dropped.sort_unstable();
+        dropped.dedup();
+        // As the instance was named, its quotes off (an escape in it is shown as written).
+        let dropped = dropped.iter().map(|q| q[1..q.len() - 1].to_string()).collect();
+        (dropped, newest)
     }
 
     /// Page `k` of the span (from 0), and its newest new sample's time (none on a page of

@@ -256,6 +256,44 @@ fn a_span_becomes_pages_of_explicit_timestamps() {
     assert_eq!(empty.pages, 0, "nothing within the lookback: no page");
 }
 
+/// A repeat is left out when its instance is not among those served, read from its line
+/// as written: a whole `instance` label (not `xinstance`), its escapes kept; a series
+/// with new samples, or without an instance, is kept whatever is served.
+#[test]
+fn repeats_of_instances_not_served_are_left_out() {
+    let s = |name: &str, labels: &[(&str, &str)], samples: &[(i64, f64)]| super::api::Series {
+        name: name.into(),
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        samples: samples.to_vec(),
+    };
+    let series = written(vec![
+        s(
+            "a_total",
+            &[("xinstance", "gone"), ("instance", "b\"c")],
+            &[(900, 1.0)],
+        ),
+        s("b_total", &[("instance", "gone")], &[(950, 2.0)]),
+        s("c_total", &[("instance", "gone")], &[(1_500, 3.0)]),
+        s("d_total", &[], &[(800, 4.0)]),
+    ]);
+    let mut span = Span::of(&series, 1_000, 2_000, 500);
+    let (dropped, newest) = span.drop_repeats_unless(&series, ["b\"c"]);
+    assert_eq!((dropped, newest), (vec!["gone".to_string()], Some(950)));
+    let (page, _) = span.page(&series, 0);
+    assert_eq!(
+        page,
+        "a_total{xinstance=\"gone\",instance=\"b\\\"c\"} 1 900\n\
+         c_total{instance=\"gone\"} 3 1500\nd_total 4 800\n"
+    );
+    let mut span = Span::of(&series, 1_000, 2_000, 500);
+    let (dropped, _) = span.drop_repeats_unless(&series, []);
+    assert_eq!(dropped, ["b\\\"c", "gone"], "as written, escapes kept");
+    assert_eq!(span.pages, 1);
+}
+
 /// A tiny Prometheus HTTP API on a free port: answers by the request's path, keeps the
 /// paths asked, and stops when dropped.
 struct CannedApi {
