@@ -15,8 +15,9 @@
 //! - **`covers`** decides whether a tracker keeps every series a query asks about; it must
 //!   stay conservative (`false` when unsure): a `true` it should not give is an answer that
 //!   silently misses series.
-//! - Parsing and `Display` round-trip (`tests/it/selectors.rs` proptests): a change to the
-//!   grammar changes `write_promql_string` too. `Display` prints as Prometheus' printer
+//! - Parsing and `Display` round-trip (`tests.rs`: `a_printed_selector_parses_back_to_itself`,
+//!   and the `parse_selector` fuzz target): a change to the grammar changes
+//!   `write_promql_string` too. `Display` prints as Prometheus' printer
 //!   (`promql/parser/printer.go`, `VectorSelector.String`): name outside, the rest sorted.
 
 #[cfg(feature = "regex")]
