@@ -52,6 +52,11 @@ pub const PHASES: [&str; 4] = [
     "phase_mean_seconds.inference",
 ];
 
+/// The prefix cache's hit rate and speculative decoding as JSON and
+/// `capacity.not_exposed` name them.
+pub const PREFIX_HIT_RATE: &str = "prefix_cache_hit_rate";
+pub const SPEC_DECODE: &str = "spec_decode";
+
 /// Each engine's KV size in tokens, per source (by URL), by `instance` then `engine`.
 type Sizes<'s> = HashMap<&'s str, HashMap<String, HashMap<String, f64>>>;
 
@@ -181,11 +186,11 @@ impl CapacityAnswers {
             (PHASES[2], q.present(&NAMES.decode_time)),
             (PHASES[3], q.present(&NAMES.inference_time)),
             (
-                "prefix_cache_hit_rate",
+                PREFIX_HIT_RATE,
                 q.present(&NAMES.prefix_hits) || q.present(&NAMES.prefix_hit_rate),
             ),
             (
-                "spec_decode",
+                SPEC_DECODE,
                 q.present(&NAMES.spec_accepted) || q.present(&NAMES.spec_rate),
             ),
         ];

@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use promrate::{Selector, Shortened, TrackedSeries, Tracker, WindowRule};
 
 use answers::{engine_rates, Answers};
-pub use capacity::{Capacity, PHASES};
+pub use capacity::{Capacity, PHASES, PREFIX_HIT_RATE, SPEC_DECODE};
 use query::{first_present, PerSeries, Query};
 use slo::{Attainment, Objective};
 

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::slo::{Attainment, Latency};
-use super::{EngineRate, Figures, Quantiles, Rate, Verdict};
+use super::{EngineRate, Figures, Quantiles, Rate, Verdict, PREFIX_HIT_RATE, SPEC_DECODE};
 
 /// The schema number every object carries. 2 (0.4): a row no longer repeats its window's
 /// span as `window_span_s` (the interval's is `window.span_s`; each rate's, `span_s`).
@@ -84,11 +84,11 @@ fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
         "running": f.in_flight.running,
         "waiting": f.in_flight.waiting,
         "kv_cache_usage": f.in_flight.kv_usage,
-        "prefix_cache_hit_rate": f.in_flight.prefix_hit_rate,
-        "spec_decode": f.spec_decode.map(|s| json!({
+        // Named once, where `capacity.not_exposed` names them too.
+        (PREFIX_HIT_RATE): f.in_flight.prefix_hit_rate,
+        (SPEC_DECODE): f.spec_decode.map(|s| json!({
             "acceptance_rate": s.acceptance_rate, "mean_acceptance_length": s.mean_acceptance_length,
         })),
-        // Named once, where `capacity.not_exposed` names them too.
         (Latency::Ttft.json_name()): quantiles(&f.ttft),
         (Latency::Itl.json_name()): quantiles(&f.itl),
         (Latency::E2e.json_name()): quantiles(&f.e2e),

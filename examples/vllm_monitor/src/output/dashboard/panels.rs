@@ -10,7 +10,7 @@ use ratatui::Frame;
 use super::operator;
 use super::window::{Coverage, Timing};
 use crate::figures::slo::Latency;
-use crate::figures::{Figures, Load};
+use crate::figures::{Figures, Load, PREFIX_HIT_RATE, SPEC_DECODE};
 use crate::output::labels;
 use crate::snapshot::{History, Progress, ScreenGroups};
 use crate::text::visible::visible;
@@ -300,7 +300,7 @@ pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
     );
     let mut lines = vec![Line::from(format!(
         "prefix hit {}",
-        exposed_or_na(f.capacity.exposes("prefix_cache_hit_rate"), || {
+        exposed_or_na(f.capacity.exposes(PREFIX_HIT_RATE), || {
             format!("{}%", percent(f.in_flight.prefix_hit_rate))
         })
     ))];
@@ -311,7 +311,7 @@ pub(super) fn cache_panel(frame: &mut Frame<'_>, area: Rect, f: &Figures) {
         ]),
         None => lines.push(Line::from(format!(
             "spec accept {}",
-            exposed_or_na(f.capacity.exposes("spec_decode"), || "-".to_string())
+            exposed_or_na(f.capacity.exposes(SPEC_DECODE), || "-".to_string())
         ))),
     }
     frame.render_widget(Paragraph::new(lines), rest);
