@@ -35,6 +35,9 @@ pub enum Status {
     },
     /// A page without any vLLM, SGLang or TGI metric.
     NoInferenceMetrics,
+    /// A page without a sample at all (a `/federate` whose `match[]` selects nothing, an
+    /// exporter that has nothing yet).
+    Empty,
     /// The tracker refused the page whole (a limit, a clock that went back).
     Refused(IngestError),
     /// No page: connection, timeout, HTTP status or body.
@@ -62,6 +65,7 @@ impl Status {
             Status::Ok(_) => "ok",
             Status::BadLines { .. } => "bad_lines",
             Status::NoInferenceMetrics => "no_inference_metrics",
+            Status::Empty => "empty",
             Status::Refused(_) => "refused",
             Status::Failed(_) => "error",
         }
@@ -92,6 +96,9 @@ impl fmt::Display for Status {
                     .collect();
                 write!(f, "no inference server's metrics on this page ({})", servers.join(", "))
             }
+            Status::Empty => f.write_str(
+                "an empty page: not one sample on it (a /federate whose match[] selects no series, or a server with nothing to export yet)",
+            ),
             Status::Refused(IngestError::SeriesLimit { limit, series }) => write!(
                 f,
                 "too many series: this page would take the URL to {series} series, over the limit of {limit}; refused whole (see --max-series)"
@@ -721,6 +728,7 @@ impl Target {
                     count: report.bad_lines,
                     first,
                 },
+                None if report.samples == 0 => Status::Empty,
                 None => Status::NoInferenceMetrics,
             });
         };

@@ -437,6 +437,8 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         None,
     ));
     let not_vllm = serve(reply("200 OK", "up 1\n", None));
+    // What a /federate whose match[] selects nothing answers: metadata at most.
+    let empty = serve(reply("200 OK", "# a comment, and no sample\n", None));
     let started = Instant::now();
     let good = serve(move |mut stream| {
         read_request(&mut stream);
@@ -458,6 +460,7 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         &closed_early,
         &unparsable,
         &not_vllm,
+        &empty,
         &good,
     ];
     let mut args = vec![
@@ -490,6 +493,7 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
             &not_vllm,
             "no inference server's metrics on this page (vLLM, SGLang",
         ),
+        (&empty, "an empty page: not one sample on it"),
         (&good, "ok (vllm)"),
     ];
     let status_of = |row: &Value, url: &str| -> String {
@@ -569,7 +573,7 @@ fn every_fault_is_reported_and_monitoring_goes_on() {
         .iter()
         .map(|n| n["url"].as_str().unwrap())
         .collect();
-    assert_eq!(never.len(), 9, "{summary}");
+    assert_eq!(never.len(), urls.len() - 1, "{summary}");
     assert!(
         !never.contains(&good.as_str()) && never.contains(&refused.as_str()),
         "{summary}"
