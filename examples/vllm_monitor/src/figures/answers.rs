@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::capacity::CapacityAnswers;
-use super::query::{ask, first_present, ratio, Buckets, ByValue, GroupIds, Query, Spans, Split};
+use super::query::{ask, first_present, ratio, Buckets, ByValue, GroupIds, Query, Rated, Spans, Split};
 use promrate::{Estimator, TrackedSeries, WindowRule};
 
 use super::slo::{attainment, Attainment, Latency, Objective};
@@ -43,6 +43,9 @@ fn load(f: &Figures, waiting: Option<(f64, f64, f64)>) -> Load {
 /// the whole or of one group from them.
 pub(super) struct Answers {
     spans: Spans,
+    /// The sources and groups the generation rate had a value for, or refused as no
+    /// counter (erratic).
+    generating: Rated,
     generation: [Split; 3],
     prompt: [Split; 3],
     /// `(local_compute, local_cache_hit, external_kv_transfer)` of vLLM's prompt tokens by
@@ -259,6 +262,8 @@ impl Answers {
                 ]
             },
             prompt_by_source,
+            // After the figures that read it.
+            generating,
             prompt_cached: q.figure(&NAMES.prompt_cached, Estimator::WindowRate, w),
             finished,
             finished_by_reason,
@@ -445,6 +450,7 @@ impl Answers {
             },
             generation: rate(&self.generation),
             prompt: rate(&self.prompt),
+            not_rated: self.generating.not_counters(g),
             tokens_at_request_end: context.tokens_at_request_end,
             ..Figures::default()
         };

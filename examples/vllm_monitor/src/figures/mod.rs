@@ -393,6 +393,10 @@ pub struct Figures {
     /// are not, and are left out of the totals and of every group, for generated and
     /// prompt tokens alike.
     pub tokens_at_request_end: bool,
+    /// Sources (a URL, or one group of its series) whose counters go down with no restart
+    /// (the `erratic` event): left out of the rates of this row, which then cover the
+    /// others only.
+    pub not_rated: usize,
 }
 
 /// What a row's window figures cover (`None`: no window yet), and why it is shorter than

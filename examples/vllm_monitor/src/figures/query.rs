@@ -84,6 +84,17 @@ pub(super) struct Rated {
     no_counter: std::collections::HashSet<(usize, Option<usize>)>,
 }
 
+impl Rated {
+    /// How many sources (a URL, or one group of its series) were refused as no counter:
+    /// over everything (`None`) or in group `g`.
+    pub(super) fn not_counters(&self, g: Option<usize>) -> usize {
+        match g {
+            None => self.no_counter.len(),
+            Some(g) => self.no_counter.iter().filter(|(_, id)| *id == Some(g)).count(),
+        }
+    }
+}
+
 /// Which sources and groups the second figure of [`Query::figure_of`] sums.
 #[derive(Clone, Copy)]
 enum Among<'r> {

@@ -118,5 +118,6 @@ fn figures_without_slo(f: &Figures, verdict: &Verdict) -> Value {
         "stalled": verdict.stalled,
         "imbalanced_engine": verdict.imbalanced_engine,
         "tokens_counted_at_request_end": f.tokens_at_request_end,
+        "not_rated": f.not_rated,
     })
 }

@@ -187,6 +187,8 @@ mod tests {
             "{columns:?}"
         );
         assert!(columns.contains(&"ttft_seconds.p95".to_string()));
+        // A total that leaves an erratic server out says so in its own column.
+        assert!(columns.contains(&"not_rated".to_string()), "{columns:?}");
         assert!(!columns
             .iter()
             .any(|c| c.starts_with("requests_finished_per_s.by_reason")));

@@ -213,6 +213,26 @@ fn two_replicas_behind_one_url_are_announced_and_not_rated() {
         .filter(|row| group(row, FAULTY).and_then(window_rate).is_some())
         .count();
     assert!(rated <= 12, "{rated} rows rate two processes as one counter");
+    // A row whose rates leave it out says so, in its totals and in its group, and its
+    // total is then the good server's alone; a row that rates it does not.
+    let mut left_out = 0;
+    for row in &intervals {
+        let faulty = group(row, FAULTY).unwrap();
+        let not_rated = row["not_rated"].as_u64().unwrap();
+        assert_eq!(faulty["not_rated"], not_rated, "{row}");
+        assert_eq!(group(row, GOOD).unwrap()["not_rated"], 0, "{row}");
+        if not_rated == 1 {
+            left_out += 1;
+            assert!(window_rate(faulty).is_none(), "{row}");
+            assert_eq!(window_rate(row), group(row, GOOD).and_then(window_rate), "{row}");
+        } else {
+            assert_eq!(not_rated, 0, "{row}");
+        }
+    }
+    assert!(
+        left_out >= 20,
+        "{left_out} rows say the erratic server is left out"
+    );
     for row in &intervals {
         if let Some(rate) = group(row, FAULTY).and_then(window_rate) {
             assert!((rate - 1_000.0).abs() <= 6.0, "{rate} tok/s at {}", row["t"]);
