@@ -389,8 +389,17 @@ impl Pipeline {
         for event in events {
             said.push(self.announce(elapsed, event));
         }
-        if let Some(note) = self.by_label_missing(&snapshot) {
-            said.push(Said::Note(note));
+        if let Some(message) = self.by_label_missing(&snapshot) {
+            // A warning event, not a note: `--json` and `--export csv` drop notes, and a
+            // misspelt label would leave their rows without groups and without a word.
+            let event = Event {
+                kind: EventKind::Warning,
+                at,
+                source: "all servers".into(),
+                message,
+                alert: None,
+            };
+            said.push(self.announce(elapsed, event));
         }
         self.history.push(&snapshot);
         let since_start = &snapshot.figures.since_start;

@@ -126,3 +126,36 @@ fn two_urls_one_character_apart_print_distinct_labels() {
         }
     }
 }
+
+/// `--by` a label no series has (a misspelling): a warning event that names the labels
+/// the pages do have, in `--json` too (notes are not in it), once.
+#[test]
+fn a_by_label_no_series_has_is_a_warning_that_names_the_labels_there() {
+    let fleet = Fleet::new(TEMPLATE, 3, ORIGIN_US / 1000);
+    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
+    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
+    let recording = Recording::make(
+        "by-pod.jsonl",
+        grid,
+        &[Source::new("http://127.0.0.1:9091/federate", page)],
+    );
+    let rows = recording.replay(&["--json", "--by", "pod"]);
+    let warnings: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["event"] == "warning")
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    let said: Vec<&&str> = warnings.iter().filter(|m| m.starts_with("--by pod:")).collect();
+    assert_eq!(said.len(), 1, "{warnings:?}");
+    assert!(
+        said[0].contains("(the labels there are: engine, instance, job, model_name)"),
+        "{}",
+        said[0]
+    );
+    // The rows have no group to show, as the warning says.
+    let intervals = rows.iter().filter(|r| r.get("urls").is_some());
+    assert!(intervals.clone().count() >= 3);
+    assert!(intervals
+        .clone()
+        .all(|r| r["groups"].as_array().is_some_and(Vec::is_empty)));
+}
