@@ -367,7 +367,7 @@ impl<'page, 'py> Strings<'page, 'py> {
     }
 
     /// The string of `text`, made once per page. A label value as written (`raw`) is the
-    /// key of its unescaped string (names hold no backslash, so keys never clash).
+    /// key of its unescaped string (a quoted label name's escapes are a value's, so a key is one string either way).
     fn cached(&mut self, py: Python<'py>, text: &'page str) -> Bound<'py, PyString> {
         self.made
             .entry(text)
@@ -391,7 +391,13 @@ impl<'page, 'py> Strings<'page, 'py> {
         // A metric name that is not the previous one is mostly a new family's: made, not
         // looked up.
         let string = if position == 0 {
-            PyString::new(py, text)
+            // A quoted name may hold escapes (`{"a\\"b"}`): Python sees the name, as it
+            // sees label names and values, not how the page spelled it.
+            if text.contains('\\') {
+                PyString::new(py, &LabelValue::from_raw(text).unescaped())
+            } else {
+                PyString::new(py, text)
+            }
         } else {
             self.cached(py, text)
         };

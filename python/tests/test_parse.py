@@ -77,6 +77,18 @@ def test_label_values_with_and_without_escapes_repeat_correctly():
     assert got == [("a", {"v": "x\ny"}), ("a", {"v": "x\ny"}), ("b", {"v": "plain"}), ("b", {"w": "x\ny"})]
 
 
+def test_quoted_names_with_escapes_are_unescaped_as_labels_are():
+    # Text 1.0.0 and Prometheus 3: a quoted name holds escapes. Python sees the name, so
+    # that a selector spelled with the same escapes matches it, and it writes back.
+    page = '# TYPE "a\\"b" gauge\n{"a\\"b","x\\\\y"="v"} 1\n{"a\\"b","x\\\\y"="w"} 2\n'
+    meta, first, second = list(promrate.parse(page))
+    assert meta.name == 'a"b'
+    assert (first.name, first.labels) == ('a"b', {"x\\y": "v"})
+    assert second.name == 'a"b'
+    assert promrate.Selector('{"a\\"b"}').matches(first)
+    assert str(first) == '{"a\\"b","x\\\\y"="v"} 1.0'
+
+
 def test_metadata_entries():
     page = "# HELP up Whether\\nit is up.\n# TYPE up gauge\n# a comment\nup 1\n"
     help_, type_, comment, _ = promrate.parse(page)

@@ -74,8 +74,14 @@ pub fn facts(s: &promrate::Sample<'_>) -> String {
             }
         }
     }
+    // Labels as they mean, not as written: a writer spells an escape one way (an unknown
+    // escape such as `\q`, kept as it is when read, is written `\\q`).
     for e in s.exemplars() {
-        out += &format!(" # {:?} {} {:?}", e.labels(), bits(e.value()), e.timestamp_ms());
+        out += " #";
+        for (name, value) in e.labels().iter_unescaped() {
+            out += &format!(" {name:?}={:?}", value.unescaped());
+        }
+        out += &format!(" {} {:?}", bits(e.value()), e.timestamp_ms());
     }
     out
 }
