@@ -129,7 +129,8 @@ impl<'page> Sample<'page> {
     }
 
     /// The timestamp in milliseconds since the epoch; OpenMetrics float seconds are
-    /// converted (rounded to the nearest millisecond, saturating at the `i64` range).
+    /// converted as Prometheus converts them (`int64(ts * 1000)`: `1.0006` is 1000 ms, the
+    /// product truncated toward zero), saturating at the `i64` range.
     ///
     /// # Example
     /// ```
