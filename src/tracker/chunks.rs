@@ -318,10 +318,7 @@ impl IngestChunks<'_> {
                 self.tracker.page_names.forget_before(horizon);
                 self.tracker.finish_page(read, None)
             }
-            Some(Reading::Whole(at)) => {
-                let page = String::from_utf8_lossy(&line);
-                self.tracker.ingest(&page, at)
-            }
+            Some(Reading::Whole(at)) => ingest_gathered(self.tracker, &line, at),
             None => return Ok(IngestReport::default()),
         };
         // The buffers' capacity is kept for the next page (a line's worth, not a page's).
@@ -331,6 +328,41 @@ impl IngestChunks<'_> {
         self.tracker.carried = std::mem::take(&mut self.carried);
         result
     }
+}
+
+/// A page gathered whole (strict OpenMetrics) read by [`Tracker::ingest`]: a line that is
+/// not UTF-8 is a bad line ([`ParseErrorKind::InvalidUtf8`], as line by line), never read
+/// with its bytes replaced (a label value read with U+FFFD would be another series, and
+/// nothing would say so). The line stays, blank, so that the lines keep their numbers and
+/// the parser refuses it; the report then names the bytes as the reason.
+fn ingest_gathered(
+    tracker: &mut Tracker,
+    page: &[u8],
+    at: DateTime<Utc>,
+) -> Result<IngestReport, IngestError> {
+    if let Ok(text) = std::str::from_utf8(page) {
+        return tracker.ingest(text, at);
+    }
+    let mut text = String::with_capacity(page.len());
+    let mut not_utf8 = Vec::new();
+    for (index, line) in page.split_inclusive(|&b| b == b'\n').enumerate() {
+        match std::str::from_utf8(line) {
+            Ok(line) => text.push_str(line),
+            Err(error) => {
+                let valid = &line[..error.valid_up_to()];
+                let column = String::from_utf8_lossy(valid).chars().count() + 1;
+                not_utf8.push((index + 1, column));
+                text.push('\n');
+            }
+        }
+    }
+    let mut report = tracker.ingest(&text, at)?;
+    if let Some(first) = report.first_error.as_mut() {
+        if let Some(&(line, column)) = not_utf8.iter().find(|(line, _)| *line == first.line) {
+            *first = ParseError::new(line, column, ParseErrorKind::InvalidUtf8);
+        }
+    }
+    Ok(report)
 }
 
 impl Drop for IngestChunks<'_> {

@@ -231,3 +231,39 @@ fn a_line_that_is_not_utf8_is_a_bad_line() {
         (2, 6, promrate::error::ParseErrorKind::InvalidUtf8)
     );
 }
+
+/// Strict OpenMetrics gathers the page to read it whole: a line that is not UTF-8 is a bad
+/// line there too, never a sample whose label holds U+FFFD (another series, said nowhere),
+/// and the lines after it keep their numbers.
+#[test]
+fn a_line_that_is_not_utf8_is_a_bad_line_in_a_strict_openmetrics_page() {
+    use promrate::{error::ParseErrorKind, Format, Parser};
+    let page = b"# TYPE a counter\na_total{x=\"\xff\"} 1\na_total{x=\"2\"} 2\n# EOF\n";
+    for format in [Format::OpenMetrics, Format::OpenMetrics2] {
+        let mut t = Tracker::new([]);
+        t.parser(Parser::new(format));
+        let mut reading = t.ingest_chunks(at(0)).unwrap();
+        reading.push(&page[..20]);
+        reading.push(&page[20..]);
+        let report = reading.finish().unwrap();
+        assert_eq!((report.samples, report.bad_lines), (1, 1), "{format:?}");
+        let error = report.first_error.unwrap();
+        assert_eq!(
+            (error.line, error.column, error.kind),
+            (2, 12, ParseErrorKind::InvalidUtf8)
+        );
+        let series: Vec<String> = t
+            .series()
+            .map(|s| format!("{:?}", s.labels().collect::<Vec<_>>()))
+            .collect();
+        assert_eq!(series, [r#"[("x", "2")]"#], "{format:?}");
+    }
+    // A bad line after a sample's error: the first error stays the sample's own.
+    let mut t = Tracker::new([]);
+    t.parser(Parser::new(Format::OpenMetrics));
+    let report = t
+        .ingest_reader(b"a_total{ 1\nb{x=\"\xfe\"} 2\n# EOF\n".as_slice(), at(0))
+        .unwrap();
+    assert_eq!(report.bad_lines, 2);
+    assert_ne!(report.first_error.unwrap().kind, ParseErrorKind::InvalidUtf8);
+}
