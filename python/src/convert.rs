@@ -8,6 +8,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDateTime, PyDelta, PyString};
 
+use crate::errors::parse_error;
+
 /// A time: an aware `datetime` (any time zone), or Unix seconds (`int` or `float`, read to
 /// the microsecond as `datetime.fromtimestamp` reads them). A naive `datetime` is refused:
 /// its time zone would be a guess.
@@ -78,17 +80,52 @@ fn type_name(ob: &Borrowed<'_, '_, PyAny>) -> String {
 
 /// The text of a page given as `str` or `bytes` (UTF-8), borrowed from the Python object.
 pub fn page_text<'a>(page: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    match page_bytes(page)? {
+        Page::Text(text) => Ok(text),
+        Page::NotUtf8(bytes, error) => Err(PyErr::from_value(
+            parse_error(page.py(), &not_utf8(bytes, error))?.into_any(),
+        )),
+    }
+}
+
+/// A page as given: text, or bytes that are not UTF-8 (with where).
+pub enum Page<'a> {
+    Text(&'a str),
+    NotUtf8(&'a [u8], std::str::Utf8Error),
+}
+
+/// [`page_text`], the bytes that are not UTF-8 given back rather than refused (the
+/// tracker reads the lines that are, as `Tracker::ingest_chunks` does).
+pub fn page_bytes<'a>(page: &'a Bound<'_, PyAny>) -> PyResult<Page<'a>> {
     if let Ok(text) = page.cast::<PyString>() {
-        return text.to_str();
+        return Ok(Page::Text(text.to_str()?));
     }
     if let Ok(bytes) = page.cast::<PyBytes>() {
-        return std::str::from_utf8(bytes.as_bytes())
-            .map_err(|e| PyValueError::new_err(format!("the page is not UTF-8: {e}")));
+        let bytes = bytes.as_bytes();
+        return Ok(match std::str::from_utf8(bytes) {
+            Ok(text) => Page::Text(text),
+            Err(error) => Page::NotUtf8(bytes, error),
+        });
     }
     Err(PyTypeError::new_err(format!(
         "a page is str or bytes, not {}",
         page.get_type().name()?
     )))
+}
+
+/// Where bytes stop being UTF-8, as a parse error says it: line and column (in
+/// characters) of the first invalid byte.
+fn not_utf8(bytes: &[u8], error: std::str::Utf8Error) -> promrate::ParseError {
+    let valid = &bytes[..error.valid_up_to()];
+    let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+    // Valid up to there, so this line's start up to there is too.
+    let column = std::str::from_utf8(&valid[line_start..]).map_or(1, |s| s.chars().count() + 1);
+    promrate::ParseError {
+        line,
+        column,
+        kind: promrate::error::ParseErrorKind::InvalidUtf8,
+    }
 }
 
 /// A format: "text", "openmetrics", "openmetrics-2.0.0" (or "openmetrics2"), or an HTTP
@@ -128,4 +165,50 @@ pub fn time_text(at: DateTime<Utc>) -> String {
 /// A Python string literal of `text`, as `repr(str)` writes it.
 pub fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
     Ok(PyString::new(py, text).repr()?.to_string())
+}
+
+/// A list argument (`selectors`, `by`). One str where a list is asked for is refused with
+/// the list it meant: pyo3's own words ("Can't extract `str` to `Vec`") name no fix.
+pub struct Many<T>(pub Vec<T>);
+
+impl<'a, 'py, T> FromPyObject<'a, 'py> for Many<T>
+where
+    Vec<T>: FromPyObject<'a, 'py, Error = PyErr>,
+{
+    type Error = PyErr;
+
+    fn extract(ob: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if ob.is_instance_of::<PyString>() || ob.is_instance_of::<crate::select::Selector>() {
+            let one = ob.repr()?;
+            return Err(PyTypeError::new_err(format!(
+                "a list is asked for here: [{one}], not {one}"
+            )));
+        }
+        Ok(Many(ob.extract()?))
+    }
+}
+
+/// A count argument, named when it is negative (Python's ints are signed, the counts not).
+pub fn count(name: &str, n: Option<i64>) -> PyResult<Option<u64>> {
+    n.map(|n| {
+        u64::try_from(n).map_err(|_| PyValueError::new_err(format!("{name} is a count, 0 or more, not {n}")))
+    })
+    .transpose()
+}
+
+/// A duration argument that must be positive, named when it is not.
+pub fn positive_duration(name: &str, d: TimeDelta) -> PyResult<TimeDelta> {
+    if d > TimeDelta::zero() {
+        Ok(d)
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{name} is a duration longer than 0, not {}",
+            seconds_text(d)
+        )))
+    }
+}
+
+/// [`positive_duration`] of an optional argument.
+pub fn positive(name: &str, span: Option<Span>) -> PyResult<Option<TimeDelta>> {
+    span.map(|Span(d)| positive_duration(name, d)).transpose()
 }

@@ -17,7 +17,8 @@ use crate::errors::parse_error;
 /// OpenMetrics `exemplar`, if any. OpenMetrics 2.0 adds `start_timestamp_ms` and
 /// `start_timestamp` (`st@`), `composite` (a `Histogram` or `Summary` on one line; its
 /// `value` is then NaN) and `exemplars` (every exemplar). `str(sample)` is its line in the
-/// text format.
+/// text format, or, for a composite value (which the text format has no line for), in
+/// OpenMetrics 2.0.
 ///
 /// >>> import promrate
 /// >>> [s] = promrate.parse('http_requests_total{code="200",path="/a\\"b"} 1027 1395066363000\n')
@@ -53,6 +54,8 @@ pub struct Sample {
     /// Every exemplar of the sample (OpenMetrics 2.0 allows several), in page order.
     #[pyo3(get)]
     exemplars: Py<PyTuple>,
+    /// A composite value's OpenMetrics 2.0 line, written when it was read (`str`).
+    composite_line: Option<String>,
 }
 
 #[pymethods]
@@ -93,6 +96,9 @@ impl Sample {
     }
 
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        if let Some(line) = &self.composite_line {
+            return Ok(line.trim_end().to_string());
+        }
         let line = self.line(py)?;
         Ok(line.trim_end().to_string())
     }
@@ -518,6 +524,16 @@ impl<'page, 'py> Strings<'page, 'py> {
             .composite()
             .map(|value| composite_object(py, &value))
             .transpose()?;
+        let composite_line = match composite {
+            Some(_) => {
+                let mut line = String::new();
+                sample
+                    .write_openmetrics2(&mut line)
+                    .map_err(|_| PyValueError::new_err("the sample could not be written"))?;
+                Some(line)
+            }
+            None => None,
+        };
         Py::new(
             py,
             Sample {
@@ -529,6 +545,7 @@ impl<'page, 'py> Strings<'page, 'py> {
                 start_timestamp_ms: sample.start_timestamp_ms(),
                 composite,
                 exemplars: PyTuple::new(py, exemplars)?.unbind(),
+                composite_line,
             },
         )
     }

@@ -3,9 +3,10 @@
 //! `Smoothed` and `Semantics`).
 
 use promrate::promql::Point;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::convert::{seconds_text, Instant, Span};
+use crate::convert::{positive, positive_duration, seconds_text, Instant, Span};
 
 /// Which Prometheus major version's arithmetic to reproduce: `PROMETHEUS3` (default:
 /// windows open on the left) or `PROMETHEUS2`.
@@ -67,9 +68,13 @@ pub struct RangeFunctions {
 impl RangeFunctions {
     #[new]
     #[pyo3(signature = (window, *, semantics = Semantics::Prometheus3, lookback = None))]
-    fn new(window: Span, semantics: Semantics, lookback: Option<Span>) -> Self {
-        let mut inner = promrate::promql::RangeFunctions::new(window.0).semantics(semantics.rust());
-        let mut described = format!("RangeFunctions(window={}", seconds_text(window.0));
+    fn new(window: Span, semantics: Semantics, lookback: Option<Span>) -> PyResult<Self> {
+        // PromQL refuses `x[0s]` when it parses the query; None from every function would
+        // say nothing of why.
+        let window = positive_duration("window", window.0)?;
+        let lookback = positive("lookback", lookback)?.map(Span);
+        let mut inner = promrate::promql::RangeFunctions::new(window).semantics(semantics.rust());
+        let mut described = format!("RangeFunctions(window={}", seconds_text(window));
         if semantics == Semantics::Prometheus2 {
             described.push_str(", semantics=Semantics.PROMETHEUS2");
         }
@@ -78,7 +83,7 @@ impl RangeFunctions {
             described.push_str(&format!(", lookback={}", seconds_text(lookback)));
         }
         described.push(')');
-        RangeFunctions { inner, described }
+        Ok(RangeFunctions { inner, described })
     }
 
     /// PromQL `rate()`: per second, extrapolated towards the window's edges.
@@ -218,35 +223,46 @@ pub struct StartAware {
 #[pymethods]
 impl StartAware {
     /// `rate()` with start timestamps.
-    fn rate(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
-        self.inner
-            .with_start_times(&self.starts)
-            .rate(&self::points(points), at.0)
+    fn rate(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
+        let points = self.points(points)?;
+        Ok(self.inner.with_start_times(&self.starts).rate(&points, at.0))
     }
 
     /// `increase()` with start timestamps.
-    fn increase(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
-        self.inner
-            .with_start_times(&self.starts)
-            .increase(&self::points(points), at.0)
+    fn increase(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
+        let points = self.points(points)?;
+        Ok(self.inner.with_start_times(&self.starts).increase(&points, at.0))
     }
 
     /// `irate()` with start timestamps.
-    fn irate(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
-        self.inner
-            .with_start_times(&self.starts)
-            .irate(&self::points(points), at.0)
+    fn irate(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
+        let points = self.points(points)?;
+        Ok(self.inner.with_start_times(&self.starts).irate(&points, at.0))
     }
 
     /// `resets()` with start timestamps.
-    fn resets(&self, points: Vec<(i64, f64)>, at: Instant) -> Option<f64> {
-        self.inner
-            .with_start_times(&self.starts)
-            .resets(&self::points(points), at.0)
+    fn resets(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
+        let points = self.points(points)?;
+        Ok(self.inner.with_start_times(&self.starts).resets(&points, at.0))
     }
 
     fn __repr__(&self) -> &str {
         &self.described
+    }
+}
+
+impl StartAware {
+    /// The points, one start time each: a list of another length is a mistake (the
+    /// start times of other points), refused rather than read as unknown.
+    fn points(&self, points: Vec<(i64, f64)>) -> PyResult<Vec<Point>> {
+        if points.len() != self.starts.len() {
+            return Err(PyValueError::new_err(format!(
+                "with_start_times was given {} start time(s) for {} point(s): one per point, None where it is not known",
+                self.starts.len(),
+                points.len()
+            )));
+        }
+        Ok(self::points(points))
     }
 }
 

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::convert::{py_repr, seconds_text, time_text, Instant, Span};
+use crate::convert::{py_repr, seconds_text, time_text, Instant, Many, Span};
 use crate::parse::float_repr;
 use crate::promql::Semantics;
 use crate::select::SelectorArg;
@@ -15,7 +15,11 @@ use crate::select::SelectorArg;
 /// `IRATE` (bit for bit as Prometheus computes them, extrapolated to the window's edges);
 /// `WINDOW_RATE` and `WINDOW_INCREASE` (between the scrape nearest the window's start and
 /// the newest, not extrapolated); `EWMA` (a running average of the rate; its time constant
-/// is the tracker's `ewma_time_constant`, so it takes no window).
+/// is the tracker's `ewma_time_constant`, so it takes no window); `TOTAL_INCREASE` (what a
+/// counter counted since its first page, through every restart); `LAST` (the newest
+/// value: a gauge's reading); `AVERAGE` (the mean of the points in the window, as PromQL's
+/// `avg_over_time`: a gauge's mean level). `TOTAL_INCREASE` and `LAST` read no window: one
+/// given is not used.
 ///
 /// >>> import promrate
 /// >>> promrate.Estimator.WINDOW_RATE, promrate.Estimator.RATE.description
@@ -107,7 +111,7 @@ pub struct Query {
 impl Query {
     #[new]
     #[pyo3(
-        signature = (selector, estimator, window = None, *, at = None, by = Vec::new(), scope = SeriesScope::NewestPage, semantics = Semantics::Prometheus3, modifier = None, lookback = None, slack = None, gap = None, start_timestamps = true),
+        signature = (selector, estimator, window = None, *, at = None, by = Many(Vec::new()), scope = SeriesScope::NewestPage, semantics = Semantics::Prometheus3, modifier = None, lookback = None, slack = None, gap = None, start_timestamps = true),
         text_signature = "(selector, estimator, window=None, *, at=None, by=(), scope=..., semantics=..., modifier=None, lookback=None, slack=None, gap=None, start_timestamps=True)"
     )]
     #[allow(clippy::too_many_arguments)]
@@ -117,7 +121,7 @@ impl Query {
         estimator: Estimator,
         window: Option<Span>,
         at: Option<Instant>,
-        by: Vec<String>,
+        by: Many<String>,
         scope: SeriesScope,
         semantics: Semantics,
         modifier: Option<&str>,
@@ -155,6 +159,7 @@ impl Query {
             query = query.at(at);
             described.push_str(&format!(", at={}", time_text(at)));
         }
+        let Many(by) = by;
         if !by.is_empty() {
             described.push_str(&format!(", by={}", PyList::new(py, &by)?.repr()?));
             query = query.by(by);

@@ -2,10 +2,11 @@
 //! `Refusal`, `Unmatched`).
 
 use chrono::{DateTime, Utc};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::convert::{format_of, page_text, py_repr, time_text, Instant, Span};
+use crate::convert::{count, format_of, page_bytes, positive, py_repr, time_text, Instant, Many, Page, Span};
 use crate::errors::{ingest_error, parse_error, query_error};
 use crate::query::{Answer, Query};
 use crate::select::SelectorArg;
@@ -18,7 +19,7 @@ use crate::select::SelectorArg;
 ///
 /// Settings, all optional: `retention` (history kept per series, default 10 minutes; a
 /// query's window may not be longer), `stale_after` (scrapes a series may be missing
-/// before it is dropped, default 5), `ewma_time_constant` (default 10 s),
+/// before it is dropped, default 5), `ewma_time_constant` (default 30 s),
 /// `ewma_restart_after` (an interval longer than this restarts the EWMA), `max_series`,
 /// `infer_counters` (read untyped families by their names, as through `/federate`),
 /// `normalize_names` (':' and '_' alike in names), `start_time_skew` (how far servers'
@@ -56,22 +57,23 @@ pub struct Tracker {
 impl Tracker {
     #[new]
     #[pyo3(
-        signature = (selectors = Vec::new(), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false, start_time_skew = None, honor_timestamps = true),
+        signature = (selectors = Many(Vec::new()), *, retention = None, stale_after = None, ewma_time_constant = None, ewma_restart_after = None, max_series = None, infer_counters = false, normalize_names = false, start_time_skew = None, honor_timestamps = true),
         text_signature = "(selectors=(), *, retention=None, stale_after=None, ewma_time_constant=None, ewma_restart_after=None, max_series=None, infer_counters=False, normalize_names=False, start_time_skew=None, honor_timestamps=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        selectors: Vec<SelectorArg>,
+        selectors: Many<SelectorArg>,
         retention: Option<Span>,
-        stale_after: Option<u32>,
+        stale_after: Option<i64>,
         ewma_time_constant: Option<Span>,
         ewma_restart_after: Option<Span>,
-        max_series: Option<usize>,
+        max_series: Option<i64>,
         infer_counters: bool,
         normalize_names: bool,
         start_time_skew: Option<Span>,
         honor_timestamps: bool,
     ) -> PyResult<Self> {
+        let Many(selectors) = selectors;
         let mut parsed = Vec::with_capacity(selectors.len());
         let mut given = Vec::with_capacity(selectors.len());
         for selector in selectors {
@@ -79,23 +81,31 @@ impl Tracker {
             given.push(text);
             parsed.push(selector);
         }
+        // Checked here, each named: a negative count or duration would otherwise be an
+        // OverflowError without a name, or a tracker whose every query is refused later.
         let mut inner = promrate::Tracker::new(parsed);
-        if let Some(Span(d)) = retention {
+        if let Some(d) = positive("retention", retention)? {
             inner.retention(d);
         }
-        if let Some(n) = stale_after {
-            inner.stale_after(n);
+        if let Some(n) = count("stale_after", stale_after)? {
+            inner.stale_after(u32::try_from(n).unwrap_or(u32::MAX));
         }
-        if let Some(Span(d)) = ewma_time_constant {
+        if let Some(d) = positive("ewma_time_constant", ewma_time_constant)? {
             inner.ewma_time_constant(d);
         }
-        if let Some(Span(d)) = ewma_restart_after {
+        if let Some(d) = positive("ewma_restart_after", ewma_restart_after)? {
             inner.ewma_restart_after(d);
         }
-        if let Some(n) = max_series {
-            inner.max_series(n);
+        if let Some(n) = count("max_series", max_series)? {
+            inner.max_series(usize::try_from(n).unwrap_or(usize::MAX));
         }
         if let Some(Span(d)) = start_time_skew {
+            if d < chrono::TimeDelta::zero() {
+                return Err(PyValueError::new_err(format!(
+                    "start_time_skew is how far clocks may be apart, 0 or more, not {}",
+                    crate::convert::seconds_text(d)
+                )));
+            }
             inner.start_time_skew(Some(d));
         }
         inner
@@ -128,14 +138,23 @@ impl Tracker {
         Ok(slf)
     }
 
-    /// Reads one scrape's page (`str` or UTF-8 `bytes`) taken `at` (an aware datetime or
-    /// Unix seconds; after the previous scrape). Returns what it did (an `IngestReport`:
-    /// samples, restarts, bad lines); raises `IngestError` for a scrape refused whole.
+    /// Reads one scrape's page (`str` or `bytes`) taken `at` (an aware datetime or Unix
+    /// seconds; after the previous scrape). Returns what it did (an `IngestReport`:
+    /// samples, restarts, bad lines: a line of `bytes` that is not UTF-8 is one); raises
+    /// `IngestError` for a scrape refused whole.
     /// The GIL is released while the page is read.
     fn ingest(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, at: Instant) -> PyResult<IngestReport> {
-        let text = page_text(page)?;
         let tracker = &mut self.inner;
-        let report = py.detach(|| tracker.ingest(text, at.0));
+        // Bytes that are not all UTF-8: the lines that are read, each other one a bad line
+        // in the report, as a page read from a socket is (`ingest_chunks`).
+        let report = match page_bytes(page)? {
+            Page::Text(text) => py.detach(|| tracker.ingest(text, at.0)),
+            Page::NotUtf8(bytes, _) => py.detach(|| {
+                let mut reading = tracker.ingest_chunks(at.0)?;
+                reading.push(bytes);
+                reading.finish()
+            }),
+        };
         match report {
             Ok(report) => IngestReport::new(py, report),
             Err(e) => Err(ingest_error(py, &e)),

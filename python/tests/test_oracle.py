@@ -173,3 +173,18 @@ def test_start_timestamp_answers_bit_for_bit_with_prometheus_3_14_rules():
             ), (q, got, want)
             checked += 1
     assert checked == 24_000
+
+
+def test_range_functions_refuse_what_promql_refuses_and_name_it():
+    # PromQL refuses `x[0s]` when it parses the query: None from every function would say
+    # nothing of why.
+    for window in (0, -1):
+        with pytest.raises(ValueError, match=f"window is a duration longer than 0, not {window} s"):
+            promql.RangeFunctions(window=window)
+    with pytest.raises(ValueError, match="lookback is a duration longer than 0"):
+        promql.RangeFunctions(window=60, lookback=0)
+    points = [(120_000, 1.0), (180_000, 2.0), (240_000, 3.0), (300_000, 4.0)]
+    aware = promql.RangeFunctions(window=300).with_start_times([90_000])
+    with pytest.raises(ValueError, match=r"1 start time\(s\) for 4 point\(s\): one per point"):
+        aware.increase(points, at=360)
+    assert promql.RangeFunctions(window=300).with_start_times([90_000] * 4).increase(points, at=360) == 5.142857142857143

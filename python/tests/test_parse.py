@@ -89,6 +89,14 @@ def test_quoted_names_with_escapes_are_unescaped_as_labels_are():
     assert str(first) == '{"a\\"b","x\\\\y"="v"} 1.0'
 
 
+def test_a_composite_value_prints_as_its_openmetrics_2_line():
+    page = "# TYPE foo histogram\nfoo{m=\"a\"} {count:17,sum:324789.3,bucket:[0.01:0,0.1:8,+Inf:17]} st@1520430000.123\n# EOF\n"
+    [_, s, _] = promrate.parse(page, format="openmetrics-2.0.0")
+    assert str(s) == 'foo{m="a"} {count:17,sum:324789.3,bucket:[0.01:0,0.1:8,+Inf:17]} st@1520430000.123'
+    [_, again, _] = promrate.parse(f"# TYPE foo histogram\n{s}\n# EOF\n", format="openmetrics-2.0.0")
+    assert again.composite.buckets == s.composite.buckets and again.start_timestamp_ms == s.start_timestamp_ms
+
+
 def test_metadata_entries():
     page = "# HELP up Whether\\nit is up.\n# TYPE up gauge\n# a comment\nup 1\n"
     help_, type_, comment, _ = promrate.parse(page)
@@ -126,6 +134,10 @@ def test_pages_as_bytes_must_be_utf8_and_others_are_refused():
     assert samples(promrate.parse("a 1\n".encode())) [0].value == 1.0
     with pytest.raises(ValueError, match="not UTF-8"):
         promrate.parse(b"a\xff 1\n")
+    # Where, as a parse error says it: line and column (in characters) of the first bad byte.
+    with pytest.raises(promrate.ParseError) as bad:
+        promrate.parse('a 1\nb{x="é\xff"} 2\n'.encode("latin-1").replace(b"\xe9", "é".encode()))
+    assert (bad.value.line, bad.value.column, str(bad.value)) == (2, 7, "line 2, column 7: not UTF-8")
     with pytest.raises(TypeError, match="str or bytes"):
         promrate.parse(42)
 

@@ -3,6 +3,7 @@ restarts, reasons instead of empty answers, errors as exceptions, times and dura
 Python's types."""
 
 import datetime
+import math
 
 import pytest
 
@@ -160,6 +161,44 @@ def test_times_and_durations():
         tracker.ingest("a_total 30\n", "now")
     with pytest.raises(TypeError, match="timedelta or seconds"):
         promrate.Query("a_total", E.RATE, "1m")
+
+
+def test_settings_are_checked_when_given_and_name_themselves():
+    for kwargs, words in [
+        ({"retention": -5}, "retention is a duration longer than 0, not -5 s"),
+        ({"retention": 0}, "retention is a duration longer than 0, not 0 s"),
+        ({"ewma_time_constant": 0}, "ewma_time_constant is a duration longer than 0"),
+        ({"ewma_restart_after": -1}, "ewma_restart_after is a duration longer than 0"),
+        ({"stale_after": -1}, "stale_after is a count, 0 or more, not -1"),
+        ({"max_series": -1}, "max_series is a count, 0 or more, not -1"),
+        ({"start_time_skew": -1}, "start_time_skew is how far clocks may be apart, 0 or more, not -1 s"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            promrate.Tracker(**kwargs)
+    # One selector where a list is asked for: the list it meant.
+    with pytest.raises(TypeError, match=r"a list is asked for here: \['a_total'\], not 'a_total'"):
+        promrate.Tracker("a_total")
+    with pytest.raises(TypeError, match=r"\['engine'\], not 'engine'"):
+        promrate.Query("a_total", E.RATE, 60, by="engine")
+    assert repr(promrate.Tracker(["a_total"], max_series=10, stale_after=0, start_time_skew=0)) == "Tracker(['a_total'], series=0, scrapes=0)"
+
+
+def test_the_ewma_time_constant_is_30_s_by_default_as_documented():
+    assert "ewma_time_constant` (default 30 s)" in promrate.Tracker.__doc__
+    tracker = promrate.Tracker()
+    for k, value in enumerate([1000, 1300, 1600]):
+        tracker.ingest(f"a_total {value}\n", T0 + 15 * k)
+    # 20/s over each 15 s interval: the EWMA starts at the first interval's rate.
+    assert tracker.evaluate(promrate.Query("a_total", E.EWMA)).value == 20.0
+    tracker.ingest("a_total 1600\n", T0 + 45)
+    weight = 1 - math.exp(-15 / 30)
+    assert tracker.evaluate(promrate.Query("a_total", E.EWMA)).value == pytest.approx(20.0 * (1 - weight), rel=1e-12)
+
+
+def test_bytes_that_are_not_utf8_are_bad_lines_and_the_rest_is_read():
+    report = promrate.Tracker().ingest(b'a_total 1\nb_total{x="\xff"} 2\nc_total 3\n', T0)
+    assert (report.samples, report.bad_lines) == (2, 1)
+    assert str(report.first_error) == "line 2, column 12: not UTF-8"
 
 
 def test_bad_lines_are_counted_and_the_first_reported():
