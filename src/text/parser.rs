@@ -30,7 +30,18 @@ pub enum Format {
     OpenMetrics,
     /// OpenMetrics 2.0 text (release candidate 0), fully validated: start timestamps
     /// (`st@`), composite values for histograms and summaries (native histograms too),
-    /// several exemplars per sample, sample names equal to their family's.
+    /// several exemplars per sample, sample names equal to their family's. As its failure
+    /// modes ask, a malformed exemplar does not take its sample down: the line's error
+    /// comes first, then its sample without exemplars.
+    ///
+    /// ```
+    /// use promrate::{Format, Parser};
+    /// let page = "# TYPE c counter\nc_total 7 # {id=\"a\"} 0.5\n# EOF\n"; // no exemplar time
+    /// let entries: Vec<_> = Parser::new(Format::OpenMetrics2).parse(page).collect();
+    /// assert!(entries[1].as_ref().is_err_and(|e| (e.line, e.column) == (2, 25)));
+    /// let sample = entries[2].as_ref().unwrap().as_sample().unwrap();
+    /// assert_eq!((sample.value(), sample.exemplars().count()), (7.0, 0));
+    /// ```
     OpenMetrics2,
 }
 
@@ -474,9 +485,43 @@ impl<'page> Entries<'page> {
         };
         let entry = match parsed {
             Ok(entry) => entry,
-            Err((offset, kind)) => return Some(Err(self.error_at(line_text, offset, kind))),
+            Err((offset, kind)) => {
+                let error = self.error_at(line_text, offset, kind);
+                let kept = match first {
+                    Some(b'#') => None,
+                    _ => self.sample_before_exemplars(line_text, offset),
+                };
+                let Some(sample) = kept else {
+                    return Some(Err(error));
+                };
+                // The exemplars' error first, then the sample, through the rules across
+                // lines; one the rules refuse is refused as any other.
+                return match self.validated(line_text, Entry::Sample(sample)) {
+                    Some(Ok(entry)) => {
+                        self.pending = Some(entry);
+                        Some(Err(error))
+                    }
+                    other => other,
+                };
+            }
         };
         self.validated(line_text, entry)
+    }
+
+    /// OpenMetrics 2.0's failure modes: "failures specific to exemplars should not cause the
+    /// entire exposition to fail. If an exemplar is malformed or invalid, it should be
+    /// dropped or ignored, allowing the valid metric data to be ingested." The sample of a
+    /// line refused at `error_at`, read without its exemplars, when that is where the
+    /// error lies: the line up to the first ` # ` (outside a quoted string: the text
+    /// before it reads as a sample) at or before the error.
+    #[cold]
+    fn sample_before_exemplars(&self, line: &'page str, error_at: usize) -> Option<Sample<'page>> {
+        if !self.dialect.version2 {
+            return None;
+        }
+        memchr::memmem::find_iter(line.as_bytes(), b" # ")
+            .take_while(|&hash| hash <= error_at)
+            .find_map(|hash| sample_line::sample(&line[..hash], self.dialect, &self.config.limits).ok())
     }
 
     /// An entry read from `line_text`, through OpenMetrics' rules across lines (when they

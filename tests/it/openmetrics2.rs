@@ -682,3 +682,71 @@ mod label_groups {
         }
     }
 }
+
+/// OpenMetrics 2.0's failure modes: a malformed exemplar is reported (a "MUST" broken is
+/// an error with its line and column) but does not take its sample down: "failures
+/// specific to exemplars should not cause the entire exposition to fail ... allowing the
+/// valid metric data to be ingested". The error comes first, then the sample without its
+/// exemplars; an error before the exemplars (or OpenMetrics 1.0, which says no such
+/// thing) keeps the line refused whole.
+#[test]
+fn a_malformed_exemplar_is_reported_and_its_sample_kept() {
+    use promrate::{error::ParseErrorKind, Tracker};
+    let page = "# TYPE c counter\n\
+                c_total{x=\" # \"} 1 # {id=\"a\"} 0.5\n\
+                c_total{x=\"2\"} 2 1 # {id=\"b\"} 0.5 1# {id=\"c\"} 1 1\n\
+                c_total{x=\"3\"} 3 st@x # {id=\"d\"} 1 1\n\
+                c_total{x=\"4\"} 4 # {id=\"e\"} 0.5 1\n# EOF\n";
+    for strict in [true, false] {
+        let entries: Vec<String> = Parser::new(Format::OpenMetrics2)
+            .strict(strict)
+            .parse(page)
+            .map(|e| match e {
+                Ok(entry) => match entry.into_sample() {
+                    Some(s) => format!(
+                        "{:?}={} exemplars={}",
+                        s.labels().get("x"),
+                        s.value(),
+                        s.exemplars().count()
+                    ),
+                    None => "metadata".to_string(),
+                },
+                Err(e) => format!("{}:{} {:?}", e.line, e.column, e.kind),
+            })
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                "metadata",
+                r#"2:34 Expected("an exemplar timestamp")"#,
+                r#"Some(" # ")=1 exemplars=0"#,
+                r#"3:35 InvalidTimestamp("1#")"#,
+                r#"Some("2")=2 exemplars=0"#,
+                r#"4:18 InvalidStartTimestamp("st@x")"#,
+                r#"Some("4")=4 exemplars=1"#,
+                "metadata",
+            ],
+            "strict {strict}"
+        );
+    }
+    // OpenMetrics 1.0 refuses the line whole, as before.
+    let v1 = "# TYPE c counter\nc_total 1 # {id=\"a\"} 0.5 1 2\n# EOF\n";
+    let v1: Vec<_> = Parser::new(Format::OpenMetrics).parse(v1).collect();
+    assert_eq!(
+        v1.iter()
+            .filter(|e| e.as_ref().is_ok_and(|e| e.as_sample().is_some()))
+            .count(),
+        0
+    );
+    // A tracker counts the line as bad and records its sample.
+    let mut tracker = Tracker::new([]);
+    tracker.read_as(Format::OpenMetrics2);
+    let report = tracker
+        .ingest(page, chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap())
+        .unwrap();
+    assert_eq!((report.samples, report.bad_lines), (3, 3));
+    assert_eq!(
+        report.first_error.map(|e| e.kind),
+        Some(ParseErrorKind::Expected("an exemplar timestamp"))
+    );
+}
