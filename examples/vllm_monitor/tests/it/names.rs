@@ -18,6 +18,15 @@ vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} 1e6
 vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 100
 ";
 
+/// Four 2 s scrapes of a `/federate` page of `servers` instances of [`TEMPLATE`].
+fn federation(name: &str, servers: usize) -> Recording {
+    let fleet = Fleet::new(TEMPLATE, servers, ORIGIN_US / 1000);
+    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
+    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
+    let sources = [Source::new("http://127.0.0.1:9091/federate", page)];
+    Recording::make(name, grid, &sources)
+}
+
 /// The group rows after each interval's total row: their labels, interval by interval.
 fn group_labels(lines: &[String]) -> Vec<Vec<String>> {
     let mut intervals: Vec<Vec<String>> = Vec::new();
@@ -40,14 +49,7 @@ fn group_labels(lines: &[String]) -> Vec<Vec<String>> {
 #[test]
 fn a_thousand_server_federation_prints_a_distinct_label_per_instance() {
     const SERVERS: usize = 1000;
-    let fleet = Fleet::new(TEMPLATE, SERVERS, ORIGIN_US / 1000);
-    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
-    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
-    let recording = Recording::make(
-        "fleet-1000.jsonl",
-        grid,
-        &[Source::new("http://127.0.0.1:9091/federate", page)],
-    );
+    let recording = federation("fleet-1000.jsonl", SERVERS);
     // Every instance a row (50 by default: see the test below).
     let lines = recording.plain(&["--by", "instance", "--max-groups", "1000"]);
     assert!(lines.iter().all(|l| l.chars().count() <= 120));
@@ -69,14 +71,7 @@ fn a_thousand_server_federation_prints_a_distinct_label_per_instance() {
 #[test]
 fn a_thousand_server_federation_shows_50_rows_and_the_others_summed() {
     const SERVERS: usize = 1000;
-    let fleet = Fleet::new(TEMPLATE, SERVERS, ORIGIN_US / 1000);
-    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
-    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
-    let recording = Recording::make(
-        "fleet-1000-top.jsonl",
-        grid,
-        &[Source::new("http://127.0.0.1:9091/federate", page)],
-    );
+    let recording = federation("fleet-1000-top.jsonl", SERVERS);
     let lines = recording.plain(&["--by", "instance"]);
     let intervals = group_labels(&lines);
     assert!(intervals.len() >= 3, "{}", lines.join("\n"));
@@ -131,14 +126,7 @@ fn two_urls_one_character_apart_print_distinct_labels() {
 /// the pages do have, in `--json` too (notes are not in it), once.
 #[test]
 fn a_by_label_no_series_has_is_a_warning_that_names_the_labels_there() {
-    let fleet = Fleet::new(TEMPLATE, 3, ORIGIN_US / 1000);
-    let grid = Grid::new(Duration::from_secs(2), 4).window(Duration::from_secs(4));
-    let page = |t: f64| fleet.page(ORIGIN_US / 1000 + (t * 1000.0) as i64);
-    let recording = Recording::make(
-        "by-pod.jsonl",
-        grid,
-        &[Source::new("http://127.0.0.1:9091/federate", page)],
-    );
+    let recording = federation("by-pod.jsonl", 3);
     let rows = recording.replay(&["--json", "--by", "pod"]);
     let warnings: Vec<&str> = rows
         .iter()
