@@ -238,7 +238,8 @@ impl Sample<'_> {
     /// Writes this sample as an OpenMetrics 2.0 line, with its newline: series (a quoted
     /// name first in the braces), number or composite value, timestamp and start timestamp
     /// in seconds, exemplars. It parses back to the same sample. (Samples of the older
-    /// formats write as they read: a counter's `_total` stays in its name.)
+    /// formats write as they read: a counter's `_total` stays in its name; an OpenMetrics
+    /// 1.0 exemplar without a timestamp is left out, as 2.0 requires one.)
     ///
     /// # Example
     /// ```

@@ -445,7 +445,9 @@ fn pairs<W: Write + ?Sized>(
 }
 
 /// Writes an exemplar as OpenMetrics 2.0 wants it after a sample: ` # {labels} value
-/// seconds` (the timestamp is required in 2.0; one without is written at 0).
+/// seconds`. The timestamp is required in 2.0: an exemplar without one (OpenMetrics 1.0
+/// allows that) is not written, as client_java's 2.0 writer leaves it out, rather than
+/// given a time it did not have.
 ///
 /// # Example
 /// ```
@@ -455,9 +457,18 @@ fn pairs<W: Write + ?Sized>(
 /// let mut out = String::new();
 /// write::exemplar(&mut out, &s.exemplar().unwrap())?;
 /// assert_eq!(out, r#" # {id="7"} 0.5 2.500"#);
+/// // Without its time, nothing: 2.0 has no exemplar without one.
+/// let page = "# TYPE a counter\na_total 1 # {id=\"7\"} 0.5\n# EOF\n";
+/// let s = Parser::new(Format::OpenMetrics).parse(page).filter_map(|e| e.ok()?.into_sample()).next().unwrap();
+/// let mut out = String::new();
+/// write::exemplar(&mut out, &s.exemplar().unwrap())?;
+/// assert_eq!(out, "");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn exemplar<W: Write + ?Sized>(out: &mut W, exemplar: &Exemplar<'_>) -> fmt::Result {
+    let Some(ts) = exemplar.timestamp_ms() else {
+        return Ok(());
+    };
     out.write_str(" # {")?;
     for (k, (name, value)) in exemplar.labels().iter_unescaped().enumerate() {
         if k > 0 {
@@ -471,8 +482,7 @@ pub fn exemplar<W: Write + ?Sized>(out: &mut W, exemplar: &Exemplar<'_>) -> fmt:
         out.write_char('=')?;
         quoted(out, &value.unescaped())?;
     }
-    let ts = Seconds(exemplar.timestamp_ms().unwrap_or(0));
-    write!(out, "}} {} {ts}", GoFloat(exemplar.value()))
+    write!(out, "}} {} {}", GoFloat(exemplar.value()), Seconds(ts))
 }
 
 #[cfg(test)]
