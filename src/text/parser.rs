@@ -216,18 +216,20 @@ impl Parser {
     }
 
     /// Strict (the default) refuses escapes other than `\\`, `\"` and `\n` in Prometheus-text
-    /// label values, as the format's specification and Go's reference `expfmt` do, a
-    /// carriage return that ends a line (Windows line endings) where Prometheus refuses it
-    /// ([`ParseErrorKind::CarriageReturn`](crate::error::ParseErrorKind::CarriageReturn);
-    /// in a HELP text or a comment it is text), and in
+    /// label values, as the format's specification and Go's reference `expfmt` do, and in
     /// OpenMetrics applies every rule that spans lines (families, metadata placement, name
     /// clashes, label groups, timestamps, histogram consistency, `# EOF`).
     ///
-    /// Lenient keeps unknown escapes as written, as the Prometheus server does, reads
-    /// Prometheus-text lines that end with `\r\n` as if they ended with `\n`, and in
+    /// Lenient keeps unknown escapes as written, as the Prometheus server does, and in
     /// OpenMetrics checks each line on its own (and that nothing follows `# EOF`), which is
     /// about what Prometheus' own OpenMetrics parser does. OpenMetrics always keeps unknown
     /// escapes (its conformance suite requires accepting `\z`).
+    ///
+    /// Either way, Prometheus-text lines that end with `\r\n` (Windows line endings) read
+    /// as if they ended with `\n`, as prometheus_client's parser reads them (Prometheus'
+    /// own refuses the page). OpenMetrics ends lines with `\n` alone: a carriage return
+    /// before it is [`ParseErrorKind::CarriageReturn`](crate::error::ParseErrorKind::CarriageReturn),
+    /// except in a HELP text, where it is text.
     ///
     /// # Example
     /// ```
@@ -655,10 +657,10 @@ impl<'page> Entries<'page> {
             self.next_line(len);
             let mut line_text = &rest[..len];
             if let Some(without) = line_text.strip_suffix('\r') {
-                // Windows line endings: a lenient text parser reads the line without the
-                // return. Otherwise it is refused, as Prometheus and the formats refuse it,
-                // except where a line's text may hold any character: a HELP text, a comment.
-                if !self.dialect.openmetrics && !self.config.strict {
+                // Windows line endings: the text format reads the line without the return.
+                // OpenMetrics refuses it, except where a line's text may hold any
+                // character: a HELP text.
+                if !self.dialect.openmetrics {
                     line_text = without;
                 } else if !self.return_is_text(without) {
                     let kind = ParseErrorKind::CarriageReturn;
