@@ -34,14 +34,16 @@ impl Bucket {
 }
 
 /// The `q`-quantile of a classic histogram, exactly as PromQL's `histogram_quantile`
-/// computes it (`bucketQuantile`): buckets are sorted by bound, equal bounds merged, counts
-/// forced monotonic; the answer is linearly interpolated inside the bucket holding rank
-/// `q * total`, the lowest bucket starting at 0 (or at its bound if that is <= 0), and a
-/// rank in the `+Inf` bucket answers the highest finite bound.
+/// computes it (Prometheus 2.49 and later, `BucketQuantile`): buckets are sorted by bound,
+/// equal bounds merged, counts made monotonic (a count within a relative 1e-12 of the one
+/// before is float noise and takes its value, either way; a lower one takes it too); the
+/// answer is linearly interpolated inside the bucket holding rank `q * total`, the lowest
+/// bucket starting at 0 (or at its bound if that is <= 0), and a rank in the `+Inf` bucket
+/// answers the highest finite bound (so does a NaN total, as in PromQL).
 ///
 /// `q < 0` gives `-Inf` and `q > 1` `+Inf`, as in PromQL. Where PromQL answers NaN
 /// because there is no quantile to give, this gives `None`: a NaN `q`, fewer than two
-/// buckets, no `+Inf` bucket, or no (or NaN) observations.
+/// buckets, no `+Inf` bucket, or no observations.
 ///
 /// # Example
 /// ```
@@ -76,11 +78,15 @@ pub fn quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
     }
     ensure_monotonic(buckets);
     let observations = buckets[buckets.len() - 1].count;
-    if observations == 0.0 || observations.is_nan() {
+    if observations == 0.0 {
         return None;
     }
     let mut rank = q * observations;
-    let b = buckets.partition_point(|bucket| bucket.count < rank);
+    // The first of all but the `+Inf` bucket whose count reaches the rank (none: the
+    // `+Inf` one); written as that test, not its complement, so that a NaN rank reaches
+    // none, as in PromQL.
+    let last = buckets.len() - 1;
+    let b = buckets[..last].partition_point(|bucket| !(bucket.count >= rank));
     if b == buckets.len() - 1 {
         return Some(buckets[buckets.len() - 2].upper_bound);
     }
@@ -112,17 +118,46 @@ fn coalesce(buckets: &mut [Bucket]) -> usize {
     len
 }
 
-/// Forces counts to be non-decreasing (a bucket lower than the one before takes its
-/// value), repairing rate/increase jitter across buckets as PromQL does.
+/// How far apart two bucket counts may be, relative to their size, and still be one count
+/// that float arithmetic (a rate of each bucket, their sum) wrote two ways: PromQL's
+/// `smallDeltaTolerance`.
+const SMALL_DELTA_TOLERANCE: f64 = 1e-12;
+
+/// Makes counts non-decreasing as PromQL does (`ensureMonotonicAndIgnoreSmallDeltas`): a
+/// count within [`SMALL_DELTA_TOLERANCE`] of the last one kept takes its value, up or down;
+/// a lower one takes it too (rate/increase jitter across buckets); a higher one is kept
+/// and compared with next.
 fn ensure_monotonic(buckets: &mut [Bucket]) {
-    let mut max = f64::NEG_INFINITY;
-    for bucket in buckets {
-        if bucket.count > max {
-            max = bucket.count;
-        } else if bucket.count < max {
-            bucket.count = max;
+    let Some((first, rest)) = buckets.split_first_mut() else {
+        return;
+    };
+    let mut kept = first.count;
+    for bucket in rest {
+        let count = bucket.count;
+        if count == kept {
+            continue;
         }
+        if almost_equal(kept, count, SMALL_DELTA_TOLERANCE) || count < kept {
+            bucket.count = kept;
+            continue;
+        }
+        kept = count;
     }
+}
+
+/// Whether `a` and `b` are equal within the relative `epsilon` (Prometheus'
+/// `util/almost.Equal`, without its staleness marker, which no bucket count is): both NaN,
+/// equal, or their difference small against their size (against the smallest normal float
+/// when one is 0 or both are tiny).
+fn almost_equal(a: f64, b: f64, epsilon: f64) -> bool {
+    if a.is_nan() && b.is_nan() || a == b {
+        return true;
+    }
+    let (sum, difference) = (a.abs() + b.abs(), (a - b).abs());
+    if a == 0.0 || b == 0.0 || sum < f64::MIN_POSITIVE {
+        return difference < epsilon * f64::MIN_POSITIVE;
+    }
+    difference / sum.min(f64::MAX) < epsilon
 }
 
 /// The mean observation from the `_sum` and `_count` figures (e.g. their rates):
@@ -174,6 +209,53 @@ mod tests {
             assert_eq!(quantile(0.5, &nan_case), None, "{nan_case:?}");
         }
         assert_eq!(quantile(f64::NAN, &[b(1.0, 1.0), b(inf, 2.0)]), None);
-        assert_eq!(quantile(0.5, &[b(1.0, f64::NAN), b(inf, f64::NAN)]), None);
+        // A NaN total reaches no bucket: the highest finite bound, as PromQL answers.
+        assert_eq!(quantile(0.5, &[b(1.0, f64::NAN), b(inf, f64::NAN)]), Some(1.0));
+        assert_eq!(
+            quantile(0.5, &[b(1.0, 2.0), b(3.0, f64::NAN), b(inf, 4.0)]),
+            Some(3.0)
+        );
+    }
+
+    /// Prometheus' `TestBucketQuantile_ForcedMonotonicity` (promql/quantile_test.go,
+    /// commit d15adb9a): a count one part in 10^12 above its neighbours is float noise,
+    /// not an observation between 15 and 20.
+    #[test]
+    fn float_noise_between_buckets_is_no_observation() {
+        let inf = f64::INFINITY;
+        let noisy = [
+            b(10.0, 10.0),
+            b(15.0, 15.0),
+            b(20.0, 15.00000000001),
+            b(30.0, 15.0),
+            b(inf, 15.0),
+        ];
+        let exact = [
+            b(10.0, 10.0),
+            b(15.0, 15.0),
+            b(20.0, 15.0),
+            b(30.0, 15.0),
+            b(inf, 15.0),
+        ];
+        for (q, want) in [(1.0, 15.0), (0.99, 14.85), (0.9, 13.5), (0.5, 7.5)] {
+            for buckets in [&noisy, &exact] {
+                let got = quantile(q, buckets).unwrap();
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "q={q}: {got}, want {want} ({buckets:?})"
+                );
+            }
+        }
+        // Noise below the one before is repaired the same way; a real drop as before.
+        let below = [
+            b(10.0, 10.0),
+            b(15.0, 15.0),
+            b(20.0, 14.99999999999),
+            b(inf, 15.0),
+        ];
+        assert_eq!(quantile(1.0, &below), Some(15.0));
+        assert!(almost_equal(15.0, 15.00000000001, SMALL_DELTA_TOLERANCE));
+        assert!(!almost_equal(15.0, 15.0001, SMALL_DELTA_TOLERANCE));
+        assert!(almost_equal(0.0, 1e-320, SMALL_DELTA_TOLERANCE) == (1e-320 < 1e-12 * f64::MIN_POSITIVE));
     }
 }
