@@ -83,10 +83,15 @@ pub fn quantile(q: f64, buckets: &[Bucket]) -> Option<f64> {
     }
     let mut rank = q * observations;
     // The first of all but the `+Inf` bucket whose count reaches the rank (none: the
-    // `+Inf` one); written as that test, not its complement, so that a NaN rank reaches
-    // none, as in PromQL.
+    // `+Inf` one). A NaN rank reaches none, as in PromQL.
+    let reaches = |bucket: &Bucket| {
+        matches!(
+            bucket.count.partial_cmp(&rank),
+            Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+        )
+    };
     let last = buckets.len() - 1;
-    let b = buckets[..last].partition_point(|bucket| !(bucket.count >= rank));
+    let b = buckets[..last].partition_point(|bucket| !reaches(bucket));
     if b == buckets.len() - 1 {
         return Some(buckets[buckets.len() - 2].upper_bound);
     }
