@@ -26,7 +26,8 @@
 //!   (`index.rs`). Parsed samples are looked up without building owned strings: a
 //!   fingerprint of the name parts and unescaped label bytes, then a comparison with the
 //!   stored identity. With `normalize_names`, ':' and '_' are one character everywhere
-//!   (fingerprints, comparisons, `# TYPE` families, selectors).
+//!   (fingerprints, comparisons, `# TYPE` families, selectors' `=` and `!=` names; a
+//!   regex name matcher sees the name as written, see `Selector::normalize_names`).
 //! - **Cache**: steady-state pages repeat their series in the same order, so the position
 //!   cache (`positions.rs`) maps "sample number `i` with this exact name-and-labels text" to
 //!   what it was last time (a slot, a created-time target, or ignored). A hit costs one
