@@ -16,7 +16,11 @@
 //! timestamps, composite values with native histograms, several exemplars) with full
 //! validation. Samples borrow from the page; label values and quoted names stay escaped
 //! until asked ([`LabelValue::unescaped`], [`Sample::name_unescaped`]). Errors carry line
-//! and column, and iteration resumes at the next line.
+//! and column, and iteration resumes at the next line. Iterating a page allocates nothing
+//! in the text format and in OpenMetrics read line by line (`strict(false)`), escapes
+//! included; strict OpenMetrics keeps its rules across lines (the families seen, a
+//! family's label groups) in a few collections per page, which grow with the page, never
+//! per sample; an error allocates its message (`tests/alloc.rs` counts each).
 //!
 //! ```
 //! let page = "# TYPE vllm:generation_tokens counter\n\
