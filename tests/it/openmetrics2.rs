@@ -750,3 +750,37 @@ fn a_malformed_exemplar_is_reported_and_its_sample_kept() {
         Some(ParseErrorKind::Expected("an exemplar timestamp"))
     );
 }
+
+mod exemplar_failures {
+    //! Whatever follows a sample's ` # `, its sample is read: with its exemplars when they
+    //! are well formed, after the line's error when they are not.
+
+    use proptest::prelude::*;
+
+    use promrate::{Format, Parser};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn no_exemplar_takes_its_sample_down(
+            value in 0u32..1_000_000,
+            label in "[a-z ]{0,4}",
+            tail in r##"[{}a-z="#0-9. \\,:-]{0,24}"##,
+            strict in any::<bool>(),
+        ) {
+            let page = format!("# TYPE c counter\nc_total{{a=\"{label}\"}} {value} # {tail}\n# EOF\n");
+            let entries: Vec<_> = Parser::new(Format::OpenMetrics2).strict(strict).parse(&page).collect();
+            let samples: Vec<_> = entries
+                .iter()
+                .filter_map(|e| e.as_ref().ok()?.as_sample())
+                .collect();
+            prop_assert_eq!(samples.len(), 1, "{:?}", entries);
+            prop_assert_eq!(samples[0].value(), f64::from(value));
+            prop_assert!(samples[0].labels().get("a").is_some_and(|v| v == label.as_str()));
+            // Exemplars kept only on a line without an error.
+            let errors = entries.iter().filter(|e| e.is_err()).count();
+            prop_assert!(errors == 0 || samples[0].exemplars().count() == 0, "{:?}", entries);
+        }
+    }
+}
