@@ -224,26 +224,22 @@ pub struct StartAware {
 impl StartAware {
     /// `rate()` with start timestamps.
     fn rate(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
-        let points = self.points(points)?;
-        Ok(self.inner.with_start_times(&self.starts).rate(&points, at.0))
+        self.answer(points, |range, points| range.rate(points, at.0))
     }
 
     /// `increase()` with start timestamps.
     fn increase(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
-        let points = self.points(points)?;
-        Ok(self.inner.with_start_times(&self.starts).increase(&points, at.0))
+        self.answer(points, |range, points| range.increase(points, at.0))
     }
 
     /// `irate()` with start timestamps.
     fn irate(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
-        let points = self.points(points)?;
-        Ok(self.inner.with_start_times(&self.starts).irate(&points, at.0))
+        self.answer(points, |range, points| range.irate(points, at.0))
     }
 
     /// `resets()` with start timestamps.
     fn resets(&self, points: Vec<(i64, f64)>, at: Instant) -> PyResult<Option<f64>> {
-        let points = self.points(points)?;
-        Ok(self.inner.with_start_times(&self.starts).resets(&points, at.0))
+        self.answer(points, |range, points| range.resets(points, at.0))
     }
 
     fn __repr__(&self) -> &str {
@@ -252,9 +248,14 @@ impl StartAware {
 }
 
 impl StartAware {
-    /// The points, one start time each: a list of another length is a mistake (the
-    /// start times of other points), refused rather than read as unknown.
-    fn points(&self, points: Vec<(i64, f64)>) -> PyResult<Vec<Point>> {
+    /// `function` of the library's start-aware functions over `points`, one start time
+    /// each: a list of another length is a mistake (the start times of other points),
+    /// refused rather than read as unknown.
+    fn answer(
+        &self,
+        points: Vec<(i64, f64)>,
+        function: impl FnOnce(promrate::promql::StartAware<'_>, &[Point]) -> Option<f64>,
+    ) -> PyResult<Option<f64>> {
         if points.len() != self.starts.len() {
             return Err(PyValueError::new_err(format!(
                 "with_start_times was given {} start time(s) for {} point(s): one per point, None where it is not known",
@@ -262,7 +263,10 @@ impl StartAware {
                 points.len()
             )));
         }
-        Ok(self::points(points))
+        Ok(function(
+            self.inner.with_start_times(&self.starts),
+            &self::points(points),
+        ))
     }
 }
 
