@@ -261,6 +261,11 @@ mod tests {
         assert_eq!(quantile(1.0, &below), Some(15.0));
         assert!(almost_equal(15.0, 15.00000000001, SMALL_DELTA_TOLERANCE));
         assert!(!almost_equal(15.0, 15.0001, SMALL_DELTA_TOLERANCE));
-        assert!(almost_equal(0.0, 1e-320, SMALL_DELTA_TOLERANCE) == (1e-320 < 1e-12 * f64::MIN_POSITIVE));
+        // Against 0, the bound is the tolerance of the smallest normal float (about
+        // 2.2e-320), as Prometheus' `almost.Equal` has it.
+        assert!(almost_equal(0.0, 1e-320, SMALL_DELTA_TOLERANCE));
+        assert!(!almost_equal(0.0, 1e-300, SMALL_DELTA_TOLERANCE));
+        assert!(!almost_equal(0.0, f64::NAN, SMALL_DELTA_TOLERANCE));
+        assert!(almost_equal(f64::NAN, f64::NAN, SMALL_DELTA_TOLERANCE));
     }
 }
