@@ -58,6 +58,12 @@ pub enum ParseErrorKind {
     /// finite float seconds in OpenMetrics).
     #[error("invalid timestamp '{0}'")]
     InvalidTimestamp(String),
+    /// An exemplar's value is not a valid float.
+    #[error("invalid exemplar value '{0}'")]
+    InvalidExemplarValue(String),
+    /// An exemplar's timestamp is not valid (finite float seconds).
+    #[error("invalid exemplar timestamp '{0}'")]
+    InvalidExemplarTimestamp(String),
     /// A `# TYPE` line names a type the format does not know.
     #[error("invalid metric type '{0}'")]
     InvalidType(String),
@@ -252,6 +258,10 @@ pub enum FamilyRule {
     /// OpenMetrics 2.0: a second sample of one metric (the same label set, one line each)
     /// without timestamps ("its Samples MUST have monotonically increasing Timestamps").
     RepeatedWithoutTimestamps,
+    #[error("a state's samples must be together: this state came earlier, before another")]
+    /// OpenMetrics 2.0: each state is a Metric, whose samples are one run ("Metrics MUST
+    /// NOT be interleaved").
+    StateSplit,
     #[error("stateset values must be 0 or 1")]
     /// Stateset values must be 0 or 1.
     StateSetValueNotBoolean,

@@ -625,10 +625,15 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     /// The next field, which must be `wanted`: its value text and offset.
     fn take(&mut self, wanted: &'static str) -> Result<(&'a str, usize), Broken> {
+        self.take_or(wanted, wanted)
+    }
+
+    /// [`Cursor::take`], its error naming `expected` (every field that could stand there).
+    fn take_or(&mut self, wanted: &'static str, expected: &'static str) -> Result<(&'a str, usize), Broken> {
         match self.fields.next() {
             Some((key, text, at)) if key == wanted => Ok((text, at)),
-            Some((key, _, at)) => Err((field_start(key, at), CompositeRule::Expected(wanted))),
-            None => Err((self.len, CompositeRule::Expected(wanted))),
+            Some((key, _, at)) => Err((field_start(key, at), CompositeRule::Expected(expected))),
+            None => Err((self.len, CompositeRule::Expected(expected))),
         }
     }
 
@@ -832,7 +837,13 @@ fn fields(cursor: &mut Cursor<'_>, gauge: bool) -> Result<(), Broken> {
         native_fields(cursor, gauge, (count, count_at), sum)?;
     }
     if !native || cursor.next_is("bucket") {
-        let (list, at) = cursor.take("bucket")?;
+        // After the sum, the value's type is still open: name every field it could take.
+        let expected = match (native, gauge) {
+            (true, _) => "bucket",
+            (false, true) => "bucket or schema",
+            (false, false) => "bucket, quantile or schema",
+        };
+        let (list, at) = cursor.take_or("bucket", expected)?;
         let inf = bucket_list(list, at, gauge)?;
         if inf != count && !(inf.is_nan() && count.is_nan()) {
             return Err((at, CompositeRule::CountDoesNotMatchInfBucket));

@@ -101,7 +101,7 @@ impl fmt::Display for Entry<'_> {
                 super::write::help(&mut line, &unescape(name, true), &text.unescaped())?
             }
             Entry::Type { name, kind } => super::write::metric_type(&mut line, &unescape(name, true), *kind)?,
-            Entry::Unit { name, unit } => return write!(f, "# UNIT {name} {unit}"),
+            Entry::Unit { name, unit } => super::write::unit(&mut line, &unescape(name, true), unit)?,
             Entry::Comment(text) => return write!(f, "# {text}"),
             Entry::Eof => return f.write_str("# EOF"),
         }

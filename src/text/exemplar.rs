@@ -159,8 +159,8 @@ pub(crate) fn parse(line: &str, hash: usize, rules: Rules) -> Result<(Exemplar<'
     i += 1;
     let value_end = token_end(bytes, i, false);
     let value_text = &line[i..value_end];
-    let value =
-        parse_float(value_text).ok_or_else(|| (i, ParseErrorKind::InvalidValue(value_text.to_string())))?;
+    let value = parse_float(value_text)
+        .ok_or_else(|| (i, ParseErrorKind::InvalidExemplarValue(value_text.to_string())))?;
     let mut timestamp_ms = None;
     let mut end = value_end;
     if value_end < bytes.len() {
@@ -171,8 +171,12 @@ pub(crate) fn parse(line: &str, hash: usize, rules: Rules) -> Result<(Exemplar<'
             bytes.len()
         };
         let ts_text = &line[ts_start..end];
-        let seconds = parse_timestamp_seconds(ts_text)
-            .ok_or_else(|| (ts_start, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
+        let seconds = parse_timestamp_seconds(ts_text).ok_or_else(|| {
+            (
+                ts_start,
+                ParseErrorKind::InvalidExemplarTimestamp(ts_text.to_string()),
+            )
+        })?;
         timestamp_ms = Some(seconds_to_ms(seconds));
     } else if rules == Rules::OpenMetrics2 {
         return Err((value_end, ParseErrorKind::Expected("an exemplar timestamp")));

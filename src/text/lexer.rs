@@ -113,7 +113,13 @@ pub(crate) fn scan_term(bytes: &[u8], i: usize, dialect: Dialect) -> Result<Term
         Some(b'"') => {
             let (end, _) = scan_quoted(bytes, i, dialect.strict_escapes)?;
             if end - i == 2 {
-                return Err((i, ParseErrorKind::InvalidLabelName));
+                // Empty: where a name stands alone (no `=`), it was the metric's name.
+                let after = dialect.skip_blanks(bytes, end);
+                let kind = match bytes.get(after) {
+                    Some(b',' | b'}') => ParseErrorKind::InvalidMetricName,
+                    _ => ParseErrorKind::InvalidLabelName,
+                };
+                return Err((i, kind));
             }
             (i + 1, end - 1)
         }

@@ -82,7 +82,9 @@ impl Format {
 /// Parser configuration: the format, strictness and the limits a caller opts into. Cheap
 /// to copy.
 ///
-/// The defaults accept every page Prometheus' own text parser accepts: no limit is set.
+/// No limit is set by default: no page Prometheus' own text parser accepts is refused for
+/// its size (one thing it takes is not read: a raw line break inside a quoted label value,
+/// which the format forbids and its reference parser refuses).
 /// The limits are named after Prometheus' scrape-config limits, so an operator recognises
 /// them; each has its own [`ParseErrorKind`] naming the limit, the value seen, and (through
 /// [`ParseError`]'s line and column) where.

@@ -141,6 +141,13 @@ pub fn help<W: Write + ?Sized>(out: &mut W, name: &str, text: &str) -> fmt::Resu
     out.write_char('\n')
 }
 
+/// Writes OpenMetrics' `# UNIT name unit` and a newline (the name quoted as in `# HELP`).
+pub(crate) fn unit<W: Write + ?Sized>(out: &mut W, name: &str, unit: &str) -> fmt::Result {
+    out.write_str("# UNIT ")?;
+    family_name(out, name)?;
+    writeln!(out, " {unit}")
+}
+
 /// Writes `# TYPE name kind` and a newline (`Unknown` as `untyped`, the 0.0.4 spelling).
 ///
 /// # Example

@@ -720,7 +720,7 @@ fn a_malformed_exemplar_is_reported_and_its_sample_kept() {
                 "metadata",
                 r#"2:34 Expected("an exemplar timestamp")"#,
                 r#"Some(" # ")=1 exemplars=0"#,
-                r#"3:35 InvalidTimestamp("1#")"#,
+                r#"3:35 InvalidExemplarTimestamp("1#")"#,
                 r#"Some("2")=2 exemplars=0"#,
                 r#"4:18 InvalidStartTimestamp("st@x")"#,
                 r#"Some("4")=4 exemplars=1"#,
@@ -782,5 +782,68 @@ mod exemplar_failures {
             let errors = entries.iter().filter(|e| e.is_err()).count();
             prop_assert!(errors == 0 || samples[0].exemplars().count() == 0, "{:?}", entries);
         }
+    }
+}
+
+/// Errors name what is wrong (from an outside check against the 2.0 specification): the
+/// state that came back, the metric name left empty, the fields a summary could take, the
+/// exemplar's own value; and a `# UNIT` line is written back so that it reads again.
+#[test]
+fn errors_name_what_is_wrong() {
+    use promrate::error::{CompositeRule, FamilyRule, ParseErrorKind};
+    let first_error = |page: &str| {
+        Parser::new(Format::OpenMetrics2)
+            .parse(page)
+            .find_map(Result::err)
+            .map(|e| (e.line, e.column, e.kind))
+    };
+    let cases = [
+        (
+            "# TYPE s stateset\ns{s=\"a\"} 1\ns{s=\"b\"} 0\ns{s=\"a\"} 0\n# EOF\n",
+            (
+                4,
+                1,
+                ParseErrorKind::Family {
+                    family: "s".into(),
+                    rule: FamilyRule::StateSplit,
+                },
+            ),
+        ),
+        ("{\"\"} 1\n# EOF\n", (1, 2, ParseErrorKind::InvalidMetricName)),
+        (
+            "{\"\",a=\"b\"} 1\n# EOF\n",
+            (1, 2, ParseErrorKind::InvalidMetricName),
+        ),
+        (
+            "{\"a\",\"\"=\"b\"} 1\n# EOF\n",
+            (1, 6, ParseErrorKind::InvalidLabelName),
+        ),
+        (
+            "# TYPE s summary\ns {count:1,sum:1}\n# EOF\n",
+            (
+                2,
+                17,
+                ParseErrorKind::Composite(CompositeRule::Expected("bucket, quantile or schema")),
+            ),
+        ),
+        (
+            "# TYPE c counter\nc 1 # {} x 1\n# EOF\n",
+            (2, 10, ParseErrorKind::InvalidExemplarValue("x".into())),
+        ),
+        (
+            "# TYPE c counter\nc 1 # {} 1 x\n# EOF\n",
+            (2, 12, ParseErrorKind::InvalidExemplarTimestamp("x".into())),
+        ),
+    ];
+    for (page, want) in cases {
+        assert_eq!(first_error(page), Some(want), "{page:?}");
+    }
+    for format in [Format::OpenMetrics, Format::OpenMetrics2] {
+        let page = "# UNIT \"a.b_s\" s\n# UNIT \"b\\\"c_s\" s\n# EOF\n";
+        let lines: Vec<String> = Parser::new(format)
+            .parse(page)
+            .map(|e| e.unwrap().to_string())
+            .collect();
+        assert_eq!(lines.join("\n") + "\n", page, "{format:?}");
     }
 }
