@@ -60,7 +60,7 @@
 //! assert_eq!(bad, [(3, 38)]); // the missing `}`
 //! ```
 //!
-//! Nothing is limited by default: every page Prometheus accepts is read. Opt-in limits
+//! Nothing is limited by default: no page Prometheus accepts is refused for its size. Opt-in limits
 //! carry Prometheus' names (`sample_limit`, `label_limit`, `label_name_length_limit`,
 //! `label_value_length_limit`, `body_size_limit`, and `max_line_len`), each with its own
 //! typed error. `strict(false)` keeps unknown escapes as written (as the Prometheus server

@@ -216,7 +216,8 @@
 //! - `fuzzing`: internal, for the fuzz targets in `fuzz/`; not part of the API.
 //!
 //! ## Limits
-//! By default nothing is limited: every page Prometheus' own text parser accepts is read,
+//! By default nothing is limited: every page Prometheus' own text parser accepts is read
+//! (but for a raw line break in a quoted label value, which the format forbids),
 //! with the same values (a 1 MiB label value costs nothing, the page is already in
 //! memory). Limits are opt-in on [`Parser`], named after Prometheus' scrape-config limits:
 //! [`Parser::sample_limit`], [`Parser::label_limit`], [`Parser::label_name_length_limit`],

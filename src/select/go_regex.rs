@@ -6,14 +6,19 @@
 //! in silence (found by comparing with Prometheus' own parser and matcher):
 //! - `\d`, `\s`, `\w` and `\b` are ASCII in Go (`\s` without `\v`), Unicode in the crate;
 //! - `&&`, `--` and `~~` in a class are set operations in the crate, characters in Go;
-//! - Go reads a `{` that starts no repetition, `\Q...\E`, octal escapes and a `[` in a class
-//!   as text, and refuses stacked repetitions (`a**`), counts over 1000, `\u`, the `x`
-//!   flag and property names the crate knows beyond Unicode's categories and scripts.
+//! - Go reads a `{` that starts no repetition (`{01}` too), `\Q...\E`, octal escapes and a
+//!   `[` in a class as text, takes a flag twice (`(?i-i)`), and refuses stacked repetitions
+//!   (`a**`), counts over 1000 (nested ones multiplied), `\u`, the `x` flag, a `\Q` that
+//!   Prometheus' anchoring leaves unclosed, and property names beyond its own tables.
+//! - Property names are read as Go 1.25 and later reads them (Prometheus 3.14 is built with
+//!   Go 1.26): case, `_`, `-` and spaces ignored, then a general category, one of its long
+//!   names, `Any`, `ASCII`, `Assigned`, or a script whose name has no `_` (Go's lookup
+//!   cannot reach the others: `\p{Old_Italic}` is refused).
 //!
 //! So every construct is read the way Go reads it and written the way the crate reads it,
 //! or refused with Go's reason.
 
-/// The largest repetition count Go accepts.
+/// The largest repetition count Go accepts, nested repetitions' counts multiplied.
 const MAX_REPEAT: u32 = 1000;
 
 /// ASCII classes as Go defines them, as the body of a class (`[...]` without brackets).
@@ -35,6 +40,7 @@ pub(super) fn translate(pattern: &str) -> Result<String, Refused> {
         at: 0,
         out: String::with_capacity(pattern.len() + 8),
         repeated_at: 0,
+        weights: vec![Weight::default()],
     }
     .run()
 }
@@ -56,6 +62,37 @@ struct Translator {
     out: String,
     /// Where the last repetition began (Go's message on a second one shows both).
     repeated_at: usize,
+    /// One for each open group, the pattern's own first: how many copies of their
+    /// innermost item the repetitions in it make.
+    weights: Vec<Weight>,
+}
+
+/// The copies of its innermost item that a group's repetitions make (Go's `repeatIsValid`:
+/// nested counts multiply, a count of 0 ends the chain): the most of any item before the
+/// last, and the last item's, which a repetition may multiply.
+#[derive(Clone, Copy)]
+struct Weight {
+    most: u64,
+    last: u64,
+}
+
+impl Default for Weight {
+    fn default() -> Self {
+        Weight { most: 1, last: 1 }
+    }
+}
+
+impl Weight {
+    /// The group's whole weight.
+    fn total(self) -> u64 {
+        self.most.max(self.last)
+    }
+
+    /// Another item begins, of weight `last`.
+    fn next(&mut self, last: u64) {
+        self.most = self.total();
+        self.last = last;
+    }
 }
 
 impl Translator {
@@ -76,16 +113,28 @@ impl Translator {
         while let Some(c) = self.peek(0) {
             let start = self.at;
             self.at += 1;
+            // Every item but these begins one of weight 1 (a repetition multiplies the last).
+            if !matches!(c, '(' | '|' | ')' | '*' | '+' | '?' | '{') {
+                self.weight().next(1);
+            }
             last = match c {
                 '(' => {
-                    self.group(start)?;
+                    if self.group(start)? {
+                        self.weights.push(Weight::default());
+                    }
                     Last::Nothing
                 }
                 '|' => {
+                    self.weight().next(1);
                     self.out.push('|');
                     Last::Nothing
                 }
                 ')' => {
+                    // An unbalanced `)` is left to the crate, which refuses it as Go does.
+                    if self.weights.len() > 1 {
+                        let group = self.weights.pop().map_or(1, Weight::total);
+                        self.weight().next(group);
+                    }
                     self.out.push(')');
                     Last::Operand
                 }
@@ -97,14 +146,16 @@ impl Translator {
                     Last::Repetition
                 }
                 '{' => match self.counts(start)? {
-                    Some(counts) => {
+                    Some((counts, min, max)) => {
                         self.repetition(start, last)?;
+                        self.multiply(start, min, max)?;
                         self.out.push_str(&counts);
                         self.lazy();
                         self.repeated_at = start;
                         Last::Repetition
                     }
                     None => {
+                        self.weight().next(1);
                         self.out.push_str(r"\{");
                         Last::Operand
                     }
@@ -130,6 +181,31 @@ impl Translator {
         Ok(self.out)
     }
 
+    /// The innermost open group's weight.
+    fn weight(&mut self) -> &mut Weight {
+        // The pattern's own is never popped.
+        let top = self.weights.len() - 1;
+        &mut self.weights[top]
+    }
+
+    /// A counted repetition of the last item: Go refuses one of at least 2 that makes more
+    /// than [`MAX_REPEAT`] copies of an item, counting the repetitions inside it.
+    fn multiply(&mut self, start: usize, min: u32, max: Option<u32>) -> Result<(), Refused> {
+        let count = u64::from(max.unwrap_or(min));
+        let weight = self.weight();
+        let copies = if count == 0 {
+            1
+        } else {
+            count.saturating_mul(weight.last)
+        };
+        weight.last = copies;
+        let checked = min >= 2 || max.is_some_and(|max| max >= 2);
+        if checked && copies > u64::from(MAX_REPEAT) {
+            return self.refuse("invalid repeat count", start);
+        }
+        Ok(())
+    }
+
     /// A repetition may follow an operand only (Go: "missing argument", "invalid nested
     /// repetition operator").
     fn repetition(&self, start: usize, last: Last) -> Result<(), Refused> {
@@ -149,14 +225,18 @@ impl Translator {
         }
     }
 
-    /// After `{`: `{n}`, `{n,}` or `{n,m}`, as written for the crate; `None` when it is no
-    /// repetition (Go reads the `{` as text then).
-    fn counts(&mut self, start: usize) -> Result<Option<String>, Refused> {
+    /// After `{`: `{n}`, `{n,}` or `{n,m}`, as written for the crate, with its counts;
+    /// `None` when it is no repetition (Go reads the `{` as text then, as it does a count
+    /// with a leading zero: `{01}`).
+    fn counts(&mut self, start: usize) -> Result<Option<(String, u32, Option<u32>)>, Refused> {
         let mut i = self.at;
         let number = |i: &mut usize| -> Option<u32> {
             let from = *i;
             while self.chars.get(*i).is_some_and(char::is_ascii_digit) {
                 *i += 1;
+            }
+            if *i - from > 1 && self.chars[from] == '0' {
+                return None;
             }
             let digits: String = self.chars[from..*i].iter().collect();
             // Too many digits to count is Go's "invalid repeat count" too.
@@ -184,19 +264,20 @@ impl Translator {
         if min > MAX_REPEAT || max.is_some_and(|max| max > MAX_REPEAT || max < min) {
             return self.refuse("invalid repeat count", start);
         }
-        Ok(Some(match max {
+        let counts = match max {
             Some(max) if max == min => format!("{{{min}}}"),
             Some(max) => format!("{{{min},{max}}}"),
             None => format!("{{{min},}}"),
-        }))
+        };
+        Ok(Some((counts, min, max)))
     }
 
     /// After `(`: a group, a named group (its name dropped: names match nothing), or
-    /// flags, as Go takes them.
-    fn group(&mut self, start: usize) -> Result<(), Refused> {
+    /// flags, as Go takes them; whether a group opened (flags alone open none).
+    fn group(&mut self, start: usize) -> Result<bool, Refused> {
         if self.peek(0) != Some('?') {
             self.out.push('(');
-            return Ok(());
+            return Ok(true);
         }
         self.at += 1;
         let named = match (self.peek(0), self.peek(1)) {
@@ -219,29 +300,47 @@ impl Translator {
             }
             self.at += 1;
             self.out.push('(');
-            return Ok(());
+            return Ok(true);
         }
-        // Flags: i, m, s and U, at most one `-`, a flag after it; then `)` or `:`.
-        let mut flags = String::new();
+        // Flags: i, m, s and U, at most one `-`, a flag after it; then `)` or `:`. Go takes
+        // a flag twice, and one after the `-` clears it whatever came before (`(?i-i)`);
+        // the crate refuses both, so each flag is written once, as it ends.
+        let (mut set, mut cleared) = (String::new(), String::new());
         let mut negated = false;
+        let mut flag_after_minus = false;
         loop {
             let Some(c) = self.peek(0) else {
                 return self.refuse("missing closing )", start);
             };
             self.at += 1;
             match c {
-                'i' | 'm' | 's' | 'U' => flags.push(c),
-                '-' if !negated => {
-                    negated = true;
-                    flags.push('-');
+                'i' | 'm' | 's' | 'U' if negated => {
+                    flag_after_minus = true;
+                    set.retain(|f| f != c);
+                    if !cleared.contains(c) {
+                        cleared.push(c);
+                    }
+                }
+                'i' | 'm' | 's' | 'U' => {
+                    if !set.contains(c) {
+                        set.push(c);
+                    }
+                }
+                '-' if !negated => negated = true,
+                ')' | ':' if negated && !flag_after_minus => {
+                    return self.refuse("invalid or unsupported Perl syntax", start)
                 }
                 // `(?)` changes nothing, and the crate refuses it: not written.
-                ')' if flags.is_empty() => return Ok(()),
-                ')' | ':' if !flags.ends_with('-') => {
+                ')' if set.is_empty() && cleared.is_empty() => return Ok(false),
+                ')' | ':' => {
                     self.out.push_str("(?");
-                    self.out.push_str(&flags);
+                    self.out.push_str(&set);
+                    if !cleared.is_empty() {
+                        self.out.push('-');
+                        self.out.push_str(&cleared);
+                    }
                     self.out.push(c);
-                    return Ok(());
+                    return Ok(c == ':');
                 }
                 _ => return self.refuse("invalid or unsupported Perl syntax", start),
             }
@@ -274,6 +373,8 @@ impl Translator {
                     self.at += 1;
                     literal(&mut self.out, c);
                 }
+                // Unclosed, it quotes the `)` of Prometheus' `^(?s:...)$` too.
+                return self.refuse("missing closing )", start);
             }
             'd' | 's' | 'w' | 'D' | 'S' | 'W' => {
                 self.at += 1;
@@ -385,14 +486,9 @@ impl Translator {
             }
             None => return self.refuse("invalid character class range", start),
         };
-        let known = if name.chars().count() == 1 {
-            "CLMNPSZ".contains(name.as_str())
-        } else {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
-        if !known {
+        let Some(name) = property(&name) else {
             return self.refuse("invalid character class range", start);
-        }
+        };
         // Surrogates, which no text holds: a category Go knows and the crate does not.
         if name == "Cs" {
             return Ok(if negated {
@@ -491,6 +587,222 @@ impl Translator {
         }
     }
 }
+
+/// Go's canonical form of a property name (`regexp/syntax` since Go 1.25): `_`, `-` and
+/// spaces dropped, the first ASCII letter upper case, the rest lower case.
+fn canonical(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')) {
+        if out.is_empty() {
+            out.push(c.to_ascii_uppercase());
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// The name the crate knows for Go's property `name`, if Go knows it: looked up by its
+/// canonical form, as Go looks it up.
+fn property(name: &str) -> Option<&'static str> {
+    let name = canonical(name);
+    let special = match name.as_str() {
+        "Any" => Some("Any"),
+        "Assigned" => Some("Assigned"),
+        "Ascii" => Some("ASCII"),
+        "Lc" => Some("LC"),
+        _ => None,
+    };
+    special
+        .or_else(|| {
+            CATEGORIES
+                .iter()
+                .chain(SCRIPTS)
+                .find(|known| **known == name)
+                .copied()
+        })
+        .or_else(|| {
+            CATEGORY_ALIASES
+                .iter()
+                .find(|(alias, _)| canonical(alias) == name)
+                .map(|(_, category)| *category)
+        })
+}
+
+/// Go's `unicode.Categories` (`LC` aside: its canonical form is `Lc`).
+const CATEGORIES: &[&str] = &[
+    "C", "Cc", "Cf", "Cn", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N", "Nd",
+    "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So", "Z", "Zl", "Zp",
+    "Zs",
+];
+
+/// Go's `unicode.CategoryAliases` (Unicode's long names of the general categories).
+const CATEGORY_ALIASES: &[(&str, &str)] = &[
+    ("Cased_Letter", "LC"),
+    ("Close_Punctuation", "Pe"),
+    ("Combining_Mark", "M"),
+    ("Connector_Punctuation", "Pc"),
+    ("Control", "Cc"),
+    ("Currency_Symbol", "Sc"),
+    ("Dash_Punctuation", "Pd"),
+    ("Decimal_Number", "Nd"),
+    ("Enclosing_Mark", "Me"),
+    ("Final_Punctuation", "Pf"),
+    ("Format", "Cf"),
+    ("Initial_Punctuation", "Pi"),
+    ("Letter", "L"),
+    ("Letter_Number", "Nl"),
+    ("Line_Separator", "Zl"),
+    ("Lowercase_Letter", "Ll"),
+    ("Mark", "M"),
+    ("Math_Symbol", "Sm"),
+    ("Modifier_Letter", "Lm"),
+    ("Modifier_Symbol", "Sk"),
+    ("Nonspacing_Mark", "Mn"),
+    ("Number", "N"),
+    ("Open_Punctuation", "Ps"),
+    ("Other", "C"),
+    ("Other_Letter", "Lo"),
+    ("Other_Number", "No"),
+    ("Other_Punctuation", "Po"),
+    ("Other_Symbol", "So"),
+    ("Paragraph_Separator", "Zp"),
+    ("Private_Use", "Co"),
+    ("Punctuation", "P"),
+    ("Separator", "Z"),
+    ("Space_Separator", "Zs"),
+    ("Spacing_Mark", "Mc"),
+    ("Surrogate", "Cs"),
+    ("Symbol", "S"),
+    ("Titlecase_Letter", "Lt"),
+    ("Unassigned", "Cn"),
+    ("Uppercase_Letter", "Lu"),
+    ("cntrl", "Cc"),
+    ("digit", "Nd"),
+    ("punct", "P"),
+];
+
+/// The scripts of Go's `unicode.Scripts` (Unicode 15.0) that its lookup reaches: those
+/// whose name is already canonical (no `_`; not `SignWriting`).
+const SCRIPTS: &[&str] = &[
+    "Adlam",
+    "Ahom",
+    "Arabic",
+    "Armenian",
+    "Avestan",
+    "Balinese",
+    "Bamum",
+    "Batak",
+    "Bengali",
+    "Bhaiksuki",
+    "Bopomofo",
+    "Brahmi",
+    "Braille",
+    "Buginese",
+    "Buhid",
+    "Carian",
+    "Chakma",
+    "Cham",
+    "Cherokee",
+    "Chorasmian",
+    "Common",
+    "Coptic",
+    "Cuneiform",
+    "Cypriot",
+    "Cyrillic",
+    "Deseret",
+    "Devanagari",
+    "Dogra",
+    "Duployan",
+    "Elbasan",
+    "Elymaic",
+    "Ethiopic",
+    "Georgian",
+    "Glagolitic",
+    "Gothic",
+    "Grantha",
+    "Greek",
+    "Gujarati",
+    "Gurmukhi",
+    "Han",
+    "Hangul",
+    "Hanunoo",
+    "Hatran",
+    "Hebrew",
+    "Hiragana",
+    "Inherited",
+    "Javanese",
+    "Kaithi",
+    "Kannada",
+    "Katakana",
+    "Kawi",
+    "Kharoshthi",
+    "Khmer",
+    "Khojki",
+    "Khudawadi",
+    "Lao",
+    "Latin",
+    "Lepcha",
+    "Limbu",
+    "Lisu",
+    "Lycian",
+    "Lydian",
+    "Mahajani",
+    "Makasar",
+    "Malayalam",
+    "Mandaic",
+    "Manichaean",
+    "Marchen",
+    "Medefaidrin",
+    "Miao",
+    "Modi",
+    "Mongolian",
+    "Mro",
+    "Multani",
+    "Myanmar",
+    "Nabataean",
+    "Nandinagari",
+    "Newa",
+    "Nko",
+    "Nushu",
+    "Ogham",
+    "Oriya",
+    "Osage",
+    "Osmanya",
+    "Palmyrene",
+    "Phoenician",
+    "Rejang",
+    "Runic",
+    "Samaritan",
+    "Saurashtra",
+    "Sharada",
+    "Shavian",
+    "Siddham",
+    "Sinhala",
+    "Sogdian",
+    "Soyombo",
+    "Sundanese",
+    "Syriac",
+    "Tagalog",
+    "Tagbanwa",
+    "Takri",
+    "Tamil",
+    "Tangsa",
+    "Tangut",
+    "Telugu",
+    "Thaana",
+    "Thai",
+    "Tibetan",
+    "Tifinagh",
+    "Tirhuta",
+    "Toto",
+    "Ugaritic",
+    "Vai",
+    "Vithkuqi",
+    "Wancho",
+    "Yezidi",
+    "Yi",
+];
 
 /// The POSIX classes Go knows (the crate knows the same).
 const POSIX: &[&str] = &[

@@ -79,9 +79,15 @@ impl Pattern {
                 refused.reason, refused.at
             ))
         })?;
-        regex::Regex::new(&translated).map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
-        let compiled = regex::Regex::new(&format!("^(?s:{translated})$"))
-            .map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))?;
+        let build = |pattern: &str| {
+            regex::RegexBuilder::new(pattern)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .nest_limit(REGEX_NEST_LIMIT)
+                .build()
+                .map_err(|e| SelectorErrorKind::InvalidRegex(one_line(source, &e)))
+        };
+        build(&translated)?;
+        let compiled = build(&format!("^(?s:{translated})$"))?;
         let is_plain = |s: &str| !s.contains(|c: char| "\\.+*?()|[]{}^$".contains(c));
         if source == ".*" {
             return Ok(Pattern::Any);
@@ -258,6 +264,18 @@ impl Matcher {
         }
     }
 }
+
+/// The most memory a selector's regex may compile to (128 MiB): Go compiles a character
+/// class to one instruction, the `regex` crate to an automaton of its UTF-8 bytes, so the
+/// patterns Prometheus takes (`\pL{1000}`, 1,000 copies of a class at most) need up to
+/// tens of MiB here; the crate's default of 10 MiB refused them.
+#[cfg(feature = "regex")]
+const REGEX_SIZE_LIMIT: usize = 128 << 20;
+
+/// How deeply a selector's regex may nest groups and repetitions: Go's limit (the crate's
+/// default is 250).
+#[cfg(feature = "regex")]
+const REGEX_NEST_LIMIT: u32 = 1000;
 
 /// A pattern's error in one line, for logs: the reason and the character of the pattern it
 /// is at, from the regex crate's own parser; `error` as it is for anything else (a pattern

@@ -119,7 +119,8 @@ impl Selector {
     /// `{matchers}`, as Prometheus' PromQL parser reads it (`#` comments included).
     /// Strings may use `"`, `'` or backticks with PromQL (Go) escapes; regexes are Go's
     /// RE2 syntax, matched as Prometheus matches them (`\d`, `\w`, `\s` and `\b` are
-    /// ASCII), anchored (`^(?s:re)$`) and compiled once, here. Not read: modifiers
+    /// ASCII; property names as Go 1.25+ reads them), anchored (`^(?s:re)$`) and compiled
+    /// once, here (at most 128 MiB compiled, groups nested 1,000 deep). Not read: modifiers
     /// (`offset`, `@`) and label values that are no UTF-8 (`"\xff"`).
     ///
     /// # Errors
@@ -448,5 +449,26 @@ mod regex_error_tests {
         let message = err.to_string();
         assert!(message.contains("unclosed group"), "{message}");
         assert!(!message.contains("(?s:"), "{message}");
+    }
+
+    /// Patterns Prometheus takes that the crate's default limits refused (found by
+    /// comparing with Prometheus' parser): a large class repeated 300 times (16 MiB
+    /// compiled), groups nested 400 deep.
+    #[test]
+    fn what_prometheus_takes_fits_the_limits() {
+        let repeated = super::Selector::parse(r#"m{l=~"\\pL{300}"}"#).unwrap();
+        let labels = |value: &str| format!("m{{l=\"{value}\"}} 1\n");
+        let page = labels(&"é".repeat(300));
+        let sample = crate::parse(&page)
+            .next()
+            .unwrap()
+            .unwrap()
+            .into_sample()
+            .unwrap();
+        assert!(repeated.matches(&sample));
+        let nested = format!("m{{l=~\"{}a{}\"}}", "(".repeat(400), ")".repeat(400));
+        assert!(super::Selector::parse(&nested).is_ok());
+        let too_deep = format!("m{{l=~\"{}a{}\"}}", "(".repeat(1100), ")".repeat(1100));
+        assert!(super::Selector::parse(&too_deep).is_err());
     }
 }

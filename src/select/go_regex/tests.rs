@@ -67,7 +67,7 @@ fn what_go_reads_as_text() {
         ("x{2}", "xx"),
         ("x{1,2}?", "x"),
         (r"\Qa.b\E", "a.b"),
-        (r"\Q*", "*"),
+        (r"\Q*\E", "*"),
         (r"\0", "\0"),
         (r"\07", "\x07"),
         (r"\101", "A"),
@@ -100,7 +100,7 @@ fn what_go_refuses() {
         ("(?i-)a", "invalid or unsupported Perl syntax: `(?i-)`", 1),
         (r"\u0041", "invalid escape sequence: `\\u`", 1),
         (r"\1", "invalid escape sequence: `\\1`", 1),
-        (r"\Pn", "invalid character class range: `\\Pn`", 1),
+        (r"\Pq", "invalid character class range: `\\Pq`", 1),
         (
             r"\p{Script=Greek}",
             "invalid character class range: `\\p{Script=Greek}`",
@@ -113,8 +113,92 @@ fn what_go_refuses() {
         ("[[:foo:]]", "invalid character class range: `[:foo:]`", 2),
         ("(?P<>a)", "invalid named capture: `(?P<>`", 1),
         ("a\\", "trailing backslash at end of expression: `\\`", 2),
+        // Counts multiply through nested repetitions (Go's `repeatIsValid`).
+        ("(a{500}){3}", "invalid repeat count: `{3}`", 9),
+        ("((a{10}){10}){11}", "invalid repeat count: `{11}`", 14),
+        ("((a{1000}){1}){2}", "invalid repeat count: `{2}`", 15),
+        // Prometheus anchors as `^(?s:...)$`: an unclosed `\Q` quotes its `)`.
+        (r"\Qa", "missing closing ): `\\Qa`", 1),
+        (r"a\Q", "missing closing ): `\\Q`", 2),
+        // Go 1.25+'s property lookup: its own tables only, by canonical name.
+        (
+            r"\p{Old_Italic}",
+            "invalid character class range: `\\p{Old_Italic}`",
+            1,
+        ),
+        (r"\p{Grek}", "invalid character class range: `\\p{Grek}`", 1),
+        (r"\p{IsGreek}", "invalid character class range: `\\p{IsGreek}`", 1),
+        (
+            r"\p{Alphabetic}",
+            "invalid character class range: `\\p{Alphabetic}`",
+            1,
+        ),
+        (
+            r"\p{White_Space}",
+            "invalid character class range: `\\p{White_Space}`",
+            1,
+        ),
+        (r"\p{Emoji}", "invalid character class range: `\\p{Emoji}`", 1),
+        (
+            r"\p{SignWriting}",
+            "invalid character class range: `\\p{SignWriting}`",
+            1,
+        ),
+        (r"\p{Garay}", "invalid character class range: `\\p{Garay}`", 1),
+        (r"[\p{Dash}]", "invalid character class range: `\\p{Dash}`", 2),
+        ("(?i-)a", "invalid or unsupported Perl syntax: `(?i-)`", 1),
+        ("(?-i-s)a", "invalid or unsupported Perl syntax: `(?-i-`", 1),
     ] {
         let refused = translate(pattern).unwrap_err();
         assert_eq!((refused.reason.as_str(), refused.at), (reason, at), "{pattern}");
+    }
+}
+
+/// Found by comparing with Prometheus' parser; Go ≥ 1.25's answers where its version
+/// matters (property names).
+#[test]
+fn what_go_reads_otherwise_than_the_crate() {
+    for (pattern, value, go) in [
+        // A count with a leading zero is no repetition: the `{` is text.
+        ("a{01}", "a{01}", true),
+        ("a{01}", "a", false),
+        ("a{00}", "", false),
+        ("a{1,02}", "a{1,02}", true),
+        ("a{0}", "", true),
+        ("a{0,10}", "aaa", true),
+        // A flag twice is one flag; after the `-` it is cleared.
+        ("(?ii)a", "A", true),
+        ("(?i-i)a", "A", false),
+        ("(?i-i)a", "a", true),
+        ("(?sU-sU)a.", "a\n", false),
+        ("(?i)(?-i:a)", "A", false),
+        // Counts that multiply to 1000 at most; a count of 0 ends the chain.
+        ("(a{10}){100}", &"a".repeat(1000), true),
+        ("((a{1000}){0}){5}", "", true),
+        ("(a{1000}){0,1}", "", true),
+        // Property names by their canonical form.
+        (r"\p{greek}", "α", true),
+        (r"\p{GREEK}", "a", false),
+        (r"\p{lu}", "A", true),
+        (r"\pl", "x", true),
+        (r"\Pn", "x", true),
+        (r"\p{Letter}", "x", true),
+        (r"\p{Uppercase Letter}", "a", false),
+        (r"\p{uppercase-letter}", "A", true),
+        (r"\p{L_}", "x", true),
+        (r"\p{any}", "\n", true),
+        (r"\p{ASCII}", "é", false),
+        (r"\p{ascii}", "~", true),
+        (r"\p{Assigned}", "a", true),
+        (r"\p{Assigned}", "\u{378}", false),
+        (r"\p{Cn}", "\u{378}", true),
+        (r"\p{LC}", "a", true),
+        (r"\p{Lc}", "ª", false),
+        (r"\p{NKo}", "\u{7CA}", true),
+        (r"\p{digit}", "٣", true),
+        (r"\p{punct}", "!", true),
+        (r"[\p{^greek}]", "α", false),
+    ] {
+        assert_eq!(matches(pattern, value), go, "{pattern} on {value:?}");
     }
 }
