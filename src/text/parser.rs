@@ -224,7 +224,8 @@ impl Parser {
     ///
     /// Lenient keeps unknown escapes as written, as the Prometheus server does, and in
     /// OpenMetrics checks each line on its own (and that nothing follows `# EOF`), which is
-    /// about what Prometheus' own OpenMetrics parser does. OpenMetrics always keeps unknown
+    /// about what Prometheus' own OpenMetrics parser does; a malformed exemplar is then
+    /// reported and its sample kept, as in 2.0 strict or not. OpenMetrics always keeps unknown
     /// escapes (its conformance suite requires accepting `\z`).
     ///
     /// Either way, Prometheus-text lines that end with `\r\n` (Windows line endings) read
@@ -517,10 +518,12 @@ impl<'page> Entries<'page> {
     /// dropped or ignored, allowing the valid metric data to be ingested." The sample of a
     /// line refused at `error_at`, read without its exemplars, when that is where the
     /// error lies: the line up to the first ` # ` (outside a quoted string: the text
-    /// before it reads as a sample) at or before the error.
+    /// before it reads as a sample) at or before the error. OpenMetrics 1.0 says no such
+    /// thing: its lenient reading keeps the sample too, as Prometheus' parser does.
     #[cold]
     fn sample_before_exemplars(&self, line: &'page str, error_at: usize) -> Option<Sample<'page>> {
-        if !self.dialect.version2 {
+        let lenient_v1 = self.dialect.openmetrics && !self.config.strict;
+        if !self.dialect.version2 && !lenient_v1 {
             return None;
         }
         memchr::memmem::find_iter(line.as_bytes(), b" # ")

@@ -729,15 +729,31 @@ fn a_malformed_exemplar_is_reported_and_its_sample_kept() {
             "strict {strict}"
         );
     }
-    // OpenMetrics 1.0 refuses the line whole, as before.
-    let v1 = "# TYPE c counter\nc_total 1 # {id=\"a\"} 0.5 1 2\n# EOF\n";
-    let v1: Vec<_> = Parser::new(Format::OpenMetrics).parse(v1).collect();
-    assert_eq!(
-        v1.iter()
-            .filter(|e| e.as_ref().is_ok_and(|e| e.as_sample().is_some()))
-            .count(),
-        0
-    );
+    // OpenMetrics 1.0 refuses the line whole when strict, as before; read leniently, it
+    // keeps the sample after the error, as Prometheus' parser keeps it (an exemplar over
+    // 128 characters, a label twice, a bad value).
+    let samples = |strict: bool, page: &str| {
+        let entries: Vec<_> = Parser::new(Format::OpenMetrics)
+            .strict(strict)
+            .parse(page)
+            .collect();
+        let errors = entries.iter().filter(|e| e.is_err()).count();
+        let samples = entries
+            .iter()
+            .filter(|e| e.as_ref().is_ok_and(|e| e.as_sample().is_some()));
+        (errors, samples.count())
+    };
+    let long = "x".repeat(130);
+    for exemplar in [
+        "{id=\"a\"} 0.5 1 2".to_string(),
+        format!("{{id=\"{long}\"}} 0.5"),
+        "{id=\"a\",id=\"b\"} 0.5".to_string(),
+        "{id=\"a\"} x".to_string(),
+    ] {
+        let v1 = format!("# TYPE c counter\nc_total 1 # {exemplar}\n# EOF\n");
+        assert_eq!(samples(true, &v1), (1, 0), "{v1}");
+        assert_eq!(samples(false, &v1), (1, 1), "{v1}");
+    }
     // A tracker counts the line as bad and records its sample.
     let mut tracker = Tracker::new([]);
     tracker.read_as(Format::OpenMetrics2);
