@@ -99,6 +99,9 @@ pub(crate) struct Groups<'page> {
     run: RunTails,
     /// Once the order broke: every group of the family (from its second group on).
     hashes: Hashes,
+    /// OpenMetrics 2.0 state sets: the states (whole label sets) of the current group, each
+    /// a Metric whose samples are one run. Kept here, once per page, not in each family.
+    pub(crate) states: Hashes,
 }
 
 /// One group of an ordered family: its text, and the position of the first label whose
@@ -125,6 +128,7 @@ impl<'page> Groups<'page> {
             order: Ordered::default(),
             run: RunTails::default(),
             hashes: Hashes::with_capacity_and_hasher(groups, Default::default()),
+            states: Hashes::default(),
         }
     }
 

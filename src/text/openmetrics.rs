@@ -13,7 +13,7 @@
 use super::composite::CompositeKind;
 use super::entry::Entry;
 use super::escape::{has_backslash, resolved_suffix, same_resolved};
-use super::label_groups::{group_of, Groups, Hashes, Placement};
+use super::label_groups::{group_of, Groups, Placement};
 use super::metric_type::MetricType;
 use super::names::same_bytes;
 use super::reserved_names::ReservedNames;
@@ -67,8 +67,6 @@ struct Family<'page> {
     /// OpenMetrics 2.0 state sets: the full label set of the last sample. Timestamps
     /// increase per state (a Metric), groups stay contiguous per MetricGroup.
     state: u64,
-    /// OpenMetrics 2.0 state sets: the states of the current group so far.
-    states: Hashes,
     histogram: HistogramCheck,
 }
 
@@ -125,7 +123,6 @@ impl<'page> Family<'page> {
             in_order: false,
             timestamp: None,
             state: 0,
-            states: Hashes::default(),
             histogram: HistogramCheck::default(),
         }
     }
@@ -705,10 +702,10 @@ fn group_and_timestamp<'page>(
         }
         Placement::Split => return Err(FamilyRule::GroupSplit),
         // Another state of a 2.0 state set (`state` is 0 elsewhere): each is a Metric.
-        Placement::Same if state != 0 && !family.states.insert(state) => return Err(FamilyRule::StateSplit),
+        Placement::Same if state != 0 && !groups.states.insert(state) => return Err(FamilyRule::StateSplit),
         Placement::First | Placement::New if state != 0 => {
-            family.states.clear();
-            family.states.insert(state);
+            groups.states.clear();
+            groups.states.insert(state);
         }
         Placement::First | Placement::Same | Placement::New => {}
     }
