@@ -7,13 +7,14 @@
 //! - `\d`, `\s`, `\w` and `\b` are ASCII in Go (`\s` without `\v`), Unicode in the crate;
 //! - `&&`, `--` and `~~` in a class are set operations in the crate, characters in Go;
 //! - Go reads a `{` that starts no repetition (`{01}` too), `\Q...\E`, octal escapes and a
-//!   `[` in a class as text, takes a flag twice (`(?i-i)`), and refuses stacked repetitions
-//!   (`a**`), counts over 1000 (nested ones multiplied), `\u`, the `x` flag, a `\Q` that
-//!   Prometheus' anchoring leaves unclosed, and property names beyond its own tables.
-//! - Property names are read as Go 1.25 and later reads them (Prometheus 3.14 is built with
-//!   Go 1.26): case, `_`, `-` and spaces ignored, then a general category, one of its long
-//!   names, `Any`, `ASCII`, `Assigned`, or a script whose name has no `_` (Go's lookup
-//!   cannot reach the others: `\p{Old_Italic}` is refused).
+//!   `[` in a class as text, takes a flag twice (`(?i-i)`), repeats the item before flags
+//!   alone or an empty `\Q\E` (`a(?i)*` is `a*`), and refuses stacked repetitions (`a**`),
+//!   counts over 1000 (nested ones multiplied), `\u`, the `x` flag and property names
+//!   beyond its own tables.
+//! - Prometheus 3.14 parses with grafana/regexp's copy of Go 1.24's parser, over the
+//!   Unicode tables of the Go that builds it (1.26): property names are `Any`, a general
+//!   category or a script, spelled exactly (`\p{Greek}`, not `\p{greek}` or `\p{Letter}`).
+//!   It parses the pattern alone, then anchors what it parsed: a `\Q` runs to the end.
 //!
 //! So every construct is read the way Go reads it and written the way the crate reads it,
 //! or refused with Go's reason.
@@ -41,6 +42,9 @@ pub(super) fn translate(pattern: &str) -> Result<String, Refused> {
         out: String::with_capacity(pattern.len() + 8),
         repeated_at: 0,
         weights: vec![Weight::default()],
+        item_start: 0,
+        pending_flags: String::new(),
+        transparent: false,
     }
     .run()
 }
@@ -65,6 +69,14 @@ struct Translator {
     /// One for each open group, the pattern's own first: how many copies of their
     /// innermost item the repetitions in it make.
     weights: Vec<Weight>,
+    /// Where the last item's text begins in the output (a repetition of a repetition wraps
+    /// it from there).
+    item_start: usize,
+    /// Flags that wait for the next item (see [`Translator::run`]).
+    pending_flags: String,
+    /// Whether flags alone or an empty `\Q\E` came since the last item: Go then takes a
+    /// repetition of a repetition, as a repetition of the repeated item.
+    transparent: bool,
 }
 
 /// The copies of its innermost item that a group's repetitions make (Go's `repeatIsValid`:
@@ -74,15 +86,25 @@ struct Translator {
 struct Weight {
     most: u64,
     last: u64,
+    /// Where the group's `(` is in the output.
+    opened_at: usize,
 }
 
 impl Default for Weight {
     fn default() -> Self {
-        Weight { most: 1, last: 1 }
+        Weight::opened_at(0)
     }
 }
 
 impl Weight {
+    fn opened_at(opened_at: usize) -> Self {
+        Weight {
+            most: 1,
+            last: 1,
+            opened_at,
+        }
+    }
+
     /// The group's whole weight.
     fn total(self) -> u64 {
         self.most.max(self.last)
@@ -113,27 +135,41 @@ impl Translator {
         while let Some(c) = self.peek(0) {
             let start = self.at;
             self.at += 1;
-            // Every item but these begins one of weight 1 (a repetition multiplies the last).
-            if !matches!(c, '(' | '|' | ')' | '*' | '+' | '?' | '{') {
-                self.weight().next(1);
-            }
             last = match c {
                 '(' => {
-                    if self.group(start)? {
-                        self.weights.push(Weight::default());
+                    let mut opened_at = self.out.len();
+                    match self.group(start)? {
+                        Some(flags) => {
+                            // Flags alone are no item: a repetition after them repeats the
+                            // item before (Go: `a(?i)*` is `a*`), so they wait for the next item.
+                            self.pending_flags.push_str(&flags);
+                            self.transparent = true;
+                            continue;
+                        }
+                        None => {
+                            // The flags that waited go before the group just written.
+                            self.out.insert_str(opened_at, &self.pending_flags);
+                            opened_at += self.pending_flags.len();
+                            self.pending_flags.clear();
+                            self.weights.push(Weight::opened_at(opened_at));
+                        }
                     }
                     Last::Nothing
                 }
                 '|' => {
+                    self.flush_flags();
                     self.weight().next(1);
                     self.out.push('|');
                     Last::Nothing
                 }
                 ')' => {
-                    // An unbalanced `)` is left to the crate, which refuses it as Go does.
+                    // Flags at a group's end change nothing. An unbalanced `)` is left to the
+                    // crate, which refuses it as Go does.
+                    self.pending_flags.clear();
                     if self.weights.len() > 1 {
-                        let group = self.weights.pop().map_or(1, Weight::total);
-                        self.weight().next(group);
+                        let group = self.weights.pop().unwrap_or_default();
+                        self.item_start = group.opened_at;
+                        self.weight().next(group.total());
                     }
                     self.out.push(')');
                     Last::Operand
@@ -155,30 +191,76 @@ impl Translator {
                         Last::Repetition
                     }
                     None => {
-                        self.weight().next(1);
+                        self.operand();
                         self.out.push_str(r"\{");
                         Last::Operand
                     }
                 },
+                '\\' if self.peek(0) == Some('Q') => {
+                    self.at += 1;
+                    if !self.quoted() {
+                        // `\Q\E` is no item either (Go: `a+\Q\E?` is `(?:a+)?`).
+                        self.transparent = true;
+                        continue;
+                    }
+                    Last::Operand
+                }
                 '[' => {
+                    self.operand();
                     self.class(start)?;
                     Last::Operand
                 }
                 '\\' => {
+                    self.operand();
                     self.escape(start)?;
                     Last::Operand
                 }
                 '.' | '^' | '$' => {
+                    self.operand();
                     self.out.push(c);
                     Last::Operand
                 }
                 c => {
+                    self.operand();
                     literal(&mut self.out, c);
                     Last::Operand
                 }
             };
+            self.transparent = false;
         }
         Ok(self.out)
+    }
+
+    /// An item begins where the output stands: flags waiting for it first.
+    fn operand(&mut self) {
+        self.flush_flags();
+        self.item_start = self.out.len();
+        self.weight().next(1);
+    }
+
+    /// Writes the flags that wait for an item.
+    fn flush_flags(&mut self) {
+        if !self.pending_flags.is_empty() {
+            self.out.push_str(&self.pending_flags);
+            self.pending_flags.clear();
+        }
+    }
+
+    /// After `\Q`: its text up to `\E` (or the pattern's end: Prometheus parses the pattern
+    /// alone before anchoring it), each character an item; whether it held any.
+    fn quoted(&mut self) -> bool {
+        let mut any = false;
+        while let Some(c) = self.peek(0) {
+            if c == '\\' && self.peek(1) == Some('E') {
+                self.at += 2;
+                break;
+            }
+            self.at += 1;
+            self.operand();
+            literal(&mut self.out, c);
+            any = true;
+        }
+        any
     }
 
     /// The innermost open group's weight.
@@ -208,10 +290,16 @@ impl Translator {
 
     /// A repetition may follow an operand only (Go: "missing argument", "invalid nested
     /// repetition operator").
-    fn repetition(&self, start: usize, last: Last) -> Result<(), Refused> {
+    fn repetition(&mut self, start: usize, last: Last) -> Result<(), Refused> {
         match last {
             Last::Operand => Ok(()),
             Last::Nothing => self.refuse("missing argument to repetition operator", start),
+            // Separated by flags alone or an empty `\Q\E`, it repeats the repeated item.
+            Last::Repetition if self.transparent => {
+                self.out.insert_str(self.item_start, "(?:");
+                self.out.push(')');
+                Ok(())
+            }
             // Go shows both operators.
             Last::Repetition => self.refuse("invalid nested repetition operator", self.repeated_at),
         }
@@ -273,11 +361,12 @@ impl Translator {
     }
 
     /// After `(`: a group, a named group (its name dropped: names match nothing), or
-    /// flags, as Go takes them; whether a group opened (flags alone open none).
-    fn group(&mut self, start: usize) -> Result<bool, Refused> {
+    /// flags, as Go takes them: a group is written at once; flags alone open none, and are
+    /// returned as written for the crate.
+    fn group(&mut self, start: usize) -> Result<Option<String>, Refused> {
         if self.peek(0) != Some('?') {
             self.out.push('(');
-            return Ok(true);
+            return Ok(None);
         }
         self.at += 1;
         let named = match (self.peek(0), self.peek(1)) {
@@ -300,7 +389,7 @@ impl Translator {
             }
             self.at += 1;
             self.out.push('(');
-            return Ok(true);
+            return Ok(None);
         }
         // Flags: i, m, s and U, at most one `-`, a flag after it; then `)` or `:`. Go takes
         // a flag twice, and one after the `-` clears it whatever came before (`(?i-i)`);
@@ -331,16 +420,19 @@ impl Translator {
                     return self.refuse("invalid or unsupported Perl syntax", start)
                 }
                 // `(?)` changes nothing, and the crate refuses it: not written.
-                ')' if set.is_empty() && cleared.is_empty() => return Ok(false),
+                ')' if set.is_empty() && cleared.is_empty() => return Ok(Some(String::new())),
                 ')' | ':' => {
-                    self.out.push_str("(?");
-                    self.out.push_str(&set);
+                    let mut flags = format!("(?{set}");
                     if !cleared.is_empty() {
-                        self.out.push('-');
-                        self.out.push_str(&cleared);
+                        flags.push('-');
+                        flags.push_str(&cleared);
                     }
-                    self.out.push(c);
-                    return Ok(c == ':');
+                    flags.push(c);
+                    if c == ':' {
+                        self.out.push_str(&flags);
+                        return Ok(None);
+                    }
+                    return Ok(Some(flags));
                 }
                 _ => return self.refuse("invalid or unsupported Perl syntax", start),
             }
@@ -362,19 +454,6 @@ impl Translator {
                 self.at += 1;
                 self.out
                     .push_str(if c == 'b' { r"(?-u:\b)" } else { r"(?-u:\B)" });
-            }
-            'Q' => {
-                self.at += 1;
-                while let Some(c) = self.peek(0) {
-                    if c == '\\' && self.peek(1) == Some('E') {
-                        self.at += 2;
-                        return Ok(());
-                    }
-                    self.at += 1;
-                    literal(&mut self.out, c);
-                }
-                // Unclosed, it quotes the `)` of Prometheus' `^(?s:...)$` too.
-                return self.refuse("missing closing )", start);
             }
             'd' | 's' | 'w' | 'D' | 'S' | 'W' => {
                 self.at += 1;
@@ -588,110 +667,35 @@ impl Translator {
     }
 }
 
-/// Go's canonical form of a property name (`regexp/syntax` since Go 1.25): `_`, `-` and
-/// spaces dropped, the first ASCII letter upper case, the rest lower case.
-fn canonical(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')) {
-        if out.is_empty() {
-            out.push(c.to_ascii_uppercase());
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
-/// The name the crate knows for Go's property `name`, if Go knows it: looked up by its
-/// canonical form, as Go looks it up.
+/// The name the crate knows for Go's property `name`, if Prometheus' Go knows it: `Any`, or
+/// a general category or a script by its exact name (grafana/regexp's parser, Go 1.24's,
+/// over the tables of the Go that builds Prometheus).
 fn property(name: &str) -> Option<&'static str> {
-    let name = canonical(name);
-    let special = match name.as_str() {
-        "Any" => Some("Any"),
-        "Assigned" => Some("Assigned"),
-        "Ascii" => Some("ASCII"),
-        "Lc" => Some("LC"),
-        _ => None,
-    };
-    special
-        .or_else(|| {
-            CATEGORIES
-                .iter()
-                .chain(SCRIPTS)
-                .find(|known| **known == name)
-                .copied()
-        })
-        .or_else(|| {
-            CATEGORY_ALIASES
-                .iter()
-                .find(|(alias, _)| canonical(alias) == name)
-                .map(|(_, category)| *category)
-        })
+    std::iter::once(&"Any")
+        .chain(CATEGORIES)
+        .chain(SCRIPTS)
+        .find(|known| **known == name)
+        .copied()
 }
 
-/// Go's `unicode.Categories` (`LC` aside: its canonical form is `Lc`).
+/// Go's `unicode.Categories` (since Go 1.25 with `Cn` and `LC`).
 const CATEGORIES: &[&str] = &[
-    "C", "Cc", "Cf", "Cn", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N", "Nd",
-    "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So", "Z", "Zl", "Zp",
-    "Zs",
+    "C", "Cc", "Cf", "Cn", "Co", "Cs", "L", "LC", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N",
+    "Nd", "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So", "Z", "Zl",
+    "Zp", "Zs",
 ];
 
-/// Go's `unicode.CategoryAliases` (Unicode's long names of the general categories).
-const CATEGORY_ALIASES: &[(&str, &str)] = &[
-    ("Cased_Letter", "LC"),
-    ("Close_Punctuation", "Pe"),
-    ("Combining_Mark", "M"),
-    ("Connector_Punctuation", "Pc"),
-    ("Control", "Cc"),
-    ("Currency_Symbol", "Sc"),
-    ("Dash_Punctuation", "Pd"),
-    ("Decimal_Number", "Nd"),
-    ("Enclosing_Mark", "Me"),
-    ("Final_Punctuation", "Pf"),
-    ("Format", "Cf"),
-    ("Initial_Punctuation", "Pi"),
-    ("Letter", "L"),
-    ("Letter_Number", "Nl"),
-    ("Line_Separator", "Zl"),
-    ("Lowercase_Letter", "Ll"),
-    ("Mark", "M"),
-    ("Math_Symbol", "Sm"),
-    ("Modifier_Letter", "Lm"),
-    ("Modifier_Symbol", "Sk"),
-    ("Nonspacing_Mark", "Mn"),
-    ("Number", "N"),
-    ("Open_Punctuation", "Ps"),
-    ("Other", "C"),
-    ("Other_Letter", "Lo"),
-    ("Other_Number", "No"),
-    ("Other_Punctuation", "Po"),
-    ("Other_Symbol", "So"),
-    ("Paragraph_Separator", "Zp"),
-    ("Private_Use", "Co"),
-    ("Punctuation", "P"),
-    ("Separator", "Z"),
-    ("Space_Separator", "Zs"),
-    ("Spacing_Mark", "Mc"),
-    ("Surrogate", "Cs"),
-    ("Symbol", "S"),
-    ("Titlecase_Letter", "Lt"),
-    ("Unassigned", "Cn"),
-    ("Uppercase_Letter", "Lu"),
-    ("cntrl", "Cc"),
-    ("digit", "Nd"),
-    ("punct", "P"),
-];
-
-/// The scripts of Go's `unicode.Scripts` (Unicode 15.0) that its lookup reaches: those
-/// whose name is already canonical (no `_`; not `SignWriting`).
+/// Go's `unicode.Scripts` (Unicode 15.0, Go 1.21 to 1.26).
 const SCRIPTS: &[&str] = &[
     "Adlam",
     "Ahom",
+    "Anatolian_Hieroglyphs",
     "Arabic",
     "Armenian",
     "Avestan",
     "Balinese",
     "Bamum",
+    "Bassa_Vah",
     "Batak",
     "Bengali",
     "Bhaiksuki",
@@ -700,7 +704,9 @@ const SCRIPTS: &[&str] = &[
     "Braille",
     "Buginese",
     "Buhid",
+    "Canadian_Aboriginal",
     "Carian",
+    "Caucasian_Albanian",
     "Chakma",
     "Cham",
     "Cherokee",
@@ -709,11 +715,14 @@ const SCRIPTS: &[&str] = &[
     "Coptic",
     "Cuneiform",
     "Cypriot",
+    "Cypro_Minoan",
     "Cyrillic",
     "Deseret",
     "Devanagari",
+    "Dives_Akuru",
     "Dogra",
     "Duployan",
+    "Egyptian_Hieroglyphs",
     "Elbasan",
     "Elymaic",
     "Ethiopic",
@@ -723,20 +732,27 @@ const SCRIPTS: &[&str] = &[
     "Grantha",
     "Greek",
     "Gujarati",
+    "Gunjala_Gondi",
     "Gurmukhi",
     "Han",
     "Hangul",
+    "Hanifi_Rohingya",
     "Hanunoo",
     "Hatran",
     "Hebrew",
     "Hiragana",
+    "Imperial_Aramaic",
     "Inherited",
+    "Inscriptional_Pahlavi",
+    "Inscriptional_Parthian",
     "Javanese",
     "Kaithi",
     "Kannada",
     "Katakana",
     "Kawi",
+    "Kayah_Li",
     "Kharoshthi",
+    "Khitan_Small_Script",
     "Khmer",
     "Khojki",
     "Khudawadi",
@@ -744,6 +760,8 @@ const SCRIPTS: &[&str] = &[
     "Latin",
     "Lepcha",
     "Limbu",
+    "Linear_A",
+    "Linear_B",
     "Lisu",
     "Lycian",
     "Lydian",
@@ -753,7 +771,12 @@ const SCRIPTS: &[&str] = &[
     "Mandaic",
     "Manichaean",
     "Marchen",
+    "Masaram_Gondi",
     "Medefaidrin",
+    "Meetei_Mayek",
+    "Mende_Kikakui",
+    "Meroitic_Cursive",
+    "Meroitic_Hieroglyphs",
     "Miao",
     "Modi",
     "Mongolian",
@@ -761,16 +784,33 @@ const SCRIPTS: &[&str] = &[
     "Multani",
     "Myanmar",
     "Nabataean",
+    "Nag_Mundari",
     "Nandinagari",
+    "New_Tai_Lue",
     "Newa",
     "Nko",
     "Nushu",
+    "Nyiakeng_Puachue_Hmong",
     "Ogham",
+    "Ol_Chiki",
+    "Old_Hungarian",
+    "Old_Italic",
+    "Old_North_Arabian",
+    "Old_Permic",
+    "Old_Persian",
+    "Old_Sogdian",
+    "Old_South_Arabian",
+    "Old_Turkic",
+    "Old_Uyghur",
     "Oriya",
     "Osage",
     "Osmanya",
+    "Pahawh_Hmong",
     "Palmyrene",
+    "Pau_Cin_Hau",
+    "Phags_Pa",
     "Phoenician",
+    "Psalter_Pahlavi",
     "Rejang",
     "Runic",
     "Samaritan",
@@ -778,13 +818,19 @@ const SCRIPTS: &[&str] = &[
     "Sharada",
     "Shavian",
     "Siddham",
+    "SignWriting",
     "Sinhala",
     "Sogdian",
+    "Sora_Sompeng",
     "Soyombo",
     "Sundanese",
+    "Syloti_Nagri",
     "Syriac",
     "Tagalog",
     "Tagbanwa",
+    "Tai_Le",
+    "Tai_Tham",
+    "Tai_Viet",
     "Takri",
     "Tamil",
     "Tangsa",
@@ -800,8 +846,10 @@ const SCRIPTS: &[&str] = &[
     "Vai",
     "Vithkuqi",
     "Wancho",
+    "Warang_Citi",
     "Yezidi",
     "Yi",
+    "Zanabazar_Square",
 ];
 
 /// The POSIX classes Go knows (the crate knows the same).

@@ -119,7 +119,7 @@ impl Selector {
     /// `{matchers}`, as Prometheus' PromQL parser reads it (`#` comments included).
     /// Strings may use `"`, `'` or backticks with PromQL (Go) escapes; regexes are Go's
     /// RE2 syntax, matched as Prometheus matches them (`\d`, `\w`, `\s` and `\b` are
-    /// ASCII; property names as Go 1.25+ reads them), anchored (`^(?s:re)$`) and compiled
+    /// ASCII; property names spelled exactly), anchored (`^(?s:re)$`) and compiled
     /// once, here (at most 128 MiB compiled, groups nested 1,000 deep). Not read: modifiers
     /// (`offset`, `@`) and label values that are no UTF-8 (`"\xff"`).
     ///
