@@ -19,6 +19,8 @@
 //! So every construct is read the way Go reads it and written the way the crate reads it,
 //! or refused with Go's reason.
 
+use std::fmt::Write as _;
+
 /// The largest repetition count Go accepts, nested repetitions' counts multiplied.
 const MAX_REPEAT: u32 = 1000;
 
@@ -47,6 +49,14 @@ pub(super) fn translate(pattern: &str) -> Result<String, Refused> {
         transparent: false,
     }
     .run()
+}
+
+/// What a `(` opened, as written for the crate.
+enum Opening {
+    /// A group (`(`, `(?i:`, a named group): its opening.
+    Group(String),
+    /// Flags alone (`(?i)`), which open no group.
+    Flags(String),
 }
 
 /// What the last item written was, for Go's rules on repetitions.
@@ -136,26 +146,21 @@ impl Translator {
             let start = self.at;
             self.at += 1;
             last = match c {
-                '(' => {
-                    let mut opened_at = self.out.len();
-                    match self.group(start)? {
-                        Some(flags) => {
-                            // Flags alone are no item: a repetition after them repeats the
-                            // item before (Go: `a(?i)*` is `a*`), so they wait for the next item.
-                            self.pending_flags.push_str(&flags);
-                            self.transparent = true;
-                            continue;
-                        }
-                        None => {
-                            // The flags that waited go before the group just written.
-                            self.out.insert_str(opened_at, &self.pending_flags);
-                            opened_at += self.pending_flags.len();
-                            self.pending_flags.clear();
-                            self.weights.push(Weight::opened_at(opened_at));
-                        }
+                '(' => match self.group(start)? {
+                    Opening::Group(opening) => {
+                        self.flush_flags();
+                        self.weights.push(Weight::opened_at(self.out.len()));
+                        self.out.push_str(&opening);
+                        Last::Nothing
                     }
-                    Last::Nothing
-                }
+                    Opening::Flags(flags) => {
+                        // Flags alone are no item: a repetition after them repeats the item
+                        // before (Go: `a(?i)*` is `a*`), so they wait for the next item.
+                        self.pending_flags.push_str(&flags);
+                        self.transparent = true;
+                        continue;
+                    }
+                },
                 '|' => {
                     self.flush_flags();
                     self.weight().next(1);
@@ -182,10 +187,15 @@ impl Translator {
                     Last::Repetition
                 }
                 '{' => match self.counts(start)? {
-                    Some((counts, min, max)) => {
+                    Some((min, max)) => {
                         self.repetition(start, last)?;
                         self.multiply(start, min, max)?;
-                        self.out.push_str(&counts);
+                        match max {
+                            Some(max) if max == min => write!(self.out, "{{{min}}}"),
+                            Some(max) => write!(self.out, "{{{min},{max}}}"),
+                            None => write!(self.out, "{{{min},}}"),
+                        }
+                        .unwrap_or_default();
                         self.lazy();
                         self.repeated_at = start;
                         Last::Repetition
@@ -313,10 +323,9 @@ impl Translator {
         }
     }
 
-    /// After `{`: `{n}`, `{n,}` or `{n,m}`, as written for the crate, with its counts;
-    /// `None` when it is no repetition (Go reads the `{` as text then, as it does a count
-    /// with a leading zero: `{01}`).
-    fn counts(&mut self, start: usize) -> Result<Option<(String, u32, Option<u32>)>, Refused> {
+    /// After `{`: the counts of `{n}`, `{n,}` or `{n,m}`; `None` when it is no repetition
+    /// (Go reads the `{` as text then, as it does a count with a leading zero: `{01}`).
+    fn counts(&mut self, start: usize) -> Result<Option<(u32, Option<u32>)>, Refused> {
         let mut i = self.at;
         let number = |i: &mut usize| -> Option<u32> {
             let from = *i;
@@ -352,21 +361,14 @@ impl Translator {
         if min > MAX_REPEAT || max.is_some_and(|max| max > MAX_REPEAT || max < min) {
             return self.refuse("invalid repeat count", start);
         }
-        let counts = match max {
-            Some(max) if max == min => format!("{{{min}}}"),
-            Some(max) => format!("{{{min},{max}}}"),
-            None => format!("{{{min},}}"),
-        };
-        Ok(Some((counts, min, max)))
+        Ok(Some((min, max)))
     }
 
     /// After `(`: a group, a named group (its name dropped: names match nothing), or
-    /// flags, as Go takes them: a group is written at once; flags alone open none, and are
-    /// returned as written for the crate.
-    fn group(&mut self, start: usize) -> Result<Option<String>, Refused> {
+    /// flags, as Go takes them, written for the crate.
+    fn group(&mut self, start: usize) -> Result<Opening, Refused> {
         if self.peek(0) != Some('?') {
-            self.out.push('(');
-            return Ok(None);
+            return Ok(Opening::Group("(".into()));
         }
         self.at += 1;
         let named = match (self.peek(0), self.peek(1)) {
@@ -388,8 +390,7 @@ impl Translator {
                 return self.refuse("invalid named capture", start);
             }
             self.at += 1;
-            self.out.push('(');
-            return Ok(None);
+            return Ok(Opening::Group("(".into()));
         }
         // Flags: i, m, s and U, at most one `-`, a flag after it; then `)` or `:`. Go takes
         // a flag twice, and one after the `-` clears it whatever came before (`(?i-i)`);
@@ -420,7 +421,7 @@ impl Translator {
                     return self.refuse("invalid or unsupported Perl syntax", start)
                 }
                 // `(?)` changes nothing, and the crate refuses it: not written.
-                ')' if set.is_empty() && cleared.is_empty() => return Ok(Some(String::new())),
+                ')' if set.is_empty() && cleared.is_empty() => return Ok(Opening::Flags(String::new())),
                 ')' | ':' => {
                     let mut flags = format!("(?{set}");
                     if !cleared.is_empty() {
@@ -428,11 +429,11 @@ impl Translator {
                         flags.push_str(&cleared);
                     }
                     flags.push(c);
-                    if c == ':' {
-                        self.out.push_str(&flags);
-                        return Ok(None);
-                    }
-                    return Ok(Some(flags));
+                    return Ok(if c == ':' {
+                        Opening::Group(flags)
+                    } else {
+                        Opening::Flags(flags)
+                    });
                 }
                 _ => return self.refuse("invalid or unsupported Perl syntax", start),
             }

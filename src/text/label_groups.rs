@@ -101,7 +101,7 @@ pub(crate) struct Groups<'page> {
     hashes: Hashes,
     /// OpenMetrics 2.0 state sets: the states (whole label sets) of the current group, each
     /// a Metric whose samples are one run. Kept here, once per page, not in each family.
-    pub(crate) states: Hashes,
+    states: Hashes,
 }
 
 /// One group of an ordered family: its text, and the position of the first label whose
@@ -130,6 +130,18 @@ impl<'page> Groups<'page> {
             hashes: Hashes::with_capacity_and_hasher(groups, Default::default()),
             states: Hashes::default(),
         }
+    }
+
+    /// A state set's group begins with the state `state` (a label set's hash).
+    pub(crate) fn first_state(&mut self, state: u64) {
+        self.states.clear();
+        self.states.insert(state);
+    }
+
+    /// Another state of the current group (not the one before): whether it is new to the
+    /// group, as a state's samples must be one run.
+    pub(crate) fn another_state(&mut self, state: u64) -> bool {
+        self.states.insert(state)
     }
 
     /// Forgets the family (the collections keep their room).

@@ -702,11 +702,12 @@ fn group_and_timestamp<'page>(
         }
         Placement::Split => return Err(FamilyRule::GroupSplit),
         // Another state of a 2.0 state set (`state` is 0 elsewhere): each is a Metric.
-        Placement::Same if state != 0 && !groups.states.insert(state) => return Err(FamilyRule::StateSplit),
-        Placement::First | Placement::New if state != 0 => {
-            groups.states.clear();
-            groups.states.insert(state);
+        Placement::Same if state != 0 => {
+            if !groups.another_state(state) {
+                return Err(FamilyRule::StateSplit);
+            }
         }
+        Placement::First | Placement::New if state != 0 => groups.first_state(state),
         Placement::First | Placement::Same | Placement::New => {}
     }
     family.timestamp = ts;
