@@ -72,7 +72,8 @@ impl fmt::Display for Selector {
     /// Renders the selector back in PromQL syntax as Prometheus prints one: the metric
     /// name before the braces (`up{job="x"}`), the other matchers sorted and joined by
     /// commas. A name that PromQL would have to quote stays a `__name__` matcher
-    /// (`{__name__="a.b"}`), which Prometheus 2 reads as well as 3.
+    /// (`{__name__="a.b"}`), which Prometheus 2 reads as well as 3, and so do names
+    /// beside another `__name__` matcher (`{__name__!="b",__name__="a"}`).
     ///
     /// # Example
     /// ```
@@ -83,11 +84,18 @@ impl fmt::Display for Selector {
     /// # Ok::<(), promrate::SelectorError>(())
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = self.matchers.iter().position(|m| {
-            m.label() == "__name__"
-                && m.op() == MatchOp::Equal
-                && crate::text::names::is_metric_name(m.value())
-        });
+        // A name before the braces must be the only `__name__` matcher: PromQL refuses
+        // `a{__name__!="b"}` ("metric name must not be set twice") though it reads
+        // `{__name__="a", __name__!="b"}`.
+        let mut name_matchers = self.matchers.iter().filter(|m| m.label() == "__name__");
+        let name = match (name_matchers.next(), name_matchers.next()) {
+            (Some(_), None) => self.matchers.iter().position(|m| {
+                m.label() == "__name__"
+                    && m.op() == MatchOp::Equal
+                    && crate::text::names::is_metric_name(m.value())
+            }),
+            _ => None,
+        };
         let mut others: Vec<String> = Vec::with_capacity(self.matchers.len());
         for (i, m) in self.matchers.iter().enumerate() {
             if Some(i) == name {

@@ -249,6 +249,13 @@ fn printed_as_prometheus_prints_it() {
         (r#"{__name__="a"}"#, "a"),
         (r#"a{z="1", b='2', m=`3`}"#, r#"a{b="2",m="3",z="1"}"#),
         (r#"{"a.b", x="\n"}"#, r#"{__name__="a.b",x="\n"}"#),
+        // Beside another `__name__` matcher a name stays in the braces: `a{__name__!="b"}`
+        // is refused ("metric name must not be set twice").
+        (
+            r#"{__name__="a", __name__!="b"}"#,
+            r#"{__name__!="b",__name__="a"}"#,
+        ),
+        (r#"{"b", "a"}"#, r#"{__name__="a",__name__="b"}"#),
     ]) {
         let selector = Selector::parse(written).unwrap();
         assert_eq!(selector.to_string(), printed, "{written}");
@@ -276,15 +283,19 @@ proptest::proptest! {
     fn a_printed_selector_parses_back_to_itself(
         name in proptest::option::of("[a-z_:][a-z0-9_:.]{0,6}"),
         matchers in proptest::collection::vec(
-            ("[a-z_][a-z0-9_.]{0,4}", 0usize..OPS, "[a-z\"\\\\\n é.]{1,5}"),
+            (
+                proptest::prop_oneof![3 => "[a-z_][a-z0-9_.]{0,4}", 1 => proptest::strategy::Just("__name__".to_string())],
+                0usize..OPS,
+                "[a-z\"\\\\\n é.]{1,5}",
+            ),
             0..4,
         ),
     ) {
         let ops = ["=", "!=", "=~", "!~"];
         // Regexes only of letters, so that every generated one compiles.
+        // `__name__` among them too: a second name matcher is read, and printed back.
         let inner: Vec<String> = matchers
             .iter()
-            .filter(|(label, _, _)| label != "__name__")
             .map(|(label, op, value)| {
                 let value = if *op >= 2 { value.replace(|c: char| !c.is_ascii_lowercase(), "") } else { value.clone() };
                 format!("{label:?}{}{value:?}", ops[*op])
