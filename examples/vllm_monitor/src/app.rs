@@ -29,6 +29,7 @@ use crate::replay::{self, Numbering, Recording};
 use crate::scrape::read_page;
 use crate::scrape::{self, Lending, Lent, Mailbox, Message, Scrape, Scraper, Waiting};
 use crate::text;
+use crate::text::visible::visible;
 
 /// Where the scrapes come from.
 enum Input {
@@ -723,9 +724,11 @@ impl App {
                     None => a.rule.clone(),
                 })
                 .collect();
+            // A group is a server's label value: shown, not obeyed, like every line for
+            // people.
             eprintln!(
                 "vllm_monitor: exit status 3: alert rule(s) fired: {}",
-                rules.join(" · ")
+                visible(&rules.join(" · "))
             );
             return ExitCode::from(3);
         }
@@ -789,7 +792,11 @@ fn choose_output(
     let progress = args.target_requests.is_some();
     let plain = || Box::new(Plain::new(std::io::stdout(), progress).details(args.details));
     if args.export.is_some() {
-        (Box::new(Csv::new(std::io::stdout())), None)
+        let on_terminal = std::io::stdout().is_terminal();
+        (
+            Box::new(Csv::new(std::io::stdout()).on_terminal(on_terminal)),
+            None,
+        )
     } else if args.json {
         (Box::new(Json::new(std::io::stdout())), None)
     } else if args.plain || !std::io::stdout().is_terminal() {

@@ -17,6 +17,7 @@ use crate::figures::row;
 use crate::figures::{Figures, Verdict};
 use crate::snapshot::Snapshot;
 use crate::summary::Summary;
+use crate::text::visible::visible;
 
 /// The row's own columns, before the figures': its time, what its window covers, and the
 /// `--alert` rules firing on the line's totals or group after that interval.
@@ -100,6 +101,9 @@ pub struct Csv<W: Write> {
     /// which come before their interval's line.
     firing: BTreeSet<(Option<String>, String)>,
     closed: bool,
+    /// Cells pass through [`visible`]: CSV has no escapes, and a server's text must not
+    /// act on the terminal it is printed to (piped or redirected, the text is exact).
+    on_terminal: bool,
 }
 
 impl<W: Write> Csv<W> {
@@ -109,12 +113,26 @@ impl<W: Write> Csv<W> {
             columns: columns(),
             firing: BTreeSet::new(),
             closed: false,
+            on_terminal: false,
         }
+    }
+
+    /// Whether `out` is a terminal: then a server's control and reordering characters
+    /// are written out (`\x1b`), as the plain lines write them.
+    pub fn on_terminal(mut self, on_terminal: bool) -> Self {
+        self.on_terminal = on_terminal;
+        self
     }
 
     /// One record, flushed: a reader of a pipe sees each interval as it comes.
     fn line(&mut self, cells: &[String]) {
-        self.closed |= self.out.write_record(cells).is_err() || self.out.flush().is_err();
+        let written = if self.on_terminal {
+            self.out
+                .write_record(cells.iter().map(|c| visible(c).into_owned()))
+        } else {
+            self.out.write_record(cells)
+        };
+        self.closed |= written.is_err() || self.out.flush().is_err();
     }
 
     fn row(&mut self, row: &Value, group: &str, figures: &Value) {
@@ -202,5 +220,20 @@ mod tests {
         ]);
         let text = String::from_utf8(out.out.into_inner().unwrap()).unwrap();
         assert_eq!(text, "\"a,b\",\"say \"\"hi\"\"\",\"[\"\"x\"\",\"\"y\"\"]\"\n");
+    }
+
+    /// Piped, a server's text is written exactly; on a terminal, what would act on it is
+    /// written out.
+    #[test]
+    fn on_a_terminal_a_servers_control_characters_are_written_out() {
+        let name = "m\u{1b}]0;pwned\u{7}\u{202e}".to_string();
+        let mut piped = Csv::new(Vec::new());
+        piped.line(std::slice::from_ref(&name));
+        let piped = String::from_utf8(piped.out.into_inner().unwrap()).unwrap();
+        assert_eq!(piped, format!("{name}\n"));
+        let mut shown = Csv::new(Vec::new()).on_terminal(true);
+        shown.line(&[name]);
+        let shown = String::from_utf8(shown.out.into_inner().unwrap()).unwrap();
+        assert_eq!(shown, "m\\x1b]0;pwned\\x07\\u{202e}\n");
     }
 }

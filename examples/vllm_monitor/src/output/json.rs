@@ -11,6 +11,7 @@ pub use crate::figures::row::{attainments, figures, SCHEMA};
 use crate::figures::{Figures, Verdict};
 use crate::snapshot::Snapshot;
 use crate::summary::Summary;
+use crate::text::visible::json_safe;
 
 /// One interval: time, per-URL status, the figures, groups and progress.
 pub fn interval(s: &Snapshot) -> Value {
@@ -184,7 +185,8 @@ impl<W: Write> Json<W> {
     }
 
     fn emit(&mut self, value: &Value) {
-        self.closed |= writeln!(self.out, "{value}")
+        let line = value.to_string();
+        self.closed |= writeln!(self.out, "{}", json_safe(&line))
             .and_then(|()| self.out.flush())
             .is_err();
     }
@@ -192,12 +194,17 @@ impl<W: Write> Json<W> {
     /// [`interval`]'s line written a group at a time: a run of 200,000 groups holds one
     /// group's object at once, not a tree of all of them (over a gigabyte).
     fn write_interval(&mut self, s: &Snapshot) -> std::io::Result<()> {
+        let whole = |out: &mut W| {
+            let line = interval(s).to_string();
+            writeln!(out, "{}", json_safe(&line)).and_then(|()| out.flush())
+        };
         let Some((label, groups)) = &s.groups else {
-            return writeln!(self.out, "{}", interval(s)).and_then(|()| self.out.flush());
+            return whole(&mut self.out);
         };
         let text = frame(s).to_string();
+        let text = json_safe(&text);
         let Some((head, tail)) = text.split_once(GROUPS_SLOT) else {
-            return writeln!(self.out, "{}", interval(s)).and_then(|()| self.out.flush());
+            return whole(&mut self.out);
         };
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut self.out);
         w.write_all(head.as_bytes())?;
@@ -206,7 +213,8 @@ impl<W: Write> Json<W> {
             if i > 0 {
                 w.write_all(b",")?;
             }
-            serde_json::to_writer(&mut w, &group(label, value, g))?;
+            let one = group(label, value, g).to_string();
+            w.write_all(json_safe(&one).as_bytes())?;
         }
         w.write_all(b"]")?;
         w.write_all(tail.as_bytes())?;

@@ -7,8 +7,11 @@
 //!
 //! For the next maintainer: every human-facing renderer shows server text through
 //! [`visible`] (plain lines all pass through it where they are written; the dashboard where
-//! a server's string meets a widget). `--json` and `--export csv` keep the text exact,
-//! escaped as their formats require. A backslash is left as it is: escaping twice changes
+//! a server's string meets a widget; stderr's messages). `--json` keeps the text exact
+//! and still safe on a terminal: what JSON lets through raw (C1 controls, DEL, the
+//! reordering characters) is written as `\u` escapes ([`json_safe`]). `--export csv` is
+//! exact when piped or redirected; on a terminal its cells pass through [`visible`] (CSV
+//! has no escapes). A backslash is left as it is: escaping twice changes
 //! nothing, so a line escaped where it is written may hold parts escaped before.
 
 use std::borrow::Cow;
@@ -44,9 +47,45 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A line of JSON with every character [`visible`] would escape that JSON lets through
+/// raw (DEL, the C1 controls, the reordering characters) written as a `\u` escape: the
+/// same JSON value, safe on a terminal. Such characters stand only inside strings (JSON's
+/// own syntax is ASCII), where `\uXXXX` means the character itself; serde_json escapes
+/// the other controls already.
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    let raw = |c: char| hidden(c) && (c as u32) >= 0x20;
+    if !json.chars().any(raw) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 12);
+    for c in json.chars() {
+        if raw(c) {
+            // Every such character is in the Basic Multilingual Plane: one escape.
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What serde_json writes raw (an 8-bit CSI, DEL, a right-to-left override) comes out
+    /// as `\u` escapes that read back to the same string; nothing else changes.
+    #[test]
+    fn json_safe_escapes_what_json_lets_through_and_reads_back_the_same() {
+        let name = "m\u{9b}2J\u{7f}\u{202e}x\u{1b}]0;t\u{7}é\n";
+        let json = serde_json::json!({ "model_name": name }).to_string();
+        assert!(json.chars().any(hidden), "{json}");
+        let safe = json_safe(&json);
+        assert!(!safe.chars().any(hidden), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back["model_name"], name);
+        assert!(matches!(json_safe(r#"{"a":"café"}"#), Cow::Borrowed(_)));
+    }
 
     /// An error body that retitles the window, clears the screen and rubs out a word shows
     /// each of those characters, and nothing a terminal would act on is left.

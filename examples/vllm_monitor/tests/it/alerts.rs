@@ -366,3 +366,54 @@ fn the_readme_lists_every_figure() {
     listed.sort_unstable();
     assert_eq!(listed, known);
 }
+
+/// A server's label value that would act on a terminal (a title set, a cleared screen, an
+/// 8-bit CSI, a right-to-left override, a line break forging a line) reaches neither
+/// stderr's alert line nor `--json`'s stdout as it is; the JSON still reads back to the
+/// exact value.
+#[test]
+fn a_servers_escape_codes_reach_neither_stderr_nor_json_raw() {
+    let hostile = "m\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}x\u{7f}";
+    let forged = "\nfake row 99999.9";
+    let model = format!("{hostile}{forged}");
+    let escaped = model.replace('\n', "\\n");
+    let page = move |t: f64| {
+        format!(
+            "# TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{engine=\"0\",model_name=\"{escaped}\"}} {}\n",
+            (2000.0 * t).round()
+        )
+    };
+    let grid = Grid::new(Duration::from_secs(1), 12).window(Duration::from_secs(4));
+    let recording = Recording::make("hostile-label.jsonl", grid, &[Source::new(URL, page)]);
+    let output = Command::new(monitor_binary())
+        .args([
+            "--replay",
+            recording.path().to_str().unwrap(),
+            "--json",
+            "--by",
+            "model_name",
+        ])
+        .args(["--alert", "gen_tok_s > 1", "--exit-on-alert"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let terminal_would_obey = |c: char| {
+        (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("alert rule(s) fired"), "{stderr}");
+    assert!(!stderr.chars().any(terminal_would_obey), "{stderr:?}");
+    assert!(!stderr.contains("\nfake row"), "{stderr:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(!stdout.chars().any(terminal_would_obey), "{stdout:?}");
+    let groups: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|row| row["groups"].as_array().cloned())
+        .flatten()
+        .filter_map(|g| g["model_name"].as_str().map(str::to_string))
+        .collect();
+    assert!(!groups.is_empty(), "{stdout}");
+    assert!(groups.iter().all(|g| *g == model), "{groups:?}");
+}
