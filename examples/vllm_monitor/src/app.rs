@@ -245,6 +245,7 @@ impl App {
             &args.header,
         )?;
         let plan = plan(args, &access)?;
+        access.one_authorization(plan.urls.iter().map(String::as_str))?;
         let interval = args.interval_or_default();
         let window = args
             .window
@@ -312,6 +313,7 @@ impl App {
             true => base.to_string(),
             false => format!("http://{base}"),
         };
+        access.one_authorization([base.as_str()])?;
         let (mut settings, rounded) = settings(args, args.interval_or_default(), args.window_or_default());
         // A query over many series takes longer than a scrape: the API's own deadline rules.
         let timeout = args.timeout.unwrap_or(Duration::from_secs(60));

@@ -145,6 +145,28 @@ impl Access {
         Ok(Access { trust, headers })
     }
 
+    /// Refuses two ways of authorising at once: a URL's `user:password@` beside
+    /// `--bearer-token-file` or an `Authorization` `--header` would send two
+    /// `Authorization` headers, which a server may read either way (Prometheus' own
+    /// configuration refuses basic auth beside a bearer token).
+    pub fn one_authorization<'u>(&self, urls: impl IntoIterator<Item = &'u str>) -> Result<(), String> {
+        if !self
+            .headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("authorization"))
+        {
+            return Ok(());
+        }
+        match urls.into_iter().map(Endpoint::new).find(|e| e.basic.is_some()) {
+            Some(e) => Err(format!(
+                "{}: a user and password in the URL and an Authorization header \
+                 (--bearer-token-file or --header) both authorise: give one",
+                e.shown
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// An agent with one overall deadline per request and non-2xx answers as values.
     pub fn client(&self, timeout: Duration, max_page_bytes: u64) -> Client {
         let tls = match &self.trust {
@@ -560,7 +582,8 @@ fn reason(e: &ureq::Error, timeout: Duration) -> String {
     }
 }
 
-/// A TLS failure: an unknown CA and an expired certificate in plain words.
+/// A TLS failure: an unknown CA, an expired certificate, a wrong host and a CA certificate
+/// used as the server's own in plain words.
 fn tls_reason(e: &rustls::Error) -> String {
     use rustls::CertificateError as C;
     match e {
@@ -573,6 +596,15 @@ fn tls_reason(e: &rustls::Error) -> String {
         }
         rustls::Error::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => {
             "TLS: the server's certificate is not valid for this host name".into()
+        }
+        rustls::Error::InvalidCertificate(C::Other(other))
+            if matches!(other.0.downcast_ref(), Some(webpki::Error::CaUsedAsEndEntity)) =>
+        {
+            "TLS: the server's certificate is a CA certificate (CA:TRUE, as `openssl req -x509` \
+             makes one by default), which is refused as a server's own even with --ca-cert: give \
+             the server a certificate signed by that CA, or one made with `-addext \
+             basicConstraints=critical,CA:FALSE` (--insecure reads it unverified)"
+                .into()
         }
         other => format!("TLS: {other}"),
     }

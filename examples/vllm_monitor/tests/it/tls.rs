@@ -57,6 +57,28 @@ impl Pki {
         }
     }
 
+    /// A self-signed certificate for 127.0.0.1 that is a CA too (CA:TRUE, as `openssl req
+    /// -x509` makes one by default), used as the server's own and given as the CA.
+    fn self_signed_ca(name: &str) -> Pki {
+        let dir = std::env::temp_dir().join(format!("vllm-monitor-tls-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress(Ipv4Addr::LOCALHOST.into()));
+        let cert = params.self_signed(&key).unwrap();
+        let ca_pem = dir.join("ca.pem");
+        std::fs::write(&ca_pem, cert.pem()).unwrap();
+        Pki {
+            dir,
+            ca_pem,
+            cert: cert.der().clone(),
+            key: key.serialize_der(),
+        }
+    }
+
     /// A file in the test's directory.
     fn file(&self, name: &str, contents: &str) -> PathBuf {
         let path = self.dir.join(name);
@@ -304,6 +326,25 @@ fn an_unknown_ca_and_an_expired_certificate_are_clear_tls_faults() {
     );
 }
 
+/// The usual self-signed certificate (`openssl req -x509`: CA:TRUE) given with --ca-cert
+/// is refused by the verifier as a server's own; the fault says so and what to do, not a
+/// verifier's debug string.
+#[test]
+fn a_ca_certificate_as_the_servers_own_is_a_fault_that_says_what_to_do() {
+    let pki = Pki::self_signed_ca("self-signed-ca");
+    let server = Server::start(&pki, vec![]);
+    let url = format!("https://127.0.0.1:{}/metrics", server.port);
+    let (rows, _) = monitor(&["--url", &url, "--ca-cert", pki.ca_pem.to_str().unwrap()], fault);
+    let said = faults(&rows);
+    assert_eq!(said.len(), 1, "{rows:?}");
+    assert!(
+        said[0].contains("is a CA certificate")
+            && said[0].contains("CA:FALSE")
+            && !said[0].contains("Other("),
+        "{said:?}"
+    );
+}
+
 #[test]
 fn insecure_reads_an_unknown_certificate_and_every_output_says_so() {
     let (_pki, _server, url) = https("insecure", false, vec![]);
@@ -367,4 +408,32 @@ fn federate_goes_through_the_same_tls_and_token() {
             .contains("/federate?match"),
         "{rows:?}"
     );
+}
+
+/// A password in the URL beside a bearer token would send two `Authorization` headers (and
+/// both to wherever a redirect leads): refused before any request, as Prometheus' own
+/// configuration refuses it, naming the URL without its password.
+#[test]
+fn a_password_in_the_url_beside_a_bearer_token_is_refused_before_any_request() {
+    let dir = std::env::temp_dir().join(format!("vllm-monitor-two-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = dir.join("token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let url = format!("http://ops:{PASSWORD}@127.0.0.1:9/metrics");
+    for extra in [
+        vec!["--bearer-token-file", token.to_str().unwrap()],
+        vec!["--header", "Authorization: Bearer x"],
+    ] {
+        let output = Command::new(monitor_binary())
+            .args(["--url", &url, "--json", "--duration", "5s"])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains("both authorise: give one"), "{stderr}");
+        assert!(!stderr.contains(PASSWORD) && !stderr.contains(TOKEN), "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
