@@ -679,10 +679,10 @@ impl App {
         for s in said {
             match s {
                 Said::Note(text) => self.output.note(&text),
-                Said::Event(index) => {
-                    let run = self.pipeline.view();
-                    let (elapsed, event) = &run.events[index];
-                    self.output.event(&run, *elapsed, event);
+                Said::Event(number) => {
+                    if let Some((elapsed, event)) = self.pipeline.event(number) {
+                        self.output.event(&self.pipeline.view(), *elapsed, event);
+                    }
                 }
             }
         }

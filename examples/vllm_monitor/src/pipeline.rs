@@ -99,7 +99,8 @@ pub fn window_of(asked: TimeDelta, interval: TimeDelta) -> TimeDelta {
 /// What the pipeline has to say beyond the intervals, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Said {
-    /// `events()[index]` was announced.
+    /// The run's event of this number (counted from the run's first) was announced:
+    /// [`Pipeline::event`].
     Event(usize),
     /// A remark for people (plain and dashboard; JSON has the facts as fields).
     Note(String),
@@ -124,7 +125,10 @@ pub struct Pipeline {
     signals: Signals,
     alerts: Alerts,
     history: History,
+    /// The newest events, [`crate::events::EVENTS_KEPT`] at most; what is left of the
+    /// others.
     events: Vec<(f64, Event)>,
+    earlier_events: crate::events::EarlierEvents,
     last: Option<Snapshot>,
     /// The newest interval that had the tokens and requests since the start, and when:
     /// the summary's, when the last interval lacks them (its page was cut before them).
@@ -183,6 +187,7 @@ impl Pipeline {
             alerts: Alerts::default(),
             history: History::default(),
             events: Vec::new(),
+            earlier_events: crate::events::EarlierEvents::default(),
             last: None,
             counted: None,
             by_missing_said: false,
@@ -349,8 +354,17 @@ impl Pipeline {
     }
 
     fn announce(&mut self, elapsed: f64, event: Event) -> Said {
+        if self.events.len() >= crate::events::EVENTS_KEPT {
+            let oldest = self.events.drain(..crate::events::EVENTS_KEPT / 2);
+            self.earlier_events.forget(oldest);
+        }
         self.events.push((elapsed, event));
-        Said::Event(self.events.len() - 1)
+        Said::Event(self.earlier_events.count + self.events.len() - 1)
+    }
+
+    /// The run's event of this number, while it is kept.
+    pub fn event(&self, number: usize) -> Option<&(f64, Event)> {
+        self.events.get(number.checked_sub(self.earlier_events.count)?)
     }
 
     /// Computes the next interval at its scheduled time; what it announces.
@@ -473,6 +487,7 @@ impl Pipeline {
             history: &self.history,
             servers: &self.servers,
             events: &self.events,
+            earlier: &self.earlier_events,
         }
     }
 
@@ -670,7 +685,7 @@ mod tests {
         let kinds: Vec<EventKind> = said
             .iter()
             .filter_map(|s| match s {
-                Said::Event(i) => Some(p.events()[*i].1.kind),
+                Said::Event(i) => Some(p.event(*i).unwrap().1.kind),
                 Said::Note(_) => None,
             })
             .collect();
@@ -962,5 +977,64 @@ mod tests {
         assert_eq!(window_of(s(5), s(2)), s(6), "2.5 intervals: the nearest whole");
         assert_eq!(window_of(s(1), s(2)), s(2), "at least one");
         assert_eq!(window_of(TimeDelta::milliseconds(30_400), s(1)), s(30));
+    }
+
+    /// A server that flaps for ever: the events kept stay bounded, every announced
+    /// number that is kept reads back its event, and what the outputs read of the
+    /// forgotten ones (restarts, the alerts still firing) is kept.
+    #[test]
+    fn a_flapping_server_keeps_the_events_bounded_and_their_counts() {
+        let started = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let schedule = Schedule::new(started, Duration::from_secs(1), None);
+        let mut p = Pipeline::new(
+            plain_settings(10, 1, 5),
+            schedule,
+            &["u".to_string()],
+            String::new(),
+            Vec::new(),
+        );
+        let event = |kind, alert: Option<&str>| Event {
+            kind,
+            at: started,
+            source: "u".into(),
+            message: format!("{kind:?}"),
+            alert: alert.map(|rule| {
+                Box::new(crate::events::AlertFacts {
+                    rule: rule.into(),
+                    figure: "gen_tok_s",
+                    value: 1.0,
+                    threshold: 2.0,
+                    group: None,
+                    held_s: 0.0,
+                    elapsed_s: 0.0,
+                })
+            }),
+        };
+        // One alert fires first and never resolves; another fires and resolves.
+        p.announce(0.0, event(EventKind::AlertFiring, Some("kept firing")));
+        p.announce(0.0, event(EventKind::AlertFiring, Some("resolved")));
+        p.announce(0.0, event(EventKind::AlertResolved, Some("resolved")));
+        let flaps = 3 * crate::events::EVENTS_KEPT;
+        let mut last = None;
+        for n in 0..flaps {
+            let kind = if n % 2 == 0 {
+                EventKind::Restart
+            } else {
+                EventKind::Fault
+            };
+            let Said::Event(number) = p.announce(n as f64, event(kind, None)) else {
+                panic!("an event");
+            };
+            assert_eq!(p.event(number).unwrap().0, n as f64);
+            last = Some(number);
+        }
+        assert!(p.events().len() <= crate::events::EVENTS_KEPT);
+        assert_eq!(last, Some(flaps + 2));
+        let run = p.view();
+        assert_eq!(run.earlier.count + run.events.len(), flaps + 3);
+        assert_eq!(run.earlier.restarts_with(run.events), flaps / 2);
+        assert_eq!(run.earlier.firing_after(run.events), 1);
+        assert_eq!(p.summary().restarts, flaps / 2);
+        assert!(p.event(0).is_none(), "forgotten");
     }
 }

@@ -1,7 +1,6 @@
 //! The end of a run in figures, built once for every output: tokens and requests since
 //! the start, restarts, errors, and the URLs that never answered, with their reason.
 
-use crate::events::EventKind;
 use crate::figures::slo::Attainment;
 use crate::snapshot::Run;
 
@@ -58,11 +57,7 @@ impl Summary {
             generated_tokens,
             finished_requests: figures.and_then(|f| f.since_start.finished),
             mean_generation_rate: generated_tokens.zip(span_s).map(|(g, span)| g / span),
-            restarts: run
-                .events
-                .iter()
-                .filter(|(_, e)| e.kind == EventKind::Restart)
-                .count(),
+            restarts: run.earlier.restarts_with(run.events),
             alerts: Vec::new(),
             scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),

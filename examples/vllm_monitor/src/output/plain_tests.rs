@@ -30,6 +30,7 @@ fn printed_with(details: bool, urls: &[&str], show: impl FnOnce(&mut Plain<&mut 
         history: &history,
         servers: &servers,
         events: &[],
+        earlier: &crate::events::NO_EARLIER_EVENTS,
     };
     let mut out = Vec::new();
     let mut plain = Plain::new(&mut out, false).details(details);

@@ -19,6 +19,9 @@ pub struct Run<'a> {
     pub history: &'a History,
     /// Each URL as of the newest interval (as given, before the first).
     pub servers: &'a [ServerRow],
-    /// Events with the seconds since start at which they came.
+    /// Events with the seconds since start at which they came: the newest
+    /// [`crate::events::EVENTS_KEPT`] at most.
     pub events: &'a [(f64, Event)],
+    /// What is left of the events before them.
+    pub earlier: &'a crate::events::EarlierEvents,
 }

@@ -75,6 +75,7 @@ impl TwoServers {
             history: &self.history,
             servers: &self.servers,
             events: &[],
+            earlier: &crate::events::NO_EARLIER_EVENTS,
         }
     }
 }

@@ -31,7 +31,7 @@ use ratatui::{DefaultTerminal, Frame};
 
 use super::plain::Plain;
 use super::{Output, Run};
-use crate::events::{Event, EventKind};
+use crate::events::Event;
 use crate::figures::Figures;
 use crate::scrape::Message;
 use crate::snapshot::Snapshot;
@@ -114,6 +114,13 @@ impl Output for Dashboard {
             ratatui::restore();
         }
         self.after.preamble(run, &std::mem::take(&mut self.notes));
+        if run.earlier.count > 0 {
+            self.after.note(&format!(
+                "({} earlier events not kept: a run keeps its newest {})",
+                run.earlier.count,
+                crate::events::EVENTS_KEPT
+            ));
+        }
         for (elapsed, e) in run.events {
             self.after.event_line(*elapsed, e);
         }
@@ -290,20 +297,6 @@ pub fn draw(frame: &mut Frame<'_>, run: &Run<'_>) {
 }
 
 /// The `--alert` rules (on the totals or a group) firing after `events`.
-fn firing_alerts(events: &[(f64, Event)]) -> usize {
-    let mut firing = std::collections::BTreeSet::new();
-    for (_, e) in events {
-        if let Some(a) = &e.alert {
-            let key = (&a.rule, &a.group);
-            match e.kind {
-                EventKind::AlertFiring => firing.insert(key),
-                _ => firing.remove(&key),
-            };
-        }
-    }
-    firing.len()
-}
-
 fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
     let elapsed = run.snapshot.map_or(0.0, |s| s.elapsed);
     let mut spans = vec![Span::styled(" vllm_monitor ", Style::new().bold().reversed())];
@@ -314,7 +307,7 @@ fn title(frame: &mut Frame<'_>, area: Rect, run: &Run<'_>) {
             Style::new().bold().fg(Color::White).bg(Color::Red),
         ));
     }
-    let firing = firing_alerts(run.events);
+    let firing = run.earlier.firing_after(run.events);
     if firing > 0 {
         spans.push(Span::styled(
             format!(" {firing} alert(s) firing "),

@@ -124,6 +124,7 @@ fn figures_a_server_does_not_expose_read_n_a() {
         history: &history,
         servers: &servers,
         events: &[],
+        earlier: &crate::events::NO_EARLIER_EVENTS,
     };
     let rows = rows_of(&run, 100, 30);
     for needle in [

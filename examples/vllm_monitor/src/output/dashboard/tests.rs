@@ -66,6 +66,7 @@ impl Simulated {
             history: &self.history,
             servers: &self.servers,
             events: &self.events,
+            earlier: &crate::events::NO_EARLIER_EVENTS,
         }
     }
 }
@@ -145,6 +146,7 @@ fn the_gpu_panel_fits_the_designed_size() {
         history: &history,
         servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
         events: &[],
+        earlier: &crate::events::NO_EARLIER_EVENTS,
     };
     let rows = rows_of(&run, 100, 30);
     let text = rows.join("\n");
@@ -238,6 +240,7 @@ fn a_federation_shows_a_line_and_a_row_per_instance() {
         history: &history,
         servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
         events: &events,
+        earlier: &crate::events::NO_EARLIER_EVENTS,
     };
     let render = |height: u16| rows_of(&run, 100, height);
     // At 100x30 the stale instance comes first; taller, every instance has its line.
@@ -302,6 +305,7 @@ fn an_event_message_is_whole_at_100x30_and_cut_with_an_ellipsis_below() {
         history: &history,
         servers: &targets.iter().map(ServerRow::of).collect::<Vec<_>>(),
         events: &events,
+        earlier: &crate::events::NO_EARLIER_EVENTS,
     };
     let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut cut = 0;
@@ -346,6 +350,7 @@ fn warnings_head_the_title_line() {
         history: &history,
         servers: &[],
         events: &[],
+        earlier: &crate::events::NO_EARLIER_EVENTS,
     };
     let rows = rows_of(&run, 80, 24);
     assert!(rows[0].contains("not checked (--insecure)"), "{}", rows[0]);
@@ -408,6 +413,7 @@ fn the_headline_title_says_what_the_window_covers() {
             history: &history,
             servers: &servers,
             events: &events,
+            earlier: &crate::events::NO_EARLIER_EVENTS,
         };
         for (width, height) in [(100, 30), (80, 24)] {
             let rows = rows_of(&run, width, height);
