@@ -92,6 +92,10 @@ struct TargetStart {
     /// When (page time, ms) its start time last went backwards: the target is erratic
     /// while that is within the tracker's retention.
     went_back_at: Option<i64>,
+    /// When (page time, ms) its start time last moved with no counter of it dropping or
+    /// changing its `_created`, if its last move was such: a second such move in a row,
+    /// within the retention, is no restart ([`ResetCause::StartTimeMoving`]).
+    silent_move_at: Option<i64>,
     /// `(first page time, start time)` runs, ms, oldest first: the start time a point of
     /// its counters had (for PromQL's start-time-aware estimators). Older runs than the
     /// retention are let go, but for the one in force at its start.
@@ -133,6 +137,19 @@ impl StartTimes {
         self.target_labels
             .iter()
             .map(|label| series.label(label).unwrap_or(""))
+            .collect()
+    }
+
+    /// A target's key from a series' labels, as a report names them.
+    fn key_of_labels(&self, labels: &[(String, String)]) -> Vec<String> {
+        self.target_labels
+            .iter()
+            .map(|l| {
+                labels
+                    .iter()
+                    .find(|(name, _)| **name == **l)
+                    .map_or(String::new(), |(_, v)| v.clone())
+            })
             .collect()
     }
 
@@ -228,6 +245,7 @@ impl StartTimes {
             first_seen_ms: i64::MIN,
             seen_ms: i64::MIN,
             went_back_at: None,
+            silent_move_at: None,
             runs: Vec::new(),
         });
         let (targets, hasher) = (&self.targets, &self.hasher);
@@ -321,6 +339,16 @@ impl StartTimes {
 }
 
 /// The hash of a target's key (its target labels' values) in [`StartTimes::by_key`].
+/// A target's labels as a report names it: those it has.
+fn target_labels_of(target_labels: &[Box<str>], key: &[String]) -> Vec<(String, String)> {
+    target_labels
+        .iter()
+        .zip(key)
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(label, value)| (label.to_string(), value.clone()))
+        .collect()
+}
+
 fn key_hash<'k>(
     hasher: &std::collections::hash_map::RandomState,
     key: impl IntoIterator<Item = &'k str>,
@@ -344,6 +372,46 @@ impl Tracker {
         let retention_ms = self.retention.num_milliseconds();
         let skew_ms = self.start_time_skew_ms;
         let mut changed: Vec<(Vec<String>, ResetCause, bool)> = Vec::new();
+        // The targets a counter of which dropped on this page (rare): a drop is no restart
+        // where the target's start time stayed.
+        let mut dropped: Vec<Vec<String>> = Vec::new();
+        // And those a counter of which restarted by its own evidence (a drop, a new
+        // `_created`): a moved start time they bear out is a restart, whatever came before.
+        let mut evidenced: Vec<Vec<String>> = Vec::new();
+        for reset in &report.resets {
+            let (drop, evidence) = match reset.cause {
+                ResetCause::ValueDropped => (true, true),
+                ResetCause::CreatedChanged => (false, true),
+                _ => continue,
+            };
+            let key = self.starts.key_of_labels(&reset.labels);
+            // A drop from a point read before the target's current start time was first
+            // seen is that start's restart (a series a restarted server brings back late),
+            // not a drop while the start time stayed.
+            let drop = drop && {
+                let run_began = self
+                    .starts
+                    .find_key(&key)
+                    .and_then(|i| self.starts.targets[i].runs.last())
+                    .map(|run| run.0);
+                let labels: Vec<(&str, &str)> = reset
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                let before_drop = self
+                    .get(&reset.name, &labels)
+                    .and_then(TrackedSeries::counter)
+                    .and_then(|c| c.points().iter().rev().nth(1).copied());
+                matches!((run_began, before_drop), (Some(began), Some(p)) if p.timestamp_ms >= began)
+            };
+            if drop && !dropped.contains(&key) {
+                dropped.push(key.clone());
+            }
+            if evidence && !evidenced.contains(&key) {
+                evidenced.push(key);
+            }
+        }
         let gauge = self.starts.gauge.as_deref();
         for target in &mut self.starts.targets {
             let tracked = target
@@ -373,12 +441,33 @@ impl Tracker {
                 // The same process. Each page is compared with the last, so a start time
                 // that creeps never adds up to a change; the run keeps the start it began
                 // with (PromQL's start-aware answers move by no more than the jitter).
+                if let (Some(before), true) = (before, dropped.contains(&target.key)) {
+                    // Yet a counter of it dropped: not this process restarting, but
+                    // another one with the same start time, or a counter lowered. The
+                    // page counts nothing; the target is erratic while it is in a window.
+                    let cause = ResetCause::DroppedWithoutRestart;
+                    target.went_back_at = Some(at_ms);
+                    report.process_restarts.push(ProcessRestart {
+                        target: target_labels_of(&self.starts.target_labels, &target.key),
+                        from: crate::promql::millis_to_time(before),
+                        to: crate::promql::millis_to_time(start_ms),
+                        cause,
+                    });
+                    changed.push((target.key.clone(), cause, true));
+                }
                 continue;
             }
             target.first_seen_ms = at_ms;
-            target.runs.push((at_ms, start_ms));
-            let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
-            target.runs.drain(..cut.saturating_sub(1));
+            let silent = before.is_some() && !evidenced.contains(&target.key);
+            let again = silent && target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms);
+            // A move its counters bear out starts the count afresh: only silent moves in a
+            // row tell a start time that is no process's.
+            target.silent_move_at = silent.then_some(at_ms);
+            if !again {
+                target.runs.push((at_ms, start_ms));
+                let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
+                target.runs.drain(..cut.saturating_sub(1));
+            }
             let Some(before) = before else {
                 continue;
             };
@@ -392,24 +481,23 @@ impl Tracker {
             let cause = if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS || while_seen {
                 target.went_back_at = Some(at_ms);
                 ResetCause::StartWentBack
+            } else if again {
+                // Moved forward again and no counter restarted either time: a start time
+                // computed from a clock, not a process's. The counters go by their values.
+                ResetCause::StartTimeMoving
             } else {
                 ResetCause::ProcessRestarted
             };
             let erratic = target.went_back_at.is_some_and(|t| at_ms - t <= retention_ms);
             report.process_restarts.push(ProcessRestart {
-                target: self
-                    .starts
-                    .target_labels
-                    .iter()
-                    .zip(&target.key)
-                    .filter(|(_, value)| !value.is_empty())
-                    .map(|(label, value)| (label.to_string(), value.clone()))
-                    .collect(),
+                target: target_labels_of(&self.starts.target_labels, &target.key),
                 from: crate::promql::millis_to_time(before),
                 to: crate::promql::millis_to_time(start_ms),
                 cause,
             });
-            changed.push((target.key.clone(), cause, erratic));
+            if cause != ResetCause::StartTimeMoving {
+                changed.push((target.key.clone(), cause, erratic));
+            }
         }
         if changed.is_empty() {
             return;
@@ -447,6 +535,21 @@ impl Tracker {
                     labels: series.owned_labels(),
                     cause,
                 });
+            }
+        }
+        // The resets reported as read (a drop, a new created time) are, of such a target,
+        // no resets either.
+        for reset in report
+            .resets
+            .iter_mut()
+            .filter(|r| matches!(r.cause, ResetCause::ValueDropped | ResetCause::CreatedChanged))
+        {
+            let key = starts.key_of_labels(&reset.labels);
+            if changed
+                .iter()
+                .any(|c| c.1 == ResetCause::DroppedWithoutRestart && c.0 == key)
+            {
+                reset.cause = ResetCause::DroppedWithoutRestart;
             }
         }
     }

@@ -123,6 +123,8 @@ pub struct Instance {
     unexplained: Vec<DateTime<Utc>>,
     /// Whether the server was announced erratic (once, until it is steady again).
     erratic_announced: bool,
+    /// Whether its start time was said to move with no restart (once a run).
+    start_moving_said: bool,
 }
 
 /// A name for a server behind `url` in events: the instance, or the URL for a page
@@ -895,16 +897,13 @@ impl Target {
                     alert: None,
                 });
             }
-            let went_back = report.process_restarts.iter().any(|r| {
-                r.cause == ResetCause::StartWentBack
-                    && r.target
-                        .iter()
-                        .find(|(k, _)| k == INSTANCE)
-                        .map_or("", |(_, v)| v.as_str())
-                        == name
-            });
+            let (second_process, start_moving) = start_verdicts(report, name);
             let resets_here = resets.get(name);
-            let went_back = went_back || resets_here.is_some_and(|r| r.second_process > 0);
+            let went_back = second_process.or_else(|| {
+                resets_here
+                    .is_some_and(|r| r.second_process > 0)
+                    .then_some(ResetCause::StartWentBack)
+            });
             if let Some(event) =
                 instance.judge_erratic(at, self.retention, start, went_back, resets_here, &source)
             {
@@ -914,6 +913,9 @@ impl Target {
                 // Its restarts are not restarts: said once, as erratic.
                 instance.process_start = start.or(instance.process_start);
                 continue;
+            }
+            if start_moving {
+                events.extend(instance.start_moving(at, start, &source));
             }
             let message = instance.restart_message(start, resets.get(name).copied(), self.scrapes);
             if let Some(message) = message {
@@ -942,6 +944,30 @@ impl Target {
     }
 }
 
+/// What the tracker said of `instance`'s start time on this page: two processes (a start
+/// time that went back, or counters that dropped while it stayed), and whether it moved
+/// again with no counter restarting.
+fn start_verdicts(report: &IngestReport, instance: &str) -> (Option<ResetCause>, bool) {
+    let of_instance = report.process_restarts.iter().filter(|r| {
+        r.target
+            .iter()
+            .find(|(k, _)| k == INSTANCE)
+            .map_or("", |(_, v)| v.as_str())
+            == instance
+    });
+    let (mut second_process, mut moving) = (None, false);
+    for restart in of_instance {
+        match restart.cause {
+            ResetCause::StartWentBack | ResetCause::DroppedWithoutRestart => {
+                second_process = second_process.or(Some(restart.cause));
+            }
+            ResetCause::StartTimeMoving => moving = true,
+            _ => {}
+        }
+    }
+    (second_process, moving)
+}
+
 /// The counter resets of one page, by instance.
 #[derive(Debug, Clone, Copy, Default)]
 struct ResetCounts {
@@ -964,6 +990,10 @@ impl ResetCounts {
                 .find(|(k, _)| k == INSTANCE)
                 .map_or("", |(_, v)| v.as_str());
             let entry = resets.entry(instance).or_default();
+            // Not resets: the other process's counts, said as erratic.
+            if reset.cause == ResetCause::DroppedWithoutRestart {
+                continue;
+            }
             entry.all += 1;
             entry.by_created += usize::from(reset.cause == ResetCause::CreatedChanged);
             entry.by_start_time += usize::from(reset.cause == ResetCause::ProcessRestarted);
@@ -994,6 +1024,22 @@ impl ResetCounts {
 }
 
 impl Instance {
+    /// A start time that moved again with no counter restarting: no restart, the counters
+    /// go on by their values; said once a run.
+    fn start_moving(&mut self, at: DateTime<Utc>, start: Option<f64>, source: &str) -> Option<Event> {
+        self.process_start = start.or(self.process_start);
+        if std::mem::replace(&mut self.start_moving_said, true) {
+            return None;
+        }
+        Some(Event {
+            kind: EventKind::Warning,
+            at,
+            source: source.to_string(),
+            message: "its process start time moves forward page after page while its counters go on: not a process's start time (computed from a clock?), so no restart; its counters are read by their values".into(),
+            alert: None,
+        })
+    }
+
     /// What a page shows of a restart of this server, if it shows one: a new process
     /// start time, counters reset (`counters`), or both. Counters reset within a few
     /// scrapes of a restart (`scrape` is this page's number) are that restart's.
@@ -1006,9 +1052,11 @@ impl Instance {
         let mut message = None;
         // A start time that moved by no more than its jitter is the same process, as the
         // tracker reads it (an exporter that computes it from an uptime rounds it).
-        let jitter_s = promrate::tracker::START_TIME_JITTER.as_seconds_f64();
+        // In milliseconds, as the tracker rounds it: a move of 1.0004 s is none there.
+        let jitter_ms = promrate::tracker::START_TIME_JITTER.num_milliseconds() as f64;
+        let ms = |unix: f64| (unix * 1000.0).round();
         if let (Some(before), Some(now)) = (self.process_start, start) {
-            if (now - before).abs() > jitter_s {
+            if (ms(now) - ms(before)).abs() > jitter_ms {
                 let time = |unix: f64| {
                     DateTime::from_timestamp(unix as i64, 0)
                         .map_or_else(|| format!("{unix:.0}"), |t| t.format("%H:%M:%S UTC").to_string())
@@ -1045,13 +1093,13 @@ impl Instance {
         at: DateTime<Utc>,
         retention: TimeDelta,
         start: Option<f64>,
-        went_back: bool,
+        went_back: Option<ResetCause>,
         resets: Option<&ResetCounts>,
         source: &str,
     ) -> Option<Event> {
         let restarted = matches!((self.process_start, start), (Some(before), Some(now)) if now != before);
         let dropped = resets.is_some_and(|r| r.unexplained > 0) && !restarted;
-        if went_back || dropped {
+        if went_back.is_some() || dropped {
             self.unexplained.push(at);
         }
         self.unexplained.retain(|&t| at - t <= retention);
@@ -1059,12 +1107,14 @@ impl Instance {
             self.erratic_announced = false;
             return None;
         }
-        let erratic = went_back || self.unexplained.len() >= 2;
+        let erratic = went_back.is_some() || self.unexplained.len() >= 2;
         if !erratic || self.erratic_announced {
             return None;
         }
         self.erratic_announced = true;
-        let message = if went_back {
+        let message = if went_back == Some(ResetCause::DroppedWithoutRestart) {
+            "counters went down while the process start time stayed: no restart, but two processes answer this URL in turn, started in the same second (replicas behind a load balancer?), or an exporter lowers its counters; its counters are not rated while this lasts".to_string()
+        } else if went_back.is_some() {
             format!(
                 "the process start time went backwards, or to a process that was running already: two processes answer this URL in turn (replicas behind a load balancer?), or the server's clock is more than {} min behind; its counters are not rated while this lasts",
                 START_TIME_SKEW.num_minutes()

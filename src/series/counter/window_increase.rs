@@ -142,7 +142,11 @@ impl CounterSeries {
         let restarted = |i: usize| {
             matches!(
                 self.mark_of(first + i as u64),
-                Some(ResetCause::ProcessRestarted | ResetCause::StartWentBack)
+                Some(
+                    ResetCause::ProcessRestarted
+                        | ResetCause::StartWentBack
+                        | ResetCause::DroppedWithoutRestart
+                )
             )
         };
         let increase = if self.has_no_reset_evidence() {

@@ -25,6 +25,11 @@ fn page(start: i64, tokens: f64) -> String {
     )
 }
 
+/// A page with the count alone: no start time tells a restart.
+fn bare(tokens: f64) -> String {
+    format!("# TYPE tokens counter\ntokens_total {tokens}\n")
+}
+
 fn value(t: &Tracker, estimator: Estimator, window: i64) -> Result<f64, NoValue> {
     let query = Query::new(&tokens(), estimator).window(TimeDelta::seconds(window));
     t.evaluate(&query).unwrap().value()
@@ -164,25 +169,27 @@ fn each_instance_of_a_federation_restarts_on_its_own() {
 }
 
 /// A "counter" that goes down on every scrape with no restart evidence (a buggy
-/// exporter): the first drop is a reset, as in Prometheus; from the second in the window
-/// on there is no window rate and no EWMA, and the reason says why. Never a spike.
+/// exporter, its page without a start time): the first drop is a reset, as in
+/// Prometheus; from the second in the window on there is no window rate and no EWMA, and
+/// the reason says why. Never a spike. (With a start time that stays, the first drop is
+/// already no reset: `a_drop_while_the_start_time_stays_is_no_restart`.)
 #[test]
 fn a_counter_that_drops_again_and_again_is_not_rated() {
     let mut t = Tracker::new([tokens()]);
     t.ewma_time_constant(TimeDelta::seconds(30));
     let mut n = 1_000_000.0;
     for s in 0..3 {
-        t.ingest(&page(-100, n), at(10 * s)).unwrap();
+        t.ingest(&bare(n), at(10 * s)).unwrap();
         n += 1_000.0;
     }
     // One drop: a reset.
-    t.ingest(&page(-100, 500.0), at(30)).unwrap();
+    t.ingest(&bare(500.0), at(30)).unwrap();
     assert_eq!(value(&t, Estimator::WindowIncrease, 10), Ok(500.0));
     // Then it drops on every scrape.
     let mut values = Vec::new();
     for s in 4..12 {
         let v = if s % 2 == 0 { 2_000_000.0 } else { 1_000.0 };
-        t.ingest(&page(-100, v), at(10 * s)).unwrap();
+        t.ingest(&bare(v), at(10 * s)).unwrap();
         values.push(v);
     }
     for estimator in [Estimator::WindowRate, Estimator::WindowIncrease, Estimator::Ewma] {
@@ -202,7 +209,7 @@ fn a_counter_that_drops_again_and_again_is_not_rated() {
     let mut v = 2_000_000.0;
     for s in 12..20 {
         v += 1_000.0;
-        t.ingest(&page(-100, v), at(10 * s)).unwrap();
+        t.ingest(&bare(v), at(10 * s)).unwrap();
     }
     assert_eq!(value(&t, Estimator::WindowRate, 30), Ok(100.0));
 }
@@ -587,4 +594,101 @@ fn a_start_time_that_jitters_is_the_same_process() {
         );
         assert_eq!(total(&t), 130_000.0, "{name}");
     }
+}
+
+/// Two replicas behind one URL that started in the same second (a sticky balancer moving
+/// to the other): the counter drops while the start time stays. That is no restart (the
+/// process with that start time was counting), so the page counts nothing and the counter
+/// is not rated while the drop is in its window, said once as a target's change with its
+/// own cause; past the window it is rated again. Without a start time on the page the same
+/// drop is a reset, as in PromQL.
+#[test]
+fn a_drop_while_the_start_time_stays_is_no_restart() {
+    let pages = [
+        (0, 100_000.0),
+        (10, 110_000.0),
+        (20, 120_000.0),
+        (30, 15_000.0),
+        (40, 25_000.0),
+    ];
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(60));
+    let (mut reports, mut totals) = (Vec::new(), Vec::new());
+    for (s, n) in pages {
+        reports.push(t.ingest(&page(-100, n), at(s)).unwrap());
+        totals.push(total(&t));
+    }
+    let drop = &reports[3];
+    assert_eq!(drop.process_restarts.len(), 1, "{drop:?}");
+    assert_eq!(drop.process_restarts[0].cause, ResetCause::DroppedWithoutRestart);
+    assert_eq!(drop.process_restarts[0].from, drop.process_restarts[0].to);
+    let causes: Vec<ResetCause> = drop.resets.iter().map(|r| r.cause).collect();
+    assert_eq!(causes, [ResetCause::DroppedWithoutRestart]);
+    assert!(reports
+        .iter()
+        .enumerate()
+        .all(|(i, r)| i == 3 || r.process_restarts.is_empty()));
+    // 20,000 before the drop; the 15,000 of the drop are the other replica's, not new
+    // tokens (and, as after any erratic change, the intervals within the EWMA's memory
+    // count nothing either).
+    assert_eq!(totals[3], 20_000.0);
+    assert!(matches!(
+        value(&t, Estimator::WindowRate, 30),
+        Err(NoValue::ErraticCounter {
+            start_went_back: true,
+            ..
+        })
+    ));
+    // Past the window the counter is rated again.
+    for (s, n) in [(50, 35_000.0), (60, 45_000.0), (70, 55_000.0), (80, 65_000.0)] {
+        t.ingest(&page(-100, n), at(s)).unwrap();
+    }
+    assert_eq!(value(&t, Estimator::WindowRate, 30).unwrap(), 1_000.0);
+
+    // No start time on the page: the drop is a reset counted from zero.
+    let mut value_only = Tracker::new([tokens()]);
+    for (s, n) in pages {
+        value_only.ingest(&bare(n), at(s)).unwrap();
+    }
+    assert_eq!(total(&value_only), 20_000.0 + 15_000.0 + 10_000.0);
+}
+
+/// An exporter whose start time is `now - 5 s` on every page (computed from a clock that
+/// drifts) while its counter climbs steadily: the first move reads as a restart (the start
+/// time is the evidence), the next ones, within the retention and with no counter
+/// restarting, are no restarts (`StartTimeMoving`): the counter is read by its values and
+/// its rate is exact, not the counter's whole value on every page.
+#[test]
+fn a_start_time_that_moves_on_every_page_is_no_restart_each_time() {
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(60));
+    let mut causes = Vec::new();
+    for s in (0..=100).step_by(10) {
+        let report = t
+            .ingest(&page(s - 5, 100_000.0 + 1_000.0 * s as f64), at(s))
+            .unwrap();
+        causes.extend(report.process_restarts.iter().map(|r| r.cause));
+    }
+    assert_eq!(causes[0], ResetCause::ProcessRestarted);
+    assert_eq!(causes.len(), 10);
+    assert!(
+        causes[1..].iter().all(|c| *c == ResetCause::StartTimeMoving),
+        "{causes:?}"
+    );
+    assert_eq!(value(&t, Estimator::WindowRate, 30), Ok(1_000.0));
+    // 100,000 tokens at the restart the first move was read as, then 1,000 a second.
+    assert_eq!(total(&t), 110_000.0 + 90_000.0);
+    // A counter that does restart with the start time (a crash loop) is a restart however
+    // often, its silent moves between drops included.
+    let mut crashing = Tracker::new([tokens()]);
+    crashing.retention(TimeDelta::seconds(60));
+    let mut causes = Vec::new();
+    for s in (0..=40).step_by(10) {
+        let report = crashing
+            .ingest(&page(s - 5, 500.0 * (s % 20) as f64 + 100.0), at(s))
+            .unwrap();
+        causes.extend(report.process_restarts.iter().map(|r| r.cause));
+    }
+    assert!(causes.contains(&ResetCause::ProcessRestarted), "{causes:?}");
+    assert!(!causes.contains(&ResetCause::StartTimeMoving), "{causes:?}");
 }
