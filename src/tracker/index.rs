@@ -525,13 +525,13 @@ impl SeriesIndex {
     }
 
     /// Removes every series `remove` accepts; returns how many went.
-    pub fn remove_where(&mut self, remove: impl Fn(&TrackedSeries) -> bool) -> usize {
+    pub fn remove_where(&mut self, mut remove: impl FnMut(&TrackedSeries) -> bool) -> usize {
         let (slots, free) = (&mut self.slots, &mut self.free);
         let before = self.table.len();
         let mut touched_names = Vec::new();
         self.table.retain(|&mut slot| {
             let series = &mut slots[slot as usize];
-            if series.as_ref().is_some_and(&remove) {
+            if series.as_ref().is_some_and(&mut remove) {
                 touched_names.extend(series.take().map(|s| s.name));
                 free.push(slot);
                 false

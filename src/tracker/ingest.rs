@@ -584,7 +584,18 @@ impl Tracker {
             return;
         }
         let horizon = self.scrapes.saturating_sub(u64::from(self.stale_after));
-        let dropped = self.index.remove_where(|s| s.last_seen <= horizon);
+        let retired = &mut report.retired;
+        let dropped = self.index.remove_where(|s| {
+            let stale = s.last_seen <= horizon;
+            if let Some(counter) = s.counter().filter(|c| stale && c.total_increase() != 0.0) {
+                retired.push(super::report::Retired {
+                    name: s.name().to_string(),
+                    labels: s.owned_labels(),
+                    total_increase: counter.total_increase(),
+                });
+            }
+            stale
+        });
         if dropped > 0 {
             // Their slots will be reused: forget which positions pointed where.
             self.positions.clear();

@@ -95,7 +95,7 @@ use index::SeriesIndex;
 use ingest::{Carried, Held};
 use nearest::PageNames;
 use positions::PositionCache;
-pub use report::{IngestReport, ProcessRestart, ResetEvent, Unmatched};
+pub use report::{IngestReport, ProcessRestart, ResetEvent, Retired, Unmatched};
 use roles::{KnownFamilies, Rules};
 use starts::StartTimes;
 pub use tracked::{SeriesData, TrackedSeries};

@@ -61,6 +61,33 @@ pub struct ProcessRestart {
     pub cause: ResetCause,
 }
 
+/// A counter dropped as stale ([`IngestReport::retired`]): its name and labels as
+/// [`ResetEvent`] gives them, and its reset-corrected increase since it was first seen
+/// ([`CounterSeries::total_increase`](crate::series::CounterSeries::total_increase)).
+///
+/// # Example
+/// ```
+/// let mut t = promrate::Tracker::new([]);
+/// t.stale_after(1);
+/// let at = |s| chrono::DateTime::from_timestamp(s, 0).unwrap();
+/// t.ingest("# TYPE a counter\na_total{engine=\"1\"} 5\n", at(1))?;
+/// t.ingest("# TYPE a counter\na_total{engine=\"1\"} 9\n", at(2))?;
+/// let report = t.ingest("# TYPE a counter\n", at(3))?;
+/// assert_eq!(report.retired[0].name, "a_total");
+/// assert_eq!(report.retired[0].total_increase, 4.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Retired {
+    /// The metric name.
+    pub name: String,
+    /// The labels, sorted by name.
+    pub labels: Vec<(String, String)>,
+    /// What it counted since it was first seen, restarts corrected.
+    pub total_increase: f64,
+}
+
 /// What one [`Tracker::ingest`](crate::Tracker::ingest) did.
 ///
 /// # Example
@@ -80,6 +107,9 @@ pub struct IngestReport {
     pub new_series: usize,
     /// Series dropped for not appearing in [`Tracker::stale_after`](crate::Tracker::stale_after) scrapes.
     pub dropped_stale: usize,
+    /// The counters among them that had counted something, with what they counted: the
+    /// tokens of a server gone from a fleet stay in a caller's totals since its start.
+    pub retired: Vec<Retired>,
     /// Lines that did not parse.
     pub bad_lines: usize,
     /// The first parse error, with its line and column.

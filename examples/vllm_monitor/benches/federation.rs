@@ -110,6 +110,7 @@ fn federation(c: &mut Criterion) {
         tracker: &tracker,
         at: now,
         url: "http://prometheus:9090/federate",
+        retired: None,
     }];
     group.bench_function("every monitor figure, by instance", |b| {
         b.iter(|| {

@@ -384,6 +384,7 @@ mod tests {
             tracker: &tracker,
             at,
             url: file,
+            retired: None,
         };
         measure(&[source], TimeDelta::seconds(60), None).expect("GPUs")
     }
@@ -419,7 +420,12 @@ mod tests {
             .collect();
         let sources: Vec<Source<'_>> = trackers
             .iter()
-            .map(|(tracker, url)| Source { tracker, at, url })
+            .map(|(tracker, url)| Source {
+                tracker,
+                at,
+                url,
+                retired: None,
+            })
             .collect();
         let window = TimeDelta::seconds(60);
         assert_eq!(measure(&sources, window, None).unwrap().count, 4);

@@ -53,6 +53,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod recording;
 pub mod replay;
+pub mod retired;
 pub mod scrape;
 pub mod signals;
 pub mod simulator;

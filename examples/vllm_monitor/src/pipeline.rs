@@ -157,6 +157,7 @@ impl Pipeline {
             .iter()
             .map(|url| {
                 let mut t = Target::new(url.clone(), settings.retention());
+                t.by = settings.by.clone();
                 t.tracker
                     .ewma_time_constant(settings.ewma_tau)
                     .ewma_restart_after(settings.out_after())

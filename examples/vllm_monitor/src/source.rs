@@ -12,6 +12,8 @@ pub struct Source<'a> {
     pub tracker: &'a Tracker,
     pub at: DateTime<Utc>,
     pub url: &'a str,
+    /// What the counters the tracker dropped had counted: in the totals since the start.
+    pub retired: Option<&'a crate::retired::RetiredTotals>,
 }
 
 impl Source<'_> {

@@ -12,6 +12,7 @@ use promrate::{series::ResetCause, Format, IngestError, IngestReport, ParseError
 use crate::events::{Event, EventKind};
 use crate::figures::ServerKind;
 use crate::http::{self, Page};
+use crate::retired::RetiredTotals;
 
 /// Scrapes after a restart in which further resets are that restart's.
 const RESTART_SETTLES: u64 = 5;
@@ -377,6 +378,10 @@ pub struct Target {
     /// interval by design), and whether it was said.
     window_reach: Option<TimeDelta>,
     late_said: bool,
+    /// What the counters its tracker dropped had counted, by the `--by` label's value.
+    pub retired: RetiredTotals,
+    /// The `--by` label the run groups by, for [`Target::retired`].
+    pub by: Option<String>,
 }
 
 /// How far a server's clock may be from this machine's (or a TSDB's) for its start times
@@ -459,6 +464,8 @@ impl Target {
             typed_otherwise_said: false,
             pages_in_turn: 0,
             in_turn_said: false,
+            retired: RetiredTotals::default(),
+            by: None,
         }
     }
 
@@ -715,6 +722,7 @@ impl Target {
         report: IngestReport,
         events: &mut Vec<Event>,
     ) -> Result<Status, Status> {
+        self.retired.add(&report.retired, self.by.as_deref());
         let Some(kind) = ServerKind::detect(&self.tracker) else {
             if is_html(content_type, head) {
                 // A login page, a proxy's error page or a dashboard at the wrong path.
@@ -796,6 +804,7 @@ impl Target {
             tracker: &self.tracker,
             at,
             url: &self.url,
+            retired: None,
         };
         for metrics in [engine.generation, engine.prompt, engine.finished] {
             // The first of a figure's metrics on the page is the one it reads.

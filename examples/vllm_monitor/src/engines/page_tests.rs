@@ -188,6 +188,7 @@ fn request_end_servers_have_no_sawtooth_rates_in_any_row() {
         tracker: &tracker,
         at,
         url,
+        retired: None,
     }];
     let (total, groups) = crate::figures::compute(
         &sources,

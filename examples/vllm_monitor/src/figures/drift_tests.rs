@@ -69,6 +69,7 @@ fn figures(pages: [String; 2]) -> Figures {
         tracker: &tracker,
         at: t0 + TimeDelta::seconds(10),
         url: "vllm",
+        retired: None,
     }];
     let w = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
     compute(&sources, w, None).0

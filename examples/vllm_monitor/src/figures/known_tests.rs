@@ -26,6 +26,7 @@ pub(crate) fn figures_of(engines: &[[Counts; 3]], slo: &str) -> (Figures, Vec<(S
         tracker: &tracker,
         at,
         url: "http://vllm:8000/metrics",
+        retired: None,
     }];
     let w = WindowRule::new(TimeDelta::seconds(10))
         .slack(TimeDelta::seconds(1))
@@ -145,6 +146,7 @@ fn what_a_server_does_not_expose_is_named() {
         tracker: &tracker,
         at: t0,
         url: "u",
+        retired: None,
     }];
     let w = WindowRule::new(TimeDelta::seconds(10));
     let (total, _) = compute_with(&sources, w, None, &[]);
@@ -199,6 +201,7 @@ fn a_reason_per_series_costs_its_series_not_reasons_by_groups() {
         tracker: &tracker,
         at,
         url: "http://vllm:8000/metrics",
+        retired: None,
     }];
     let w = WindowRule::new(TimeDelta::seconds(10)).slack(TimeDelta::seconds(1));
     let (total, groups) = compute_with(&sources, w, Some("model_name"), &[]);
@@ -243,6 +246,7 @@ fn promql_rate_reads_the_values_alone_as_prometheus_does() {
         tracker: &tracker,
         at,
         url: "u",
+        retired: None,
     }];
     let w = WindowRule::new(TimeDelta::seconds(10));
     let (total, _) = compute_with(&sources, w, None, &[]);

@@ -492,6 +492,9 @@ impl<'q> Query<'q> {
     ) -> (Split, Spans, Split) {
         let (mut split, mut spans, mut within) = (Split::default(), Spans::default(), Split::default());
         for (index, source) in self.sources.iter().enumerate() {
+            if estimator == Estimator::TotalIncrease {
+                self.add_retired(source, names, &mut split);
+            }
             let Some(metric) = first_present(source, names) else {
                 continue;
             };
@@ -521,6 +524,27 @@ impl<'q> Query<'q> {
             }
         }
         (split, spans, within)
+    }
+
+    /// What the counters of `names` that `source`'s tracker dropped had counted, in the
+    /// totals since the start (a server gone from a fleet, an engine scaled down): those
+    /// never go down. Not for a metric that requires a label (`Metric::only`).
+    fn add_retired(&self, source: &Source<'_>, names: &[Metric], split: &mut Split) {
+        let Some(retired) = source.retired else {
+            return;
+        };
+        for metric in names.iter().filter(|m| m.only.is_none()) {
+            for (value, total) in retired.of(metric.name) {
+                let group = match self.by {
+                    Some("url") => Some(self.groups.borrow_mut().id_of(source.url)),
+                    Some(_) if !value.is_empty() => {
+                        Some(self.groups.borrow_mut().id(&std::sync::Arc::from(value)))
+                    }
+                    _ => None,
+                };
+                split.add(group, total * metric.scale, 0);
+            }
+        }
     }
 
     /// Whether any source has series of any of `names`.
@@ -599,7 +623,10 @@ pub(super) fn ask(
         // Running figures and newest values read each series' newest point (a federated
         // page's timestamps can be after the time it was read at); the EWMA's time
         // constant is the tracker's (the window or --ewma-tau).
-        Estimator::Ewma | Estimator::TotalIncrease | Estimator::Last => query,
+        Estimator::Ewma | Estimator::Last => query,
+        // Since the start: a series missing from the newest page still counted what it
+        // did until it is dropped (then its count is kept apart: `Query::add_retired`).
+        Estimator::TotalIncrease => query.scope(promrate::SeriesScope::UntilStale),
         // PromQL's estimators as the operator's Prometheus computes them: without
         // `use-start-timestamps` (off by default through 3.14), from the values alone.
         // With start times, a counter whose `_created` is later than its first tokens

@@ -135,6 +135,7 @@ impl Snapshot {
                 tracker: &t.tracker,
                 at,
                 url: &t.url,
+                retired: Some(&t.retired),
             };
             if t.is_fresh(fresh) {
                 sources.push(source);

@@ -282,6 +282,42 @@ fn a_start_time_that_moves_on_every_page_is_not_a_restart_each_time() {
     assert!(total <= 2.0 * 60_000.0 + 105_000.0, "{total}");
 }
 
+/// One of a server's two engines leaves its page at 10 s (scaled down; no restart), each
+/// having made 1,000 tokens a second: its tokens stay in the URL's count since the start,
+/// which never goes down, through the scrapes it is missing from and after it is dropped
+/// as stale; the summary holds every token (it lost the engine's 10,000).
+#[test]
+fn tokens_of_an_engine_that_left_stay_in_the_count_since_the_start() {
+    let faulty = |t: f64| {
+        let engine = |e: u32, tokens: f64| {
+            format!("vllm:generation_tokens_total{{engine=\"{e}\",model_name=\"m\"}} {tokens}\n")
+        };
+        let mut page = format!(
+            "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {}\n\
+             # TYPE vllm:generation_tokens_total counter\n",
+            unix(-600.0)
+        );
+        page += &engine(0, (1_000.0 * t).round());
+        if t < 10.0 {
+            page += &engine(1, (1_000.0 * t).round());
+        }
+        page + "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 8\n"
+    };
+    let rows = beside_the_good_server("engine-gone.jsonl", faulty);
+    let intervals = rows_with_the_good_server_exact(&rows);
+    let counts: Vec<f64> = intervals
+        .iter()
+        .filter_map(|row| group(row, FAULTY)?["generated_tokens_since_start"].as_f64())
+        .collect();
+    assert!(counts.len() >= 35, "{counts:?}");
+    assert!(counts.windows(2).all(|w| w[1] >= w[0]), "went down: {counts:?}");
+    let last = *counts.last().unwrap();
+    // Engine 0's 39,000 and engine 1's 9,000 (its last page at 9 s).
+    assert!((last - 48_000.0).abs() <= 100.0, "{last}");
+    let total = events(&rows, "summary")[0]["generated_tokens"].as_f64().unwrap();
+    assert!((total - 48_000.0 - 39_000.0).abs() <= 200.0, "{total}");
+}
+
 /// Two replicas deployed together (started 5 s apart) behind one load-balanced URL: the
 /// first answers alone for 10 s (a sticky session), then they answer in turn. The second
 /// started while the first was seen alive, so its start time is no restart; then the start

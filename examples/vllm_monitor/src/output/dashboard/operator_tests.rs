@@ -26,6 +26,7 @@ fn steady_with_slo() -> Simulated {
         tracker: &target.tracker,
         at: target.last_ok.unwrap(),
         url: &target.url,
+        retired: None,
     }];
     let objectives = crate::figures::slo::parse_objectives("ttft=100ms,itl=150ms,e2e=90s").unwrap();
     let w = promrate::WindowRule::new(window)

@@ -38,6 +38,7 @@ impl Simulated {
                         tracker: &t.tracker,
                         at: t.last_ok.unwrap(),
                         url: &t.url,
+                        retired: None,
                     })
                     .collect();
                 let groups = crate::figures::grouped(&sources, label, TimeDelta::seconds(8));
