@@ -118,15 +118,22 @@ enum Source<R> {
 }
 
 impl<R: Read> Source<R> {
-    /// By the answer's Content-Encoding: none, identity or gzip (what the monitor asks for).
+    /// By the answer's Content-Encoding: none, identity or gzip (what the monitor asks for),
+    /// as a list of the codings applied (`gzip, identity` is gzip).
     fn new(inner: R, encoding: Option<&str>) -> Result<Source<R>, BodyError> {
-        match encoding.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
-            None | Some("" | "identity") => Ok(Source::Plain(inner)),
-            Some("gzip" | "x-gzip") => Ok(Source::Gzip(Box::new(MultiGzDecoder::new(Counted {
+        let given = encoding.unwrap_or("").trim().to_ascii_lowercase();
+        let codings: Vec<&str> = given
+            .split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty() && *c != "identity")
+            .collect();
+        match codings.as_slice() {
+            [] => Ok(Source::Plain(inner)),
+            ["gzip" | "x-gzip"] => Ok(Source::Gzip(Box::new(MultiGzDecoder::new(Counted {
                 inner,
                 bytes: 0,
             })))),
-            Some(other) => Err(BodyError::Encoding(other.to_string())),
+            _ => Err(BodyError::Encoding(given)),
         }
     }
 
@@ -360,6 +367,21 @@ mod tests {
         let page = b"vllm:num_requests_running 1\n".repeat(1000);
         let (got, size) = read(&stream(1 << 20, minute, &running), &gzip(&page), Some("gzip"));
         assert_eq!((got, size.unwrap()), (page.clone(), page.len() as u64));
+        // Content-Encoding lists the codings applied: identity among them is none.
+        for listed in ["gzip, identity", "identity,gzip", " GZIP "] {
+            let (got, size) = read(&stream(1 << 20, minute, &running), &gzip(&page), Some(listed));
+            assert_eq!(
+                (got, size.unwrap()),
+                (page.clone(), page.len() as u64),
+                "{listed}"
+            );
+        }
+        let (_, twice) = read(
+            &stream(1 << 20, minute, &running),
+            &gzip(&gzip(&page)),
+            Some("gzip, gzip"),
+        );
+        assert!(twice.unwrap_err().to_string().contains("\"gzip, gzip\""));
         let bomb = gzip(&vec![b'\n'; 64 << 20]);
         assert!(bomb.len() < 128 << 10, "{} bytes", bomb.len());
         let (got, refused) = read(&stream(1 << 20, minute, &running), &bomb, Some("gzip"));
