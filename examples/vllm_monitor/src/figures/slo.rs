@@ -152,14 +152,20 @@ pub fn attainment(buckets: &[Bucket], objective: f64) -> Option<(f64, bool)> {
     }
     // Counts never fall from one bound to the next (increases of buckets read at slightly
     // different moments can): as PromQL repairs them.
-    let mut highest = f64::NEG_INFINITY;
+    let (mut highest, mut fell) = (f64::NEG_INFINITY, 0.0_f64);
     for b in &mut merged {
+        fell = fell.max(highest - b.count);
         highest = highest.max(b.count);
         b.count = highest;
     }
     let last = merged.last()?;
     let total = last.count;
     if last.upper_bound != f64::INFINITY || total.is_nan() || total <= 0.0 {
+        return None;
+    }
+    // Falling by more than a hundredth of the requests is no timing: the buckets are not
+    // cumulative (an exporter's mistake), and any share read from them would be made up.
+    if fell > 0.01 * total {
         return None;
     }
     if let Some(b) = merged.iter().find(|b| same_bound(b.upper_bound, objective)) {
@@ -186,6 +192,17 @@ mod tests {
 
     fn buckets(pairs: &[(f64, f64)]) -> Vec<Bucket> {
         pairs.iter().map(|&(le, c)| Bucket::new(le, c)).collect()
+    }
+
+    /// Buckets that are not cumulative (each its own count, an exporter's mistake) give no
+    /// share, where repairing them as noise read 100% within any objective; a fall of a
+    /// few requests in a thousand (buckets read moments apart) is repaired.
+    #[test]
+    fn buckets_that_are_not_cumulative_give_no_share() {
+        let own_counts = buckets(&[(0.25, 800.0), (0.5, 170.0), (1.0, 25.0), (f64::INFINITY, 5.0)]);
+        assert_eq!(attainment(&own_counts, 0.5), None);
+        let read_apart = buckets(&[(0.25, 800.0), (0.5, 970.0), (1.0, 967.0), (f64::INFINITY, 1000.0)]);
+        assert_eq!(attainment(&read_apart, 0.5), Some((0.97, true)));
     }
 
     /// 970 of 1000 requests at or under 0.5 s: exactly 0.97 when 0.5 is a bound, whichever
