@@ -138,6 +138,7 @@ impl Tracker {
         self.held_wide.clear();
         self.held_created.clear();
         self.pending_created.clear();
+        self.returning.clear();
         let before = (self.scrapes, self.last_at_ms);
         self.last_at_ms = Some(at_ms);
         self.scrapes += 1;
@@ -353,6 +354,7 @@ impl Tracker {
         self.held_wide.clear();
         self.pending.clear();
         self.pending_created.clear();
+        self.returning.clear();
         self.holding = false;
         self.scrapes = scrapes;
         self.last_at_ms = last_at_ms;
@@ -486,6 +488,9 @@ impl Tracker {
         // Seen already in this scrape: a second sample of the series in the page.
         let again = series.last_seen == scrapes && series.has_point_at(at_ms);
         if series.last_seen != scrapes {
+            if series.last_seen + 1 < scrapes && matches!(series.data, SeriesData::Counter(_)) {
+                self.returning.push(slot);
+            }
             series.last_seen = scrapes;
             self.touched += 1;
         }

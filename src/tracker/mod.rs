@@ -210,6 +210,9 @@ pub struct Tracker {
     /// `_created` times read before their counter's point on this page (a page that
     /// prints `x_created` first), by the counter's slot: applied with that point.
     pending_created: HashMap<usize, i64>,
+    /// Counters this page brought back after a page or more without them (rare): a
+    /// restart of their target while they were away is theirs too (`apply_start_times`).
+    returning: Vec<usize>,
     /// The selectors the last page did not match (by index), and what was reported.
     unmatched_before: Option<(Vec<usize>, Unmatched)>,
     /// For each selector, the slot of a series it picked on an earlier page.
@@ -264,6 +267,7 @@ impl Tracker {
             pending: Vec::new(),
             held_created: Vec::new(),
             pending_created: HashMap::new(),
+            returning: Vec::new(),
             unmatched_before: None,
             witnesses: Vec::new(),
             starts: StartTimes::default(),

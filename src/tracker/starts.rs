@@ -96,6 +96,9 @@ struct TargetStart {
     /// changing its `_created`, if its last move was such: a second such move in a row,
     /// within the retention, is no restart ([`ResetCause::StartTimeMoving`]).
     silent_move_at: Option<i64>,
+    /// The page time (ms) of its newest restart ([`ResetCause::ProcessRestarted`]): a
+    /// counter back on a page after it, whose point before is older, restarted with it.
+    restarted_at: Option<i64>,
     /// `(first page time, start time)` runs, ms, oldest first: the start time a point of
     /// its counters had (for PromQL's start-time-aware estimators). Older runs than the
     /// retention are let go, but for the one in force at its start.
@@ -246,6 +249,7 @@ impl StartTimes {
             seen_ms: i64::MIN,
             went_back_at: None,
             silent_move_at: None,
+            restarted_at: None,
             runs: Vec::new(),
         });
         let (targets, hasher) = (&self.targets, &self.hasher);
@@ -365,6 +369,7 @@ impl Tracker {
     /// it on the page without a created time of its own is marked so (its increase since
     /// the restart counts from zero).
     pub(super) fn apply_start_times(&mut self, at_ms: i64, report: &mut IngestReport) {
+        let returning = std::mem::take(&mut self.returning);
         if self.starts.targets.is_empty() {
             return;
         }
@@ -495,10 +500,14 @@ impl Tracker {
                 to: crate::promql::millis_to_time(start_ms),
                 cause,
             });
+            if cause == ResetCause::ProcessRestarted {
+                target.restarted_at = Some(at_ms);
+            }
             if cause != ResetCause::StartTimeMoving {
                 changed.push((target.key.clone(), cause, erratic));
             }
         }
+        self.mark_returning(&returning, report);
         if changed.is_empty() {
             return;
         }
@@ -550,6 +559,45 @@ impl Tracker {
                 .any(|c| c.1 == ResetCause::DroppedWithoutRestart && c.0 == key)
             {
                 reset.cause = ResetCause::DroppedWithoutRestart;
+            }
+        }
+    }
+}
+
+impl Tracker {
+    /// Counters back on this page whose target restarted while they were away (their point
+    /// before is older than the restart's page): counted from zero, as the restart's other
+    /// counters were (an exporter that prints a counter only once it is touched).
+    fn mark_returning(&mut self, returning: &[usize], report: &mut IngestReport) {
+        for &slot in returning {
+            let Some(series) = self.index.get(slot) else {
+                continue;
+            };
+            let restarted_at = self
+                .starts
+                .find(series)
+                .and_then(|i| self.starts.targets[i].restarted_at);
+            let before = series
+                .counter()
+                .and_then(|c| c.points().iter().rev().nth(1).copied());
+            let (Some(restarted_at), Some(before)) = (restarted_at, before) else {
+                continue;
+            };
+            if before.timestamp_ms >= restarted_at {
+                continue;
+            }
+            let Some(series) = self.index.get_mut(slot) else {
+                continue;
+            };
+            let super::SeriesData::Counter(counter) = &mut series.data else {
+                continue;
+            };
+            if let Some(cause) = counter.mark_restart(ResetCause::ProcessRestarted, false) {
+                report.resets.push(ResetEvent {
+                    name: series.name.to_string(),
+                    labels: series.owned_labels(),
+                    cause,
+                });
             }
         }
     }

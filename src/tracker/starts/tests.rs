@@ -692,3 +692,44 @@ fn a_start_time_that_moves_on_every_page_is_no_restart_each_time() {
     assert!(causes.contains(&ResetCause::ProcessRestarted), "{causes:?}");
     assert!(!causes.contains(&ResetCause::StartTimeMoving), "{causes:?}");
 }
+
+/// A counter an exporter prints only once it is touched: gone from the two pages after its
+/// server restarted (only the start time told), back on the third above where the old
+/// process left it. It restarted with its server, so it counts from zero, not from the old
+/// process's value; a counter back after an absence with no restart is read as before.
+#[test]
+fn a_counter_back_after_its_servers_restart_counts_from_zero() {
+    let with = |start: i64, other: f64, late: Option<f64>| {
+        let mut page = page(start, other);
+        if let Some(n) = late {
+            page += &format!("# TYPE late counter\nlate_total {n}\n");
+        }
+        page
+    };
+    let late_total = |t: &Tracker| {
+        t.get("late_total", &[])
+            .unwrap()
+            .counter()
+            .unwrap()
+            .total_increase()
+    };
+    let mut t = Tracker::new([]);
+    t.ingest(&with(-100, 0.0, Some(1_000.0)), at(0)).unwrap();
+    t.ingest(&with(-100, 10.0, Some(1_500.0)), at(10)).unwrap();
+    // Restarted at 15 s; `late` is missing from the two pages after.
+    t.ingest(&with(15, 5.0, None), at(20)).unwrap();
+    t.ingest(&with(15, 15.0, None), at(30)).unwrap();
+    let report = t.ingest(&with(15, 25.0, Some(1_800.0)), at(40)).unwrap();
+    let late: Vec<_> = report.resets.iter().filter(|r| r.name == "late_total").collect();
+    assert_eq!(late.len(), 1, "{report:?}");
+    assert_eq!(late[0].cause, ResetCause::ProcessRestarted);
+    // 500 before the restart, then the new process's whole 1,800.
+    assert_eq!(late_total(&t), 500.0 + 1_800.0);
+
+    let mut steady = Tracker::new([]);
+    steady.ingest(&with(-100, 0.0, Some(1_000.0)), at(0)).unwrap();
+    steady.ingest(&with(-100, 10.0, None), at(10)).unwrap();
+    let report = steady.ingest(&with(-100, 20.0, Some(1_800.0)), at(20)).unwrap();
+    assert!(report.resets.is_empty(), "{report:?}");
+    assert_eq!(late_total(&steady), 800.0);
+}
