@@ -373,7 +373,6 @@ impl IngestReport {
                             promrate::series::ResetCause::CreatedChanged => "created_changed",
                             promrate::series::ResetCause::ProcessRestarted => "process_restarted",
                             promrate::series::ResetCause::StartWentBack => "start_went_back",
-                            promrate::series::ResetCause::DroppedWithoutRestart => "dropped_without_restart",
                             promrate::series::ResetCause::StartTimeMoving => "start_time_moving",
                             _ => "other",
                         },

@@ -302,7 +302,7 @@ impl CounterSeries {
         for &(_, cause) in resets.marks[start..].iter().take_while(|m| m.0 < to) {
             match cause {
                 ResetCause::ValueDropped => drops += 1,
-                ResetCause::StartWentBack | ResetCause::DroppedWithoutRestart => went_back = true,
+                ResetCause::StartWentBack => went_back = true,
                 _ => {}
             }
         }
@@ -751,17 +751,10 @@ impl CounterSeries {
         let (previous, newest) = self.points.last_two();
         let (prev, point) = (previous?, newest?);
         let number = self.pushed - 1;
-        if cause == ResetCause::DroppedWithoutRestart {
-            return self.mark_other_process(prev, point, number);
-        }
         if self.created_at(number).is_some() {
             return None;
         }
-        let counts_nothing = erratic
-            || matches!(
-                cause,
-                ResetCause::StartWentBack | ResetCause::DroppedWithoutRestart
-            );
+        let counts_nothing = erratic || cause == ResetCause::StartWentBack;
         if let Some(mark) = self.mark_of(number) {
             if mark == ResetCause::ValueDropped {
                 let resets = self.resets_mut();
@@ -788,36 +781,6 @@ impl CounterSeries {
             self.rebook_newest(old, point.value, point.timestamp_ms - prev.timestamp_ms);
         }
         Some(cause)
-    }
-
-    /// Marks the newest point as another process's: its target's start time stayed while
-    /// a counter of it dropped ([`ResetCause::DroppedWithoutRestart`]). Whatever the point
-    /// counted as it was read (its rise, or its value as a reset by its drop or its own new
-    /// created time) is taken back, and the counter is erratic while the point is in a
-    /// window. Returns the cause when the point was no reset of its own (a reset it was is
-    /// reported already, under its cause as read).
-    fn mark_other_process(&mut self, prev: Point, point: Point, number: u64) -> Option<ResetCause> {
-        let cause = ResetCause::DroppedWithoutRestart;
-        let own_reset = reset_cause(
-            prev.value,
-            self.created_at(number - 1),
-            point.value,
-            self.created_at(number),
-        );
-        let counted = match own_reset {
-            Some(_) => point.value,
-            None => point.value - prev.value,
-        };
-        let resets = self.resets_mut();
-        match resets.marks.last_mut() {
-            Some(mark) if mark.0 == number => mark.1 = cause,
-            _ => resets.marks.push((number, cause)),
-        }
-        if own_reset.is_some() {
-            resets.last_reset = Some((point.timestamp_ms, cause));
-        }
-        self.take_back(number, counted);
-        own_reset.is_none().then_some(cause)
     }
 
     /// Whether no point has been pushed (or all were evicted).

@@ -81,14 +81,6 @@ pub enum ResetCause {
     /// counters of that target are not rated while such a change is in their window
     /// ([`NoValue::ErraticCounter`](crate::NoValue::ErraticCounter)).
     StartWentBack,
-    /// The value dropped while the target's process start time stayed (read on the same
-    /// page, within its jitter of the one before): no restart, since the process is the
-    /// one that was counting, but two processes started in the same second answering in
-    /// turn (replicas behind one URL), or an exporter that lowers a counter (a sum over
-    /// workers that lost one). The page counts nothing for the target's counters, which
-    /// are not rated while it is in their window, as for
-    /// [`StartWentBack`](ResetCause::StartWentBack).
-    DroppedWithoutRestart,
     /// The target's process start time moved forward again within the retention of a
     /// move before it, and neither time did a counter of the target drop or change its
     /// `_created`: a start time that is no process's (one an exporter computes from a
@@ -99,8 +91,8 @@ pub enum ResetCause {
 }
 
 /// The cause as a reason: `the value dropped`, `its _created time changed`, `its process
-/// restarted`, `its process start time went back`, `the value dropped while its process
-/// start time stayed`, `its process start time moved again with no counter restarting`.
+/// restarted`, `its process start time went back`, `its process start time moved again
+/// with no counter restarting`.
 ///
 /// # Example
 /// ```
@@ -113,7 +105,6 @@ impl std::fmt::Display for ResetCause {
             ResetCause::CreatedChanged => "its _created time changed",
             ResetCause::ProcessRestarted => "its process restarted",
             ResetCause::StartWentBack => "its process start time went back",
-            ResetCause::DroppedWithoutRestart => "the value dropped while its process start time stayed",
             ResetCause::StartTimeMoving => "its process start time moved again with no counter restarting",
         })
     }

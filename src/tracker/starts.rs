@@ -24,7 +24,7 @@
 //! walks the page's series (a restart is rare: a steady page costs a comparison per
 //! target).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use hashbrown::HashTable;
@@ -343,6 +343,24 @@ impl StartTimes {
 }
 
 /// The hash of a target's key (its target labels' values) in [`StartTimes::by_key`].
+/// Whether a counter of the target `key` is on the page of `scrapes` and went on from its
+/// point before, up or level (a scan of the series: only for a start time that moved
+/// twice in a row with no counter restarting, which is rare).
+fn counters_went_on(index: &SeriesIndex, target_labels: &[Box<str>], key: &[String], scrapes: u64) -> bool {
+    index.iter().any(|series| {
+        let went_on = series.last_seen == scrapes
+            && series.counter().is_some_and(|c| {
+                let points = c.points();
+                points.len() >= 2 && points[points.len() - 1].value >= points[points.len() - 2].value
+            });
+        went_on
+            && target_labels
+                .iter()
+                .zip(key)
+                .all(|(label, value)| series.label(label).unwrap_or("") == value)
+    })
+}
+
 /// A target's labels as a report names it: those it has.
 fn target_labels_of(target_labels: &[Box<str>], key: &[String]) -> Vec<(String, String)> {
     target_labels
@@ -377,46 +395,14 @@ impl Tracker {
         let retention_ms = self.retention.num_milliseconds();
         let skew_ms = self.start_time_skew_ms;
         let mut changed: Vec<(Vec<String>, ResetCause, bool)> = Vec::new();
-        // The targets a counter of which dropped on this page (rare): a drop is no restart
-        // where the target's start time stayed.
-        let mut dropped: Vec<Vec<String>> = Vec::new();
-        // And those a counter of which restarted by its own evidence (a drop, a new
+        // The targets a counter of which restarted by its own evidence (a drop, a new
         // `_created`): a moved start time they bear out is a restart, whatever came before.
-        let mut evidenced: Vec<Vec<String>> = Vec::new();
-        for reset in &report.resets {
-            let (drop, evidence) = match reset.cause {
-                ResetCause::ValueDropped => (true, true),
-                ResetCause::CreatedChanged => (false, true),
-                _ => continue,
-            };
-            let key = self.starts.key_of_labels(&reset.labels);
-            // A drop from a point read before the target's current start time was first
-            // seen is that start's restart (a series a restarted server brings back late),
-            // not a drop while the start time stayed.
-            let drop = drop && {
-                let run_began = self
-                    .starts
-                    .find_key(&key)
-                    .and_then(|i| self.starts.targets[i].runs.last())
-                    .map(|run| run.0);
-                let labels: Vec<(&str, &str)> = reset
-                    .labels
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str()))
-                    .collect();
-                let before_drop = self
-                    .get(&reset.name, &labels)
-                    .and_then(TrackedSeries::counter)
-                    .and_then(|c| c.points().iter().rev().nth(1).copied());
-                matches!((run_began, before_drop), (Some(began), Some(p)) if p.timestamp_ms >= began)
-            };
-            if drop && !dropped.contains(&key) {
-                dropped.push(key.clone());
-            }
-            if evidence && !evidenced.contains(&key) {
-                evidenced.push(key);
-            }
-        }
+        let evidenced: HashSet<Vec<String>> = report
+            .resets
+            .iter()
+            .filter(|r| matches!(r.cause, ResetCause::ValueDropped | ResetCause::CreatedChanged))
+            .map(|r| self.starts.key_of_labels(&r.labels))
+            .collect();
         let gauge = self.starts.gauge.as_deref();
         for target in &mut self.starts.targets {
             let tracked = target
@@ -446,25 +432,15 @@ impl Tracker {
                 // The same process. Each page is compared with the last, so a start time
                 // that creeps never adds up to a change; the run keeps the start it began
                 // with (PromQL's start-aware answers move by no more than the jitter).
-                if let (Some(before), true) = (before, dropped.contains(&target.key)) {
-                    // Yet a counter of it dropped: not this process restarting, but
-                    // another one with the same start time, or a counter lowered. The
-                    // page counts nothing; the target is erratic while it is in a window.
-                    let cause = ResetCause::DroppedWithoutRestart;
-                    target.went_back_at = Some(at_ms);
-                    report.process_restarts.push(ProcessRestart {
-                        target: target_labels_of(&self.starts.target_labels, &target.key),
-                        from: crate::promql::millis_to_time(before),
-                        to: crate::promql::millis_to_time(start_ms),
-                        cause,
-                    });
-                    changed.push((target.key.clone(), cause, true));
-                }
                 continue;
             }
             target.first_seen_ms = at_ms;
             let silent = before.is_some() && !evidenced.contains(&target.key);
-            let again = silent && target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms);
+            // Twice in a row within the retention, and its counters went on counting (a
+            // restarted process whose counters are not printed yet is no such page).
+            let again = silent
+                && target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms)
+                && counters_went_on(&self.index, &self.starts.target_labels, &target.key, scrapes);
             // A move its counters bear out starts the count afresh: only silent moves in a
             // row tell a start time that is no process's.
             target.silent_move_at = silent.then_some(at_ms);
@@ -544,21 +520,6 @@ impl Tracker {
                     labels: series.owned_labels(),
                     cause,
                 });
-            }
-        }
-        // The resets reported as read (a drop, a new created time) are, of such a target,
-        // no resets either.
-        for reset in report
-            .resets
-            .iter_mut()
-            .filter(|r| matches!(r.cause, ResetCause::ValueDropped | ResetCause::CreatedChanged))
-        {
-            let key = starts.key_of_labels(&reset.labels);
-            if changed
-                .iter()
-                .any(|c| c.1 == ResetCause::DroppedWithoutRestart && c.0 == key)
-            {
-                reset.cause = ResetCause::DroppedWithoutRestart;
             }
         }
     }

@@ -908,11 +908,7 @@ impl Target {
             }
             let (second_process, start_moving) = start_verdicts(report, name);
             let resets_here = resets.get(name);
-            let went_back = second_process.or_else(|| {
-                resets_here
-                    .is_some_and(|r| r.second_process > 0)
-                    .then_some(ResetCause::StartWentBack)
-            });
+            let went_back = second_process || resets_here.is_some_and(|r| r.second_process > 0);
             if let Some(event) =
                 instance.judge_erratic(at, self.retention, start, went_back, resets_here, &source)
             {
@@ -954,9 +950,8 @@ impl Target {
 }
 
 /// What the tracker said of `instance`'s start time on this page: two processes (a start
-/// time that went back, or counters that dropped while it stayed), and whether it moved
-/// again with no counter restarting.
-fn start_verdicts(report: &IngestReport, instance: &str) -> (Option<ResetCause>, bool) {
+/// time that went back), and whether it moved again with no counter restarting.
+fn start_verdicts(report: &IngestReport, instance: &str) -> (bool, bool) {
     let of_instance = report.process_restarts.iter().filter(|r| {
         r.target
             .iter()
@@ -964,15 +959,10 @@ fn start_verdicts(report: &IngestReport, instance: &str) -> (Option<ResetCause>,
             .map_or("", |(_, v)| v.as_str())
             == instance
     });
-    let (mut second_process, mut moving) = (None, false);
+    let (mut second_process, mut moving) = (false, false);
     for restart in of_instance {
-        match restart.cause {
-            ResetCause::StartWentBack | ResetCause::DroppedWithoutRestart => {
-                second_process = second_process.or(Some(restart.cause));
-            }
-            ResetCause::StartTimeMoving => moving = true,
-            _ => {}
-        }
+        second_process |= restart.cause == ResetCause::StartWentBack;
+        moving |= restart.cause == ResetCause::StartTimeMoving;
     }
     (second_process, moving)
 }
@@ -999,10 +989,6 @@ impl ResetCounts {
                 .find(|(k, _)| k == INSTANCE)
                 .map_or("", |(_, v)| v.as_str());
             let entry = resets.entry(instance).or_default();
-            // Not resets: the other process's counts, said as erratic.
-            if reset.cause == ResetCause::DroppedWithoutRestart {
-                continue;
-            }
             entry.all += 1;
             entry.by_created += usize::from(reset.cause == ResetCause::CreatedChanged);
             entry.by_start_time += usize::from(reset.cause == ResetCause::ProcessRestarted);
@@ -1102,13 +1088,13 @@ impl Instance {
         at: DateTime<Utc>,
         retention: TimeDelta,
         start: Option<f64>,
-        went_back: Option<ResetCause>,
+        went_back: bool,
         resets: Option<&ResetCounts>,
         source: &str,
     ) -> Option<Event> {
         let restarted = matches!((self.process_start, start), (Some(before), Some(now)) if now != before);
         let dropped = resets.is_some_and(|r| r.unexplained > 0) && !restarted;
-        if went_back.is_some() || dropped {
+        if went_back || dropped {
             self.unexplained.push(at);
         }
         self.unexplained.retain(|&t| at - t <= retention);
@@ -1116,14 +1102,12 @@ impl Instance {
             self.erratic_announced = false;
             return None;
         }
-        let erratic = went_back.is_some() || self.unexplained.len() >= 2;
+        let erratic = went_back || self.unexplained.len() >= 2;
         if !erratic || self.erratic_announced {
             return None;
         }
         self.erratic_announced = true;
-        let message = if went_back == Some(ResetCause::DroppedWithoutRestart) {
-            "counters went down while the process start time stayed: no restart, but two processes answer this URL in turn, started in the same second (replicas behind a load balancer?), or an exporter lowers its counters; its counters are not rated while this lasts".to_string()
-        } else if went_back.is_some() {
+        let message = if went_back {
             format!(
                 "the process start time went backwards, or to a process that was running already: two processes answer this URL in turn (replicas behind a load balancer?), or the server's clock is more than {} min behind; its counters are not rated while this lasts",
                 START_TIME_SKEW.num_minutes()

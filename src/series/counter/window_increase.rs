@@ -142,11 +142,7 @@ impl CounterSeries {
         let restarted = |i: usize| {
             matches!(
                 self.mark_of(first + i as u64),
-                Some(
-                    ResetCause::ProcessRestarted
-                        | ResetCause::StartWentBack
-                        | ResetCause::DroppedWithoutRestart
-                )
+                Some(ResetCause::ProcessRestarted | ResetCause::StartWentBack)
             )
         };
         let increase = if self.has_no_reset_evidence() {

@@ -171,8 +171,7 @@ fn each_instance_of_a_federation_restarts_on_its_own() {
 /// A "counter" that goes down on every scrape with no restart evidence (a buggy
 /// exporter, its page without a start time): the first drop is a reset, as in
 /// Prometheus; from the second in the window on there is no window rate and no EWMA, and
-/// the reason says why. Never a spike. (With a start time that stays, the first drop is
-/// already no reset: `a_drop_while_the_start_time_stays_is_no_restart`.)
+/// the reason says why. Never a spike.
 #[test]
 fn a_counter_that_drops_again_and_again_is_not_rated() {
     let mut t = Tracker::new([tokens()]);
@@ -596,63 +595,6 @@ fn a_start_time_that_jitters_is_the_same_process() {
     }
 }
 
-/// Two replicas behind one URL that started in the same second (a sticky balancer moving
-/// to the other): the counter drops while the start time stays. That is no restart (the
-/// process with that start time was counting), so the page counts nothing and the counter
-/// is not rated while the drop is in its window, said once as a target's change with its
-/// own cause; past the window it is rated again. Without a start time on the page the same
-/// drop is a reset, as in PromQL.
-#[test]
-fn a_drop_while_the_start_time_stays_is_no_restart() {
-    let pages = [
-        (0, 100_000.0),
-        (10, 110_000.0),
-        (20, 120_000.0),
-        (30, 15_000.0),
-        (40, 25_000.0),
-    ];
-    let mut t = Tracker::new([tokens()]);
-    t.retention(TimeDelta::seconds(60));
-    let (mut reports, mut totals) = (Vec::new(), Vec::new());
-    for (s, n) in pages {
-        reports.push(t.ingest(&page(-100, n), at(s)).unwrap());
-        totals.push(total(&t));
-    }
-    let drop = &reports[3];
-    assert_eq!(drop.process_restarts.len(), 1, "{drop:?}");
-    assert_eq!(drop.process_restarts[0].cause, ResetCause::DroppedWithoutRestart);
-    assert_eq!(drop.process_restarts[0].from, drop.process_restarts[0].to);
-    let causes: Vec<ResetCause> = drop.resets.iter().map(|r| r.cause).collect();
-    assert_eq!(causes, [ResetCause::DroppedWithoutRestart]);
-    assert!(reports
-        .iter()
-        .enumerate()
-        .all(|(i, r)| i == 3 || r.process_restarts.is_empty()));
-    // 20,000 before the drop; the 15,000 of the drop are the other replica's, not new
-    // tokens (and, as after any erratic change, the intervals within the EWMA's memory
-    // count nothing either).
-    assert_eq!(totals[3], 20_000.0);
-    assert!(matches!(
-        value(&t, Estimator::WindowRate, 30),
-        Err(NoValue::ErraticCounter {
-            start_went_back: true,
-            ..
-        })
-    ));
-    // Past the window the counter is rated again.
-    for (s, n) in [(50, 35_000.0), (60, 45_000.0), (70, 55_000.0), (80, 65_000.0)] {
-        t.ingest(&page(-100, n), at(s)).unwrap();
-    }
-    assert_eq!(value(&t, Estimator::WindowRate, 30).unwrap(), 1_000.0);
-
-    // No start time on the page: the drop is a reset counted from zero.
-    let mut value_only = Tracker::new([tokens()]);
-    for (s, n) in pages {
-        value_only.ingest(&bare(n), at(s)).unwrap();
-    }
-    assert_eq!(total(&value_only), 20_000.0 + 15_000.0 + 10_000.0);
-}
-
 /// An exporter whose start time is `now - 5 s` on every page (computed from a clock that
 /// drifts) while its counter climbs steadily: the first move reads as a restart (the start
 /// time is the evidence), the next ones, within the retention and with no counter
@@ -732,4 +674,37 @@ fn a_counter_back_after_its_servers_restart_counts_from_zero() {
     let report = steady.ingest(&with(-100, 20.0, Some(1_800.0)), at(20)).unwrap();
     assert!(report.resets.is_empty(), "{report:?}");
     assert_eq!(late_total(&steady), 800.0);
+}
+
+/// Two restarts 15 s apart, each new process's first page without its counters (printed
+/// once touched): the second move is a restart too, not a start time that moves on its
+/// own, since no counter went on across it.
+#[test]
+fn restarts_whose_first_pages_lack_the_counters_are_restarts() {
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(60));
+    let gauge_only = |start: i64| {
+        format!(
+            "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {}\n",
+            1_700_000_000 + start
+        )
+    };
+    let mut causes = Vec::new();
+    for (s, page) in [
+        (0, page(-100, 1_000.0)),
+        (5, page(-100, 2_000.0)),
+        (10, gauge_only(8)),
+        (15, page(8, 500.0)),
+        (25, gauge_only(23)),
+        (30, page(23, 400.0)),
+    ] {
+        let report = t.ingest(&page, at(s)).unwrap();
+        causes.extend(report.process_restarts.iter().map(|r| r.cause));
+    }
+    assert_eq!(
+        causes,
+        [ResetCause::ProcessRestarted, ResetCause::ProcessRestarted]
+    );
+    // 1,000, then each new process counted from zero: 500, then 400.
+    assert_eq!(total(&t), 1_000.0 + 500.0 + 400.0);
 }

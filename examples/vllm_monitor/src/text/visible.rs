@@ -48,12 +48,15 @@ pub fn visible(text: &str) -> Cow<'_, str> {
 }
 
 /// A line of JSON with every character [`visible`] would escape that JSON lets through
-/// raw (DEL, the C1 controls, the reordering characters) written as a `\u` escape: the
+/// raw (DEL, the C1 controls, the reordering characters), and the line and paragraph
+/// separators, written as a `\u` escape: the
 /// same JSON value, safe on a terminal. Such characters stand only inside strings (JSON's
 /// own syntax is ASCII), where `\uXXXX` means the character itself; serde_json escapes
 /// the other controls already.
 pub fn json_safe(json: &str) -> Cow<'_, str> {
-    let raw = |c: char| hidden(c) && (c as u32) >= 0x20;
+    // And the line and paragraph separators, which JSON allows raw but JavaScript and
+    // line splitters (Python's `splitlines`) take for line ends.
+    let raw = |c: char| (hidden(c) && (c as u32) >= 0x20) || matches!(c, '\u{2028}' | '\u{2029}');
     if !json.chars().any(raw) {
         return Cow::Borrowed(json);
     }
@@ -77,11 +80,13 @@ mod tests {
     /// as `\u` escapes that read back to the same string; nothing else changes.
     #[test]
     fn json_safe_escapes_what_json_lets_through_and_reads_back_the_same() {
-        let name = "m\u{9b}2J\u{7f}\u{202e}x\u{1b}]0;t\u{7}é\n";
+        let name = "m\u{9b}2J\u{7f}\u{202e}x\u{1b}]0;t\u{7}é\n\u{2028}\u{2029}";
         let json = serde_json::json!({ "model_name": name }).to_string();
         assert!(json.chars().any(hidden), "{json}");
         let safe = json_safe(&json);
         assert!(!safe.chars().any(hidden), "{safe}");
+        assert_eq!(safe.lines().count(), 1, "{safe}");
+        assert!(!safe.contains(['\u{2028}', '\u{2029}']), "{safe}");
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back["model_name"], name);
         assert!(matches!(json_safe(r#"{"a":"café"}"#), Cow::Borrowed(_)));
