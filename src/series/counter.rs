@@ -783,6 +783,40 @@ impl CounterSeries {
         Some(cause)
     }
 
+    /// Takes back the restart a page-level start time made of the point read at `at_ms`
+    /// ([`CounterSeries::mark_restart`] with [`ResetCause::ProcessRestarted`], on a point
+    /// whose value had not dropped), once that start time proved to be no process's: the
+    /// point counts its rise again, not its whole value. The EWMA is not rewritten (it
+    /// has let the spike decay since, or starts afresh at the next gap).
+    pub(crate) fn unmark_restart_at(&mut self, at_ms: i64) {
+        let points = self.points.points();
+        let Some(i) = points
+            .iter()
+            .position(|p| p.timestamp_ms == at_ms)
+            .filter(|&i| i > 0)
+        else {
+            return;
+        };
+        let (prev, point) = (points[i - 1], points[i]);
+        let number = self.first_number() + i as u64;
+        if self.mark_of(number) != Some(ResetCause::ProcessRestarted) || point.value < prev.value {
+            return;
+        }
+        let counted_nothing = self.counted_nothing(number);
+        let resets = self.resets_mut();
+        resets
+            .marks
+            .retain(|m| *m != (number, ResetCause::ProcessRestarted));
+        resets.count = resets.count.saturating_sub(1);
+        if resets.last_reset == Some((at_ms, ResetCause::ProcessRestarted)) {
+            resets.last_reset = None;
+        }
+        if !counted_nothing {
+            // It counted `point.value` where its rise was `point.value - prev.value`.
+            self.total_increase -= prev.value;
+        }
+    }
+
     /// Whether no point has been pushed (or all were evicted).
     ///
     /// # Example

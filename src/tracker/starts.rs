@@ -96,6 +96,9 @@ struct TargetStart {
     /// changing its `_created`, if its last move was such: a second such move in a row,
     /// within the retention, is no restart ([`ResetCause::StartTimeMoving`]).
     silent_move_at: Option<i64>,
+    /// When (page time, ms) a silent move was read as a restart: taken back if the next
+    /// move shows the start time is no process's.
+    silent_restart_at: Option<i64>,
     /// The page time (ms) of its newest restart ([`ResetCause::ProcessRestarted`]): a
     /// counter back on a page after it, whose point before is older, restarted with it.
     restarted_at: Option<i64>,
@@ -249,6 +252,7 @@ impl StartTimes {
             seen_ms: i64::MIN,
             went_back_at: None,
             silent_move_at: None,
+            silent_restart_at: None,
             restarted_at: None,
             runs: Vec::new(),
         });
@@ -403,6 +407,7 @@ impl Tracker {
             .filter(|r| matches!(r.cause, ResetCause::ValueDropped | ResetCause::CreatedChanged))
             .map(|r| self.starts.key_of_labels(&r.labels))
             .collect();
+        let mut misread_restarts: Vec<(Vec<String>, i64)> = Vec::new();
         let gauge = self.starts.gauge.as_deref();
         for target in &mut self.starts.targets {
             let tracked = target
@@ -478,12 +483,20 @@ impl Tracker {
             });
             if cause == ResetCause::ProcessRestarted {
                 target.restarted_at = Some(at_ms);
+                target.silent_restart_at = silent.then_some(at_ms);
+            }
+            if cause == ResetCause::StartTimeMoving {
+                // The move read as a restart before this one was no restart either.
+                if let Some(misread) = target.silent_restart_at.take() {
+                    misread_restarts.push((target.key.clone(), misread));
+                }
             }
             if cause != ResetCause::StartTimeMoving {
                 changed.push((target.key.clone(), cause, erratic));
             }
         }
         self.mark_returning(&returning, report);
+        self.take_back_misread(&misread_restarts);
         if changed.is_empty() {
             return;
         }
@@ -526,6 +539,28 @@ impl Tracker {
 }
 
 impl Tracker {
+    /// For each `(target, page time)`: its counters' restart at that page, which a start
+    /// time that proved to be no process's made, is taken back (a scan of the series: once
+    /// per such start time).
+    fn take_back_misread(&mut self, misread: &[(Vec<String>, i64)]) {
+        if misread.is_empty() {
+            return;
+        }
+        let target_labels = &self.starts.target_labels;
+        for series in self.index.iter_mut() {
+            let key: Vec<&str> = target_labels
+                .iter()
+                .map(|label| series.label(label).unwrap_or(""))
+                .collect();
+            let Some(&(_, at_ms)) = misread.iter().find(|(k, _)| k.iter().eq(key.iter())) else {
+                continue;
+            };
+            if let super::SeriesData::Counter(counter) = &mut series.data {
+                counter.unmark_restart_at(at_ms);
+            }
+        }
+    }
+
     /// Counters back on this page whose target restarted while they were away (their point
     /// before is older than the restart's page): counted from zero, as the restart's other
     /// counters were (an exporter that prints a counter only once it is touched).
