@@ -295,7 +295,9 @@ impl Buckets {
 
     pub(super) fn quantiles(&self, group: Option<usize>) -> Quantiles {
         let buckets = self.of(group);
-        if buckets.is_empty() {
+        // Buckets that are not cumulative give no quantile (PromQL's repair would read
+        // them as noise and answer anyway).
+        if buckets.is_empty() || super::slo::cumulative(buckets).is_none() {
             return Quantiles::default();
         }
         let q = |q: f64| histogram::quantile(q, buckets).filter(|v| v.is_finite());
@@ -682,6 +684,21 @@ pub(super) fn ratio(parts: &(Split, Split), group: Option<usize>) -> Option<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Buckets that are not cumulative (each its own count) give no quantile, where
+    /// PromQL's repair answers one; cumulative ones give PromQL's.
+    #[test]
+    fn buckets_that_are_not_cumulative_give_no_quantile() {
+        let of = |pairs: &[(f64, f64)]| Buckets {
+            total: pairs.iter().map(|&(le, c)| Bucket::new(le, c)).collect(),
+            groups: Vec::new(),
+        };
+        let own = of(&[(0.1, 800.0), (0.5, 170.0), (1.0, 25.0), (f64::INFINITY, 5.0)]);
+        assert_eq!(own.quantiles(None).p50, None);
+        let fine = of(&[(0.1, 800.0), (0.5, 970.0), (1.0, 995.0), (f64::INFINITY, 1000.0)]);
+        assert_eq!(fine.quantiles(None).p50, histogram::quantile(0.5, &fine.total));
+        assert!(fine.quantiles(None).p50.is_some());
+    }
 
     /// A name is one group whichever copy of its text names it; a copy seen before is
     /// found by its address; a name made and dropped cannot lend its address to another.

@@ -135,12 +135,13 @@ fn same_bound(bound: f64, objective: f64) -> bool {
     bound == objective || (bound - objective).abs() <= 1e-9 * objective.abs()
 }
 
-/// The share of the observations in `buckets` (cumulative, any order, equal bounds summed
-/// as `sum by (le)` does) at or below `objective`, and whether that is exact (`objective`
-/// is a bound). Between two bounds it is interpolated linearly; above the highest finite
-/// bound it is the share at that bound (a lower limit, not exact). `None` without a `+Inf`
-/// bucket or without observations.
-pub fn attainment(buckets: &[Bucket], objective: f64) -> Option<(f64, bool)> {
+/// `buckets` in order of their bounds, equal bounds summed (as `sum by (le)` does), and
+/// counts that fall from one bound to the next raised to the count before, as PromQL
+/// repairs them (increases of buckets read moments apart, rounded counts). `None` when
+/// they fall by more than a tenth of the observations: that is no rounding or timing but
+/// buckets that are not cumulative (an exporter's mistake), and any share or quantile
+/// read from them would be made up.
+pub fn cumulative(buckets: &[Bucket]) -> Option<Vec<Bucket>> {
     let mut sorted = buckets.to_vec();
     sorted.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
     let mut merged: Vec<Bucket> = Vec::with_capacity(sorted.len());
@@ -150,23 +151,26 @@ pub fn attainment(buckets: &[Bucket], objective: f64) -> Option<(f64, bool)> {
             _ => merged.push(b),
         }
     }
-    // Counts never fall from one bound to the next (increases of buckets read at slightly
-    // different moments can): as PromQL repairs them.
     let (mut highest, mut fell) = (f64::NEG_INFINITY, 0.0_f64);
     for b in &mut merged {
         fell = fell.max(highest - b.count);
         highest = highest.max(b.count);
         b.count = highest;
     }
+    let total = merged.last().map_or(0.0, |b| b.count);
+    (fell <= 0.1 * total).then_some(merged)
+}
+
+/// The share of the observations in `buckets` (cumulative, any order, equal bounds summed
+/// as `sum by (le)` does) at or below `objective`, and whether that is exact (`objective`
+/// is a bound). Between two bounds it is interpolated linearly; above the highest finite
+/// bound it is the share at that bound (a lower limit, not exact). `None` without a `+Inf`
+/// bucket or without observations.
+pub fn attainment(buckets: &[Bucket], objective: f64) -> Option<(f64, bool)> {
+    let merged = cumulative(buckets)?;
     let last = merged.last()?;
     let total = last.count;
     if last.upper_bound != f64::INFINITY || total.is_nan() || total <= 0.0 {
-        return None;
-    }
-    // Falling by more than a tenth of the requests is no rounding or timing (a simulated
-    // exporter's rounded counts fall by a request or two): the buckets are not cumulative
-    // (an exporter's mistake), and any share read from them would be made up.
-    if fell > 0.1 * total {
         return None;
     }
     if let Some(b) = merged.iter().find(|b| same_bound(b.upper_bound, objective)) {
@@ -202,6 +206,7 @@ mod tests {
     fn buckets_that_are_not_cumulative_give_no_share() {
         let own_counts = buckets(&[(0.25, 800.0), (0.5, 170.0), (1.0, 25.0), (f64::INFINITY, 5.0)]);
         assert_eq!(attainment(&own_counts, 0.5), None);
+        assert!(cumulative(&own_counts).is_none());
         let read_apart = buckets(&[(0.25, 800.0), (0.5, 970.0), (1.0, 967.0), (f64::INFINITY, 1000.0)]);
         assert_eq!(attainment(&read_apart, 0.5), Some((0.97, true)));
     }
