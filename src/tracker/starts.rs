@@ -357,12 +357,17 @@ fn counters_went_on(index: &SeriesIndex, target_labels: &[Box<str>], key: &[Stri
                 let points = c.points();
                 points.len() >= 2 && points[points.len() - 1].value >= points[points.len() - 2].value
             });
-        went_on
-            && target_labels
-                .iter()
-                .zip(key)
-                .all(|(label, value)| series.label(label).unwrap_or("") == value)
+        went_on && of_target(series, target_labels, key)
     })
+}
+
+/// Whether `series` belongs to the target `key` (its target labels' values, `""` for one
+/// it lacks), compared in place: scans of every series build no key per series.
+fn of_target(series: &TrackedSeries, target_labels: &[Box<str>], key: &[String]) -> bool {
+    target_labels
+        .iter()
+        .zip(key)
+        .all(|(label, value)| series.label(label).unwrap_or("") == value)
 }
 
 /// A target's labels as a report names it: those it has.
@@ -548,11 +553,10 @@ impl Tracker {
         }
         let target_labels = &self.starts.target_labels;
         for series in self.index.iter_mut() {
-            let key: Vec<&str> = target_labels
+            let Some(&(_, at_ms)) = misread
                 .iter()
-                .map(|label| series.label(label).unwrap_or(""))
-                .collect();
-            let Some(&(_, at_ms)) = misread.iter().find(|(k, _)| k.iter().eq(key.iter())) else {
+                .find(|(key, _)| of_target(series, target_labels, key))
+            else {
                 continue;
             };
             if let super::SeriesData::Counter(counter) = &mut series.data {
