@@ -418,7 +418,7 @@ impl Pipeline {
         }
         self.history.push(&snapshot);
         let since_start = &snapshot.figures.since_start;
-        if let Some(generated) = since_start.generated {
+        if let (Some(generated), true) = (since_start.generated, since_start.counting) {
             self.counted = Some((snapshot.at, generated, since_start.finished));
         }
         self.last = Some(snapshot);
@@ -495,10 +495,13 @@ impl Pipeline {
     /// The run in figures, at its end (its length: the intervals computed).
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::new(&self.view(), self.schedule.elapsed(self.ticks));
-        // The last interval had no count (a page cut before its counters, a server gone):
-        // the newest that had one, over the span up to it.
-        if let (None, Some((at, generated, finished))) = (summary.generated_tokens, self.counted) {
+        // The last interval's pages had no token counter (a page cut before its counters,
+        // a server gone or leaving the family out): the count as last known, its mean over
+        // the span up to the newest interval that counted.
+        let counting = self.last.as_ref().is_some_and(|s| s.figures.since_start.counting);
+        if let (false, Some((at, generated, finished))) = (counting, self.counted) {
             let first_scrape = self.servers.iter().filter_map(|t| t.since).min();
+            let generated = summary.generated_tokens.unwrap_or(generated);
             summary.generated_tokens = Some(generated);
             summary.finished_requests = summary.finished_requests.or(finished);
             summary.mean_generation_rate = first_scrape

@@ -32,6 +32,14 @@ impl Source<'_> {
             .flatten()
             .filter(|s| self.admits(s))
     }
+
+    /// Whether the tracker still holds a series of `selector`, on the newest page or not
+    /// (a counter left out of a few pages counts what it did until it is dropped).
+    pub fn holds(&self, selector: &Selector) -> bool {
+        self.tracker
+            .matching(selector)
+            .is_ok_and(|mut series| series.next().is_some())
+    }
 }
 
 /// The window of a counter series of `source` as `rule` reaches back

@@ -55,6 +55,8 @@ pub(super) struct Answers {
     finished: Option<(Split, Split, Split)>,
     finished_by_reason: ByValue,
     generated_since_start: Split,
+    /// Whether any source's newest page has the token counter.
+    generation_on_newest_page: bool,
     running: Split,
     waiting: Split,
     kv_usage: Split,
@@ -155,7 +157,8 @@ fn finished_rates_by_reason(q: &Query<'_>, w: WindowRule) -> ByValue {
 /// The finished-request rate, its increase over the window and since the start, and the
 /// rate per `finished_reason`, where the servers count finished requests.
 fn finished_answers(q: &Query<'_>, w: WindowRule) -> (Option<(Split, Split, Split)>, ByValue) {
-    let finished = q.present(&NAMES.finished).then(|| {
+    // Counted since the start even while the newest pages leave the counter out.
+    let finished = q.counted(&NAMES.finished).then(|| {
         (
             q.figure(&NAMES.finished, Estimator::WindowRate, w),
             q.figure(&NAMES.finished, Estimator::WindowIncrease, w),
@@ -268,6 +271,7 @@ impl Answers {
             finished,
             finished_by_reason,
             generated_since_start: q.figure(&NAMES.generation, since_start, w),
+            generation_on_newest_page: q.present(&NAMES.generation),
             running: q.figure(&NAMES.running, last, w),
             waiting: q.figure(&NAMES.waiting, last, w),
             kv_usage: q.figure(&NAMES.kv_usage, last, w),
@@ -426,6 +430,7 @@ impl Answers {
                 .as_ref()
                 .and_then(|(_, _, since_start)| since_start.get(g)),
             generated: self.generated_since_start.get(g),
+            counting: self.generation_on_newest_page,
             tokens_per_request: ratio(&self.tokens_per_request_since_start, g),
             slo,
         }

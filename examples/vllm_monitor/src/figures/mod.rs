@@ -312,6 +312,10 @@ pub struct SinceStart {
     /// Requests finished and tokens generated.
     pub finished: Option<f64>,
     pub generated: Option<f64>,
+    /// Whether a newest page had the token counter: false while `generated` is only what
+    /// earlier pages counted (an exporter leaving the family out), so a mean over the
+    /// run ends at the newest interval that counted.
+    pub counting: bool,
     /// Mean generated tokens per request finished (the ETA by tokens falls back on it while
     /// no request has finished in the window).
     pub tokens_per_request: Option<f64>,

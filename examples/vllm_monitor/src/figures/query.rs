@@ -497,7 +497,7 @@ impl<'q> Query<'q> {
             if estimator == Estimator::TotalIncrease {
                 self.add_retired(source, names, &mut split);
             }
-            let Some(metric) = first_present(source, names) else {
+            let Some(metric) = first_counted(source, names, estimator) else {
                 continue;
             };
             let query = ask(&named(metric), estimator, w, source).by(self.label());
@@ -554,12 +554,20 @@ impl<'q> Query<'q> {
         self.sources.iter().any(|s| first_present(s, names).is_some())
     }
 
+    /// Whether any source has series of any of `names`, or still holds some that earlier
+    /// pages had: a count since the start of them.
+    pub(super) fn counted(&self, names: &[Metric]) -> bool {
+        self.sources
+            .iter()
+            .any(|s| first_counted(s, names, Estimator::TotalIncrease).is_some())
+    }
+
     /// The buckets of `histogram_quantile(q, sum by (le, by) (estimator(<name>_bucket)))`
     /// over the first histogram of `names` each source has.
     pub(super) fn buckets(&self, names: &[Metric], estimator: Estimator, w: WindowRule) -> Buckets {
         let mut all = Buckets::default();
         for source in self.sources {
-            let Some(metric) = first_present_part(source, names, "_bucket") else {
+            let Some(metric) = first_present_part(source, names, "_bucket", estimator) else {
                 continue;
             };
             let query = ask(&named(metric), estimator, w, source)
@@ -594,7 +602,8 @@ impl<'q> Query<'q> {
         let (mut sums, mut counts) = (Split::default(), Split::default());
         for source in self.sources {
             // A mean needs the observations' real sum.
-            let Some(metric) = first_present_part(source, names, "_count").filter(|m| m.exact_sum) else {
+            let Some(metric) = first_present_part(source, names, "_count", estimator).filter(|m| m.exact_sum)
+            else {
                 continue;
             };
             let part = |suffix: &str| selector(&format!("{}{suffix}", metric.name), metric.only);
@@ -644,14 +653,34 @@ pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Opt
         .find(|metric| source.series(&named(metric)).next().is_some())
 }
 
+/// [`first_present`] for a figure of `estimator`: a count since the start also reads a
+/// metric that only earlier pages had (an exporter that left a family out of a few pages
+/// still counted what it did until its series are dropped).
+fn first_counted<'n>(source: &Source<'_>, names: &'n [Metric], estimator: Estimator) -> Option<&'n Metric> {
+    let present = first_present(source, names);
+    if present.is_some() || estimator != Estimator::TotalIncrease {
+        return present;
+    }
+    names.iter().find(|metric| source.holds(&named(metric)))
+}
+
 /// The first histogram of `names` whose `suffix` series (`_bucket`, `_count`) `source`
-/// has on its newest page.
-fn first_present_part<'n>(source: &Source<'_>, names: &'n [Metric], suffix: &str) -> Option<&'n Metric> {
-    names.iter().find(|metric| {
-        let part = selector(&format!("{}{suffix}", metric.name), metric.only);
-        let present = source.series(&part).next().is_some();
-        present
-    })
+/// has on its newest page (or, for a count since the start, still holds:
+/// [`first_counted`]).
+fn first_present_part<'n>(
+    source: &Source<'_>,
+    names: &'n [Metric],
+    suffix: &str,
+    estimator: Estimator,
+) -> Option<&'n Metric> {
+    let part = |metric: &Metric| selector(&format!("{}{suffix}", metric.name), metric.only);
+    let present = names
+        .iter()
+        .find(|metric| source.series(&part(metric)).next().is_some());
+    if present.is_some() || estimator != Estimator::TotalIncrease {
+        return present;
+    }
+    names.iter().find(|metric| source.holds(&part(metric)))
 }
 
 /// The monitor's trackers keep every series (`Tracker::new([])`): no query of theirs is

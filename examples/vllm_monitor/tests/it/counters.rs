@@ -399,3 +399,41 @@ fn the_summary_keeps_the_count_when_the_last_page_lacks_it() {
     let rate = summary["mean_generation_tokens_per_s"].as_f64().unwrap();
     assert!((rate - 1_000.0).abs() < 10.0, "{summary}");
 }
+
+/// An exporter that leaves the token counter out of a few pages (a family skipped while it
+/// is collected): the count since the start keeps what was counted, and goes on from it
+/// when the counter is back, without counting the pages between twice.
+#[test]
+fn a_page_without_the_token_counter_keeps_the_count_since_the_start() {
+    let faulty = |t: f64| {
+        let tokens = 1_000.0 * (t + 600.0);
+        if (12.0..16.0).contains(&t.round()) {
+            format!(
+                "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {}\n\
+                 # TYPE vllm:num_requests_running gauge\n\
+                 vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} 8\n",
+                unix(-600.0)
+            )
+        } else {
+            page(unix(-600.0), tokens)
+        }
+    };
+    let rows = beside_the_good_server("counter-skipped.jsonl", faulty);
+    let intervals = rows_with_the_good_server_exact(&rows);
+    let since_start = |row: &Value| row["generated_tokens_since_start"].as_f64();
+    let counts: Vec<Option<f64>> = intervals
+        .iter()
+        .map(|row| group(row, FAULTY).and_then(since_start))
+        .collect();
+    let seen: Vec<f64> = counts.iter().flatten().copied().collect();
+    assert_eq!(seen.len(), counts.len(), "rows without a count: {counts:?}");
+    assert!(seen.windows(2).all(|w| w[1] >= w[0]), "went down: {counts:?}");
+    let last = *seen.last().unwrap();
+    assert!((last - 39_000.0).abs() <= 100.0, "{last}: {counts:?}");
+    // The totals too: the good server's count and this one's, never lower than before.
+    let totals: Vec<f64> = intervals.iter().filter_map(|row| since_start(row)).collect();
+    assert_eq!(totals.len(), intervals.len());
+    assert!(totals.windows(2).all(|w| w[1] >= w[0]), "went down: {totals:?}");
+    let total = events(&rows, "summary")[0]["generated_tokens"].as_f64().unwrap();
+    assert!((total - 2.0 * 39_000.0).abs() <= 200.0, "{total}");
+}
