@@ -184,7 +184,7 @@ impl App {
         let (mut pipeline, input, urls, mut notes) = match (&args.replay, recording) {
             (Some(file), Some(recording)) => Self::replay_input(&args, file, recording),
             _ => match &args.prometheus {
-                Some(base) => Self::tsdb_input(&args, base)?,
+                Some(base) => Self::tsdb_input(&args, base, &stop)?,
                 None => Self::live_input(&args, &tx, &stop)?,
             },
         };
@@ -202,7 +202,11 @@ impl App {
         // terminal given back. Without a handler (one already installed) they simply end
         // the process.
         let quit = tx.clone();
+        let stopping = Arc::clone(&stop);
         let _ = ctrlc::set_handler(move || {
+            // Set here too: a request to a TSDB that never answers, waited for on the main
+            // loop, gives up on it.
+            stopping.store(true, Ordering::SeqCst);
             let _ = quit.send(Message::Quit);
         });
         let recorder = match &args.record {
@@ -301,6 +305,7 @@ impl App {
     fn tsdb_input(
         args: &Args,
         base: &str,
+        stop: &Arc<AtomicBool>,
     ) -> Result<(Pipeline, Input, Vec<String>, Vec<String>), StartError> {
         let access = Access::new(
             args.ca_cert.as_deref(),
@@ -318,8 +323,8 @@ impl App {
         // A query over many series takes longer than a scrape: the API's own deadline rules.
         let timeout = args.timeout.unwrap_or(Duration::from_secs(60));
         let client = access.client(timeout, args.max_page_mib.saturating_mul(1 << 20));
-        let started =
-            crate::tsdb::start(args, &base, client).map_err(|message| StartError { message, status: 1 })?;
+        let started = crate::tsdb::start(args, &base, client, Arc::clone(stop))
+            .map_err(|message| StartError { message, status: 1 })?;
         let mut notes = started.notes;
         notes.extend(rounded);
         // Series get a point each time the TSDB scraped, not each interval.

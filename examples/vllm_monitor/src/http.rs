@@ -287,6 +287,7 @@ impl fmt::Debug for Endpoint {
 }
 
 /// Scrapes pages with one [`Access`], a deadline and a size limit.
+#[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
     headers: Arc<Vec<Header>>,
@@ -295,6 +296,11 @@ pub struct Client {
 }
 
 impl Client {
+    /// The deadline of a request (`--timeout`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// GETs `endpoint` into `buffer` (cleared first): a caller that reads large pages again
     /// and again hands the last one's buffer back. A failure says why, fit to print.
     pub fn fetch_into(&self, endpoint: &Endpoint, buffer: String) -> Result<Page, String> {

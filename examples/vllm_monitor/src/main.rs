@@ -7,6 +7,7 @@ use chrono::Utc;
 use clap::Parser as _;
 
 use vllm_monitor::args::Args;
+use vllm_monitor::text::visible::visible;
 use vllm_monitor::{app, engines, fleet, simulator};
 
 fn main() -> ExitCode {
@@ -27,7 +28,10 @@ fn main() -> ExitCode {
     match app::App::start(args) {
         Ok(app) => app.run(),
         Err(e) => {
-            eprintln!("vllm_monitor: {}", e.message);
+            // A start error can quote a server's words (a TSDB's error, the names it has)
+            // or a recording's: shown, not acted on by the terminal; its own lines kept.
+            let lines: Vec<_> = e.message.lines().map(visible).collect();
+            eprintln!("vllm_monitor: {}", lines.join("\n"));
             ExitCode::from(e.status)
         }
     }

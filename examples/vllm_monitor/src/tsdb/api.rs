@@ -7,9 +7,12 @@
 //! "values":[[1764626400.123,"1600"],...]}]}}`, or `{"status":"error","errorType":...,
 //! "error":...}` beside a 4xx or 5xx status.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -279,6 +282,12 @@ pub fn parse_strings(status: u16, body: &str) -> Result<Vec<String>, ApiError> {
     envelope(status, body)
 }
 
+/// Why a wait for an answer ended without one.
+enum Waited {
+    Stopped,
+    Impatient,
+}
+
 /// Percent-encodes a query parameter.
 pub fn encode(value: &str) -> String {
     percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
@@ -289,34 +298,105 @@ pub fn api_time(ms: i64) -> String {
     format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
 }
 
+/// An answer still to come: a request on its own thread.
+type Pending = mpsc::Receiver<Result<crate::http::JsonAnswer, String>>;
+
 /// A TSDB's API at a base URL, read with the scrapes' client (TLS, credentials, headers).
+///
+/// Each request runs on its own thread while the caller waits for it, at most until the
+/// run stops (Ctrl-C, SIGTERM: a TSDB that never answers must not hold the run) or until
+/// the caller's patience ([`Api::patient_until`]) runs out: a live run's rows come on
+/// time while a TSDB is slow, its request left to finish. One request at most is left
+/// so: the next waits for it first, so a silent TSDB never piles requests up.
 pub struct Api {
     /// The base as given, credentials included, without a trailing `/`.
     base: String,
     /// The base as printed (a password as `***`).
     pub shown: String,
     client: Client,
-    stop: AtomicBool,
+    stop: Arc<AtomicBool>,
+    patience: Cell<Option<Instant>>,
+    pending: RefCell<Option<Pending>>,
 }
 
+/// How often a wait for an answer looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
 impl Api {
-    pub fn new(base: &str, client: Client) -> Api {
+    /// The API at `base`, its requests given up as soon as `stop` is set.
+    pub fn new(base: &str, client: Client, stop: Arc<AtomicBool>) -> Api {
         let base = base.trim_end_matches('/').to_string();
         Api {
             shown: Endpoint::new(&base).shown,
             base,
             client,
-            stop: AtomicBool::new(false),
+            stop,
+            patience: Cell::new(None),
+            pending: RefCell::new(None),
         }
     }
 
+    /// Requests from now on wait for their answer until `until` at most (`None`: until
+    /// the client's own deadline).
+    pub fn patient_until(&self, until: Option<Instant>) {
+        self.patience.set(until);
+    }
+
     fn get(&self, path: &str) -> Result<(u16, String), ApiError> {
+        // The request left waiting before: its answer (of a span read again since) first.
+        if let Some(pending) = self.pending.take() {
+            if let Err(Waited::Impatient) = self.wait(&pending) {
+                self.pending.replace(Some(pending));
+                return Err(ApiError::Transport(
+                    "the TSDB has not answered the read before yet; read again at the next interval".into(),
+                ));
+            }
+        }
         let endpoint = Endpoint::new(&format!("{}{path}", self.base));
-        let answer = self
-            .client
-            .get_json(&endpoint, &self.stop)
-            .map_err(ApiError::Transport)?;
-        Ok((answer.status, answer.body))
+        let (client, stop) = (self.client.clone(), Arc::clone(&self.stop));
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(client.get_json(&endpoint, &stop));
+        });
+        match self.wait(&rx) {
+            Ok(answer) => {
+                let answer = answer.map_err(ApiError::Transport)?;
+                Ok((answer.status, answer.body))
+            }
+            Err(Waited::Impatient) => {
+                self.pending.replace(Some(rx));
+                let waited = humantime::format_duration(self.client.timeout());
+                Err(ApiError::Transport(format!(
+                    "no answer within the interval (the TSDB may still answer within {waited}); \
+                     read again at the next"
+                )))
+            }
+            Err(Waited::Stopped) => Err(ApiError::Transport("stopped".into())),
+        }
+    }
+
+    /// The answer of `pending`, unless the run stops or the patience runs out first.
+    fn wait(&self, pending: &Pending) -> Result<Result<crate::http::JsonAnswer, String>, Waited> {
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(Waited::Stopped);
+            }
+            let poll = match self.patience.get() {
+                Some(until) => match until.checked_duration_since(Instant::now()) {
+                    Some(left) => left.min(STOP_POLL),
+                    None => return pending.try_recv().map_err(|_| Waited::Impatient),
+                },
+                None => STOP_POLL,
+            };
+            match pending.recv_timeout(poll) {
+                Ok(answer) => return Ok(answer),
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                // The thread ended without sending: it panicked.
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Ok(Err("the request failed without an answer".into()))
+                }
+            }
+        }
     }
 
     /// The raw samples of `selector` over the `range_ms` before `at_ms`.

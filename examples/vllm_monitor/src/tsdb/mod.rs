@@ -242,8 +242,13 @@ pub fn points_every(measured: Option<f64>) -> Option<TimeDelta> {
 
 /// Starts reading the TSDB of `args.prometheus` with `client`: checks its families, plans
 /// the requests, and gives the run's schedule (live from now, or the past span).
-pub fn start(args: &Args, base: &str, client: crate::http::Client) -> Result<Started, String> {
-    let api = Api::new(base, client);
+pub fn start(
+    args: &Args,
+    base: &str,
+    client: crate::http::Client,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<Started, String> {
+    let api = Api::new(base, client, stop);
     let matcher = federate_match();
     let lookback_ms = i64::try_from(args.lookback.as_millis()).unwrap_or(i64::MAX / 4);
     let (mode, started, duration) = span(args, Utc::now())?;
@@ -395,6 +400,10 @@ impl Reader {
                 if !wait.is_zero() {
                     return Step::Wait(wait);
                 }
+                // The interval's reads, all of them, wait an interval at most: a slow or
+                // silent TSDB delays a row by that, and the next interval reads again.
+                let interval = schedule.interval.to_std().unwrap_or_default();
+                self.api.patient_until(Some(std::time::Instant::now() + interval));
             }
             self.reading = Some(Reading {
                 ticks,

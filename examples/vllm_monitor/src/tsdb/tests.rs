@@ -452,7 +452,7 @@ fn started_from(api: &CannedApi, args: &[&str]) -> super::Started {
     argv.extend_from_slice(args);
     let args = crate::args::Args::try_parse_from(argv).unwrap();
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    start(&args, &base, client).unwrap()
+    start(&args, &base, client, Arc::new(AtomicBool::new(false))).unwrap()
 }
 
 /// What a past span's replay shows a test: a page (the reader before the page is read),
@@ -609,7 +609,7 @@ fn a_missing_family_is_named_with_the_nearest_names() {
         crate::args::Args::try_parse_from(["vllm_monitor", "--prometheus", &api.base(), "--from", "-1h"])
             .unwrap();
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let Err(error) = start(&args, &api.base(), client) else {
+    let Err(error) = start(&args, &api.base(), client, Arc::default()) else {
         panic!("started without the families")
     };
     assert!(
@@ -646,7 +646,7 @@ fn a_refused_start_says_the_apis_words() {
     });
     let args = crate::args::Args::try_parse_from(["vllm_monitor", "--prometheus", &api.base()]).unwrap();
     let client = Access::default().client(Duration::from_secs(5), 1 << 20);
-    let Err(error) = start(&args, &api.base(), client) else {
+    let Err(error) = start(&args, &api.base(), client, Arc::default()) else {
         panic!("started without credentials")
     };
     assert!(
@@ -883,4 +883,44 @@ fn a_lone_server_the_tsdb_marked_stale_is_a_failed_scrape() {
         "no sample of gpu1:8000 since 2027-01-15T08:00:08.000Z: the TSDB marks its series stale \
          (its target stopped answering, or they left its page)"
     );
+}
+
+/// A TSDB that takes connections and never answers: a read waits as long as the caller's
+/// patience and no longer, the request left to finish; the next read waits for that one
+/// instead of sending another (one request at most is left waiting); a run that stops
+/// gives up at once. (Nothing here asserts how long a wait took: only what was sent.)
+#[test]
+fn a_tsdb_that_never_answers_is_waited_for_an_interval_at_most_and_not_piled_up() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let taken = Arc::new(Mutex::new(Vec::new()));
+    let held = Arc::clone(&taken);
+    let server = std::thread::spawn(move || {
+        // Each connection is kept open, unanswered, until the test ends.
+        for stream in listener.incoming().take(2) {
+            held.lock().unwrap().push(stream.unwrap());
+        }
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let client = Access::default().client(Duration::from_secs(600), 1 << 20);
+    let api = super::api::Api::new(&format!("http://127.0.0.1:{port}"), client, Arc::clone(&stop));
+    let patience = || Some(std::time::Instant::now() + Duration::from_millis(300));
+    api.patient_until(patience());
+    let first = api.label_values("instance", None, 0, 1).unwrap_err().to_string();
+    assert!(first.contains("no answer within the interval"), "{first}");
+    api.patient_until(patience());
+    let second = api.label_values("instance", None, 0, 1).unwrap_err().to_string();
+    assert!(
+        second.contains("has not answered the read before yet"),
+        "{second}"
+    );
+    assert_eq!(taken.lock().unwrap().len(), 1, "a second request was sent");
+    // Stopped, a read without patience (a past span's) gives up too.
+    api.patient_until(None);
+    stop.store(true, Ordering::SeqCst);
+    let stopped = api.label_values("instance", None, 0, 1).unwrap_err().to_string();
+    assert_eq!(stopped, "stopped");
+    // The server's loop ends with a second connection; the kept ones close with it.
+    let _ = TcpStream::connect(("127.0.0.1", port));
+    server.join().unwrap();
 }

@@ -417,3 +417,27 @@ fn a_servers_escape_codes_reach_neither_stderr_nor_json_raw() {
     assert!(!groups.is_empty(), "{stdout}");
     assert!(groups.iter().all(|g| *g == model), "{groups:?}");
 }
+
+/// A start error that quotes what a file or a server wrote (here a recording's header,
+/// a TSDB's error text alike) shows its control characters, never hands them to the
+/// terminal: C1 and bidirectional controls pass JSON's own quoting raw.
+#[test]
+fn a_start_error_quoting_a_file_writes_no_control_character() {
+    let dir = std::env::temp_dir().join(format!("promrate-start-error-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("hostile-header.jsonl");
+    let header = r#"{"format": "vllm_monitor recording", "version": 1, "started": 1767225600.0, "interval_s": "\u009b2J\u009b31mRED \u202eevil\u0007", "window_s": 10.0, "urls": ["http://a:8000/metrics"]}"#;
+    std::fs::write(&path, format!("{header}\n")).unwrap();
+    let output = Command::new(monitor_binary())
+        .args(["--replay", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let terminal_would_obey = |c: char| {
+        (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    assert!(stderr.contains("interval_s"), "{stderr}");
+    assert!(!stderr.chars().any(terminal_would_obey), "{stderr:?}");
+}
