@@ -605,7 +605,13 @@ impl App {
                     Ok(Message::Redraw) => self.output.resized(),
                     Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 },
-                Step::Page(scrape) => self.read(&scrape, 0),
+                Step::Page(scrape) => {
+                    for (group, note) in reader.take_notes() {
+                        let said = self.pipeline.warn(group, scrape.start, note);
+                        self.show(vec![said]);
+                    }
+                    self.read(&scrape, 0);
+                }
                 Step::Tick => {
                     if let Err(e) = self.tick() {
                         return Some(e);

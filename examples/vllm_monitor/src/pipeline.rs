@@ -233,6 +233,25 @@ impl Pipeline {
         self.read(target, read)
     }
 
+    /// Says `message` about URL `url` at `at`, a warning: what a source says beside its
+    /// pages (a TSDB's warnings, samples it left out).
+    pub fn warn(&mut self, url: usize, at: DateTime<Utc>, message: String) -> Said {
+        let source = self
+            .targets
+            .get(url)
+            .and_then(Option::as_ref)
+            .map_or_else(String::new, |t| t.url.clone());
+        let elapsed = self.schedule.since_start(at);
+        let event = Event {
+            kind: EventKind::Warning,
+            at,
+            source,
+            message,
+            alert: None,
+        };
+        self.announce(elapsed, event)
+    }
+
     /// URL `url`'s target, unless it is lent (for tests that look into its tracker).
     #[cfg(test)]
     pub fn target(&self, url: usize) -> Option<&Target> {

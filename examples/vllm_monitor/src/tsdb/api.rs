@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use thiserror::Error;
 
@@ -102,6 +102,12 @@ struct Envelope<T> {
     #[serde(rename = "errorType")]
     error_type: Option<String>,
     error: Option<String>,
+    /// Said beside a success: a Thanos or Mimir answer missing a store's series
+    /// ("partial response"), a query that hit a limit.
+    #[serde(default)]
+    warnings: Vec<String>,
+    #[serde(default)]
+    infos: Vec<String>,
 }
 
 /// What a series of an answer becomes as soon as it is read ([`parse_each`]): the series
@@ -125,42 +131,98 @@ struct EachData<T> {
     #[serde(rename = "resultType")]
     result_type: String,
     #[serde(deserialize_with = "each_as_read")]
-    result: Vec<T>,
+    result: Each<T>,
 }
 
-/// How a sample whose value is not a number is reported from inside the reading (serde
-/// carries only a message): this, then the series' name and the value.
-const NOT_A_NUMBER: &str = "a sample's value is not a number: ";
+/// The series of an answer, and the samples left out of them.
+struct Each<T> {
+    series: Vec<T>,
+    unreadable: Unreadable,
+}
+
+/// Samples whose value is no number (`"1e400"`, `""`, `null`, a JSON number): each is left
+/// out, not the whole answer with it (every instance's figures would go for one sample,
+/// and the reads after it would reach back to it again and again).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Unreadable {
+    pub samples: usize,
+    /// The first one: its series' name and the value as written.
+    pub first: Option<String>,
+}
 
 /// The series of `result`, each made a `T` as soon as it is read: one series' parsed
 /// labels and values exist at a time, not the whole answer's (at 1 KB a series, an answer
 /// of 100,000 series would hold 100 MB more while it is read).
-fn each_as_read<'de, D: Deserializer<'de>, T: FromSeries>(d: D) -> Result<Vec<T>, D::Error> {
-    struct Each<T>(std::marker::PhantomData<T>);
-    impl<'de, T: FromSeries> Visitor<'de> for Each<T> {
-        type Value = Vec<T>;
+fn each_as_read<'de, D: Deserializer<'de>, T: FromSeries>(d: D) -> Result<Each<T>, D::Error> {
+    struct EachVisitor<T>(std::marker::PhantomData<T>);
+    impl<'de, T: FromSeries> Visitor<'de> for EachVisitor<T> {
+        type Value = Each<T>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a list of series")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Each<T>, A::Error> {
+            let mut series = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            let mut unreadable = Unreadable::default();
             while let Some(result) = seq.next_element::<ResultSeries>()? {
-                let series = series_of(result)
-                    .map_err(|excerpt| A::Error::custom(format!("{NOT_A_NUMBER}{excerpt}")))?;
-                out.push(T::from_series(series));
+                series.push(T::from_series(series_of(result, &mut unreadable)));
             }
-            Ok(out)
+            Ok(Each { series, unreadable })
         }
     }
-    d.deserialize_seq(Each(std::marker::PhantomData))
+    d.deserialize_seq(EachVisitor(std::marker::PhantomData))
 }
 
 #[derive(Deserialize)]
 struct ResultSeries {
     metric: BTreeMap<String, String>,
     #[serde(default)]
-    values: Vec<(f64, String)>,
-    value: Option<(f64, String)>,
+    values: Vec<(f64, ValueText)>,
+    value: Option<(f64, ValueText)>,
+}
+
+/// A sample's value as written: its text, or what came instead of a string.
+struct ValueText(Result<String, String>);
+
+impl<'de> Deserialize<'de> for ValueText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = ValueText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sample's value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ValueText, E> {
+                Ok(ValueText(Ok(v.to_string())))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ValueText, E> {
+                Ok(ValueText(Err(format!("the number {v} (not a string)"))))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ValueText, E> {
+                Ok(ValueText(Err(format!("the number {v} (not a string)"))))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ValueText, E> {
+                Ok(ValueText(Err(format!("the number {v} (not a string)"))))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<ValueText, E> {
+                Ok(ValueText(Err(format!("{v}"))))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<ValueText, E> {
+                Ok(ValueText(Err("null".into())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ValueText, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ValueText(Err("a list".into())))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ValueText, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(ValueText(Err("an object".into())))
+            }
+        }
+        d.deserialize_any(Text)
+    }
 }
 
 /// One series of a matrix: its labels (`__name__` apart) and samples, oldest first.
@@ -187,8 +249,9 @@ fn millis(seconds: f64) -> i64 {
     (seconds * 1000.0).round() as i64
 }
 
-/// Reads an answer of status `status` into its data, or the API's error.
-fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T, ApiError> {
+/// Reads an answer of status `status` into its data and the warnings beside it, or the
+/// API's error.
+fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<(T, Vec<String>), ApiError> {
     let parsed: Result<Envelope<T>, _> = serde_json::from_str(body);
     let not_api = |hint| ApiError::NotApi {
         status,
@@ -197,22 +260,14 @@ fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T
     };
     let answer = match parsed {
         Ok(answer) => answer,
-        Err(e) => {
-            // A value that is not a number, found while the series were read: named.
-            let message = e.to_string();
-            if let Some(excerpt) = message.strip_prefix(NOT_A_NUMBER) {
-                let excerpt = excerpt.rsplit_once(" at line ").map_or(excerpt, |(e, _)| e);
-                return Err(ApiError::NotApi {
-                    status,
-                    excerpt: excerpt.to_string(),
-                    hint: "a sample's value is not a number",
-                });
-            }
-            return Err(not_api(hint(status, "", body)));
-        }
+        Err(_) => return Err(not_api(hint(status, "", body))),
     };
     match (answer.status.as_str(), answer.data) {
-        ("success", Some(data)) if status == 200 => Ok(data),
+        ("success", Some(data)) if status == 200 => {
+            let mut said = answer.warnings;
+            said.extend(answer.infos);
+            Ok((data, said))
+        }
         _ => {
             let kind = answer.error_type.unwrap_or_default();
             let message = answer.error.unwrap_or_else(|| "no error given".into());
@@ -226,9 +281,9 @@ fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<T
     }
 }
 
-/// One series of an answer: its name apart from its labels, its samples sorted by time;
-/// `Err` names a value that is not a number.
-fn series_of(result: ResultSeries) -> Result<Series, String> {
+/// One series of an answer: its name apart from its labels, its samples sorted by time,
+/// those whose value is no number left out (counted in `unreadable`).
+fn series_of(result: ResultSeries, unreadable: &mut Unreadable) -> Series {
     let mut labels: Vec<(String, String)> = Vec::with_capacity(result.metric.len());
     let mut name = String::new();
     for (label, value) in result.metric {
@@ -240,15 +295,26 @@ fn series_of(result: ResultSeries) -> Result<Series, String> {
     }
     let mut samples = Vec::with_capacity(result.values.len());
     for (at, text) in result.values.iter().chain(result.value.iter()) {
-        let value = value_of(text).ok_or_else(|| format!("{name}: the value {text:?}"))?;
-        samples.push((millis(*at), value));
+        match text.0.as_deref().map(value_of) {
+            Ok(Some(value)) => samples.push((millis(*at), value)),
+            unread => {
+                unreadable.samples += 1;
+                if unreadable.first.is_none() {
+                    let what = match unread {
+                        Ok(_) => format!("{:?}", text.0.as_deref().unwrap_or_default()),
+                        Err(what) => what.to_string(),
+                    };
+                    unreadable.first = Some(format!("{name}: {what}"));
+                }
+            }
+        }
     }
     samples.sort_by_key(|s| s.0);
-    Ok(Series {
+    Series {
         name,
         labels,
         samples,
-    })
+    }
 }
 
 /// The answer's type, which must be a matrix or a vector.
@@ -272,14 +338,40 @@ pub fn parse_matrix(status: u16, body: &str) -> Result<Vec<Series>, ApiError> {
 /// [`parse_matrix`] with each series made a `T` as it is read: only the body and the
 /// `T`s are held, never the whole answer parsed.
 pub fn parse_each<T: FromSeries>(status: u16, body: &str) -> Result<Vec<T>, ApiError> {
-    let data: EachData<T> = envelope(status, body)?;
+    parse_answer(status, body).map(|answer| answer.series)
+}
+
+/// An answer's series, with what the API said beside them and the samples left out.
+pub struct Answer<T> {
+    pub series: Vec<T>,
+    /// The API's warnings and infos.
+    pub said: Vec<String>,
+    pub unreadable: Unreadable,
+}
+
+/// [`parse_each`] with what came beside the series.
+pub fn parse_answer<T: FromSeries>(status: u16, body: &str) -> Result<Answer<T>, ApiError> {
+    let (data, said): (EachData<T>, _) = envelope(status, body)?;
     check_result_type(status, &data.result_type)?;
-    Ok(data.result)
+    Ok(Answer {
+        series: data.result.series,
+        said,
+        unreadable: data.result.unreadable,
+    })
 }
 
 /// A list of strings (label values).
 pub fn parse_strings(status: u16, body: &str) -> Result<Vec<String>, ApiError> {
-    envelope(status, body)
+    envelope(status, body).map(|(strings, _)| strings)
+}
+
+/// What an answer said beside its series.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Note {
+    /// A warning or info of the API, in its words (a partial response).
+    Said(String),
+    /// Samples left out as no number, and the first of them.
+    Unreadable(String),
 }
 
 /// Why a wait for an answer ended without one.
@@ -317,6 +409,8 @@ pub struct Api {
     stop: Arc<AtomicBool>,
     patience: Cell<Option<Instant>>,
     pending: RefCell<Option<Pending>>,
+    /// What the samples' answers said beside their series, until taken.
+    notes: RefCell<Vec<Note>>,
 }
 
 /// How often a wait for an answer looks at the stop flag.
@@ -333,7 +427,14 @@ impl Api {
             stop,
             patience: Cell::new(None),
             pending: RefCell::new(None),
+            notes: RefCell::new(Vec::new()),
         }
+    }
+
+    /// What the samples' answers said since the last call: the API's warnings, in its
+    /// words, and the samples left out as no number.
+    pub fn take_notes(&self) -> Vec<Note> {
+        self.notes.take()
     }
 
     /// Requests from now on wait for their answer until `until` at most (`None`: until
@@ -412,7 +513,16 @@ impl Api {
             encode(&query),
             api_time(at_ms)
         ))?;
-        parse_each(status, &body)
+        let answer = parse_answer(status, &body)?;
+        let mut notes = self.notes.borrow_mut();
+        notes.extend(answer.said.into_iter().map(Note::Said));
+        if let Some(first) = answer.unreadable.first {
+            notes.push(Note::Unreadable(format!(
+                "{} sample(s) whose value is no number left out, the others read (the first: {first})",
+                answer.unreadable.samples
+            )));
+        }
+        Ok(answer.series)
     }
 
     /// An instant query's series (`count by (instance) (...)`), at `at_ms`.

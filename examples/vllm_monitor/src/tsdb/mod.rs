@@ -78,7 +78,13 @@ pub struct Reader {
     reading: Option<Reading>,
     /// Each target's last page time: a page is stamped after it.
     last_at_ms: Vec<i64>,
+    /// What the answers said, to be shown (each group's, each once), until taken.
+    notes: Vec<(usize, String)>,
+    said: std::collections::HashSet<(usize, api::Note)>,
 }
+
+/// The most notes a run keeps to say each once; later ones are not said.
+const NOTES_KEPT: usize = 256;
 
 /// A run of `--prometheus`, ready to start.
 pub struct Started {
@@ -312,6 +318,8 @@ pub fn start(
         read_until_ms: vec![schedule.tick_at(0).timestamp_millis(); targets],
         reading: None,
         last_at_ms: vec![i64::MIN; targets],
+        notes: Vec::new(),
+        said: std::collections::HashSet::new(),
     };
     Ok(Started {
         reader,
@@ -417,6 +425,29 @@ impl Reader {
         self.next_page(schedule)
     }
 
+    /// What the answers said since the last call, by group: each thing once a run.
+    pub fn take_notes(&mut self) -> Vec<(usize, String)> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// Keeps what the API said about group `group`'s read, unless said before. Samples
+    /// left out are said once a group (their first differs from read to read).
+    fn keep_notes(&mut self, group: usize) {
+        for note in self.api.take_notes() {
+            let key = match &note {
+                api::Note::Unreadable(_) => api::Note::Unreadable(String::new()),
+                said => said.clone(),
+            };
+            if self.said.len() < NOTES_KEPT && self.said.insert((group, key)) {
+                let text = match note {
+                    api::Note::Said(words) => format!("the TSDB said: {words}"),
+                    api::Note::Unreadable(text) => text,
+                };
+                self.notes.push((group, text));
+            }
+        }
+    }
+
     /// How many groups' answers are held now.
     pub fn answers_held(&self) -> usize {
         self.held.iter().flatten().count()
@@ -442,7 +473,9 @@ impl Reader {
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
         let selector = split::selector(&self.matcher, &self.groups[group]);
-        match self.api.samples::<Written>(&selector, range_ms, until_ms) {
+        let answer = self.api.samples::<Written>(&selector, range_ms, until_ms);
+        self.keep_notes(group);
+        match answer {
             // Too many samples for the TSDB: fewer intervals a request, down to one.
             Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {
                 self.intervals_per_request /= 2;

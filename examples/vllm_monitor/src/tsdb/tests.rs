@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use clap::Parser as _;
 
-use super::api::{parse_each, parse_matrix, parse_strings, ApiError};
+use super::api::{parse_each, parse_matrix, parse_strings, ApiError, Series};
 use super::pages::{self, head, written, Span, Written};
 use super::split::{group_instances, intervals_per_request, selector};
 use super::*;
@@ -59,16 +59,30 @@ fn a_matrix_is_read_with_its_own_timestamps_sorted() {
         r#"{"a.b"}"#,
         "a name outside the classic set is quoted"
     );
-    let bad =
-        r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"x"]]}]}}"#;
-    assert!(parse_matrix(200, bad).unwrap_err().to_string().contains("\"x\""));
-    let as_read = parse_each::<Written>(200, bad).unwrap_err().to_string();
-    assert!(
-        as_read.contains("the value \"x\"")
-            && as_read.contains("not a number")
-            && !as_read.contains(" at line "),
-        "{as_read}"
+}
+
+/// A sample whose value is no number (text that is none, `""`, `null`, a JSON number, one
+/// beyond `f64`) is left out and counted, the first named; its series' other samples and
+/// the other series are read (the whole answer was refused: every instance went blank,
+/// and each read after reached back to the same sample). The API's warnings and infos
+/// come with the answer.
+#[test]
+fn a_sample_that_is_no_number_is_left_out_and_the_rest_read() {
+    let answer = r#"{"status":"success","warnings":["partial response: store s1 unavailable"],
+      "infos":["some info"],"data":{"resultType":"matrix","result":[
+      {"metric":{"__name__":"a","instance":"i1"},"values":[[1,"1"],[2,"1e400"],[3,"3"],[4,""],[5,null],[6,7],[7,"x"],[8,[1]],[9,"9"]]},
+      {"metric":{"__name__":"b","instance":"i2"},"values":[[1,"5"]]}]}}"#;
+    let read = super::api::parse_answer::<Series>(200, answer).unwrap();
+    let samples: Vec<Vec<(i64, f64)>> = read.series.iter().map(|s| s.samples.clone()).collect();
+    assert_eq!(
+        samples,
+        [vec![(1_000, 1.0), (3_000, 3.0), (9_000, 9.0)], vec![(1_000, 5.0)]]
     );
+    assert_eq!(read.unreadable.samples, 6);
+    assert_eq!(read.unreadable.first.as_deref(), Some(r#"a: "1e400""#));
+    assert_eq!(read.said, ["partial response: store s1 unavailable", "some info"]);
+    let written = parse_each::<Written>(200, answer).unwrap();
+    assert_eq!(written.len(), 2);
 }
 
 #[test]
@@ -923,4 +937,61 @@ fn a_tsdb_that_never_answers_is_waited_for_an_interval_at_most_and_not_piled_up(
     // The server's loop ends with a second connection; the kept ones close with it.
     let _ = TcpStream::connect(("127.0.0.1", port));
     server.join().unwrap();
+}
+
+/// What the API says beside its samples (a partial response's warning), and the samples
+/// left out as no number, reach the run once each, not at every read.
+#[test]
+fn the_apis_warnings_and_samples_left_out_are_said_once() {
+    let api = CannedApi::start(|path: &str| {
+        let (status, body) = counter_api(i64::MAX)(path);
+        if range_of(path).is_none() {
+            return (status, body);
+        }
+        let body = body
+            .replacen(
+                r#""status":"success""#,
+                r#""status":"success","warnings":["partial response: store s1 unavailable"]"#,
+                1,
+            )
+            .replacen(r#""values":[["#, r#""values":[[1799999999.5,null],["#, 1);
+        (status, body)
+    });
+    let started = started_from(
+        &api,
+        &[
+            "--from",
+            "2027-01-15T08:00:00Z",
+            "--to",
+            "2027-01-15T08:00:10Z",
+            "--interval",
+            "1s",
+        ],
+    );
+    let mut reader = started.reader;
+    let schedule = started.schedule;
+    let (mut notes, mut ticks, mut pages) = (Vec::new(), 0, 0);
+    while schedule.last.is_none_or(|last| ticks < last) {
+        match reader.next_step(&schedule, ticks) {
+            Step::Wait(_) => panic!("a past span never waits"),
+            Step::Page(_) => pages += 1,
+            Step::Tick => ticks += 1,
+        }
+        notes.extend(reader.take_notes());
+    }
+    let reads = api
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|p| range_of(p).is_some())
+        .count();
+    assert!(pages >= 4 && reads >= 2, "{pages} pages, {reads} reads");
+    let texts: Vec<&str> = notes.iter().map(|(_, text)| text.as_str()).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(texts[0], "the TSDB said: partial response: store s1 unavailable");
+    assert!(
+        texts[1].starts_with("1 sample(s) whose value is no number left out"),
+        "{texts:?}"
+    );
 }
