@@ -25,6 +25,17 @@ impl LiveClock {
         }
     }
 
+    /// A clock `behind` the wall clock: a live run that follows a TSDB whose newest
+    /// samples lag (VictoriaMetrics hides the newest 30 s by default) reads each interval
+    /// once its samples are there.
+    pub fn behind(behind: TimeDelta) -> LiveClock {
+        let clock = LiveClock::start();
+        LiveClock {
+            origin_utc: clock.origin_utc - behind,
+            ..clock
+        }
+    }
+
     /// Now, to the microsecond: what a recording keeps, so that a replay reads the times
     /// the live run used.
     pub fn now(&self) -> DateTime<Utc> {

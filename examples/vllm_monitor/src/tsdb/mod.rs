@@ -231,11 +231,41 @@ const DENSITY_RANGE_MS: i64 = 300_000;
 
 /// Samples a series per second in the TSDB, measured on the largest server's series over
 /// the five minutes before `at_ms`; `None` when they cannot be read.
-fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> Option<f64> {
-    let (instance, _) = counts.iter().max_by_key(|c| c.1)?;
+fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms: i64) -> Measured {
+    let Some((instance, _)) = counts.iter().max_by_key(|c| c.1) else {
+        return Measured::default();
+    };
     let selector = split::selector(matcher, std::slice::from_ref(instance));
-    let series: Vec<Series> = api.samples(&selector, DENSITY_RANGE_MS, at_ms).ok()?;
-    split::samples_per_s(series.iter().map(|s| s.samples.as_slice()))
+    let Ok(series) = api.samples::<Series>(&selector, DENSITY_RANGE_MS, at_ms) else {
+        return Measured::default();
+    };
+    Measured {
+        density: split::samples_per_s(series.iter().map(|s| s.samples.as_slice())),
+        newest_ms: series.iter().filter_map(|s| Some(s.samples.last()?.0)).max(),
+    }
+}
+
+/// What a read of the largest server's recent samples told: how often the TSDB holds a
+/// sample (a second's worth), and its newest sample's time.
+#[derive(Default)]
+struct Measured {
+    density: Option<f64>,
+    newest_ms: Option<i64>,
+}
+
+/// How far a live run follows behind the clock: none while the TSDB's newest sample is
+/// as recent as its own scrapes and an interval make it; else its lag, to the next
+/// second. A sample the TSDB shows only later than the interval it falls in would never
+/// be read (each interval reads the samples of its own span).
+fn behind_the_clock(
+    newest_ms: Option<i64>,
+    now_ms: i64,
+    density: Option<f64>,
+    interval_ms: i64,
+) -> Option<TimeDelta> {
+    let lag_ms = now_ms - newest_ms?;
+    let scrape_ms = density.map_or(60_000.0, |d| 1000.0 / d) as i64;
+    (lag_ms > scrape_ms + interval_ms).then(|| TimeDelta::seconds(lag_ms.div_euclid(1000) + 1))
 }
 
 /// How often a series gets a point, from the density measured (samples a second): no
@@ -257,8 +287,8 @@ pub fn start(
     let api = Api::new(base, client, stop);
     let matcher = federate_match();
     let lookback_ms = i64::try_from(args.lookback.as_millis()).unwrap_or(i64::MAX / 4);
-    let (mode, started, duration) = span(args, Utc::now())?;
-    let schedule = Schedule::new(started, args.interval_or_default(), duration);
+    let (mut mode, mut started, duration) = span(args, Utc::now())?;
+    let interval_ms = i64::try_from(args.interval_or_default().as_millis()).unwrap_or(i64::MAX / 4);
     let (check_from, check_to) = match mode {
         Mode::Past { to_ms } => (started.timestamp_millis() - lookback_ms, to_ms),
         Mode::Live(_) => (
@@ -271,8 +301,24 @@ pub fn start(
         .label_values("instance", Some(&matcher), check_from, check_to)
         .map_err(|e| format!("{}: {e}", api.shown))?;
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
-    let interval_ms = schedule.interval.num_milliseconds();
-    let measured = measured_density(&api, &matcher, &counts, check_to);
+    let Measured {
+        density: measured,
+        newest_ms,
+    } = measured_density(&api, &matcher, &counts, check_to);
+    if let Mode::Live(_) = mode {
+        if let Some(behind) = behind_the_clock(newest_ms, check_to, measured, interval_ms) {
+            let clock = LiveClock::behind(behind);
+            (mode, started) = (Mode::Live(clock), clock.now());
+            notes.push(format!(
+                "the TSDB's newest samples are {:.1} s behind the clock: the figures follow {} s behind it, \
+                 each interval read once its samples are there (VictoriaMetrics hides the newest 30 s \
+                 unless started with -search.latencyOffset=0s)",
+                (check_to - newest_ms.unwrap_or(check_to)) as f64 / 1000.0,
+                behind.num_seconds()
+            ));
+        }
+    }
+    let schedule = Schedule::new(started, args.interval_or_default(), duration);
     // Unmeasured, requests are sized for the densest sampling in common use.
     let density = measured.unwrap_or(split::DENSEST_SAMPLES_PER_S);
     let groups = split::group_instances(

@@ -995,3 +995,41 @@ fn the_apis_warnings_and_samples_left_out_are_said_once() {
         "{texts:?}"
     );
 }
+
+/// A TSDB whose newest samples lag the clock (VictoriaMetrics hides the newest 30 s by
+/// default): a live run follows that far behind, said at the start, so that each
+/// interval's samples are there when it is read (they never were: every row was empty,
+/// or the run ended with "never answered"). One that does not lag is followed at once.
+#[test]
+fn a_live_run_follows_a_tsdb_that_lags_the_clock() {
+    assert_eq!(
+        super::behind_the_clock(Some(60_000), 95_000, Some(1.0), 2_000),
+        Some(TimeDelta::seconds(36))
+    );
+    assert_eq!(
+        super::behind_the_clock(Some(90_000), 95_000, Some(0.2), 1_000),
+        None,
+        "within a scrape of the TSDB's"
+    );
+    assert_eq!(super::behind_the_clock(None, 95_000, None, 1_000), None);
+    let lagging = |path: &str| match range_of(path) {
+        Some((at, range)) => counter_matrix(&["gpu1:8000"], at - 35_000, range, i64::MAX),
+        None => counter_api(i64::MAX)(path),
+    };
+    let api = CannedApi::start(lagging);
+    let before = Utc::now();
+    let started = started_from(&api, &["--interval", "1s"]);
+    let behind = before - started.schedule.tick_at(0);
+    assert!(
+        behind >= TimeDelta::seconds(35) && behind <= TimeDelta::seconds(40),
+        "{behind}"
+    );
+    assert!(
+        started.notes.iter().any(|n| n.contains("behind the clock")),
+        "{:?}",
+        started.notes
+    );
+    let api = CannedApi::start(counter_api(i64::MAX));
+    let started = started_from(&api, &["--interval", "1s"]);
+    assert!(started.schedule.tick_at(0) >= before, "followed at once");
+}
