@@ -44,6 +44,9 @@ pub struct Settings {
     pub points_every: Option<TimeDelta>,
 }
 
+/// How long a series missing from the pages is kept: PromQL's default lookback.
+const STALE_AFTER: TimeDelta = TimeDelta::minutes(5);
+
 impl Settings {
     /// A URL whose newest page is older than this is out of the figures, and an interval
     /// between two pages longer than this is a gap the EWMA does not blend across: two
@@ -51,6 +54,23 @@ impl Settings {
     /// [`Settings::windowing`]).
     pub fn out_after(&self) -> TimeDelta {
         self.interval * 2 + self.timeout
+    }
+
+    /// Pages a series may miss before its tracker drops it: five minutes' worth, as
+    /// PromQL's lookback. Back before that (a Thanos answer missing a store's series for a
+    /// while, an exporter skipping a family), a counter goes on from its own points, the
+    /// tokens of the gap counted; dropped, it came back as a new series and they were lost.
+    /// A series missing from the newest page is out of the window's figures at once.
+    pub fn stale_after_pages(&self) -> u32 {
+        let pace = self
+            .points_every
+            .unwrap_or(self.interval)
+            .num_milliseconds()
+            .max(1);
+        let pages = (STALE_AFTER.num_milliseconds() + pace - 1) / pace;
+        u32::try_from(pages)
+            .unwrap_or(u32::MAX)
+            .clamp(promrate::tracker::DEFAULT_STALE_AFTER, 100_000)
     }
 
     /// How old a URL's newest page may be and still count, when scrapes take up to `slow`
@@ -166,7 +186,8 @@ impl Pipeline {
                     // A server's page repeats its label sets under many names: 10,000
                     // vLLM servers through `/federate` take 1.32 GB instead of 1.50.
                     .share_label_sets(true)
-                    .max_series(settings.max_series);
+                    .max_series(settings.max_series)
+                    .stale_after(settings.stale_after_pages());
                 if settings.points_every.is_none() {
                     // A TSDB's samples lag by its scrape interval by design (the window
                     // evaluates where they are); a server's own times are said.

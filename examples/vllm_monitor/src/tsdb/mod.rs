@@ -86,6 +86,36 @@ pub struct Reader {
 /// The most notes a run keeps to say each once; later ones are not said.
 const NOTES_KEPT: usize = 256;
 
+impl Reader {
+    /// A reader of `groups` of instances from `api`, as `reads` plans, over `schedule`.
+    fn new(
+        api: Api,
+        matcher: String,
+        groups: Vec<Vec<String>>,
+        lookback_ms: i64,
+        mode: Mode,
+        reads: split::PastReads,
+        schedule: &Schedule,
+    ) -> Reader {
+        let targets = groups.len();
+        Reader {
+            api,
+            matcher,
+            groups,
+            lookback_ms,
+            mode,
+            intervals_per_request: reads.intervals_per_request,
+            keep_answers: reads.keep_answers,
+            held: (0..targets).map(|_| None).collect(),
+            read_until_ms: vec![schedule.tick_at(0).timestamp_millis(); targets],
+            reading: None,
+            last_at_ms: vec![i64::MIN; targets],
+            notes: Vec::new(),
+            said: std::collections::HashSet::new(),
+        }
+    }
+}
+
 /// A run of `--prometheus`, ready to start.
 pub struct Started {
     pub reader: Reader,
@@ -253,6 +283,20 @@ struct Measured {
     newest_ms: Option<i64>,
 }
 
+/// Live: the clock a run follows a TSDB that lags by, and the note that says so; none
+/// for a TSDB as recent as its scrapes and an interval make it.
+fn followed(sampled: &Measured, now_ms: i64, interval_ms: i64) -> Option<(LiveClock, String)> {
+    let behind = behind_the_clock(sampled.newest_ms, now_ms, sampled.density, interval_ms)?;
+    let lag_s = (now_ms - sampled.newest_ms.unwrap_or(now_ms)) as f64 / 1000.0;
+    let note = format!(
+        "the TSDB's newest samples are {lag_s:.1} s behind the clock: the figures follow {} s behind \
+         it, each interval read once its samples are there (VictoriaMetrics hides the newest 30 s \
+         unless started with -search.latencyOffset=0s)",
+        behind.num_seconds()
+    );
+    Some((LiveClock::behind(behind), note))
+}
+
 /// How far a live run follows behind the clock: none while the TSDB's newest sample is
 /// as recent as its own scrapes and an interval make it; else its lag, to the next
 /// second. A sample the TSDB shows only later than the interval it falls in would never
@@ -301,21 +345,12 @@ pub fn start(
         .label_values("instance", Some(&matcher), check_from, check_to)
         .map_err(|e| format!("{}: {e}", api.shown))?;
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
-    let Measured {
-        density: measured,
-        newest_ms,
-    } = measured_density(&api, &matcher, &counts, check_to);
+    let sampled = measured_density(&api, &matcher, &counts, check_to);
+    let measured = sampled.density;
     if let Mode::Live(_) = mode {
-        if let Some(behind) = behind_the_clock(newest_ms, check_to, measured, interval_ms) {
-            let clock = LiveClock::behind(behind);
+        if let Some((clock, note)) = followed(&sampled, check_to, interval_ms) {
             (mode, started) = (Mode::Live(clock), clock.now());
-            notes.push(format!(
-                "the TSDB's newest samples are {:.1} s behind the clock: the figures follow {} s behind it, \
-                 each interval read once its samples are there (VictoriaMetrics hides the newest 30 s \
-                 unless started with -search.latencyOffset=0s)",
-                (check_to - newest_ms.unwrap_or(check_to)) as f64 / 1000.0,
-                behind.num_seconds()
-            ));
+            notes.push(note);
         }
     }
     let schedule = Schedule::new(started, args.interval_or_default(), duration);
@@ -351,22 +386,7 @@ pub fn start(
         api.shown,
     ));
     let what = what_is_read(&api.shown, mode, started);
-    let targets = groups.len();
-    let reader = Reader {
-        api,
-        matcher,
-        groups,
-        lookback_ms,
-        mode,
-        intervals_per_request,
-        keep_answers: reads.keep_answers,
-        held: (0..targets).map(|_| None).collect(),
-        read_until_ms: vec![schedule.tick_at(0).timestamp_millis(); targets],
-        reading: None,
-        last_at_ms: vec![i64::MIN; targets],
-        notes: Vec::new(),
-        said: std::collections::HashSet::new(),
-    };
+    let reader = Reader::new(api, matcher, groups, lookback_ms, mode, reads, &schedule);
     Ok(Started {
         reader,
         urls,
