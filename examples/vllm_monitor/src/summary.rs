@@ -16,6 +16,9 @@ pub struct Summary {
     /// The `--alert` rules that fired, on the totals or a group (set by the pipeline).
     pub alerts: Vec<crate::alerts::Fired>,
     pub scrape_errors: u64,
+    /// Sources not rated at the last interval (the `erratic` event): their tokens are not
+    /// in `generated_tokens`.
+    pub not_rated: usize,
     pub skipped_pages: u64,
     /// Intervals not computed because the monitor fell behind (a live run catches up).
     pub skipped_intervals: u64,
@@ -60,6 +63,7 @@ impl Summary {
             restarts: run.earlier.restarts_with(run.events),
             alerts: Vec::new(),
             scrape_errors: run.servers.iter().map(|t| t.errors).sum(),
+            not_rated: figures.map_or(0, |f| f.not_rated),
             skipped_pages: run.servers.iter().map(|t| t.skipped).sum(),
             skipped_intervals: 0,
             slo: figures.map(|f| f.since_start.slo.clone()).unwrap_or_default(),

@@ -162,6 +162,7 @@ pub fn summary(s: &Summary, warnings: &[String]) -> Value {
         "scrape_errors": s.scrape_errors,
         "skipped_pages": s.skipped_pages,
         "skipped_intervals": s.skipped_intervals,
+        "not_rated": s.not_rated,
         "never_answered": s.never_answered.iter().map(|(url, reason)| json!({
             "url": url, "reason": reason,
         })).collect::<Vec<_>>(),

@@ -357,6 +357,9 @@ impl<W: Write> Plain<W> {
         if s.skipped_intervals > 0 {
             skipped += &format!(" · {} interval(s) skipped", s.skipped_intervals);
         }
+        if s.not_rated > 0 {
+            skipped += &format!(" · {} not rated (erratic: not counted)", s.not_rated);
+        }
         self.line(&format!(
             "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {} restart(s) · \
              {} scrape error(s){skipped}",

@@ -326,6 +326,9 @@ fn two_replicas_behind_one_url_are_announced_and_not_rated() {
     }
     let erratic = events(&rows, "erratic");
     assert_eq!(erratic.len(), 1, "{erratic:?}");
+    // The summary says its tokens are not in its count (it said 0 tokens of it, as if counted).
+    assert_eq!(intervals.last().unwrap()["not_rated"], 1);
+    assert_eq!(events(&rows, "summary")[0]["not_rated"], 1);
     assert!(
         erratic[0]["message"].as_str().unwrap().contains("went backwards"),
         "{}",
