@@ -535,18 +535,28 @@ impl App {
         ours: bool,
         speed: Option<f64>,
     ) -> Option<String> {
-        let scrapes = match recording::open(Path::new(file)) {
+        let mut scrapes = match recording::open(Path::new(file)) {
             Ok(s) => s,
             Err(e) => return Some(format!("{file}: {e}")),
         };
+        let schedule = *self.pipeline.schedule();
+        let far = replay::far(self.pipeline.settings().interval.to_std().unwrap_or_default());
         let mut last_end: Option<DateTime<Utc>> = None;
-        let pace = Pace::new(speed, self.pipeline.schedule().started);
-        let mut scrapes = scrapes;
-        for item in scrapes.by_ref() {
-            let recorded = match item {
+        // The interval the newest page was read after.
+        let mut last_read = 0;
+        let pace = Pace::new(speed, schedule.started);
+        let mut checked = replay::Checked::new(replay::numbered(&mut scrapes), far, ours.then_some(schedule));
+        for item in checked.by_ref() {
+            // A recording of bad lines alone is read to its end otherwise.
+            if self.quit_asked() {
+                return None;
+            }
+            let (line, recorded) = match item {
                 Ok(r) => r,
                 Err(e) => {
-                    self.output.note(&format!("{file}: {e} (skipped)"));
+                    // A warning event, not a note, so that `--json` says it too.
+                    let said = self.pipeline.warn(file, format!("{e} (skipped)"));
+                    self.show(vec![said]);
                     continue;
                 }
             };
@@ -554,41 +564,92 @@ impl App {
             // other scrapers' pages are read when they arrived, at their end.
             let read_after = match (ours, recorded.tick) {
                 (true, Some(tick)) => tick,
-                _ => self.ticks_due_by(recorded.end),
+                _ => schedule.due_by(recorded.end).max(self.pipeline.ticks()),
             };
             let Some(scrape) = numbering.scrape(recorded) else {
                 continue;
             };
-            while self.pipeline.ticks() < read_after && !self.pipeline.is_over() {
-                if let Some(failure) = self.replay_tick(&pace) {
-                    return failure;
-                }
+            let before = format!("before line {line}");
+            if let Some(failure) = self.replay_until(read_after, last_end, &before, file, &pace) {
+                return failure;
             }
             if self.pipeline.is_over() {
                 break;
             }
             last_end = Some(last_end.map_or(scrape.end, |e| e.max(scrape.end)));
+            last_read = last_read.max(read_after);
             // Shown when it arrived (not before the interval it was read after).
-            pace.wait(
-                scrape
-                    .end
-                    .max(self.pipeline.schedule().tick_at(self.pipeline.ticks())),
-            );
+            let shown_at = scrape.end.max(schedule.tick_at(self.pipeline.ticks()));
+            if self.wait(&pace, shown_at) {
+                return None;
+            }
             self.read(&scrape, 0);
         }
-        let scrapes_ticks = scrapes.ticks();
+        drop(checked);
         // The intervals after the last page: as many as the recorded run computed (its last
         // line says), else one interval past the last page, within --duration.
         let end = last_end.map(|e| e + self.pipeline.settings().interval);
-        let recorded_ticks = if ours { scrapes_ticks } else { None };
-        while !self.pipeline.is_over()
-            && match recorded_ticks {
-                Some(ticks) => self.pipeline.ticks() < ticks,
-                None => end.is_some_and(|e| self.pipeline.next_tick_at() <= e),
+        let mut until = end.map_or(0, |e| schedule.due_by(e));
+        if let (true, Some(ticks)) = (ours, scrapes.ticks()) {
+            let beyond = ticks.saturating_sub(last_read) as f64 * schedule.interval.as_seconds_f64();
+            if beyond > far.as_seconds_f64() {
+                // A count far beyond the last page's is no run's: the run is read as cut short.
+                let line = scrapes.ticks_line().unwrap_or_default();
+                let message = format!(
+                    "line {line}: \"ticks\" ({ticks}) is far beyond the interval of the last page ({last_read}) (skipped)"
+                );
+                let said = self.pipeline.warn(file, message);
+                self.show(vec![said]);
+            } else {
+                until = ticks;
             }
-        {
-            if let Some(failure) = self.replay_tick(&pace) {
-                return failure;
+        }
+        self.replay_until(until, last_end, "after the last page", file, &pace)
+            .unwrap_or_default()
+    }
+
+    /// Computes the intervals of a replay until `until` of them are; `Some` to stop (with
+    /// the failure, if any). Once the newest page (at `last_end`, none yet: the run's
+    /// start) is out of the figures, the intervals that read no page repeat one empty row:
+    /// those up to the last are skipped, as a live run that fell behind skips them
+    /// (counted in the summary), and said once (`where` the stretch ends), so that a pause
+    /// in a recording costs the same whether it lasts a minute or a year.
+    fn replay_until(
+        &mut self,
+        until: u64,
+        last_end: Option<DateTime<Utc>>,
+        r#where: &str,
+        file: &str,
+        pace: &Pace,
+    ) -> Option<Option<String>> {
+        let schedule = *self.pipeline.schedule();
+        let quiet = last_end.unwrap_or(schedule.started) + self.pipeline.quiet_after();
+        while self.pipeline.ticks() < until && !self.pipeline.is_over() {
+            let ticks = self.pipeline.ticks();
+            // The last interval of the stretch is computed: it shows the empty row at its end.
+            let mut last = until - 1;
+            if let Some(run_last) = schedule.last {
+                last = last.min(run_last.saturating_sub(1));
+            }
+            if self.pipeline.next_tick_at() > quiet && last > ticks {
+                // Said where the stretch begins, and waited through at the replay's pace
+                // before it is skipped: a replay stopped meanwhile ends where it was.
+                let since = last_end.unwrap_or(schedule.started);
+                let message = format!(
+                    "{where}: no page for {}: the {} intervals with nothing new to show are skipped",
+                    text::duration(Some((schedule.tick_at(until) - since).as_seconds_f64())),
+                    last - ticks,
+                );
+                let said = self.pipeline.warn(file, message);
+                self.show(vec![said]);
+                if self.wait(pace, schedule.tick_at(last)) {
+                    return Some(None);
+                }
+                self.pipeline.skip_ticks(last - ticks);
+                continue;
+            }
+            if let Some(stop) = self.replay_tick(pace) {
+                return Some(stop);
             }
         }
         None
@@ -632,13 +693,8 @@ impl App {
     /// One interval of a replay, paced ([`App::tick`] as a live run's, once the keys are
     /// read); `Some` to stop (with the failure, if any).
     fn replay_tick(&mut self, pace: &Pace) -> Option<Option<String>> {
-        pace.wait(self.pipeline.next_tick_at());
-        while let Ok(message) = self.messages.try_recv() {
-            match message {
-                Message::Quit => return Some(None),
-                Message::Redraw => self.output.resized(),
-                Message::Scraped(_) | Message::Read(_) => {}
-            }
+        if self.wait(pace, self.pipeline.next_tick_at()) || self.quit_asked() {
+            return Some(None);
         }
         if let Err(e) = self.tick() {
             return Some(Some(e));
@@ -646,13 +702,33 @@ impl App {
         self.output.closed().then_some(None)
     }
 
-    /// Intervals due by `at` (those computed at or before it).
-    fn ticks_due_by(&self, at: DateTime<Utc>) -> u64 {
-        let mut k = self.pipeline.ticks();
-        while self.pipeline.schedule().tick_at(k + 1) <= at {
-            k += 1;
+    /// Waits until virtual time `at` is due at the replay's pace, reading the keys and
+    /// signals meanwhile (a pause of hours at `--speed 1` is waited through, not slept
+    /// through); true when asked to quit.
+    fn wait(&mut self, pace: &Pace, at: DateTime<Utc>) -> bool {
+        while let Some(wait) = pace.until(at) {
+            match self.messages.recv_timeout(wait) {
+                Ok(Message::Quit) => return true,
+                Ok(Message::Redraw) => self.output.resized(),
+                Ok(Message::Scraped(_) | Message::Read(_)) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => return false,
+                // No handler could be set: nothing can ask to quit.
+                Err(mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(wait),
+            }
         }
-        k
+        false
+    }
+
+    /// Whether q, Ctrl-C or a signal asked the replay to end (a resize is handled).
+    fn quit_asked(&mut self) -> bool {
+        while let Ok(message) = self.messages.try_recv() {
+            match message {
+                Message::Quit => return true,
+                Message::Redraw => self.output.resized(),
+                Message::Scraped(_) | Message::Read(_) => {}
+            }
+        }
+        false
     }
 
     /// Reads a scrape here: recorded (with the intervals computed before it), then ingested.
@@ -776,16 +852,15 @@ impl Pace {
         }
     }
 
-    /// Waits until virtual time `at` is due.
-    fn wait(&self, at: DateTime<Utc>) {
-        let Some(speed) = self.speed else {
-            return;
-        };
+    /// How long until virtual time `at` is due; None when it is (or at any speed).
+    fn until(&self, at: DateTime<Utc>) -> Option<Duration> {
+        let speed = self.speed?;
         let (virtual_origin, real_origin) = self.origin;
-        let due = Duration::from_secs_f64((at - virtual_origin).as_seconds_f64().max(0.0) / speed);
-        if let Some(wait) = due.checked_sub(real_origin.elapsed()) {
-            std::thread::sleep(wait);
-        }
+        // Saturating: a time years away is waited for until a signal ends the wait.
+        let due = Duration::try_from_secs_f64((at - virtual_origin).as_seconds_f64().max(0.0) / speed)
+            .unwrap_or(Duration::MAX);
+        due.checked_sub(real_origin.elapsed())
+            .filter(|wait| !wait.is_zero())
     }
 }
 

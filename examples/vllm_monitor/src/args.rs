@@ -3,7 +3,7 @@
 use crate::alerts::Rule;
 use crate::engines::{Engine, DCGM, ENGINES};
 use crate::figures::slo::{parse_objectives, Objectives};
-use crate::recording::RunSettings;
+use crate::recording::{RunSettings, MIN_INTERVAL};
 use std::time::Duration;
 
 use clap::Parser;
@@ -281,11 +281,11 @@ pub struct Args {
 pub struct Ports(pub Vec<u16>);
 
 /// A fraction from 0 to 1.
-/// Scrape intervals under 100 ms would measure the server's rendering more than its
-/// throughput (and 0 would spin).
+/// Scrape intervals under 100 ms ([`MIN_INTERVAL`]) would measure the server's rendering
+/// more than its throughput (and 0 would spin).
 fn parse_interval(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(text).map_err(|e| e.to_string())?;
-    if d < Duration::from_millis(100) {
+    if d < MIN_INTERVAL {
         return Err(format!(
             "{text} is under 100ms: too short an interval to scrape a server"
         ));

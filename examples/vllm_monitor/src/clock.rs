@@ -77,12 +77,38 @@ impl Schedule {
 
     /// When interval `k` is computed.
     pub fn tick_at(&self, k: u64) -> DateTime<Utc> {
-        self.started + self.settle + self.interval * k as i32
+        // Saturating: a replay may be told of an interval far away (a pause of years in
+        // a recording), which must not wrap around nor panic.
+        (self.started + self.settle)
+            .checked_add_signed(self.span(k))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
     /// Seconds into the run that interval `k` is called.
     pub fn elapsed(&self, k: u64) -> f64 {
-        (self.interval * k as i32).as_seconds_f64()
+        self.span(k).as_seconds_f64()
+    }
+
+    /// `k` intervals: exact while chrono can say it, else saturating (`k as i32` would
+    /// wrap past 2^31 intervals).
+    fn span(&self, k: u64) -> TimeDelta {
+        if let Some(span) = i32::try_from(k).ok().and_then(|k| self.interval.checked_mul(k)) {
+            return span;
+        }
+        let nanos = nanos(self.interval).saturating_mul(i128::from(k));
+        let (seconds, subsec) = (nanos / 1_000_000_000, (nanos % 1_000_000_000) as u32);
+        i64::try_from(seconds)
+            .ok()
+            .and_then(|seconds| TimeDelta::new(seconds, subsec))
+            .unwrap_or(TimeDelta::MAX)
+    }
+
+    /// The intervals due by `at` (those computed at or before it), worked out rather than
+    /// counted: a recording may place a page years after the run's start.
+    pub fn due_by(&self, at: DateTime<Utc>) -> u64 {
+        let since = nanos(at - (self.started + self.settle));
+        let interval = nanos(self.interval).max(1);
+        u64::try_from(since.max(0) / interval).unwrap_or(u64::MAX)
     }
 
     /// Seconds into the run of a moment (0 before the start).
@@ -94,6 +120,11 @@ impl Schedule {
     pub fn is_over(&self, k: u64) -> bool {
         self.last.is_some_and(|last| k > last)
     }
+}
+
+/// A chrono duration in nanoseconds, exactly (no i64 of nanoseconds spans 300 years).
+fn nanos(d: TimeDelta) -> i128 {
+    i128::from(d.num_seconds()) * 1_000_000_000 + i128::from(d.subsec_nanos())
 }
 
 /// A std duration as chrono's (saturating: no monitor runs for 292 billion years).
@@ -119,5 +150,27 @@ mod tests {
             Some(Duration::from_millis(50)),
         );
         assert_eq!((fast.settle, fast.last), (TimeDelta::milliseconds(25), Some(1)));
+    }
+
+    /// The intervals due by a time are worked out, the same as counting them one by one,
+    /// and an interval billions away neither wraps around nor panics.
+    #[test]
+    fn intervals_due_are_worked_out_and_far_ones_saturate() {
+        let started = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let s = Schedule::new(started, Duration::from_millis(300), None);
+        for ms in [0, 74, 75, 374, 375, 376, 10_000, 1_000_075] {
+            let at = started + TimeDelta::milliseconds(ms);
+            let mut counted = 0;
+            while s.tick_at(counted + 1) <= at {
+                counted += 1;
+            }
+            assert_eq!(s.due_by(at), counted, "{ms} ms");
+        }
+        assert_eq!(s.due_by(started - TimeDelta::days(1)), 0);
+        let far = 1u64 << 40;
+        assert!(s.tick_at(far) > s.tick_at(far - 1), "no wrap past 2^31 intervals");
+        assert_eq!(s.due_by(s.tick_at(far)), far);
+        assert_eq!(s.tick_at(u64::MAX), DateTime::<Utc>::MAX_UTC);
+        assert!(s.elapsed(far) > 3e11);
     }
 }

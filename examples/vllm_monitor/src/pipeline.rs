@@ -506,6 +506,33 @@ impl Pipeline {
         self.skipped_ticks += 1;
     }
 
+    /// Leaves the next `n` intervals out (a replay's stretch without a page, see
+    /// [`Pipeline::quiet_after`]), counted as a live run's skipped ones.
+    pub fn skip_ticks(&mut self, n: u64) {
+        self.ticks = self.ticks.saturating_add(n);
+        self.skipped_ticks = self.skipped_ticks.saturating_add(n);
+    }
+
+    /// How long after the newest page an interval that reads none still shows something
+    /// new: until every page is out of the figures (they are not fresh after
+    /// [`Settings::fresh_for`]), and one interval more. After that, each such interval is
+    /// the same row as the one before, but for its time.
+    pub fn quiet_after(&self) -> TimeDelta {
+        self.settings.fresh_for(self.slowest_scrape()) + self.settings.interval
+    }
+
+    /// Announces a warning of `source` (a replay's bad line) at the newest interval.
+    pub fn warn(&mut self, source: &str, message: String) -> Said {
+        let event = Event {
+            kind: EventKind::Warning,
+            at: self.schedule.tick_at(self.ticks),
+            source: source.to_string(),
+            message,
+            alert: None,
+        };
+        self.announce(self.schedule.elapsed(self.ticks), event)
+    }
+
     /// Intervals skipped so far.
     pub fn skipped_ticks(&self) -> u64 {
         self.skipped_ticks

@@ -47,6 +47,8 @@
 //! numbers, `end` before `start`, neither `body` nor `error`, or both) is reported with its
 //! line number, counting the header as line 1 and blank lines too (so `sed -n Np` shows
 //! it), and reading goes on with the next line: one bad line does not lose an hour's run.
+//! A replay reports so a scrape whose time or tick cannot be right, too
+//! (`crate::replay::Checked`).
 //!
 //! # Compression
 //!
@@ -89,6 +91,10 @@ use serde_json::{Map, Value};
 pub const FORMAT: &str = "vllm_monitor recording";
 /// See [`FORMAT`]: the version this module writes and the newest it reads.
 pub const VERSION: u64 = 1;
+
+/// The shortest scrape interval, `--interval`'s and a header's `interval_s`'s alike: under
+/// 100 ms would measure the server's rendering more than its throughput (and 0 would spin).
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The header's own fields. An `extra` field of one of these names is not written (it would
 /// shadow the real one), nor one named `url`, which would make the header read as a scrape.
@@ -266,7 +272,7 @@ impl std::error::Error for RecordingError {}
 
 /// Unix seconds as written: whole microseconds, so that [`from_seconds`] gets the same time
 /// back (an f64 near 1.8e9 s resolves about 0.24 µs).
-fn seconds(t: DateTime<Utc>) -> f64 {
+pub(crate) fn seconds(t: DateTime<Utc>) -> f64 {
     t.timestamp_micros() as f64 / 1e6
 }
 

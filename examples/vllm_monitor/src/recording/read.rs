@@ -79,8 +79,8 @@ pub struct Replay {
     first: Option<Result<(u64, Value), RecordingError>>,
     ended: bool,
     truncated: bool,
-    /// The intervals the recorded run computed, from its last line.
-    ticks: Option<u64>,
+    /// The intervals the recorded run computed, from its last line, and that line's number.
+    ticks: Option<(u64, u64)>,
 }
 
 impl Replay {
@@ -105,7 +105,17 @@ impl Replay {
     /// monitor writes it when a run ends: `{"end_of_run": true, "ticks": N}`); `None` for a
     /// recording cut short, or another scraper's, or before the iteration reached it.
     pub fn ticks(&self) -> Option<u64> {
-        self.ticks
+        self.ticks.map(|(_, ticks)| ticks)
+    }
+
+    /// The number of the line [`Replay::ticks`] was read from, to report it by.
+    pub fn ticks_line(&self) -> Option<u64> {
+        self.ticks.map(|(line, _)| line)
+    }
+
+    /// The number of the last line read: the scrape [`Iterator::next`] just gave.
+    pub fn line(&self) -> u64 {
+        self.line
     }
 
     /// The text of the line last read (the one an error was just reported on), as it is
@@ -183,9 +193,9 @@ impl Iterator for Replay {
             };
             // The run's last line is no scrape: it says how many intervals the run had. The
             // reading goes on to the end, which may still show the file cut short.
-            if let Ok((_, Value::Object(fields))) = &line {
+            if let Ok((number, Value::Object(fields))) = &line {
                 if fields.get("end_of_run") == Some(&Value::Bool(true)) {
-                    self.ticks = fields.get("ticks").and_then(Value::as_u64);
+                    self.ticks = fields.get("ticks").and_then(Value::as_u64).map(|t| (*number, t));
                     continue;
                 }
             }
@@ -315,6 +325,13 @@ fn read_header(mut fields: Map<String, Value>) -> Result<Header, RecordingError>
             .ok_or_else(|| wrong(format!("\"{name}\" ({value}) is not a number of seconds")))
     };
     let interval = seconds_field("interval_s")?;
+    // Refused as `--interval` refuses it: a run at a microsecond would spin.
+    if interval < super::MIN_INTERVAL {
+        return Err(wrong(format!(
+            "\"interval_s\" ({}) is under 100ms: too short an interval to scrape a server",
+            interval.as_secs_f64()
+        )));
+    }
     let window = seconds_field("window_s")?;
     let urls = match fields.get("urls") {
         None => return Err(wrong("no \"urls\"".into())),

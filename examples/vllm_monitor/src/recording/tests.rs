@@ -478,6 +478,31 @@ fn a_damaged_header_of_ours_is_refused() {
     );
 }
 
+/// A header's interval is held to `--interval`'s bounds: a microsecond would have the
+/// replay compute a million intervals a second of the recording.
+#[test]
+fn a_header_interval_under_100ms_is_refused_as_the_command_line_refuses_it() {
+    let dir = TempDir::new("tiny-interval");
+    let path = dir.file("run.jsonl");
+    for (interval, refused) in [("1e-6", true), ("0.099", true), ("0", true), ("0.1", false)] {
+        write_lines(
+            &path,
+            &[&format!(
+                r#"{{"format":"vllm_monitor recording","version":1,"started":1,"interval_s":{interval},"window_s":10,"urls":[]}}"#
+            )],
+        );
+        match open(&path) {
+            Err(e) if refused => {
+                assert_eq!(e.line, 1, "{interval}");
+                assert!(e.message.contains("\"interval_s\""), "{e}");
+                assert!(e.message.contains("under 100ms"), "{e}");
+            }
+            Ok(replay) if !refused => assert_eq!(replay.header().unwrap().interval.as_millis(), 100),
+            other => panic!("{interval}: {:?}", other.map(|r| r.header().cloned())),
+        }
+    }
+}
+
 #[test]
 fn extra_header_fields_cannot_shadow_the_header() {
     let mut shadowing = header();
@@ -589,5 +614,11 @@ fn a_finished_recording_says_how_many_intervals_its_run_computed() {
         assert_eq!(scrapes.len(), self::scrapes().len(), "{scrapes:?}");
         assert!(scrapes.iter().all(Result::is_ok), "{scrapes:?}");
         assert_eq!((replay.ticks(), replay.truncated()), (Some(7), false), "{name}");
+        // The line to report a count that cannot be right by: the last, after the header.
+        assert_eq!(
+            replay.ticks_line(),
+            Some(self::scrapes().len() as u64 + 2),
+            "{name}"
+        );
     }
 }

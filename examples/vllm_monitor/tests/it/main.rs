@@ -3,6 +3,7 @@
 
 mod alerts;
 mod counters;
+mod damaged;
 mod data;
 mod discovery;
 mod engines;
