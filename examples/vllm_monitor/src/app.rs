@@ -668,7 +668,7 @@ impl App {
                 },
                 Step::Page(scrape) => {
                     for (group, note) in reader.take_notes() {
-                        let said = self.pipeline.warn(group, scrape.start, note);
+                        let said = self.pipeline.warn_of(group, scrape.start, note);
                         self.show(vec![said]);
                     }
                     self.read(&scrape, 0);

@@ -256,12 +256,16 @@ impl Pipeline {
 
     /// Says `message` about URL `url` at `at`, a warning: what a source says beside its
     /// pages (a TSDB's warnings, samples it left out).
-    pub fn warn(&mut self, url: usize, at: DateTime<Utc>, message: String) -> Said {
+    pub fn warn_of(&mut self, url: usize, at: DateTime<Utc>, message: String) -> Said {
         let source = self
             .targets
             .get(url)
             .and_then(Option::as_ref)
             .map_or_else(String::new, |t| t.url.clone());
+        self.warn_at(source, at, message)
+    }
+
+    fn warn_at(&mut self, source: String, at: DateTime<Utc>, message: String) -> Said {
         let elapsed = self.schedule.since_start(at);
         let event = Event {
             kind: EventKind::Warning,
@@ -523,14 +527,8 @@ impl Pipeline {
 
     /// Announces a warning of `source` (a replay's bad line) at the newest interval.
     pub fn warn(&mut self, source: &str, message: String) -> Said {
-        let event = Event {
-            kind: EventKind::Warning,
-            at: self.schedule.tick_at(self.ticks),
-            source: source.to_string(),
-            message,
-            alert: None,
-        };
-        self.announce(self.schedule.elapsed(self.ticks), event)
+        let at = self.schedule.tick_at(self.ticks);
+        self.warn_at(source.to_string(), at, message)
     }
 
     /// Intervals skipped so far.
