@@ -677,12 +677,8 @@ impl App {
                     if let Err(e) = self.tick() {
                         return Some(e);
                     }
-                    while let Ok(message) = self.messages.try_recv() {
-                        match message {
-                            Message::Quit => return None,
-                            Message::Redraw => self.output.resized(),
-                            Message::Scraped(_) | Message::Read(_) => {}
-                        }
+                    if self.quit_asked() {
+                        return None;
                     }
                 }
             }
@@ -719,7 +715,7 @@ impl App {
         false
     }
 
-    /// Whether q, Ctrl-C or a signal asked the replay to end (a resize is handled).
+    /// Whether q, Ctrl-C or a signal asked the run to end (a resize is handled).
     fn quit_asked(&mut self) -> bool {
         while let Ok(message) = self.messages.try_recv() {
             match message {
