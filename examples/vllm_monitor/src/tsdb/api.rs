@@ -51,18 +51,27 @@ impl ApiError {
     }
 }
 
-/// Prometheus' "query processing would load too many samples into memory", and
-/// VictoriaMetrics' -search.maxSamplesPerQuery and -search.maxUniqueTimeseries refusals.
+/// Prometheus' "query processing would load too many samples into memory",
+/// VictoriaMetrics' -search.maxSamplesPerQuery and -search.maxUniqueTimeseries refusals,
+/// Mimir's per-query limits ("the query exceeded the maximum number of chunks ...
+/// (err-mimir-max-chunks-per-query)", of series, of chunk bytes) and Thanos' store limits
+/// ("exceeded bytes limit while fetching chunks: limit ... violated", of series, of
+/// samples).
 fn too_large(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
-    [
-        "too many samples",
-        "maxsamplesperquery",
-        "maxuniquetimeseries",
-        "maxseries",
-    ]
-    .iter()
-    .any(|words| lower.contains(words))
+    let thanos_limit = lower.contains("exceeded") && lower.contains("limit") && lower.contains("violated");
+    thanos_limit
+        || [
+            "too many samples",
+            "maxsamplesperquery",
+            "maxuniquetimeseries",
+            "maxseries",
+            "err-mimir-max-",
+            "exceeded the maximum number",
+            "exceeded the limit",
+        ]
+        .iter()
+        .any(|words| lower.contains(words))
 }
 
 /// What to change for an error of the API (its `errorType`, its message, its status).
@@ -72,7 +81,9 @@ pub fn hint(status: u16, kind: &str, message: &str) -> &'static str {
         "the TSDB refused to load that many samples at once, even in the smallest request (one \
          interval and the lookback of a group of servers): read less with a shorter --interval or \
          --lookback, or raise its limit (Prometheus --query.max-samples, \
-         VictoriaMetrics -search.maxSamplesPerQuery and -search.maxUniqueTimeseries)"
+         VictoriaMetrics -search.maxSamplesPerQuery and -search.maxUniqueTimeseries, Mimir \
+         max_fetched_chunks_per_query and max_fetched_series_per_query, Thanos \
+         --store.limits.request-samples and --store.limits.request-series)"
     } else if kind == "timeout" || lower.contains("timed out") || lower.contains("timeout") {
         "the TSDB gave up on the query: raise its limit (Prometheus --query.timeout, \
          VictoriaMetrics -search.maxQueryDuration) or read less per request (a shorter --interval \
@@ -108,6 +119,9 @@ struct Envelope<T> {
     warnings: Vec<String>,
     #[serde(default)]
     infos: Vec<String>,
+    /// VictoriaMetrics' word for an answer missing a storage node's series.
+    #[serde(rename = "isPartial", default)]
+    is_partial: bool,
 }
 
 /// What a series of an answer becomes as soon as it is read ([`parse_each`]): the series
@@ -160,6 +174,13 @@ fn each_as_read<'de, D: Deserializer<'de>, T: FromSeries>(d: D) -> Result<Each<T
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a list of series")
         }
+        /// `"result": null`: no series.
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Each<T>, E> {
+            Ok(Each {
+                series: Vec::new(),
+                unreadable: Unreadable::default(),
+            })
+        }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Each<T>, A::Error> {
             let mut series = Vec::with_capacity(seq.size_hint().unwrap_or(0));
             let mut unreadable = Unreadable::default();
@@ -169,7 +190,7 @@ fn each_as_read<'de, D: Deserializer<'de>, T: FromSeries>(d: D) -> Result<Each<T
             Ok(Each { series, unreadable })
         }
     }
-    d.deserialize_seq(EachVisitor(std::marker::PhantomData))
+    d.deserialize_any(EachVisitor(std::marker::PhantomData))
 }
 
 #[derive(Deserialize)]
@@ -266,6 +287,11 @@ fn envelope<T: serde::de::DeserializeOwned>(status: u16, body: &str) -> Result<(
         ("success", Some(data)) if status == 200 => {
             let mut said = answer.warnings;
             said.extend(answer.infos);
+            if answer.is_partial {
+                said.push(
+                    "isPartial: the answer misses some of the series (a storage node did not answer)".into(),
+                );
+            }
             Ok((data, said))
         }
         _ => {

@@ -1033,3 +1033,30 @@ fn a_live_run_follows_a_tsdb_that_lags_the_clock() {
     let started = started_from(&api, &["--interval", "1s"]);
     assert!(started.schedule.tick_at(0) >= before, "followed at once");
 }
+
+/// What the other TSDBs say in their own words: Mimir's and Thanos' per-query limits are
+/// refusals a smaller request may pass (a past span read less at a time; it failed whole),
+/// VictoriaMetrics' `isPartial` is said as the others' warnings are, and `"result": null`
+/// is no series, not a broken answer.
+#[test]
+fn what_mimir_thanos_and_victoriametrics_say_is_read() {
+    let refused = |message: &str| {
+        let body = format!(r#"{{"status":"error","errorType":"execution","error":"{message}"}}"#);
+        parse_each::<Series>(422, &body).unwrap_err()
+    };
+    for message in [
+        "the query exceeded the maximum number of chunks (limit: 2000000 chunks) (err-mimir-max-chunks-per-query)",
+        "the query exceeded the maximum number of series (limit: 100000 series) (err-mimir-max-series-per-query)",
+        "rpc error: code = Unknown desc = exceeded bytes limit while fetching chunks: limit 1000 violated (got 2048)",
+        "expanding series: exceeded series limit: limit 10 violated (got 11)",
+    ] {
+        assert!(refused(message).is_too_large(), "{message}");
+    }
+    assert!(!refused("parse error: unexpected character").is_too_large());
+    let partial = r#"{"status":"success","isPartial":true,"data":{"resultType":"matrix","result":[]}}"#;
+    let read = super::api::parse_answer::<Series>(200, partial).unwrap();
+    assert_eq!(read.said.len(), 1);
+    assert!(read.said[0].starts_with("isPartial"), "{:?}", read.said);
+    let none = r#"{"status":"success","data":{"resultType":"matrix","result":null}}"#;
+    assert!(parse_each::<Series>(200, none).unwrap().is_empty());
+}
