@@ -80,7 +80,16 @@ pub struct Reader {
     last_at_ms: Vec<i64>,
     /// What the answers said, to be shown (each group's, each once), until taken.
     notes: Vec<(usize, String)>,
-    said: std::collections::HashSet<(usize, api::Note)>,
+    said: std::collections::HashSet<(usize, NoteKey)>,
+}
+
+/// What a note is about, to say each once a group: a warning by its words, the rest by
+/// their kind (their details change from read to read).
+#[derive(PartialEq, Eq, Hash)]
+enum NoteKey {
+    Said(String),
+    Unreadable,
+    NoInstance,
 }
 
 /// The most notes a run keeps to say each once; later ones are not said.
@@ -496,21 +505,22 @@ impl Reader {
         std::mem::take(&mut self.notes)
     }
 
+    /// Keeps `text` about group `group` unless a note of the same `key` was said of it.
+    fn note_once(&mut self, group: usize, key: NoteKey, text: String) {
+        if self.said.len() < NOTES_KEPT && self.said.insert((group, key)) {
+            self.notes.push((group, text));
+        }
+    }
+
     /// Keeps what the API said about group `group`'s read, unless said before. Samples
     /// left out are said once a group (their first differs from read to read).
     fn keep_notes(&mut self, group: usize) {
         for note in self.api.take_notes() {
-            let key = match &note {
-                api::Note::Unreadable(_) => api::Note::Unreadable(String::new()),
-                said => said.clone(),
+            let (key, text) = match note {
+                api::Note::Said(words) => (NoteKey::Said(words.clone()), format!("the TSDB said: {words}")),
+                api::Note::Unreadable(text) => (NoteKey::Unreadable, text),
             };
-            if self.said.len() < NOTES_KEPT && self.said.insert((group, key)) {
-                let text = match note {
-                    api::Note::Said(words) => format!("the TSDB said: {words}"),
-                    api::Note::Unreadable(text) => text,
-                };
-                self.notes.push((group, text));
-            }
+            self.note_once(group, key, text);
         }
     }
 
@@ -539,8 +549,20 @@ impl Reader {
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
         let selector = split::selector(&self.matcher, &self.groups[group]);
-        let answer = self.api.samples::<Written>(&selector, range_ms, until_ms);
+        let mut answer = self.api.samples::<Written>(&selector, range_ms, until_ms);
         self.keep_notes(group);
+        if let Ok(series) = answer.as_mut() {
+            if let (left_out, Some(first)) = pages::servers_only(series) {
+                self.note_once(
+                    group,
+                    NoteKey::NoInstance,
+                    format!(
+                        "{left_out} series without an instance label left out, others have one \
+                         (a recording rule's, not a server's; the first: {first})"
+                    ),
+                );
+            }
+        }
         match answer {
             // Too many samples for the TSDB: fewer intervals a request, down to one.
             Err(e) if e.is_too_large() && self.intervals_per_request > 1 => {

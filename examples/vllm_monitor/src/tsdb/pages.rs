@@ -15,6 +15,22 @@ pub struct Written {
     /// `name{label="value",...}`.
     pub head: String,
     pub samples: Vec<(i64, f64)>,
+    /// Whether the series has an `instance` label: a server's, not a recording rule's.
+    pub of_instance: bool,
+}
+
+/// Leaves out of an answer the series without an `instance` label when others have one:
+/// a recording rule stored under a server's name (`sum without (instance)`) would count
+/// every server twice. An answer without any keeps them (a TSDB that drops the label: one
+/// unnamed server). Returns how many were left out and the first one's line start.
+pub fn servers_only(series: &mut Vec<Written>) -> (usize, Option<String>) {
+    if series.iter().all(|s| s.of_instance) || !series.iter().any(|s| s.of_instance) {
+        return (0, None);
+    }
+    let first = series.iter().find(|s| !s.of_instance).map(|s| s.head.clone());
+    let before = series.len();
+    series.retain(|s| s.of_instance);
+    (before - series.len(), first)
 }
 
 /// Whether `name` can be written bare in the text format (else it is quoted).
@@ -83,6 +99,7 @@ impl FromSeries for Written {
         Written {
             head: head(&s.name, &s.labels),
             samples: s.samples,
+            of_instance: s.labels.iter().any(|(label, _)| label == "instance"),
         }
     }
 }

@@ -1060,3 +1060,30 @@ fn what_mimir_thanos_and_victoriametrics_say_is_read() {
     let none = r#"{"status":"success","data":{"resultType":"matrix","result":null}}"#;
     assert!(parse_each::<Series>(200, none).unwrap().is_empty());
 }
+
+/// A recording rule stored under a server's name without `instance` (`sum without
+/// (instance)`) is left out of an answer whose other series are servers': it counted every
+/// server twice (4,000 tok/s of 2,000). An answer without any `instance` keeps its series
+/// (a TSDB that drops the label: one unnamed server).
+#[test]
+fn a_series_without_an_instance_beside_servers_is_left_out() {
+    let answer = r#"{"status":"success","data":{"resultType":"matrix","result":[
+      {"metric":{"__name__":"vllm:generation_tokens_total","instance":"gpu1:8000"},"values":[[1,"1"]]},
+      {"metric":{"__name__":"vllm:generation_tokens_total","job":"vllm"},"values":[[1,"2"]]},
+      {"metric":{"__name__":"vllm:generation_tokens_total","instance":"gpu2:8000"},"values":[[1,"1"]]}]}}"#;
+    let mut series = parse_each::<Written>(200, answer).unwrap();
+    let (left_out, first) = pages::servers_only(&mut series);
+    assert_eq!(left_out, 1);
+    assert_eq!(
+        first.as_deref(),
+        Some(r#"vllm:generation_tokens_total{job="vllm"}"#)
+    );
+    assert_eq!(series.len(), 2);
+    assert!(series.iter().all(|s| s.head.contains("instance=")));
+    let unnamed = answer
+        .replace(r#""instance":"gpu1:8000""#, r#""job":"a""#)
+        .replace(r#""instance":"gpu2:8000""#, r#""job":"b""#);
+    let mut series = parse_each::<Written>(200, &unnamed).unwrap();
+    assert_eq!(pages::servers_only(&mut series), (0, None));
+    assert_eq!(series.len(), 3);
+}
