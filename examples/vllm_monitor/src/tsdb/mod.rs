@@ -81,7 +81,15 @@ pub struct Reader {
     /// What the answers said, to be shown (each group's, each once), until taken.
     notes: Vec<(usize, String)>,
     said: std::collections::HashSet<(usize, NoteKey)>,
+    /// Live, with the servers split in groups: when the instances were last listed, and
+    /// those in a group (a server that appears later, an autoscaled replica, is read from
+    /// the next listing on; with one group, whose selector names none, it is read at once).
+    listed_ms: i64,
+    listed: std::collections::HashSet<String>,
 }
+
+/// How often a live run split in groups lists the instances again.
+const LIST_EVERY_MS: i64 = 60_000;
 
 /// What a note is about, to say each once a group: a warning by its words, the rest by
 /// their kind (their details change from read to read).
@@ -90,6 +98,7 @@ enum NoteKey {
     Said(String),
     Unreadable,
     NoInstance,
+    NewServer(String),
 }
 
 /// The most notes a run keeps to say each once; later ones are not said.
@@ -107,6 +116,7 @@ impl Reader {
         schedule: &Schedule,
     ) -> Reader {
         let targets = groups.len();
+        let groups_listed = groups.iter().flatten().cloned().collect();
         Reader {
             api,
             matcher,
@@ -121,6 +131,8 @@ impl Reader {
             last_at_ms: vec![i64::MIN; targets],
             notes: Vec::new(),
             said: std::collections::HashSet::new(),
+            listed_ms: schedule.tick_at(0).timestamp_millis(),
+            listed: groups_listed,
         }
     }
 }
@@ -487,6 +499,7 @@ impl Reader {
                 // silent TSDB delays a row by that, and the next interval reads again.
                 let interval = schedule.interval.to_std().unwrap_or_default();
                 self.api.patient_until(Some(std::time::Instant::now() + interval));
+                self.list_again(due.timestamp_millis());
             }
             self.reading = Some(Reading {
                 ticks,
@@ -503,6 +516,40 @@ impl Reader {
     /// What the answers said since the last call, by group: each thing once a run.
     pub fn take_notes(&mut self) -> Vec<(usize, String)> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// Live, split in groups: a minute after the last listing, lists the instances again
+    /// and puts each new one in the group with the fewest, said (a listing that fails is
+    /// tried at the next minute).
+    fn list_again(&mut self, now_ms: i64) {
+        if self.groups.len() < 2 || now_ms - self.listed_ms < LIST_EVERY_MS {
+            return;
+        }
+        self.listed_ms = now_ms;
+        let from_ms = now_ms - self.lookback_ms.max(LIST_EVERY_MS);
+        let Ok(instances) = self
+            .api
+            .label_values("instance", Some(&self.matcher), from_ms, now_ms)
+        else {
+            return;
+        };
+        for instance in instances {
+            if !self.listed.insert(instance.clone()) {
+                continue;
+            }
+            let (group, _) = self
+                .groups
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, g)| g.len())
+                .expect("two groups or more");
+            self.groups[group].push(instance.clone());
+            self.note_once(
+                group,
+                NoteKey::NewServer(instance.clone()),
+                format!("a new server, {instance}, is read from now on in this group"),
+            );
+        }
     }
 
     /// Keeps `text` about group `group` unless a note of the same `key` was said of it.

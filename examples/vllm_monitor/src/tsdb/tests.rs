@@ -1087,3 +1087,48 @@ fn a_series_without_an_instance_beside_servers_is_left_out() {
     assert_eq!(pages::servers_only(&mut series), (0, None));
     assert_eq!(series.len(), 3);
 }
+
+/// A live run whose servers are read in groups lists the instances again each minute: a
+/// server that appears later (an autoscaled replica) goes to the group with the fewest,
+/// said, where it was never read (its tokens missing from every total).
+#[test]
+fn a_server_that_appears_later_is_read_in_a_group() {
+    let api = CannedApi::start(|path: &str| {
+        if path.starts_with("/api/v1/label/instance/") {
+            success(r#"["a:8000","b:8000","c:8000","new:8000"]"#)
+        } else {
+            (404, "404 page not found".into())
+        }
+    });
+    let client = Access::default().client(Duration::from_secs(5), 1 << 20);
+    let api = super::api::Api::new(&api.base(), client, Arc::default());
+    let now = Utc::now();
+    let schedule = Schedule::new(now, Duration::from_secs(1), None);
+    let groups = vec![
+        vec!["a:8000".to_string(), "b:8000".to_string()],
+        vec!["c:8000".to_string()],
+    ];
+    let reads = split::PastReads {
+        keep_answers: false,
+        intervals_per_request: 1,
+    };
+    let mode = Mode::Live(crate::clock::LiveClock::start());
+    let mut reader = Reader::new(api, federate_match(), groups, 30_000, mode, reads, &schedule);
+    let at = schedule.tick_at(0).timestamp_millis();
+    reader.list_again(at + 1_000);
+    assert_eq!(reader.groups[1], ["c:8000"], "not before a minute");
+    reader.list_again(at + 60_000);
+    assert_eq!(reader.groups[1], ["c:8000", "new:8000"]);
+    assert_eq!(reader.groups[0].len(), 2);
+    let notes = reader.take_notes();
+    assert_eq!(
+        notes,
+        [(
+            1,
+            "a new server, new:8000, is read from now on in this group".to_string()
+        )]
+    );
+    reader.list_again(at + 120_000);
+    assert_eq!(reader.groups[1].len(), 2, "listed once");
+    assert!(reader.take_notes().is_empty());
+}
