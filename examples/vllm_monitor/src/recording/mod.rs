@@ -47,8 +47,8 @@
 //! numbers, `end` before `start`, neither `body` nor `error`, or both) is reported with its
 //! line number, counting the header as line 1 and blank lines too (so `sed -n Np` shows
 //! it), and reading goes on with the next line: one bad line does not lose an hour's run.
-//! A replay reports so a scrape whose time or tick cannot be right, too
-//! (`crate::replay::Checked`).
+//! Whether a scrape's time or tick can be right is the replay's to judge (it reads the
+//! scrapes around it); this module reads lines only.
 //!
 //! # Compression
 //!
