@@ -262,11 +262,12 @@ impl Pipeline {
             .get(url)
             .and_then(Option::as_ref)
             .map_or_else(String::new, |t| t.url.clone());
-        self.warn_at(source, at, message)
+        let elapsed = self.schedule.since_start(at);
+        self.warn_at(source, at, elapsed, message)
     }
 
-    fn warn_at(&mut self, source: String, at: DateTime<Utc>, message: String) -> Said {
-        let elapsed = self.schedule.since_start(at);
+    /// A warning event of `source`, at `at`, `elapsed` seconds into the run.
+    fn warn_at(&mut self, source: String, at: DateTime<Utc>, elapsed: f64, message: String) -> Said {
         let event = Event {
             kind: EventKind::Warning,
             at,
@@ -451,14 +452,7 @@ impl Pipeline {
         if let Some(message) = self.by_label_missing(&snapshot) {
             // A warning event, not a note: `--json` and `--export csv` drop notes, and a
             // misspelt label would leave their rows without groups and without a word.
-            let event = Event {
-                kind: EventKind::Warning,
-                at,
-                source: "all servers".into(),
-                message,
-                alert: None,
-            };
-            said.push(self.announce(elapsed, event));
+            said.push(self.warn_at("all servers".into(), at, elapsed, message));
         }
         self.history.push(&snapshot);
         let since_start = &snapshot.figures.since_start;
@@ -527,8 +521,11 @@ impl Pipeline {
 
     /// Announces a warning of `source` (a replay's bad line) at the newest interval.
     pub fn warn(&mut self, source: &str, message: String) -> Said {
-        let at = self.schedule.tick_at(self.ticks);
-        self.warn_at(source.to_string(), at, message)
+        let (at, elapsed) = (
+            self.schedule.tick_at(self.ticks),
+            self.schedule.elapsed(self.ticks),
+        );
+        self.warn_at(source.to_string(), at, elapsed, message)
     }
 
     /// Intervals skipped so far.

@@ -657,11 +657,7 @@ pub(super) fn first_present<'n>(source: &Source<'_>, names: &'n [Metric]) -> Opt
 /// metric that only earlier pages had (an exporter that left a family out of a few pages
 /// still counted what it did until its series are dropped).
 fn first_counted<'n>(source: &Source<'_>, names: &'n [Metric], estimator: Estimator) -> Option<&'n Metric> {
-    let present = first_present(source, names);
-    if present.is_some() || estimator != Estimator::TotalIncrease {
-        return present;
-    }
-    names.iter().find(|metric| source.holds(&named(metric)))
+    first_of(source, names, estimator, named)
 }
 
 /// The first histogram of `names` whose `suffix` series (`_bucket`, `_count`) `source`
@@ -673,14 +669,26 @@ fn first_present_part<'n>(
     suffix: &str,
     estimator: Estimator,
 ) -> Option<&'n Metric> {
-    let part = |metric: &Metric| selector(&format!("{}{suffix}", metric.name), metric.only);
+    first_of(source, names, estimator, |metric| {
+        selector(&format!("{}{suffix}", metric.name), metric.only)
+    })
+}
+
+/// The first of `names` whose series (`selector_of` it) are on `source`'s newest page;
+/// for a count since the start, else the first whose series the tracker still holds.
+fn first_of<'n>(
+    source: &Source<'_>,
+    names: &'n [Metric],
+    estimator: Estimator,
+    selector_of: impl Fn(&Metric) -> promrate::Selector,
+) -> Option<&'n Metric> {
     let present = names
         .iter()
-        .find(|metric| source.series(&part(metric)).next().is_some());
+        .find(|metric| source.series(&selector_of(metric)).next().is_some());
     if present.is_some() || estimator != Estimator::TotalIncrease {
         return present;
     }
-    names.iter().find(|metric| source.holds(&part(metric)))
+    names.iter().find(|metric| source.holds(&selector_of(metric)))
 }
 
 /// The monitor's trackers keep every series (`Tracker::new([])`): no query of theirs is

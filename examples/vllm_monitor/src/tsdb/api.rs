@@ -157,7 +157,7 @@ struct Each<T> {
 /// Samples whose value is no number (`"1e400"`, `""`, `null`, a JSON number): each is left
 /// out, not the whole answer with it (every instance's figures would go for one sample,
 /// and the reads after it would reach back to it again and again).
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default)]
 pub struct Unreadable {
     pub samples: usize,
     /// The first one: its series' name and the value as written.
@@ -219,10 +219,10 @@ impl<'de> Deserialize<'de> for ValueText {
                 Ok(ValueText(Err(format!("the number {v} (not a string)"))))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ValueText, E> {
-                Ok(ValueText(Err(format!("the number {v} (not a string)"))))
+                self.visit_f64(v as f64)
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ValueText, E> {
-                Ok(ValueText(Err(format!("the number {v} (not a string)"))))
+                self.visit_f64(v as f64)
             }
             fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<ValueText, E> {
                 Ok(ValueText(Err(format!("{v}"))))
@@ -375,6 +375,17 @@ pub struct Answer<T> {
     pub unreadable: Unreadable,
 }
 
+impl<T> Answer<T> {
+    /// The samples left out as no number, in words, if any.
+    pub fn unreadable_words(&self) -> Option<String> {
+        let first = self.unreadable.first.as_ref()?;
+        Some(format!(
+            "{} sample(s) whose value is no number left out, the others read (the first: {first})",
+            self.unreadable.samples
+        ))
+    }
+}
+
 /// [`parse_each`] with what came beside the series.
 pub fn parse_answer<T: FromSeries>(status: u16, body: &str) -> Result<Answer<T>, ApiError> {
     let (data, said): (EachData<T>, _) = envelope(status, body)?;
@@ -389,15 +400,6 @@ pub fn parse_answer<T: FromSeries>(status: u16, body: &str) -> Result<Answer<T>,
 /// A list of strings (label values).
 pub fn parse_strings(status: u16, body: &str) -> Result<Vec<String>, ApiError> {
     envelope(status, body).map(|(strings, _)| strings)
-}
-
-/// What an answer said beside its series.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Note {
-    /// A warning or info of the API, in its words (a partial response).
-    Said(String),
-    /// Samples left out as no number, and the first of them.
-    Unreadable(String),
 }
 
 /// Why a wait for an answer ended without one.
@@ -435,8 +437,6 @@ pub struct Api {
     stop: Arc<AtomicBool>,
     patience: Cell<Option<Instant>>,
     pending: RefCell<Option<Pending>>,
-    /// What the samples' answers said beside their series, until taken.
-    notes: RefCell<Vec<Note>>,
 }
 
 /// How often a wait for an answer looks at the stop flag.
@@ -453,14 +453,7 @@ impl Api {
             stop,
             patience: Cell::new(None),
             pending: RefCell::new(None),
-            notes: RefCell::new(Vec::new()),
         }
-    }
-
-    /// What the samples' answers said since the last call: the API's warnings, in its
-    /// words, and the samples left out as no number.
-    pub fn take_notes(&self) -> Vec<Note> {
-        self.notes.take()
     }
 
     /// Requests from now on wait for their answer until `until` at most (`None`: until
@@ -526,29 +519,21 @@ impl Api {
         }
     }
 
-    /// The raw samples of `selector` over the `range_ms` before `at_ms`.
+    /// The raw samples of `selector` over the `range_ms` before `at_ms`, with what the
+    /// API said beside them.
     pub fn samples<T: FromSeries>(
         &self,
         selector: &str,
         range_ms: i64,
         at_ms: i64,
-    ) -> Result<Vec<T>, ApiError> {
+    ) -> Result<Answer<T>, ApiError> {
         let query = format!("{selector}[{}ms]", range_ms.max(1));
         let (status, body) = self.get(&format!(
             "/api/v1/query?query={}&time={}&nocache=1",
             encode(&query),
             api_time(at_ms)
         ))?;
-        let answer = parse_answer(status, &body)?;
-        let mut notes = self.notes.borrow_mut();
-        notes.extend(answer.said.into_iter().map(Note::Said));
-        if let Some(first) = answer.unreadable.first {
-            notes.push(Note::Unreadable(format!(
-                "{} sample(s) whose value is no number left out, the others read (the first: {first})",
-                answer.unreadable.samples
-            )));
-        }
-        Ok(answer.series)
+        parse_answer(status, &body)
     }
 
     /// An instant query's series (`count by (instance) (...)`), at `at_ms`.

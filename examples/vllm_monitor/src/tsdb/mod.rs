@@ -81,11 +81,10 @@ pub struct Reader {
     /// What the answers said, to be shown (each group's, each once), until taken.
     notes: Vec<(usize, String)>,
     said: std::collections::HashSet<(usize, NoteKey)>,
-    /// Live, with the servers split in groups: when the instances were last listed, and
-    /// those in a group (a server that appears later, an autoscaled replica, is read from
-    /// the next listing on; with one group, whose selector names none, it is read at once).
+    /// Live, with the servers split in groups: when the instances were last listed (a
+    /// server that appears later, an autoscaled replica, is read from the next listing
+    /// on; with one group, whose selector names none, it is read at once).
     listed_ms: i64,
-    listed: std::collections::HashSet<String>,
 }
 
 /// How often a live run split in groups lists the instances again.
@@ -116,7 +115,6 @@ impl Reader {
         schedule: &Schedule,
     ) -> Reader {
         let targets = groups.len();
-        let groups_listed = groups.iter().flatten().cloned().collect();
         Reader {
             api,
             matcher,
@@ -132,7 +130,6 @@ impl Reader {
             notes: Vec::new(),
             said: std::collections::HashSet::new(),
             listed_ms: schedule.tick_at(0).timestamp_millis(),
-            listed: groups_listed,
         }
     }
 }
@@ -287,7 +284,7 @@ fn measured_density(api: &Api, matcher: &str, counts: &[(String, usize)], at_ms:
         return Measured::default();
     };
     let selector = split::selector(matcher, std::slice::from_ref(instance));
-    let Ok(series) = api.samples::<Series>(&selector, DENSITY_RANGE_MS, at_ms) else {
+    let Ok(api::Answer { series, .. }) = api.samples::<Series>(&selector, DENSITY_RANGE_MS, at_ms) else {
         return Measured::default();
     };
     Measured {
@@ -533,10 +530,9 @@ impl Reader {
         else {
             return;
         };
-        for instance in instances {
-            if !self.listed.insert(instance.clone()) {
-                continue;
-            }
+        let known: std::collections::HashSet<&String> = self.groups.iter().flatten().collect();
+        let new: Vec<String> = instances.into_iter().filter(|i| !known.contains(i)).collect();
+        for instance in new {
             let (group, _) = self
                 .groups
                 .iter()
@@ -559,15 +555,18 @@ impl Reader {
         }
     }
 
-    /// Keeps what the API said about group `group`'s read, unless said before. Samples
-    /// left out are said once a group (their first differs from read to read).
-    fn keep_notes(&mut self, group: usize) {
-        for note in self.api.take_notes() {
-            let (key, text) = match note {
-                api::Note::Said(words) => (NoteKey::Said(words.clone()), format!("the TSDB said: {words}")),
-                api::Note::Unreadable(text) => (NoteKey::Unreadable, text),
-            };
-            self.note_once(group, key, text);
+    /// Keeps what the API said beside group `group`'s `answer`, unless said before.
+    /// Samples left out are said once a group (their first differs from read to read).
+    fn keep_notes<T>(&mut self, group: usize, answer: &api::Answer<T>) {
+        for words in &answer.said {
+            self.note_once(
+                group,
+                NoteKey::Said(words.clone()),
+                format!("the TSDB said: {words}"),
+            );
+        }
+        if let Some(words) = answer.unreadable_words() {
+            self.note_once(group, NoteKey::Unreadable, words);
         }
     }
 
@@ -596,8 +595,11 @@ impl Reader {
         };
         let range_ms = until_ms - lo_ms + self.lookback_ms;
         let selector = split::selector(&self.matcher, &self.groups[group]);
-        let mut answer = self.api.samples::<Written>(&selector, range_ms, until_ms);
-        self.keep_notes(group);
+        let answer = self.api.samples::<Written>(&selector, range_ms, until_ms);
+        let mut answer = answer.map(|answer| {
+            self.keep_notes(group, &answer);
+            answer.series
+        });
         if let Ok(series) = answer.as_mut() {
             if let (left_out, Some(first)) = pages::servers_only(series) {
                 self.note_once(
