@@ -49,11 +49,19 @@ const STALE_AFTER: TimeDelta = TimeDelta::minutes(5);
 
 impl Settings {
     /// A URL whose newest page is older than this is out of the figures, and an interval
-    /// between two pages longer than this is a gap the EWMA does not blend across: two
-    /// intervals and a scrape's timeout (for scrapes that take longer to read, see
-    /// [`Settings::windowing`]).
+    /// between two points longer than this is a gap the EWMA does not blend across: two
+    /// of the intervals points come at ([`Settings::pace`]) and a scrape's timeout (for
+    /// scrapes that take longer to read, see [`Settings::windowing`]).
     pub fn out_after(&self) -> TimeDelta {
-        self.interval * 2 + self.timeout
+        self.pace() * 2 + self.timeout
+    }
+
+    /// How far apart a series' points come: an interval, or a TSDB's own scrape interval
+    /// when that is longer (Prometheus scraping every 15 s read every 2 s: 15 s between
+    /// points is no outage).
+    pub fn pace(&self) -> TimeDelta {
+        self.points_every
+            .map_or(self.interval, |every| every.max(self.interval))
     }
 
     /// Pages a series may miss before its tracker drops it: five minutes' worth, as
@@ -97,12 +105,12 @@ impl Settings {
 
     /// The window rule when scrapes take up to `slow` (the request sent to its page read):
     /// a URL's next scrape starts at most an interval after its page is read, so its pages
-    /// may be `slow` and an interval apart without any outage. The slack reaches back that
-    /// far, and only a longer pause is a gap: a page slow to read (a large page, a busy
-    /// machine) is not an outage.
+    /// may be `slow` and an interval apart (a TSDB's points its scrape interval apart)
+    /// without any outage. The slack reaches back that far, and only a longer pause is a
+    /// gap: a page slow to read (a large page, a busy machine) is not an outage.
     pub fn windowing(&self, slow: TimeDelta) -> WindowRule {
         WindowRule::new(self.window)
-            .slack(self.interval + slow)
+            .slack(self.pace() + slow)
             .gap(self.out_after() + slow)
     }
 }
@@ -328,7 +336,7 @@ impl Pipeline {
         // then just in time, then slow), is one slow spell, said once.
         let fast = read.row.status.is_ok() && !busy && read.seconds <= interval / 2.0;
         self.slow_announced[url] = (self.slow_announced[url] || slow) && !fast;
-        if read.ok {
+        if read.news {
             self.pages_since_tick += 1;
         }
         if read.row.status.is_ok() {
@@ -419,8 +427,12 @@ impl Pipeline {
         let at = self.schedule.tick_at(self.ticks);
         let elapsed = self.schedule.elapsed(self.ticks);
         let slow = self.slowest_scrape();
+        // Points a federation's scrape interval apart are no outage either.
+        let lag = self.targets.iter().flatten().map(Target::samples_lag).max();
         let moment = Moment {
-            windowing: self.settings.windowing(slow),
+            windowing: self
+                .settings
+                .windowing(slow + lag.unwrap_or_else(TimeDelta::zero)),
             at,
             elapsed,
             fresh: at - self.settings.fresh_for(slow),
@@ -766,6 +778,79 @@ mod tests {
             rows >= 30 && stale_rows * 10 >= rows * 6,
             "{stale_rows} of {rows}"
         );
+    }
+
+    /// A federation whose server is scraped every 15 s, read every second: the pages
+    /// between its scrapes repeat the samples it holds, with their own times. They are no
+    /// new page: nothing is judged on them (requests run and the token count stands still
+    /// on them, which read as a stall 3 s after each scrape), and their rows say so. Points
+    /// 15 s apart are no outage: every full window has the server's rate (every row said
+    /// "one page since scrapes resumed").
+    #[test]
+    fn repeated_samples_are_no_new_page_and_no_stall() {
+        let sim = Simulation::new(None).with_wave(0.0);
+        let started = DateTime::from_timestamp_millis((sim.started_unix * 1000.0) as i64).unwrap();
+        let schedule = Schedule::new(started, Duration::from_secs(1), Some(Duration::from_secs(120)));
+        let mut p = Pipeline::new(
+            plain_settings(60, 1, 5),
+            schedule,
+            &["federation".to_string()],
+            String::new(),
+            Vec::new(),
+        );
+        let (mut rows, mut stale_rows, mut rated) = (0, 0, 0);
+        for n in 0..120 {
+            let t = n as f64;
+            // What the federation holds at `t`: its last scrape's samples, with its time.
+            let scraped = (t / 15.0).floor() * 15.0;
+            let stamp = (sim.started_unix * 1000.0) as i64 + (scraped * 1000.0) as i64;
+            let body: String = sim
+                .render_at(scraped)
+                .lines()
+                .map(|line| match line.starts_with('#') || line.is_empty() {
+                    true => format!("{line}\n"),
+                    false => format!("{line} {stamp}\n"),
+                })
+                .collect();
+            let start = started + TimeDelta::milliseconds((t * 1000.0) as i64 + 100);
+            let page = Page {
+                body,
+                format: promrate::Format::PrometheusText,
+                content_type: None,
+            };
+            let scrape = Scrape {
+                url: 0,
+                start,
+                end: start + TimeDelta::milliseconds(20),
+                result: Ok(page),
+            };
+            p.ingest(&scrape, 0);
+            while p.next_tick_at() <= start + TimeDelta::milliseconds(900) && !p.is_over() {
+                p.tick();
+                let s = p.snapshot().unwrap();
+                assert!(!s.verdict.stalled, "stalled at {}", s.elapsed);
+                rows += 1;
+                stale_rows += usize::from(s.window.fresh_pages == 0);
+                if s.elapsed >= 75.0 {
+                    let rate = s.figures.generation.window;
+                    let rate =
+                        rate.unwrap_or_else(|| panic!("no rate at {}: {:?}", s.elapsed, s.figures.window));
+                    assert!((rate / 1600.0 - 1.0).abs() < 0.005, "{rate} at {}", s.elapsed);
+                    rated += 1;
+                }
+            }
+        }
+        assert!(
+            p.events().iter().all(|(_, e)| e.kind != EventKind::Stall),
+            "{:?}",
+            p.events()
+        );
+        // Of every 15 intervals, one has a new sample.
+        assert!(
+            rows >= 115 && stale_rows * 10 >= rows * 8,
+            "{stale_rows} of {rows}"
+        );
+        assert!(rated >= 40, "{rated}");
     }
 
     /// A page slow to read is not an outage: scraped every 15 s with a 30 s window, each

@@ -340,6 +340,8 @@ pub struct PageRead {
     pub(crate) events: Vec<Event>,
     pub(crate) row: ServerRow,
     pub(crate) ok: bool,
+    /// Whether the page brought a point its series did not hold ([`Target::brought_news`]).
+    pub(crate) news: bool,
     /// How long the scrape took, and when it started (what a slow event is stamped with).
     pub(crate) seconds: f64,
     pub(crate) at: DateTime<Utc>,
@@ -393,6 +395,7 @@ pub fn page_read(target: &mut Target, scrape: &Scrape, skipped: u64, mut events:
         events,
         row: ServerRow::of(target),
         ok: scrape.result.is_ok(),
+        news: scrape.result.is_ok() && target.brought_news,
         seconds,
         at: scrape.start,
     }

@@ -346,6 +346,14 @@ pub struct Target {
     pub skipped: u64,
     /// How long the newest scrape took, seconds.
     pub scrape_s: Option<f64>,
+    /// Whether its newest page brought a point its series did not hold: a federation's or
+    /// a TSDB's page between two of its scrapes repeats the samples it holds, with their
+    /// own times, and is no new page (nothing is judged on it).
+    pub brought_news: bool,
+    /// How far its samples' own times lagged their scrapes (a federation's samples, by up
+    /// to its scrape interval), over its last [`LAGS_KEPT`] pages: a series' points come
+    /// that far apart, so a pause that long is no outage.
+    lags: std::collections::VecDeque<TimeDelta>,
     /// Whether the URL's unexpected Content-Type was said (once per URL).
     type_warned: bool,
     /// Whether its samples' own timestamps, far from the scrape, were said.
@@ -400,6 +408,10 @@ const IN_TURN_PAGES: u32 = 3;
 /// (a federation's samples lag by up to its scrape interval).
 pub const OWN_TIME_SKEW: TimeDelta = TimeDelta::minutes(5);
 
+/// Pages whose lag ([`Target::samples_lag`]) is remembered: a federation's scrape
+/// interval is seen within a few.
+const LAGS_KEPT: usize = 16;
+
 /// A URL's tracker: vLLM's pages in every format and spelling (and lenient: unknown
 /// escapes kept as written, as the Prometheus server reads them), untyped families by name
 /// (a federation declares every family untyped), series keeping `retention` of points.
@@ -448,6 +460,8 @@ impl Target {
             errors: 0,
             instances: BTreeMap::new(),
             skipped: 0,
+            brought_news: false,
+            lags: std::collections::VecDeque::with_capacity(LAGS_KEPT),
             scrape_s: None,
             type_warned: false,
             time_warned: false,
@@ -477,6 +491,12 @@ impl Target {
     }
 
     /// Whether this URL's figures count at `fresh` (its newest page is not older).
+    /// The most its samples' own times lagged their scrapes over its last pages (zero for
+    /// a server's own page, whose samples are the scrape's).
+    pub fn samples_lag(&self) -> TimeDelta {
+        self.lags.iter().copied().max().unwrap_or_else(TimeDelta::zero)
+    }
+
     pub fn is_fresh(&self, fresh: DateTime<Utc>) -> bool {
         self.status.is_ok() && self.last_ok.is_some_and(|at| at >= fresh)
     }
@@ -671,6 +691,11 @@ impl Target {
     /// Samples whose own times are more than [`OWN_TIME_SKEW`] from their scrape (`skew`
     /// at most): said once, and read at the scrapes' times from the next page on.
     fn own_times(&mut self, at: DateTime<Utc>, skew: Option<TimeDelta>, events: &mut Vec<Event>) {
+        let lag = skew.filter(|s| *s < TimeDelta::zero() && -*s <= OWN_TIME_SKEW);
+        if self.lags.len() == LAGS_KEPT {
+            self.lags.pop_front();
+        }
+        self.lags.push_back(lag.map_or(TimeDelta::zero(), |s| -s));
         let Some(skew) = skew else {
             return;
         };
@@ -723,6 +748,7 @@ impl Target {
         events: &mut Vec<Event>,
     ) -> Result<Status, Status> {
         self.retired.add(&report.retired, self.by.as_deref());
+        self.brought_news = report.samples > 0 || report.repeated == 0;
         let Some(kind) = ServerKind::detect(&self.tracker) else {
             if is_html(content_type, head) {
                 // A login page, a proxy's error page or a dashboard at the wrong path.

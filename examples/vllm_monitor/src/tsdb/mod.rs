@@ -46,6 +46,7 @@ enum Mode {
 /// span it covers ends.
 struct Held {
     answer: Result<Vec<Written>, String>,
+    lo_ms: i64,
     hi_ms: i64,
 }
 
@@ -75,6 +76,14 @@ pub struct Reader {
     held: Vec<Option<Held>>,
     /// Where each group's last read ended; where its next starts.
     read_until_ms: Vec<i64>,
+    /// Each group's newest sample put on a page (`i64::MIN`: none yet). Live, a read
+    /// starts there when that is earlier: samples a TSDB took in late (a remote-write
+    /// backlog, a lag that appeared during the run) are read when they come, not lost.
+    delivered_ms: Vec<i64>,
+    /// How often the TSDB holds a sample of a series (measured at the start; a minute,
+    /// Prometheus' default, when it could not be): a newest sample older than two of these
+    /// and an interval is a TSDB fallen behind, said once a group.
+    points_every_ms: i64,
     reading: Option<Reading>,
     /// Each target's last page time: a page is stamped after it.
     last_at_ms: Vec<i64>,
@@ -98,6 +107,7 @@ enum NoteKey {
     Unreadable,
     NoInstance,
     NewServer(String),
+    Behind,
 }
 
 /// The most notes a run keeps to say each once; later ones are not said.
@@ -125,6 +135,8 @@ impl Reader {
             keep_answers: reads.keep_answers,
             held: (0..targets).map(|_| None).collect(),
             read_until_ms: vec![schedule.tick_at(0).timestamp_millis(); targets],
+            delivered_ms: vec![i64::MIN; targets],
+            points_every_ms: 60_000,
             reading: None,
             last_at_ms: vec![i64::MIN; targets],
             notes: Vec::new(),
@@ -404,7 +416,10 @@ pub fn start(
         api.shown,
     ));
     let what = what_is_read(&api.shown, mode, started);
-    let reader = Reader::new(api, matcher, groups, lookback_ms, mode, reads, &schedule);
+    let mut reader = Reader::new(api, matcher, groups, lookback_ms, mode, reads, &schedule);
+    if let Some(every) = points_every(measured) {
+        reader.points_every_ms = every.num_milliseconds();
+    }
     Ok(Started {
         reader,
         urls,
@@ -583,6 +598,7 @@ impl Reader {
             hi_ms - schedule.interval.num_milliseconds() * split::MAX_INTERVALS_PER_REQUEST as i64;
         let lo_ms = self.read_until_ms[group]
             .min(schedule.tick_at(ticks).timestamp_millis())
+            .min(self.late_from(group))
             .max(oldest_ms);
         let until_ms = match self.mode {
             Mode::Live(_) => hi_ms,
@@ -625,9 +641,20 @@ impl Reader {
                 }
                 Held {
                     answer: answer.map(pages::sorted).map_err(|e| e.to_string()),
+                    lo_ms,
                     hi_ms: until_ms,
                 }
             }
+        }
+    }
+
+    /// Live, where group `group`'s late samples would start: after the newest it put on
+    /// a page (the end of time before its first, or in a past span, which reads each
+    /// sample in its own interval).
+    fn late_from(&self, group: usize) -> i64 {
+        match (self.mode, self.delivered_ms[group]) {
+            (Mode::Live(_), delivered) if delivered > i64::MIN => delivered,
+            _ => i64::MAX,
         }
     }
 
@@ -684,7 +711,22 @@ impl Reader {
             let span = match reading.span {
                 Some(ref span) => span,
                 None => {
-                    let (lo_ms, hi_ms) = (reading.lo_ms, reading.hi_ms.min(held.hi_ms));
+                    let lo_ms = match self.mode {
+                        Mode::Live(_) => reading.lo_ms.min(self.delivered_ms[group].max(held.lo_ms)),
+                        Mode::Past { .. } => reading.lo_ms,
+                    };
+                    let hi_ms = reading.hi_ms.min(held.hi_ms);
+                    let newest_ms = series.iter().filter_map(|s| s.samples.last()).map(|s| s.0).max();
+                    let behind_ms = hi_ms - newest_ms.unwrap_or(hi_ms);
+                    let interval_ms = reading.hi_ms - reading.lo_ms;
+                    if let Mode::Live(_) = self.mode {
+                        if behind_ms > 2 * self.points_every_ms + interval_ms
+                            && self.said.len() < NOTES_KEPT
+                            && self.said.insert((group, NoteKey::Behind))
+                        {
+                            self.notes.push((group, behind_words(behind_ms)));
+                        }
+                    }
                     let span = Span::of(series, lo_ms, hi_ms, self.lookback_ms);
                     let selector = split::selector(&self.matcher, &self.groups[group]);
                     match without_the_gone(&self.api, &selector, series, span, hi_ms) {
@@ -703,6 +745,9 @@ impl Reader {
             }
             let (text, newest) = span.page(series, reading.page);
             reading.page += 1;
+            if let Some(newest) = newest {
+                self.delivered_ms[group] = self.delivered_ms[group].max(newest);
+            }
             let fallback = reading.lo_ms;
             let at = stamp(&mut self.last_at_ms[group], newest.unwrap_or(fallback));
             let page = Page {
@@ -713,6 +758,16 @@ impl Reader {
             return Step::Page(scrape(group, at, Ok(page)));
         }
     }
+}
+
+/// What a live run says of a TSDB whose newest sample is `behind_ms` old.
+fn behind_words(behind_ms: i64) -> String {
+    format!(
+        "the TSDB's newest sample of these servers is {:.1} s old: it has fallen behind, or its scrapes \
+         fail; intervals without a new sample say so (no new page, no stall judged), and its samples \
+         are read when they come, with their own times",
+        behind_ms as f64 / 1000.0
+    )
 }
 
 /// A page's time: its newest sample's, after the target's last page (`last`, updated).

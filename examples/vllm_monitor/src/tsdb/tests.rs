@@ -378,10 +378,21 @@ fn range_of(path: &str) -> Option<(i64, i64)> {
 /// The matrix of `instances`' counters at 100 tokens/s each, scraped every 500 ms and
 /// restarted (from 0) at `restart_ms`, over the `range` ms before `at`.
 fn counter_matrix(instances: &[&str], at: i64, range: i64, restart_ms: i64) -> (u16, String) {
-    let first = (at - range).div_euclid(500) + 1;
-    let values: Vec<String> = (first..=at.div_euclid(500))
+    counter_matrix_every(500, instances, at, range, restart_ms)
+}
+
+/// [`counter_matrix`] scraped every `step` ms.
+fn counter_matrix_every(
+    step: i64,
+    instances: &[&str],
+    at: i64,
+    range: i64,
+    restart_ms: i64,
+) -> (u16, String) {
+    let first = (at - range).div_euclid(step) + 1;
+    let values: Vec<String> = (first..=at.div_euclid(step))
         .map(|k| {
-            let t = k * 500;
+            let t = k * step;
             let tokens = if t >= restart_ms {
                 (t - restart_ms) / 10
             } else {
@@ -1131,4 +1142,123 @@ fn a_server_that_appears_later_is_read_in_a_group() {
     reader.list_again(at + 120_000);
     assert_eq!(reader.groups[1].len(), 2, "listed once");
     assert!(reader.take_notes().is_empty());
+}
+
+/// A TSDB that scrapes every 15 s (Prometheus' example configuration; its default is a
+/// minute), read at the monitor's default 2 s interval: its points are 15 s apart, which
+/// is no outage, and every full window has the counter's exact rate. The intervals
+/// between its scrapes bring no new sample: no new page, and no stall judged on them.
+#[test]
+fn a_tsdb_scraping_every_15_s_gives_every_full_window_its_rate() {
+    let api = CannedApi::start(|path: &str| match range_of(path) {
+        Some((at, range)) => counter_matrix_every(15_000, &["gpu1:8000"], at, range, i64::MAX),
+        None => counter_api(i64::MAX)(path),
+    });
+    let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:02:00Z"];
+    let settings = Settings {
+        window: TimeDelta::seconds(30),
+        interval: TimeDelta::seconds(2),
+        timeout: TimeDelta::seconds(2),
+        ..settings()
+    };
+    let mut rows = Vec::new();
+    let (p, _) = replay_past_in(
+        &api,
+        &[&span[..], &["--interval", "2s"]].concat(),
+        settings,
+        |seen| {
+            if let Seen::Tick(_, p) = seen {
+                let s = p.snapshot().unwrap();
+                rows.push((
+                    s.elapsed,
+                    s.figures.generation.window,
+                    s.window.fresh_pages,
+                    s.verdict.stalled,
+                ));
+            }
+        },
+    );
+    assert_eq!(p.settings().points_every, Some(TimeDelta::seconds(15)));
+    assert_eq!(rows.len(), 60);
+    let full: Vec<_> = rows.iter().filter(|r| r.0 >= 45.0).collect();
+    for (elapsed, rate, _, _) in &full {
+        let rate = rate.unwrap_or_else(|| panic!("no rate at {elapsed} s: {rows:?}"));
+        assert!((rate - 100.0).abs() < 1e-9, "{rate} at {elapsed} s");
+    }
+    assert!(rows.iter().all(|r| !r.3), "no stall: {rows:?}");
+    let new_pages = rows.iter().filter(|r| r.2 > 0).count();
+    assert!(
+        (8..=9).contains(&new_pages),
+        "a new page each 15 s: {new_pages} of {rows:?}"
+    );
+}
+
+/// A TSDB that falls 2.5 s behind during a live run (a remote-write backlog: its samples
+/// come late, with their own times), read every 250 ms: the late samples are read when
+/// they come, not lost to the intervals already read; no interval without a new sample
+/// judges a stall; the lag is said once; and the count since the start is the counter's.
+#[test]
+fn a_tsdb_falling_behind_during_a_live_run_is_read_late_not_lost() {
+    let lag_from = Utc::now().timestamp_millis() + 2_000;
+    let api = CannedApi::start(move |path: &str| match range_of(path) {
+        Some((at, range)) => {
+            let now = Utc::now().timestamp_millis();
+            let visible = if now >= lag_from { now - 2_500 } else { now };
+            let until = at.min(visible);
+            counter_matrix_every(100, &["gpu1:8000"], until, range - (at - until), i64::MAX)
+        }
+        None => counter_api(i64::MAX)(path),
+    });
+    let started = started_from(&api, &["--interval", "250ms", "--duration", "8s"]);
+    let mut reader = started.reader;
+    let settings = Settings {
+        window: TimeDelta::seconds(5),
+        interval: TimeDelta::milliseconds(250),
+        timeout: TimeDelta::seconds(1),
+        points_every: started.points_every,
+        ..settings()
+    };
+    let mut p = Pipeline::new(
+        settings,
+        started.schedule,
+        &started.urls,
+        String::new(),
+        Vec::new(),
+    );
+    let (mut notes, mut ticks_behind, mut late_news) = (Vec::new(), 0, 0);
+    let mut delivered = i64::MIN;
+    while !p.is_over() {
+        let schedule = *p.schedule();
+        match reader.next_step(&schedule, p.ticks()) {
+            Step::Wait(wait) => std::thread::sleep(wait),
+            Step::Page(scrape) => {
+                notes.extend(reader.take_notes().into_iter().map(|n| n.1));
+                p.ingest(&scrape, 0);
+            }
+            Step::Tick => {
+                p.tick();
+                let s = p.snapshot().unwrap();
+                assert!(!s.verdict.stalled, "stalled at {} s", s.elapsed);
+                let now = reader.delivered_ms[0];
+                if Utc::now().timestamp_millis() - now > 2_000 {
+                    ticks_behind += 1;
+                    late_news += usize::from(now > delivered && s.window.fresh_pages > 0);
+                }
+                delivered = now;
+            }
+        }
+    }
+    // Behind, intervals still read the samples that came late.
+    assert!(
+        ticks_behind >= 10 && late_news * 2 >= ticks_behind,
+        "{late_news} of {ticks_behind}"
+    );
+    let behind: Vec<&String> = notes.iter().filter(|n| n.contains("fallen behind")).collect();
+    assert_eq!(behind.len(), 1, "{notes:?}");
+    // Every token the counter counted up to the newest sample read (100 a second).
+    let s = p.snapshot().unwrap();
+    let first = p.target(0).unwrap().since.unwrap().timestamp_millis();
+    let counted = s.figures.since_start.generated.unwrap();
+    let truth = (reader.delivered_ms[0] - first) as f64 / 10.0;
+    assert!((counted - truth).abs() < 1e-6, "{counted} of {truth}");
 }
