@@ -574,12 +574,11 @@ impl Pipeline {
         // the span up to the newest interval that counted.
         let counting = self.last.as_ref().is_some_and(|s| s.figures.since_start.counting);
         if let (false, Some((at, generated, finished))) = (counting, self.counted) {
-            let first_scrape = self.servers.iter().filter_map(|t| t.since).min();
             let generated = summary.generated_tokens.unwrap_or(generated);
             summary.generated_tokens = Some(generated);
             summary.finished_requests = summary.finished_requests.or(finished);
-            summary.mean_generation_rate = first_scrape
-                .map(|first| (at - first).as_seconds_f64())
+            summary.mean_generation_rate = crate::summary::counted_span(&self.servers, at)
+                .map(|span| span.as_seconds_f64())
                 .filter(|span| *span > 0.0)
                 .map(|span| generated / span);
         }
@@ -851,6 +850,9 @@ mod tests {
             "{stale_rows} of {rows}"
         );
         assert!(rated >= 40, "{rated}");
+        // The tokens since the start were counted between the samples of 0 s and 105 s.
+        let mean = p.summary().mean_generation_rate.unwrap();
+        assert!((mean / 1600.0 - 1.0).abs() < 0.001, "{mean}");
     }
 
     /// A page slow to read is not an outage: scraped every 15 s with a 30 s window, each

@@ -309,6 +309,9 @@ pub struct ServerRow {
     pub instances: BTreeMap<String, Instance>,
     /// How long the newest scrape took, seconds.
     pub scrape_s: Option<f64>,
+    /// How far its samples' own times lagged its first page and its newest (zero for a
+    /// server's own page): the tokens since the start were counted between those samples.
+    pub samples_lag: [TimeDelta; 2],
 }
 
 impl ServerRow {
@@ -323,6 +326,10 @@ impl ServerRow {
             skipped: t.skipped,
             instances: t.instances.clone(),
             scrape_s: t.scrape_s,
+            samples_lag: [
+                t.first_lag,
+                t.lags.back().copied().unwrap_or_else(TimeDelta::zero),
+            ],
         }
     }
 }
@@ -354,6 +361,8 @@ pub struct Target {
     /// to its scrape interval), over its last [`LAGS_KEPT`] pages: a series' points come
     /// that far apart, so a pause that long is no outage.
     lags: std::collections::VecDeque<TimeDelta>,
+    /// The lag of its first page's samples.
+    first_lag: TimeDelta,
     /// Whether the URL's unexpected Content-Type was said (once per URL).
     type_warned: bool,
     /// Whether its samples' own timestamps, far from the scrape, were said.
@@ -462,6 +471,7 @@ impl Target {
             skipped: 0,
             brought_news: false,
             lags: std::collections::VecDeque::with_capacity(LAGS_KEPT),
+            first_lag: TimeDelta::zero(),
             scrape_s: None,
             type_warned: false,
             time_warned: false,
@@ -696,6 +706,9 @@ impl Target {
             self.lags.pop_front();
         }
         self.lags.push_back(lag.map_or(TimeDelta::zero(), |s| -s));
+        if self.since.is_none() {
+            self.first_lag = lag.map_or(TimeDelta::zero(), |s| -s);
+        }
         let Some(skew) = skew else {
             return;
         };

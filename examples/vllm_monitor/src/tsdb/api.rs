@@ -435,7 +435,8 @@ pub struct Api {
     pub shown: String,
     client: Client,
     stop: Arc<AtomicBool>,
-    patience: Cell<Option<Instant>>,
+    /// Until when a request is waited for, what that moment is called and what follows.
+    patience: Cell<Option<(Instant, &'static str, &'static str)>>,
     pending: RefCell<Option<Pending>>,
 }
 
@@ -456,10 +457,19 @@ impl Api {
         }
     }
 
-    /// Requests from now on wait for their answer until `until` at most (`None`: until
-    /// the client's own deadline).
+    /// Requests from now on wait for their answer until `until` at most, the end of a
+    /// live interval (`None`: until the client's own deadline).
     pub fn patient_until(&self, until: Option<Instant>) {
-        self.patience.set(until);
+        self.patience
+            .set(until.map(|until| (until, "within the interval", "; read again at the next")));
+    }
+
+    /// Requests from now on wait for their answer until the end of a live run of
+    /// `--duration` at most: a start-up request the TSDB never answers ends the run when it
+    /// was to end, not at the client's deadline.
+    pub fn patient_until_the_run_ends(&self, until: Instant) {
+        self.patience
+            .set(Some((until, "before the run's --duration ended", "")));
     }
 
     fn get(&self, path: &str) -> Result<(u16, String), ApiError> {
@@ -486,9 +496,9 @@ impl Api {
             Err(Waited::Impatient) => {
                 self.pending.replace(Some(rx));
                 let waited = humantime::format_duration(self.client.timeout());
+                let (within, then) = self.patience.get().map_or(("in time", ""), |p| (p.1, p.2));
                 Err(ApiError::Transport(format!(
-                    "no answer within the interval (the TSDB may still answer within {waited}); \
-                     read again at the next"
+                    "no answer {within} (the TSDB may still answer within {waited}){then}"
                 )))
             }
             Err(Waited::Stopped) => Err(ApiError::Transport("stopped".into())),
@@ -502,7 +512,7 @@ impl Api {
                 return Err(Waited::Stopped);
             }
             let poll = match self.patience.get() {
-                Some(until) => match until.checked_duration_since(Instant::now()) {
+                Some((until, ..)) => match until.checked_duration_since(Instant::now()) {
                     Some(left) => left.min(STOP_POLL),
                     None => return pending.try_recv().map_err(|_| Waited::Impatient),
                 },

@@ -362,6 +362,10 @@ pub fn start(
     let matcher = federate_match();
     let lookback_ms = i64::try_from(args.lookback.as_millis()).unwrap_or(i64::MAX / 4);
     let (mut mode, mut started, duration) = span(args, Utc::now())?;
+    if let (Mode::Live(_), Some(duration)) = (mode, duration) {
+        // A TSDB that never answers the start's requests ends the run when it was to end.
+        api.patient_until_the_run_ends(std::time::Instant::now() + duration);
+    }
     let interval_ms = i64::try_from(args.interval_or_default().as_millis()).unwrap_or(i64::MAX / 4);
     let (check_from, check_to) = match mode {
         Mode::Past { to_ms } => (started.timestamp_millis() - lookback_ms, to_ms),
@@ -417,9 +421,7 @@ pub fn start(
     ));
     let what = what_is_read(&api.shown, mode, started);
     let mut reader = Reader::new(api, matcher, groups, lookback_ms, mode, reads, &schedule);
-    if let Some(every) = points_every(measured) {
-        reader.points_every_ms = every.num_milliseconds();
-    }
+    reader.points_every_ms = points_every(measured).map_or(reader.points_every_ms, |e| e.num_milliseconds());
     Ok(Started {
         reader,
         urls,

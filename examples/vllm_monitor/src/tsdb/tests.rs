@@ -1262,3 +1262,29 @@ fn a_tsdb_falling_behind_during_a_live_run_is_read_late_not_lost() {
     let truth = (reader.delivered_ms[0] - first) as f64 / 10.0;
     assert!((counted - truth).abs() < 1e-6, "{counted} of {truth}");
 }
+
+/// A TSDB that takes the start's first request and never answers it: a live run of
+/// `--duration` ends when it was to end, saying why, not at the client's deadline (a
+/// minute by default; 30 s here, whose message would not name the duration).
+#[test]
+fn a_start_the_tsdb_never_answers_ends_with_the_runs_duration() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        // Each connection is held, unanswered, until the loop ends.
+        let held: Vec<TcpStream> = listener.incoming().take(2).filter_map(Result::ok).collect();
+        drop(held);
+    });
+    let base = format!("http://127.0.0.1:{port}");
+    let args = crate::args::Args::try_parse_from(["vllm_monitor", "--prometheus", &base, "--duration", "1s"])
+        .unwrap();
+    let client = Access::default().client(Duration::from_secs(30), 1 << 20);
+    let failed = start(&args, &base, client, Arc::new(AtomicBool::new(false)));
+    let message = failed.err().expect("no start without an answer");
+    assert!(
+        message.contains("no answer before the run's --duration ended"),
+        "{message}"
+    );
+    let _ = TcpStream::connect(("127.0.0.1", port));
+    server.join().unwrap();
+}
