@@ -1,7 +1,7 @@
 //! One scraped URL: its tracker, its status, and what its scrapes announce (restarts per
 //! instance, faults, recoveries, instances that vanish from a federation).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::AtomicBool;
 
@@ -282,6 +282,43 @@ impl Ending {
     }
 }
 
+/// Whether a label tells copies of one series apart rather than servers: the scrape job,
+/// or an HA pair's replica label (`replica`, `prometheus_replica`, `__replica__`).
+fn tells_copies_apart(label: &str) -> bool {
+    label == "job" || label.to_ascii_lowercase().contains("replica")
+}
+
+/// A label as a tracked series has it: its name and value.
+type Label<'a> = (&'a str, &'a str);
+
+/// The first two of `series` whose labels differ only in labels that tell copies apart:
+/// the label they differ in, and the first one's other labels as written.
+fn copies(series: &[&promrate::TrackedSeries]) -> Option<(String, String)> {
+    let mut seen: HashMap<Vec<Label<'_>>, Vec<Label<'_>>> = HashMap::new();
+    for s in series {
+        let (mut copy, mut key): (Vec<_>, Vec<_>) =
+            s.labels().partition(|(name, _)| tells_copies_apart(name));
+        copy.sort_unstable();
+        key.sort_unstable();
+        match seen.get(&key) {
+            Some(other) if *other != copy => {
+                let differing = copy
+                    .iter()
+                    .chain(other)
+                    .find(|l| !copy.contains(l) || !other.contains(l))
+                    .map_or("job", |l| l.0);
+                let written: Vec<String> = key.iter().map(|(n, v)| format!("{n}=\"{v}\"")).collect();
+                return Some((differing.to_string(), format!("{{{}}}", written.join(","))));
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(key, copy);
+            }
+        }
+    }
+    None
+}
+
 /// Whether a page is HTML: by its Content-Type, or by its first character when it has none.
 fn is_html(content_type: Option<&str>, head: &str) -> bool {
     match content_type {
@@ -390,6 +427,10 @@ pub struct Target {
     /// ([`Target::series_in_turn`]).
     pages_in_turn: u32,
     in_turn_said: bool,
+    /// Whether a token counter served twice was said ([`Target::served_twice`]), and how
+    /// many series the check last saw (it looks again when that changes).
+    twice_said: bool,
+    twice_checked: usize,
     /// How far a sample's own time may be from its scrape and still be in a window ending
     /// at the scrape (`None`: not said, as for a TSDB's samples, which lag by its scrape
     /// interval by design), and whether it was said.
@@ -488,6 +529,8 @@ impl Target {
             typed_otherwise_said: false,
             pages_in_turn: 0,
             in_turn_said: false,
+            twice_said: false,
+            twice_checked: 0,
             retired: RetiredTotals::default(),
             by: None,
         }
@@ -800,6 +843,7 @@ impl Target {
         self.own_times(at, report.timestamp_skew, events);
         self.counters_typed_otherwise(at, kind, events);
         self.series_in_turn(at, kind, events);
+        self.served_twice(at, kind, events);
         self.since.get_or_insert(at);
         self.last_ok = Some(at);
         self.scrapes += 1;
@@ -898,6 +942,42 @@ impl Target {
                 metric.name
             )));
         }
+    }
+
+    /// A server's token counter served twice, the copies differing only in `job` (one
+    /// server scraped by two jobs: a ServiceMonitor and a PodMonitor) or in a replica label
+    /// (an HA pair a querier did not deduplicate): summed, as PromQL's `sum` sums them, the
+    /// figures are twice the truth. Said once, naming the first such server.
+    fn served_twice(&mut self, at: DateTime<Utc>, kind: ServerKind, events: &mut Vec<Event>) {
+        if self.twice_said {
+            return;
+        }
+        let mut found = None;
+        for metric in kind.0.generation {
+            let selector = crate::source::selector(metric.name, metric.only);
+            let series: Vec<&promrate::TrackedSeries> = self
+                .tracker
+                .matching(&selector)
+                .into_iter()
+                .flatten()
+                .filter(|s| self.tracker.on_newest_page(s))
+                .collect();
+            if series.is_empty() {
+                continue;
+            }
+            if series.len() > 1 && series.len() != std::mem::replace(&mut self.twice_checked, series.len()) {
+                found = copies(&series).map(|(label, copy)| (metric, label, copy));
+            }
+            break;
+        }
+        let Some((metric, label, copy)) = found else {
+            return;
+        };
+        self.twice_said = true;
+        events.push(self.event(EventKind::Warning, at, format!(
+            "its {} series come twice, differing only in `{label}` (first: {copy}): one server scraped by two jobs, or an HA pair not deduplicated? Both are summed, as PromQL's sum sums them: twice the truth. Deduplicate at the source (one scrape job a server; Thanos' --query.replica-label)",
+            metric.name
+        )));
     }
 
     /// Lines of a page otherwise read that did not parse: said once (their samples are
@@ -1233,6 +1313,55 @@ pub mod tests {
         // From the page after the warning on, at the scrapes' times: 100 a second.
         target.ingest(at(2), Ok(page(2)));
         assert_eq!(tokens_ewma(&target), 100.0);
+    }
+
+    /// One server's token counter served twice, the copies differing only in `job` (two
+    /// scrape jobs) or in a replica label (an HA pair a querier did not deduplicate): the
+    /// figures were twice the truth with nothing said. Said once, naming the label and the
+    /// server; two servers, or two engines of one, are no copies.
+    #[test]
+    fn a_counter_served_twice_is_said_once() {
+        let page = |s: i64, copies: [&str; 2]| {
+            let mut body = String::new();
+            for (n, labels) in copies.iter().enumerate() {
+                body += &format!(
+                    "vllm:generation_tokens_total{{instance=\"gpu{n}:8000\",{labels},model_name=\"m\"}} {}\n",
+                    100 * s
+                );
+            }
+            text_page(body.replace("gpu1:8000\",job", "gpu0:8000\",job"))
+        };
+        for (copies, label) in [
+            (["job=\"vllm\"", "job=\"pods\""], "job"),
+            (
+                [
+                    "job=\"vllm\",prometheus_replica=\"a\"",
+                    "job=\"vllm\",prometheus_replica=\"b\"",
+                ],
+                "prometheus_replica",
+            ),
+        ] {
+            let mut target = gpu1();
+            let first = warnings(target.ingest(at(0), Ok(page(0, copies))));
+            assert_eq!(first.len(), 1, "{first:?}");
+            assert!(
+                first[0].contains(&format!("differing only in `{label}`")),
+                "{}",
+                first[0]
+            );
+            assert!(first[0].contains("instance=\"gpu0:8000\""), "{}", first[0]);
+            assert!(
+                warnings(target.ingest(at(1), Ok(page(1, copies)))).is_empty(),
+                "said once"
+            );
+        }
+        // Two servers (other instances), and two engines of one server: no copies.
+        let mut target = gpu1();
+        let two_servers = "vllm:generation_tokens_total{instance=\"a:8000\",job=\"vllm\"} 1\n\
+             vllm:generation_tokens_total{instance=\"b:8000\",job=\"pods\"} 1\n\
+             vllm:generation_tokens_total{engine=\"0\",instance=\"c:8000\",job=\"vllm\"} 1\n\
+             vllm:generation_tokens_total{engine=\"1\",instance=\"c:8000\",job=\"vllm\"} 1\n";
+        assert!(warnings(target.ingest(at(0), Ok(text_page(two_servers)))).is_empty());
     }
 
     /// Two backends with other labels behind one URL, each scrape answered by the other:
