@@ -674,6 +674,19 @@ fn text_of_html(html: &str) -> String {
 pub struct JsonAnswer {
     pub status: u16,
     pub body: String,
+    /// How long the server asked to be left alone (`Retry-After`, in seconds or as a
+    /// date), when it did.
+    pub retry_after: Option<Duration>,
+}
+
+/// A `Retry-After` value as a wait from now (`now_unix`): seconds, or an HTTP date.
+pub fn retry_after(value: &str, now_unix: i64) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?.timestamp();
+    Some(Duration::from_secs(u64::try_from(at - now_unix).unwrap_or(0)))
 }
 
 impl Client {
@@ -685,6 +698,11 @@ impl Client {
         let started = Instant::now();
         let response = self.call(endpoint, JSON)?;
         let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| retry_after(v, chrono::Utc::now().timestamp()));
         let encoding = response
             .headers()
             .get("content-encoding")
@@ -706,7 +724,11 @@ impl Client {
             })
             .map_err(|e| worded(e, self.timeout).to_string())?;
         let body = String::from_utf8(body).map_err(|e| format!("reading body failed: {e}"))?;
-        Ok(JsonAnswer { status, body })
+        Ok(JsonAnswer {
+            status,
+            body,
+            retry_after,
+        })
     }
 }
 

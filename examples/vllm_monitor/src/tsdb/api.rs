@@ -438,7 +438,12 @@ pub struct Api {
     /// Until when a request is waited for, what that moment is called and what follows.
     patience: Cell<Option<(Instant, &'static str, &'static str)>>,
     pending: RefCell<Option<Pending>>,
+    /// Until when the TSDB asked not to be asked (a 429 or 503 with `Retry-After`).
+    left_alone_until: Cell<Option<Instant>>,
 }
+
+/// The longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 /// How often a wait for an answer looks at the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -454,6 +459,7 @@ impl Api {
             stop,
             patience: Cell::new(None),
             pending: RefCell::new(None),
+            left_alone_until: Cell::new(None),
         }
     }
 
@@ -473,6 +479,17 @@ impl Api {
     }
 
     fn get(&self, path: &str) -> Result<(u16, String), ApiError> {
+        if let Some(until) = self.left_alone_until.get() {
+            match until.checked_duration_since(Instant::now()) {
+                Some(left) => {
+                    return Err(ApiError::Transport(format!(
+                        "the TSDB asked not to be asked for a while (Retry-After); asked again in {}",
+                        humantime::format_duration(Duration::from_secs(left.as_secs() + 1))
+                    )))
+                }
+                None => self.left_alone_until.set(None),
+            }
+        }
         // The request left waiting before: its answer (of a span read again since) first.
         if let Some(pending) = self.pending.take() {
             if let Err(Waited::Impatient) = self.wait(&pending) {
@@ -491,6 +508,12 @@ impl Api {
         match self.wait(&rx) {
             Ok(answer) => {
                 let answer = answer.map_err(ApiError::Transport)?;
+                if let (429 | 503, Some(wait)) = (answer.status, answer.retry_after) {
+                    // Honoured up to five minutes: a longer wait is the TSDB's mistake, and
+                    // the run would show nothing meanwhile.
+                    self.left_alone_until
+                        .set(Some(Instant::now() + wait.min(MAX_RETRY_AFTER)));
+                }
                 Ok((answer.status, answer.body))
             }
             Err(Waited::Impatient) => {

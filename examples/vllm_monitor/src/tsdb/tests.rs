@@ -1288,3 +1288,55 @@ fn a_start_the_tsdb_never_answers_ends_with_the_runs_duration() {
     let _ = TcpStream::connect(("127.0.0.1", port));
     server.join().unwrap();
 }
+
+/// A TSDB that answers 503 with `Retry-After` (an overloaded querier) is left alone that
+/// long: the reads meanwhile fail at once, saying so, without a request; the one after
+/// is sent. Seconds and HTTP dates are read; a wait is honoured up to five minutes.
+#[test]
+fn a_retry_after_is_honoured() {
+    use crate::http::retry_after;
+    assert_eq!(retry_after("7", 0), Some(Duration::from_secs(7)));
+    assert_eq!(
+        retry_after("Thu, 01 Jan 1970 00:01:40 GMT", 40),
+        Some(Duration::from_secs(60))
+    );
+    assert_eq!(retry_after("soon", 0), None);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let mut asked = 0;
+        for stream in listener.incoming().take(2) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            asked += 1;
+            let (status, extra, body) = match asked {
+                1 => (
+                    "503 Service Unavailable",
+                    "Retry-After: 1\r\n",
+                    r#"{"status":"error","errorType":"unavailable","error":"too many outstanding requests"}"#,
+                ),
+                _ => ("200 OK", "", r#"{"status":"success","data":["gpu1:8000"]}"#),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        asked
+    });
+    let client = Access::default().client(Duration::from_secs(10), 1 << 20);
+    let stop = Arc::new(AtomicBool::new(false));
+    let api = super::api::Api::new(&format!("http://127.0.0.1:{port}"), client, stop);
+    let refused = api.label_values("instance", None, 0, 1).unwrap_err().to_string();
+    assert!(refused.contains("503"), "{refused}");
+    let waiting = api.label_values("instance", None, 0, 1).unwrap_err().to_string();
+    assert!(waiting.contains("Retry-After"), "{waiting}");
+    std::thread::sleep(Duration::from_millis(1_100));
+    assert_eq!(api.label_values("instance", None, 0, 1).unwrap(), ["gpu1:8000"]);
+    assert_eq!(server.join().unwrap(), 2, "no request while left alone");
+}
