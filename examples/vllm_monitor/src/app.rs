@@ -45,6 +45,8 @@ enum Input {
         /// Whether each scrape says when it was read (`tick`), as this monitor's do.
         ours: bool,
         speed: Option<f64>,
+        /// The longest line read (`--max-page-mib`'s pages, written as JSON).
+        max_line: u64,
     },
     /// `--prometheus`: a TSDB read interval by interval, live or a past span.
     Tsdb(Box<crate::tsdb::Reader>),
@@ -169,7 +171,11 @@ impl App {
         // A recording that cannot be read is the run's failure, not the arguments'.
         let recording = match &args.replay {
             Some(file) => {
-                Some(replay::survey(Path::new(file)).map_err(|message| StartError { message, status: 1 })?)
+                let max_line = recording::max_line_for(args.max_page_mib.saturating_mul(1 << 20));
+                Some(
+                    replay::survey(Path::new(file), max_line)
+                        .map_err(|message| StartError { message, status: 1 })?,
+                )
             }
             None => None,
         };
@@ -377,6 +383,7 @@ impl App {
             // Placed by their ticks only when the intervals are the recording's.
             ours: recording.ours && args.interval.is_none_or(|i| i == recording.interval),
             speed: args.speed,
+            max_line: recording::max_line_for(args.max_page_mib.saturating_mul(1 << 20)),
         };
         (pipeline, input, recording.urls, notes)
     }
@@ -391,6 +398,7 @@ impl App {
                 numbering: Numbering::new(&[]),
                 ours: false,
                 speed: None,
+                max_line: 0,
             },
         ) {
             Input::Live {
@@ -403,7 +411,8 @@ impl App {
                 numbering,
                 ours,
                 speed,
-            } => self.run_replay(&file, &numbering, ours, speed),
+                max_line,
+            } => self.run_replay(&file, &numbering, ours, speed, max_line),
             Input::Tsdb(mut reader) => self.run_tsdb(&mut reader),
         };
         self.stop.store(true, Ordering::SeqCst);
@@ -534,8 +543,9 @@ impl App {
         numbering: &Numbering,
         ours: bool,
         speed: Option<f64>,
+        max_line: u64,
     ) -> Option<String> {
-        let mut scrapes = match recording::open(Path::new(file)) {
+        let mut scrapes = match recording::open_within(Path::new(file), max_line) {
             Ok(s) => s,
             Err(e) => return Some(format!("{file}: {e}")),
         };

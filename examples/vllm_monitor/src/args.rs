@@ -233,7 +233,9 @@ pub struct Args {
 
     /// The largest page read, in MiB (a `/federate` page of 10,000 vLLM servers is about
     /// 600 MiB); a larger one is a scrape error that says so, refused before reading when
-    /// its Content-Length says so, else as soon as the limit is passed.
+    /// its Content-Length says so, else as soon as the limit is passed. A replayed
+    /// recording's lines may be twice as long, and 1 MiB (a page written as JSON); a longer
+    /// one is skipped, said.
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub max_page_mib: u64,
 

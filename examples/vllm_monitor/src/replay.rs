@@ -106,17 +106,23 @@ fn excerpt(text: &[u8]) -> String {
 /// Reads the recording at `path` to learn its run (streaming: nothing is kept but the URLs
 /// and the scrape times of the first URL; a recording of the monitor's, with its header,
 /// is read up to its first scrape). A recording without any scrape is an error that names
-/// the first line that is not one.
-pub fn survey(path: &Path) -> Result<Recording, String> {
+/// the first line that is not one. Lines longer than `max_line` are skipped, said.
+pub fn survey(path: &Path, max_line: u64) -> Result<Recording, String> {
     let shown = path.display().to_string();
-    let header = recording::open(path)
+    let header = recording::open_within(path, max_line)
         .map_err(|e| unreadable(&shown, &e))?
         .header()
         .cloned();
     // Another scraper's recording says nothing of its run but its scrapes: their URLs and
     // start are those of the scrapes whose times are right, checked as the replay checks
     // them, and how far a time may be off depends on the interval, known at the end.
-    let mut scan = scan(path, &shown, header.is_some(), far(recording::MIN_INTERVAL))?;
+    let mut scan = scan(
+        path,
+        &shown,
+        header.is_some(),
+        far(recording::MIN_INTERVAL),
+        max_line,
+    )?;
     let Some(mut started) = scan.first else {
         return Err(scan.nothing(&shown, header.is_some()));
     };
@@ -149,7 +155,7 @@ pub fn survey(path: &Path) -> Result<Recording, String> {
     let interval = scan.interval();
     if far(interval) > far(recording::MIN_INTERVAL) {
         // A long interval lets times be further apart: read again with it.
-        let again = self::scan(path, &shown, false, far(interval))?;
+        let again = self::scan(path, &shown, false, far(interval), max_line)?;
         started = again.first.unwrap_or(started);
         scan.urls = again.urls;
     }
@@ -175,8 +181,8 @@ fn unreadable(shown: &str, e: &RecordingError) -> String {
 
 /// One pass of [`survey`], with times `far` apart found wrong; up to the first scrape of
 /// a recording with a `header` (the header says the rest).
-fn scan(path: &Path, shown: &str, header: bool, far: TimeDelta) -> Result<Scan, String> {
-    let mut replay = recording::open(path).map_err(|e| unreadable(shown, &e))?;
+fn scan(path: &Path, shown: &str, header: bool, far: TimeDelta, max_line: u64) -> Result<Scan, String> {
+    let mut replay = recording::open_within(path, max_line).map_err(|e| unreadable(shown, &e))?;
     let mut scan = Scan::default();
     let mut bad = None;
     let lines = std::iter::from_fn(|| {

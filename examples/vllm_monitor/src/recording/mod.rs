@@ -76,7 +76,7 @@ mod tests;
 mod write;
 
 pub use background::Background;
-pub use read::{open, Replay};
+pub use read::{max_line_for, open, open_within, Replay};
 pub use write::Writer;
 
 use std::fmt;

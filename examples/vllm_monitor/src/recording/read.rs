@@ -14,10 +14,27 @@ use super::{
     HEADER_FIELDS, VERSION, ZSTD_MAGIC,
 };
 
+/// The longest line a recording may have by default: twice the default page limit
+/// (`--max-page-mib`, 1 GiB), as a page's text grows when written as a JSON string.
+pub const DEFAULT_MAX_LINE: u64 = 2 << 30;
+
+/// The longest line of a recording whose pages are at most `max_page_bytes`: twice that
+/// (a page's text grows when written as a JSON string) and 1 MiB for the line's fields.
+pub fn max_line_for(max_page_bytes: u64) -> u64 {
+    max_page_bytes.saturating_mul(2).saturating_add(1 << 20)
+}
+
 /// Opens a recording for replay: plain, gzip or zstd by its first bytes. Its first line is
 /// read at once, so that [`Replay::header`] can be asked before any scrape; a header of a
-/// newer format version, or one of the monitor's that is damaged, fails here.
+/// newer format version, or one of the monitor's that is damaged, fails here. Lines are at
+/// most [`DEFAULT_MAX_LINE`] long ([`open_within`]).
 pub fn open(path: &Path) -> Result<Replay, RecordingError> {
+    open_within(path, DEFAULT_MAX_LINE)
+}
+
+/// [`open`] with lines of at most `max_line` bytes: a longer one is skipped as it is
+/// read, never held, and is an error of its line (the iteration goes on after it).
+pub fn open_within(path: &Path, max_line: u64) -> Result<Replay, RecordingError> {
     let unreadable = |e: io::Error| RecordingError {
         line: 0,
         message: e.to_string(),
@@ -47,6 +64,7 @@ pub fn open(path: &Path) -> Result<Replay, RecordingError> {
     };
     let mut replay = Replay {
         input,
+        max_line,
         text: Vec::new(),
         line: 0,
         header: None,
@@ -70,6 +88,8 @@ pub fn open(path: &Path) -> Result<Replay, RecordingError> {
 /// recording needs the memory of one page, not of the run.
 pub struct Replay {
     input: Box<dyn BufRead + Send>,
+    /// The longest line read; a longer one is skipped.
+    max_line: u64,
     /// The line being read, kept between lines so that a page's size is allocated once.
     text: Vec<u8>,
     /// The number of the last line read.
@@ -131,7 +151,8 @@ impl Replay {
                 return None;
             }
             self.text.clear();
-            match self.input.read_until(b'\n', &mut self.text) {
+            let mut bounded = (&mut self.input).take(self.max_line.saturating_add(1));
+            match bounded.read_until(b'\n', &mut self.text) {
                 Ok(0) => {
                     self.ended = true;
                     return None;
@@ -156,6 +177,9 @@ impl Replay {
                 }
             }
             self.line += 1;
+            if self.text.len() as u64 > self.max_line && self.text.last() != Some(&b'\n') {
+                return Some(Err(self.skip_long_line()));
+            }
             if self.text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -177,6 +201,36 @@ impl Replay {
                     message: format!("not JSON: {}", json_error(&e)),
                 })),
             };
+        }
+    }
+}
+
+impl Replay {
+    /// Reads past the rest of a line longer than [`Replay::max_line`] without keeping it;
+    /// the error that says so.
+    fn skip_long_line(&mut self) -> RecordingError {
+        self.text.clear();
+        loop {
+            let (used, done) = match self.input.fill_buf() {
+                Ok([]) => (0, true),
+                Ok(rest) => match memchr::memchr(b'\n', rest) {
+                    Some(end) => (end + 1, true),
+                    None => (rest.len(), false),
+                },
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => (0, false),
+                Err(_) => (0, true),
+            };
+            self.input.consume(used);
+            if done {
+                break;
+            }
+        }
+        RecordingError {
+            line: self.line,
+            message: format!(
+                "longer than the {} MiB a line may have (twice --max-page-mib and 1 MiB): skipped",
+                self.max_line >> 20
+            ),
         }
     }
 }

@@ -271,3 +271,31 @@ fn header_values_out_of_the_command_lines_range_are_refused() {
         assert!(output.stdout.is_empty(), "{field}");
     }
 }
+
+/// A recording line longer than the pages `--max-page-mib` allows (twice that, as JSON,
+/// and 1 MiB): skipped as it is read, never held whole (a 500 MB line was held about three
+/// times over), and said with its number; the others replay as they would alone.
+#[test]
+fn a_line_longer_than_the_page_limit_allows_is_skipped_and_said() {
+    let mut lines: Vec<String> = (0..20)
+        .map(|i| scrape(unix(i as f64), i as f64).to_string())
+        .collect();
+    let mut long = scrape(unix(7.0), 7.0);
+    long["body"] = json!(format!("# {}\n{}", "x".repeat(4 << 20), page(7.0)));
+    lines[7] = long.to_string();
+    let file = File::new("long.jsonl", &lines);
+    let rows = replay(&file, &["--max-page-mib", "1"]);
+    let said = warnings(&rows);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("line 8:") && said[0].contains("longer than the 3 MiB a line may have"),
+        "{said:?}"
+    );
+    let rows_of = intervals(&rows);
+    let rate = rows_of.last().unwrap()["generation_tokens_per_s"]["window"]
+        .as_f64()
+        .unwrap();
+    assert!((rate - 1_000.0).abs() < 1.0, "{rate}");
+    // Within the default limit, the same line is read.
+    assert!(warnings(&replay(&file, &[])).is_empty());
+}
