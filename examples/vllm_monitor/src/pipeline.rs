@@ -44,6 +44,23 @@ pub struct Settings {
     pub points_every: Option<TimeDelta>,
 }
 
+/// How far apart a federation's samples may come: two of Prometheus' default scrape
+/// intervals (a minute). Its series are made before its pages show how far apart (how
+/// far their own times lag the scrape), and an EWMA that starts afresh at every point has
+/// no value: through `/federate` of a TSDB scraping every 15 s, read every 2 s, it had
+/// none on any row.
+const FEDERATION_POINTS_APART: TimeDelta = TimeDelta::minutes(2);
+
+/// The pause past which a URL's EWMA starts afresh: two intervals and a timeout, and for a
+/// `/federate` URL as long as its samples may come apart too.
+fn ewma_gap(settings: &Settings, url: &str) -> TimeDelta {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    match path.trim_end_matches('/').ends_with("/federate") {
+        true => settings.out_after() + FEDERATION_POINTS_APART,
+        false => settings.out_after(),
+    }
+}
+
 /// How long a series missing from the pages is kept: PromQL's default lookback.
 const STALE_AFTER: TimeDelta = TimeDelta::minutes(5);
 
@@ -188,7 +205,7 @@ impl Pipeline {
                 t.by = settings.by.clone();
                 t.tracker
                     .ewma_time_constant(settings.ewma_tau)
-                    .ewma_restart_after(settings.out_after())
+                    .ewma_restart_after(ewma_gap(&settings, url))
                     // Pages come once an interval: each series' points are allocated once.
                     .expect_interval(settings.points_every.unwrap_or(settings.interval))
                     // A server's page repeats its label sets under many names: 10,000
@@ -793,7 +810,7 @@ mod tests {
         let mut p = Pipeline::new(
             plain_settings(60, 1, 5),
             schedule,
-            &["federation".to_string()],
+            &["http://prom:9090/federate?match[]=x".to_string()],
             String::new(),
             Vec::new(),
         );
@@ -835,6 +852,8 @@ mod tests {
                     let rate =
                         rate.unwrap_or_else(|| panic!("no rate at {}: {:?}", s.elapsed, s.figures.window));
                     assert!((rate / 1600.0 - 1.0).abs() < 0.005, "{rate} at {}", s.elapsed);
+                    let ewma = s.figures.generation.ewma;
+                    assert!(ewma.is_some_and(|e| (e / 1600.0 - 1.0).abs() < 0.005), "{ewma:?}");
                     rated += 1;
                 }
             }

@@ -88,18 +88,22 @@ impl Summary {
 }
 
 /// The span the servers' tokens since the start were counted over, up to the interval at
-/// `at`: from their first page to their newest (at most `at`), each moved back by how far
-/// its samples' own times lagged the page (a federation's samples carry the times it
-/// scraped them, up to its scrape interval before the page: a mean over the pages' span
-/// was 10% off over 50 s).
+/// `at`: the mean over their token counters of the time from each one's first point to its
+/// newest (a federation's or a TSDB's samples carry the times they were scraped, each
+/// server's its own: a mean over the pages' span was up to 10% off over 50 s), or from
+/// the first page to `at` for URLs whose counters are not known (none yet, or none now).
 pub fn counted_span(servers: &[ServerRow], at: DateTime<Utc>) -> Option<TimeDelta> {
-    let first = servers
-        .iter()
-        .filter_map(|t| Some(t.since? - t.samples_lag[0]))
-        .min()?;
-    let last = servers
-        .iter()
-        .filter_map(|t| Some(t.last_ok?.min(at) - t.samples_lag[1]))
-        .max()?;
-    Some(last - first)
+    let (mut weighted_ms, mut counters) = (0.0, 0);
+    for counted in servers.iter().filter_map(|t| t.counted) {
+        weighted_ms += (counted.newest_ms.min(at.timestamp_millis() as f64) - counted.first_ms)
+            * counted.counters as f64;
+        counters += counted.counters;
+    }
+    if counters > 0 {
+        return Some(TimeDelta::milliseconds(
+            (weighted_ms / counters as f64).round() as i64
+        ));
+    }
+    let first = servers.iter().filter_map(|t| t.since).min()?;
+    Some(at - first)
 }

@@ -346,9 +346,19 @@ pub struct ServerRow {
     pub instances: BTreeMap<String, Instance>,
     /// How long the newest scrape took, seconds.
     pub scrape_s: Option<f64>,
-    /// How far its samples' own times lagged its first page and its newest (zero for a
-    /// server's own page): the tokens since the start were counted between those samples.
-    pub samples_lag: [TimeDelta; 2],
+    /// The span its tokens since the start were counted over: the mean time of its token
+    /// counters' first points and of their newest, with how many there are (a
+    /// federation's or a TSDB's samples carry their own times, each server's its own).
+    pub counted: Option<Counted>,
+}
+
+/// When a URL's token counters were first and last read: the mean time of their first
+/// points and of their newest, in Unix milliseconds, and how many counters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Counted {
+    pub first_ms: f64,
+    pub newest_ms: f64,
+    pub counters: usize,
 }
 
 impl ServerRow {
@@ -363,10 +373,7 @@ impl ServerRow {
             skipped: t.skipped,
             instances: t.instances.clone(),
             scrape_s: t.scrape_s,
-            samples_lag: [
-                t.first_lag,
-                t.lags.back().copied().unwrap_or_else(TimeDelta::zero),
-            ],
+            counted: t.counted(),
         }
     }
 }
@@ -398,8 +405,9 @@ pub struct Target {
     /// to its scrape interval), over its last [`LAGS_KEPT`] pages: a series' points come
     /// that far apart, so a pause that long is no outage.
     lags: std::collections::VecDeque<TimeDelta>,
-    /// The lag of its first page's samples.
-    first_lag: TimeDelta,
+    /// Its token counters' first points: their mean time and how many (see
+    /// [`ServerRow::counted`]), from the first page that had them.
+    first_counted: Option<(f64, usize)>,
     /// Whether the URL's unexpected Content-Type was said (once per URL).
     type_warned: bool,
     /// Whether its samples' own timestamps, far from the scrape, were said.
@@ -512,7 +520,7 @@ impl Target {
             skipped: 0,
             brought_news: false,
             lags: std::collections::VecDeque::with_capacity(LAGS_KEPT),
-            first_lag: TimeDelta::zero(),
+            first_counted: None,
             scrape_s: None,
             type_warned: false,
             time_warned: false,
@@ -544,6 +552,36 @@ impl Target {
     }
 
     /// Whether this URL's figures count at `fresh` (its newest page is not older).
+    /// The mean time of the newest points of its token counters on the newest page, in
+    /// Unix milliseconds, and how many there are (none without a token counter).
+    fn token_points(&self, kind: ServerKind) -> Option<(f64, usize)> {
+        for metric in kind.0.generation {
+            let selector = crate::source::selector(metric.name, metric.only);
+            let (mut sum, mut count) = (0.0, 0);
+            for series in self.tracker.matching(&selector).into_iter().flatten() {
+                if let Some(point) = series.counter().and_then(|c| c.last()) {
+                    sum += point.timestamp_ms as f64;
+                    count += 1;
+                }
+            }
+            if count > 0 {
+                return Some((sum / count as f64, count));
+            }
+        }
+        None
+    }
+
+    /// The span its tokens since the start were counted over ([`ServerRow::counted`]).
+    fn counted(&self) -> Option<Counted> {
+        let (first_ms, _) = self.first_counted?;
+        let (newest_ms, counters) = self.token_points(self.status.kind()?)?;
+        Some(Counted {
+            first_ms,
+            newest_ms,
+            counters,
+        })
+    }
+
     /// The most its samples' own times lagged their scrapes over its last pages (zero for
     /// a server's own page, whose samples are the scrape's).
     pub fn samples_lag(&self) -> TimeDelta {
@@ -749,9 +787,6 @@ impl Target {
             self.lags.pop_front();
         }
         self.lags.push_back(lag.map_or(TimeDelta::zero(), |s| -s));
-        if self.since.is_none() {
-            self.first_lag = lag.map_or(TimeDelta::zero(), |s| -s);
-        }
         let Some(skew) = skew else {
             return;
         };
@@ -842,8 +877,7 @@ impl Target {
         }
         self.own_times(at, report.timestamp_skew, events);
         self.counters_typed_otherwise(at, kind, events);
-        self.series_in_turn(at, kind, events);
-        self.served_twice(at, kind, events);
+        self.token_counters(at, kind, events);
         self.since.get_or_insert(at);
         self.last_ok = Some(at);
         self.scrapes += 1;
@@ -941,6 +975,16 @@ impl Target {
                 "its {} series change from page to page ({gone} of the page before missing, {here} on this one, {IN_TURN_PAGES} pages running): several backends behind one URL, each scrape answered by another? Only the newest page's series are rated, so the figures may be one backend's; scrape each backend's own URL",
                 metric.name
             )));
+        }
+    }
+
+    /// What a page's token counters tell: series served in turn or twice (said once each),
+    /// and the first points they were counted from.
+    fn token_counters(&mut self, at: DateTime<Utc>, kind: ServerKind, events: &mut Vec<Event>) {
+        self.series_in_turn(at, kind, events);
+        self.served_twice(at, kind, events);
+        if self.first_counted.is_none() {
+            self.first_counted = self.token_points(kind);
         }
     }
 

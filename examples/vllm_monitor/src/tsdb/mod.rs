@@ -342,6 +342,26 @@ fn behind_the_clock(
     (lag_ms > scrape_ms + interval_ms).then(|| TimeDelta::seconds(lag_ms.div_euclid(1000) + 1))
 }
 
+/// The lookback, raised to two of the TSDB's scrape intervals when it is shorter (said): a
+/// series' newest sample is up to a scrape interval old, and one shorter lookback left
+/// the servers of a TSDB scraping every minute out of every other interval of a past span
+/// ("gone", then "back"; 5% of the tokens lost).
+fn reaching_two_scrapes(lookback_ms: i64, density: Option<f64>, notes: &mut Vec<String>) -> i64 {
+    let Some(every) = points_every(density).map(|e| e.num_milliseconds()) else {
+        return lookback_ms;
+    };
+    if lookback_ms >= 2 * every {
+        return lookback_ms;
+    }
+    notes.push(format!(
+        "the lookback is {} s, twice the TSDB's scrape interval ({} s), not the {} s asked: a series' newest sample is up to a scrape interval old",
+        2 * every / 1000,
+        every / 1000,
+        lookback_ms / 1000
+    ));
+    2 * every
+}
+
 /// How often a series gets a point, from the density measured (samples a second): no
 /// more often than a sample a second, so that one odd series measured does not size
 /// every series' points for more than the densest scrape in common use.
@@ -381,6 +401,7 @@ pub fn start(
     let counts = series_per_instance(&api, &matcher, check_to).map_err(|e| format!("{}: {e}", api.shown))?;
     let sampled = measured_density(&api, &matcher, &counts, check_to);
     let measured = sampled.density;
+    let lookback_ms = reaching_two_scrapes(lookback_ms, measured, &mut notes);
     if let Mode::Live(_) = mode {
         if let Some((clock, note)) = followed(&sampled, check_to, interval_ms) {
             (mode, started) = (Mode::Live(clock), clock.now());
