@@ -551,7 +551,6 @@ impl Target {
         self.window_reach = Some(reach);
     }
 
-    /// Whether this URL's figures count at `fresh` (its newest page is not older).
     /// The mean time of the newest points of its token counters on the newest page, in
     /// Unix milliseconds, and how many there are (none without a token counter).
     fn token_points(&self, kind: ServerKind) -> Option<(f64, usize)> {
@@ -588,6 +587,7 @@ impl Target {
         self.lags.iter().copied().max().unwrap_or_else(TimeDelta::zero)
     }
 
+    /// Whether this URL's figures count at `fresh` (its newest page is not older).
     pub fn is_fresh(&self, fresh: DateTime<Utc>) -> bool {
         self.status.is_ok() && self.last_ok.is_some_and(|at| at >= fresh)
     }

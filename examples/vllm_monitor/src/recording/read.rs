@@ -27,7 +27,7 @@ pub fn max_line_for(max_page_bytes: u64) -> u64 {
 /// Opens a recording for replay: plain, gzip or zstd by its first bytes. Its first line is
 /// read at once, so that [`Replay::header`] can be asked before any scrape; a header of a
 /// newer format version, or one of the monitor's that is damaged, fails here. Lines are at
-/// most [`DEFAULT_MAX_LINE`] long ([`open_within`]).
+/// most 2 GiB long (`DEFAULT_MAX_LINE`; [`open_within`] sets another bound).
 pub fn open(path: &Path) -> Result<Replay, RecordingError> {
     open_within(path, DEFAULT_MAX_LINE)
 }
