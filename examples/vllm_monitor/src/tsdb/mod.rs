@@ -734,8 +734,10 @@ impl Reader {
             let span = match reading.span {
                 Some(ref span) => span,
                 None => {
+                    // Live, the read's own start (after the newest sample delivered, or a
+                    // failed read's span): its samples there are new, not repeats.
                     let lo_ms = match self.mode {
-                        Mode::Live(_) => reading.lo_ms.min(self.delivered_ms[group].max(held.lo_ms)),
+                        Mode::Live(_) => held.lo_ms,
                         Mode::Past { .. } => reading.lo_ms,
                     };
                     let hi_ms = reading.hi_ms.min(held.hi_ms);
