@@ -389,21 +389,28 @@ fn counter_matrix_every(
     range: i64,
     restart_ms: i64,
 ) -> (u16, String) {
-    let first = (at - range).div_euclid(step) + 1;
-    let values: Vec<String> = (first..=at.div_euclid(step))
-        .map(|k| {
-            let t = k * step;
-            let tokens = if t >= restart_ms {
-                (t - restart_ms) / 10
-            } else {
-                t / 10
-            };
-            format!("[{}.{:03},\"{tokens}\"]", t / 1000, t % 1000)
-        })
-        .collect();
-    let result: Vec<String> = instances
+    let servers: Vec<(&str, i64)> = instances.iter().map(|i| (*i, 0)).collect();
+    offset_matrix(step, &servers, at, range, restart_ms)
+}
+
+/// Servers at 100 tokens/s each, scraped every `step` ms, each `offset` ms into the step,
+/// restarted (from 0) at `restart_ms`: the matrix over the `range` ms before `at`.
+fn offset_matrix(step: i64, servers: &[(&str, i64)], at: i64, range: i64, restart_ms: i64) -> (u16, String) {
+    let result: Vec<String> = servers
         .iter()
-        .map(|instance| {
+        .map(|(instance, offset)| {
+            let first = (at - range - offset).div_euclid(step) + 1;
+            let values: Vec<String> = (first..=(at - offset).div_euclid(step))
+                .map(|k| {
+                    let t = k * step + offset;
+                    let tokens = if t >= restart_ms {
+                        (t - restart_ms) / 10
+                    } else {
+                        t / 10
+                    };
+                    format!("[{}.{:03},\"{tokens}\"]", t / 1000, t % 1000)
+                })
+                .collect();
             format!(
                 r#"{{"metric":{{"__name__":"vllm:generation_tokens_total","instance":"{instance}"}},"values":[{}]}}"#,
                 values.join(",")
@@ -530,6 +537,35 @@ fn replay_past_in(
         }
     }
     (p, started.urls)
+}
+
+/// A past `span` read every `interval` through a pipeline with `window` and `timeout`:
+/// the pipeline, and `row` of each interval's snapshot.
+fn past_rows<T>(
+    api: &CannedApi,
+    span: [&str; 4],
+    (interval, window, timeout): (TimeDelta, TimeDelta, TimeDelta),
+    row: impl Fn(&crate::snapshot::Snapshot) -> T,
+) -> (Pipeline, Vec<T>) {
+    let settings = Settings {
+        window,
+        interval,
+        timeout,
+        ..settings()
+    };
+    let every = format!("{}s", interval.num_seconds());
+    let mut rows = Vec::new();
+    let (p, _) = replay_past_in(
+        api,
+        &[&span[..], &["--interval", &every]].concat(),
+        settings,
+        |seen| {
+            if let Seen::Tick(_, p) = seen {
+                rows.push(row(p.snapshot().unwrap()));
+            }
+        },
+    );
+    (p, rows)
 }
 
 /// A past span read from the canned API through the pipeline: every full window without
@@ -1155,29 +1191,15 @@ fn a_tsdb_scraping_every_15_s_gives_every_full_window_its_rate() {
         None => counter_api(i64::MAX)(path),
     });
     let span = ["--from", "2027-01-15T08:00:00Z", "--to", "2027-01-15T08:02:00Z"];
-    let settings = Settings {
-        window: TimeDelta::seconds(30),
-        interval: TimeDelta::seconds(2),
-        timeout: TimeDelta::seconds(2),
-        ..settings()
-    };
-    let mut rows = Vec::new();
-    let (p, _) = replay_past_in(
-        &api,
-        &[&span[..], &["--interval", "2s"]].concat(),
-        settings,
-        |seen| {
-            if let Seen::Tick(_, p) = seen {
-                let s = p.snapshot().unwrap();
-                rows.push((
-                    s.elapsed,
-                    s.figures.generation.window,
-                    s.window.fresh_pages,
-                    s.verdict.stalled,
-                ));
-            }
-        },
-    );
+    let seconds = TimeDelta::seconds;
+    let (p, rows) = past_rows(&api, span, (seconds(2), seconds(30), seconds(2)), |s| {
+        (
+            s.elapsed,
+            s.figures.generation.window,
+            s.window.fresh_pages,
+            s.verdict.stalled,
+        )
+    });
     assert_eq!(p.settings().points_every, Some(TimeDelta::seconds(15)));
     assert_eq!(rows.len(), 60);
     let full: Vec<_> = rows.iter().filter(|r| r.0 >= 45.0).collect();
@@ -1341,35 +1363,11 @@ fn a_retry_after_is_honoured() {
     assert_eq!(server.join().unwrap(), 2, "no request while left alone");
 }
 
-/// Servers `a:8000` and `b:8000` at 100 tokens/s each, scraped every `every` ms, `b`
-/// `offset` ms after `a`: the matrix over the `range` ms before `at`.
-fn two_servers_matrix(every: i64, offset: i64, at: i64, range: i64) -> (u16, String) {
-    let result: Vec<String> = [("a:8000", 0), ("b:8000", offset)]
-        .iter()
-        .map(|(instance, offset)| {
-            let first = (at - range - offset).div_euclid(every) + 1;
-            let values: Vec<String> = (first..=(at - offset).div_euclid(every))
-                .map(|k| {
-                    let t = k * every + offset;
-                    format!("[{}.{:03},\"{}\"]", t / 1000, t % 1000, t / 10)
-                })
-                .collect();
-            format!(
-                r#"{{"metric":{{"__name__":"vllm:generation_tokens_total","instance":"{instance}"}},"values":[{}]}}"#,
-                values.join(",")
-            )
-        })
-        .collect();
-    success(&format!(
-        r#"{{"resultType":"matrix","result":[{}]}}"#,
-        result.join(",")
-    ))
-}
-
-/// The canned API of [`two_servers_matrix`].
+/// The canned API of servers `a:8000` and `b:8000` at 100 tokens/s each, scraped every
+/// `every` ms, `b` `offset` ms after `a`.
 fn two_servers_every(every: i64, offset: i64) -> impl Fn(&str) -> (u16, String) {
     move |path: &str| match range_of(path) {
-        Some((at, range)) => two_servers_matrix(every, offset, at, range),
+        Some((at, range)) => offset_matrix(every, &[("a:8000", 0), ("b:8000", offset)], at, range, i64::MAX),
         None if path.starts_with("/api/v1/label/instance/") => success(r#"["a:8000","b:8000"]"#),
         None if path.contains("count by (instance)") => success(
             r#"{"resultType":"vector","result":[{"metric":{"instance":"a:8000"},"value":[1,"1"]},{"metric":{"instance":"b:8000"},"value":[1,"1"]}]}"#,
@@ -1386,18 +1384,8 @@ fn two_servers_every(every: i64, offset: i64) -> impl Fn(&str) -> (u16, String) 
 fn the_summarys_mean_is_over_each_counters_own_span() {
     let api = CannedApi::start(two_servers_every(15_000, 7_000));
     let span = ["--from", "2027-01-15T08:00:01Z", "--to", "2027-01-15T08:01:31Z"];
-    let settings = Settings {
-        window: TimeDelta::seconds(30),
-        interval: TimeDelta::seconds(2),
-        timeout: TimeDelta::seconds(2),
-        ..settings()
-    };
-    let (p, _) = replay_past_in(
-        &api,
-        &[&span[..], &["--interval", "2s"]].concat(),
-        settings,
-        |_| {},
-    );
+    let seconds = TimeDelta::seconds;
+    let (p, _) = past_rows(&api, span, (seconds(2), seconds(30), seconds(2)), |_| ());
     let summary = p.summary();
     let mean = summary.mean_generation_rate.unwrap();
     assert!(
@@ -1421,24 +1409,10 @@ fn a_lookback_shorter_than_the_tsdbs_scrapes_is_raised() {
         "{:?}",
         started.notes
     );
-    let settings = Settings {
-        window: TimeDelta::minutes(2),
-        interval: TimeDelta::seconds(15),
-        timeout: TimeDelta::seconds(10),
-        ..settings()
-    };
-    let mut rows = Vec::new();
-    let (p, _) = replay_past_in(
-        &api,
-        &[&span[..], &["--interval", "15s"]].concat(),
-        settings,
-        |seen| {
-            if let Seen::Tick(_, p) = seen {
-                let s = p.snapshot().unwrap();
-                rows.push((s.elapsed, s.figures.generation.window));
-            }
-        },
-    );
+    let seconds = TimeDelta::seconds;
+    let (p, rows) = past_rows(&api, span, (seconds(15), seconds(120), seconds(10)), |s| {
+        (s.elapsed, s.figures.generation.window)
+    });
     assert_eq!(rows.len(), 40);
     for (elapsed, rate) in rows.iter().filter(|r| r.0 >= 180.0) {
         let rate = rate.unwrap_or_else(|| panic!("no rate at {elapsed} s: {rows:?}"));
