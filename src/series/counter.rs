@@ -294,8 +294,20 @@ impl CounterSeries {
     /// does this is no counter (a buggy exporter, or two processes behind one URL), and
     /// a rate over it would be a spike of the size of its value.
     pub(crate) fn erratic_between(&self, from: u64, to: u64) -> Result<(), NoValue> {
+        let (drops, went_back) = self.marks_between(from, to);
+        if drops >= 2 || went_back {
+            return Err(NoValue::ErraticCounter {
+                drops,
+                start_went_back: went_back,
+            });
+        }
+        Ok(())
+    }
+
+    /// The unexplained drops and whether a start went back, on points `from..to`.
+    fn marks_between(&self, from: u64, to: u64) -> (usize, bool) {
         let Some(resets) = self.resets_of() else {
-            return Ok(());
+            return (0, false);
         };
         let start = resets.marks.partition_point(|m| m.0 < from);
         let (mut drops, mut went_back) = (0, false);
@@ -306,27 +318,24 @@ impl CounterSeries {
                 _ => {}
             }
         }
-        if drops >= 2 || went_back {
-            return Err(NoValue::ErraticCounter {
-                drops,
-                start_went_back: went_back,
-            });
-        }
-        Ok(())
+        (drops, went_back)
     }
 
-    /// [`CounterSeries::erratic_between`] over the points from `since_ms` on, up to point
-    /// number `to` (exclusive); `newest_ms` is the time of point `to - 1` when it is not
-    /// stored yet.
-    fn erratic_since(&self, since_ms: i64, to: u64, newest_ms: Option<i64>) -> Result<(), NoValue> {
+    /// The first point number from `since_ms` on, up to point number `to` (exclusive);
+    /// `newest_ms` is the time of point `to - 1` when it is not stored yet.
+    fn number_since(&self, since_ms: i64, to: u64, newest_ms: Option<i64>) -> u64 {
         let points = self.points.points();
         let index = points.partition_point(|p| p.timestamp_ms < since_ms) as u64;
-        let from = if newest_ms.is_some_and(|t| t < since_ms) {
+        if newest_ms.is_some_and(|t| t < since_ms) {
             to
         } else {
             self.first_number() + index
-        };
-        self.erratic_between(from, to)
+        }
+    }
+
+    /// [`CounterSeries::erratic_between`] from `since_ms` on ([`CounterSeries::number_since`]).
+    fn erratic_since(&self, since_ms: i64, to: u64, newest_ms: Option<i64>) -> Result<(), NoValue> {
+        self.erratic_between(self.number_since(since_ms, to, newest_ms), to)
     }
 
     /// Whether `value` (a rise), right after a drop without restart evidence, is above
@@ -573,12 +582,16 @@ impl CounterSeries {
             let number = self.pushed;
             self.resets_mut().marks.push((number, ResetCause::StartWentBack));
         }
-        // Erratic within the EWMA's memory, this point included: its increment is no
-        // count of anything (a rise back after a drop is the other process's value).
-        let erratic = self.resets_of().is_some_and(|r| !r.marks.is_empty())
-            && self
-                .erratic_since(at_ms - i64::from(self.tau_ms), self.pushed + 1, Some(at_ms))
-                .is_err();
+        // Two drops within the EWMA's memory, this point included: its increment is no
+        // count of anything (a rise back after a drop is the other process's value). A
+        // start that went back there voids only its own point: the start times tell the
+        // processes apart, and a move this page brings takes its rise back then.
+        let erratic = second_process
+            || self.resets_of().is_some_and(|r| !r.marks.is_empty()) && {
+                let to = self.pushed + 1;
+                let from = self.number_since(at_ms - i64::from(self.tau_ms), to, Some(at_ms));
+                self.marks_between(from, to).0 >= 2
+            };
         if erratic {
             let number = self.pushed;
             self.resets_mut().counted_nothing = Some(number);

@@ -454,6 +454,11 @@ impl Tracker {
             // A move its counters bear out starts the count afresh: only silent moves in a
             // row tell a start time that is no process's.
             target.silent_move_at = silent.then_some(at_ms);
+            // No restart brings back a start an earlier process had: two answer in turn.
+            let returned = target
+                .runs
+                .iter()
+                .any(|r| (r.1 - start_ms).abs() <= START_JITTER_MS);
             if !again {
                 target.runs.push((at_ms, start_ms));
                 let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
@@ -469,16 +474,17 @@ impl Tracker {
             // With a skew allowed, a start before the page that last showed the old
             // process (by more than the skew) is one more way to tell two processes.
             let while_seen = skew_ms.is_some_and(|skew| start_ms < seen_before.saturating_sub(skew));
-            let cause = if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS || while_seen {
-                target.went_back_at = Some(at_ms);
-                ResetCause::StartWentBack
-            } else if again {
-                // Moved forward again and no counter restarted either time: a start time
-                // computed from a clock, not a process's. The counters go by their values.
-                ResetCause::StartTimeMoving
-            } else {
-                ResetCause::ProcessRestarted
-            };
+            let cause =
+                if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS || while_seen || returned {
+                    target.went_back_at = Some(at_ms);
+                    ResetCause::StartWentBack
+                } else if again {
+                    // Moved forward again and no counter restarted either time: a start time
+                    // computed from a clock, not a process's. The counters go by their values.
+                    ResetCause::StartTimeMoving
+                } else {
+                    ResetCause::ProcessRestarted
+                };
             let erratic = target.went_back_at.is_some_and(|t| at_ms - t <= retention_ms);
             report.process_restarts.push(ProcessRestart {
                 target: target_labels_of(&self.starts.target_labels, &target.key),

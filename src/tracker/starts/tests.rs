@@ -548,6 +548,61 @@ fn with_a_skew_a_start_time_while_the_old_process_answered_is_a_second_process()
     assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
 }
 
+/// The same server replaced by one that says it was up while the old one answered: the
+/// switch counts nothing, and every rise of the new process after it counts (the start
+/// times tell its points from the old one's), though the switch is still in the window.
+#[test]
+fn after_a_second_process_takes_over_its_rises_count() {
+    let mut t = Tracker::new([tokens()]);
+    t.start_time_skew(Some(TimeDelta::seconds(60)));
+    for s in 0..3 {
+        t.ingest(&page(-3_600, 1_000.0 * s as f64), at(10 * s)).unwrap();
+    }
+    t.ingest(&page(25 - 3_600, 5_760_000.0), at(30)).unwrap();
+    for s in 4..7 {
+        t.ingest(
+            &page(25 - 3_600, 5_760_000.0 + 500.0 * (s - 3) as f64),
+            at(10 * s),
+        )
+        .unwrap();
+    }
+    assert_eq!(total(&t), 2_000.0 + 1_500.0);
+    assert!(
+        value(&t, Estimator::WindowRate, 60).is_err(),
+        "the switch is in the window"
+    );
+    assert_eq!(value(&t, Estimator::WindowRate, 25), Ok(50.0));
+}
+
+/// Two replicas started within the skew in turn behind one URL, then the second alone:
+/// its return is no restart (no restart brings back a start seen before), so no window
+/// after the last switch back counts the second replica's whole count as new tokens.
+#[test]
+fn a_start_time_seen_before_is_no_restart() {
+    let mut t = Tracker::new([tokens()]);
+    t.start_time_skew(Some(TimeDelta::seconds(300)));
+    let old = |s: i64| page(-3_600, 3_600_000.0 + 1_000.0 * s as f64);
+    let new = |s: i64| page(5, 1_000.0 * (s - 5) as f64);
+    let mut causes = Vec::new();
+    for s in 0..20_i64 {
+        let text = if s < 10 || (s < 14 && s % 2 == 0) {
+            old(s)
+        } else {
+            new(s)
+        };
+        let report = t.ingest(&text, at(s)).unwrap();
+        causes.extend(report.process_restarts.iter().map(|r| r.cause));
+    }
+    // 11: the second replica (a restart, as far as anything can tell); 12: the first
+    // again (back); 13: the second again, which the start times alone called a restart.
+    let back = ResetCause::StartWentBack;
+    assert_eq!(causes, [ResetCause::ProcessRestarted, back, back]);
+    // A window holding the switch at 13 is refused (it gave 14,000 of 6,000: the second
+    // replica's whole count as new); one from the point at 13 on is that replica's alone.
+    assert!(value(&t, Estimator::WindowIncrease, 7).is_err());
+    assert_eq!(value(&t, Estimator::WindowIncrease, 6), Ok(6_000.0));
+}
+
 /// A page with a fractional start time (the page helper's are whole seconds).
 fn page_ms(start_ms: i64, tokens: f64) -> String {
     format!(

@@ -441,3 +441,70 @@ fn a_page_without_the_token_counter_keeps_the_count_since_the_start() {
     let total = events(&rows, "summary")[0]["generated_tokens"].as_f64().unwrap();
     assert!((total - 2.0 * 39_000.0).abs() <= 200.0, "{total}");
 }
+
+/// A lone server replaced by one that says it has been up an hour (the simulator started
+/// again by hand): the switch is two processes, not a restart, and counts nothing; every
+/// token the new process counts after it is counted (the count stood still for a window
+/// before, 10,000 tokens lost), and no stall is announced beside a window rate of 1,000
+/// (it was, from 26 s to 33 s).
+#[test]
+fn a_server_replaced_by_one_up_an_hour_is_counted_and_never_stalled() {
+    let replaced = |t: f64| match t {
+        t if t < 20.0 => page(unix(-3_600.0), 1_000.0 * (t + 3_600.0)),
+        t if t < 23.0 => format!("{FAILED}connection refused"),
+        t => page(unix(23.0 - 3_600.0), 1_000.0 * (t - 23.0 + 3_600.0)),
+    };
+    let grid = Grid::new(Duration::from_secs(1), 60).window(Duration::from_secs(10));
+    let recording = Recording::make("replaced.jsonl", grid, &[Source::new(FAULTY, replaced)]);
+    let rows = recording.replay(&["--json"]);
+    assert!(events(&rows, "stall").is_empty(), "{:?}", events(&rows, "stall"));
+    assert_eq!(events(&rows, "erratic").len(), 1);
+    let mut rated = 0;
+    for row in rows.iter().filter(|r| r.get("urls").is_some()) {
+        assert_eq!(row["stalled"], false, "{row}");
+        if let Some(rate) = row["generation_tokens_per_s"]["window"].as_f64() {
+            assert!((rate - 1_000.0).abs() <= 6.0, "{rate} tok/s at {}", row["t"]);
+            rated += 1;
+        }
+    }
+    assert!(rated >= 50, "{rated} rows rated");
+    // 19,000 tokens by the last page of the first process, 36,000 from the second's first
+    // page at 23 s to the last at 59 s (the scrapes jitter by milliseconds).
+    let total = events(&rows, "summary")[0]["generated_tokens"].as_f64().unwrap();
+    assert!((total - 55_000.0).abs() <= 20.0, "{total}");
+}
+
+/// Two replicas deployed a few seconds apart behind one URL answer in turn for ten
+/// seconds, then the second alone: each return of the second replica is no restart, so no
+/// window after the last switch counts its whole count as new tokens (2,800 tok/s at
+/// 38 s where 1,000 were true).
+#[test]
+fn replicas_in_turn_then_one_alone_give_no_spike() {
+    let blue_green = |t: f64| {
+        let old = page(unix(-3_600.0), 1_000.0 * (t + 3_600.0));
+        let new = page(unix(10.0), 1_000.0 * (t - 10.0));
+        match t.round() as i64 {
+            t if t < 20 => old,
+            t if t < 30 && t % 2 == 0 => old,
+            _ => new,
+        }
+    };
+    let grid = Grid::new(Duration::from_secs(1), 60).window(Duration::from_secs(10));
+    let recording = Recording::make("blue-green.jsonl", grid, &[Source::new(FAULTY, blue_green)]);
+    let rows = recording.replay(&["--json"]);
+    assert_eq!(events(&rows, "erratic").len(), 1);
+    let mut after = 0;
+    for row in rows.iter().filter(|r| r.get("urls").is_some()) {
+        let Some(rate) = row["generation_tokens_per_s"]["window"].as_f64() else {
+            continue;
+        };
+        // Up to 21 s both replicas served 1,000 a second each, the first window that
+        // sees the second counts both; from 31 s on the second alone.
+        assert!(rate <= 2_006.0, "{rate} tok/s at {}", row["t"]);
+        if row["t"].as_str().is_some_and(|t| t > "2027-01-15T08:00:31") {
+            assert!((rate - 1_000.0).abs() <= 6.0, "{rate} tok/s at {}", row["t"]);
+            after += 1;
+        }
+    }
+    assert!(after >= 15, "{after} rows rated after the switches");
+}
