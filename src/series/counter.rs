@@ -146,6 +146,9 @@ struct Resets {
     /// The newest point that counted nothing for its interval (the counter was erratic
     /// when it came): what a later mark of that point has to take back.
     counted_nothing: Option<u64>,
+    /// Processes answering in turn: the newest value each one left showed, by its start
+    /// (ms), so that its rise is counted when it answers again.
+    left: Vec<(i64, f64)>,
 }
 
 impl CounterSeries {
@@ -280,6 +283,26 @@ impl CounterSeries {
             self.total_increase -= counted;
         }
         self.ewma_span.start_afresh();
+    }
+
+    /// A switch to another process (`answering`: its start and value) from the one
+    /// `left`: remembers the value `left` showed, and counts the rise of `answering`
+    /// since its own newest value, when it answered before (a process not seen before
+    /// counts nothing: its count is of a time it was not read).
+    fn count_switch(&mut self, left: (Option<i64>, f64), answering: (Option<i64>, f64)) {
+        let seen = &mut self.resets_mut().left;
+        let rise = seen
+            .iter()
+            .find(|s| Some(s.0) == answering.0)
+            .map_or(0.0, |s| (answering.1 - s.1).max(0.0));
+        seen.retain(|s| Some(s.0) != left.0 && Some(s.0) != answering.0);
+        if let Some(start) = left.0 {
+            seen.push((start, left.1));
+        }
+        if seen.len() > 8 {
+            seen.remove(0);
+        }
+        self.total_increase += rise;
     }
 
     /// The mark of point `number`, if it has one.
@@ -596,7 +619,10 @@ impl CounterSeries {
             let number = self.pushed;
             self.resets_mut().counted_nothing = Some(number);
         }
-        if let Some((prev, _)) = previous {
+        if let Some((prev, prev_created)) = previous {
+            if prev_created.is_some() && created_ms.is_some() && prev_created != created_ms {
+                self.count_switch((prev_created, prev.value), (created_ms, value));
+            }
             let increment = match cause {
                 _ if erratic => 0.0,
                 Some(_) => value,
@@ -698,6 +724,7 @@ impl CounterSeries {
                 point.value - prev.value
             };
             self.take_back(newest_number, counted);
+            self.count_switch((prev_created, prev.value), (Some(created_ms), point.value));
             let resets = self.resets_mut();
             match resets.marks.last_mut() {
                 Some(mark) if mark.0 == newest_number => mark.1 = ResetCause::StartWentBack,
@@ -723,6 +750,7 @@ impl CounterSeries {
                 self.set_created(newest_number, Some(created_ms));
                 if prev_created.is_some_and(|before| before != created_ms) {
                     self.unmark_drop(newest_number);
+                    self.count_switch((prev_created, prev.value), (Some(created_ms), point.value));
                 }
             }
             return None;
@@ -733,6 +761,7 @@ impl CounterSeries {
         let dt_ms = point.timestamp_ms - prev.timestamp_ms;
         self.record_reset(point.timestamp_ms, ResetCause::CreatedChanged);
         self.rebook_newest(old_increment, point.value, dt_ms);
+        self.count_switch((prev_created, prev.value), (Some(created_ms), point.value));
         Some(ResetCause::CreatedChanged)
     }
 
@@ -760,7 +789,14 @@ impl CounterSeries {
     /// the point a reset it was not already (a value drop the start time explains was
     /// reported as [`ResetCause::ValueDropped`] when it was read; from now on it is no
     /// unexplained drop).
-    pub(crate) fn mark_restart(&mut self, cause: ResetCause, erratic: bool) -> Option<ResetCause> {
+    /// `starts`: the start times of the process left and of the one answering, which
+    /// [`CounterSeries::count_switch`] reads when the point counts nothing.
+    pub(crate) fn mark_restart(
+        &mut self,
+        cause: ResetCause,
+        erratic: bool,
+        starts: (Option<i64>, Option<i64>),
+    ) -> Option<ResetCause> {
         let (previous, newest) = self.points.last_two();
         let (prev, point) = (previous?, newest?);
         let number = self.pushed - 1;
@@ -779,6 +815,7 @@ impl CounterSeries {
                     // The drop counted the value as a restart's.
                     self.take_back(number, point.value);
                 }
+                self.count_switch((starts.0, prev.value), (starts.1, point.value));
             }
             return None;
         }
@@ -793,6 +830,7 @@ impl CounterSeries {
         } else {
             self.rebook_newest(old, point.value, point.timestamp_ms - prev.timestamp_ms);
         }
+        self.count_switch((starts.0, prev.value), (starts.1, point.value));
         Some(cause)
     }
 

@@ -35,6 +35,9 @@ use super::{TrackedSeries, Tracker};
 use crate::series::ResetCause;
 use crate::text::Sample;
 
+/// The start times (ms) of the process a target's page left and of the one answering.
+type Starts = (Option<i64>, Option<i64>);
+
 /// The default gauge whose value is a target's process start time, in Unix seconds.
 const DEFAULT_START_TIME_GAUGE: &str = "process_start_time_seconds";
 
@@ -403,7 +406,8 @@ impl Tracker {
         let scrapes = self.scrapes;
         let retention_ms = self.retention.num_milliseconds();
         let skew_ms = self.start_time_skew_ms;
-        let mut changed: Vec<(Vec<String>, ResetCause, bool)> = Vec::new();
+        // (target, cause, erratic, the starts of the process left and of the one answering)
+        let mut changed: Vec<(Vec<String>, ResetCause, bool, Starts)> = Vec::new();
         // The targets a counter of which restarted by its own evidence (a drop, a new
         // `_created`): a moved start time they bear out is a restart, whatever came before.
         let evidenced: HashSet<Vec<String>> = report
@@ -454,11 +458,17 @@ impl Tracker {
             // A move its counters bear out starts the count afresh: only silent moves in a
             // row tell a start time that is no process's.
             target.silent_move_at = silent.then_some(at_ms);
-            // No restart brings back a start an earlier process had: two answer in turn.
+            // No restart brings back a start an earlier process had: two answer in turn. The
+            // processes are named by their runs' starts (a start jitters).
             let returned = target
                 .runs
                 .iter()
-                .any(|r| (r.1 - start_ms).abs() <= START_JITTER_MS);
+                .find(|r| (r.1 - start_ms).abs() <= START_JITTER_MS)
+                .map(|r| r.1);
+            let starts = (
+                target.runs.last().map(|r| r.1),
+                Some(returned.unwrap_or(start_ms)),
+            );
             if !again {
                 target.runs.push((at_ms, start_ms));
                 let cut = target.runs.partition_point(|r| r.0 < at_ms - retention_ms);
@@ -474,17 +484,20 @@ impl Tracker {
             // With a skew allowed, a start before the page that last showed the old
             // process (by more than the skew) is one more way to tell two processes.
             let while_seen = skew_ms.is_some_and(|skew| start_ms < seen_before.saturating_sub(skew));
-            let cause =
-                if start_ms < before || start_ms - before < alive_ms - OVERLAP_MS || while_seen || returned {
-                    target.went_back_at = Some(at_ms);
-                    ResetCause::StartWentBack
-                } else if again {
-                    // Moved forward again and no counter restarted either time: a start time
-                    // computed from a clock, not a process's. The counters go by their values.
-                    ResetCause::StartTimeMoving
-                } else {
-                    ResetCause::ProcessRestarted
-                };
+            let cause = if start_ms < before
+                || start_ms - before < alive_ms - OVERLAP_MS
+                || while_seen
+                || returned.is_some()
+            {
+                target.went_back_at = Some(at_ms);
+                ResetCause::StartWentBack
+            } else if again {
+                // Moved forward again and no counter restarted either time: a start time
+                // computed from a clock, not a process's. The counters go by their values.
+                ResetCause::StartTimeMoving
+            } else {
+                ResetCause::ProcessRestarted
+            };
             let erratic = target.went_back_at.is_some_and(|t| at_ms - t <= retention_ms);
             report.process_restarts.push(ProcessRestart {
                 target: target_labels_of(&self.starts.target_labels, &target.key),
@@ -503,7 +516,7 @@ impl Tracker {
                 }
             }
             if cause != ResetCause::StartTimeMoving {
-                changed.push((target.key.clone(), cause, erratic));
+                changed.push((target.key.clone(), cause, erratic, starts));
             }
         }
         self.mark_returning(&returning, report);
@@ -532,13 +545,13 @@ impl Tracker {
                     .copied(),
                 None => changed.iter().position(|c| c.0.iter().eq(key.iter())),
             };
-            let Some((_, cause, erratic)) = found.map(|i| &changed[i]) else {
+            let Some((_, cause, erratic, starts)) = found.map(|i| &changed[i]) else {
                 continue;
             };
             let super::SeriesData::Counter(counter) = &mut series.data else {
                 continue;
             };
-            if let Some(cause) = counter.mark_restart(*cause, *erratic) {
+            if let Some(cause) = counter.mark_restart(*cause, *erratic, *starts) {
                 report.resets.push(ResetEvent {
                     name: series.name.to_string(),
                     labels: series.owned_labels(),
@@ -598,7 +611,7 @@ impl Tracker {
             let super::SeriesData::Counter(counter) = &mut series.data else {
                 continue;
             };
-            if let Some(cause) = counter.mark_restart(ResetCause::ProcessRestarted, false) {
+            if let Some(cause) = counter.mark_restart(ResetCause::ProcessRestarted, false, (None, None)) {
                 report.resets.push(ResetEvent {
                     name: series.name.to_string(),
                     labels: series.owned_labels(),

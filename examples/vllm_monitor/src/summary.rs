@@ -19,8 +19,8 @@ pub struct Summary {
     /// The `--alert` rules that fired, on the totals or a group (set by the pipeline).
     pub alerts: Vec<crate::alerts::Fired>,
     pub scrape_errors: u64,
-    /// Sources not rated at the last interval (the `erratic` event): their tokens are not
-    /// in `generated_tokens`.
+    /// Sources not rated at the last interval (the `erratic` event: processes in turn):
+    /// no window rate; `generated_tokens` holds each process's own rises, not the switches.
     pub not_rated: usize,
     pub skipped_pages: u64,
     /// Intervals not computed because the monitor fell behind (a live run catches up).

@@ -442,9 +442,9 @@ fn a_refused_page_leaves_a_targets_start_gauge_where_it_was() {
 
 /// Two replicas behind one URL in turn, the second started half an hour after the first:
 /// whatever is rated, no total goes below zero; and from the first switch back (the start
-/// time went back, the value dropped) nothing more is counted, the drop's value included.
-/// (The first switch, a start time half an hour later, reads as a restart without a clock
-/// skew allowed.)
+/// time went back, the value dropped) each process's rise since its own newest page is
+/// counted, the drop's value not. (The first switch, a start time half an hour later,
+/// reads as a restart without a clock skew allowed.)
 #[test]
 fn replicas_in_turn_never_count_a_negative_total() {
     let mut t = Tracker::new([tokens()]);
@@ -459,7 +459,16 @@ fn replicas_in_turn_never_count_a_negative_total() {
         assert!(total(&t) >= 0.0, "after page {s}: {}", total(&t));
         totals.push(total(&t));
     }
-    assert!(totals[2..].iter().all(|&n| n == totals[1]), "{totals:?}");
+    // From 100,050 (the restart read at the first switch), A's 200 or B's 100 a switch.
+    let rises = (2..12).map(|s| if s % 2 == 0 { 200.0 } else { 100.0 });
+    let expected: Vec<f64> = [0.0, 100_050.0]
+        .into_iter()
+        .chain(rises.scan(100_050.0, |n, rise| {
+            *n += rise;
+            Some(*n)
+        }))
+        .collect();
+    assert_eq!(totals, expected);
 }
 
 /// With a clock skew allowed, a counter whose `_created` moves to a time while the old
@@ -601,6 +610,24 @@ fn a_start_time_seen_before_is_no_restart() {
     // replica's whole count as new); one from the point at 13 on is that replica's alone.
     assert!(value(&t, Estimator::WindowIncrease, 7).is_err());
     assert_eq!(value(&t, Estimator::WindowIncrease, 6), Ok(6_000.0));
+}
+
+/// A rollback: the old process answers again after the new one answered alone, having
+/// counted 2,000 tokens meanwhile (still serving behind another address). Its start time
+/// is one seen before, so its return is no restart, and its rise since its own last
+/// page is counted: exactly what it generated.
+#[test]
+fn a_process_that_answers_again_counts_its_rise_since_it_left() {
+    let mut t = Tracker::new([tokens()]);
+    let old = |s: i64| page(-3_600, 50_000.0 + 100.0 * s as f64);
+    let new = |s: i64| page(4, 10.0 * (s - 4) as f64);
+    for s in 0..14_i64 {
+        t.ingest(&if (5..10).contains(&s) { new(s) } else { old(s) }, at(s))
+            .unwrap();
+    }
+    // The old process: 400 to 4 s, then 900 from 4 s to 13 s, read when it is back. The new
+    // one: its 10 at 5 s (a restart, its whole count), then 40 to 9 s.
+    assert_eq!(total(&t), 400.0 + 10.0 + 40.0 + 900.0);
 }
 
 /// A page with a fractional start time (the page helper's are whole seconds).

@@ -358,7 +358,7 @@ impl<W: Write> Plain<W> {
             skipped += &format!(" · {} interval(s) skipped", s.skipped_intervals);
         }
         if s.not_rated > 0 {
-            skipped += &format!(" · {} not rated (erratic: not counted)", s.not_rated);
+            skipped += &format!(" · {} not rated (erratic: processes in turn)", s.not_rated);
         }
         self.line(&format!(
             "summary: {:.0} s · {} tokens ({} tok/s) · {} requests · {} restart(s) · \
