@@ -364,6 +364,44 @@ fn counters_went_on(index: &SeriesIndex, target_labels: &[Box<str>], key: &[Stri
     })
 }
 
+/// Whether every counter of target `key` on this page went on from its value (rising at
+/// most 10 times faster than it ever rose), as a restart at `start_ms` cannot: counted
+/// from zero since then, it would have risen over 100 times faster (counters kept across a
+/// restart: a prometheus_client multiprocess directory not wiped). Judged on counters
+/// with three points or more.
+fn counters_kept(
+    index: &SeriesIndex,
+    labels: &[Box<str>],
+    key: &[String],
+    scrapes: u64,
+    start_ms: i64,
+) -> bool {
+    let rate = |a: &crate::promql::Point, b: &crate::promql::Point| {
+        (b.value - a.value) / (b.timestamp_ms - a.timestamp_ms) as f64
+    };
+    let mut judged = false;
+    for series in index.iter() {
+        let points = match series.counter() {
+            Some(c) if series.last_seen == scrapes && of_target(series, labels, key) => c.points(),
+            _ => continue,
+        };
+        let [.., before, newest] = points else { continue };
+        if points.len() < 3 || newest.value == 0.0 {
+            continue;
+        }
+        let fastest = points[..points.len() - 1]
+            .windows(2)
+            .fold(0.0, |m: f64, w| m.max(rate(&w[0], &w[1])));
+        let since_ms = newest.timestamp_ms - start_ms;
+        let went_on = newest.value >= before.value && rate(before, newest) <= 10.0 * fastest;
+        if !went_on || since_ms <= 0 || newest.value / since_ms as f64 <= 100.0 * fastest {
+            return false;
+        }
+        judged = true;
+    }
+    judged
+}
+
 /// Whether `series` belongs to the target `key` (its target labels' values, `""` for one
 /// it lacks), compared in place: scans of every series build no key per series.
 fn of_target(series: &TrackedSeries, target_labels: &[Box<str>], key: &[String]) -> bool {
@@ -452,9 +490,11 @@ impl Tracker {
             let silent = before.is_some() && !evidenced.contains(&target.key);
             // Twice in a row within the retention, and its counters went on counting (a
             // restarted process whose counters are not printed yet is no such page).
+            let labels = &self.starts.target_labels;
             let again = silent
-                && target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms)
-                && counters_went_on(&self.index, &self.starts.target_labels, &target.key, scrapes);
+                && (target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms)
+                    && counters_went_on(&self.index, labels, &target.key, scrapes)
+                    || counters_kept(&self.index, labels, &target.key, scrapes, start_ms));
             // A move its counters bear out starts the count afresh: only silent moves in a
             // row tell a start time that is no process's.
             target.silent_move_at = silent.then_some(at_ms);

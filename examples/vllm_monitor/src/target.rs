@@ -1193,7 +1193,7 @@ impl Instance {
             kind: EventKind::Warning,
             at,
             source: source.to_string(),
-            message: "its process start time moves forward page after page while its counters go on: not a process's start time (computed from a clock?), so no restart; its counters are read by their values".into(),
+            message: "its process start time moved while its counters went on from where they were: no restart (a start time computed from a clock, or counters kept across one: vLLM's PROMETHEUS_MULTIPROC_DIR not wiped?); its counters are read by their values".into(),
             alert: None,
         })
     }

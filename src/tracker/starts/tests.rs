@@ -630,6 +630,33 @@ fn a_process_that_answers_again_counts_its_rise_since_it_left() {
     assert_eq!(total(&t), 400.0 + 10.0 + 40.0 + 900.0);
 }
 
+/// A restart that keeps its counters (vLLM's `PROMETHEUS_MULTIPROC_DIR` set and not wiped,
+/// as vLLM warns): the start time moves, the count goes on from the old one's. Read as a
+/// restart, the count since the new start (half a second) would be 7 million tokens a
+/// second where it never rose faster than 1,000: the counters go by their values. A
+/// restart whose count climbed past the old one at a rate it could have is still one.
+#[test]
+fn counters_kept_across_a_restart_go_by_their_values() {
+    let mut t = Tracker::new([tokens()]);
+    for s in 0..60 {
+        t.ingest(&page(-3_600, 1_000.0 * (3_600 + s) as f64), at(s))
+            .unwrap();
+    }
+    let report = t.ingest(&page(59, 3_661_000.0), at(60)).unwrap();
+    let causes: Vec<_> = report.process_restarts.iter().map(|r| r.cause).collect();
+    assert_eq!(causes, [ResetCause::StartTimeMoving]);
+    assert_eq!(total(&t), 61_000.0);
+    // Started at 55 s after an outage, 12,000 tokens by 60 s where the old one counted
+    // 200 a second: 2,400 a second since the start (12 times as fast), a restart.
+    let mut t = Tracker::new([tokens()]);
+    for s in 0..50 {
+        t.ingest(&page(-3_600, 200.0 * s as f64), at(s)).unwrap();
+    }
+    let report = t.ingest(&page(55, 12_000.0), at(60)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
+    assert_eq!(total(&t), 9_800.0 + 12_000.0);
+}
+
 /// A page with a fractional start time (the page helper's are whole seconds).
 fn page_ms(start_ms: i64, tokens: f64) -> String {
     format!(
