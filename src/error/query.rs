@@ -243,7 +243,8 @@ pub enum NoValue {
         /// Jumps without restart evidence among the points read: drops, and rises back above
         /// the value before a drop (a restarted counter counts from zero).
         drops: usize,
-        /// Whether the target's process start time went backwards among them.
+        /// Whether it went back to an earlier process among them: its start time (the
+        /// target's, or `_created`), or its count leaping back above a drop.
         start_went_back: bool,
     },
     /// The EWMA has no interval yet (fewer than two points, or none since a gap).
@@ -307,7 +308,7 @@ pub enum NoValue {
 /// [`NoValue::ErraticCounter`]'s words: what the series did, and the likely cause.
 fn erratic_text(drops: usize, start_went_back: bool) -> String {
     let what = if start_went_back {
-        "its process start time went backwards".to_string()
+        "its start time or its count went back to an earlier process's".to_string()
     } else {
         format!("it jumped {drops} times without restart evidence (down, or back above where it dropped from; no new start time or _created)")
     };

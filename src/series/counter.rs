@@ -146,6 +146,9 @@ struct Resets {
     /// The newest point that counted nothing for its interval (the counter was erratic
     /// when it came): what a later mark of that point has to take back.
     counted_nothing: Option<u64>,
+    /// The newest unexplained drop (its point's number), the value before it and the
+    /// fastest rise since (per ms), until the count passes it ([`CounterSeries::leapt_back`]).
+    dropped_from: Option<(u64, f64, f64)>,
     /// Processes answering in turn: the newest value each one left showed, by its start
     /// (ms), so that its rise is counted when it answers again.
     left: Vec<(i64, f64)>,
@@ -270,6 +273,7 @@ impl CounterSeries {
                 resets
                     .marks
                     .retain(|mark| *mark != (number, ResetCause::ValueDropped));
+                resets.dropped_from = None;
             }
         }
     }
@@ -388,6 +392,27 @@ impl CounterSeries {
             (Some(before), Some(dropped)) => dropped.value < before.value && value > before.value,
             _ => false,
         }
+    }
+
+    /// The value before the newest unexplained drop, when `value` (at `at_ms`, a rise from
+    /// `prev`) leaps above it from below, over 100 times faster than any rise since: the
+    /// process before the drop answers again (a restarted counter climbs from zero, it
+    /// does not leap past an old count). Kept as it goes, whatever the points kept.
+    fn leapt_back(&mut self, prev: Point, value: f64, at_ms: i64) -> Option<f64> {
+        let resets = match &mut self.extra {
+            Extra::Rare(rare) => rare.resets.as_deref_mut()?,
+            _ => return None,
+        };
+        let (drop, before, fastest) = resets.dropped_from?;
+        let rate = (value - prev.value) / (at_ms - prev.timestamp_ms) as f64;
+        // Right after the drop, `back_above_a_drop` judges.
+        if value <= before || drop + 1 == self.pushed {
+            resets.dropped_from = Some((drop, before, fastest.max(rate)));
+            return None;
+        }
+        // Past the old count: a leap, or a climb (then nothing more to watch).
+        resets.dropped_from = None;
+        (prev.value < before && rate > 100.0 * fastest).then_some(before)
     }
 
     /// Whether the EWMA may be given: not while the series is erratic within its time
@@ -583,11 +608,19 @@ impl CounterSeries {
             started_while_seen(prev_created, created_ms, prev.timestamp_ms, skew_ms)
                 || self.returns_to_earlier(self.pushed, prev_created, created_ms)
         });
-        let cause = if second_process {
+        let mut cause = if second_process {
             Some(ResetCause::StartWentBack)
         } else {
             previous.and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms))
         };
+        let returned = match (cause, previous) {
+            (None, Some((prev, _))) => self.leapt_back(prev, value, at_ms),
+            _ => None,
+        };
+        if returned.is_some() {
+            cause = Some(ResetCause::StartWentBack);
+        }
+        let second_process = second_process || returned.is_some();
         // A drop with no created time that changed: one is a reset, as in Prometheus; a
         // second while the first is still kept makes the series erratic, and its values
         // then count nothing (no spike in the total or the EWMA).
@@ -600,6 +633,10 @@ impl CounterSeries {
         if unexplained || (cause.is_none() && self.back_above_a_drop(value)) {
             let number = self.pushed;
             self.resets_mut().marks.push((number, ResetCause::ValueDropped));
+        }
+        if let (true, Some((prev, _))) = (unexplained, previous) {
+            let number = self.pushed;
+            self.resets_mut().dropped_from = Some((number, prev.value, 0.0));
         }
         if second_process {
             let number = self.pushed;
@@ -624,6 +661,8 @@ impl CounterSeries {
                 self.count_switch((prev_created, prev.value), (created_ms, value));
             }
             let increment = match cause {
+                // The process before the drop answers again: its rise since it left.
+                _ if returned.is_some() => returned.map_or(0.0, |before| value - before),
                 _ if erratic => 0.0,
                 Some(_) => value,
                 None => value - prev.value,
@@ -810,6 +849,8 @@ impl CounterSeries {
                 if let Some(last) = resets.marks.last_mut() {
                     last.1 = cause;
                 }
+                // Explained: no process before it to answer again.
+                resets.dropped_from = None;
                 resets.last_reset = Some((point.timestamp_ms, cause));
                 if counts_nothing {
                     // The drop counted the value as a restart's.

@@ -1270,7 +1270,9 @@ impl Instance {
             return None;
         }
         self.erratic_announced = true;
-        let message = if went_back {
+        let message = if went_back && start.is_none() {
+            "its counters returned to the count or the `_created` time of a process that answered before: two processes answer this URL in turn (replicas behind a load balancer, a rollback?); its counters are not rated while this lasts".to_string()
+        } else if went_back {
             format!(
                 "the process start time went backwards, or to a process that was running already: two processes answer this URL in turn (replicas behind a load balancer?), or the server's clock is more than {} min behind; its counters are not rated while this lasts",
                 START_TIME_SKEW.num_minutes()

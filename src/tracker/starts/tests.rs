@@ -657,6 +657,33 @@ fn counters_kept_across_a_restart_go_by_their_values() {
     assert_eq!(total(&t), 9_800.0 + 12_000.0);
 }
 
+/// A rollback with bare counters (no start time, no `_created`): the old process answers
+/// again after the new one answered alone for a while. Its count leaps from the new one's
+/// past where the old one dropped from, faster than the counter ever rose since: the old
+/// process, not tokens (a window read 360,894 tok/s where 900 were true). The window
+/// holding it is not rated, and the old process's rise since it left is counted.
+#[test]
+fn bare_counters_of_a_process_that_answers_again_give_no_spike() {
+    let mut t = Tracker::new([tokens()]);
+    let old = |s: i64| 3_600_000.0 + 1_000.0 * s as f64;
+    for s in 0..30_i64 {
+        let value = if (10..20).contains(&s) {
+            10.0 * (s - 9) as f64
+        } else {
+            old(s)
+        };
+        t.ingest(&bare(value), at(s)).unwrap();
+    }
+    // The old one's 9,000 to 9 s, the new one's 10 at the drop (a restart, its whole count)
+    // and 90 to 19 s, the old one's 11,000 from 9 s to 20 s and 9,000 to 29 s.
+    assert_eq!(total(&t), 9_000.0 + 10.0 + 90.0 + 11_000.0 + 9_000.0);
+    assert!(
+        value(&t, Estimator::WindowIncrease, 10).is_err(),
+        "the return is in the window"
+    );
+    assert_eq!(value(&t, Estimator::WindowIncrease, 9), Ok(9_000.0));
+}
+
 /// A page with a fractional start time (the page helper's are whole seconds).
 fn page_ms(start_ms: i64, tokens: f64) -> String {
     format!(

@@ -512,6 +512,41 @@ fn counters_kept_across_a_restart_are_not_counted_again() {
     assert!((total - 59_000.0).abs() <= 20.0, "{total}");
 }
 
+/// A rollback with bare counters (no start time, no `_created`): the old process, up an
+/// hour, answers again after a new one answered alone for 20 s. Its count leaps from the
+/// new one's past where it dropped from: read as tokens, 360,950 tok/s for a window and
+/// 3,778,000 tokens of 179,000 (a helper's trial). Now no window above the truth, the
+/// return said, and each process counted by its own rise.
+#[test]
+fn a_rollback_with_bare_counters_gives_no_spike() {
+    let bare = |tokens: f64| {
+        format!(
+            "# TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {tokens}\n\
+             # TYPE vllm:num_requests_running gauge\n\
+             vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} 8\n"
+        )
+    };
+    let rollback = move |t: f64| match t.round() as i64 {
+        t @ 20..40 => bare(1_000.0 * (t - 19) as f64),
+        t => bare(1_000.0 * (t + 3_600) as f64),
+    };
+    let grid = Grid::new(Duration::from_secs(1), 60).window(Duration::from_secs(10));
+    let recording = Recording::make("rollback-bare.jsonl", grid, &[Source::new(FAULTY, rollback)]);
+    let rows = recording.replay(&["--json"]);
+    assert_eq!(events(&rows, "erratic").len(), 1, "the return is said");
+    for row in rows.iter().filter(|r| r.get("urls").is_some()) {
+        if let Some(rate) = row["generation_tokens_per_s"]["window"].as_f64() {
+            assert!(rate <= 1_006.0, "{rate} tok/s at {}", row["t"]);
+        }
+    }
+    // The old process's 19,000 to 19 s and 40,000 from there to 59 s (20,000 of them while
+    // away, read at its return); the new one's 1,000 at 20 s (a restart, its whole count)
+    // and 19,000 to 39 s.
+    let total = events(&rows, "summary")[0]["generated_tokens"].as_f64().unwrap();
+    assert_eq!(total, 19_000.0 + 40_000.0 + 1_000.0 + 19_000.0);
+}
+
 /// Two replicas deployed a few seconds apart behind one URL answer in turn for ten
 /// seconds, then the second alone: each return of the second replica is no restart, so no
 /// window after the last switch counts its whole count as new tokens (2,800 tok/s at
