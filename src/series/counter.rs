@@ -614,7 +614,8 @@ impl CounterSeries {
             previous.and_then(|(prev, prev_created)| reset_cause(prev.value, prev_created, value, created_ms))
         };
         let returned = match (cause, previous) {
-            (None, Some((prev, _))) => self.leapt_back(prev, value, at_ms),
+            // Bare counters only: created times tell processes apart themselves.
+            (None, Some((prev, None))) if created_ms.is_none() => self.leapt_back(prev, value, at_ms),
             _ => None,
         };
         if returned.is_some() {
@@ -634,7 +635,7 @@ impl CounterSeries {
             let number = self.pushed;
             self.resets_mut().marks.push((number, ResetCause::ValueDropped));
         }
-        if let (true, Some((prev, _))) = (unexplained, previous) {
+        if let (true, Some((prev, None)), None) = (unexplained, previous, created_ms) {
             let number = self.pushed;
             self.resets_mut().dropped_from = Some((number, prev.value, 0.0));
         }

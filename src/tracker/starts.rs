@@ -367,8 +367,7 @@ fn counters_went_on(index: &SeriesIndex, target_labels: &[Box<str>], key: &[Stri
 /// Whether every counter of target `key` on this page went on from its value (rising at
 /// most 10 times faster than it ever rose), as a restart at `start_ms` cannot: counted
 /// from zero since then, it would have risen over 100 times faster (counters kept across a
-/// restart: a prometheus_client multiprocess directory not wiped). Judged on counters
-/// with three points or more.
+/// restart: a prometheus_client multiprocess directory not wiped).
 fn counters_kept(
     index: &SeriesIndex,
     labels: &[Box<str>],
@@ -386,14 +385,21 @@ fn counters_kept(
             _ => continue,
         };
         let [.., before, newest] = points else { continue };
-        if points.len() < 3 || newest.value == 0.0 {
+        let across = rate(before, newest);
+        // Its fastest rise before the move or, with no earlier point kept (an outage
+        // longer than the retention), the rise across it.
+        let fastest = match points.len() {
+            2 => across,
+            n => points[..n - 1]
+                .windows(2)
+                .fold(0.0, |m: f64, w| m.max(rate(&w[0], &w[1]))),
+        };
+        if fastest <= 0.0 {
+            // Never seen to rise: nothing to tell a count kept from one counted again.
             continue;
         }
-        let fastest = points[..points.len() - 1]
-            .windows(2)
-            .fold(0.0, |m: f64, w| m.max(rate(&w[0], &w[1])));
         let since_ms = newest.timestamp_ms - start_ms;
-        let went_on = newest.value >= before.value && rate(before, newest) <= 10.0 * fastest;
+        let went_on = newest.value >= before.value && across <= 10.0 * fastest;
         if !went_on || since_ms <= 0 || newest.value / since_ms as f64 <= 100.0 * fastest {
             return false;
         }

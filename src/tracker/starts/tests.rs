@@ -646,6 +646,17 @@ fn counters_kept_across_a_restart_go_by_their_values() {
     let causes: Vec<_> = report.process_restarts.iter().map(|r| r.cause).collect();
     assert_eq!(causes, [ResetCause::StartTimeMoving]);
     assert_eq!(total(&t), 61_000.0);
+    // The same after an outage longer than the retention: only the point before it kept,
+    // the rise across it is the rate to compare with.
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(10));
+    for s in 0..60 {
+        t.ingest(&page(-3_600, 1_000.0 * (3_600 + s) as f64), at(s))
+            .unwrap();
+    }
+    let report = t.ingest(&page(59, 3_680_000.0), at(80)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::StartTimeMoving);
+    assert_eq!(total(&t), 80_000.0);
     // Started at 55 s after an outage, 12,000 tokens by 60 s where the old one counted
     // 200 a second: 2,400 a second since the start (12 times as fast), a restart.
     let mut t = Tracker::new([tokens()]);
