@@ -829,9 +829,7 @@ impl CounterSeries {
     /// the point a reset it was not already (a value drop the start time explains was
     /// reported as [`ResetCause::ValueDropped`] when it was read; from now on it is no
     /// unexplained drop).
-    /// `starts`: the start times of the process left and of the one answering, for
-    /// [`CounterSeries::count_switch`] (the one left remembered, the one answering
-    /// counted by its own rise when seen before).
+    /// `starts`: those of the process left and of the one answering (`count_switch`).
     pub(crate) fn mark_restart(
         &mut self,
         cause: ResetCause,

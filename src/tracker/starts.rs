@@ -349,41 +349,55 @@ impl StartTimes {
     }
 }
 
-/// The hash of a target's key (its target labels' values) in [`StartTimes::by_key`].
-/// Whether a counter of the target `key` is on the page of `scrapes` and went on from its
-/// point before, up or level (a scan of the series: only for a start time that moved
-/// twice in a row with no counter restarting, which is rare).
-fn counters_went_on(index: &SeriesIndex, target_labels: &[Box<str>], key: &[String], scrapes: u64) -> bool {
-    index.iter().any(|series| {
-        let went_on = series.last_seen == scrapes
-            && series.counter().is_some_and(|c| {
-                let points = c.points();
-                points.len() >= 2 && points[points.len() - 1].value >= points[points.len() - 2].value
-            });
-        went_on && of_target(series, target_labels, key)
-    })
-}
-
-/// Whether every counter of target `key` on this page went on from its value (rising at
-/// most 10 times faster than it ever rose), as a restart at `start_ms` cannot: counted
-/// from zero since then, it would have risen over 100 times faster (counters kept across a
-/// restart: a prometheus_client multiprocess directory not wiped).
-fn counters_kept(
+/// The slots of the page's counters by target key: one scan for every silent move.
+fn counters_by_target(
     index: &SeriesIndex,
     labels: &[Box<str>],
-    key: &[String],
     scrapes: u64,
-    start_ms: i64,
-) -> bool {
+) -> HashMap<Vec<String>, Vec<usize>> {
+    let mut by_target: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
+    for slot in 0..index.slot_count() {
+        let Some(series) = index
+            .get(slot)
+            .filter(|s| s.last_seen == scrapes && s.counter().is_some())
+        else {
+            continue;
+        };
+        let key = labels
+            .iter()
+            .map(|l| series.label(l).unwrap_or("").to_string())
+            .collect();
+        by_target.entry(key).or_default().push(slot);
+    }
+    by_target
+}
+
+/// The points of the counters in `slots`.
+fn points_of<'i>(
+    index: &'i SeriesIndex,
+    slots: &'i [usize],
+) -> impl Iterator<Item = &'i [crate::promql::Point]> {
+    slots
+        .iter()
+        .filter_map(|&slot| Some(index.get(slot)?.counter()?.points()))
+}
+
+/// Whether a counter in `slots` went on from its point before, up or level.
+fn counters_went_on(index: &SeriesIndex, slots: &[usize]) -> bool {
+    points_of(index, slots)
+        .any(|points| points.len() >= 2 && points[points.len() - 1].value >= points[points.len() - 2].value)
+}
+
+/// Whether every counter of a target (its `slots` on this page) went on from its value
+/// (rising at most 10 times faster than it ever rose), as a restart at `start_ms` cannot:
+/// counted from zero since then, it would have risen over 100 times faster (counters kept
+/// across a restart: a prometheus_client multiprocess directory not wiped).
+fn counters_kept(index: &SeriesIndex, slots: &[usize], start_ms: i64) -> bool {
     let rate = |a: &crate::promql::Point, b: &crate::promql::Point| {
         (b.value - a.value) / (b.timestamp_ms - a.timestamp_ms) as f64
     };
     let mut judged = false;
-    for series in index.iter() {
-        let points = match series.counter() {
-            Some(c) if series.last_seen == scrapes && of_target(series, labels, key) => c.points(),
-            _ => continue,
-        };
+    for points in points_of(index, slots) {
         let [.., before, newest] = points else { continue };
         let across = rate(before, newest);
         // Its fastest rise before the move or, with no earlier point kept (an outage
@@ -462,6 +476,7 @@ impl Tracker {
             .collect();
         let mut misread_restarts: Vec<(Vec<String>, i64)> = Vec::new();
         let gauge = self.starts.gauge.as_deref();
+        let mut counters: Option<HashMap<Vec<String>, Vec<usize>>> = None;
         for target in &mut self.starts.targets {
             let tracked = target
                 .slot
@@ -496,11 +511,15 @@ impl Tracker {
             let silent = before.is_some() && !evidenced.contains(&target.key);
             // Twice in a row within the retention, and its counters went on counting (a
             // restarted process whose counters are not printed yet is no such page).
-            let labels = &self.starts.target_labels;
-            let again = silent
-                && (target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms)
-                    && counters_went_on(&self.index, labels, &target.key, scrapes)
-                    || counters_kept(&self.index, labels, &target.key, scrapes, start_ms));
+            let again = silent && {
+                let labels = &self.starts.target_labels;
+                let by_target =
+                    counters.get_or_insert_with(|| counters_by_target(&self.index, labels, scrapes));
+                let slots = by_target.get(&target.key).map_or(&[][..], Vec::as_slice);
+                target.silent_move_at.is_some_and(|t| at_ms - t <= retention_ms)
+                    && counters_went_on(&self.index, slots)
+                    || counters_kept(&self.index, slots, start_ms)
+            };
             // A move its counters bear out starts the count afresh: only silent moves in a
             // row tell a start time that is no process's.
             target.silent_move_at = silent.then_some(at_ms);
