@@ -96,21 +96,23 @@ impl EwmaSpan {
     }
 }
 
-/// The EWMA's weight of an interval, `1 - exp(-dt / tau)`. The last one is remembered per
-/// thread, not per series (16 bytes each): a tracker's series share their interval, and
-/// `exp` per push was a twentieth of a steady ingest.
-fn ewma_weight(dt_ms: i64, tau_ms: u32) -> f64 {
+/// The EWMA's weight of an interval, `1 - exp(-dt / tau)`, and the interval in seconds.
+/// The last pair is remembered per thread, not per series (16 bytes each): a tracker's
+/// series share their interval, and `exp` per push was a twentieth of a steady ingest (the
+/// division for the seconds, in a push's chain of dependent steps, a tenth of its pushes).
+fn ewma_weight(dt_ms: i64, tau_ms: u32) -> (f64, f64) {
     thread_local! {
-        static LAST: Cell<(i64, u32, f64)> = const { Cell::new((i64::MIN, 0, 0.0)) };
+        static LAST: Cell<(i64, u32, f64, f64)> = const { Cell::new((i64::MIN, 0, 0.0, 0.0)) };
     }
     LAST.with(|last| {
-        let (last_dt, last_tau, weight) = last.get();
+        let (last_dt, last_tau, weight, seconds) = last.get();
         if (last_dt, last_tau) == (dt_ms, tau_ms) {
-            return weight;
+            return (weight, seconds);
         }
         let weight = 1.0 - (-(dt_ms as f64) / f64::from(tau_ms)).exp();
-        last.set((dt_ms, tau_ms, weight));
-        weight
+        let seconds = dt_ms as f64 / 1000.0;
+        last.set((dt_ms, tau_ms, weight, seconds));
+        (weight, seconds)
     })
 }
 
@@ -708,8 +710,8 @@ impl CounterSeries {
             self.ewma_span.start_afresh();
             return;
         }
-        let alpha = ewma_weight(dt_ms, self.tau_ms);
-        let rate = increment / (dt_ms as f64 / 1000.0);
+        let (alpha, seconds) = ewma_weight(dt_ms, self.tau_ms);
+        let rate = increment / seconds;
         self.ewma = if self.ewma_span.intervals() == 0 {
             rate
         } else {
@@ -814,7 +816,7 @@ impl CounterSeries {
             let alpha = if self.ewma_span.intervals() == 1 {
                 1.0
             } else {
-                ewma_weight(dt_ms, self.tau_ms)
+                ewma_weight(dt_ms, self.tau_ms).0
             };
             self.ewma += alpha * ((new - old) / (dt_ms as f64 / 1000.0));
         }
@@ -977,6 +979,12 @@ impl CounterSeries {
     /// ```
     pub fn points(&self) -> &[Point] {
         self.points.points()
+    }
+
+    /// What a push reads, combined (its oldest and newest points' times, the smoothing's
+    /// state): reading it ahead of a batch of pushes brings their lines into cache.
+    pub(crate) fn push_lines(&self) -> i64 {
+        self.points.ends_ms() ^ i64::from(self.ewma_span.0) ^ self.pushed as i64
     }
 
     /// Whether points were let go (retention, the cap on points): the oldest kept is not

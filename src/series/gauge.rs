@@ -140,6 +140,12 @@ impl GaugeSeries {
         self.points.points()
     }
 
+    /// What a push reads (its oldest and newest points' times), combined: see
+    /// `CounterSeries::push_lines`.
+    pub(crate) fn push_lines(&self) -> i64 {
+        self.points.ends_ms()
+    }
+
     /// Mean of the points in `(at - window, at]` (PromQL `avg_over_time` without its
     /// overflow handling); `None` if there are none.
     ///

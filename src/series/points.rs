@@ -192,6 +192,13 @@ impl Points {
     pub(super) fn last(&self) -> Option<Point> {
         self.stored().last().copied()
     }
+
+    /// The times of the oldest and newest stored points (0 without points), combined:
+    /// reading both brings every line a push reads into cache.
+    pub(super) fn ends_ms(&self) -> i64 {
+        let stored = self.stored();
+        stored.first().map_or(0, |p| p.timestamp_ms) ^ stored.last().map_or(0, |p| p.timestamp_ms)
+    }
 }
 
 /// `points.partition_point(before)` (`before` true, then false, along the points), the

@@ -294,7 +294,7 @@ impl Tracker {
             let times = std::mem::take(&mut self.held_times);
             let mut run = 0;
             for (first, batch) in (0..).step_by(pushes::BATCH).zip(held.chunks(pushes::BATCH)) {
-                self.load_newest(batch.iter().filter_map(|h| h.target.slot()));
+                self.load_push_lines(batch.iter().filter_map(|h| h.target.slot()));
                 for (i, h) in (first..).zip(batch) {
                     while times.get(run + 1).is_some_and(|&(from, _)| from as usize <= i) {
                         run += 1;

@@ -87,6 +87,14 @@ impl TrackedSeries {
         .map(|p| p.timestamp_ms)
     }
 
+    /// What a push to it reads, combined (see `Tracker::load_push_lines`).
+    pub(super) fn push_lines(&self) -> i64 {
+        match &self.data {
+            SeriesData::Counter(c) => c.push_lines(),
+            SeriesData::Gauge(g) => g.push_lines(),
+        }
+    }
+
     /// Its points, oldest first.
     pub(super) fn points(&self) -> &[crate::promql::Point] {
         match &self.data {

@@ -1,8 +1,8 @@
 //! Points pushed in batches. A series' newest point lives at the end of its own column, so
 //! at fleet scale each push begins with a cache miss, and the processor waits for each in
-//! turn (perf, a million series: half of a steady ingest was that one load). Reading a
-//! batch's newest points first, in a loop that nothing waits on, lets those misses overlap;
-//! each push then finds its point in cache.
+//! turn (perf, a million series: half of a steady ingest was that one load). Reading what a
+//! batch's pushes read first (the ends of each column, the counter's state), in a loop that
+//! nothing waits on, lets those misses overlap; each push then finds its lines in cache.
 
 use super::super::{IngestReport, Tracker};
 
@@ -37,22 +37,23 @@ impl Tracker {
             return;
         }
         let mut pending = std::mem::take(&mut self.pending);
-        self.load_newest(pending.iter().map(|p| p.slot));
+        self.load_push_lines(pending.iter().map(|p| p.slot));
         for p in pending.drain(..) {
             self.push(p.slot, p.at_ms, p.value, p.offset, report);
         }
         self.pending = pending;
     }
 
-    /// Loads the newest point of each series in `slots`, so that their cache misses are
-    /// in flight together (the sum is only there so that the loads are made).
-    pub(super) fn load_newest(&self, slots: impl Iterator<Item = usize>) {
-        let mut newest = 0;
+    /// Loads what a push to each series in `slots` reads (both ends of its column, which
+    /// the slide of a full column reads too, and its counter's state), so that their cache
+    /// misses are in flight together (the sum is only there so that the loads are made).
+    pub(super) fn load_push_lines(&self, slots: impl Iterator<Item = usize>) {
+        let mut lines = 0;
         for slot in slots {
             if let Some(series) = self.index.get(slot) {
-                newest ^= series.newest_ms().unwrap_or(0);
+                lines ^= series.push_lines();
             }
         }
-        std::hint::black_box(newest);
+        std::hint::black_box(lines);
     }
 }
