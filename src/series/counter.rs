@@ -145,15 +145,43 @@ struct Resets {
     /// first: value drops without restart evidence (two in a window make the series
     /// erratic), and restarts a page-level start time revealed (`mark_restart`).
     marks: Vec<(u64, ResetCause)>,
-    /// The newest point that counted nothing for its interval (the counter was erratic
-    /// when it came): what a later mark of that point has to take back.
-    counted_nothing: Option<u64>,
+    /// The points among the newest 64 that counted nothing for their interval (the counter
+    /// was erratic when they came): what a later mark of such a point, on its page or
+    /// when a later page revises it, must not take back.
+    counted_nothing: NothingCounted,
     /// The newest unexplained drop (its point's number), the value before it and the
     /// fastest rise since (per ms), until the count passes it ([`CounterSeries::leapt_back`]).
     dropped_from: Option<(u64, f64, f64)>,
     /// Processes answering in turn: the newest value each one left showed, by its start
     /// (ms), so that its rise is counted when it answers again.
     left: Vec<(i64, f64)>,
+}
+
+/// Which of the newest 64 point numbers counted nothing: bit `i` of `mask` is point
+/// `newest - i`.
+#[derive(Debug, Clone, Copy, Default)]
+struct NothingCounted {
+    newest: u64,
+    mask: u64,
+}
+
+impl NothingCounted {
+    fn mark(&mut self, number: u64) {
+        if number >= self.newest {
+            let shift = number - self.newest;
+            self.mask = if shift >= 64 { 0 } else { self.mask << shift } | 1;
+            self.newest = number;
+        } else if self.newest - number < 64 {
+            self.mask |= 1 << (self.newest - number);
+        }
+    }
+
+    fn has(&self, number: u64) -> bool {
+        let Some(age) = self.newest.checked_sub(number) else {
+            return false;
+        };
+        age < 64 && self.mask >> age & 1 == 1
+    }
 }
 
 impl CounterSeries {
@@ -252,8 +280,7 @@ impl CounterSeries {
 
     /// Whether point `number` counted nothing for its interval when it was pushed.
     fn counted_nothing(&self, number: u64) -> bool {
-        self.resets_of()
-            .is_some_and(|r| r.counted_nothing == Some(number))
+        self.resets_of().is_some_and(|r| r.counted_nothing.has(number))
     }
 
     /// Whether `created`, another than the previous point's, is one a point before `number`
@@ -264,7 +291,9 @@ impl CounterSeries {
         let (Some(now), Some(prev)) = (created, prev_created) else {
             return false;
         };
-        now != prev && matches!(&self.extra, Extra::Rare(rare) if rare.created.seen_before(now, number))
+        now != prev
+            && (matches!(&self.extra, Extra::Rare(rare) if rare.created.seen_before(now, number))
+                || self.has_left(now))
     }
 
     /// Forgets that point `number`'s drop was unexplained (a created time came to explain
@@ -289,6 +318,13 @@ impl CounterSeries {
             self.total_increase -= counted;
         }
         self.ewma_span.start_afresh();
+    }
+
+    /// Whether the process started at `start` (ms) answered before and left: its count
+    /// goes on from the value it left (`count_switch`), it is no restart.
+    fn has_left(&self, start: i64) -> bool {
+        self.resets_of()
+            .is_some_and(|r| r.left.iter().any(|s| s.0 == start))
     }
 
     /// A switch to another process (`answering`: its start and value) from the one
@@ -657,7 +693,7 @@ impl CounterSeries {
             };
         if erratic {
             let number = self.pushed;
-            self.resets_mut().counted_nothing = Some(number);
+            self.resets_mut().counted_nothing.mark(number);
         }
         if let Some((prev, prev_created)) = previous {
             if prev_created.is_some() && created_ms.is_some() && prev_created != created_ms {
@@ -844,6 +880,12 @@ impl CounterSeries {
         if self.created_at(number).is_some() {
             return None;
         }
+        // A process the counter saw leave (its start no longer among the target's, which
+        // keep only the retention's) answers again: its rise since, never also its count.
+        let cause = match starts.1 {
+            Some(start) if self.has_left(start) => ResetCause::StartWentBack,
+            _ => cause,
+        };
         let counts_nothing = erratic || cause == ResetCause::StartWentBack;
         if let Some(mark) = self.mark_of(number) {
             if mark == ResetCause::ValueDropped {
@@ -855,8 +897,14 @@ impl CounterSeries {
                 resets.dropped_from = None;
                 resets.last_reset = Some((point.timestamp_ms, cause));
                 if counts_nothing {
-                    // The drop counted the value as a restart's.
-                    self.take_back(number, point.value);
+                    // A drop counted the value as a restart's; a rise back above a drop
+                    // (marked as one) counted its rise.
+                    let counted = if point.value < prev.value {
+                        point.value
+                    } else {
+                        point.value - prev.value
+                    };
+                    self.take_back(number, counted);
                 }
                 self.count_switch((starts.0, prev.value), (starts.1, point.value));
             }

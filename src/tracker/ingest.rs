@@ -460,6 +460,10 @@ impl Tracker {
             Target::Start(i) => self.starts.read(i, self.scrapes, value),
             Target::Created(created) => {
                 let created_ms = (value * 1000.0).round() as i64;
+                if created_ms == 0 {
+                    // No time: a start of 0 is unknown, as Prometheus reads it.
+                    return;
+                }
                 for slot in created.series.into_iter().flatten() {
                     self.set_created(slot as usize, created_ms, report);
                 }

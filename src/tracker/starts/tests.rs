@@ -857,3 +857,96 @@ fn restarts_whose_first_pages_lack_the_counters_are_restarts() {
     // 1,000, then each new process counted from zero: 500, then 400.
     assert_eq!(total(&t), 1_000.0 + 500.0 + 400.0);
 }
+
+/// A bare page's drop (a restart, counted from zero), then a rise back above the old count
+/// on a page whose start time went back to a process not seen before: that point counts
+/// nothing, and taking it back takes back what it counted (its rise), never more: the
+/// count since tracking began stayed at the restart's 255 (fuzzing found it going to 0).
+#[test]
+fn a_return_above_a_drop_takes_back_only_its_rise() {
+    let mut t = Tracker::new([tokens()]);
+    t.ewma_time_constant(TimeDelta::seconds(5));
+    t.ingest(&page(2_000, 8_000.0), at(2)).unwrap();
+    t.ingest(&bare(255.0), at(7)).unwrap();
+    let report = t.ingest(&page(1_000, 35_255.0), at(15)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::StartWentBack);
+    assert_eq!(total(&t), 255.0);
+}
+
+/// An erratic counter (two drops in the EWMA's memory) whose start time moves on a page
+/// after a restart the start time made: taking that restart back takes back nothing, as
+/// its point counted nothing, though a later point counted nothing too (fuzzing found the
+/// count since tracking began at -8: only the newest such point was remembered).
+#[test]
+fn a_restart_taken_back_pages_later_takes_back_what_it_counted() {
+    let mut t = Tracker::new([tokens()]);
+    t.ewma_time_constant(TimeDelta::seconds(45));
+    let page = |start: &str, n: u32| format!("process_start_time_seconds {start}\ntokens_total {n}\n");
+    t.ingest("tokens_total 1\n", at(2)).unwrap();
+    t.ingest(&page("1000", 0), at(19)).unwrap();
+    t.ingest(&page("0", 8), at(30)).unwrap();
+    t.ingest(&page("2000.5", 44_008), at(31)).unwrap();
+    let report = t.ingest(&page("3000", 88_008), at(40)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::StartTimeMoving);
+    assert_eq!(total(&t), 0.0);
+}
+
+/// A `_created` of 0 is no time (as Prometheus reads a start time of 0): the counter
+/// goes on by its values, and no restart is read where the page says 0 (fuzzing found
+/// the whole count counted again at each move between 0 and a real time).
+#[test]
+fn a_created_time_of_zero_is_unknown() {
+    let mut t = Tracker::new([tokens()]);
+    let page = |n: u32, created: i64| format!("tokens_total {n}\ntokens_created {created}\n");
+    t.ingest(&page(155_000, 1_700_000_000), at(0)).unwrap();
+    let report = t.ingest(&page(155_100, 0), at(10)).unwrap();
+    assert!(report.resets.is_empty(), "{:?}", report.resets);
+    t.ingest(&page(155_300, 1_700_000_000), at(20)).unwrap();
+    assert_eq!(total(&t), 300.0);
+}
+
+/// A process that answers again after its last point left the retention, told by its
+/// `_created`: its rise since it left is counted once, not also its whole count as a
+/// restart's (fuzzing found both counted: the created times kept with the points no
+/// longer held its own, the processes that left still did).
+#[test]
+fn a_process_back_after_its_points_expired_counts_its_rise_once() {
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(30));
+    let page =
+        |n: u32, created: i64| format!("tokens_total {n}\ntokens_created {}\n", 1_700_000_000 + created);
+    t.ingest(&page(1_000, -3_600), at(0)).unwrap();
+    t.ingest(&page(2_000, -3_600), at(10)).unwrap();
+    // Two others answer in turn for 100 s, then the first again, 5,000 higher.
+    for s in 2..12 {
+        t.ingest(&page(100 * s, 5 + i64::from(s % 2)), at(10 * i64::from(s)))
+            .unwrap();
+    }
+    let before = total(&t);
+    t.ingest(&page(7_000, -3_600), at(120)).unwrap();
+    assert_eq!(total(&t) - before, 5_000.0);
+}
+
+/// A process whose start the target no longer keeps (older than the retention) answers
+/// again: the counter saw it leave, so its rise since is counted, not also its whole
+/// count as a restart's (fuzzing found both counted).
+#[test]
+fn a_process_back_after_the_target_forgot_its_start_counts_its_rise_once() {
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(30));
+    t.ingest(&page(15, 1_000.0), at(20)).unwrap();
+    t.ingest(&page(15, 2_000.0), at(30)).unwrap();
+    // A process up for an hour answers for ten minutes, one up for two hours for half a
+    // minute (the target keeps the starts of its retention), then the first again, 5,000
+    // higher.
+    for s in 4..60 {
+        t.ingest(&page(-3_600, 100.0 + s as f64), at(10 * s)).unwrap();
+    }
+    for s in 60..64 {
+        t.ingest(&page(-7_200, 50.0 + s as f64), at(10 * s)).unwrap();
+    }
+    let before = total(&t);
+    let report = t.ingest(&page(15, 7_000.0), at(640)).unwrap();
+    assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
+    assert_eq!(total(&t) - before, 5_000.0);
+}
