@@ -312,10 +312,12 @@ impl CounterSeries {
     /// Takes back what the push of point `number`, the newest, `counted` for its interval
     /// (its rise, or its value when it was read as a reset), unless it counted nothing
     /// (the counter was erratic then): the interval is another process's. The EWMA starts
-    /// afresh.
+    /// afresh. The point counts nothing from then on (a later page that takes its restart
+    /// back has nothing to take).
     fn take_back(&mut self, number: u64, counted: f64) {
         if !self.counted_nothing(number) {
             self.total_increase -= counted;
+            self.resets_mut().counted_nothing.mark(number);
         }
         self.ewma_span.start_afresh();
     }

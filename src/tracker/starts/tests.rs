@@ -950,3 +950,27 @@ fn a_process_back_after_the_target_forgot_its_start_counts_its_rise_once() {
     assert_eq!(report.process_restarts[0].cause, ResetCause::ProcessRestarted);
     assert_eq!(total(&t) - before, 5_000.0);
 }
+
+/// A restart read while the target was erratic (its start went back within the
+/// retention) counts nothing; a start that then proves to be no process's takes that
+/// restart back, and has nothing to take. Fuzzing (`process_switches`) found the value
+/// before it taken: a count since tracking began of -307,868 on the last of these pages
+/// (two targets, 63 pages: `t=` and the page's time, then its lines).
+#[test]
+fn a_restart_that_counted_nothing_is_taken_back_for_nothing() {
+    let mut t = Tracker::new([tokens()]);
+    t.retention(TimeDelta::seconds(120))
+        .ewma_time_constant(TimeDelta::seconds(65))
+        .stale_after(1);
+    let run = include_str!("../../../tests/data/fuzz/process_switches-99e6b91e.txt");
+    for block in run.split("t=").filter(|b| !b.is_empty()) {
+        let (s, page) = block.split_once('\n').unwrap();
+        let s: i64 = s.parse().unwrap();
+        t.ingest(page, DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap())
+            .unwrap();
+        for series in t.series() {
+            let total = series.counter().map_or(0.0, |c| c.total_increase());
+            assert!(total >= 0.0, "{total} at {s}");
+        }
+    }
+}
