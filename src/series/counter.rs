@@ -851,12 +851,13 @@ impl CounterSeries {
     fn rebook_newest(&mut self, old: f64, new: f64, dt_ms: i64) {
         self.total_increase += new - old;
         if self.ewma_span.intervals() > 0 {
+            let (weight, seconds) = ewma_weight(dt_ms, self.tau_ms);
             let alpha = if self.ewma_span.intervals() == 1 {
                 1.0
             } else {
-                ewma_weight(dt_ms, self.tau_ms).0
+                weight
             };
-            self.ewma += alpha * ((new - old) / (dt_ms as f64 / 1000.0));
+            self.ewma += alpha * ((new - old) / seconds);
         }
     }
 

@@ -143,10 +143,7 @@ impl StartTimes {
 
     /// The target `series` belongs to: its target labels' values.
     fn key_of<'s>(&self, series: &'s TrackedSeries) -> Vec<&'s str> {
-        self.target_labels
-            .iter()
-            .map(|label| series.label(label).unwrap_or(""))
-            .collect()
+        key_in(&self.target_labels, series)
     }
 
     /// A target's key from a series' labels, as a report names them.
@@ -349,6 +346,14 @@ impl StartTimes {
     }
 }
 
+/// The target `series` belongs to by `target_labels`: their values (`StartTimes::key_of`).
+fn key_in<'s>(target_labels: &[Box<str>], series: &'s TrackedSeries) -> Vec<&'s str> {
+    target_labels
+        .iter()
+        .map(|label| series.label(label).unwrap_or(""))
+        .collect()
+}
+
 /// The slots of the page's counters by target key: one scan for every silent move.
 fn counters_by_target(
     index: &SeriesIndex,
@@ -363,10 +368,7 @@ fn counters_by_target(
         else {
             continue;
         };
-        let key = labels
-            .iter()
-            .map(|l| series.label(l).unwrap_or("").to_string())
-            .collect();
+        let key = key_in(labels, series).into_iter().map(str::to_string).collect();
         by_target.entry(key).or_default().push(slot);
     }
     by_target
