@@ -62,8 +62,9 @@ struct Family<'page> {
     /// Its name sorted after every name reserved when it opened: none of its names can be
     /// taken, and its close reserves them without comparing again.
     in_order: bool,
-    /// The timestamp of the current label group's last sample.
-    timestamp: Option<i64>,
+    /// The timestamp of the current label group's last sample, in milliseconds and the
+    /// nanoseconds beyond them (two times in one millisecond are still in an order).
+    timestamp: Option<(i64, i32)>,
     /// OpenMetrics 2.0 state sets: the full label set of the last sample. Timestamps
     /// increase per state (a Metric), groups stay contiguous per MetricGroup.
     state: u64,
@@ -575,7 +576,7 @@ impl<'page> Validator<'page> {
         // group is kept (the first, so no rule on it can fire yet).
         let verdict = if sample.composite.is_none() {
             self.groups.first(sample.labels());
-            family.timestamp = sample.timestamp_ms();
+            family.timestamp = sample.fine_timestamp();
             family.has_samples = true;
             Ok(())
         } else {
@@ -680,7 +681,7 @@ fn group_and_timestamp<'page>(
     state: u64,
 ) -> Result<(), FamilyRule> {
     let kind = family.kind;
-    let ts = sample.timestamp_ms();
+    let ts = sample.fine_timestamp();
     let same_state = std::mem::replace(&mut family.state, state) == state;
     // In 1.0 an info family's samples are one group whatever their labels, as the
     // reference parser reads them (its suite's `info_timestamps`); 2.0 makes every label

@@ -14,7 +14,7 @@ use super::names::{label_name_len, metric_name_len, same_bytes};
 use super::sample::Sample;
 use super::value::{
     decimal_prefix, integer_prefix, parse_float, parse_timestamp_ms, parse_timestamp_seconds, seconds_to_ms,
-    timestamp_seconds_to_ms,
+    timestamp_seconds_fine,
 };
 use crate::error::ParseErrorKind;
 use crate::swar::{first_below, has_byte, low_bytes, word_at};
@@ -67,6 +67,7 @@ pub(crate) fn sample<'line>(
         labels,
         value,
         timestamp_ms: None,
+        timestamp_ns_past_ms: 0,
         start_timestamp_ms: None,
         composite: composite_value,
         exemplars: "",
@@ -193,12 +194,14 @@ pub(crate) fn sample_fast<'page>(
         }
     }
     let identity_end = i;
-    let (value, timestamp_ms, i) = value_and_timestamp_in(text, i, limits, openmetrics)?;
+    let (value, timestamp_ms, timestamp_ns_past_ms, i) =
+        value_and_timestamp_in(text, i, limits, openmetrics)?;
     let sample = Sample {
         name: &text[..name_len],
         labels,
         value,
         timestamp_ms,
+        timestamp_ns_past_ms,
         start_timestamp_ms: None,
         composite: None,
         exemplars: "",
@@ -311,12 +314,14 @@ fn sample_fast_quoted<'page>(text: &'page str, limits: &Limits) -> Option<(Sampl
         return None;
     }
     let (close, count) = quoted_label_terms(text, name_end + 1, limits)?;
-    let (value, timestamp_ms, len) = value_and_timestamp_in(text, close + 1, limits, false)?;
+    let (value, timestamp_ms, timestamp_ns_past_ms, len) =
+        value_and_timestamp_in(text, close + 1, limits, false)?;
     let sample = Sample {
         name: &text[2..name_end],
         labels: Labels::new(&text[1..close], count, QUOTED_TEXT),
         value,
         timestamp_ms,
+        timestamp_ns_past_ms,
         start_timestamp_ms: None,
         composite: None,
         exemplars: "",
@@ -399,18 +404,19 @@ pub(crate) fn value_and_timestamp(
     i: usize,
     limits: &Limits,
 ) -> Option<(f64, Option<i64>, usize)> {
-    value_and_timestamp_in(text, i, limits, false)
+    value_and_timestamp_in(text, i, limits, false).map(|(value, ms, _, end)| (value, ms, end))
 }
 
-/// [`value_and_timestamp`] with the timestamp in OpenMetrics' seconds when `seconds`; a
-/// start timestamp or exemplar after it is left to the general path.
+/// [`value_and_timestamp`] with the timestamp in OpenMetrics' seconds when `seconds` (and
+/// its nanoseconds beyond the millisecond); a start timestamp or exemplar after it is left
+/// to the general path.
 #[inline(always)]
 fn value_and_timestamp_in(
     text: &str,
     mut i: usize,
     limits: &Limits,
     seconds: bool,
-) -> Option<(f64, Option<i64>, usize)> {
+) -> Option<(f64, Option<i64>, i32, usize)> {
     let b = text.as_bytes();
     if b.get(i) != Some(&b' ') {
         return None;
@@ -430,7 +436,7 @@ fn value_and_timestamp_in(
         }
     };
     i = end;
-    let mut timestamp_ms = None;
+    let (mut timestamp_ms, mut ns_past_ms) = (None, 0);
     if b.get(i) == Some(&b' ') && seconds {
         let start = i + 1;
         let end = start
@@ -438,7 +444,8 @@ fn value_and_timestamp_in(
                 .iter()
                 .position(|&c| matches!(c, b' ' | b'\n'))
                 .unwrap_or(b.len() - start);
-        timestamp_ms = Some(timestamp_seconds_to_ms(&text[start..end])?);
+        let (ms, ns) = timestamp_seconds_fine(&text[start..end])?;
+        (timestamp_ms, ns_past_ms) = (Some(ms), ns);
         i = end;
     } else if b.get(i) == Some(&b' ') {
         let (ts, end) = integer_prefix(b, i + 1)?;
@@ -448,7 +455,7 @@ fn value_and_timestamp_in(
     if !matches!(b.get(i), None | Some(b'\n')) || i > limits.line_length {
         return None;
     }
-    Some((value, timestamp_ms, i))
+    Some((value, timestamp_ms, ns_past_ms, i))
 }
 
 /// Names checked on earlier lines, for [`sample_fast`] and the metadata fast path: the last
@@ -531,9 +538,9 @@ fn openmetrics_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<'
             return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
         }
         let ts_text = &line[i..ts_end];
-        let ms = timestamp_seconds_to_ms(ts_text)
+        let (ms, ns) = timestamp_seconds_fine(ts_text)
             .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(ts_text.to_string())))?;
-        sample.timestamp_ms = Some(ms);
+        (sample.timestamp_ms, sample.timestamp_ns_past_ms) = (Some(ms), ns);
         i = ts_end;
         if i == bytes.len() {
             return Ok(());
@@ -581,9 +588,9 @@ fn openmetrics2_tail<'page>(line: &'page str, mut i: usize, sample: &mut Sample<
             if text.is_empty() {
                 return Err((i, ParseErrorKind::Expected("a timestamp after the space")));
             }
-            let ms = timestamp_seconds_to_ms(text)
+            let (ms, ns) = timestamp_seconds_fine(text)
                 .ok_or_else(|| (i, ParseErrorKind::InvalidTimestamp(text.to_string())))?;
-            sample.timestamp_ms = Some(ms);
+            (sample.timestamp_ms, sample.timestamp_ns_past_ms) = (Some(ms), ns);
         } else {
             return Err((i, ParseErrorKind::TrailingText("the timestamps")));
         }

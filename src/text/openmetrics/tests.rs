@@ -186,3 +186,43 @@ fn rules_table() {
         );
     }
 }
+
+/// Times are decimal seconds: two in one millisecond are still in an order, as the
+/// reference parser (prometheus_client) compares them, to the nanosecond (promrate to a
+/// double's precision: about a quarter of a microsecond at today's times). Found by a
+/// differential run against it on the official suite's `duplicate_timestamps_0` with two
+/// lines swapped.
+#[test]
+fn timestamps_within_one_millisecond_keep_their_order() {
+    for format in [Format::OpenMetrics, Format::OpenMetrics2] {
+        let errors = |text: &str| -> Vec<ParseErrorKind> {
+            Parser::new(format)
+                .parse(text)
+                .filter_map(Result::err)
+                .map(|e| e.kind)
+                .collect()
+        };
+        for backwards in [
+            "a 3 0.0000000010\na 2 0.0000000001\n# EOF\n",
+            "a 1 1700000000.0015\na 2 1700000000.001\n# EOF\n",
+            "a 1 1700000000.001\na 2 1700000000.000995\n# EOF\n",
+            "a 1 -0.0001\na 2 -0.0002\n# EOF\n",
+            "a 1 1e-6\na 2 0\n# EOF\n",
+        ] {
+            assert_eq!(
+                errors(backwards),
+                [family("a", FamilyRule::TimestampsBackwards)],
+                "{format:?} {backwards:?}"
+            );
+        }
+        for in_order in [
+            // Below the nanosecond, as the reference reads them: the same time.
+            "a 1 0.0000000001\na 2 0.0000000000\n# EOF\n",
+            "a 1 0.0000000000\na 2 0.0000000001\na 3 0.0000000010\n# EOF\n",
+            "a 1 1700000000.001\na 2 1700000000.0015\na 3 1700000000.002\n# EOF\n",
+            "a 1 1700000000\na 2 1700000000.0000001\n# EOF\n",
+        ] {
+            assert_eq!(errors(in_order), [], "{format:?} {in_order:?}");
+        }
+    }
+}
