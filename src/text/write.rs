@@ -48,8 +48,19 @@ impl fmt::Display for GoFloat {
         if v.is_infinite() {
             return f.write_str(if v > 0.0 { "+Inf" } else { "-Inf" });
         }
-        // Shortest round-trip digits and decimal exponent, e.g. "4.404533e6".
-        let sci = format!("{:e}", v.abs());
+        // Shortest round-trip digits and decimal exponent, e.g. "4.404533e6": as many
+        // digits as Rust's shortest form, then the decimal of that many digits nearest the
+        // value, as Python's `repr` and Go's `FormatFloat` choose it. Rust breaks an exact
+        // tie between two shortest candidates upward, they to the even digit
+        // (673136162761606.25 is `673136162761606.2` in both); its fixed-precision form
+        // rounds the exact value half to even.
+        let shortest = format!("{:e}", v.abs());
+        let significant = shortest
+            .bytes()
+            .take_while(|&b| b != b'e')
+            .filter(u8::is_ascii_digit)
+            .count();
+        let sci = format!("{:.*e}", significant.saturating_sub(1), v.abs());
         let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
         let exp: i32 = exp.parse().unwrap_or(0);
         let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
@@ -520,6 +531,9 @@ mod tests {
     }
 
     #[test]
+    // The ties below are written as their exact values, which need more digits than the
+    // shortest form that reads back to them.
+    #[allow(clippy::excessive_precision)]
     fn go_floats() {
         let cases = [
             (0.0, "0.0"),
@@ -537,6 +551,12 @@ mod tests {
             (2351.5699999999997, "2351.5699999999997"),
             (1e300, "1e+300"),
             (5e-324, "5e-324"),
+            // Exact ties between two shortest forms go to the even digit, as Python's
+            // `repr` and Go's `FormatFloat` write them (Rust's shortest form goes up).
+            (-673136162761606.25, "-673136162761606.2"),
+            (1849974461670542.25, "1.8499744616705422e+15"),
+            (71069476851597.625, "7.106947685159762e+13"),
+            (242854086865572.125, "2.4285408686557212e+14"),
         ];
         for (v, want) in cases {
             assert_eq!(GoFloat(v).to_string(), want, "{v:e}");

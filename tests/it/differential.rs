@@ -192,3 +192,74 @@ fn golden_files_are_what_prometheus_client_reads() {
         pinned_version()
     );
 }
+
+/// `text::write::GoFloat` writes every float as prometheus_client's `floatToGoString` does
+/// (the writer's pages then look like the exporters'): random bit patterns, whole numbers,
+/// powers of ten near the switch to Go's exponent form, and halves and quarters above 2^44,
+/// where two shortest forms tie and the even digit is chosen.
+#[test]
+#[ignore = "needs python3 with the pinned prometheus_client (pip install -r tests/py/requirements.txt); \
+            run with `cargo test -- --include-ignored`"]
+fn go_floats_are_what_prometheus_client_writes() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    let mut state: u64 = 0x853c_49e6_748f_ea9b;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut values = vec![0.0, -0.0, 5e-324, f64::MAX, 999_999.0, 1e6, 1e16, 1e-4, 1e-5];
+    for i in 0..200_000u64 {
+        let bits = next();
+        let v = match i % 4 {
+            0 => f64::from_bits(bits),
+            1 => (bits % (1 << 60)) as f64 * if bits >> 63 == 1 { -1.0 } else { 1.0 },
+            2 => 10f64.powi((bits % 40) as i32 - 20) * (1.0 + (bits >> 40) as f64 / 16_777_216.0),
+            _ => ((bits % (1 << 52)) as f64 + [0.25, 0.5, 0.75, 0.125][(bits >> 60) as usize % 4]) * 8.0,
+        };
+        if v.is_finite() {
+            values.push(v);
+        }
+    }
+    let script = "import sys\nfrom prometheus_client.utils import floatToGoString\n\
+                  for line in sys.stdin:\n    print(floatToGoString(float.fromhex(line)))\n";
+    let mut python = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let input: String = values.iter().map(|v| format!("{}\n", hex_float(*v))).collect();
+    let mut stdin = python.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+    let output = python.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(output.status.success(), "python3: {}", output.status);
+    let theirs = String::from_utf8(output.stdout).unwrap();
+    let mut compared = 0;
+    for (v, want) in values.iter().zip(theirs.lines()) {
+        let ours = promrate::text::write::GoFloat(*v).to_string();
+        assert_eq!(ours, want, "{v:e} ({})", hex_float(*v));
+        compared += 1;
+    }
+    assert_eq!(compared, values.len());
+    println!(
+        "GoFloat: {compared} values written as prometheus_client {} writes them",
+        pinned_version()
+    );
+}
+
+/// A finite float in Python's `float.hex` form, exactly.
+fn hex_float(v: f64) -> String {
+    let bits = v.to_bits();
+    let sign = if bits >> 63 == 1 { "-" } else { "" };
+    let exponent = ((bits >> 52) & 0x7ff) as i64;
+    let mantissa = bits & ((1 << 52) - 1);
+    match exponent {
+        0 => format!("{sign}0x0.{mantissa:013x}p-1022"),
+        _ => format!("{sign}0x1.{mantissa:013x}p{}", exponent - 1023),
+    }
+}
