@@ -43,7 +43,8 @@ impl Bucket {
 ///
 /// `q < 0` gives `-Inf` and `q > 1` `+Inf`, as in PromQL. Where PromQL answers NaN
 /// because there is no quantile to give, this gives `None`: a NaN `q`, fewer than two
-/// buckets, no `+Inf` bucket, or no observations.
+/// buckets, no `+Inf` bucket, or no observations. The tests compare it bit for bit with a
+/// real Prometheus on 1,000 random histograms (`tests/data/oracle/histogram-quantile.json`).
 ///
 /// # Example
 /// ```

@@ -215,3 +215,86 @@ fn random_series_answers_bit_for_bit() {
         failures[..failures.len().min(30)].join("\n")
     );
 }
+
+/// `histogram::quantile` against a real Prometheus' `histogram_quantile` on 1,000 random
+/// classic histograms (`oracle/histogram-quantile.json`, made by
+/// `tools/histogram_quantile.py`): bit for bit, and where Prometheus answers NaN for a
+/// histogram it cannot read (no `+Inf` bucket, no observations, one bucket), promrate
+/// answers `None`.
+#[test]
+fn histogram_quantile_answers_bit_for_bit() {
+    use promrate::histogram::{quantile, Bucket};
+
+    let path = data::dir().join("oracle/histogram-quantile.json");
+    let oracle: Value = serde_json::from_str(&data::read(&path)).unwrap();
+    let (mut checked, mut none) = (0, 0);
+    let mut failures = Vec::new();
+    for case in oracle["cases"].as_array().unwrap() {
+        let q = case["q"].as_f64().unwrap();
+        let buckets: Vec<Bucket> = case["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let bound = b[0].as_str().unwrap();
+                let bound = if bound == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    bound.parse().unwrap()
+                };
+                Bucket::new(bound, b[1].as_f64().unwrap())
+            })
+            .collect();
+        let got = quantile(q, &buckets);
+        let want = number(&case["answer"]);
+        // PromQL's NaN for "no quantile to give" is promrate's `None`.
+        let agrees = match (got, want) {
+            (None, Some(w)) => w.is_nan(),
+            _ => same(got, want),
+        };
+        none += usize::from(got.is_none());
+        checked += 1;
+        if !agrees {
+            failures.push(format!(
+                "q {q} buckets {}: got {got:?}, want {want:?}",
+                case["buckets"]
+            ));
+        }
+    }
+    assert_eq!(checked, 1000, "histogram-quantile.json holds 1,000 cases");
+    assert!(
+        none > 0 && none < checked,
+        "the cases hold both kinds of answer ({none} None)"
+    );
+    println!(
+        "histogram_quantile oracle: {} of {checked} answers of {} bit for bit",
+        checked - failures.len(),
+        oracle["engine"].as_str().unwrap_or("?")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(30)].join("\n")
+    );
+}
+
+/// The answers in `oracle/histogram-quantile.json` are what a live Prometheus gives today.
+#[test]
+#[ignore = "needs Debian's prometheus and promtool (apt-get install prometheus); run with `cargo test -- --include-ignored`"]
+fn histogram_quantile_oracle_is_what_prometheus_answers() {
+    let dir = data::dir().join("oracle");
+    let out = std::process::Command::new("python3")
+        .arg(dir.join("tools/histogram_quantile.py"))
+        .arg("--check")
+        .arg(dir.join("histogram-quantile.json"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "tools/histogram_quantile.py --check: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+}
