@@ -20,12 +20,15 @@
 
 use crate::error::QueryError;
 use crate::histogram::Bucket;
+use crate::promql::sum::{Mean, Sum};
+use crate::promql::Semantics;
 use crate::query::GroupAnswer;
 use crate::select::Selector;
 use crate::tracker::{family_selector, part_selector, Pick, TrackedSeries, Tracker};
 
 /// PromQL `sum by (by...) (f(series))` over the series `selector` picks (as
-/// [`Tracker::matching`] picks them), sorted by the groups' label values.
+/// [`Tracker::matching`] picks them), sorted by the groups' label values; added as
+/// Prometheus 3 adds (Kahan–Neumaier compensation, as `sum` does from Prometheus 2.54 on).
 ///
 /// # Errors
 /// [`QueryError::NotTracked`] if the tracker's selectors may not keep every series
@@ -48,13 +51,23 @@ pub fn sum_by(
 ) -> Result<Vec<GroupAnswer>, QueryError> {
     tracker.check_tracked(selector)?;
     Ok(tracker
-        .sum_family(selector, Pick::Family, by, f)
+        .counted_family(
+            selector,
+            Pick::Family,
+            by,
+            f,
+            |v| Sum::first(v, Semantics::Prometheus3),
+            Sum::add,
+            Sum::value,
+        )
         .into_iter()
         .map(|(labels, sum, series)| GroupAnswer::folded(labels, sum, series, Vec::new()))
         .collect())
 }
 
-/// PromQL `avg by (by...) (f(series))`, e.g. KV-cache usage across engines.
+/// PromQL `avg by (by...) (f(series))`, e.g. KV-cache usage across engines, as Prometheus 3
+/// averages: the compensated sum over the count, or an incremental mean once the sum would
+/// overflow.
 ///
 /// # Errors
 /// As [`sum_by`].
@@ -73,13 +86,12 @@ pub fn avg_by(
     by: &[&str],
     f: impl Fn(&TrackedSeries) -> Option<f64>,
 ) -> Result<Vec<GroupAnswer>, QueryError> {
-    let mut groups = sum_by(tracker, selector, by, f)?;
-    for group in &mut groups {
-        if let Ok(sum) = &mut group.value {
-            *sum /= group.series as f64;
-        }
-    }
-    Ok(groups)
+    tracker.check_tracked(selector)?;
+    Ok(tracker
+        .counted_family(selector, Pick::Family, by, f, Mean::first, Mean::add, Mean::value)
+        .into_iter()
+        .map(|(labels, mean, series)| GroupAnswer::folded(labels, mean, series, Vec::new()))
+        .collect())
 }
 
 /// The buckets of the histogram(s) `selector` names, per group: `(le, f(series))` of every

@@ -299,28 +299,27 @@ impl Tracker {
         groups
     }
 
-    /// `sum by (by...) (f(series))` over the series `selector` picks as `pick` says, in
-    /// series order, as PromQL's sum adds: `(labels, sum, series)` per group.
-    pub(crate) fn sum_family(
+    /// The figures `f` gives for the series `selector` picks as `pick` says, folded per
+    /// group in series order into an `A` (`first`, then `add`: a PromQL `sum` or `avg`),
+    /// read out (`value`): `(labels, value, series folded)` per group.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn counted_family<A>(
         &self,
         selector: &Selector,
         pick: Pick<'_>,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
+        first: impl Fn(f64) -> A,
+        add: impl Fn(&mut A, f64),
+        value: impl Fn(&A) -> f64,
     ) -> Vec<(GroupLabels, f64, usize)> {
-        self.grouped(
-            selector,
-            pick,
-            by,
-            f,
-            |v| (v, 1),
-            |(sum, n), v| {
-                *sum += v;
-                *n += 1;
-            },
-        )
+        let start = |v| (first(v), 1);
+        self.grouped(selector, pick, by, f, start, |(folded, n), v| {
+            add(folded, v);
+            *n += 1;
+        })
         .into_iter()
-        .map(|(labels, (value, series))| (labels, value, series))
+        .map(|(labels, (folded, series))| (labels, value(&folded), series))
         .collect()
     }
 }

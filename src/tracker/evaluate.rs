@@ -9,6 +9,8 @@ use super::figure::{Covered, MeasuredAt};
 use super::{TrackedSeries, Tracker};
 use crate::error::{NoValue, QueryError};
 use crate::histogram::{self, Bucket};
+use crate::promql::sum::Sum;
+use crate::promql::Semantics;
 use crate::query::{Answer, Estimator, GroupAnswer, GroupLabels, Query, Reading};
 use crate::select::Selector;
 
@@ -79,17 +81,22 @@ impl<T> Fold<T> {
 }
 
 /// One bucket per bound, the figures of a bound's series summed, sorted by bound.
-fn merge_bounds(buckets: &[Bucket]) -> Vec<Bucket> {
-    let mut merged: Vec<Bucket> = buckets.to_vec();
-    merged.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
-    merged.dedup_by(|next, kept| {
-        let same = next.upper_bound == kept.upper_bound;
-        if same {
-            kept.count += next.count;
+fn merge_bounds(buckets: &[Bucket], semantics: Semantics) -> Vec<Bucket> {
+    let mut sorted: Vec<Bucket> = buckets.to_vec();
+    // Stable: each bound's series stay in series order, the order PromQL's `sum by (le)`
+    // adds them in.
+    sorted.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
+    let mut merged: Vec<(f64, Sum)> = Vec::with_capacity(sorted.len());
+    for bucket in sorted {
+        match merged.last_mut() {
+            Some((bound, sum)) if *bound == bucket.upper_bound => sum.add(bucket.count),
+            _ => merged.push((bucket.upper_bound, Sum::first(bucket.count, semantics))),
         }
-        same
-    });
+    }
     merged
+        .into_iter()
+        .map(|(upper_bound, sum)| Bucket::new(upper_bound, sum.value()))
+        .collect()
 }
 
 impl Tracker {
@@ -140,18 +147,23 @@ impl Tracker {
         };
         let by: Vec<&str> = query.by.iter().map(String::as_str).collect();
         let measured = MeasuredAt::new(self, query, at);
+        // Added as the query's PromQL adds a `sum by` (compensated from Prometheus 2.54 on).
+        let semantics = query.range.functions().semantics;
         let groups = self.grouped(
             &query.selector,
             Pick::Family,
             &by,
             |series| Some(self.series_figure(series, query, &measured)),
-            |figure| Fold::start(figure, 0.0),
-            |fold, figure| fold.add(figure, |sum, v| *sum += v),
+            |figure| {
+                let first = figure.map(|(v, coverage)| (Sum::first(v, semantics), coverage));
+                Fold::start(first, Sum::new(semantics))
+            },
+            |fold, figure| fold.add(figure, Sum::add),
         );
         let groups = groups
             .into_iter()
             .map(|(labels, fold)| {
-                let value = fold.value_or_why(|sum| Ok(*sum));
+                let value = fold.value_or_why(|sum| Ok(sum.value()));
                 fold.answer(labels, value, Vec::new())
             })
             .collect();
@@ -194,11 +206,13 @@ impl Tracker {
         let Some(at) = self.check_buckets(query)? else {
             return Ok(self.no_scrapes(query));
         };
+        // Each bound's figures added as the query's PromQL adds a `sum by (le)`.
+        let semantics = query.range.functions().semantics;
         let groups = self
             .bucket_groups(query, at)
             .into_iter()
             .map(|(labels, fold)| {
-                let value = fold.value_or_why(|buckets| quantile_of(q, buckets));
+                let value = fold.value_or_why(|buckets| quantile_of(q, &merge_bounds(buckets, semantics)));
                 fold.answer(labels, value, Vec::new())
             })
             .collect();
@@ -211,11 +225,13 @@ impl Tracker {
         let Some(at) = self.check_buckets(query)? else {
             return Ok(self.no_scrapes(query));
         };
+        // Each bound's figures added as the query's PromQL adds a `sum by (le)`.
+        let semantics = query.range.functions().semantics;
         let groups = self
             .bucket_groups(query, at)
             .into_iter()
             .map(|(labels, fold)| {
-                let merged = merge_bounds(&fold.value);
+                let merged = merge_bounds(&fold.value, semantics);
                 let value = fold.value_or_why(|_| {
                     let inf = merged.iter().find(|b| b.upper_bound == f64::INFINITY);
                     inf.map(|b| b.count).ok_or(NoValue::NoBuckets {
