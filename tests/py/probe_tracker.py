@@ -10,6 +10,10 @@ tests/data/oracle/tools/oracle.py; 150 queries at random times and windows (10 s
 50 min), each asked of both: `f(x[w])` per series and `sum by (g) (...)`, the tracker with
 `Semantics.PROMETHEUS2`, `SeriesScope.UNTIL_STALE` and no start timestamps.
 
+Then a classic histogram (8 buckets, one series each, restarts): 200 quantiles of its
+buckets' rate or increase through `Tracker.quantile`, against
+`histogram_quantile(q, sum by (le) (f(x_bucket[w])))`.
+
 Usage (promrate's Python module installed, as python/README.md builds it; `prometheus`
 and `promtool` on the PATH):
   python3 tests/py/probe_tracker.py [SEED...]
@@ -102,10 +106,60 @@ def probe(seed):
     return counts
 
 
+BOUNDS = ["0.005", "0.01", "0.05", "0.1", "0.5", "1.0", "5.0", "+Inf"]
+
+
+def probe_quantiles(seed):
+    rng = random.Random(seed)
+    times, t = [], 1_700_000_000_000
+    for _ in range(60):
+        t += rng.choice([15000, 15000, 30000]) + rng.randint(-500, 500)
+        times.append(t)
+    counts, series, pages = [0.0] * len(BOUNDS), [[] for _ in BOUNDS], []
+    for t in times:
+        if rng.random() < 0.04:
+            counts = [0.0] * len(BOUNDS)
+        lines, below = ["# TYPE x histogram"], 0
+        for j, bound in enumerate(BOUNDS):
+            below += rng.randint(0, 30)
+            counts[j] += below
+            series[j].append([t / 1000, counts[j]])
+            lines.append(f'x_bucket{{le="{bound}"}} {counts[j]!r}')
+        pages.append((t, "\n".join(lines) + "\n"))
+    tracker = promrate.Tracker(["x"], retention=3600, stale_after=1000)
+    for t, page in pages:
+        tracker.ingest(page, at=t / 1000)
+    counts = {"quantiles same": 0, "quantiles differ": 0}
+    with PromOracle(series) as prometheus:
+        for _ in range(200):
+            at = times[rng.randrange(5, len(times))] + rng.choice([0, 1, 5000, rng.randint(0, 30000)])
+            window = rng.choice([30, 60, 120, 300, 600])
+            q = rng.choice([0.5, 0.9, 0.99, 0.1, rng.random()])
+            fn = rng.choice(["rate", "increase"])
+            # The oracle's series `s="j"` is the bucket BOUNDS[j].
+            buckets = " or ".join(f'label_replace({fn}(x{{s="{j}"}}[{window * 1000}ms]), "le", "{bound}", "s", ".*")'
+                                  for j, bound in enumerate(BOUNDS))
+            answer = prometheus._get("/api/v1/query?" + urllib.parse.urlencode(
+                {"query": f"histogram_quantile({q!r}, sum by (le) ({buckets}))", "time": f"{at / 1000:.3f}"}))
+            result = answer["data"]["result"]
+            want = float(result[0]["value"][1]) if result else None
+            ours = tracker.quantile(q, promrate.Query(
+                "x", ESTIMATORS[fn], window=window, at=at / 1000,
+                semantics=promrate.promql.Semantics.PROMETHEUS2, start_timestamps=False,
+                scope=promrate.SeriesScope.UNTIL_STALE))
+            value = ours.groups[0].value if ours.groups else None
+            # PromQL's NaN for no quantile is promrate's missing value.
+            ok = same(value, want) or value is None and (want is None or math.isnan(want))
+            counts["quantiles same" if ok else "quantiles differ"] += 1
+            if not ok:
+                print(f"q={q} {fn}[{window}s] at {at}: promrate {value}, Prometheus {want}")
+    return counts
+
+
 def main():
     seeds = [int(s) for s in sys.argv[1:]] or [1]
     for seed in seeds:
-        print(f"seed {seed}: {probe(seed)}")
+        print(f"seed {seed}: {probe(seed)} {probe_quantiles(seed)}")
 
 
 if __name__ == "__main__":
