@@ -510,3 +510,37 @@ fn a_quantile_allocates_per_group_not_per_bucket() {
         "{few} allocations with 8 bounds, {many} with 256"
     );
 }
+
+/// Writing values as exporters write them (`GoFloat`, `write::sample`) into a buffer with
+/// room allocates nothing: a fleet's page writes millions of them at every scrape.
+#[test]
+fn writing_floats_allocates_nothing() {
+    use std::fmt::Write as _;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let values = [
+        0.0,
+        -0.0,
+        1.5,
+        680175.0,
+        4_404_533.0,
+        1e-7,
+        2351.5699999999997,
+        -673_136_162_761_606.2,
+        5e-324,
+        f64::MAX,
+        f64::NAN,
+        f64::NEG_INFINITY,
+    ];
+    let mut out = String::with_capacity(4096);
+    let (allocated, ()) = count(|| {
+        for v in values {
+            write!(out, "{} ", promrate::text::write::GoFloat(v)).unwrap();
+            promrate::text::write::sample(&mut out, "x_total", &[("a", "b")], v, Some(5)).unwrap();
+        }
+    });
+    assert!(
+        out.contains("4.404533e+06 ") && out.contains("-673136162761606.2 "),
+        "{out}"
+    );
+    assert_eq!(allocated, 0, "writing {} values", values.len());
+}

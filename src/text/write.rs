@@ -53,17 +53,12 @@ impl fmt::Display for GoFloat {
         // value, as Python's `repr` and Go's `FormatFloat` choose it. Rust breaks an exact
         // tie between two shortest candidates upward, they to the even digit
         // (673136162761606.25 is `673136162761606.2` in both); its fixed-precision form
-        // rounds the exact value half to even.
-        let shortest = format!("{:e}", v.abs());
-        let significant = shortest
-            .bytes()
-            .take_while(|&b| b != b'e')
-            .filter(u8::is_ascii_digit)
-            .count();
-        let sci = format!("{:.*e}", significant.saturating_sub(1), v.abs());
-        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+        // rounds the exact value half to even. Both forms are written on the stack: a
+        // fleet's page writes millions of values.
+        let significant = Scientific::of(v.abs(), None).digits().1;
+        let sci = Scientific::of(v.abs(), Some(significant.saturating_sub(1)));
+        let (digits, count, exp) = sci.digits();
+        let digits = std::str::from_utf8(&digits[..count]).map_err(|_| fmt::Error)?;
         let sign = if v.is_sign_negative() { "-" } else { "" };
         if v > 0.0 && (6..16).contains(&exp) {
             // Go's exponent form where Python would print fixed notation with >6 digits.
@@ -73,17 +68,19 @@ impl fmt::Display for GoFloat {
             return write!(f, "{first}{dot}{rest}e+{exp:02}");
         }
         if (-4..16).contains(&exp) {
-            // Python repr: fixed notation with at least one fractional digit.
+            // Python repr: fixed notation with at least one fractional digit (at most 16
+            // zeros, as the exponent's range bounds them).
+            const ZEROS: &str = "0000000000000000";
             let point = exp + 1;
             if point <= 0 {
-                let zeros = "0".repeat((-point) as usize);
+                let zeros = &ZEROS[..(-point) as usize];
                 write!(f, "{sign}0.{zeros}{digits}")
             } else {
                 let point = point as usize;
                 if digits.len() > point {
                     write!(f, "{sign}{}.{}", &digits[..point], &digits[point..])
                 } else {
-                    let zeros = "0".repeat(point - digits.len());
+                    let zeros = &ZEROS[..point - digits.len()];
                     write!(f, "{sign}{digits}{zeros}.0")
                 }
             }
@@ -93,6 +90,57 @@ impl fmt::Display for GoFloat {
             let esign = if exp < 0 { '-' } else { '+' };
             write!(f, "{sign}{first}{dot}{rest}e{esign}{:02}", exp.abs())
         }
+    }
+}
+
+/// A float in Rust's scientific form (`4.404533e6`), shortest or to a precision, written
+/// into a buffer on the stack (the longest, `-1.7976931348623157e308` with 16 more digits,
+/// fits in 48 bytes).
+struct Scientific {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl Scientific {
+    fn of(v: f64, precision: Option<usize>) -> Scientific {
+        let mut text = Scientific {
+            bytes: [0; 48],
+            len: 0,
+        };
+        // A precision of at most 16 digits after the point keeps within the buffer.
+        let written = match precision {
+            Some(p) => write!(text, "{:.*e}", p.min(16), v),
+            None => write!(text, "{v:e}"),
+        };
+        debug_assert!(written.is_ok(), "a float's scientific form fits in 48 bytes");
+        text
+    }
+
+    /// The mantissa's digits (up to 17 written in the first 24 bytes), their count, and
+    /// the decimal exponent.
+    fn digits(&self) -> ([u8; 24], usize, i32) {
+        let text = &self.bytes[..self.len];
+        let e = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
+        let (mut digits, mut count) = ([0u8; 24], 0);
+        for &b in text[..e].iter().filter(|b| b.is_ascii_digit()).take(24) {
+            digits[count] = b;
+            count += 1;
+        }
+        let exp = std::str::from_utf8(&text[(e + 1).min(text.len())..])
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0);
+        (digits, count, exp)
+    }
+}
+
+impl Write for Scientific {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let room = self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?;
+        room.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 
