@@ -51,15 +51,9 @@ pub fn sum_by(
 ) -> Result<Vec<GroupAnswer>, QueryError> {
     tracker.check_tracked(selector)?;
     Ok(tracker
-        .counted_family(
-            selector,
-            Pick::Family,
-            by,
-            f,
-            |v| Sum::first(v, Semantics::Prometheus3),
-            Sum::add,
-            Sum::value,
-        )
+        .counted_family(selector, Pick::Family, by, f, |v| {
+            Sum::first(v, Semantics::Prometheus3)
+        })
         .into_iter()
         .map(|(labels, sum, series)| GroupAnswer::folded(labels, sum, series, Vec::new()))
         .collect())
@@ -88,7 +82,7 @@ pub fn avg_by(
 ) -> Result<Vec<GroupAnswer>, QueryError> {
     tracker.check_tracked(selector)?;
     Ok(tracker
-        .counted_family(selector, Pick::Family, by, f, Mean::first, Mean::add, Mean::value)
+        .counted_family(selector, Pick::Family, by, f, Mean::first)
         .into_iter()
         .map(|(labels, mean, series)| GroupAnswer::folded(labels, mean, series, Vec::new()))
         .collect())

@@ -7,6 +7,12 @@
 
 use super::Semantics;
 
+/// A running PromQL aggregation of one group's series: each added in order, then read.
+pub(crate) trait Aggregate {
+    fn add(&mut self, value: f64);
+    fn value(&self) -> f64;
+}
+
 /// A running `sum`, series by series in the order PromQL adds them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sum {
@@ -35,8 +41,10 @@ impl Sum {
         sum.add(value);
         sum
     }
+}
 
-    pub(crate) fn add(&mut self, value: f64) {
+impl Aggregate for Sum {
+    fn add(&mut self, value: f64) {
         if self.empty {
             (self.value, self.empty) = (value, false);
         } else if self.compensated {
@@ -47,7 +55,7 @@ impl Sum {
     }
 
     /// The sum (0 of no series): the running value with what it lost added back.
-    pub(crate) fn value(&self) -> f64 {
+    fn value(&self) -> f64 {
         if self.compensated {
             self.value + self.lost
         } else {
@@ -77,8 +85,10 @@ impl Mean {
             mean: None,
         }
     }
+}
 
-    pub(crate) fn add(&mut self, value: f64) {
+impl Aggregate for Mean {
+    fn add(&mut self, value: f64) {
         self.count += 1.0;
         let before = self.count - 1.0;
         let mean = match self.mean {
@@ -98,7 +108,7 @@ impl Mean {
         (self.mean, self.lost) = (Some(mean), lost);
     }
 
-    pub(crate) fn value(&self) -> f64 {
+    fn value(&self) -> f64 {
         match self.mean {
             Some(mean) => mean + self.lost,
             None => self.sum / self.count + self.lost / self.count,

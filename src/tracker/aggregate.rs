@@ -10,6 +10,7 @@ use super::index::NameEntry;
 use super::tracked::{Label, TrackedSeries};
 use super::Tracker;
 use crate::error::QueryError;
+use crate::promql::sum::Aggregate;
 use crate::query::GroupLabels;
 use crate::select::{Selector, FAMILY_PARTS};
 
@@ -300,26 +301,23 @@ impl Tracker {
     }
 
     /// The figures `f` gives for the series `selector` picks as `pick` says, folded per
-    /// group in series order into an `A` (`first`, then `add`: a PromQL `sum` or `avg`),
-    /// read out (`value`): `(labels, value, series folded)` per group.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn counted_family<A>(
+    /// group in series order (a PromQL `sum` or `avg`, begun by `first`): `(labels, value,
+    /// series folded)` per group.
+    pub(crate) fn counted_family<A: Aggregate>(
         &self,
         selector: &Selector,
         pick: Pick<'_>,
         by: &[&str],
         f: impl Fn(&TrackedSeries) -> Option<f64>,
         first: impl Fn(f64) -> A,
-        add: impl Fn(&mut A, f64),
-        value: impl Fn(&A) -> f64,
     ) -> Vec<(GroupLabels, f64, usize)> {
         let start = |v| (first(v), 1);
         self.grouped(selector, pick, by, f, start, |(folded, n), v| {
-            add(folded, v);
+            folded.add(v);
             *n += 1;
         })
         .into_iter()
-        .map(|(labels, (folded, series))| (labels, value(&folded), series))
+        .map(|(labels, (folded, series))| (labels, folded.value(), series))
         .collect()
     }
 }

@@ -9,7 +9,7 @@ use super::figure::{Covered, MeasuredAt};
 use super::{TrackedSeries, Tracker};
 use crate::error::{NoValue, QueryError};
 use crate::histogram::{self, Bucket};
-use crate::promql::sum::Sum;
+use crate::promql::sum::{Aggregate, Sum};
 use crate::promql::Semantics;
 use crate::query::{Answer, Estimator, GroupAnswer, GroupLabels, Query, Reading};
 use crate::select::Selector;
@@ -86,17 +86,18 @@ fn merge_bounds(buckets: &[Bucket], semantics: Semantics) -> Vec<Bucket> {
     // Stable: each bound's series stay in series order, the order PromQL's `sum by (le)`
     // adds them in.
     sorted.sort_by(|a, b| a.upper_bound.total_cmp(&b.upper_bound));
-    let mut merged: Vec<(f64, Sum)> = Vec::with_capacity(sorted.len());
-    for bucket in sorted {
-        match merged.last_mut() {
-            Some((bound, sum)) if *bound == bucket.upper_bound => sum.add(bucket.count),
-            _ => merged.push((bucket.upper_bound, Sum::first(bucket.count, semantics))),
-        }
-    }
+    // Room for every bound at once: collecting from runs would grow the list by doubling.
+    let mut merged = Vec::with_capacity(sorted.len());
+    merged.extend(
+        sorted
+            .chunk_by(|a, b| a.upper_bound == b.upper_bound)
+            .map(|bound| {
+                let mut sum = Sum::new(semantics);
+                bound.iter().for_each(|b| sum.add(b.count));
+                Bucket::new(bound[0].upper_bound, sum.value())
+            }),
+    );
     merged
-        .into_iter()
-        .map(|(upper_bound, sum)| Bucket::new(upper_bound, sum.value()))
-        .collect()
 }
 
 impl Tracker {
@@ -158,7 +159,7 @@ impl Tracker {
                 let first = figure.map(|(v, coverage)| (Sum::first(v, semantics), coverage));
                 Fold::start(first, Sum::new(semantics))
             },
-            |fold, figure| fold.add(figure, Sum::add),
+            |fold, figure| fold.add(figure, |sum, v| sum.add(v)),
         );
         let groups = groups
             .into_iter()
